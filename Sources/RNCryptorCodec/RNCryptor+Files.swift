@@ -1,0 +1,156 @@
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+extension RNCryptor {
+  /// Encrypts the file at `source` into a password message at `destination`.
+  ///
+  /// Streams in chunks of `chunkSize` bytes; `destination` appears (atomically, by rename)
+  /// only when the whole message has been written and synced.
+  ///
+  /// - Throws: `.file` for I/O failures, and the codec's errors.
+  /// - Complexity: two PBKDF2 runs plus O(n), memory O(chunkSize).
+  public static func encryptFile(
+    at source: String, to destination: String, password: String, chunkSize: Int = 1 << 20
+  ) throws {
+    let encryptor = try Encryptor(password: password)
+    try transformFile(
+      at: source, to: destination, chunkSize: chunkSize, update: encryptor.update, finalize: encryptor.finalize)
+  }
+
+  /// Encrypts the file at `source` into a key message at `destination`.
+  public static func encryptFile(at source: String, to destination: String, keys: Keys, chunkSize: Int = 1 << 20) throws
+  {
+    let encryptor = try Encryptor(keys: keys)
+    try transformFile(
+      at: source, to: destination, chunkSize: chunkSize, update: encryptor.update, finalize: encryptor.finalize)
+  }
+
+  /// Decrypts the password message in `source` into `destination`.
+  ///
+  /// The plaintext goes to a temporary file beside `destination`, which is synced and renamed
+  /// into place only after the HMAC has verified. On any failure, including a wrong password
+  /// or a modified or truncated message, the temporary file is removed and `destination` is
+  /// left as it was: no unauthenticated byte ever appears under that name.
+  ///
+  /// - Throws: `.authenticationFailed`, `.messageTooShort`, `.file`, and the header errors.
+  public static func decryptFile(
+    at source: String, to destination: String, password: String, chunkSize: Int = 1 << 20
+  ) throws {
+    let decryptor = Decryptor(password: password)
+    try transformFile(
+      at: source, to: destination, chunkSize: chunkSize, update: decryptor.update, finalize: decryptor.finalize)
+  }
+
+  /// Decrypts the key message in `source` into `destination`; see `decryptFile(at:to:password:)`.
+  public static func decryptFile(at source: String, to destination: String, keys: Keys, chunkSize: Int = 1 << 20) throws
+  {
+    let decryptor = Decryptor(keys: keys)
+    try transformFile(
+      at: source, to: destination, chunkSize: chunkSize, update: decryptor.update, finalize: decryptor.finalize)
+  }
+
+  /// Streams `source` through `update`/`finalize` into a temporary file, then renames it to
+  /// `destination` and syncs the directory.
+  private static func transformFile(
+    at source: String, to destination: String, chunkSize: Int,
+    update: (Data) throws -> Data, finalize: () throws -> Data
+  ) throws {
+    let input = try PlainFile(openForReading: source)
+    defer { input.close() }
+    let directory = (destination as NSString).deletingLastPathComponent
+    let name = (destination as NSString).lastPathComponent
+    let temporary = (directory.isEmpty ? "" : directory + "/") + ".\(name).\(getpid()).partial"
+    let output = try PlainFile(creating: temporary)
+    var renamed = false
+    defer {
+      output.close()
+      if !renamed { unlink(temporary) }
+    }
+    let size = Swift.max(1, chunkSize)
+    while true {
+      let chunk = try input.read(upTo: size)
+      if chunk.isEmpty { break }
+      try output.write(update(chunk))
+    }
+    try output.write(finalize())
+    try output.sync()
+    guard rename(temporary, destination) == 0 else {
+      throw Error.file(operation: "rename", path: destination, errno: errno)
+    }
+    renamed = true
+    try PlainFile.syncDirectory(directory.isEmpty ? "." : directory)
+  }
+}
+
+/// A file descriptor with the few operations the file helpers need, retrying `EINTR`.
+private final class PlainFile {
+  private var descriptor: Int32
+  private let path: String
+
+  init(openForReading path: String) throws {
+    self.path = path
+    descriptor = try PlainFile.open(path, O_RDONLY | O_CLOEXEC, 0)
+  }
+
+  init(creating path: String) throws {
+    self.path = path
+    descriptor = try PlainFile.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+  }
+
+  private static func open(_ path: String, _ flags: Int32, _ mode: mode_t) throws -> Int32 {
+    while true {
+      let descriptor = Glibc.open(path, flags, mode)
+      if descriptor >= 0 { return descriptor }
+      if errno != EINTR { throw RNCryptor.Error.file(operation: "open", path: path, errno: errno) }
+    }
+  }
+
+  static func syncDirectory(_ path: String) throws {
+    let directory = try PlainFile.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0)
+    defer { Glibc.close(directory) }
+    guard fsync(directory) == 0 else { throw RNCryptor.Error.file(operation: "fsync", path: path, errno: errno) }
+  }
+
+  func read(upTo count: Int) throws -> Data {
+    var data = Data(count: count)
+    let received = try data.withUnsafeMutableBytes { buffer -> Int in
+      while true {
+        let result = Glibc.read(descriptor, buffer.baseAddress, count)
+        if result >= 0 { return result }
+        if errno != EINTR { throw RNCryptor.Error.file(operation: "read", path: path, errno: errno) }
+      }
+    }
+    data.count = received
+    return data
+  }
+
+  func write(_ data: Data) throws {
+    try data.withUnsafeBytes { buffer in
+      var offset = 0
+      while offset < buffer.count {
+        let result = Glibc.write(descriptor, buffer.baseAddress!.advanced(by: offset), buffer.count - offset)
+        if result < 0 {
+          if errno == EINTR { continue }
+          throw RNCryptor.Error.file(operation: "write", path: path, errno: errno)
+        }
+        offset += result
+      }
+    }
+  }
+
+  func sync() throws {
+    guard fsync(descriptor) == 0 else { throw RNCryptor.Error.file(operation: "fsync", path: path, errno: errno) }
+  }
+
+  func close() {
+    if descriptor >= 0 {
+      Glibc.close(descriptor)
+      descriptor = -1
+    }
+  }
+}
