@@ -114,10 +114,10 @@ extension RNCryptor {
       case .keys(let given):
         keys = given
       case .password(let password):
-        let salts = try RNCryptor.passwordSalts(of: header)
+        let salts = RNCryptor.salts(fromHeader: header)
         keys = try Keys(password: password, encryptionSalt: salts.encryption, hmacSalt: salts.hmac)
       case .cache(let cache):
-        let salts = try RNCryptor.passwordSalts(of: header)
+        let salts = RNCryptor.salts(fromHeader: header)
         keys = try cache.keys(encryptionSalt: salts.encryption, hmacSalt: salts.hmac).keys
       }
       let iv = header.suffix(Format.ivLength)

@@ -64,7 +64,8 @@ extension RNCryptor {
     defer { input.close() }
     let directory = (destination as NSString).deletingLastPathComponent
     let name = (destination as NSString).lastPathComponent
-    let temporary = (directory.isEmpty ? "" : directory + "/") + ".\(name).\(getpid()).partial"
+    let random = try LibCrypto.randomData(count: 8).map { String($0, radix: 16) }.joined()
+    let temporary = (directory.isEmpty ? "" : directory + "/") + ".\(name).\(random).partial"
     let output = try PlainFile(creating: temporary)
     var renamed = false
     defer {
@@ -99,7 +100,7 @@ private final class PlainFile {
 
   init(creating path: String) throws {
     self.path = path
-    descriptor = try PlainFile.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+    descriptor = try PlainFile.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
   }
 
   private static func open(_ path: String, _ flags: Int32, _ mode: mode_t) throws -> Int32 {

@@ -80,9 +80,12 @@ public enum RNCryptor {
     guard try Format.credentialType(of: message) == .password else {
       throw Error.wrongCredentialType(message: .keys)
     }
-    guard message.count >= Format.passwordHeaderLength else {
-      throw Error.messageTooShort(length: message.count, minimum: Format.minimumLength(.password))
-    }
+    try checkLength(of: message, type: .password)
+    return salts(fromHeader: message)
+  }
+
+  /// The salts of a password header of at least `Format.passwordHeaderLength` bytes.
+  static func salts(fromHeader message: Data) -> (encryption: Data, hmac: Data) {
     let start = message.startIndex + 2
     let encryption = Data(message[start..<start + Format.saltLength])
     let hmac = Data(message[start + Format.saltLength..<start + 2 * Format.saltLength])
@@ -134,13 +137,19 @@ public enum RNCryptor {
     return message
   }
 
+  /// Checks that a message is long enough for its type and holds whole cipher blocks, before
+  /// any key derivation is spent on it.
+  static func checkLength(of message: Data, type: CredentialType) throws {
+    let minimum = Format.minimumLength(type)
+    guard message.count >= minimum,
+      (message.count - Format.headerLength(type) - Format.hmacLength) % Format.blockLength == 0
+    else { throw Error.messageTooShort(length: message.count, minimum: minimum) }
+  }
+
   /// Authenticates, then decrypts a message whose type the caller has checked.
   static func open(_ message: Data, keys: Keys, type: CredentialType) throws -> Data {
     let headerLength = Format.headerLength(type)
-    let minimum = Format.minimumLength(type)
-    guard message.count >= minimum,
-      (message.count - headerLength - Format.hmacLength) % Format.blockLength == 0
-    else { throw Error.messageTooShort(length: message.count, minimum: minimum) }
+    try checkLength(of: message, type: type)
     let ciphertextLength = message.count - headerLength - Format.hmacLength
     var plaintext = Data(count: ciphertextLength)
     let plaintextLength = try message.withUnsafeBytes { (input) throws -> Int in
