@@ -4,7 +4,8 @@ import PackageDescription
 let package = Package(
   name: "CipherCask",
   products: [
-    .library(name: "RNCryptorCodec", targets: ["RNCryptorCodec"])
+    .library(name: "RNCryptorCodec", targets: ["RNCryptorCodec"]),
+    .library(name: "CaskEngine", targets: ["CaskEngine"]),
   ],
   targets: [
     .systemLibrary(
@@ -16,8 +17,17 @@ let package = Package(
       dependencies: ["CLibCrypto"]
     ),
     .target(
+      name: "CaskEngine",
+      dependencies: ["RNCryptorCodec"]
+    ),
+    .target(
       name: "CaskTestSupport",
+      dependencies: ["CaskEngine"],
       path: "Tests/CaskTestSupport"
+    ),
+    .testTarget(
+      name: "CaskEngineTests",
+      dependencies: ["CaskEngine", "CaskTestSupport"]
     ),
     .testTarget(
       name: "RNCryptorCodecTests",

@@ -1,0 +1,79 @@
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Errors of the storage engine.
+///
+/// No case carries a password, a key, an identifier or a value: corruption is located by file
+/// and offset, I/O failures by operation, path and `errno`.
+public enum CaskError: Error, Equatable, Sendable {
+  // MARK: Opening
+
+  /// Thrown when the password (or keys) do not open the store. Nothing was written.
+  case wrongPassword
+  /// Thrown when the directory holds no CipherCask store (no header, or a header that is not
+  /// ours) and `create` was not asked for, or a file at the path is not a directory.
+  case notACaskStore(path: String)
+  /// Thrown when the store was written by a newer format version than this library reads.
+  case unsupportedVersion(found: Int, supported: Int)
+  /// Thrown when another `CaskStore`, in this process or another, has the store open.
+  case locked(path: String)
+  /// Thrown when a store opened with a password is given keys, or the reverse.
+  case wrongCredentialType
+
+  // MARK: Using
+
+  /// Thrown when a key is empty or longer than `CaskFormat.maximumKeyLength` UTF-8 bytes.
+  case invalidKey(reason: String)
+  /// Thrown when a value is larger than `CaskFormat.maximumValueLength` bytes.
+  case valueTooLarge(length: Int, maximum: Int)
+  /// Thrown when the store has been closed, or opened read-only and asked to write.
+  case closed
+  /// Thrown when a write is attempted on a store opened read-only.
+  case readOnly
+
+  // MARK: Damage
+
+  /// Thrown when a file of the store is damaged where it cannot be skipped: the header, or a
+  /// record that `get` was asked for.
+  case corrupt(file: String, offset: UInt64, reason: String)
+
+  // MARK: The platform
+
+  /// Thrown when a system call fails: `ENOSPC` for a full disk, `EIO` for a failing device.
+  /// After `ENOSPC` the store stays consistent and accepts writes again once space is free.
+  case io(operation: String, path: String, errno: Int32)
+  /// Thrown when the cryptographic layer fails for a reason other than a wrong password.
+  case crypto(String)
+}
+
+extension CaskError: CustomStringConvertible {
+  public var description: String {
+    switch self {
+    case .wrongPassword:
+      return "wrong password or keys for this store"
+    case .notACaskStore(let path):
+      return "\(path) is not a CipherCask store"
+    case .unsupportedVersion(let found, let supported):
+      return "store format version \(found) is newer than this library reads (\(supported))"
+    case .locked(let path):
+      return "store is locked by another user (\(path))"
+    case .wrongCredentialType:
+      return "the store was created with the other kind of credential (password or keys)"
+    case .invalidKey(let reason):
+      return "invalid key: \(reason)"
+    case .valueTooLarge(let length, let maximum):
+      return "value of \(length) bytes exceeds the maximum of \(maximum)"
+    case .closed:
+      return "the store is closed"
+    case .readOnly:
+      return "the store was opened read-only"
+    case .corrupt(let file, let offset, let reason):
+      return "corrupt data in \(file) at offset \(offset): \(reason)"
+    case .io(let operation, let path, let code):
+      return "\(operation) failed on \(path): \(String(cString: strerror(code))) (errno \(code))"
+    case .crypto(let detail):
+      return "cryptographic failure: \(detail)"
+    }
+  }
+}

@@ -1,0 +1,66 @@
+/// Every constant of the on-disk format, in one place. Docs/FORMAT.md explains each one;
+/// change neither without the other (and `formatVersion` when old files can no longer be read).
+///
+/// All integers on disk are little-endian.
+public enum CaskFormat {
+  /// The format version this library writes and the newest it reads.
+  public static let formatVersion: UInt16 = 1
+
+  // MARK: Files of a store directory
+
+  /// The store header: magic, version, wrapped data key.
+  public static let headerFileName = "CASK"
+  /// The advisory lock file.
+  public static let lockFileName = "LOCK"
+  /// Segment files: `<file id, 8 hex digits>.seg`.
+  public static let segmentExtension = "seg"
+  /// Hint files: `<file id, 8 hex digits>.hint`, one per sealed segment.
+  public static let hintExtension = "hint"
+  /// Suffix of a file being written; removed at open if left behind by a crash.
+  public static let temporarySuffix = ".tmp"
+
+  // MARK: Header file
+
+  /// The header's first 8 bytes: "CIPHCASK".
+  public static let headerMagic: [UInt8] = Array("CIPHCASK".utf8)
+  /// Flag bit: the data key is wrapped with a password (RNCryptor password message);
+  /// otherwise with caller-supplied keys (key message).
+  public static let headerFlagPasswordWrapped: UInt16 = 1
+  /// magic(8) + version(2) + flags(2) + wrapped length(4).
+  public static let headerFixedLength = 16
+  /// Length of the unwrapped data key: encryption key, HMAC key (32 bytes each).
+  public static let dataKeyLength = 64
+
+  // MARK: Segment files
+
+  /// A segment's first 8 bytes: "CCSEGMNT".
+  public static let segmentMagic: [UInt8] = Array("CCSEGMNT".utf8)
+  /// magic(8) + version(2) + reserved(2) + file id(4) + order base(4) + order sub(4) + reserved(4) + CRC(4).
+  public static let segmentHeaderLength = 32
+
+  // MARK: Records
+
+  /// crc(4) + type(1) + flags(1) + reserved(2) + sequence(8) + key length(4) + value length(4).
+  public static let recordHeaderLength = 24
+  /// Record type of a put.
+  public static let recordTypePut: UInt8 = 1
+  /// Record type of a delete (tombstone); its value length is 0.
+  public static let recordTypeDelete: UInt8 = 2
+  /// Record flag: the last record of its batch (the commit marker).
+  public static let recordFlagBatchEnd: UInt8 = 1
+
+  // MARK: Hint files
+
+  /// A hint file's first 8 bytes: "CCHINTS1".
+  public static let hintMagic: [UInt8] = Array("CCHINTS1".utf8)
+
+  // MARK: Limits
+
+  /// Longest key, in UTF-8 bytes.
+  public static let maximumKeyLength = 65_535
+  /// Largest value: 2 GiB. A record's lengths are 32-bit and a segment is addressed by
+  /// 32-bit offsets, so a record must fit in 4 GiB with its encryption overhead.
+  public static let maximumValueLength = 1 << 31
+  /// Largest segment file: offsets in the index are 32-bit.
+  public static let maximumSegmentLength: UInt64 = 1 << 32 - 1
+}

@@ -1,0 +1,268 @@
+import Foundation
+import Synchronization
+
+/// What one compaction did.
+public struct CompactionReport: Sendable, Equatable {
+  /// Segments replaced.
+  public var inputSegments: Int
+  /// Segments written.
+  public var outputSegments: Int
+  /// Live records copied (without decrypting them).
+  public var recordsCopied: Int
+  /// Bytes of the replaced segments.
+  public var bytesBefore: UInt64
+  /// Bytes of the new segments.
+  public var bytesAfter: UInt64
+}
+
+extension CaskStore {
+  /// Rewrites every sealed segment into new ones holding only live records, then removes the
+  /// old ones. Records are copied as they are, still encrypted: nothing is decrypted.
+  ///
+  /// Readers and writers keep working throughout: the index lock is taken only for short
+  /// stretches, writes go to a fresh segment, and a reader that looked up an old segment reads
+  /// on from it (its file is unlinked, but stays open until the last reader lets go).
+  ///
+  /// Crash safety: outputs are written under temporary names, synced, and renamed into place
+  /// before any input is removed; they sort after their inputs and before every newer segment
+  /// (`SegmentOrder`), so with or without the inputs the store opens to the same contents.
+  ///
+  /// - Returns: what was done, or `nil` if there was nothing to compact.
+  /// - Throws: `.readOnly`, `.closed`, `.io`. A failed compaction leaves the store as it was.
+  /// - Complexity: O(live bytes) of I/O, O(live keys) of short index lookups.
+  @discardableResult
+  public func compact() throws -> CompactionReport? {
+    guard !options.readOnly else { throw CaskError.readOnly }
+    return try compactionLock.withLock { _ in try runCompaction() }
+  }
+
+  /// Waits for a running compaction to finish.
+  func waitForCompaction() {
+    compactionLock.withLock { _ in }
+  }
+
+  private struct CopiedRecord {
+    var key: IndexKey
+    var from: RecordLocation
+    var to: RecordLocation
+  }
+
+  private struct OutputSegment {
+    var segment: Segment
+    var temporaryPath: String
+    var finalPath: String
+    var end: UInt64
+    var hints: [HintEntry]
+    var maxSequence: UInt64
+  }
+
+  private func runCompaction() throws -> CompactionReport? {
+    // 1. Seal the segment being written, so that every existing segment is an input.
+    let inputs = try writer.withLock { writer -> [Segment] in
+      if writer.closed { throw CaskError.closed }
+      if let failure = writer.failure { throw failure }
+      if let active = writer.active { try seal(active, writer: &writer) }
+      return state.withLock { Array($0.segments.values) }.sorted { $0.order < $1.order }
+    }
+    guard let last = inputs.last, !(inputs.count == 1 && state.withLock({ $0.directory.deadBytes == 0 })) else {
+      return nil
+    }
+    let outputOrderBase = last.order
+    var outputs: [OutputSegment] = []
+    var copied: [CopiedRecord] = []
+    var bytesBefore: UInt64 = 0
+
+    do {
+      for input in inputs {
+        if background.isStopped { throw CaskError.closed }
+        let length = try input.file.size()
+        bytesBefore += length
+        let entries = try hintEntries(of: input, length: length)
+        // Which of the segment's records are still current, in short lock holds.
+        var live: [(IndexKey, RecordLocation)] = []
+        for chunk in stride(from: 0, to: entries.count, by: 4096) {
+          let slice = entries[chunk..<min(chunk + 4096, entries.count)]
+          state.withLock { state in
+            for entry in slice where !entry.isDelete {
+              let key = IndexKey(entry.key)
+              let location = RecordLocation(segment: input.id, offset: entry.offset, length: entry.length)
+              if state.directory.locations[key] == location { live.append((key, location)) }
+            }
+          }
+        }
+        try copy(live, from: input, into: &outputs, copied: &copied, orderBase: outputOrderBase)
+      }
+      // 2. Make the outputs durable, give them hints, and put them in place.
+      for output in outputs {
+        try output.segment.file.sync()
+        try HintFile(
+          segmentID: output.segment.id, segmentLength: output.end, maxSequence: output.maxSequence,
+          entries: output.hints
+        ).write(in: path, fileSystem: fileSystem, cipher: cipher)
+        try fileSystem.rename(output.temporaryPath, to: output.finalPath)
+      }
+      try fileSystem.syncDirectory(path)
+    } catch {
+      for output in outputs {
+        output.segment.file.close()
+        try? fileSystem.removeFile(output.temporaryPath)
+        try? fileSystem.removeFile("\(path)/\(Segment.hintName(id: output.segment.id))")
+      }
+      throw error
+    }
+
+    // 3. Point the index at the copies, unless a writer replaced the key meanwhile.
+    state.withLock { state in
+      for output in outputs { state.segments[output.segment.id] = output.segment }
+    }
+    for chunk in stride(from: 0, to: copied.count, by: 4096) {
+      let slice = copied[chunk..<min(chunk + 4096, copied.count)]
+      state.withLock { state in
+        for record in slice {
+          var usage = state.directory.usage[record.to.segment, default: SegmentUsage()]
+          usage.totalBytes += UInt64(record.to.length)
+          if state.directory.locations[record.key] == record.from {
+            state.directory.locations[record.key] = record.to
+          } else {
+            usage.deadBytes += UInt64(record.to.length)
+          }
+          state.directory.usage[record.to.segment] = usage
+        }
+      }
+    }
+    state.withLock { state in
+      for input in inputs {
+        state.segments[input.id] = nil
+        state.directory.usage[input.id] = nil
+      }
+      state.compactions += 1
+    }
+
+    // 4. Remove the inputs, oldest first, so a crash part-way never uncovers an old value
+    //    whose tombstone was in a removed newer segment.
+    for input in inputs {
+      try? fileSystem.removeFile("\(path)/\(Segment.hintName(id: input.id))")
+      try? fileSystem.removeFile("\(path)/\(Segment.fileName(id: input.id))")
+    }
+    try? fileSystem.syncDirectory(path)
+
+    return CompactionReport(
+      inputSegments: inputs.count, outputSegments: outputs.count, recordsCopied: copied.count,
+      bytesBefore: bytesBefore, bytesAfter: outputs.reduce(0) { $0 + $1.end })
+  }
+
+  /// The records of a sealed segment, from its hint file, or by scanning it.
+  private func hintEntries(of segment: Segment, length: UInt64) throws -> [HintEntry] {
+    let hintPath = "\(path)/\(Segment.hintName(id: segment.id))"
+    if fileSystem.fileKind(hintPath) == .file {
+      let file = try fileSystem.open(hintPath, mode: .readOnly)
+      defer { file.close() }
+      let bytes = try file.read(count: Int(try file.size()), at: 0)
+      if let hint = try? HintFile.decode(bytes, cipher: cipher, path: hintPath), hint.segmentID == segment.id,
+        hint.segmentLength == length
+      {
+        return hint.entries
+      }
+    }
+    var entries: [HintEntry] = []
+    var scanner = SegmentScanner(file: segment.file, length: length)
+    _ = try scanner.scan { batch in
+      for record in batch {
+        guard
+          let key = try? cipher.openKey(
+            record.keyMessage, file: Segment.fileName(id: segment.id), offset: record.offset)
+        else { continue }
+        entries.append(
+          HintEntry(
+            isDelete: record.header.isDelete, offset: UInt32(record.offset),
+            length: UInt32(record.header.totalLength), key: key))
+      }
+    }
+    return entries
+  }
+
+  /// Copies live records of one input into the outputs, in file order, with large writes.
+  private func copy(
+    _ live: [(IndexKey, RecordLocation)], from input: Segment, into outputs: inout [OutputSegment],
+    copied: inout [CopiedRecord], orderBase: SegmentOrder
+  ) throws {
+    let limit = min(options.segmentSizeLimit, CaskFormat.maximumSegmentLength)
+    var buffer: [UInt8] = []
+    buffer.reserveCapacity(1 << 20)
+    var index = 0
+    while index < live.count {
+      // Read a run of records in one positioned read when they sit close together.
+      var runEnd = index + 1
+      let runStart = UInt64(live[index].1.offset)
+      var runBytes = UInt64(live[index].1.length)
+      while runEnd < live.count, UInt64(live[runEnd].1.offset) + UInt64(live[runEnd].1.length) - runStart <= 1 << 20 {
+        runBytes = UInt64(live[runEnd].1.offset) + UInt64(live[runEnd].1.length) - runStart
+        runEnd += 1
+      }
+      let run = try input.file.read(count: Int(runBytes), at: runStart)
+      guard run.count == Int(runBytes) else {
+        throw CaskError.corrupt(file: input.path, offset: runStart, reason: "segment ended early during compaction")
+      }
+      for (key, location) in live[index..<runEnd] {
+        let start = run.startIndex + Int(UInt64(location.offset) - runStart)
+        var record = Array(run[start..<start + Int(location.length)])
+        guard let header = record.withUnsafeBytes({ RecordHeader.parse($0) }),
+          header.totalLength == record.count,
+          record.withUnsafeBytes({ RecordHeader.checksumMatches($0) })
+        else {
+          throw CaskError.corrupt(
+            file: input.path, offset: UInt64(location.offset), reason: "damaged record; run verify")
+        }
+        // Each copy stands alone: mark it as the end of its own batch.
+        record[5] = header.flags | CaskFormat.recordFlagBatchEnd
+        RecordEncoder.setChecksum(in: &record, recordAt: 0, length: record.count)
+
+        if outputs.isEmpty || outputs[outputs.count - 1].end + UInt64(buffer.count + record.count) > limit {
+          try flush(&buffer, to: &outputs)
+          if outputs.isEmpty
+            || outputs[outputs.count - 1].end + UInt64(record.count) > limit
+              && outputs[outputs.count - 1].end > UInt64(CaskFormat.segmentHeaderLength)
+          {
+            outputs.append(
+              try startOutput(order: SegmentOrder(base: orderBase.base, sub: orderBase.sub + UInt32(outputs.count + 1)))
+            )
+          }
+        }
+        var output = outputs[outputs.count - 1]
+        let offset = output.end + UInt64(buffer.count)
+        let to = RecordLocation(segment: output.segment.id, offset: UInt32(offset), length: UInt32(record.count))
+        output.hints.append(HintEntry(isDelete: false, offset: to.offset, length: to.length, key: key.string))
+        output.maxSequence = max(output.maxSequence, header.sequence)
+        outputs[outputs.count - 1] = output
+        copied.append(CopiedRecord(key: key, from: location, to: to))
+        buffer.append(contentsOf: record)
+        if buffer.count >= 1 << 20 { try flush(&buffer, to: &outputs) }
+      }
+      index = runEnd
+    }
+    try flush(&buffer, to: &outputs)
+  }
+
+  private func flush(_ buffer: inout [UInt8], to outputs: inout [OutputSegment]) throws {
+    guard !buffer.isEmpty, var output = outputs.last else { return }
+    try buffer.withUnsafeBytes { try output.segment.file.write($0, at: output.end) }
+    output.end += UInt64(buffer.count)
+    outputs[outputs.count - 1] = output
+    buffer.removeAll(keepingCapacity: true)
+  }
+
+  /// Creates an output segment under a temporary name, with an id from the writer's sequence.
+  private func startOutput(order: SegmentOrder) throws -> OutputSegment {
+    let id = writer.withLock { writer -> UInt32 in
+      defer { writer.nextSegmentID += 1 }
+      return writer.nextSegmentID
+    }
+    let finalPath = "\(path)/\(Segment.fileName(id: id))"
+    let temporaryPath = finalPath + CaskFormat.temporarySuffix
+    let file = try fileSystem.open(temporaryPath, mode: .createNew)
+    try file.write(Data(Segment.encodeHeader(id: id, order: order)), at: 0)
+    return OutputSegment(
+      segment: Segment(id: id, order: order, file: file), temporaryPath: temporaryPath, finalPath: finalPath,
+      end: UInt64(CaskFormat.segmentHeaderLength), hints: [], maxSequence: 0)
+  }
+}

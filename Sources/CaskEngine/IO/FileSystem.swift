@@ -1,0 +1,104 @@
+import Foundation
+
+/// The small file protocol every byte of the engine goes through.
+///
+/// `PosixFileSystem` is the real one. Tests substitute a file system that loses unsynced
+/// writes (power loss), tears the last write, fills up or fails with EIO, without the engine
+/// knowing.
+///
+/// All operations throw `CaskError.io(operation:path:errno:)` on failure.
+public protocol FileSystem: Sendable {
+  /// Opens a file for positioned reads and writes.
+  func open(_ path: String, mode: FileOpenMode) throws -> any StorageFile
+  /// Names in a directory (not `.` or `..`).
+  func contentsOfDirectory(_ path: String) throws -> [String]
+  /// Creates a directory (and its parents); succeeds if it exists.
+  func createDirectory(_ path: String) throws
+  /// Whether a file or directory exists at `path`, and whether it is a directory.
+  func fileKind(_ path: String) -> FileKind
+  /// Removes a file; succeeds if it does not exist.
+  func removeFile(_ path: String) throws
+  /// Atomically replaces `destination` with `source` (POSIX `rename`).
+  func rename(_ source: String, to destination: String) throws
+  /// Makes the directory's entries (creations, renames, removals) durable.
+  func syncDirectory(_ path: String) throws
+  /// Takes an advisory lock on `path` (created if missing) without waiting.
+  ///
+  /// - Throws: `CaskError.locked` when another holder has it.
+  func lock(_ path: String, exclusive: Bool) throws -> any FileLock
+}
+
+/// How to open a file.
+public enum FileOpenMode: Sendable, Equatable {
+  /// Read only; the file must exist.
+  case readOnly
+  /// Read and write; the file must exist.
+  case readWrite
+  /// Read and write; the file is created, and must not exist yet.
+  case createNew
+}
+
+/// What is at a path.
+public enum FileKind: Sendable, Equatable {
+  case missing
+  case file
+  case directory
+}
+
+/// An open file. Positioned reads may run concurrently with each other and with appends
+/// beyond the read range.
+public protocol StorageFile: AnyObject, Sendable {
+  /// The path it was opened with (for error messages).
+  var path: String { get }
+  /// Reads up to `buffer.count` bytes at `offset`; fewer only at end of file.
+  ///
+  /// - Returns: the number of bytes read.
+  func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int
+  /// Writes all of `bytes` at `offset`.
+  func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws
+  /// Makes written data durable (`fdatasync`/`fsync`).
+  func sync() throws
+  /// The current size in bytes.
+  func size() throws -> UInt64
+  /// Cuts or extends the file to `length` bytes.
+  func truncate(to length: UInt64) throws
+  /// Releases the descriptor; later calls fail. Also done on deinit.
+  func close()
+}
+
+/// A held advisory lock, released by `unlock()` or deinit.
+public protocol FileLock: AnyObject, Sendable {
+  func unlock()
+}
+
+extension StorageFile {
+  /// Reads exactly `count` bytes at `offset`.
+  ///
+  /// - Throws: `CaskError.io` with `EIO`-like detail when the file ends early.
+  public func read(count: Int, at offset: UInt64) throws -> Data {
+    var data = Data(count: count)
+    let received = try data.withUnsafeMutableBytes { (buffer: UnsafeMutableRawBufferPointer) in
+      try readFully(into: buffer, at: offset)
+    }
+    if received < count { data.count = received }
+    return data
+  }
+
+  /// Reads until `buffer` is full or the file ends.
+  ///
+  /// - Returns: the number of bytes read.
+  public func readFully(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
+    var total = 0
+    while total < buffer.count {
+      let count = try read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[total...]), at: offset + UInt64(total))
+      if count == 0 { break }
+      total += count
+    }
+    return total
+  }
+
+  /// Writes all of `data` at `offset`.
+  public func write(_ data: Data, at offset: UInt64) throws {
+    try data.withUnsafeBytes { try write($0, at: offset) }
+  }
+}

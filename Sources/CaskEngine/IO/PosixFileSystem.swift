@@ -1,0 +1,137 @@
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The real file system, through `Syscall`.
+public struct PosixFileSystem: FileSystem {
+  public init() {}
+
+  public func open(_ path: String, mode: FileOpenMode) throws -> any StorageFile {
+    let flags: Int32
+    switch mode {
+    case .readOnly: flags = O_RDONLY
+    case .readWrite: flags = O_RDWR
+    case .createNew: flags = O_RDWR | O_CREAT | O_EXCL
+    }
+    return PosixFile(descriptor: try Syscall.open(path, flags: flags, mode: 0o600), path: path)
+  }
+
+  public func contentsOfDirectory(_ path: String) throws -> [String] {
+    try Syscall.listDirectory(path)
+  }
+
+  public func createDirectory(_ path: String) throws {
+    var prefix = path.hasPrefix("/") ? "/" : ""
+    for component in path.split(separator: "/") {
+      prefix += component
+      if Syscall.kind(prefix) != .directory { try Syscall.mkdir(prefix) }
+      prefix += "/"
+    }
+  }
+
+  public func fileKind(_ path: String) -> FileKind {
+    Syscall.kind(path)
+  }
+
+  public func removeFile(_ path: String) throws {
+    try Syscall.unlink(path)
+  }
+
+  public func rename(_ source: String, to destination: String) throws {
+    try Syscall.rename(source, destination)
+  }
+
+  public func syncDirectory(_ path: String) throws {
+    let descriptor = try Syscall.open(path, flags: O_RDONLY | O_DIRECTORY)
+    defer { Syscall.close(descriptor) }
+    try Syscall.fsync(descriptor, path: path)
+  }
+
+  public func lock(_ path: String, exclusive: Bool) throws -> any FileLock {
+    let descriptor = try Syscall.open(path, flags: O_RDWR | O_CREAT, mode: 0o600)
+    do {
+      guard try Syscall.flock(descriptor, exclusive: exclusive, path: path) else {
+        throw CaskError.locked(path: path)
+      }
+    } catch {
+      Syscall.close(descriptor)
+      throw error
+    }
+    return PosixLock(descriptor: descriptor)
+  }
+}
+
+/// A file descriptor owned by this object; closed on `close()` or deinit.
+final class PosixFile: StorageFile {
+  let path: String
+  private let descriptor: Atomic<Int32>
+
+  init(descriptor: Int32, path: String) {
+    self.descriptor = Atomic(descriptor)
+    self.path = path
+  }
+
+  deinit {
+    close()
+  }
+
+  private func current() throws -> Int32 {
+    let value = descriptor.load(ordering: .acquiring)
+    guard value >= 0 else { throw CaskError.io(operation: "use", path: path, errno: EBADF) }
+    return value
+  }
+
+  func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
+    try Syscall.pread(current(), buffer, offset, path: path)
+  }
+
+  func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
+    let descriptor = try current()
+    var written = 0
+    while written < bytes.count {
+      let count = try Syscall.pwrite(
+        descriptor, UnsafeRawBufferPointer(rebasing: bytes[written...]), offset + UInt64(written), path: path)
+      if count == 0 { throw CaskError.io(operation: "pwrite", path: path, errno: EIO) }
+      written += count
+    }
+  }
+
+  func sync() throws {
+    try Syscall.fdatasync(current(), path: path)
+  }
+
+  func size() throws -> UInt64 {
+    try Syscall.fileSize(current(), path: path)
+  }
+
+  func truncate(to length: UInt64) throws {
+    try Syscall.ftruncate(current(), length, path: path)
+  }
+
+  func close() {
+    let old = descriptor.exchange(-1, ordering: .acquiringAndReleasing)
+    if old >= 0 { Syscall.close(old) }
+  }
+}
+
+/// A held `flock`; the descriptor is closed (releasing the lock) on `unlock()` or deinit.
+final class PosixLock: FileLock {
+  private let descriptor: Atomic<Int32>
+
+  init(descriptor: Int32) {
+    self.descriptor = Atomic(descriptor)
+  }
+
+  deinit {
+    unlock()
+  }
+
+  func unlock() {
+    let old = descriptor.exchange(-1, ordering: .acquiringAndReleasing)
+    if old >= 0 { Syscall.close(old) }
+  }
+}

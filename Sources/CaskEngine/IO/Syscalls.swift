@@ -1,0 +1,114 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The only place the engine makes raw system calls. Each wrapper retries `EINTR` and turns a
+/// failure into `CaskError.io` carrying the operation, the path and `errno`.
+enum Syscall {
+  /// Runs `call` until it stops failing with `EINTR`.
+  @inline(__always)
+  private static func retrying<T: BinaryInteger>(_ call: () -> T) -> (T, Int32) {
+    while true {
+      let result = call()
+      if result >= 0 { return (result, 0) }
+      let code = errno
+      if code != EINTR { return (result, code) }
+    }
+  }
+
+  static func open(_ path: String, flags: Int32, mode: mode_t = 0o644) throws -> Int32 {
+    let (descriptor, code) = retrying { Glibc.open(path, flags | O_CLOEXEC, mode) }
+    guard descriptor >= 0 else { throw CaskError.io(operation: "open", path: path, errno: code) }
+    return descriptor
+  }
+
+  static func close(_ descriptor: Int32) {
+    // close must not be retried on EINTR on Linux: the descriptor is already released.
+    _ = Glibc.close(descriptor)
+  }
+
+  static func pread(_ descriptor: Int32, _ buffer: UnsafeMutableRawBufferPointer, _ offset: UInt64, path: String)
+    throws -> Int
+  {
+    let (count, code) = retrying { Glibc.pread(descriptor, buffer.baseAddress, buffer.count, off_t(offset)) }
+    guard count >= 0 else { throw CaskError.io(operation: "pread", path: path, errno: code) }
+    return count
+  }
+
+  static func pwrite(_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer, _ offset: UInt64, path: String) throws
+    -> Int
+  {
+    let (count, code) = retrying { Glibc.pwrite(descriptor, buffer.baseAddress, buffer.count, off_t(offset)) }
+    guard count >= 0 else { throw CaskError.io(operation: "pwrite", path: path, errno: code) }
+    return count
+  }
+
+  static func fsync(_ descriptor: Int32, path: String) throws {
+    let (result, code) = retrying { Glibc.fsync(descriptor) }
+    guard result == 0 else { throw CaskError.io(operation: "fsync", path: path, errno: code) }
+  }
+
+  static func fdatasync(_ descriptor: Int32, path: String) throws {
+    let (result, code) = retrying { Glibc.fdatasync(descriptor) }
+    guard result == 0 else { throw CaskError.io(operation: "fdatasync", path: path, errno: code) }
+  }
+
+  static func ftruncate(_ descriptor: Int32, _ length: UInt64, path: String) throws {
+    let (result, code) = retrying { Glibc.ftruncate(descriptor, off_t(length)) }
+    guard result == 0 else { throw CaskError.io(operation: "ftruncate", path: path, errno: code) }
+  }
+
+  static func fileSize(_ descriptor: Int32, path: String) throws -> UInt64 {
+    var info = stat()
+    let (result, code) = retrying { fstat(descriptor, &info) }
+    guard result == 0 else { throw CaskError.io(operation: "fstat", path: path, errno: code) }
+    return UInt64(info.st_size)
+  }
+
+  static func kind(_ path: String) -> FileKind {
+    var info = stat()
+    guard stat(path, &info) == 0 else { return .missing }
+    return (info.st_mode & S_IFMT) == S_IFDIR ? .directory : .file
+  }
+
+  static func rename(_ source: String, _ destination: String) throws {
+    let (result, code) = retrying { Glibc.rename(source, destination) }
+    guard result == 0 else { throw CaskError.io(operation: "rename", path: destination, errno: code) }
+  }
+
+  static func unlink(_ path: String) throws {
+    let (result, code) = retrying { Glibc.unlink(path) }
+    guard result == 0 || code == ENOENT else { throw CaskError.io(operation: "unlink", path: path, errno: code) }
+  }
+
+  static func mkdir(_ path: String) throws {
+    let (result, code) = retrying { Glibc.mkdir(path, 0o700) }
+    guard result == 0 || code == EEXIST else { throw CaskError.io(operation: "mkdir", path: path, errno: code) }
+  }
+
+  /// `flock` without waiting. - Returns: `false` when someone else holds a conflicting lock.
+  static func flock(_ descriptor: Int32, exclusive: Bool, path: String) throws -> Bool {
+    let call: (Int32, Int32) -> Int32 = Glibc.flock(_:_:)
+    let (result, code) = retrying { call(descriptor, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) }
+    if result == 0 { return true }
+    if code == EWOULDBLOCK { return false }
+    throw CaskError.io(operation: "flock", path: path, errno: code)
+  }
+
+  static func listDirectory(_ path: String) throws -> [String] {
+    guard let directory = opendir(path) else {
+      throw CaskError.io(operation: "opendir", path: path, errno: errno)
+    }
+    defer { closedir(directory) }
+    var names: [String] = []
+    while let entry = readdir(directory) {
+      let name = withUnsafePointer(to: entry.pointee.d_name) { pointer in
+        pointer.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
+      }
+      if name != "." && name != ".." { names.append(name) }
+    }
+    return names
+  }
+}

@@ -1,0 +1,87 @@
+import Foundation
+
+/// The fixed 24-byte header in front of every record of a segment (Docs/FORMAT.md, "Records").
+///
+/// ```
+/// 0  crc32c(4)  4 type(1)  5 flags(1)  6 reserved(2)  8 sequence(8)  16 key length(4)  20 value length(4)
+/// ```
+/// The CRC covers every byte of the record after itself: the rest of this header, the key
+/// message and the value message.
+struct RecordHeader: Equatable {
+  var crc: UInt32
+  var type: UInt8
+  var flags: UInt8
+  var sequence: UInt64
+  var keyLength: UInt32
+  var valueLength: UInt32
+
+  /// Header plus both messages.
+  var totalLength: Int { CaskFormat.recordHeaderLength + Int(keyLength) + Int(valueLength) }
+
+  var isDelete: Bool { type == CaskFormat.recordTypeDelete }
+  var endsBatch: Bool { flags & CaskFormat.recordFlagBatchEnd != 0 }
+
+  /// Parses the fixed fields; checks only what can be checked without the body.
+  ///
+  /// - Returns: `nil` when the type is unknown, reserved bits are set, or a delete carries a value.
+  static func parse(_ bytes: UnsafeRawBufferPointer) -> RecordHeader? {
+    guard bytes.count >= CaskFormat.recordHeaderLength else { return nil }
+    let header = RecordHeader(
+      crc: loadLittleEndian(bytes, at: 0, as: UInt32.self),
+      type: bytes[4],
+      flags: bytes[5],
+      sequence: loadLittleEndian(bytes, at: 8, as: UInt64.self),
+      keyLength: loadLittleEndian(bytes, at: 16, as: UInt32.self),
+      valueLength: loadLittleEndian(bytes, at: 20, as: UInt32.self))
+    let reserved = loadLittleEndian(bytes, at: 6, as: UInt16.self)
+    guard header.type == CaskFormat.recordTypePut || header.type == CaskFormat.recordTypeDelete,
+      header.flags & ~CaskFormat.recordFlagBatchEnd == 0, reserved == 0, header.keyLength > 0,
+      !(header.isDelete && header.valueLength != 0)
+    else { return nil }
+    return header
+  }
+
+  /// Whether `record` (header and body, `totalLength` bytes) matches its CRC.
+  static func checksumMatches(_ record: UnsafeRawBufferPointer) -> Bool {
+    guard record.count >= CaskFormat.recordHeaderLength else { return false }
+    let stored = loadLittleEndian(record, at: 0, as: UInt32.self)
+    return CRC32C.checksum(UnsafeRawBufferPointer(rebasing: record[4...])) == stored
+  }
+}
+
+/// Encodes records into a write buffer.
+enum RecordEncoder {
+  /// Appends one record to `buffer` and returns its length.
+  @discardableResult
+  static func append(
+    to buffer: inout [UInt8], type: UInt8, flags: UInt8, sequence: UInt64, keyMessage: Data, valueMessage: Data?
+  ) -> Int {
+    let start = buffer.count
+    let valueLength = valueMessage?.count ?? 0
+    let total = CaskFormat.recordHeaderLength + keyMessage.count + valueLength
+    buffer.reserveCapacity(start + total)
+    var header = ByteWriter(capacity: CaskFormat.recordHeaderLength)
+    header.append(UInt32(0))
+    header.append(type)
+    header.append(flags)
+    header.append(UInt16(0))
+    header.append(sequence)
+    header.append(UInt32(keyMessage.count))
+    header.append(UInt32(valueLength))
+    buffer.append(contentsOf: header.bytes)
+    buffer.append(contentsOf: keyMessage)
+    if let valueMessage { buffer.append(contentsOf: valueMessage) }
+    setChecksum(in: &buffer, recordAt: start, length: total)
+    return total
+  }
+
+  /// Recomputes the CRC of the record at `start` after a change (for example of its flags).
+  static func setChecksum(in buffer: inout [UInt8], recordAt start: Int, length: Int) {
+    let crc = buffer.withUnsafeBytes {
+      CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[start + 4..<start + length]))
+    }
+    withUnsafeBytes(of: crc.littleEndian) { crcBytes in
+      for index in 0..<4 { buffer[start + index] = crcBytes[index] }
+    }
+  }
+}

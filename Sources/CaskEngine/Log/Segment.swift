@@ -1,0 +1,92 @@
+import Foundation
+
+/// Where a segment sits in the history of the store. Records of a later segment supersede
+/// those of an earlier one. Ordinary segments have `sub == 0`; compaction writes its output
+/// as `(base: last compacted id, sub: 1, 2, …)`, which sorts after every segment it replaces
+/// and before every segment written since it started.
+struct SegmentOrder: Comparable, Hashable, Sendable {
+  var base: UInt32
+  var sub: UInt32
+
+  static func < (lhs: SegmentOrder, rhs: SegmentOrder) -> Bool {
+    (lhs.base, lhs.sub) < (rhs.base, rhs.sub)
+  }
+}
+
+/// An open segment file. Readers hold a reference while they `pread`; once compaction has
+/// replaced a segment its file is unlinked, and the descriptor closes when the last reader
+/// lets go (ARC), so no read ever fails because of a compaction.
+final class Segment: Sendable {
+  let id: UInt32
+  let order: SegmentOrder
+  let file: any StorageFile
+
+  init(id: UInt32, order: SegmentOrder, file: any StorageFile) {
+    self.id = id
+    self.order = order
+    self.file = file
+  }
+
+  var path: String { file.path }
+
+  static func fileName(id: UInt32) -> String {
+    hexName(id) + "." + CaskFormat.segmentExtension
+  }
+
+  static func hintName(id: UInt32) -> String {
+    hexName(id) + "." + CaskFormat.hintExtension
+  }
+
+  /// Parses `0000002a.seg` or `0000002a.hint` into 42.
+  static func id(fromFileName name: String, extension ext: String) -> UInt32? {
+    let suffix = "." + ext
+    guard name.hasSuffix(suffix) else { return nil }
+    let stem = name.dropLast(suffix.count)
+    guard stem.count == 8 else { return nil }
+    return UInt32(stem, radix: 16)
+  }
+
+  private static func hexName(_ id: UInt32) -> String {
+    let hex = String(id, radix: 16)
+    return String(repeating: "0", count: max(0, 8 - hex.count)) + hex
+  }
+
+  // MARK: The 32-byte segment header
+
+  static func encodeHeader(id: UInt32, order: SegmentOrder) -> [UInt8] {
+    var writer = ByteWriter(capacity: CaskFormat.segmentHeaderLength)
+    writer.append(contentsOf: CaskFormat.segmentMagic)
+    writer.append(CaskFormat.formatVersion)
+    writer.append(UInt16(0))
+    writer.append(id)
+    writer.append(order.base)
+    writer.append(order.sub)
+    writer.append(UInt32(0))
+    writer.append(CRC32C.checksum(writer.bytes))
+    return writer.bytes
+  }
+
+  /// Reads and checks a segment header.
+  ///
+  /// - Returns: the id and order, or `nil` with a reason when the header is damaged.
+  static func decodeHeader(_ bytes: Data) -> Result<(id: UInt32, order: SegmentOrder, version: UInt16), CaskError> {
+    bytes.withUnsafeBytes { buffer in
+      guard buffer.count >= CaskFormat.segmentHeaderLength else {
+        return .failure(.corrupt(file: "", offset: 0, reason: "segment header is truncated"))
+      }
+      var reader = ByteReader(buffer)
+      guard let magic = reader.readBytes(8), magic.elementsEqual(CaskFormat.segmentMagic),
+        let version = reader.readUInt16(), reader.readUInt16() != nil, let id = reader.readUInt32(),
+        let base = reader.readUInt32(), let sub = reader.readUInt32(), reader.readUInt32() != nil,
+        let crc = reader.readUInt32()
+      else { return .failure(.corrupt(file: "", offset: 0, reason: "not a segment header")) }
+      guard CRC32C.checksum(UnsafeRawBufferPointer(rebasing: buffer[0..<28])) == crc else {
+        return .failure(.corrupt(file: "", offset: 0, reason: "segment header checksum mismatch"))
+      }
+      guard version <= CaskFormat.formatVersion else {
+        return .failure(.unsupportedVersion(found: Int(version), supported: Int(CaskFormat.formatVersion)))
+      }
+      return .success((id, SegmentOrder(base: base, sub: sub), version))
+    }
+  }
+}

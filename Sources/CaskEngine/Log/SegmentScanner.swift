@@ -1,0 +1,124 @@
+import Foundation
+
+/// A record found by a scan: where it is, its header and its (still encrypted) key message.
+struct ScannedRecord {
+  var offset: UInt64
+  var header: RecordHeader
+  var keyMessage: Data
+}
+
+/// What a scan of one segment found besides good records.
+struct ScanOutcome {
+  /// End of the last complete batch: where appending may resume.
+  var validEnd: UInt64
+  /// A damaged region followed by more valid records: skipped, reported, not cut.
+  var corruptions: [CorruptRegion] = []
+  /// Records of batches that were incomplete or damaged, and so not applied.
+  var droppedRecords = 0
+  /// Whether nothing valid follows `validEnd` (a torn or half-written tail).
+  var hasTornTail: Bool { tailBytes > 0 }
+  /// Bytes after `validEnd` with no valid record after them.
+  var tailBytes: UInt64 = 0
+}
+
+/// A damaged stretch of a segment that was skipped.
+public struct CorruptRegion: Sendable, Equatable {
+  /// The segment file's name.
+  public var file: String
+  /// Offset of the first damaged byte.
+  public var offset: UInt64
+  /// Bytes skipped before the next valid record.
+  public var length: UInt64
+  /// What was wrong, without any content.
+  public var reason: String
+}
+
+/// Reads the records of a segment in order, in large chunks, checking each record's CRC and
+/// handing over whole batches only (a batch without its commit marker is never applied).
+struct SegmentScanner {
+  private let file: any StorageFile
+  private let length: UInt64
+  private let name: String
+  private var window = Data()
+  private var windowStart: UInt64 = 0
+  private static let chunk = 1 << 20
+
+  init(file: any StorageFile, length: UInt64) {
+    self.file = file
+    self.length = length
+    self.name = String(file.path.split(separator: "/").last ?? "")
+  }
+
+  /// Scans from the end of the segment header to the end of the file.
+  ///
+  /// - Parameter commit: called with the records of each complete batch, in order.
+  mutating func scan(commit: ([ScannedRecord]) throws -> Void) throws -> ScanOutcome {
+    var position = UInt64(CaskFormat.segmentHeaderLength)
+    var outcome = ScanOutcome(validEnd: position)
+    var pending: [ScannedRecord] = []
+    while position < length {
+      if let record = try record(at: position) {
+        pending.append(record)
+        position += UInt64(record.header.totalLength)
+        if record.header.endsBatch {
+          try commit(pending)
+          pending.removeAll(keepingCapacity: true)
+          outcome.validEnd = position
+        }
+        continue
+      }
+      guard let resume = try resynchronize(after: position) else { break }
+      outcome.corruptions.append(
+        CorruptRegion(
+          file: name, offset: position, length: resume - position,
+          reason: pending.isEmpty ? "damaged record" : "damaged record inside a batch; the batch was dropped"))
+      outcome.droppedRecords += pending.count
+      pending.removeAll(keepingCapacity: true)
+      position = resume
+      outcome.validEnd = position
+    }
+    outcome.droppedRecords += pending.count
+    outcome.tailBytes = length - outcome.validEnd
+    return outcome
+  }
+
+  /// The record at `offset` if its header is plausible, it fits in the file and its CRC matches.
+  private mutating func record(at offset: UInt64) throws -> ScannedRecord? {
+    guard length - offset >= UInt64(CaskFormat.recordHeaderLength) else { return nil }
+    let headerBytes = try bytes(at: offset, count: CaskFormat.recordHeaderLength)
+    guard let header = headerBytes.withUnsafeBytes({ RecordHeader.parse($0) }),
+      UInt64(header.totalLength) <= length - offset
+    else { return nil }
+    let whole = try bytes(at: offset, count: header.totalLength)
+    guard whole.withUnsafeBytes({ RecordHeader.checksumMatches($0) }) else { return nil }
+    let keyStart = whole.startIndex + CaskFormat.recordHeaderLength
+    return ScannedRecord(
+      offset: offset, header: header, keyMessage: Data(whole[keyStart..<keyStart + Int(header.keyLength)]))
+  }
+
+  /// The next offset after `offset` holding a valid record, or `nil` if there is none.
+  private mutating func resynchronize(after offset: UInt64) throws -> UInt64? {
+    var candidate = offset + 1
+    while candidate + UInt64(CaskFormat.recordHeaderLength) <= length {
+      if try record(at: candidate) != nil { return candidate }
+      candidate += 1
+    }
+    return nil
+  }
+
+  /// `count` bytes at `offset`, served from a 1 MiB read-ahead window.
+  private mutating func bytes(at offset: UInt64, count: Int) throws -> Data {
+    let end = offset + UInt64(count)
+    if offset >= windowStart, end <= windowStart + UInt64(window.count) {
+      let start = window.startIndex + Int(offset - windowStart)
+      return window[start..<start + count]
+    }
+    if count >= Self.chunk {
+      return try file.read(count: count, at: offset)
+    }
+    windowStart = offset
+    window = try file.read(count: Int(min(UInt64(Self.chunk), length - offset)), at: offset)
+    let available = min(count, window.count)
+    return window[window.startIndex..<window.startIndex + available]
+  }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import Synchronization
+
+/// The store's two background jobs: the periodic sync of `.periodic` durability, and
+/// automatic compaction when dead bytes pass the configured threshold. Both hold the store
+/// weakly and end with `stop()` (called by `close()`).
+final class BackgroundWork: Sendable {
+  private struct State {
+    var stopped = false
+    var compacting = false
+    var writesSinceCheck = 0
+  }
+
+  private let state = Mutex(State())
+  private let wake = NSCondition()
+  private let finished = DispatchGroup()
+
+  /// Starts the periodic syncer when the store's durability asks for one.
+  func start(store: CaskStore) {
+    guard case .periodic(let seconds) = store.options.durability, !store.options.readOnly else { return }
+    let interval = max(0.001, seconds)
+    finished.enter()
+    let thread = Thread { [weak store, self] in
+      Thread.current.threadDictionary[Self.marker] = true
+      defer { self.finished.leave() }
+      while true {
+        self.wake.lock()
+        _ = self.wake.wait(until: Date(timeIntervalSinceNow: interval))
+        self.wake.unlock()
+        guard !self.state.withLock({ $0.stopped }), let store else { return }
+        // A failure is kept by the store and reported to the next writer.
+        try? store.sync()
+      }
+    }
+    thread.name = "CipherCask periodic sync"
+    thread.start()
+  }
+
+  /// Called after each write: every so often, checks whether compaction is due and starts it.
+  func noteWrite(store: CaskStore) {
+    guard let policy = store.options.autoCompaction else { return }
+    let due = state.withLock { state -> Bool in
+      state.writesSinceCheck += 1
+      guard !state.stopped, !state.compacting, state.writesSinceCheck >= 256 else { return false }
+      state.writesSinceCheck = 0
+      return true
+    }
+    guard due else { return }
+    let stats = store.stats()
+    let total = stats.liveBytes + stats.deadBytes
+    guard total > 0, stats.deadBytes >= policy.minimumDeadBytes,
+      Double(stats.deadBytes) / Double(total) >= policy.deadRatio
+    else { return }
+    let start = state.withLock { state -> Bool in
+      guard !state.stopped, !state.compacting else { return false }
+      state.compacting = true
+      return true
+    }
+    guard start else { return }
+    finished.enter()
+    let thread = Thread { [weak store, self] in
+      Thread.current.threadDictionary[Self.marker] = true
+      defer {
+        self.state.withLock { $0.compacting = false }
+        self.finished.leave()
+      }
+      _ = try? store?.compact()
+    }
+    thread.name = "CipherCask compaction"
+    thread.start()
+  }
+
+  /// Whether `close()` has begun; compaction checks it between steps.
+  var isStopped: Bool { state.withLock { $0.stopped } }
+
+  /// Stops both jobs and waits for them to finish.
+  func stop() {
+    state.withLock { $0.stopped = true }
+    wake.lock()
+    wake.broadcast()
+    wake.unlock()
+    // The last reference to a store can be dropped on a background thread, whose close()
+    // must not wait for itself.
+    if Thread.current.threadDictionary[Self.marker] == nil { finished.wait() }
+  }
+
+  private static let marker = "CipherCask.background"
+}

@@ -1,0 +1,41 @@
+import Foundation
+
+/// The writes of one atomic batch: after a crash, all of them are in the store or none is.
+///
+/// Operations apply in order; for a key written more than once, the last operation wins.
+public struct CaskBatch: Sendable {
+  enum Operation: Sendable {
+    case put(key: String, value: Data)
+    case delete(key: String)
+
+    var key: String {
+      switch self {
+      case .put(let key, _), .delete(let key): return key
+      }
+    }
+  }
+
+  private(set) var operations: [Operation] = []
+
+  init() {}
+
+  /// Stores `value` under `key` when the batch commits.
+  ///
+  /// - Throws: `CaskError.invalidKey`, `CaskError.valueTooLarge` (checked at once).
+  public mutating func put(_ value: Data, forKey key: String) throws {
+    try CaskStore.validate(key: key)
+    try CaskStore.validate(value: value)
+    operations.append(.put(key: key, value: value))
+  }
+
+  /// Removes `key` when the batch commits (nothing is written if it does not exist).
+  ///
+  /// - Throws: `CaskError.invalidKey`.
+  public mutating func delete(_ key: String) throws {
+    try CaskStore.validate(key: key)
+    operations.append(.delete(key: key))
+  }
+
+  /// Number of operations recorded so far.
+  public var count: Int { operations.count }
+}

@@ -1,0 +1,94 @@
+extension CaskStore {
+  /// When writes reach the disk.
+  public enum Durability: Sendable, Equatable {
+    /// Every `put`, `delete` and `batch` is on disk (`fdatasync`) before it returns.
+    /// Concurrent writers share one sync (group commit).
+    case always
+    /// A background thread syncs every `seconds`; a crash loses at most that window.
+    case periodic(seconds: Double)
+    /// The operating system decides; `sync()` and `close()` still sync.
+    case never
+  }
+
+  /// When compaction starts by itself.
+  public struct AutoCompaction: Sendable, Equatable {
+    /// Compact when dead bytes are at least this fraction of all bytes...
+    public var deadRatio: Double
+    /// ...and at least this many bytes.
+    public var minimumDeadBytes: UInt64
+
+    public init(deadRatio: Double = 0.5, minimumDeadBytes: UInt64 = 64 << 20) {
+      self.deadRatio = deadRatio
+      self.minimumDeadBytes = minimumDeadBytes
+    }
+  }
+
+  /// How a store is opened.
+  public struct Options: Sendable {
+    /// When writes reach the disk. Default `.always`: nothing acknowledged is lost in a crash.
+    public var durability: Durability = .always
+    /// A segment is sealed and a new one started when it would grow past this size.
+    /// Default 256 MiB; at most 4 GiB − 1.
+    public var segmentSizeLimit: UInt64 = 256 << 20
+    /// Background compaction policy; `nil` compacts only when `compact()` is called.
+    public var autoCompaction: AutoCompaction? = AutoCompaction()
+    /// Create the store if the directory is missing or empty. Default `true`.
+    public var createIfMissing = true
+    /// Open for reading only, sharing the lock with other read-only openers.
+    public var readOnly = false
+    /// The file system; tests substitute one that injects faults.
+    public var fileSystem: any FileSystem = PosixFileSystem()
+
+    public init(
+      durability: Durability = .always, segmentSizeLimit: UInt64 = 256 << 20,
+      autoCompaction: AutoCompaction? = AutoCompaction(), createIfMissing: Bool = true, readOnly: Bool = false,
+      fileSystem: any FileSystem = PosixFileSystem()
+    ) {
+      self.durability = durability
+      self.segmentSizeLimit = segmentSizeLimit
+      self.autoCompaction = autoCompaction
+      self.createIfMissing = createIfMissing
+      self.readOnly = readOnly
+      self.fileSystem = fileSystem
+    }
+  }
+}
+
+/// What `open` found and repaired. Nothing here names a key or holds a value.
+public struct RecoveryReport: Sendable, Equatable {
+  /// Segments indexed from their hint files.
+  public var segmentsFromHints = 0
+  /// Segments indexed by reading every record.
+  public var segmentsScanned = 0
+  /// Bytes cut from the torn tail of the last segment.
+  public var truncatedBytes: UInt64 = 0
+  /// Records not applied: incomplete batches at the tail, or batches broken by damage.
+  public var droppedRecords = 0
+  /// Damaged regions skipped inside segments.
+  public var corruptRegions: [CorruptRegion] = []
+  /// Segment files that could not be used at all (bad header), by name.
+  public var unreadableSegments: [String] = []
+
+  /// Whether anything was lost or repaired.
+  public var isClean: Bool {
+    truncatedBytes == 0 && droppedRecords == 0 && corruptRegions.isEmpty && unreadableSegments.isEmpty
+  }
+
+  public init() {}
+}
+
+/// A snapshot of a store's size and health.
+public struct CaskStats: Sendable, Equatable {
+  /// Live keys.
+  public var keys: Int
+  /// Bytes of the newest records of live keys.
+  public var liveBytes: UInt64
+  /// Bytes of overwritten or deleted records and tombstones, reclaimable by compaction.
+  public var deadBytes: UInt64
+  /// Segment files.
+  public var segments: Int
+  /// What the last open recovered.
+  public var recovery: RecoveryReport
+  /// Compactions completed since open.
+  public var compactions: Int
+}

@@ -1,0 +1,190 @@
+import Foundation
+
+extension CaskStore {
+  /// An operation encrypted and ready to append.
+  private struct Prepared {
+    var key: IndexKey
+    var keyMessage: Data
+    var valueMessage: Data?
+  }
+
+  /// What a commit changed.
+  struct CommitResult {
+    var written = 0
+    var deleted = 0
+  }
+
+  /// Encrypts a batch outside any lock, then appends it as one write under the writer lock,
+  /// updates the index, and waits for durability as the options ask.
+  func commit(_ batch: CaskBatch) throws -> CommitResult {
+    guard !options.readOnly else { throw CaskError.readOnly }
+    // The last operation on a key wins: keep one per key, in the order of their last occurrence.
+    var lastIndex: [IndexKey: Int] = [:]
+    for (index, operation) in batch.operations.enumerated() { lastIndex[IndexKey(operation.key)] = index }
+    var prepared: [Prepared] = []
+    prepared.reserveCapacity(lastIndex.count)
+    for (index, operation) in batch.operations.enumerated() where lastIndex[IndexKey(operation.key)] == index {
+      switch operation {
+      case .put(let key, let value):
+        prepared.append(
+          Prepared(key: IndexKey(key), keyMessage: try cipher.sealKey(key), valueMessage: try cipher.seal(value)))
+      case .delete(let key):
+        prepared.append(Prepared(key: IndexKey(key), keyMessage: try cipher.sealKey(key), valueMessage: nil))
+      }
+    }
+    guard !prepared.isEmpty else { return CommitResult() }
+    let (ticket, result) = try writer.withLock { writer in try append(prepared, writer: &writer) }
+    if result.written > 0 {
+      if options.durability == .always { try waitUntilDurable(ticket) }
+      background.noteWrite(store: self)
+    }
+    return result
+  }
+
+  /// Appends under the writer lock. Deletes of absent keys are dropped here, where no other
+  /// writer can interleave.
+  private func append(_ operations: [Prepared], writer: inout WriterState) throws -> (UInt64, CommitResult) {
+    if writer.closed { throw CaskError.closed }
+    if let failure = writer.failure { throw failure }
+    let present = state.withLock { state in
+      operations.map { $0.valueMessage != nil || state.directory.locations[$0.key] != nil }
+    }
+    let effective = zip(operations, present).filter(\.1).map(\.0)
+    guard !effective.isEmpty else { return (writer.ticket, CommitResult()) }
+
+    var buffer: [UInt8] = []
+    var lengths: [Int] = []
+    let firstSequence = writer.nextSequence
+    for (index, operation) in effective.enumerated() {
+      let isLast = index == effective.count - 1
+      lengths.append(
+        RecordEncoder.append(
+          to: &buffer, type: operation.valueMessage == nil ? CaskFormat.recordTypeDelete : CaskFormat.recordTypePut,
+          flags: isLast ? CaskFormat.recordFlagBatchEnd : 0, sequence: firstSequence + UInt64(index),
+          keyMessage: operation.keyMessage, valueMessage: operation.valueMessage))
+    }
+    try ensureRoom(for: UInt64(buffer.count), writer: &writer)
+    guard var active = writer.active else { throw CaskError.closed }
+    let start = active.end
+    do {
+      try buffer.withUnsafeBytes { try active.segment.file.write($0, at: start) }
+    } catch {
+      // Cut any partial write so the next append starts on a record boundary.
+      do {
+        try active.segment.file.truncate(to: start)
+      } catch {
+        writer.failure = error as? CaskError ?? .io(operation: "truncate", path: active.segment.path, errno: 5)
+      }
+      throw error
+    }
+    writer.nextSequence += UInt64(effective.count)
+    writer.ticket += 1
+
+    var locations: [RecordLocation] = []
+    var offset = start
+    for (operation, length) in zip(effective, lengths) {
+      let location = RecordLocation(segment: active.segment.id, offset: UInt32(offset), length: UInt32(length))
+      locations.append(location)
+      active.hints.append(
+        HintEntry(
+          isDelete: operation.valueMessage == nil, offset: UInt32(offset), length: UInt32(length),
+          key: operation.key.string))
+      offset += UInt64(length)
+    }
+    active.end = offset
+    active.maxSequence = writer.nextSequence - 1
+    writer.active = active
+
+    var result = CommitResult(written: effective.count)
+    state.withLock { state in
+      for (operation, location) in zip(effective, locations) {
+        if operation.valueMessage == nil {
+          if state.directory.applyDelete(operation.key, at: location) { result.deleted += 1 }
+        } else {
+          state.directory.applyPut(operation.key, at: location)
+        }
+      }
+    }
+    return (writer.ticket, result)
+  }
+
+  /// Seals the active segment and starts a new one if `length` more bytes would not fit.
+  /// A batch larger than the limit gets a segment of its own.
+  private func ensureRoom(for length: UInt64, writer: inout WriterState) throws {
+    let limit = min(options.segmentSizeLimit, CaskFormat.maximumSegmentLength)
+    if let active = writer.active {
+      let header = UInt64(CaskFormat.segmentHeaderLength)
+      if active.end + length <= limit || active.end == header {
+        guard active.end + length <= CaskFormat.maximumSegmentLength else {
+          throw CaskError.valueTooLarge(length: Int(length), maximum: Int(CaskFormat.maximumSegmentLength - header))
+        }
+        return
+      }
+      try seal(active, writer: &writer)
+    }
+    try startSegment(writer: &writer)
+  }
+
+  /// Syncs a full segment and writes its hint; everything written so far is then durable.
+  func seal(_ active: ActiveSegment, writer: inout WriterState) throws {
+    try active.segment.file.sync()
+    groupCommit.markDurable(writer.ticket)
+    try writeHint(for: active)
+    writer.active = nil
+  }
+
+  /// Creates the next segment file (header written and synced, then renamed into place).
+  func startSegment(writer: inout WriterState) throws {
+    let id = writer.nextSegmentID
+    let segment = try createSegment(id: id, order: SegmentOrder(base: id, sub: 0))
+    writer.nextSegmentID += 1
+    writer.active = ActiveSegment(
+      segment: segment, end: UInt64(CaskFormat.segmentHeaderLength), hints: [], maxSequence: 0)
+    state.withLock { $0.segments[id] = segment }
+  }
+
+  /// Creates a segment file with its header, synced and visible under its final name.
+  func createSegment(id: UInt32, order: SegmentOrder) throws -> Segment {
+    let finalPath = "\(path)/\(Segment.fileName(id: id))"
+    let temporary = finalPath + CaskFormat.temporarySuffix
+    try? fileSystem.removeFile(temporary)
+    let file = try fileSystem.open(temporary, mode: .createNew)
+    do {
+      try file.write(Data(Segment.encodeHeader(id: id, order: order)), at: 0)
+      try file.sync()
+      try fileSystem.rename(temporary, to: finalPath)
+      try fileSystem.syncDirectory(path)
+    } catch {
+      file.close()
+      try? fileSystem.removeFile(temporary)
+      throw error
+    }
+    return Segment(id: id, order: order, file: file)
+  }
+
+  /// Writes the hint file of a segment (temporary file, sync, rename).
+  func writeHint(for active: ActiveSegment) throws {
+    let hint = HintFile(
+      segmentID: active.segment.id, segmentLength: active.end, maxSequence: active.maxSequence,
+      entries: active.hints)
+    try hint.write(in: path, fileSystem: fileSystem, cipher: cipher)
+  }
+
+  /// Blocks until every write with a ticket up to `ticket` is on disk, sharing syncs.
+  func waitUntilDurable(_ ticket: UInt64) throws {
+    try groupCommit.waitUntilDurable(ticket) {
+      let (covered, file) = try writer.withLock { writer -> (UInt64, (any StorageFile)?) in
+        if let failure = writer.failure { throw failure }
+        return (writer.ticket, writer.active?.segment.file)
+      }
+      do {
+        try file?.sync()
+      } catch {
+        let failure = error as? CaskError ?? CaskError.io(operation: "fdatasync", path: path, errno: 5)
+        writer.withLock { $0.failure = failure }
+        throw failure
+      }
+      return covered
+    }
+  }
+}

@@ -1,0 +1,278 @@
+import Foundation
+import RNCryptorCodec
+import Synchronization
+
+/// An encrypted key-value store in a directory: an append-only log of RNCryptor v3 messages,
+/// an in-memory hash index and online compaction (Docs/ARCHITECTURE.md).
+///
+/// `CaskStore` is `Sendable`: any number of threads may read at once; writes are serialized;
+/// compaction runs beside both. Keys and values are encrypted with a random data key that is
+/// stored wrapped under the password (or keys) the store was opened with.
+public final class CaskStore: Sendable {
+  /// The store's directory.
+  public let path: String
+  /// The options it was opened with.
+  public let options: Options
+
+  let fileSystem: any FileSystem
+  let cipher: RecordCipher
+  let groupCommit = GroupCommit()
+  let state: Mutex<IndexState>
+  let writer: Mutex<WriterState>
+  let compactionLock = Mutex(())
+  let background: BackgroundWork
+  private let lock: Mutex<(any FileLock)?>
+  let credentialKind: Mutex<StoreCredential>
+
+  /// The index and the open segments, guarded by `state`. Readers hold the lock only to look
+  /// up a location and take a reference to its segment.
+  struct IndexState: Sendable {
+    var directory = KeyDirectory()
+    var segments: [UInt32: Segment] = [:]
+    var recovery = RecoveryReport()
+    var compactions = 0
+    var closed = false
+  }
+
+  /// The append side, guarded by `writer`: one writer at a time.
+  struct WriterState: Sendable {
+    var active: ActiveSegment?
+    var nextSequence: UInt64 = 1
+    var nextSegmentID: UInt32 = 1
+    /// Incremented by every write; `GroupCommit` makes tickets durable.
+    var ticket: UInt64 = 0
+    /// Set after a failed sync: the state of the disk is unknown, so writes stop until reopen.
+    var failure: CaskError?
+    var closed = false
+  }
+
+  /// The segment being appended to, with the hint entries of what it holds.
+  struct ActiveSegment: Sendable {
+    var segment: Segment
+    var end: UInt64
+    var hints: [HintEntry]
+    var maxSequence: UInt64
+  }
+
+  // MARK: Opening
+
+  /// Opens (or creates) the store at `path` with a password.
+  ///
+  /// - Parameters:
+  ///   - path: the store's directory, for example `users.cask`.
+  ///   - password: unlocks the data key; never stored.
+  ///   - options: durability, segment size, compaction, read-only.
+  /// - Throws: `CaskError.wrongPassword` (nothing is written), `.locked`, `.notACaskStore`,
+  ///   `.unsupportedVersion`, `.corrupt` for a damaged header, `.io`.
+  /// - Complexity: two PBKDF2 runs, plus reading every hint file (or, for segments without a
+  ///   valid hint, every record's key).
+  public convenience init(path: String, password: String, options: Options = Options()) throws {
+    guard !password.isEmpty else { throw CaskError.invalidKey(reason: "the password is empty") }
+    try self.init(path: path, credential: .password(SecureBytes(utf8: password)), options: options)
+  }
+
+  /// Opens (or creates) the store at `path` with raw keys instead of a password: no PBKDF2.
+  ///
+  /// - Throws: as `init(path:password:options:)`; `.wrongCredentialType` if the store was
+  ///   created with a password.
+  public convenience init(path: String, keys: RNCryptor.Keys, options: Options = Options()) throws {
+    try self.init(path: path, credential: .keys(keys), options: options)
+  }
+
+  init(path: String, credential: StoreCredential, options: Options) throws {
+    self.path = path
+    self.options = options
+    self.fileSystem = options.fileSystem
+    let opened = try StoreOpener(path: path, credential: credential, options: options).open()
+    self.cipher = opened.cipher
+    self.lock = Mutex(opened.lock)
+    self.state = Mutex(opened.indexState)
+    self.writer = Mutex(opened.writerState)
+    self.credentialKind = Mutex(credential)
+    self.background = BackgroundWork()
+    groupCommit.markDurable(0)
+    background.start(store: self)
+  }
+
+  deinit {
+    try? close()
+  }
+
+  // MARK: Validation
+
+  static func validate(key: String) throws {
+    let length = key.utf8.count
+    guard length > 0 else { throw CaskError.invalidKey(reason: "keys must not be empty") }
+    guard length <= CaskFormat.maximumKeyLength else {
+      throw CaskError.invalidKey(reason: "key of \(length) UTF-8 bytes exceeds \(CaskFormat.maximumKeyLength)")
+    }
+  }
+
+  static func validate(value: Data) throws {
+    guard value.count <= CaskFormat.maximumValueLength else {
+      throw CaskError.valueTooLarge(length: value.count, maximum: CaskFormat.maximumValueLength)
+    }
+  }
+
+  // MARK: Reading
+
+  /// The value stored under `key`, or `nil`.
+  ///
+  /// - Throws: `CaskError.corrupt` if the record does not authenticate (it is never returned
+  ///   as data), `.io`, `.closed`.
+  /// - Complexity: one hash lookup, one positioned read, one decryption: O(1) in the number of keys.
+  public func get(_ key: String) throws -> Data? {
+    guard let (location, segment) = try locate(key) else { return nil }
+    return try readValue(at: location, in: segment)
+  }
+
+  /// Whether `key` has a value.
+  ///
+  /// - Complexity: O(1); no disk access.
+  public func contains(_ key: String) throws -> Bool {
+    try locate(key) != nil
+  }
+
+  /// The number of keys.
+  ///
+  /// - Complexity: O(1).
+  public var count: Int {
+    state.withLock { $0.directory.locations.count }
+  }
+
+  /// Every key, sorted by UTF-8 bytes.
+  ///
+  /// - Complexity: O(n log n); no disk access.
+  public func keys() throws -> [String] {
+    try keys(withPrefix: "")
+  }
+
+  /// The keys that start with `prefix` (compared by UTF-8 bytes), sorted.
+  ///
+  /// - Complexity: O(n) to filter plus O(m log m) to sort the m matches; no disk access.
+  public func keys(withPrefix prefix: String) throws -> [String] {
+    let prefixBytes = Array(prefix.utf8)
+    let matches = try state.withLock { state -> [String] in
+      guard !state.closed else { throw CaskError.closed }
+      if prefixBytes.isEmpty { return state.directory.locations.keys.map(\.string) }
+      return state.directory.locations.keys.lazy.map(\.string).filter { $0.utf8.starts(with: prefixBytes) }
+    }
+    return matches.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+  }
+
+  func locate(_ key: String) throws -> (RecordLocation, Segment)? {
+    let indexKey = IndexKey(key)
+    return try state.withLock { state in
+      guard !state.closed else { throw CaskError.closed }
+      guard let location = state.directory.locations[indexKey], let segment = state.segments[location.segment]
+      else { return nil }
+      return (location, segment)
+    }
+  }
+
+  /// Reads the record at `location` and decrypts its value.
+  func readValue(at location: RecordLocation, in segment: Segment) throws -> Data {
+    let record = try segment.file.read(count: Int(location.length), at: UInt64(location.offset))
+    let name = segment.path
+    return try record.withUnsafeBytes { buffer -> Data in
+      guard buffer.count == Int(location.length), let header = RecordHeader.parse(buffer),
+        header.totalLength == buffer.count, !header.isDelete
+      else {
+        throw CaskError.corrupt(file: name, offset: UInt64(location.offset), reason: "record header is damaged")
+      }
+      let valueStart = CaskFormat.recordHeaderLength + Int(header.keyLength)
+      let message = Data(UnsafeRawBufferPointer(rebasing: buffer[valueStart...]))
+      return try cipher.open(message, file: name, offset: UInt64(location.offset) + UInt64(valueStart))
+    }
+  }
+
+  // MARK: Writing
+
+  /// Stores `value` under `key`, replacing any value it had.
+  ///
+  /// - Throws: `CaskError.invalidKey`, `.valueTooLarge`, `.readOnly`, `.closed`, `.io` (for
+  ///   example `ENOSPC`; the store stays consistent and usable once space is free).
+  /// - Complexity: one encryption and one append; with `.always`, one shared sync.
+  public func put(_ value: Data, forKey key: String) throws {
+    var batch = CaskBatch()
+    try batch.put(value, forKey: key)
+    _ = try commit(batch)
+  }
+
+  /// Removes `key`.
+  ///
+  /// - Returns: whether the key existed (a tombstone is written only then).
+  /// - Complexity: as `put`.
+  @discardableResult
+  public func delete(_ key: String) throws -> Bool {
+    var batch = CaskBatch()
+    try batch.delete(key)
+    return try commit(batch).deleted > 0
+  }
+
+  /// Applies the puts and deletes recorded by `body` atomically: all of them survive a crash
+  /// or none does. Nothing is written if `body` throws.
+  ///
+  /// - Throws: what `body` throws, and the errors of `put`.
+  /// - Complexity: one append and (with `.always`) one sync for the whole batch.
+  public func batch(_ body: (inout CaskBatch) throws -> Void) throws {
+    var batch = CaskBatch()
+    try body(&batch)
+    _ = try commit(batch)
+  }
+
+  /// Forces everything written so far to disk.
+  public func sync() throws {
+    let ticket = try writer.withLock { writer -> UInt64 in
+      if let failure = writer.failure { throw failure }
+      return writer.ticket
+    }
+    try waitUntilDurable(ticket)
+  }
+
+  /// Size and health figures.
+  ///
+  /// - Complexity: O(segments).
+  public func stats() -> CaskStats {
+    state.withLock { state in
+      CaskStats(
+        keys: state.directory.locations.count, liveBytes: state.directory.liveBytes,
+        deadBytes: state.directory.deadBytes, segments: state.segments.count, recovery: state.recovery,
+        compactions: state.compactions)
+    }
+  }
+
+  /// Syncs, writes the hint of the segment being appended to, and releases the lock. Later
+  /// calls throw `CaskError.closed`. Called by `deinit` if you do not.
+  public func close() throws {
+    background.stop()
+    waitForCompaction()
+    let firstClose = writer.withLock { writer -> Bool in
+      defer { writer.closed = true }
+      return !writer.closed
+    }
+    guard firstClose else { return }
+    var failure: Error?
+    if !options.readOnly {
+      do {
+        try writer.withLock { writer in
+          guard writer.failure == nil, let active = writer.active else { return }
+          try active.segment.file.sync()
+          try writeHint(for: active)
+        }
+        try fileSystem.syncDirectory(path)
+      } catch {
+        failure = error
+      }
+    }
+    state.withLock { state in
+      state.closed = true
+      state.segments.removeAll()
+    }
+    lock.withLock { held in
+      held?.unlock()
+      held = nil
+    }
+    if let failure { throw failure }
+  }
+}

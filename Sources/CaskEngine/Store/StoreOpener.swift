@@ -1,0 +1,249 @@
+import Foundation
+import RNCryptorCodec
+
+/// Opens a store directory: the recovery steps of Docs/FORMAT.md, "Opening a store", in order.
+struct StoreOpener {
+  let path: String
+  let credential: StoreCredential
+  let options: CaskStore.Options
+  var fileSystem: any FileSystem { options.fileSystem }
+
+  struct Opened {
+    var cipher: RecordCipher
+    var lock: any FileLock
+    var indexState: CaskStore.IndexState
+    var writerState: CaskStore.WriterState
+  }
+
+  /// A segment found on disk, before it is indexed.
+  private struct FoundSegment {
+    var segment: Segment
+    var length: UInt64
+  }
+
+  func open() throws -> Opened {
+    // 1. The directory must exist (or be creatable) and be a directory.
+    switch fileSystem.fileKind(path) {
+    case .file:
+      throw CaskError.notACaskStore(path: path)
+    case .missing:
+      guard options.createIfMissing, !options.readOnly else { throw CaskError.notACaskStore(path: path) }
+      try fileSystem.createDirectory(path)
+    case .directory:
+      break
+    }
+    let headerPath = "\(path)/\(CaskFormat.headerFileName)"
+    if fileSystem.fileKind(headerPath) == .missing {
+      // An empty directory becomes a store; anything else is not ours to write into.
+      let names = try fileSystem.contentsOfDirectory(path).filter { $0 != CaskFormat.lockFileName }
+      guard names.isEmpty, options.createIfMissing, !options.readOnly else {
+        throw CaskError.notACaskStore(path: path)
+      }
+    }
+
+    // 2. Lock: exclusive for a writer, shared for read-only openers.
+    let lock = try fileSystem.lock("\(path)/\(CaskFormat.lockFileName)", exclusive: !options.readOnly)
+    do {
+      // 3. Read the header and unwrap the data key, or create both for a new store.
+      let dataKeys: RNCryptor.Keys
+      if fileSystem.fileKind(headerPath) == .missing {
+        dataKeys = try createHeader(at: headerPath)
+      } else {
+        let file = try fileSystem.open(headerPath, mode: .readOnly)
+        defer { file.close() }
+        let bytes = try file.read(count: Int(try file.size()), at: 0)
+        let header = try StoreHeader.decode(bytes, path: headerPath)
+        dataKeys = try credential.unwrap(header, path: headerPath)
+      }
+      let cipher = RecordCipher(keys: dataKeys)
+      var (indexState, writerState) = try loadSegments(cipher: cipher)
+      indexState.closed = false
+      writerState.closed = false
+      return Opened(cipher: cipher, lock: lock, indexState: indexState, writerState: writerState)
+    } catch {
+      lock.unlock()
+      throw error
+    }
+  }
+
+  /// Makes a random data key, wraps it, and writes the header atomically.
+  private func createHeader(at headerPath: String) throws -> RNCryptor.Keys {
+    let keys = try RNCryptor.Keys.random()
+    let dataKey = SecureBytes(count: CaskFormat.dataKeyLength) { buffer in
+      keys.encryptionKey.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: 32) }
+      keys.hmacKey.withUnsafeBytes {
+        buffer.baseAddress!.advanced(by: 32).copyMemory(from: $0.baseAddress!, byteCount: 32)
+      }
+    }
+    let header = try credential.wrap(dataKey)
+    try StoreOpener.writeHeader(header, at: headerPath, fileSystem: fileSystem, directory: path)
+    return keys
+  }
+
+  /// Replaces the header file atomically; after a crash at any point the old or the new
+  /// header is in place, never a mix.
+  static func writeHeader(_ header: StoreHeader, at headerPath: String, fileSystem: any FileSystem, directory: String)
+    throws
+  {
+    try AtomicFile.write(header.encoded(), to: headerPath, fileSystem: fileSystem, syncingDirectory: directory)
+  }
+
+  private func loadSegments(cipher: RecordCipher) throws -> (CaskStore.IndexState, CaskStore.WriterState) {
+    var indexState = CaskStore.IndexState()
+    var writerState = CaskStore.WriterState()
+    let names = try fileSystem.contentsOfDirectory(path)
+
+    // 4. Remove what a crash left half-written (never a finished file).
+    if !options.readOnly {
+      for name in names where name.hasSuffix(CaskFormat.temporarySuffix) {
+        try fileSystem.removeFile("\(path)/\(name)")
+      }
+    }
+
+    // 5. Open every segment, check its header, and sort them into history order.
+    var found: [FoundSegment] = []
+    var maxID: UInt32 = 0
+    for name in names {
+      guard let id = Segment.id(fromFileName: name, extension: CaskFormat.segmentExtension) else { continue }
+      maxID = max(maxID, id)
+      let file = try fileSystem.open("\(path)/\(name)", mode: options.readOnly ? .readOnly : .readWrite)
+      let length = try file.size()
+      let header = try file.read(count: CaskFormat.segmentHeaderLength, at: 0)
+      switch Segment.decodeHeader(header) {
+      case .success(let decoded) where decoded.id == id:
+        found.append(FoundSegment(segment: Segment(id: id, order: decoded.order, file: file), length: length))
+      case .failure(.unsupportedVersion(let version, let supported)):
+        throw CaskError.unsupportedVersion(found: version, supported: supported)
+      default:
+        indexState.recovery.unreadableSegments.append(name)
+      }
+    }
+    found.sort { $0.segment.order < $1.segment.order }
+    writerState.nextSegmentID = maxID + 1
+
+    // 6. Index each segment in order, from its hint when the hint is valid, else by scanning.
+    var maxSequence: UInt64 = 0
+    var lastHints: [HintEntry] = []
+    for (position, item) in found.enumerated() {
+      let isLast = position == found.count - 1
+      let segment = item.segment
+      indexState.segments[segment.id] = segment
+      var entries: [HintEntry]
+      var segmentEnd = item.length
+      if let hint = loadHint(for: segment, length: item.length, cipher: cipher) {
+        entries = hint.entries
+        maxSequence = max(maxSequence, hint.maxSequence)
+        indexState.recovery.segmentsFromHints += 1
+      } else {
+        let scanned = try scan(segment, length: item.length, cipher: cipher, report: &indexState.recovery)
+        entries = scanned.entries
+        maxSequence = max(maxSequence, scanned.maxSequence)
+        indexState.recovery.segmentsScanned += 1
+        if scanned.outcome.hasTornTail {
+          if isLast && !options.readOnly {
+            // 7. Cut the torn tail of the last segment so appends resume on a record boundary.
+            try segment.file.truncate(to: scanned.outcome.validEnd)
+            try segment.file.sync()
+            segmentEnd = scanned.outcome.validEnd
+          }
+          if isLast {
+            indexState.recovery.truncatedBytes += scanned.outcome.tailBytes
+          } else {
+            indexState.recovery.corruptRegions.append(
+              CorruptRegion(
+                file: Segment.fileName(id: segment.id), offset: scanned.outcome.validEnd,
+                length: scanned.outcome.tailBytes, reason: "damaged tail of a sealed segment"))
+          }
+        }
+        if !isLast && !options.readOnly && scanned.outcome.corruptions.isEmpty && !scanned.outcome.hasTornTail {
+          // A sealed segment whose hint was lost: write it now so the next open is fast.
+          try? HintFile(
+            segmentID: segment.id, segmentLength: item.length, maxSequence: scanned.maxSequence, entries: entries
+          ).write(in: path, fileSystem: fileSystem, cipher: cipher)
+        }
+      }
+      for entry in entries {
+        let location = RecordLocation(segment: segment.id, offset: entry.offset, length: entry.length)
+        if entry.isDelete {
+          indexState.directory.applyDelete(IndexKey(entry.key), at: location)
+        } else {
+          indexState.directory.applyPut(IndexKey(entry.key), at: location)
+        }
+      }
+      if isLast {
+        lastHints = entries
+        // 8. Keep appending to the last segment while it has room; its hint (now stale) goes.
+        if !options.readOnly, segment.order.sub == 0,
+          segmentEnd < min(options.segmentSizeLimit, CaskFormat.maximumSegmentLength)
+        {
+          try fileSystem.removeFile("\(path)/\(Segment.hintName(id: segment.id))")
+          writerState.active = CaskStore.ActiveSegment(
+            segment: segment, end: segmentEnd, hints: lastHints, maxSequence: maxSequence)
+        }
+      }
+    }
+    writerState.nextSequence = maxSequence + 1
+    return (indexState, writerState)
+  }
+
+  private func loadHint(for segment: Segment, length: UInt64, cipher: RecordCipher) -> HintFile? {
+    let hintPath = "\(path)/\(Segment.hintName(id: segment.id))"
+    guard fileSystem.fileKind(hintPath) == .file,
+      let file = try? fileSystem.open(hintPath, mode: .readOnly)
+    else { return nil }
+    defer { file.close() }
+    guard let size = try? file.size(), let bytes = try? file.read(count: Int(size), at: 0),
+      let hint = try? HintFile.decode(bytes, cipher: cipher, path: hintPath),
+      hint.segmentID == segment.id, hint.segmentLength == length
+    else { return nil }
+    // Every entry must lie inside the segment, or the hint is not trusted.
+    for entry in hint.entries
+    where UInt64(entry.offset) < UInt64(CaskFormat.segmentHeaderLength)
+      || UInt64(entry.offset) + UInt64(entry.length) > length
+    {
+      return nil
+    }
+    return hint
+  }
+
+  private struct Scanned {
+    var entries: [HintEntry]
+    var maxSequence: UInt64
+    var outcome: ScanOutcome
+  }
+
+  /// Reads every record of a segment, decrypting keys only.
+  private func scan(_ segment: Segment, length: UInt64, cipher: RecordCipher, report: inout RecoveryReport) throws
+    -> Scanned
+  {
+    var entries: [HintEntry] = []
+    var maxSequence: UInt64 = 0
+    var scanner = SegmentScanner(file: segment.file, length: length)
+    var undecryptable: [CorruptRegion] = []
+    let name = Segment.fileName(id: segment.id)
+    let outcome = try scanner.scan { batch in
+      var decoded: [HintEntry] = []
+      for record in batch {
+        // A key that does not authenticate makes its whole batch unusable.
+        guard let key = try? cipher.openKey(record.keyMessage, file: name, offset: record.offset) else {
+          undecryptable.append(
+            CorruptRegion(
+              file: name, offset: record.offset, length: UInt64(record.header.totalLength),
+              reason: "record does not authenticate; its batch was dropped"))
+          report.droppedRecords += batch.count
+          return
+        }
+        decoded.append(
+          HintEntry(
+            isDelete: record.header.isDelete, offset: UInt32(record.offset),
+            length: UInt32(record.header.totalLength), key: key))
+        maxSequence = max(maxSequence, record.header.sequence)
+      }
+      entries.append(contentsOf: decoded)
+    }
+    report.corruptRegions.append(contentsOf: outcome.corruptions + undecryptable)
+    report.droppedRecords += outcome.droppedRecords
+    return Scanned(entries: entries, maxSequence: maxSequence, outcome: outcome)
+  }
+
+}

@@ -1,0 +1,91 @@
+import CaskTestSupport
+import Foundation
+import Testing
+
+@testable import CaskEngine
+
+@Suite("CaskStore basics")
+struct StoreBasicsTests {
+  let options = CaskStore.Options(durability: .never)
+
+  @Test("put, get, overwrite, delete and reopen keep the latest values")
+  func roundTrip() throws {
+    let directory = try TemporaryDirectory("basics")
+    defer { directory.remove() }
+    let path = directory.file("store.cask")
+    do {
+      let store = try CaskStore(path: path, password: "pw", options: options)
+      try store.put(Data("one".utf8), forKey: "a")
+      try store.put(Data("two".utf8), forKey: "b")
+      try store.put(Data("three".utf8), forKey: "a")
+      #expect(try store.delete("b"))
+      #expect(try store.delete("b") == false)
+      #expect(try store.get("a") == Data("three".utf8))
+      #expect(try store.get("b") == nil)
+      #expect(store.count == 1)
+      try store.close()
+    }
+    let reopened = try CaskStore(path: path, password: "pw", options: options)
+    #expect(try reopened.get("a") == Data("three".utf8))
+    #expect(try reopened.get("b") == nil)
+    #expect(try reopened.keys() == ["a"])
+    #expect(reopened.stats().recovery.segmentsFromHints == 1)
+    try reopened.close()
+  }
+
+  @Test("a wrong password is refused at open and nothing is written")
+  func wrongPassword() throws {
+    let directory = try TemporaryDirectory("wrongpw")
+    defer { directory.remove() }
+    let path = directory.file("store.cask")
+    let store = try CaskStore(path: path, password: "right", options: options)
+    try store.put(Data("v".utf8), forKey: "k")
+    try store.close()
+    let before = try FileManager.default.contentsOfDirectory(atPath: path).sorted()
+    #expect(throws: CaskError.wrongPassword) { try CaskStore(path: path, password: "wrong", options: options) }
+    #expect(try FileManager.default.contentsOfDirectory(atPath: path).sorted() == before)
+  }
+
+  @Test("a second open of the same store fails with locked")
+  func locked() throws {
+    let directory = try TemporaryDirectory("locked")
+    defer { directory.remove() }
+    let path = directory.file("store.cask")
+    let store = try CaskStore(path: path, password: "pw", options: options)
+    #expect(throws: CaskError.locked(path: path + "/LOCK")) {
+      try CaskStore(path: path, password: "pw", options: options)
+    }
+    try store.close()
+    let again = try CaskStore(path: path, password: "pw", options: options)
+    try again.close()
+  }
+
+  @Test("compaction keeps live values, drops dead ones and survives reopen")
+  func compaction() throws {
+    let directory = try TemporaryDirectory("compact")
+    defer { directory.remove() }
+    let path = directory.file("store.cask")
+    var small = options
+    small.segmentSizeLimit = 4096
+    small.autoCompaction = nil
+    let store = try CaskStore(path: path, password: "pw", options: small)
+    for round in 0..<5 {
+      for index in 0..<50 { try store.put(Data("value \(round) \(index)".utf8), forKey: "key\(index)") }
+    }
+    for index in 0..<10 { try store.delete("key\(index)") }
+    let before = store.stats()
+    let report = try #require(try store.compact())
+    let after = store.stats()
+    #expect(report.recordsCopied == 40)
+    #expect(after.deadBytes == 0)
+    #expect(after.liveBytes <= before.liveBytes)
+    #expect(after.keys == 40)
+    for index in 10..<50 { #expect(try store.get("key\(index)") == Data("value 4 \(index)".utf8)) }
+    try store.close()
+    let reopened = try CaskStore(path: path, password: "pw", options: small)
+    #expect(reopened.count == 40)
+    for index in 0..<10 { #expect(try reopened.get("key\(index)") == nil) }
+    for index in 10..<50 { #expect(try reopened.get("key\(index)") == Data("value 4 \(index)".utf8)) }
+    try reopened.close()
+  }
+}
