@@ -89,3 +89,28 @@ struct StoreBasicsTests {
     try reopened.close()
   }
 }
+
+@Suite("Password change and verify")
+struct PasswordAndVerifyTests {
+  @Test("after changePassword the old password is refused and the new one opens every record")
+  func changePassword() throws {
+    let directory = try TemporaryDirectory("passwd")
+    defer { directory.remove() }
+    let path = directory.file("store.cask")
+    let options = CaskStore.Options(durability: .never)
+    let store = try CaskStore(path: path, password: "old", options: options)
+    for index in 0..<20 { try store.put(Data("v\(index)".utf8), forKey: "k\(index)") }
+    try store.changePassword(to: "new")
+    try store.put(Data("after".utf8), forKey: "late")
+    try store.close()
+    #expect(throws: CaskError.wrongPassword) { try CaskStore(path: path, password: "old", options: options) }
+    let reopened = try CaskStore(path: path, password: "new", options: options)
+    #expect(reopened.count == 21)
+    #expect(try reopened.get("k7") == Data("v7".utf8))
+    #expect(try reopened.get("late") == Data("after".utf8))
+    let report = try reopened.verify()
+    #expect(report.isClean)
+    #expect(report.recordsChecked == 21)
+    try reopened.close()
+  }
+}

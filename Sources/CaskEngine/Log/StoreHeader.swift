@@ -56,6 +56,16 @@ enum StoreCredential: Sendable {
   case password(SecureBytes)
   case keys(RNCryptor.Keys)
 
+  /// The 64-byte data key (encryption key, then HMAC key) in one wiping buffer.
+  static func concatenate(_ keys: RNCryptor.Keys) -> SecureBytes {
+    SecureBytes(count: CaskFormat.dataKeyLength) { buffer in
+      keys.encryptionKey.withUnsafeBytes {
+        UnsafeMutableRawBufferPointer(rebasing: buffer[0..<32]).copyMemory(from: $0)
+      }
+      keys.hmacKey.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[32..<64]).copyMemory(from: $0) }
+    }
+  }
+
   /// Wraps `dataKey` for a new header.
   ///
   /// - Complexity: two PBKDF2 runs for a password.

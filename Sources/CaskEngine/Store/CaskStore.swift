@@ -22,7 +22,6 @@ public final class CaskStore: Sendable {
   let compactionLock = Mutex(())
   let background: BackgroundWork
   private let lock: Mutex<(any FileLock)?>
-  let credentialKind: Mutex<StoreCredential>
 
   /// The index and the open segments, guarded by `state`. Readers hold the lock only to look
   /// up a location and take a reference to its segment.
@@ -88,7 +87,6 @@ public final class CaskStore: Sendable {
     self.lock = Mutex(opened.lock)
     self.state = Mutex(opened.indexState)
     self.writer = Mutex(opened.writerState)
-    self.credentialKind = Mutex(credential)
     self.background = BackgroundWork()
     groupCommit.markDurable(0)
     background.start(store: self)

@@ -69,12 +69,7 @@ struct StoreOpener {
   /// Makes a random data key, wraps it, and writes the header atomically.
   private func createHeader(at headerPath: String) throws -> RNCryptor.Keys {
     let keys = try RNCryptor.Keys.random()
-    let dataKey = SecureBytes(count: CaskFormat.dataKeyLength) { buffer in
-      keys.encryptionKey.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: 32) }
-      keys.hmacKey.withUnsafeBytes {
-        buffer.baseAddress!.advanced(by: 32).copyMemory(from: $0.baseAddress!, byteCount: 32)
-      }
-    }
+    let dataKey = StoreCredential.concatenate(keys)
     let header = try credential.wrap(dataKey)
     try StoreOpener.writeHeader(header, at: headerPath, fileSystem: fileSystem, directory: path)
     return keys
