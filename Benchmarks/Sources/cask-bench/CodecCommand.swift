@@ -1,0 +1,374 @@
+import Foundation
+import RNCryptorCodec
+
+/// `cask-bench codec`: the RNCryptor v3 codec's throughput beside the machine's own AES-256-CBC
+/// and HMAC-SHA256 speed from `openssl speed`, measured in the same run.
+///
+/// A message costs one AES-256-CBC pass and one HMAC-SHA256 pass over (about) the same bytes,
+/// one after the other, so the most a codec on this libcrypto can do is
+/// `bound = 1 / (1/aes + 1/hmac)`. Encryption is bounded with openssl's AES encryption speed and
+/// decryption with its (much faster, parallel) AES-CBC decryption speed.
+enum CodecCommand: BenchCommand {
+  static let name = "codec"
+  static let abstract = "RNCryptor v3 codec throughput against openssl speed's AES-256-CBC + HMAC-SHA256 bound."
+  static let usage = "cask-bench codec [--quick] [--json FILE]"
+  static let options: [(flag: String, help: String)] = [
+    ("--quick", "Shorter runs and one openssl round: the whole run in about 15 s, with more noise."),
+    ("--json FILE", "Also write every figure, with each run's timings, to FILE."),
+    ("-h, --help", "Show help information."),
+  ]
+
+  static func run(arguments: [String]) throws {
+    var options = Options(arguments)
+    let jsonPath = try options.value("--json")
+    let quick = options.flag("--quick")
+    try options.finish()
+    if let jsonPath { try JSONReport.checkWritable(jsonPath) }
+    let settings = quick ? Settings.quick : Settings.full
+    let report = try measure(settings)
+    print(render(report))
+    if let jsonPath {
+      try JSONReport.write(report, to: jsonPath)
+      printToStandardError("codec: wrote \(jsonPath)")
+    }
+  }
+
+  // MARK: Settings
+
+  struct Settings: Codable {
+    /// Whether these are `--quick`'s settings.
+    let quick: Bool
+    /// Runs behind each median.
+    let runs: Int
+    /// About how long one run of one workload lasts.
+    let secondsPerRun: Double
+    /// `openssl speed -seconds`.
+    let opensslSeconds: Int
+    /// How many times each openssl figure is measured: once before our runs, the others spread
+    /// between and after them.
+    let opensslRounds: Int
+    /// Single 1 KiB messages timed one by one for p50/p99.
+    let latencySamples: Int
+    /// Messages encrypted and decrypted with one PBKDF2 pair each.
+    let pbkdf2Samples: Int
+
+    static let quick = Settings(
+      quick: true, runs: 5, secondsPerRun: 0.08, opensslSeconds: 1, opensslRounds: 1, latencySamples: 5_000,
+      pbkdf2Samples: 20)
+    static let full = Settings(
+      quick: false, runs: 5, secondsPerRun: 0.5, opensslSeconds: 1, opensslRounds: 3, latencySamples: 50_000,
+      pbkdf2Samples: 50)
+  }
+
+  /// Message sizes, each with the openssl block size that bounds it (openssl stops at 16 KiB,
+  /// where both primitives have long reached their steady speed).
+  static let sizes: [(label: String, bytes: Int, opensslBytes: Int)] = [
+    ("1 KiB", 1024, 1024), ("16 KiB", 16 * 1024, 16 * 1024), ("1 MiB", 1024 * 1024, 16 * 1024),
+  ]
+
+  // MARK: Report
+
+  struct Bound: Encodable {
+    let primitive: OpenSSLSpeed.Primitive
+    let blockBytes: Int
+    /// Median of the rounds.
+    let megabytesPerSecond: Double
+    let rounds: [Double]
+  }
+
+  struct Throughput: Encodable {
+    let message: String
+    let messageBytes: Int
+    let format: String
+    let operation: String
+    /// Median over the runs of plaintext megabytes (10^6 bytes) per second.
+    let megabytesPerSecond: Double
+    let runs: Runs
+    let opensslBlockBytes: Int
+    let aesMegabytesPerSecond: Double?
+    let hmacMegabytesPerSecond: Double?
+    /// `1 / (1/aes + 1/hmac)` with this operation's AES direction.
+    let boundMegabytesPerSecond: Double?
+    let ratio: Double?
+    /// For decryption, the bound with AES *encryption* speed as the issue states it (looser).
+    let encryptSpeedBoundMegabytesPerSecond: Double?
+  }
+
+  struct MessageRate: Encodable {
+    let workload: String
+    let messagesPerSecond: Double
+    let latencySeconds: Latency
+  }
+
+  struct Target: Encodable {
+    let target: String
+    let required: Double
+    let measured: Double?
+    var met: Bool? { measured.map { $0 >= required } }
+
+    func encode(to encoder: any Encoder) throws {
+      var container = encoder.container(keyedBy: CodingKeys.self)
+      try container.encode(target, forKey: .target)
+      try container.encode(required, forKey: .required)
+      try container.encode(measured, forKey: .measured)
+      try container.encode(met, forKey: .met)
+    }
+
+    private enum CodingKeys: String, CodingKey {
+      case target, required, measured, met
+    }
+  }
+
+  struct Report: Encodable {
+    let command: String
+    let settings: Settings
+    let machine: Machine
+    let bounds: [Bound]
+    let throughput: [Throughput]
+    let messageRates: [MessageRate]
+    let targets: [Target]
+  }
+
+  // MARK: Measuring
+
+  /// The password every benchmark message is encrypted under.
+  static let password = "cask-bench password"
+
+  /// One throughput figure: a message size, a format and an operation.
+  struct Case {
+    let size: (label: String, bytes: Int, opensslBytes: Int)
+    /// `key` (`RNCryptor.Keys`) or `password` (`PasswordKeys` derived once).
+    let format: String
+    /// `encrypt` or `decrypt`.
+    let operation: String
+
+    /// The AES direction that bounds this operation.
+    var aes: OpenSSLSpeed.Primitive {
+      operation == "decrypt" ? .aes256CBCDecrypt : .aes256CBCEncrypt
+    }
+  }
+
+  /// The openssl figures of every round, in MB/s, per primitive and block size.
+  final class BoundRounds {
+    private let seconds: Int
+    private var rounds: [OpenSSLSpeed.Primitive: [Int: [Double]]] = [:]
+
+    init(seconds: Int) {
+      self.seconds = seconds
+    }
+
+    /// Measures every primitive at every openssl block size once; a failure leaves the figure
+    /// out (the table then shows n/a) rather than failing the run.
+    func measureRound() {
+      for primitive in OpenSSLSpeed.Primitive.allCases {
+        for bytes in Set(sizes.map(\.opensslBytes)).sorted() {
+          printToStandardError("codec: openssl speed \(primitive.rawValue), \(bytes)-byte blocks")
+          do {
+            let speed = try OpenSSLSpeed.measure(primitive, bytes: bytes, seconds: seconds)
+            rounds[primitive, default: [:]][bytes, default: []].append(speed / 1e6)
+          } catch {
+            printToStandardError("codec: no bound: \(error)")
+          }
+        }
+      }
+    }
+
+    /// The median over the rounds, if any round succeeded.
+    func median(_ primitive: OpenSSLSpeed.Primitive, _ bytes: Int) -> Double? {
+      rounds[primitive]?[bytes].map(Statistics.median)
+    }
+
+    var bounds: [Bound] {
+      OpenSSLSpeed.Primitive.allCases.flatMap { primitive in
+        (rounds[primitive] ?? [:]).keys.sorted().map { bytes in
+          let figures = rounds[primitive]?[bytes] ?? []
+          return Bound(
+            primitive: primitive, blockBytes: bytes, megabytesPerSecond: Statistics.median(figures), rounds: figures)
+        }
+      }
+    }
+  }
+
+  static func measure(_ settings: Settings) throws -> Report {
+    let machine = Machine.current()
+    printToStandardError("codec: \(machine.summary)")
+    let openssl = BoundRounds(seconds: settings.opensslSeconds)
+    openssl.measureRound()
+
+    let sink = Sink()
+    let keys = try RNCryptor.Keys.random()
+    let passwordKeys = try RNCryptor.PasswordKeys(password: password)
+    var cases: [Case] = []
+    var workloads: [Workload] = []
+    for size in sizes {
+      let made = try makeWorkloads(size: size, keys: keys, passwordKeys: passwordKeys, sink: sink)
+      cases += made.map(\.case)
+      workloads += made.map(\.workload)
+    }
+    // The first openssl round ran before our runs; the others run between and after them.
+    let later = max(settings.opensslRounds - 1, 0)
+    let boundsAfterRound = Set((1...max(later, 1)).map { $0 * settings.runs / max(later, 1) }.prefix(later))
+    let runs = try Timing.interleavedRuns(
+      workloads, runs: settings.runs, secondsPerRun: settings.secondsPerRun,
+      progress: { printToStandardError("codec: \($0), \(settings.runs) runs") },
+      afterRound: { round in if boundsAfterRound.contains(round) { openssl.measureRound() } })
+
+    let throughput = zip(cases, runs).map { throughputFigure($0, runs: $1, openssl: openssl) }
+    let messageRates = try measureMessageRates(
+      settings, throughput: throughput, passwordKeys: passwordKeys, sink: sink)
+    guard sink.bytes > 0 else { throw BenchError("the timed work produced no bytes") }
+    return Report(
+      command: "cask-bench codec" + (settings.quick ? " --quick" : ""),
+      settings: settings, machine: machine, bounds: openssl.bounds, throughput: throughput,
+      messageRates: messageRates, targets: targets(throughput: throughput, messageRates: messageRates))
+  }
+
+  /// The four workloads of one message size, after checking that their messages round-trip.
+  static func makeWorkloads(
+    size: (label: String, bytes: Int, opensslBytes: Int), keys: RNCryptor.Keys,
+    passwordKeys: RNCryptor.PasswordKeys, sink: Sink
+  ) throws -> [(case: Case, workload: Workload)] {
+    var generator = SystemRandomNumberGenerator()
+    let plaintext = Data((0..<size.bytes).map { _ in UInt8.random(in: 0...255, using: &generator) })
+    let keyMessage = try RNCryptor.encrypt(plaintext, keys: keys)
+    let passwordMessage = try RNCryptor.encrypt(plaintext, passwordKeys: passwordKeys)
+    guard try RNCryptor.decrypt(keyMessage, keys: keys) == plaintext,
+      try RNCryptor.decrypt(passwordMessage, passwordKeys: passwordKeys) == plaintext,
+      try RNCryptor.decrypt(passwordMessage, password: password) == plaintext
+    else { throw BenchError("a \(size.label) message did not decrypt to its plaintext") }
+    let operations: [(format: String, operation: String, body: () throws -> Int)] = [
+      ("key", "encrypt", { try RNCryptor.encrypt(plaintext, keys: keys).count }),
+      ("key", "decrypt", { try RNCryptor.decrypt(keyMessage, keys: keys).count }),
+      ("password", "encrypt", { try RNCryptor.encrypt(plaintext, passwordKeys: passwordKeys).count }),
+      ("password", "decrypt", { try RNCryptor.decrypt(passwordMessage, passwordKeys: passwordKeys).count }),
+    ]
+    return operations.map { item in
+      let workload = Workload(name: "\(size.label) \(item.format) \(item.operation)") { count in
+        for _ in 0..<count { sink.bytes &+= try item.body() }
+      }
+      return (Case(size: size, format: item.format, operation: item.operation), workload)
+    }
+  }
+
+  /// A throughput figure with its bound.
+  static func throughputFigure(_ figure: Case, runs: Runs, openssl: BoundRounds) -> Throughput {
+    func combined(_ aes: Double?, _ hmac: Double?) -> Double? {
+      guard let aes, let hmac else { return nil }
+      return 1 / (1 / aes + 1 / hmac)
+    }
+    let aes = openssl.median(figure.aes, figure.size.opensslBytes)
+    let hmac = openssl.median(.hmacSHA256, figure.size.opensslBytes)
+    let bound = combined(aes, hmac)
+    let megabytes = runs.medianRate * Double(figure.size.bytes) / 1e6
+    return Throughput(
+      message: figure.size.label, messageBytes: figure.size.bytes, format: figure.format,
+      operation: figure.operation, megabytesPerSecond: megabytes, runs: runs,
+      opensslBlockBytes: figure.size.opensslBytes, aesMegabytesPerSecond: aes, hmacMegabytesPerSecond: hmac,
+      boundMegabytesPerSecond: bound, ratio: bound.map { megabytes / $0 },
+      encryptSpeedBoundMegabytesPerSecond: figure.operation == "decrypt"
+        ? combined(openssl.median(.aes256CBCEncrypt, figure.size.opensslBytes), hmac) : nil)
+  }
+
+  /// 1 KiB password-format messages: keys derived once (rate from the throughput runs above,
+  /// latencies timed one by one) and one PBKDF2 pair per message (a small sample).
+  static func measureMessageRates(
+    _ settings: Settings, throughput: [Throughput], passwordKeys: RNCryptor.PasswordKeys, sink: Sink
+  ) throws -> [MessageRate] {
+    let plaintext = Data(repeating: 0x5A, count: 1024)
+    let message = try RNCryptor.encrypt(plaintext, passwordKeys: passwordKeys)
+    func runsRate(_ operation: String) -> Double {
+      let row = throughput.first { $0.messageBytes == 1024 && $0.format == "password" && $0.operation == operation }
+      return row?.runs.medianRate ?? 0
+    }
+    printToStandardError("codec: 1 KiB password-format latencies, \(settings.latencySamples) messages each")
+    let encryptOnce = try Timing.latencies(count: settings.latencySamples) {
+      sink.bytes &+= try RNCryptor.encrypt(plaintext, passwordKeys: passwordKeys).count
+    }
+    let decryptOnce = try Timing.latencies(count: settings.latencySamples) {
+      sink.bytes &+= try RNCryptor.decrypt(message, passwordKeys: passwordKeys).count
+    }
+    printToStandardError("codec: one PBKDF2 pair per message, \(settings.pbkdf2Samples) messages each")
+    let encryptEach = try Timing.latencies(count: settings.pbkdf2Samples) {
+      sink.bytes &+= try RNCryptor.encrypt(plaintext, password: password).count
+    }
+    let decryptEach = try Timing.latencies(count: settings.pbkdf2Samples) {
+      sink.bytes &+= try RNCryptor.decrypt(message, password: password).count
+    }
+    let eachEncrypt = Statistics.latency(encryptEach)
+    let eachDecrypt = Statistics.latency(decryptEach)
+    return [
+      MessageRate(
+        workload: "encrypt(_:passwordKeys:), keys derived once", messagesPerSecond: runsRate("encrypt"),
+        latencySeconds: Statistics.latency(encryptOnce)),
+      MessageRate(
+        workload: "decrypt(_:passwordKeys:), keys derived once", messagesPerSecond: runsRate("decrypt"),
+        latencySeconds: Statistics.latency(decryptOnce)),
+      MessageRate(
+        workload: "encrypt(_:password:), PBKDF2 per message", messagesPerSecond: eachEncrypt.ratePerSecond,
+        latencySeconds: eachEncrypt),
+      MessageRate(
+        workload: "decrypt(_:password:), PBKDF2 per message", messagesPerSecond: eachDecrypt.ratePerSecond,
+        latencySeconds: eachDecrypt),
+    ]
+  }
+
+  /// The issue's targets: at 1 MiB, at least 80% of the bound; 1 KiB password-format messages
+  /// with keys derived once, at least 100,000 a second.
+  static func targets(throughput: [Throughput], messageRates: [MessageRate]) -> [Target] {
+    let large = throughput.filter { $0.messageBytes == 1024 * 1024 }.map { row in
+      Target(
+        target: "1 MiB \(row.format) \(row.operation) >= 80% of bound", required: 0.8, measured: row.ratio)
+    }
+    let small = messageRates.prefix(2).map { rate in
+      Target(
+        target: "1 KiB \(rate.workload) >= 100,000 msg/s", required: 100_000,
+        measured: rate.messagesPerSecond)
+    }
+    return large + small
+  }
+
+  // MARK: Printing
+
+  static func render(_ report: Report) -> String {
+    func megabytes(_ value: Double?) -> String { value.map { Number.fixed($0, 0) } ?? "n/a" }
+    var throughput = Table([
+      ("message", .left), ("format", .left), ("operation", .left), ("ours MB/s", .right),
+      ("openssl block", .right), ("AES MB/s", .right), ("HMAC MB/s", .right), ("bound MB/s", .right),
+      ("ours/bound", .right),
+    ])
+    for row in report.throughput {
+      throughput.append([
+        row.message, row.format, row.operation, megabytes(row.megabytesPerSecond), "\(row.opensslBlockBytes) B",
+        megabytes(row.aesMegabytesPerSecond), megabytes(row.hmacMegabytesPerSecond),
+        megabytes(row.boundMegabytesPerSecond), row.ratio.map { Number.fixed($0, 2) } ?? "n/a",
+      ])
+    }
+    var messages = Table([
+      ("1 KiB password-format messages", .left), ("messages/s", .right), ("p50 µs", .right), ("p99 µs", .right),
+    ])
+    for rate in report.messageRates {
+      messages.append([
+        rate.workload, Number.grouped(rate.messagesPerSecond), Number.microseconds(rate.latencySeconds.p50),
+        Number.microseconds(rate.latencySeconds.p99),
+      ])
+    }
+    var targets = Table([("target", .left), ("measured", .right), ("met", .left)])
+    for target in report.targets {
+      let measured = target.measured.map { target.required < 1 ? Number.fixed($0, 2) : Number.grouped($0) }
+      targets.append([target.target, measured ?? "n/a", target.met.map { $0 ? "yes" : "NO" } ?? "unknown"])
+    }
+    let settings = report.settings
+    return """
+      \(report.command): \(report.machine.summary)
+      Median of \(settings.runs) runs of ~\(Number.fixed(settings.secondsPerRun, 2)) s; MB = 10^6 bytes of plaintext; \
+      AES and HMAC from `openssl speed -elapsed -seconds \(settings.opensslSeconds)` (median of \
+      \(settings.opensslRounds)); bound = 1/(1/AES + 1/HMAC), with AES decryption speed for decrypt rows.
+
+      \(throughput.render())
+
+      \(messages.render())
+
+      \(targets.render())
+      """
+  }
+}

@@ -1,0 +1,111 @@
+import Foundation
+
+/// A `cask-bench` subcommand. To add one (engine, peers, ...), write a type in its own file that
+/// conforms, and list it in `subcommands` in main.swift; the dispatcher handles `--help`,
+/// `help <name>` and the exit codes.
+protocol BenchCommand {
+  /// The word after `cask-bench`, for example `codec`.
+  static var name: String { get }
+  /// One line for the root help's SUBCOMMANDS list.
+  static var abstract: String { get }
+  /// The usage line, for example `cask-bench codec [--quick] [--json FILE]`.
+  static var usage: String { get }
+  /// The OPTIONS section of the help, one option a line.
+  static var options: [(flag: String, help: String)] { get }
+
+  /// Runs the subcommand with the arguments after its name (`--help` is handled before).
+  ///
+  /// - Throws: `UsageError` for arguments it does not accept (exit 64); any other error is a
+  ///   failure of the run (exit 1).
+  static func run(arguments: [String]) throws
+}
+
+extension BenchCommand {
+  /// The text `cask-bench <name> --help` and `cask-bench help <name>` print.
+  static var help: String {
+    let width = (options.map { $0.flag.count }.max() ?? 0) + 2
+    let lines = options.map { "  " + $0.flag.padding(toLength: width, withPad: " ", startingAt: 0) + $0.help }
+    return """
+      OVERVIEW: \(abstract)
+
+      USAGE: \(usage)
+
+      OPTIONS:
+      \(lines.joined(separator: "\n"))
+      """
+  }
+}
+
+/// Thrown when the command line cannot be understood; the dispatcher prints it after `Error: `
+/// with a usage hint and exits with 64.
+struct UsageError: Error, CustomStringConvertible {
+  let description: String
+
+  init(_ description: String) {
+    self.description = description
+  }
+}
+
+/// Thrown when a benchmark cannot run (a sanity check failed, a file cannot be written).
+struct BenchError: Error, CustomStringConvertible {
+  let description: String
+
+  init(_ description: String) {
+    self.description = description
+  }
+}
+
+/// The options after a subcommand's name, consumed one by one; whatever is left over is an
+/// error, so a misspelt flag never passes silently.
+struct Options {
+  private var remaining: [String]
+
+  init(_ arguments: [String]) {
+    remaining = arguments
+  }
+
+  /// Whether the flag `name` (for example `--quick`) was given; consumes it.
+  mutating func flag(_ name: String) -> Bool {
+    let count = remaining.count
+    remaining.removeAll { $0 == name }
+    return remaining.count != count
+  }
+
+  /// The value of `name FILE` or `name=FILE`; consumes both. The last one given wins.
+  ///
+  /// - Throws: `UsageError` when `name` is last or followed by another option.
+  mutating func value(_ name: String) throws -> String? {
+    var found: String?
+    var index = 0
+    while index < remaining.count {
+      let argument = remaining[index]
+      if argument.hasPrefix(name + "=") {
+        found = String(argument.dropFirst(name.count + 1))
+        remaining.remove(at: index)
+      } else if argument == name {
+        guard index + 1 < remaining.count, !remaining[index + 1].hasPrefix("-") else {
+          throw UsageError("missing value for '\(name)'")
+        }
+        found = remaining[index + 1]
+        remaining.removeSubrange(index...index + 1)
+      } else {
+        index += 1
+      }
+    }
+    if found?.isEmpty == true { throw UsageError("missing value for '\(name)'") }
+    return found
+  }
+
+  /// Call after consuming every known option.
+  ///
+  /// - Throws: `UsageError` naming the first argument nobody consumed.
+  func finish() throws {
+    guard let first = remaining.first else { return }
+    throw UsageError(first.hasPrefix("-") ? "unknown option '\(first)'" : "unexpected argument '\(first)'")
+  }
+}
+
+/// Writes a line to standard error: progress and diagnostics, never data.
+func printToStandardError(_ line: String) {
+  FileHandle.standardError.write(Data((line + "\n").utf8))
+}

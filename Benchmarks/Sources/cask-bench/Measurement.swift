@@ -1,0 +1,208 @@
+// Timing, statistics and the table printer shared by every subcommand.
+import Dispatch
+import Foundation
+
+// MARK: Timing
+
+/// Monotonic wall-clock timing.
+enum Stopwatch {
+  /// Nanoseconds on the monotonic clock.
+  static func now() -> UInt64 {
+    DispatchTime.now().uptimeNanoseconds
+  }
+
+  /// The seconds `body` takes.
+  static func seconds(_ body: () throws -> Void) rethrows -> Double {
+    let start = now()
+    try body()
+    return Double(now() - start) / 1e9
+  }
+}
+
+/// Something to time: `body(n)` performs the operation `n` times.
+struct Workload {
+  let name: String
+  let body: (Int) throws -> Void
+}
+
+/// The runs of one workload: how many operations each run did and how long each took.
+struct Runs: Codable {
+  let iterations: Int
+  let seconds: [Double]
+
+  /// Operations per second of each run.
+  var rates: [Double] {
+    seconds.map { Double(iterations) / $0 }
+  }
+
+  /// The median of the runs' operations per second.
+  var medianRate: Double {
+    Statistics.median(rates)
+  }
+}
+
+enum Timing {
+  /// An iteration count for which `body` takes about `seconds`, found by doubling from one.
+  static func calibrate(_ body: (Int) throws -> Void, seconds: Double) rethrows -> Int {
+    var iterations = 1
+    while true {
+      let elapsed = try Stopwatch.seconds { try body(iterations) }
+      if elapsed >= seconds / 8 || iterations >= 1 << 30 {
+        return Swift.max(1, Int((Double(iterations) * seconds / Swift.max(elapsed, 1e-9)).rounded()))
+      }
+      iterations *= 2
+    }
+  }
+
+  /// Times every workload `runs` times, round-robin: run 1 of each workload, then run 2 of each,
+  /// and so on, so that a burst of noise on a shared machine is spread over the workloads
+  /// instead of landing on one. Each workload is calibrated (and so warmed up) first.
+  ///
+  /// - Parameters:
+  ///   - secondsPerRun: about how long one run of one workload lasts.
+  ///   - progress: told the name of each workload as its first run starts.
+  ///   - afterRound: called with the round's number (1...runs) after every workload has run in it,
+  ///     for example to measure a bound in the same stretch of time.
+  /// - Returns: the runs of each workload, in the order given.
+  static func interleavedRuns(
+    _ workloads: [Workload], runs: Int, secondsPerRun: Double, progress: (String) -> Void = { _ in },
+    afterRound: (Int) -> Void = { _ in }
+  ) throws -> [Runs] {
+    var iterations: [Int] = []
+    for workload in workloads {
+      progress(workload.name)
+      iterations.append(try calibrate(workload.body, seconds: secondsPerRun))
+    }
+    var seconds = Array(repeating: [Double](), count: workloads.count)
+    for round in 1...Swift.max(runs, 1) {
+      for (index, workload) in workloads.enumerated() {
+        seconds[index].append(try Stopwatch.seconds { try workload.body(iterations[index]) })
+      }
+      afterRound(round)
+    }
+    return zip(iterations, seconds).map { Runs(iterations: $0, seconds: $1) }
+  }
+
+  /// Times `count` single operations one by one, for latency percentiles.
+  ///
+  /// - Returns: the seconds of each operation.
+  static func latencies(count: Int, _ operation: () throws -> Void) rethrows -> [Double] {
+    var samples: [Double] = []
+    samples.reserveCapacity(count)
+    for _ in 0..<count {
+      samples.append(try Stopwatch.seconds(operation))
+    }
+    return samples
+  }
+}
+
+// MARK: Statistics
+
+enum Statistics {
+  /// The median; the mean of the two middle values for an even count; 0 for none.
+  static func median(_ values: [Double]) -> Double {
+    guard !values.isEmpty else { return 0 }
+    let sorted = values.sorted()
+    let middle = sorted.count / 2
+    return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+  }
+
+  /// The nearest-rank percentile: the smallest value with at least `percent`% of the values at
+  /// or below it (p50, p99); 0 for none.
+  static func percentile(_ values: [Double], _ percent: Double) -> Double {
+    guard !values.isEmpty else { return 0 }
+    let sorted = values.sorted()
+    let rank = Int((percent / 100 * Double(sorted.count)).rounded(.up))
+    return sorted[Swift.min(Swift.max(rank, 1), sorted.count) - 1]
+  }
+
+  /// The latency summary of single-operation timings, in seconds.
+  static func latency(_ samples: [Double]) -> Latency {
+    Latency(
+      count: samples.count, p50: percentile(samples, 50), p99: percentile(samples, 99),
+      ratePerSecond: Double(samples.count) / samples.reduce(0, +))
+  }
+}
+
+/// p50 and p99 of single operations, and the rate their total time gives.
+struct Latency: Codable {
+  let count: Int
+  let p50: Double
+  let p99: Double
+  let ratePerSecond: Double
+}
+
+// MARK: Printing
+
+/// Number formatting for tables.
+enum Number {
+  /// `value` with `decimals` digits after the point.
+  static func fixed(_ value: Double, _ decimals: Int) -> String {
+    String(format: "%.\(decimals)f", value)
+  }
+
+  /// A whole number with thousands separated by commas: 123,456.
+  static func grouped(_ value: Double) -> String {
+    let digits = String(Int(value.rounded()))
+    var groups: [Substring] = []
+    var end = digits.endIndex
+    while end > digits.startIndex {
+      let start = digits.index(end, offsetBy: -3, limitedBy: digits.startIndex) ?? digits.startIndex
+      groups.insert(digits[start..<end], at: 0)
+      end = start
+    }
+    return groups.joined(separator: ",")
+  }
+
+  /// Microseconds from seconds, for latencies: two decimals below 100 µs, whole above.
+  static func microseconds(_ seconds: Double) -> String {
+    seconds < 1e-4 ? fixed(seconds * 1e6, 2) : grouped(seconds * 1e6)
+  }
+}
+
+/// A table printed as GitHub Markdown with padded columns, so that it reads well in a terminal
+/// and can be pasted into Docs/BENCHMARKS.md as it is.
+struct Table {
+  enum Alignment {
+    case left
+    case right
+  }
+
+  let columns: [(title: String, alignment: Alignment)]
+  private(set) var rows: [[String]] = []
+
+  init(_ columns: [(title: String, alignment: Alignment)]) {
+    self.columns = columns
+  }
+
+  /// Adds a row; it must have one cell per column.
+  mutating func append(_ row: [String]) {
+    precondition(row.count == columns.count, "Table: \(row.count) cells for \(columns.count) columns")
+    rows.append(row)
+  }
+
+  func render() -> String {
+    let widths = columns.indices.map { column in
+      ([columns[column].title] + rows.map { $0[column] }).map(\.count).reduce(3, Swift.max)
+    }
+    func line(_ cells: [String]) -> String {
+      let padded = cells.indices.map { column in
+        let padding = String(repeating: " ", count: widths[column] - cells[column].count)
+        return columns[column].alignment == .left ? cells[column] + padding : padding + cells[column]
+      }
+      return "| " + padded.joined(separator: " | ") + " |"
+    }
+    let rule = columns.indices.map { column in
+      let dashes = String(repeating: "-", count: widths[column] + 1)
+      return columns[column].alignment == .left ? dashes + "-" : dashes + ":"
+    }
+    return ([line(columns.map(\.title)), "|" + rule.joined(separator: "|") + "|"] + rows.map(line))
+      .joined(separator: "\n")
+  }
+}
+
+/// Keeps a count of the bytes each timed operation produced, so the optimiser cannot drop the
+/// work, and so a run can check it did what it claims.
+final class Sink {
+  var bytes = 0
+}
