@@ -1,12 +1,15 @@
+import Foundation
+
 #if canImport(Glibc)
   import Glibc
 #endif
 
 /// Errors of the storage engine.
 ///
-/// No case carries a password, a key, an identifier or a value: corruption is located by file
-/// and offset, I/O failures by operation, path and `errno`.
-public enum CaskError: Error, Equatable, Sendable {
+/// No description contains a password, a key, an identifier or a value: corruption is located
+/// by file and offset, I/O failures by operation, path and `errno`. (`decoding` carries the id
+/// for the program's use; its description leaves it out.)
+public enum CaskError: Error, Sendable {
   // MARK: Opening
 
   /// Thrown when the password (or keys) do not open the store. Nothing was written.
@@ -37,6 +40,15 @@ public enum CaskError: Error, Equatable, Sendable {
   /// Thrown when a file of the store is damaged where it cannot be skipped: the header, or a
   /// record that `get` was asked for.
   case corrupt(file: String, offset: UInt64, reason: String)
+
+  // MARK: Typed collections
+
+  /// Thrown when a stored object no longer decodes as its collection's type; `underlying` is
+  /// the decoder's error.
+  case decoding(collection: String, id: String, underlying: any Error & Sendable)
+  /// Thrown when JSON given to an import is malformed or does not match the type; nothing
+  /// was written. `line` is set for JSON Lines input.
+  case invalidImport(reason: String, line: Int?)
 
   // MARK: The platform
 
@@ -74,6 +86,54 @@ extension CaskError: CustomStringConvertible {
       return "\(operation) failed on \(path): \(String(cString: strerror(code))) (errno \(code))"
     case .crypto(let detail):
       return "cryptographic failure: \(detail)"
+    case .decoding(let collection, _, let underlying):
+      return "an object of collection '\(collection)' does not decode: \(CaskError.summary(of: underlying))"
+    case .invalidImport(let reason, let line):
+      return "invalid import\(line.map { " at line \($0)" } ?? ""): \(reason)"
+    }
+  }
+
+  /// A decoding error's kind and coding path, without the values it may quote.
+  static func summary(of error: any Error) -> String {
+    guard let decoding = error as? DecodingError else { return String(describing: type(of: error)) }
+    func path(_ context: DecodingError.Context) -> String {
+      context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+    }
+    switch decoding {
+    case .typeMismatch(let type, let context): return "type mismatch for \(type) at '\(path(context))'"
+    case .valueNotFound(let type, let context): return "missing \(type) value at '\(path(context))'"
+    case .keyNotFound(let key, let context):
+      return "missing key '\(key.stringValue)' at '\(path(context))'"
+    case .dataCorrupted(let context): return "malformed data at '\(path(context))'"
+    @unknown default: return "decoding failed"
+    }
+  }
+}
+
+extension CaskError: Equatable {
+  /// Errors are equal when they are the same case with the same details; `decoding` errors
+  /// compare collection and id (the underlying error is not `Equatable`).
+  public static func == (lhs: CaskError, rhs: CaskError) -> Bool {
+    switch (lhs, rhs) {
+    case (.wrongPassword, .wrongPassword), (.wrongCredentialType, .wrongCredentialType), (.closed, .closed),
+      (.readOnly, .readOnly):
+      return true
+    case (.notACaskStore(let a), .notACaskStore(let b)), (.locked(let a), .locked(let b)),
+      (.invalidKey(let a), .invalidKey(let b)), (.crypto(let a), .crypto(let b)):
+      return a == b
+    case (.unsupportedVersion(let a, let b), .unsupportedVersion(let c, let d)),
+      (.valueTooLarge(let a, let b), .valueTooLarge(let c, let d)):
+      return a == c && b == d
+    case (.corrupt(let a, let b, let c), .corrupt(let d, let e, let f)):
+      return a == d && b == e && c == f
+    case (.io(let a, let b, let c), .io(let d, let e, let f)):
+      return a == d && b == e && c == f
+    case (.decoding(let a, let b, _), .decoding(let c, let d, _)):
+      return a == c && b == d
+    case (.invalidImport(let a, let b), .invalidImport(let c, let d)):
+      return a == c && b == d
+    default:
+      return false
     }
   }
 }

@@ -86,7 +86,7 @@ extension CaskStore {
             for entry in slice where !entry.isDelete {
               let key = IndexKey(entry.key)
               let location = RecordLocation(segment: input.id, offset: entry.offset, length: entry.length)
-              if state.directory.locations[key] == location { live.append((key, location)) }
+              if state.directory[key] == location { live.append((key, location)) }
             }
           }
         }
@@ -119,21 +119,14 @@ extension CaskStore {
       let slice = copied[chunk..<min(chunk + 4096, copied.count)]
       state.withLock { state in
         for record in slice {
-          var usage = state.directory.usage[record.to.segment, default: SegmentUsage()]
-          usage.totalBytes += UInt64(record.to.length)
-          if state.directory.locations[record.key] == record.from {
-            state.directory.locations[record.key] = record.to
-          } else {
-            usage.deadBytes += UInt64(record.to.length)
-          }
-          state.directory.usage[record.to.segment] = usage
+          state.directory.relocate(record.key, from: record.from, to: record.to)
         }
       }
     }
     state.withLock { state in
       for input in inputs {
         state.segments[input.id] = nil
-        state.directory.usage[input.id] = nil
+        state.directory.forgetSegment(input.id)
       }
       state.compactions += 1
     }

@@ -40,18 +40,63 @@ struct SegmentUsage: Sendable {
 }
 
 /// The in-memory hash index: key -> location of its newest record, plus per-segment usage.
+///
+/// Keys that contain U+0000 are *grouped* by the part before it (the typed collections store
+/// `name + "\u{0}" + id`): each group has its own table, so listing or counting one group
+/// costs O(size of the group), whatever else the store holds.
 struct KeyDirectory: Sendable {
-  var locations: [IndexKey: RecordLocation] = [:]
-  var usage: [UInt32: SegmentUsage] = [:]
+  private var ungrouped: [IndexKey: RecordLocation] = [:]
+  private var groups: [IndexKey: [IndexKey: RecordLocation]] = [:]
+  private(set) var usage: [UInt32: SegmentUsage] = [:]
+  /// Number of live keys.
+  private(set) var count = 0
+
+  /// The group of a key: the part before its first U+0000, or `nil`.
+  static func group(of key: IndexKey) -> IndexKey? {
+    let utf8 = key.string.utf8
+    guard let separator = utf8.firstIndex(of: 0) else { return nil }
+    return IndexKey(String(key.string[..<separator]))
+  }
+
+  /// The location of a key's newest record.
+  ///
+  /// - Complexity: O(1) on average (plus O(key length) to find its group).
+  subscript(key: IndexKey) -> RecordLocation? {
+    if let group = Self.group(of: key) { return groups[group]?[key] }
+    return ungrouped[key]
+  }
+
+  /// Sets or removes a key's location, keeping `count` right. Returns the previous location.
+  @discardableResult
+  private mutating func setLocation(_ location: RecordLocation?, for key: IndexKey) -> RecordLocation? {
+    let previous: RecordLocation?
+    if let group = Self.group(of: key) {
+      if let location {
+        previous = groups[group, default: [:]].updateValue(location, forKey: key)
+      } else {
+        previous = groups[group]?.removeValue(forKey: key)
+        if groups[group]?.isEmpty == true { groups[group] = nil }
+      }
+    } else if let location {
+      previous = ungrouped.updateValue(location, forKey: key)
+    } else {
+      previous = ungrouped.removeValue(forKey: key)
+    }
+    if previous == nil && location != nil { count += 1 }
+    if previous != nil && location == nil { count -= 1 }
+    return previous
+  }
 
   /// Records a put at `location`; the record it replaces, if any, becomes dead.
   ///
+  /// - Returns: whether the key existed before.
   /// - Complexity: O(1) on average.
-  mutating func applyPut(_ key: IndexKey, at location: RecordLocation) {
+  @discardableResult
+  mutating func applyPut(_ key: IndexKey, at location: RecordLocation) -> Bool {
     usage[location.segment, default: SegmentUsage()].totalBytes += UInt64(location.length)
-    if let old = locations.updateValue(location, forKey: key) {
-      usage[old.segment, default: SegmentUsage()].deadBytes += UInt64(old.length)
-    }
+    guard let old = setLocation(location, for: key) else { return false }
+    usage[old.segment, default: SegmentUsage()].deadBytes += UInt64(old.length)
+    return true
   }
 
   /// Records a tombstone at `location` (dead from the start); the key's record becomes dead.
@@ -63,9 +108,56 @@ struct KeyDirectory: Sendable {
     segmentUsage.totalBytes += UInt64(location.length)
     segmentUsage.deadBytes += UInt64(location.length)
     usage[location.segment] = segmentUsage
-    guard let old = locations.removeValue(forKey: key) else { return false }
+    guard let old = setLocation(nil, for: key) else { return false }
     usage[old.segment, default: SegmentUsage()].deadBytes += UInt64(old.length)
     return true
+  }
+
+  /// Points `key` at a copy of its record made by compaction, if it still points at `old`.
+  /// Otherwise the copy is dead from the start.
+  ///
+  /// - Returns: whether the key was moved.
+  @discardableResult
+  mutating func relocate(_ key: IndexKey, from old: RecordLocation, to new: RecordLocation) -> Bool {
+    var segmentUsage = usage[new.segment, default: SegmentUsage()]
+    segmentUsage.totalBytes += UInt64(new.length)
+    let moved = self[key] == old
+    if moved { setLocation(new, for: key) } else { segmentUsage.deadBytes += UInt64(new.length) }
+    usage[new.segment] = segmentUsage
+    return moved
+  }
+
+  /// Forgets a segment's usage once compaction has removed it.
+  mutating func forgetSegment(_ id: UInt32) {
+    usage[id] = nil
+  }
+
+  /// Every key.
+  ///
+  /// - Complexity: O(n).
+  var allKeys: [String] {
+    var keys = ungrouped.keys.map(\.string)
+    for table in groups.values { keys.append(contentsOf: table.keys.map(\.string)) }
+    return keys
+  }
+
+  /// The keys of one group (full keys, separator included).
+  ///
+  /// - Complexity: O(size of the group).
+  func keys(inGroup group: String) -> [String] {
+    groups[IndexKey(group)].map { $0.keys.map(\.string) } ?? []
+  }
+
+  /// The keys and locations of one group.
+  func entries(inGroup group: String) -> [(key: String, location: RecordLocation)] {
+    groups[IndexKey(group)].map { $0.map { ($0.key.string, $0.value) } } ?? []
+  }
+
+  /// The number of keys in one group.
+  ///
+  /// - Complexity: O(1).
+  func count(inGroup group: String) -> Int {
+    groups[IndexKey(group)]?.count ?? 0
   }
 
   var liveBytes: UInt64 { usage.values.reduce(0) { $0 + $1.totalBytes - min($1.totalBytes, $1.deadBytes) } }

@@ -2,7 +2,7 @@ import Foundation
 
 extension CaskStore {
   /// An operation encrypted and ready to append.
-  private struct Prepared {
+  struct Prepared {
     var key: IndexKey
     var keyMessage: Data
     var valueMessage: Data?
@@ -18,7 +18,16 @@ extension CaskStore {
   /// updates the index, and waits for durability as the options ask.
   func commit(_ batch: CaskBatch) throws -> CommitResult {
     guard !options.readOnly else { throw CaskError.readOnly }
-    // The last operation on a key wins: keep one per key, in the order of their last occurrence.
+    let prepared = try prepare(batch)
+    guard !prepared.isEmpty else { return CommitResult() }
+    let (ticket, result) = try writer.withLock { writer in try append(prepared, writer: &writer) }
+    try finishCommit(ticket: ticket, result: result)
+    return result
+  }
+
+  /// Encrypts the operations of a batch, keeping one per key (the last operation on a key
+  /// wins), in the order of their last occurrence.
+  func prepare(_ batch: CaskBatch) throws -> [Prepared] {
     var lastIndex: [IndexKey: Int] = [:]
     for (index, operation) in batch.operations.enumerated() { lastIndex[IndexKey(operation.key)] = index }
     var prepared: [Prepared] = []
@@ -32,22 +41,23 @@ extension CaskStore {
         prepared.append(Prepared(key: IndexKey(key), keyMessage: try cipher.sealKey(key), valueMessage: nil))
       }
     }
-    guard !prepared.isEmpty else { return CommitResult() }
-    let (ticket, result) = try writer.withLock { writer in try append(prepared, writer: &writer) }
-    if result.written > 0 {
-      if options.durability == .always { try waitUntilDurable(ticket) }
-      background.noteWrite(store: self)
-    }
-    return result
+    return prepared
+  }
+
+  /// After the writer lock is released: durability as the options ask, and the compaction check.
+  func finishCommit(ticket: UInt64, result: CommitResult) throws {
+    guard result.written > 0 else { return }
+    if options.durability == .always { try waitUntilDurable(ticket) }
+    background.noteWrite(store: self)
   }
 
   /// Appends under the writer lock. Deletes of absent keys are dropped here, where no other
   /// writer can interleave.
-  private func append(_ operations: [Prepared], writer: inout WriterState) throws -> (UInt64, CommitResult) {
+  func append(_ operations: [Prepared], writer: inout WriterState) throws -> (UInt64, CommitResult) {
     if writer.closed { throw CaskError.closed }
     if let failure = writer.failure { throw failure }
     let present = state.withLock { state in
-      operations.map { $0.valueMessage != nil || state.directory.locations[$0.key] != nil }
+      operations.map { $0.valueMessage != nil || state.directory[$0.key] != nil }
     }
     let effective = zip(operations, present).filter(\.1).map(\.0)
     guard !effective.isEmpty else { return (writer.ticket, CommitResult()) }
@@ -96,15 +106,23 @@ extension CaskStore {
     writer.active = active
 
     var result = CommitResult(written: effective.count)
+    var changes: [CaskChange] = []
+    changes.reserveCapacity(effective.count)
     state.withLock { state in
       for (operation, location) in zip(effective, locations) {
         if operation.valueMessage == nil {
-          if state.directory.applyDelete(operation.key, at: location) { result.deleted += 1 }
+          if state.directory.applyDelete(operation.key, at: location) {
+            result.deleted += 1
+            changes.append(CaskChange(key: operation.key.string, kind: .deleted))
+          }
         } else {
-          state.directory.applyPut(operation.key, at: location)
+          let existed = state.directory.applyPut(operation.key, at: location)
+          changes.append(CaskChange(key: operation.key.string, kind: existed ? .updated : .inserted))
         }
       }
     }
+    // Under the writer lock, so observers see commits in the order they happened.
+    observers.notify(changes)
     return (writer.ticket, result)
   }
 

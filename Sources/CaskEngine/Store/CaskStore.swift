@@ -21,6 +21,7 @@ public final class CaskStore: Sendable {
   let writer: Mutex<WriterState>
   let compactionLock = Mutex(())
   let background: BackgroundWork
+  let observers = ChangeObservers()
   private let lock: Mutex<(any FileLock)?>
 
   /// The index and the open segments, guarded by `state`. Readers hold the lock only to look
@@ -135,7 +136,7 @@ public final class CaskStore: Sendable {
   ///
   /// - Complexity: O(1).
   public var count: Int {
-    state.withLock { $0.directory.locations.count }
+    state.withLock { $0.directory.count }
   }
 
   /// Every key, sorted by UTF-8 bytes.
@@ -152,8 +153,8 @@ public final class CaskStore: Sendable {
     let prefixBytes = Array(prefix.utf8)
     let matches = try state.withLock { state -> [String] in
       guard !state.closed else { throw CaskError.closed }
-      if prefixBytes.isEmpty { return state.directory.locations.keys.map(\.string) }
-      return state.directory.locations.keys.lazy.map(\.string).filter { $0.utf8.starts(with: prefixBytes) }
+      let all = state.directory.allKeys
+      return prefixBytes.isEmpty ? all : all.filter { $0.utf8.starts(with: prefixBytes) }
     }
     return matches.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
   }
@@ -162,7 +163,7 @@ public final class CaskStore: Sendable {
     let indexKey = IndexKey(key)
     return try state.withLock { state in
       guard !state.closed else { throw CaskError.closed }
-      guard let location = state.directory.locations[indexKey], let segment = state.segments[location.segment]
+      guard let location = state.directory[indexKey], let segment = state.segments[location.segment]
       else { return nil }
       return (location, segment)
     }
@@ -234,7 +235,7 @@ public final class CaskStore: Sendable {
   public func stats() -> CaskStats {
     state.withLock { state in
       CaskStats(
-        keys: state.directory.locations.count, liveBytes: state.directory.liveBytes,
+        keys: state.directory.count, liveBytes: state.directory.liveBytes,
         deadBytes: state.directory.deadBytes, segments: state.segments.count, recovery: state.recovery,
         compactions: state.compactions)
     }

@@ -1,0 +1,81 @@
+import Synchronization
+
+/// One change to a key, as reported to observers.
+public struct CaskChange: Sendable, Equatable {
+  /// What happened to the key.
+  public enum Kind: Sendable, Equatable {
+    /// The key did not exist before.
+    case inserted
+    /// The key existed and got a new value.
+    case updated
+    /// The key was removed.
+    case deleted
+  }
+
+  /// The key that changed (a secret: never logged by the store).
+  public var key: String
+  public var kind: Kind
+
+  public init(key: String, kind: Kind) {
+    self.key = key
+    self.kind = kind
+  }
+}
+
+/// Keeps a change observer registered until `cancel()` is called or it is released.
+public final class CaskObservation: Sendable {
+  private let cancelAction: Mutex<(@Sendable () -> Void)?>
+
+  init(cancel: @escaping @Sendable () -> Void) {
+    cancelAction = Mutex(cancel)
+  }
+
+  deinit {
+    cancel()
+  }
+
+  /// Stops the observer; idempotent.
+  public func cancel() {
+    let action = cancelAction.withLock { action -> (@Sendable () -> Void)? in
+      defer { action = nil }
+      return action
+    }
+    action?()
+  }
+}
+
+/// The registered observers of one store.
+final class ChangeObservers: Sendable {
+  typealias Handler = @Sendable ([CaskChange]) -> Void
+  private let handlers = Mutex<(next: UInt64, table: [UInt64: Handler])>((0, [:]))
+
+  func add(_ handler: @escaping Handler) -> UInt64 {
+    handlers.withLock { state in
+      state.next += 1
+      state.table[state.next] = handler
+      return state.next
+    }
+  }
+
+  func remove(_ id: UInt64) {
+    _ = handlers.withLock { $0.table.removeValue(forKey: id) }
+  }
+
+  func notify(_ changes: [CaskChange]) {
+    guard !changes.isEmpty else { return }
+    let current = handlers.withLock { Array($0.table.values) }
+    for handler in current { handler(changes) }
+  }
+}
+
+extension CaskStore {
+  /// Calls `handler` after every commit with the keys it inserted, updated and deleted, in
+  /// commit order, until the returned observation is cancelled or released.
+  ///
+  /// The handler runs on the committing thread while writes are serialized, so it must be
+  /// quick and must not write to this store (hand the changes to a queue or an `AsyncStream`).
+  public func observeChanges(_ handler: @escaping @Sendable ([CaskChange]) -> Void) -> CaskObservation {
+    let id = observers.add(handler)
+    return CaskObservation { [weak self] in self?.observers.remove(id) }
+  }
+}

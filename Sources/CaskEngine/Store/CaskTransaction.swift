@@ -1,0 +1,116 @@
+import Foundation
+
+/// A read-modify-write unit: reads see the committed store plus the transaction's own writes,
+/// and no other writer can commit between the reads and the commit.
+///
+/// Obtained from `CaskStore.transaction(_:)`. Do not call the store's own write methods
+/// (`put`, `delete`, `batch`, `transaction`) inside the body: writers are serialized, and the
+/// body already holds the turn.
+public struct CaskTransaction {
+  private let store: CaskStore
+  private(set) var batch = CaskBatch()
+  private var pending: [IndexKey: Data?] = [:]
+
+  init(store: CaskStore) {
+    self.store = store
+  }
+
+  /// The value of `key` as this transaction sees it.
+  public func get(_ key: String) throws -> Data? {
+    if let written = pending[IndexKey(key)] { return written }
+    return try store.get(key)
+  }
+
+  /// The keys of a group as this transaction sees them, sorted.
+  public func keys(inGroup group: String) throws -> [String] {
+    var keys = Set(try store.keys(inGroup: group).map(IndexKey.init))
+    for (key, value) in pending where KeyDirectory.group(of: key)?.string == group {
+      if value == nil { keys.remove(key) } else { keys.insert(key) }
+    }
+    return keys.map(\.string).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+  }
+
+  /// Stores `value` under `key` when the transaction commits.
+  public mutating func put(_ value: Data, forKey key: String) throws {
+    try batch.put(value, forKey: key)
+    pending[IndexKey(key)] = .some(value)
+  }
+
+  /// Removes `key` when the transaction commits.
+  public mutating func delete(_ key: String) throws {
+    try batch.delete(key)
+    pending[IndexKey(key)] = .some(nil)
+  }
+}
+
+extension CaskStore {
+  /// Runs `body` with the writers' turn held, then commits its writes as one atomic batch.
+  /// Nothing is written if `body` throws.
+  ///
+  /// - Returns: what `body` returns.
+  /// - Throws: what `body` throws, and the errors of `batch`.
+  /// - Complexity: that of the body's reads plus one batch; other writers wait meanwhile.
+  public func transaction<R>(_ body: (inout CaskTransaction) throws -> R) throws -> R {
+    guard !options.readOnly else { throw CaskError.readOnly }
+    let (value, ticket, result) = try writer.withLock { writer -> (R, UInt64, CommitResult) in
+      if writer.closed { throw CaskError.closed }
+      var transaction = CaskTransaction(store: self)
+      let value = try body(&transaction)
+      let prepared = try prepare(transaction.batch)
+      guard !prepared.isEmpty else { return (value, writer.ticket, CommitResult()) }
+      let (ticket, result) = try append(prepared, writer: &writer)
+      return (value, ticket, result)
+    }
+    try finishCommit(ticket: ticket, result: result)
+    return value
+  }
+
+  // MARK: Groups
+
+  /// The keys whose part before the first U+0000 is `group`, sorted by UTF-8 bytes.
+  ///
+  /// - Complexity: O(m log m) for the m keys of the group, whatever else the store holds.
+  public func keys(inGroup group: String) throws -> [String] {
+    try state.withLock { state in
+      guard !state.closed else { throw CaskError.closed }
+      return state.directory.keys(inGroup: group)
+    }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+  }
+
+  /// The number of keys in a group.
+  ///
+  /// - Complexity: O(1).
+  public func count(inGroup group: String) -> Int {
+    state.withLock { $0.directory.count(inGroup: group) }
+  }
+
+  /// Every key of a group with its value, read in file order (sequential I/O).
+  ///
+  /// - Parameter onDamage: called for a record that fails to authenticate, with its key;
+  ///   return normally to skip it, or throw to stop. By default the error is thrown.
+  /// - Complexity: O(m) reads and decryptions for the m keys of the group.
+  public func entries(
+    inGroup group: String, onDamage: (String, CaskError) throws -> Void = { throw $1 }
+  ) throws -> [(key: String, value: Data)] {
+    let located = try state.withLock { state -> [(String, RecordLocation, Segment)] in
+      guard !state.closed else { throw CaskError.closed }
+      return state.directory.entries(inGroup: group).compactMap { entry in
+        state.segments[entry.location.segment].map { (entry.key, entry.location, $0) }
+      }
+    }
+    let ordered = located.sorted {
+      ($0.2.order, $0.1.offset) < ($1.2.order, $1.1.offset)
+    }
+    var result: [(key: String, value: Data)] = []
+    result.reserveCapacity(ordered.count)
+    for (key, location, segment) in ordered {
+      do {
+        result.append((key, try readValue(at: location, in: segment)))
+      } catch let error as CaskError {
+        guard case .corrupt = error else { throw error }
+        try onDamage(key, error)
+      }
+    }
+    return result
+  }
+}
