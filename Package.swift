@@ -6,6 +6,7 @@ let package = Package(
   products: [
     .library(name: "RNCryptorCodec", targets: ["RNCryptorCodec"]),
     .library(name: "CaskEngine", targets: ["CaskEngine"]),
+    .library(name: "CipherCask", targets: ["CipherCask"]),
   ],
   targets: [
     .systemLibrary(
@@ -21,13 +22,26 @@ let package = Package(
       dependencies: ["RNCryptorCodec"]
     ),
     .target(
+      name: "CipherCask",
+      dependencies: ["CaskEngine", "RNCryptorCodec"]
+    ),
+    .target(
       name: "CaskTestSupport",
       dependencies: ["CaskEngine"],
       path: "Tests/CaskTestSupport"
     ),
+    .executableTarget(
+      name: "cask-crash-writer",
+      dependencies: ["CaskEngine", "CaskTestSupport"],
+      path: "Tests/CrashWriter"
+    ),
     .testTarget(
       name: "CaskEngineTests",
       dependencies: ["CaskEngine", "CaskTestSupport"]
+    ),
+    .testTarget(
+      name: "CipherCaskTests",
+      dependencies: ["CipherCask", "CaskTestSupport"]
     ),
     .testTarget(
       name: "RNCryptorCodecTests",

@@ -94,7 +94,7 @@ extension CaskError: CustomStringConvertible {
   }
 
   /// A decoding error's kind and coding path, without the values it may quote.
-  static func summary(of error: any Error) -> String {
+  public static func summary(of error: any Error) -> String {
     guard let decoding = error as? DecodingError else { return String(describing: type(of: error)) }
     func path(_ context: DecodingError.Context) -> String {
       context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")

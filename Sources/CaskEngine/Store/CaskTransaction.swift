@@ -21,6 +21,14 @@ public struct CaskTransaction {
     return try store.get(key)
   }
 
+  /// Whether `key` exists as this transaction sees it.
+  ///
+  /// - Complexity: O(1), no disk access.
+  public func contains(_ key: String) throws -> Bool {
+    if let written = pending[IndexKey(key)] { return written != nil }
+    return try store.contains(key)
+  }
+
   /// The keys of a group as this transaction sees them, sorted.
   public func keys(inGroup group: String) throws -> [String] {
     var keys = Set(try store.keys(inGroup: group).map(IndexKey.init))

@@ -1,0 +1,127 @@
+import Foundation
+
+extension CaskCollection {
+  /// Reads the object with `id`, lets `mutate` change it, and saves it, with no other writer
+  /// able to commit in between (no lost updates).
+  ///
+  /// - Returns: the saved object, or `nil` if there is no object with `id` (nothing is written).
+  /// - Throws: what `mutate` throws (nothing is written), `CaskError.decoding`, store errors.
+  ///   Changing the object's `id` inside `mutate` is an error (`CaskError.invalidKey`).
+  @discardableResult
+  public func update(id: T.ID, _ mutate: (inout T) throws -> Void) throws -> T? {
+    let key = try key(for: id)
+    return try store.transaction { transaction -> T? in
+      guard let data = try transaction.get(key) else { return nil }
+      var object = try decode(data, id: id.description)
+      try mutate(&object)
+      guard object.id.description == id.description else {
+        throw CaskError.invalidKey(reason: "update must not change an object's id")
+      }
+      try transaction.put(encode(object), forKey: key)
+      return object
+    }
+  }
+
+  /// Applies `mutate` to every object matching `predicate`, all in one atomic batch.
+  ///
+  /// - Returns: how many objects were updated.
+  /// - Complexity: O(n) reads and decodes, O(m) encodes for the m matches; other writers wait.
+  @discardableResult
+  public func updateAll(where predicate: (T) throws -> Bool, _ mutate: (inout T) throws -> Void) throws -> Int {
+    try checkName()
+    return try store.transaction { transaction in
+      var updated = 0
+      for key in try transaction.keys(inGroup: name) {
+        guard let data = try transaction.get(key) else { continue }
+        var object = try decode(data, id: Self.idString(fromKey: key))
+        guard try predicate(object) else { continue }
+        let id = object.id.description
+        try mutate(&object)
+        guard object.id.description == id else {
+          throw CaskError.invalidKey(reason: "updateAll must not change an object's id")
+        }
+        try transaction.put(encode(object), forKey: key)
+        updated += 1
+      }
+      return updated
+    }
+  }
+
+  /// Deletes every object matching `predicate`, in one atomic batch.
+  ///
+  /// - Returns: how many objects were deleted.
+  @discardableResult
+  public func deleteAll(where predicate: (T) throws -> Bool) throws -> Int {
+    try checkName()
+    return try store.transaction { transaction in
+      var deleted = 0
+      for key in try transaction.keys(inGroup: name) {
+        guard let data = try transaction.get(key) else { continue }
+        guard try predicate(decode(data, id: Self.idString(fromKey: key))) else { continue }
+        try transaction.delete(key)
+        deleted += 1
+      }
+      return deleted
+    }
+  }
+
+  /// How many objects an import inserted and how many it replaced.
+  public struct ImportResult: Sendable, Equatable {
+    public var inserted: Int
+    public var replaced: Int
+
+    public init(inserted: Int, replaced: Int) {
+      self.inserted = inserted
+      self.replaced = replaced
+    }
+  }
+
+  /// Upserts the objects of a JSON array in one atomic batch.
+  ///
+  /// For seed 003's events, pass a decoder with `.convertFromSnakeCase` keys and `.iso8601`
+  /// dates. An id that appears twice counts once, as inserted or replaced by its first
+  /// occurrence; the last occurrence is stored.
+  ///
+  /// - Throws: `CaskError.invalidImport` for malformed JSON or objects that do not decode as
+  ///   `T` (nothing is written).
+  @discardableResult
+  public func importJSON(_ data: Data, decoder: JSONDecoder = JSONDecoder()) throws -> ImportResult {
+    let objects: [T]
+    do {
+      objects = try decoder.decode([T].self, from: data)
+    } catch {
+      throw CaskError.invalidImport(reason: CaskError.summary(of: error), line: nil)
+    }
+    return try upsert(objects)
+  }
+
+  /// Upserts `objects` in one atomic batch, counting inserts and replacements.
+  @discardableResult
+  public func upsert<S: Sequence<T>>(_ objects: S) throws -> ImportResult {
+    try checkName()
+    return try store.transaction { transaction in
+      var result = ImportResult(inserted: 0, replaced: 0)
+      var seen = Set<String>()
+      for object in objects {
+        let key = try key(for: object.id)
+        if seen.insert(key).inserted {
+          if try transaction.contains(key) { result.replaced += 1 } else { result.inserted += 1 }
+        }
+        try transaction.put(encode(object), forKey: key)
+      }
+      return result
+    }
+  }
+}
+
+extension CaskBatch {
+  /// Saves `object` into `collection` when the batch commits (spanning collections).
+  public mutating func save<T>(_ object: T, in collection: CaskCollection<T>) throws {
+    try put(collection.encode(object), forKey: collection.key(for: object.id))
+  }
+
+  /// Deletes the object with `id` from `collection` when the batch commits.
+  public mutating func delete<T>(id: T.ID, from collection: CaskCollection<T>) throws {
+    try delete(collection.key(for: id))
+  }
+}

@@ -1,0 +1,42 @@
+import Foundation
+
+extension CaskCollection {
+  /// The objects for which `isIncluded` returns `true`.
+  ///
+  /// - Complexity: O(n) reads and decodes: objects are encrypted, so there is no index on
+  ///   their fields.
+  public func filter(_ isIncluded: (T) throws -> Bool) throws -> [T] {
+    try all().filter(isIncluded)
+  }
+
+  /// The first object (in key order of ids) that satisfies `predicate`.
+  ///
+  /// - Complexity: O(n) in the worst case; stops at the first match.
+  public func first(where predicate: (T) throws -> Bool) throws -> T? {
+    for id in try ids() {
+      if let object = try get(id: id), try predicate(object) { return object }
+    }
+    return nil
+  }
+
+  /// A page of objects: those matching `predicate` (all by default), sorted by
+  /// `areInIncreasingOrder` (by id by default), skipping `offset`, at most `limit`.
+  ///
+  /// - Complexity: O(n) decodes plus O(m log m) to sort the m matches.
+  public func fetch(
+    where predicate: (T) throws -> Bool = { _ in true },
+    sortedBy areInIncreasingOrder: ((T, T) throws -> Bool)? = nil,
+    limit: Int? = nil,
+    offset: Int = 0
+  ) throws -> [T] {
+    var matches = try filter(predicate)
+    if let areInIncreasingOrder {
+      try matches.sort(by: areInIncreasingOrder)
+    } else {
+      matches.sort { $0.id.description.utf8.lexicographicallyPrecedes($1.id.description.utf8) }
+    }
+    let start = min(max(0, offset), matches.count)
+    let end = limit.map { min(matches.count, start + max(0, $0)) } ?? matches.count
+    return Array(matches[start..<end])
+  }
+}

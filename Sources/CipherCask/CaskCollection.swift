@@ -1,0 +1,193 @@
+import Foundation
+
+/// A named collection of model objects in a store, addressed by their `id`.
+///
+/// Objects are encoded with the collection's `CaskCoder` and stored under the key
+/// `name + "\u{0}" + id.description`; the engine keeps each collection in its own index table,
+/// so every operation on one collection costs the same whatever else the store holds. Names,
+/// ids and objects are all encrypted on disk.
+///
+/// A collection is a cheap value: make as many as you like, from any thread. All operations
+/// are thread-safe, and each has an `async` form.
+public struct CaskCollection<T: Codable & Identifiable & Sendable>: Sendable
+where T.ID: LosslessStringConvertible & Sendable {
+  /// The collection's name; collections of different names never see each other's objects.
+  public let name: String
+  /// The store it lives in.
+  public let store: CaskStore
+  /// How objects are encoded.
+  public let coder: any CaskCoder
+
+  init(store: CaskStore, name: String, coder: any CaskCoder) {
+    self.store = store
+    self.name = name
+    self.coder = coder
+  }
+
+  // MARK: Keys
+
+  static var separator: String { "\u{0}" }
+
+  func checkName() throws {
+    guard !name.isEmpty, !name.utf8.contains(0) else {
+      throw CaskError.invalidKey(reason: "collection names must be non-empty and must not contain U+0000")
+    }
+  }
+
+  func key(for id: T.ID) throws -> String {
+    try checkName()
+    return name + Self.separator + id.description
+  }
+
+  /// The id part of a key of this collection (after the separator).
+  static func idString(fromKey key: String) -> String {
+    guard let separator = key.utf8.firstIndex(of: 0) else { return key }
+    return String(key[key.index(after: separator)...])
+  }
+
+  /// The id in a key of this collection, or `nil` if it does not parse as `T.ID`.
+  func id(fromKey key: String) -> T.ID? {
+    T.ID(Self.idString(fromKey: key))
+  }
+
+  func encode(_ object: T) throws -> Data {
+    try coder.encode(object)
+  }
+
+  func decode(_ data: Data, id: String) throws -> T {
+    do {
+      return try coder.decode(T.self, from: data)
+    } catch {
+      throw CaskError.decoding(collection: name, id: id, underlying: error)
+    }
+  }
+
+  // MARK: Single objects
+
+  /// Inserts `object`, or replaces the object with the same id.
+  ///
+  /// - Throws: `EncodingError`, and `CaskError` from the store.
+  /// - Complexity: one encode, one encryption, one append.
+  public func save(_ object: T) throws {
+    try store.put(encode(object), forKey: key(for: object.id))
+  }
+
+  /// Saves all `objects` in one atomic batch: after a crash, all are saved or none.
+  ///
+  /// - Complexity: O(n) encodes, one append.
+  public func save<S: Sequence<T>>(contentsOf objects: S) throws {
+    try store.batch { batch in
+      for object in objects { try batch.put(encode(object), forKey: key(for: object.id)) }
+    }
+  }
+
+  /// The object with `id`, or `nil`.
+  ///
+  /// - Throws: `CaskError.decoding` if the stored object no longer decodes as `T`.
+  /// - Complexity: O(1): one lookup, one read, one decryption, one decode.
+  public func get(id: T.ID) throws -> T? {
+    guard let data = try store.get(key(for: id)) else { return nil }
+    return try decode(data, id: id.description)
+  }
+
+  /// Removes the object with `id`.
+  ///
+  /// - Returns: whether it existed.
+  @discardableResult
+  public func delete(id: T.ID) throws -> Bool {
+    try store.delete(key(for: id))
+  }
+
+  /// Whether an object with `id` exists.
+  ///
+  /// - Complexity: O(1), no disk access.
+  public func contains(id: T.ID) throws -> Bool {
+    try store.contains(key(for: id))
+  }
+
+  /// The number of objects.
+  ///
+  /// - Complexity: O(1).
+  public var count: Int {
+    store.count(inGroup: name)
+  }
+
+  /// The ids of all objects, in key order.
+  ///
+  /// - Complexity: O(n log n) for the n objects of this collection; no disk access.
+  public func ids() throws -> [T.ID] {
+    try checkName()
+    return try store.keys(inGroup: name).compactMap(id(fromKey:))
+  }
+
+  // MARK: Whole collection
+
+  /// What to do with a stored object that no longer decodes.
+  public enum DecodingFailurePolicy: Sendable {
+    /// Throw `CaskError.decoding` (the default).
+    case fail
+    /// Leave it out and report it in `DecodedObjects.failures`.
+    case skip
+  }
+
+  /// The objects of a read that skipped what did not decode.
+  public struct DecodedObjects: Sendable {
+    public var objects: [T]
+    /// One `CaskError.decoding` per object left out.
+    public var failures: [CaskError]
+  }
+
+  /// Every object, in no particular order.
+  ///
+  /// - Throws: `CaskError.decoding` for the first object that no longer decodes.
+  /// - Complexity: O(n) reads and decodes for the n objects of this collection.
+  public func all() throws -> [T] {
+    try all(onDecodingFailure: .fail).objects
+  }
+
+  /// Every object, skipping (and reporting) those that no longer decode when asked to.
+  public func all(onDecodingFailure policy: DecodingFailurePolicy) throws -> DecodedObjects {
+    try checkName()
+    var result = DecodedObjects(objects: [], failures: [])
+    for entry in try store.entries(inGroup: name) {
+      do {
+        result.objects.append(try decode(entry.value, id: Self.idString(fromKey: entry.key)))
+      } catch let error as CaskError {
+        guard policy == .skip else { throw error }
+        result.failures.append(error)
+      }
+    }
+    return result
+  }
+
+  /// Removes every object of this collection in one atomic batch.
+  ///
+  /// - Returns: how many were removed.
+  @discardableResult
+  public func removeAll() throws -> Int {
+    try checkName()
+    return try store.transaction { transaction in
+      let keys = try transaction.keys(inGroup: name)
+      for key in keys { try transaction.delete(key) }
+      return keys.count
+    }
+  }
+}
+
+extension CaskCollection.DecodingFailurePolicy: Equatable {}
+
+extension CaskStore {
+  /// The collection of `type` named after the type.
+  public func collection<T: Codable & Identifiable & Sendable>(
+    _ type: T.Type, coder: any CaskCoder = JSONCaskCoder()
+  ) -> CaskCollection<T> where T.ID: LosslessStringConvertible & Sendable {
+    CaskCollection(store: self, name: String(describing: type), coder: coder)
+  }
+
+  /// The collection of `type` named `name`.
+  public func collection<T: Codable & Identifiable & Sendable>(
+    _ type: T.Type, named name: String, coder: any CaskCoder = JSONCaskCoder()
+  ) -> CaskCollection<T> where T.ID: LosslessStringConvertible & Sendable {
+    CaskCollection(store: self, name: name, coder: coder)
+  }
+}
