@@ -153,6 +153,15 @@ struct KeyDirectory: Sendable {
     groups[IndexKey(group)].map { $0.map { ($0.key.string, $0.value) } } ?? []
   }
 
+  /// Every group with its number of keys.
+  ///
+  /// - Complexity: O(number of groups).
+  var groupCounts: [String: Int] {
+    var counts: [String: Int] = [:]
+    for (group, table) in groups { counts[group.string] = table.count }
+    return counts
+  }
+
   /// The number of keys in one group.
   ///
   /// - Complexity: O(1).

@@ -85,6 +85,13 @@ extension CaskStore {
     }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
   }
 
+  /// Every group (for typed collections: every collection name) with its number of keys.
+  ///
+  /// - Complexity: O(number of groups).
+  public func groups() -> [String: Int] {
+    state.withLock { $0.directory.groupCounts }
+  }
+
   /// The number of keys in a group.
   ///
   /// - Complexity: O(1).
