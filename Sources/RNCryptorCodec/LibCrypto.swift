@@ -52,6 +52,15 @@ enum LibCrypto {
     }
   }
 
+  /// Fills a 16-byte IV from a buffer of CSPRNG output refilled 4 KiB at a time, which
+  /// spares a `RAND_bytes` call per message. IVs are public once used; the buffer only ever
+  /// holds IVs not yet handed out, and a forked child refills before using it.
+  static func randomIV(_ buffer: UnsafeMutableRawBufferPointer) throws {
+    try ivPool.fill(buffer)
+  }
+
+  private static let ivPool = RandomPool()
+
   /// `count` fresh random bytes.
   static func randomData(count: Int) throws -> Data {
     var data = Data(count: count)
@@ -83,36 +92,101 @@ enum LibCrypto {
   }
 }
 
-/// An AES-256-CBC context with PKCS#7 padding, encrypting or decrypting one message.
-final class CipherContext {
-  private let context: OpaquePointer
+/// A few idle libcrypto contexts kept for reuse, so that encrypting a small message does not
+/// allocate, key and free a context each time. Contexts are handed out to one user at a time.
+final class ContextPool: @unchecked Sendable {
+  private let lock = NSLock()
+  private var idle: [OpaquePointer] = []
+  private let capacity: Int
+  private let release: (OpaquePointer) -> Void
 
-  /// - Parameters:
-  ///   - key: the 32-byte encryption key.
-  ///   - iv: the 16-byte IV.
-  ///   - encrypt: `true` to encrypt, `false` to decrypt.
-  init(key: SecureBytes, iv: UnsafeRawBufferPointer, encrypt: Bool) throws {
-    let algorithm = try LibCrypto.algorithms().aes256CBC
-    guard let context = EVP_CIPHER_CTX_new() else { throw LibCrypto.failure("EVP_CIPHER_CTX_new") }
-    self.context = context
-    let status = key.withUnsafeBytes { keyBytes in
-      EVP_CipherInit_ex2(
-        context, algorithm, keyBytes.baseAddress?.assumingMemoryBound(to: UInt8.self),
-        iv.baseAddress?.assumingMemoryBound(to: UInt8.self), encrypt ? 1 : 0, nil)
-    }
-    guard status == 1 else { throw LibCrypto.failure("EVP_CipherInit_ex2") }
+  init(capacity: Int = 8, release: @escaping (OpaquePointer) -> Void) {
+    self.capacity = capacity
+    self.release = release
   }
 
   deinit {
-    EVP_CIPHER_CTX_free(context)
+    for context in idle { release(context) }
+  }
+
+  /// An idle context, or `nil` if none is left.
+  func take() -> OpaquePointer? {
+    lock.lock()
+    defer { lock.unlock() }
+    return idle.popLast()
+  }
+
+  /// Returns a context for reuse (or frees it when the pool is full).
+  func give(_ context: OpaquePointer) {
+    lock.lock()
+    if idle.count < capacity {
+      idle.append(context)
+      lock.unlock()
+    } else {
+      lock.unlock()
+      release(context)
+    }
+  }
+}
+
+/// An AES-256 key with its expanded key schedules, ready to encrypt or decrypt messages.
+///
+/// Each direction keeps a pool of contexts already initialised with the key; a message only
+/// sets its IV, which skips the key expansion.
+final class CipherKey: Sendable {
+  let key: SecureBytes
+  fileprivate let encryptors = ContextPool(release: { EVP_CIPHER_CTX_free($0) })
+  fileprivate let decryptors = ContextPool(release: { EVP_CIPHER_CTX_free($0) })
+
+  init(key: SecureBytes) {
+    self.key = key
+  }
+
+  /// A context for one message with `iv`.
+  func start(iv: UnsafeRawBufferPointer, encrypt: Bool) throws -> CipherContext {
+    let pool = encrypt ? encryptors : decryptors
+    let ivPointer = iv.baseAddress?.assumingMemoryBound(to: UInt8.self)
+    if let context = pool.take() {
+      guard EVP_CipherInit_ex2(context, nil, nil, ivPointer, encrypt ? 1 : 0, nil) == 1 else {
+        EVP_CIPHER_CTX_free(context)
+        throw LibCrypto.failure("EVP_CipherInit_ex2")
+      }
+      return CipherContext(context: context, pool: pool)
+    }
+    let algorithm = try LibCrypto.algorithms().aes256CBC
+    guard let context = EVP_CIPHER_CTX_new() else { throw LibCrypto.failure("EVP_CIPHER_CTX_new") }
+    let status = key.withUnsafeBytes { keyBytes in
+      EVP_CipherInit_ex2(
+        context, algorithm, keyBytes.baseAddress?.assumingMemoryBound(to: UInt8.self), ivPointer, encrypt ? 1 : 0,
+        nil)
+    }
+    guard status == 1 else {
+      EVP_CIPHER_CTX_free(context)
+      throw LibCrypto.failure("EVP_CipherInit_ex2")
+    }
+    return CipherContext(context: context, pool: pool)
+  }
+}
+
+/// An AES-256-CBC context with PKCS#7 padding, encrypting or decrypting one message. It goes
+/// back to its key's pool when released.
+final class CipherContext {
+  private let context: OpaquePointer
+  private let pool: ContextPool
+
+  fileprivate init(context: OpaquePointer, pool: ContextPool) {
+    self.context = context
+    self.pool = pool
+  }
+
+  deinit {
+    pool.give(context)
   }
 
   /// Processes `input` into `output`, which must have room for `input.count + 16` bytes.
   /// - Returns: the number of bytes written.
-  func update(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawPointer) throws
-    -> Int
-  {
-    guard input.count > 0 else { return 0 }
+  func update(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawPointer) throws -> Int {
+    guard let base = input.baseAddress, input.count > 0 else { return 0 }
     var written: Int32 = 0
     // OpenSSL takes an int length: feed large inputs in pieces.
     var offset = 0
@@ -121,7 +195,7 @@ final class CipherContext {
       let length = Swift.min(input.count - offset, 1 << 30)
       let status = EVP_CipherUpdate(
         context, output.advanced(by: total).assumingMemoryBound(to: UInt8.self), &written,
-        input.baseAddress!.advanced(by: offset).assumingMemoryBound(to: UInt8.self), Int32(length))
+        base.advanced(by: offset).assumingMemoryBound(to: UInt8.self), Int32(length))
       guard status == 1 else { throw LibCrypto.failure("EVP_CipherUpdate") }
       offset += length
       total += Int(written)
@@ -142,10 +216,12 @@ final class CipherContext {
   }
 }
 
-/// A keyed HMAC-SHA256 template, built once per key, duplicated for each message.
+/// A keyed HMAC-SHA256 template, built once per key. Each message gets a context from a pool
+/// of contexts already keyed (reset in place), or a duplicate of the template.
 final class HMACKey: @unchecked Sendable {
   // Never updated after init; only duplicated, which reads it.
   private let template: OpaquePointer
+  fileprivate let pool = ContextPool(release: { EVP_MAC_CTX_free($0) })
 
   init(key: SecureBytes) throws {
     let mac = try LibCrypto.algorithms().hmac
@@ -162,21 +238,31 @@ final class HMACKey: @unchecked Sendable {
 
   /// A fresh running HMAC for one message.
   func start() throws -> HMACContext {
+    if let context = pool.take() {
+      // A NULL key re-initialises the HMAC with the key it already holds.
+      guard EVP_MAC_init(context, nil, 0, nil) == 1 else {
+        EVP_MAC_CTX_free(context)
+        throw LibCrypto.failure("EVP_MAC_init")
+      }
+      return HMACContext(context: context, pool: pool)
+    }
     guard let context = EVP_MAC_CTX_dup(template) else { throw LibCrypto.failure("EVP_MAC_CTX_dup") }
-    return HMACContext(context: context)
+    return HMACContext(context: context, pool: pool)
   }
 }
 
-/// A running HMAC-SHA256 over one message.
+/// A running HMAC-SHA256 over one message; goes back to its key's pool when released.
 final class HMACContext {
   private let context: OpaquePointer
+  private let pool: ContextPool
 
-  fileprivate init(context: OpaquePointer) {
+  fileprivate init(context: OpaquePointer, pool: ContextPool) {
     self.context = context
+    self.pool = pool
   }
 
   deinit {
-    EVP_MAC_CTX_free(context)
+    pool.give(context)
   }
 
   func update(_ bytes: UnsafeRawBufferPointer) throws {
@@ -194,5 +280,31 @@ final class HMACContext {
         context, output.assumingMemoryBound(to: UInt8.self), &written, RNCryptor.Format.hmacLength) == 1,
       written == RNCryptor.Format.hmacLength
     else { throw LibCrypto.failure("EVP_MAC_final") }
+  }
+}
+
+/// Random bytes drawn from `RAND_bytes` in blocks of 4 KiB and handed out in order.
+private final class RandomPool: @unchecked Sendable {
+  private let lock = NSLock()
+  private var bytes = [UInt8](repeating: 0, count: 4096)
+  private var position = 4096
+  private var owner: pid_t = 0
+
+  func fill(_ buffer: UnsafeMutableRawBufferPointer) throws {
+    guard buffer.count <= bytes.count else { return try LibCrypto.randomBytes(buffer) }
+    lock.lock()
+    defer { lock.unlock() }
+    let pid = getpid()
+    if position + buffer.count > bytes.count || owner != pid {
+      try bytes.withUnsafeMutableBytes { try LibCrypto.randomBytes($0) }
+      position = 0
+      owner = pid
+    }
+    bytes.withUnsafeMutableBytes { pool in
+      buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: pool[position..<position + buffer.count]))
+      // Handed-out bytes are not kept.
+      LibCrypto.cleanse(UnsafeMutableRawBufferPointer(rebasing: pool[position..<position + buffer.count]))
+    }
+    position += buffer.count
   }
 }

@@ -121,7 +121,7 @@ extension RNCryptor {
         keys = try cache.keys(encryptionSalt: salts.encryption, hmacSalt: salts.hmac).keys
       }
       let iv = header.suffix(Format.ivLength)
-      let cipher = try iv.withUnsafeBytes { try CipherContext(key: keys.encryptionKey, iv: $0, encrypt: false) }
+      let cipher = try iv.withUnsafeBytes { try keys.cipher.start(iv: $0, encrypt: false) }
       let hmac = try keys.hmac.start()
       try header.withUnsafeBytes { try hmac.update($0) }
       active = Active(cipher: cipher, hmac: hmac)

@@ -38,7 +38,7 @@ extension RNCryptor {
       }
       let iv = try LibCrypto.randomData(count: Format.ivLength)
       header.append(iv)
-      cipher = try iv.withUnsafeBytes { try CipherContext(key: keys.encryptionKey, iv: $0, encrypt: true) }
+      cipher = try iv.withUnsafeBytes { try keys.cipher.start(iv: $0, encrypt: true) }
       hmac = try keys.hmac.start()
       try header.withUnsafeBytes { try hmac.update($0) }
       pendingHeader = header

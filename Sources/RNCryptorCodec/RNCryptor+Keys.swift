@@ -11,6 +11,7 @@ extension RNCryptor {
     /// The HMAC-SHA256 key.
     public let hmacKey: SecureBytes
     let hmac: HMACKey
+    let cipher: CipherKey
 
     /// Keys from raw bytes.
     ///
@@ -29,6 +30,7 @@ extension RNCryptor {
       self.encryptionKey = encryptionKey
       self.hmacKey = hmacKey
       self.hmac = try HMACKey(key: hmacKey)
+      self.cipher = CipherKey(key: encryptionKey)
     }
 
     /// Derives both keys from a password with PBKDF2-HMAC-SHA1 (10,000 iterations).

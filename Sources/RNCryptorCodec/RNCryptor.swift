@@ -118,9 +118,9 @@ public enum RNCryptor {
         guard iv.count == Format.ivLength else { throw Error.messageTooShort(length: iv.count, minimum: 16) }
         _ = iv.copyBytes(to: ivBuffer.bindMemory(to: UInt8.self))
       } else {
-        try LibCrypto.randomBytes(ivBuffer)
+        try LibCrypto.randomIV(ivBuffer)
       }
-      let cipher = try CipherContext(key: keys.encryptionKey, iv: UnsafeRawBufferPointer(ivBuffer), encrypt: true)
+      let cipher = try keys.cipher.start(iv: UnsafeRawBufferPointer(ivBuffer), encrypt: true)
       var length = try plaintext.withUnsafeBytes { (input) throws in
         try cipher.update(input, into: base.advanced(by: headerLength))
       }
@@ -158,7 +158,7 @@ public enum RNCryptor {
         of: UnsafeRawBufferPointer(rebasing: input[0..<authenticated]),
         expected: UnsafeRawBufferPointer(rebasing: input[authenticated...]), key: keys.hmac)
       let iv = UnsafeRawBufferPointer(rebasing: input[headerLength - Format.ivLength..<headerLength])
-      let cipher = try CipherContext(key: keys.encryptionKey, iv: iv, encrypt: false)
+      let cipher = try keys.cipher.start(iv: iv, encrypt: false)
       return try plaintext.withUnsafeMutableBytes { (output) throws -> Int in
         guard let base = output.baseAddress else { throw Error.libcrypto(function: "allocate", code: 0) }
         let length = try cipher.update(
