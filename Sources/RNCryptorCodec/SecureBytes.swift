@@ -24,20 +24,17 @@ public final class SecureBytes: @unchecked Sendable {
 
   /// Allocates `count` bytes and lets `fill` write them (for example a key derivation).
   ///
-  /// - Throws: whatever `fill` throws; the buffer is wiped and freed before rethrowing.
+  /// - Throws: whatever `fill` throws; the buffer is wiped and freed (by `deinit`) before the
+  ///   error reaches the caller.
   public init(
     count: Int, fill: (UnsafeMutableRawBufferPointer) throws -> Void
   ) rethrows {
     self.count = count
     pointer = UnsafeMutableRawPointer.allocate(byteCount: Swift.max(count, 1), alignment: 16)
     pointer.initializeMemory(as: UInt8.self, repeating: 0, count: Swift.max(count, 1))
-    do {
-      try fill(UnsafeMutableRawBufferPointer(start: pointer, count: count))
-    } catch {
-      OPENSSL_cleanse(pointer, Swift.max(count, 1))
-      pointer.deallocate()
-      throw error
-    }
+    // Every stored property is set, so if `fill` throws, Swift releases the instance and
+    // `deinit` wipes and frees the buffer. Doing either here as well would free it twice.
+    try fill(UnsafeMutableRawBufferPointer(start: pointer, count: count))
   }
 
   /// Copies the UTF-8 bytes of `string`.
