@@ -7,6 +7,7 @@ let package = Package(
     .library(name: "RNCryptorCodec", targets: ["RNCryptorCodec"]),
     .library(name: "CaskEngine", targets: ["CaskEngine"]),
     .library(name: "CipherCask", targets: ["CipherCask"]),
+    .executable(name: "cask", targets: ["cask"]),
   ],
   targets: [
     .systemLibrary(
@@ -24,6 +25,10 @@ let package = Package(
     .target(
       name: "CipherCask",
       dependencies: ["CaskEngine", "RNCryptorCodec"]
+    ),
+    .executableTarget(
+      name: "cask",
+      dependencies: ["CipherCask"]
     ),
     .target(
       name: "CaskTestSupport",

@@ -1,0 +1,106 @@
+/// Turns the words after `cask <subcommand>` into `ParsedArguments`, following
+/// swift-argument-parser's conventions:
+///
+/// - `--name value` and `--name=value` for options, `--name` for flags, `-x` for a short name;
+/// - `--` ends the options: every later word is positional (so a key may start with `-`);
+/// - a lone `-` is positional (it means standard input where a command accepts it);
+/// - an option given twice keeps its last value.
+///
+/// Errors are `CLIError.usage`. They quote option names, and the value of an option only when
+/// it must be one of a few fixed choices; never a positional word or a free-form value, which
+/// may be a key or, by mistake, a password.
+struct ArgumentParser {
+  let spec: CommandSpec
+
+  /// Whether the words ask for help (`-h` or `--help` before any `--`).
+  static func asksForHelp(_ words: [String]) -> Bool {
+    for word in words {
+      if word == "--" { return false }
+      if word == "-h" || word == "--help" { return true }
+    }
+    return false
+  }
+
+  func parse(_ words: [String]) throws -> ParsedArguments {
+    var result = ParsedArguments(spec: spec)
+    var positionals: [String] = []
+    var index = 0
+    var optionsEnded = false
+    while index < words.count {
+      let word = words[index]
+      index += 1
+      if optionsEnded || word == "-" || !word.hasPrefix("-") {
+        positionals.append(word)
+      } else if word == "--" {
+        optionsEnded = true
+      } else {
+        let (option, inlineValue) = try lookUp(word)
+        if option.isFlag {
+          guard inlineValue == nil else { throw usage("The flag '--\(option.name)' does not take a value") }
+          result.flags.insert(option.name)
+          continue
+        }
+        let value: String
+        if let inlineValue {
+          value = inlineValue
+        } else if index < words.count, words[index] == "-" || !words[index].hasPrefix("-") {
+          value = words[index]
+          index += 1
+        } else {
+          throw usage("Missing value for '\(option.label)'")
+        }
+        if let allowed = option.allowedValues, !allowed.contains(value) {
+          let choices = allowed.map { "'\($0)'" }.joined(separator: ", ")
+          throw usage("The value '\(value)' is invalid for '\(option.label)': expected one of \(choices)")
+        }
+        result.values[option.name] = value
+      }
+    }
+    try assign(positionals, to: &result)
+    for option in spec.options where option.isRequired && result.values[option.name] == nil {
+      throw usage("Missing expected argument '\(option.label)'")
+    }
+    return result
+  }
+
+  /// The option a word names, and the value after `=` if any.
+  private func lookUp(_ word: String) throws -> (OptionSpec, String?) {
+    if word.hasPrefix("--") {
+      let body = word.dropFirst(2)
+      let name = String(body.prefix { $0 != "=" })
+      let value = body.contains("=") ? String(body.drop { $0 != "=" }.dropFirst()) : nil
+      if let option = spec.option(named: name) { return (option, value) }
+      if name == "password" || name == "new-password" {
+        throw usage(
+          "Passwords are never taken as command-line arguments; use --\(name)-file, "
+            + "\(name == "password" ? "CASK_PASSWORD" : "CASK_NEW_PASSWORD"), --\(name)-stdin or the prompt")
+      }
+      throw usage("Unknown option '--\(name)'")
+    }
+    let letters = Array(word.dropFirst())
+    guard letters.count == 1, let option = spec.option(short: letters[0]) else {
+      throw usage("Unknown option '\(letters.count == 1 ? word : "-" + String(letters.first ?? "-"))'")
+    }
+    return (option, nil)
+  }
+
+  private func assign(_ positionals: [String], to result: inout ParsedArguments) throws {
+    for (position, argument) in spec.arguments.enumerated() {
+      if position < positionals.count {
+        result.positionals[argument.name] = positionals[position]
+      } else if !argument.isOptional {
+        throw usage("Missing expected argument '<\(argument.name)>'")
+      }
+    }
+    if positionals.count > spec.arguments.count {
+      let extra = positionals.count - spec.arguments.count
+      throw usage(
+        "\(extra) unexpected argument\(extra == 1 ? "" : "s") (\(spec.name) takes "
+          + "\(spec.arguments.map(\.usage).joined(separator: " ")))")
+    }
+  }
+
+  private func usage(_ message: String) -> CLIError {
+    CLIError.usage(message, spec)
+  }
+}

@@ -1,0 +1,50 @@
+/// What the parser found for one command: positional arguments by name, option values and
+/// flags. Lookups use the names of the command's `CommandSpec`.
+struct ParsedArguments: Sendable {
+  let spec: CommandSpec
+  var positionals: [String: String] = [:]
+  var values: [String: String] = [:]
+  var flags: Set<String> = []
+
+  /// A required positional argument (the parser has checked it is present).
+  func argument(_ name: String) -> String {
+    guard let value = positionals[name] else {
+      preconditionFailure("cask: '\(name)' is not a required argument of '\(spec.name)'")
+    }
+    return value
+  }
+
+  /// An optional positional argument.
+  func optionalArgument(_ name: String) -> String? {
+    positionals[name]
+  }
+
+  /// The value of an option, or `nil` when it was not given.
+  func option(_ name: String) -> String? {
+    values[name]
+  }
+
+  /// The value of an option the spec marks as required (the parser has checked it is there).
+  func requiredOption(_ name: String) -> String {
+    guard let value = values[name] else {
+      preconditionFailure("cask: '--\(name)' is not a required option of '\(spec.name)'")
+    }
+    return value
+  }
+
+  /// Whether a flag was given.
+  func flag(_ name: String) -> Bool {
+    flags.contains(name)
+  }
+
+  /// The value of an option that must be a positive integer.
+  ///
+  /// - Throws: `CLIError.usage` when the value is not one.
+  func positiveInteger(_ name: String) throws -> Int? {
+    guard let text = values[name] else { return nil }
+    guard let value = Int(text), value > 0 else {
+      throw CLIError.usage("The value '\(text)' is invalid for '--\(name)': expected a positive integer", spec)
+    }
+    return value
+  }
+}

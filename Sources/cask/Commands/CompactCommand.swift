@@ -1,0 +1,31 @@
+import CipherCask
+
+/// `cask compact STORE`.
+enum CompactCommand: Subcommand {
+  static let spec = CommandSpec(
+    name: "compact",
+    abstract: "Reclaim the space of overwritten and deleted values.",
+    discussion: """
+      Rewrites the store's segments keeping only live records (copied still encrypted) and \
+      removes the old ones. Safe to interrupt: the store opens to the same contents either way.
+      """,
+    arguments: [.store],
+    options: OptionSpec.passwordOptions)
+
+  static func run(_ arguments: ParsedArguments) throws {
+    let path = arguments.argument("store")
+    let report = try StoreAccess.withStore(path, arguments, mode: .readWrite) { store in
+      let progress = ProcessIO.progressBar("Compacting", total: store.stats().liveBytes)
+      defer { progress?.finish() }
+      return try store.compact()
+    }
+    guard let report else {
+      StandardStream.output.write("Nothing to compact in store '\(path)'.\n")
+      return
+    }
+    StandardStream.output.write(
+      "Compacted store '\(path)': \(report.inputSegments) segments (\(ByteCount.format(report.bytesBefore))) "
+        + "rewritten into \(report.outputSegments) (\(ByteCount.format(report.bytesAfter))), "
+        + "\(report.recordsCopied) live records copied.\n")
+  }
+}

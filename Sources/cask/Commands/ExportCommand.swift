@@ -1,0 +1,101 @@
+import CipherCask
+import Foundation
+
+/// `cask export STORE DIR [--collection NAME] [--format rncryptor|json]`.
+enum ExportCommand: Subcommand {
+  static let spec = CommandSpec(
+    name: "export",
+    abstract: "Export values as RNCryptor v3 files (or plaintext JSON).",
+    discussion: """
+      Writes every value of the store, or of one collection, to its own file in DIR, which \
+      must be new or empty. With --format rncryptor (the default) each file is an RNCryptor \
+      v3 password message that any RNCryptor implementation opens with the store's password; \
+      file names are random and reveal nothing, and listing.rncryptor, encrypted the same \
+      way, maps them to their keys (a JSON document; see Docs/CLI.md). With --format json \
+      the values are written decrypted, with a plaintext listing.json: a warning says so.
+      """,
+    arguments: [.store, ArgumentSpec(name: "dir", help: "The directory to write the files to.")],
+    options: [
+      OptionSpec("collection", value: "name", help: "Export only the objects of this collection."),
+      OptionSpec(
+        "format", value: "format", help: "The kind of files to write (default rncryptor).",
+        allowedValues: ["rncryptor", "json"]),
+    ] + OptionSpec.passwordOptions)
+
+  /// The listing file: which file holds which key.
+  struct Listing: Codable {
+    struct Entry: Codable {
+      var file: String
+      var key: String
+      var collection: String?
+      var id: String?
+    }
+
+    var format = "cask-export"
+    var version = 1
+    var encoding: String
+    var entries: [Entry] = []
+  }
+
+  static func run(_ arguments: ParsedArguments) throws {
+    let path = arguments.argument("store")
+    let directory = arguments.argument("dir")
+    let collection = arguments.option("collection")
+    if let collection { _ = try KeyText.collectionPrefix(collection, spec) }
+    let encrypted = (arguments.option("format") ?? "rncryptor") == "rncryptor"
+    try checkDestination(directory)
+    try StoreAccess.requireExisting(path)
+    let password = try PasswordSource.password(arguments, subject: "store '\(path)'")
+    let store = try StoreAccess.open(path, password: password, options: StoreAccess.options(.readOnly))
+    let summary = try StoreAccess.run(store) { store in
+      let keys = try collection.map { try store.keys(inGroup: $0) } ?? store.keys()
+      if let collection, keys.isEmpty {
+        throw CLIError.failure("store '\(path)' has no collection '\(collection)'")
+      }
+      let files = try ExportFiles(directory: directory, encryptedWith: encrypted ? password : nil)
+      let counter = ProgressCounter()
+      let progress = ProgressBar.start("Exporting", total: UInt64(keys.count), unit: .items("values")) {
+        counter.current
+      }
+      defer { progress?.finish() }
+      var listing = Listing(encoding: encrypted ? "rncryptor" : "json")
+      for key in keys {
+        guard let value = try store.get(key) else { continue }
+        let name = try files.write(value)
+        let separator = key.utf8.firstIndex(of: 0)
+        listing.entries.append(
+          Listing.Entry(
+            file: name, key: key, collection: separator.map { String(key[..<$0]) },
+            id: separator.map { String(key[key.index(after: $0)...]) }))
+        counter.add(1)
+      }
+      let encoder = JSONEncoder()
+      encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+      let listingName = try files.writeListing(encoder.encode(listing))
+      return (listing.entries.count, listingName, files.nonJSONValues)
+    }
+    let (count, listingName, nonJSON) = summary
+    let source = collection.map { "collection '\($0)' of store '\(path)'" } ?? "store '\(path)'"
+    if encrypted {
+      StandardStream.output.write(
+        "Exported \(count) values of \(source) to '\(directory)' as RNCryptor v3 files; "
+          + "\(listingName) (encrypted too) maps the file names to keys.\n")
+    } else {
+      StandardStream.output.write(
+        "Exported \(count) values of \(source) to '\(directory)' as plaintext files; \(listingName) maps them to keys"
+          + (nonJSON > 0 ? " (\(nonJSON) values that are not JSON were written as .bin files).\n" : ".\n"))
+      StandardStream.error.write(
+        "warning: the files in '\(directory)' are NOT encrypted: anyone who can read them can read the data\n")
+    }
+  }
+
+  /// DIR must not exist or be an empty directory.
+  private static func checkDestination(_ directory: String) throws {
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) else { return }
+    let contents = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+    guard isDirectory.boolValue, contents.isEmpty else {
+      throw CLIError.failure("'\(directory)' already exists and is not an empty directory")
+    }
+  }
+}

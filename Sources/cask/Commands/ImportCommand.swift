@@ -1,0 +1,117 @@
+import CipherCask
+import Foundation
+
+/// `cask import STORE FILE|- --collection NAME --id-key KEY`: upserts JSON objects.
+enum ImportCommand: Subcommand {
+  static let spec = CommandSpec(
+    name: "import",
+    abstract: "Import JSON objects into a collection.",
+    discussion: """
+      FILE holds a JSON array of objects or JSON Lines (one object per line); '-' reads \
+      standard input. Each object is stored, exactly as written, under the id found at \
+      --id-key (a string, or a number written in decimal): a new id is inserted, an existing \
+      one replaced. Objects are written in atomic batches of --batch-size. When an object is \
+      malformed, the error names its line and nothing of the batch holding it is written; \
+      the batches before it stay imported. The store must exist ('cask create').
+      """,
+    arguments: [.store, ArgumentSpec(name: "file", help: "The JSON or JSON Lines file, or '-' for standard input.")],
+    options: [
+      OptionSpec("collection", value: "name", help: "The collection to import into.", isRequired: true),
+      OptionSpec("id-key", value: "key", help: "The field of each object that holds its id.", isRequired: true),
+      OptionSpec("batch-size", value: "n", help: "Objects per atomic batch (default 1000)."),
+    ] + OptionSpec.passwordOptions)
+
+  static let defaultBatchSize = 1000
+
+  struct Totals {
+    var objects = 0
+    var inserted = 0
+    var replaced = 0
+  }
+
+  static func run(_ arguments: ParsedArguments) throws {
+    let path = arguments.argument("store")
+    let file = arguments.argument("file")
+    let collection = arguments.requiredOption("collection")
+    let prefix = try KeyText.collectionPrefix(collection, spec)
+    let idField = arguments.requiredOption("id-key")
+    let batchSize = try arguments.positiveInteger("batch-size") ?? defaultBatchSize
+    let fromStdin = file == "-"
+    if fromStdin && arguments.flag("password-stdin") {
+      throw CLIError.usage("--password-stdin cannot be used with '-': standard input carries the objects", spec)
+    }
+    let (input, total, name) = try openInput(file)
+    defer { try? input?.close() }
+    let reader = JSONRecordReader { count in
+      if let input { return try input.read(upToCount: count) ?? Data() }
+      return try StandardStream.input.read(upTo: count)
+    }
+    let totals = try StoreAccess.withStore(path, arguments, mode: .readWrite) { store in
+      let counter = ProgressCounter()
+      let progress = ProgressBar.start("Importing", total: total) { counter.current }
+      defer { progress?.finish() }
+      var totals = Totals()
+      var batch: [(key: String, value: Data)] = []
+      var batchLine = 1
+      func commit() throws {
+        let result = try write(batch, to: store)
+        totals.inserted += result.inserted
+        totals.replaced += result.replaced
+        totals.objects += batch.count
+        batch.removeAll(keepingCapacity: true)
+      }
+      do {
+        while let record = try reader.next() {
+          if batch.isEmpty { batchLine = record.line }
+          let id = try ImportID.of(record, field: idField)
+          batch.append((prefix + id, record.bytes))
+          counter.set(reader.bytesConsumed)
+          if batch.count == batchSize { try commit() }
+        }
+        if !batch.isEmpty { try commit() }
+      } catch CaskError.invalidImport(let reason, let line) {
+        let place = line.map { "line \($0) of \(name)" } ?? name
+        let kept =
+          totals.objects == 0
+          ? "nothing was written"
+          : "the \(totals.objects) objects before line \(batchLine) were imported, nothing from that line on"
+        throw CLIError.failure("invalid import at \(place): \(reason); \(kept)")
+      }
+      return totals
+    }
+    StandardStream.output.write(
+      "Imported \(totals.objects) objects into collection '\(collection)' of store '\(path)': "
+        + "\(totals.inserted) inserted, \(totals.replaced) replaced.\n")
+  }
+
+  /// Upserts one batch atomically, counting ids new to the store as inserted. An id that
+  /// appears twice in a batch counts once; its last object is stored.
+  static func write(_ batch: [(key: String, value: Data)], to store: CaskStore) throws -> (inserted: Int, replaced: Int)
+  {
+    try store.transaction { transaction in
+      var inserted = 0
+      var replaced = 0
+      var seen = Set<String>()
+      for (key, value) in batch {
+        if seen.insert(key).inserted {
+          if try transaction.contains(key) { replaced += 1 } else { inserted += 1 }
+        }
+        try transaction.put(value, forKey: key)
+      }
+      return (inserted, replaced)
+    }
+  }
+
+  /// The input file (nil for standard input), its size when known, and its name for messages.
+  private static func openInput(_ file: String) throws -> (FileHandle?, UInt64?, String) {
+    guard file != "-" else { return (nil, nil, "standard input") }
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory) else {
+      throw CLIError.failure("'\(file)' does not exist")
+    }
+    guard !isDirectory.boolValue, let handle = FileHandle(forReadingAtPath: file) else {
+      throw CLIError.failure("cannot read '\(file)'")
+    }
+    return (handle, FileTransfer.size(of: file), "'\(file)'")
+  }
+}

@@ -1,0 +1,92 @@
+import CipherCask
+
+/// `cask stats STORE [--json]`.
+enum StatsCommand: Subcommand {
+  static let spec = CommandSpec(
+    name: "stats",
+    abstract: "Show a store's size and health.",
+    discussion: """
+      Keys, collections with their object counts, live and dead bytes (dead bytes are \
+      reclaimed by 'cask compact'), segment files, and what the store's recovery found when \
+      it was opened for this command.
+      """,
+    arguments: [.store],
+    options: [.json] + OptionSpec.passwordOptions)
+
+  /// The figures, as `--json` prints them.
+  struct Report: Encodable {
+    struct Recovery: Encodable {
+      var clean: Bool
+      var segmentsFromHints: Int
+      var segmentsScanned: Int
+      var truncatedBytes: UInt64
+      var droppedRecords: Int
+      var corruptRegions: [VerifyCommand.Region]
+      var unreadableSegments: [String]
+    }
+
+    var store: String
+    var keys: Int
+    var collections: [String: Int]
+    var liveBytes: UInt64
+    var deadBytes: UInt64
+    var segments: Int
+    var recovery: Recovery
+  }
+
+  static func run(_ arguments: ParsedArguments) throws {
+    let path = arguments.argument("store")
+    let report = try StoreAccess.withStore(path, arguments, mode: .readOnly) { store in
+      Self.report(store, path: path)
+    }
+    if arguments.flag("json") {
+      try JSONOutput.write(report)
+    } else {
+      StandardStream.output.write(text(report))
+    }
+  }
+
+  static func report(_ store: CaskStore, path: String) -> Report {
+    let stats = store.stats()
+    let recovery = stats.recovery
+    return Report(
+      store: path, keys: stats.keys, collections: store.groups(), liveBytes: stats.liveBytes,
+      deadBytes: stats.deadBytes, segments: stats.segments,
+      recovery: Report.Recovery(
+        clean: recovery.isClean, segmentsFromHints: recovery.segmentsFromHints,
+        segmentsScanned: recovery.segmentsScanned, truncatedBytes: recovery.truncatedBytes,
+        droppedRecords: recovery.droppedRecords,
+        corruptRegions: recovery.corruptRegions.map(VerifyCommand.Region.init),
+        unreadableSegments: recovery.unreadableSegments))
+  }
+
+  static func text(_ report: Report) -> String {
+    let collections = report.collections.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+    let inCollections = collections.reduce(0) { $0 + $1.value }
+    var text = "Store:        \(report.store)\n"
+    text += "Keys:         \(report.keys)\n"
+    text += "Collections:  \(collections.isEmpty ? "none" : "\(collections.count)")\n"
+    for (name, count) in collections {
+      text += "  \(KeyText.display(name)): \(count) object\(count == 1 ? "" : "s")\n"
+    }
+    if !collections.isEmpty && inCollections < report.keys {
+      text += "  (outside collections: \(report.keys - inCollections) keys)\n"
+    }
+    text += "Live bytes:   \(report.liveBytes) (\(ByteCount.format(report.liveBytes)))\n"
+    text += "Dead bytes:   \(report.deadBytes) (\(ByteCount.format(report.deadBytes)))\n"
+    text += "Segments:     \(report.segments)\n"
+    let recovery = report.recovery
+    text +=
+      "Last open:    \(recovery.segmentsFromHints) segments from hints, \(recovery.segmentsScanned) scanned; "
+      + (recovery.clean ? "clean" : "repaired damage") + "\n"
+    if !recovery.clean {
+      if recovery.truncatedBytes > 0 { text += "  torn tail cut: \(recovery.truncatedBytes) bytes\n" }
+      if recovery.droppedRecords > 0 { text += "  records of unfinished batches dropped: \(recovery.droppedRecords)\n" }
+      for region in recovery.corruptRegions {
+        text += "  damaged: \(region.file) at offset \(region.offset), \(region.length) bytes: \(region.reason)\n"
+      }
+      for name in recovery.unreadableSegments { text += "  unreadable segment: \(name)\n" }
+    }
+    return text
+  }
+}

@@ -1,0 +1,58 @@
+import CipherCask
+import Foundation
+
+/// Writes the files of an export: RNCryptor v3 password messages under random names, with
+/// keys derived once (one PBKDF2 pair for the whole export), or plaintext under sequential
+/// names.
+final class ExportFiles {
+  let directory: String
+  private let keys: RNCryptor.PasswordKeys?
+  private var written = 0
+  private(set) var nonJSONValues = 0
+
+  init(directory: String, encryptedWith password: String?) throws {
+    self.directory = directory
+    keys = try password.map { try RNCryptor.PasswordKeys(password: $0) }
+    do {
+      try FileManager.default.createDirectory(
+        atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    } catch {
+      throw CLIError.failure("cannot create '\(directory)'")
+    }
+  }
+
+  /// Writes one value and returns the file's name.
+  func write(_ value: Data) throws -> String {
+    written += 1
+    if let keys {
+      var generator = SystemRandomNumberGenerator()
+      let name = (0..<2).map { _ in String(generator.next() as UInt64, radix: 16).leftPadded(to: 16) }.joined()
+      return try save(RNCryptor.encrypt(value, passwordKeys: keys), as: name + ".rncryptor")
+    }
+    let isJSON = (try? JSONSerialization.jsonObject(with: value, options: [.fragmentsAllowed])) != nil
+    if !isJSON { nonJSONValues += 1 }
+    return try save(value, as: String(written).leftPadded(to: 8) + (isJSON ? ".json" : ".bin"))
+  }
+
+  /// Writes the listing (encrypted like the values when they are) and returns its name.
+  func writeListing(_ listing: Data) throws -> String {
+    if let keys { return try save(RNCryptor.encrypt(listing, passwordKeys: keys), as: "listing.rncryptor") }
+    return try save(listing, as: "listing.json")
+  }
+
+  private func save(_ data: Data, as name: String) throws -> String {
+    let path = "\(directory)/\(name)"
+    do {
+      try data.write(to: URL(fileURLWithPath: path), options: [.withoutOverwriting])
+    } catch {
+      throw CLIError.failure("cannot write '\(path)'")
+    }
+    return name
+  }
+}
+
+extension String {
+  fileprivate func leftPadded(to length: Int) -> String {
+    count >= length ? self : String(repeating: "0", count: length - count) + self
+  }
+}

@@ -1,0 +1,130 @@
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Where passwords come from. Never from a command-line argument: it would show in `ps` and
+/// in the shell's history. For the password of a store or file, in this order:
+///
+/// 1. `--password-file F`: the first line of F;
+/// 2. the environment variable `CASK_PASSWORD`;
+/// 3. `--password-stdin`: the first line of standard input;
+/// 4. a prompt without echo when a terminal is attached (asked twice for a new password).
+///
+/// `passwd` takes the new password the same way from `--new-password-file`,
+/// `CASK_NEW_PASSWORD`, `--new-password-stdin` (the line after the current password's when
+/// both come from standard input) or a prompt asked twice. Docs/CLI.md has the full rules.
+struct PasswordSource {
+  /// The option names and variable of one password.
+  struct Names {
+    var file: String
+    var environment: String
+    var stdin: String
+    /// What the prompt asks for, e.g. "Password for store 'notes.cask'".
+    var prompt: String
+  }
+
+  static let environmentVariable = "CASK_PASSWORD"
+  static let newEnvironmentVariable = "CASK_NEW_PASSWORD"
+
+  /// The password of the store or file named in `subject`.
+  ///
+  /// - Parameter confirm: ask twice at a prompt (for a new store or a new file).
+  static func password(_ arguments: ParsedArguments, subject: String, confirm: Bool = false) throws -> String {
+    let names = Names(
+      file: "password-file", environment: environmentVariable, stdin: "password-stdin",
+      prompt: "Password for \(subject)")
+    return try resolve(arguments, names, confirm: confirm)
+  }
+
+  /// The password of `passwd`'s new credential.
+  static func newPassword(_ arguments: ParsedArguments, subject: String) throws -> String {
+    let names = Names(
+      file: "new-password-file", environment: newEnvironmentVariable, stdin: "new-password-stdin",
+      prompt: "New password for \(subject)")
+    return try resolve(arguments, names, confirm: true)
+  }
+
+  /// A password given explicitly by a file, the environment or standard input, without
+  /// prompting; `nil` when none was (for `demo`, which then uses its fixed password).
+  static func explicitPassword(_ arguments: ParsedArguments) throws -> String? {
+    let given =
+      arguments.option("password-file") != nil || environment(environmentVariable) != nil
+      || arguments.flag("password-stdin")
+    return given ? try password(arguments, subject: "the demo store") : nil
+  }
+
+  private static func resolve(_ arguments: ParsedArguments, _ names: Names, confirm: Bool) throws -> String {
+    if let path = arguments.option(names.file) {
+      var line = try readFirstLine(of: path)
+      defer { Secret.wipe(&line) }
+      return try string(from: line, source: "the password file '\(path)'")
+    }
+    if let value = environment(names.environment) {
+      guard !value.isEmpty else { throw CLIError.failure("\(names.environment) is set but empty") }
+      return value
+    }
+    if arguments.flag(names.stdin) {
+      guard var line = try StandardStream.input.readLineBytes() else {
+        throw CLIError.failure("--\(names.stdin) was given but standard input is empty")
+      }
+      defer { Secret.wipe(&line) }
+      return try string(from: line, source: "standard input")
+    }
+    return try prompt(names, confirm: confirm)
+  }
+
+  private static func prompt(_ names: Names, confirm: Bool) throws -> String {
+    guard var first = try PasswordPrompt.read("\(names.prompt): ") else {
+      throw CLIError.failure(
+        "no password: give --\(names.file), set \(names.environment) or use --\(names.stdin) "
+          + "(no terminal to prompt on)")
+    }
+    defer { Secret.wipe(&first) }
+    if confirm {
+      guard var second = try PasswordPrompt.read("Repeat the password: ") else {
+        throw CLIError.failure("cannot read the password from the terminal")
+      }
+      defer { Secret.wipe(&second) }
+      guard first == second else { throw CLIError.failure("the passwords do not match") }
+    }
+    return try string(from: first, source: "the prompt")
+  }
+
+  private static func environment(_ name: String) -> String? {
+    ProcessInfo.processInfo.environment[name]
+  }
+
+  /// The first line of a file, without its line ending.
+  private static func readFirstLine(of path: String) throws -> [UInt8] {
+    var data: Data
+    do {
+      data = try Data(contentsOf: URL(fileURLWithPath: path))
+    } catch {
+      throw CLIError.failure("cannot read the password file '\(path)'")
+    }
+    defer { data.withUnsafeMutableBytes { if let base = $0.baseAddress { explicit_bzero(base, $0.count) } } }
+    var bytes = [UInt8](data.prefix { $0 != UInt8(ascii: "\n") })
+    if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+    return bytes
+  }
+
+  private static func string(from bytes: [UInt8], source: String) throws -> String {
+    guard !bytes.isEmpty else { throw CLIError.failure("the password from \(source) is empty") }
+    guard let password = String(validating: bytes, as: UTF8.self) else {
+      throw CLIError.failure("the password from \(source) is not valid UTF-8")
+    }
+    return password
+  }
+}
+
+/// Wiping of the byte buffers that held a password on its way in. (The libraries take the
+/// password as a `String`, which Swift gives no way to wipe; the buffers are ours to clear.)
+enum Secret {
+  static func wipe(_ bytes: inout [UInt8]) {
+    bytes.withUnsafeMutableBytes { buffer in
+      if let base = buffer.baseAddress { explicit_bzero(base, buffer.count) }
+    }
+  }
+}

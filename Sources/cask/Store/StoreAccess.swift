@@ -1,0 +1,110 @@
+import CipherCask
+import Foundation
+
+/// Opening stores for the subcommands, with the same checks, messages and warnings for all.
+///
+/// Only `create` and `demo` make new stores: every other command opens with
+/// `createIfMissing: false` and says so when the store does not exist, so a mistyped path
+/// never becomes an empty store under a password typed once.
+enum StoreAccess {
+  enum Mode {
+    /// A shared lock: other read-only commands may run at the same time.
+    case readOnly
+    /// An exclusive lock.
+    case readWrite
+  }
+
+  /// Options for a short-lived command: no background compaction (`cask compact` does it
+  /// on request), every write synced.
+  static func options(_ mode: Mode, create: Bool = false) -> CaskStore.Options {
+    CaskStore.Options(
+      durability: .always, autoCompaction: nil, createIfMissing: create, readOnly: mode == .readOnly)
+  }
+
+  /// Fails, before any password is asked for, unless `path` is a store directory.
+  static func requireExisting(_ path: String) throws {
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+      throw CLIError.failure("store '\(path)' does not exist (make one with 'cask create \(path)')")
+    }
+    guard isDirectory.boolValue,
+      FileManager.default.fileExists(atPath: "\(path)/\(CaskFormat.headerFileName)")
+    else {
+      throw CLIError.failure("'\(path)' is not a CipherCask store")
+    }
+  }
+
+  /// Opens an existing store with the password from the usual sources.
+  static func open(_ path: String, _ arguments: ParsedArguments, mode: Mode) throws -> CaskStore {
+    try requireExisting(path)
+    let password = try PasswordSource.password(arguments, subject: "store '\(path)'")
+    return try open(path, password: password, options: options(mode))
+  }
+
+  /// Opens (or creates, as `options` say) a store, describing failures with its path and
+  /// warning on standard error when opening had to repair damage.
+  static func open(_ path: String, password: String, options: CaskStore.Options) throws -> CaskStore {
+    let store: CaskStore
+    do {
+      store = try CaskStore(path: path, password: password, options: options)
+    } catch {
+      throw CLIError.failure(ErrorMessage.describe(error, store: path))
+    }
+    let recovery = store.stats().recovery
+    if !recovery.isClean {
+      StandardStream.error.write(
+        "warning: store '\(path)' was damaged and repaired when opened (\(RecoverySummary(recovery))); "
+          + "run 'cask verify \(path)'\n")
+    }
+    return store
+  }
+
+  /// Opens an existing store, runs `body` and closes the store; store errors thrown by `body`
+  /// or by closing are described with the store's path.
+  static func withStore<R>(
+    _ path: String, _ arguments: ParsedArguments, mode: Mode, _ body: (CaskStore) throws -> R
+  ) throws -> R {
+    let store = try open(path, arguments, mode: mode)
+    return try run(store, body)
+  }
+
+  /// Runs `body` with an open store and closes it, whatever happens.
+  static func run<R>(_ store: CaskStore, _ body: (CaskStore) throws -> R) throws -> R {
+    let result: R
+    do {
+      result = try body(store)
+    } catch let error as CLIError {
+      try? store.close()
+      throw error
+    } catch {
+      try? store.close()
+      throw CLIError.failure(ErrorMessage.describe(error, store: store.path))
+    }
+    do {
+      try store.close()
+    } catch {
+      throw CLIError.failure(ErrorMessage.describe(error, store: store.path))
+    }
+    return result
+  }
+}
+
+/// A short account of a `RecoveryReport`, without keys or values.
+struct RecoverySummary: CustomStringConvertible {
+  let report: RecoveryReport
+
+  init(_ report: RecoveryReport) {
+    self.report = report
+  }
+
+  var description: String {
+    var parts: [String] = []
+    if report.truncatedBytes > 0 { parts.append("\(report.truncatedBytes) bytes of a torn tail cut") }
+    if report.droppedRecords > 0 { parts.append("\(report.droppedRecords) records of unfinished batches dropped") }
+    if !report.corruptRegions.isEmpty { parts.append("\(report.corruptRegions.count) damaged regions skipped") }
+    if !report.unreadableSegments.isEmpty {
+      parts.append("\(report.unreadableSegments.count) unreadable segments left out")
+    }
+    return parts.isEmpty ? "clean" : parts.joined(separator: ", ")
+  }
+}
