@@ -30,6 +30,8 @@ public enum CaskFormat {
   public static let headerFixedLength = 16
   /// Length of the unwrapped data key: encryption key, HMAC key (32 bytes each).
   public static let dataKeyLength = 64
+  /// Length of each half of the data key.
+  public static let dataKeyPartLength = 32
 
   // MARK: Segment files
 
@@ -37,6 +39,8 @@ public enum CaskFormat {
   public static let segmentMagic: [UInt8] = Array("CCSEGMNT".utf8)
   /// magic(8) + version(2) + reserved(2) + file id(4) + order base(4) + order sub(4) + reserved(4) + CRC(4).
   public static let segmentHeaderLength = 32
+  /// The segment header's CRC covers the bytes before it.
+  public static let segmentHeaderChecksummedLength = 28
 
   // MARK: Records
 
@@ -48,11 +52,20 @@ public enum CaskFormat {
   public static let recordTypeDelete: UInt8 = 2
   /// Record flag: the last record of its batch (the commit marker).
   public static let recordFlagBatchEnd: UInt8 = 1
+  /// Record flag: the first record of its batch. With the end flag, a scan that skipped
+  /// damage knows where the next whole batch begins.
+  public static let recordFlagBatchStart: UInt8 = 2
+  /// Offset of the flags byte in a record.
+  public static let recordFlagsOffset = 5
 
   // MARK: Hint files
 
   /// A hint file's first 8 bytes: "CCHINTS1".
   public static let hintMagic: [UInt8] = Array("CCHINTS1".utf8)
+  /// version(2) + reserved(2) + segment id(4) + segment length(8) + max sequence(8) + count(4).
+  public static let hintPayloadHeaderLength = 28
+  /// type(1) + reserved(1) + key length(2) + record offset(4) + record length(4), before the key.
+  public static let hintEntryFixedLength = 12
 
   // MARK: Limits
 

@@ -13,6 +13,8 @@ public struct CompactionReport: Sendable, Equatable {
   public var bytesBefore: UInt64
   /// Bytes of the new segments.
   public var bytesAfter: UInt64
+  /// Live records that were damaged and so not copied: their keys are gone.
+  public var damagedRecords: [CorruptRegion]
 }
 
 extension CaskStore {
@@ -71,6 +73,7 @@ extension CaskStore {
     var outputs: [OutputSegment] = []
     var copied: [CopiedRecord] = []
     var bytesBefore: UInt64 = 0
+    var damaged: [(key: IndexKey, location: RecordLocation, region: CorruptRegion)] = []
 
     do {
       for input in inputs {
@@ -90,7 +93,8 @@ extension CaskStore {
             }
           }
         }
-        try copy(live, from: input, into: &outputs, copied: &copied, orderBase: outputOrderBase)
+        try copy(
+          live, from: input, into: &outputs, copied: &copied, damaged: &damaged, orderBase: outputOrderBase)
       }
       // 2. Make the outputs durable, give them hints, and put them in place.
       for output in outputs {
@@ -124,6 +128,7 @@ extension CaskStore {
       }
     }
     state.withLock { state in
+      for entry in damaged { state.directory.drop(entry.key, ifAt: entry.location) }
       for input in inputs {
         state.segments[input.id] = nil
         state.directory.forgetSegment(input.id)
@@ -131,17 +136,22 @@ extension CaskStore {
       state.compactions += 1
     }
 
-    // 4. Remove the inputs, oldest first, so a crash part-way never uncovers an old value
-    //    whose tombstone was in a removed newer segment.
+    // 4. Remove the inputs, oldest first, each removal made durable before the next, and stop
+    //    at the first failure: a newer segment (which may hold a tombstone) never goes while
+    //    an older one (which may hold the value it deleted) stays.
     for input in inputs {
-      try? fileSystem.removeFile("\(path)/\(Segment.hintName(id: input.id))")
-      try? fileSystem.removeFile("\(path)/\(Segment.fileName(id: input.id))")
+      do {
+        try fileSystem.removeFile("\(path)/\(Segment.hintName(id: input.id))")
+        try fileSystem.removeFile("\(path)/\(Segment.fileName(id: input.id))")
+        try fileSystem.syncDirectory(path)
+      } catch {
+        break
+      }
     }
-    try? fileSystem.syncDirectory(path)
 
     return CompactionReport(
       inputSegments: inputs.count, outputSegments: outputs.count, recordsCopied: copied.count,
-      bytesBefore: bytesBefore, bytesAfter: outputs.reduce(0) { $0 + $1.end })
+      bytesBefore: bytesBefore, bytesAfter: outputs.reduce(0) { $0 + $1.end }, damagedRecords: damaged.map(\.region))
   }
 
   /// The records of a sealed segment, from its hint file, or by scanning it.
@@ -177,7 +187,8 @@ extension CaskStore {
   /// Copies live records of one input into the outputs, in file order, with large writes.
   private func copy(
     _ live: [(IndexKey, RecordLocation)], from input: Segment, into outputs: inout [OutputSegment],
-    copied: inout [CopiedRecord], orderBase: SegmentOrder
+    copied: inout [CopiedRecord], damaged: inout [(key: IndexKey, location: RecordLocation, region: CorruptRegion)],
+    orderBase: SegmentOrder
   ) throws {
     let limit = min(options.segmentSizeLimit, CaskFormat.maximumSegmentLength)
     var buffer: [UInt8] = []
@@ -203,11 +214,19 @@ extension CaskStore {
           header.totalLength == record.count,
           record.withUnsafeBytes({ RecordHeader.checksumMatches($0) })
         else {
-          throw CaskError.corrupt(
-            file: input.path, offset: UInt64(location.offset), reason: "damaged record; run verify")
+          // A damaged record cannot be served anyway (get reports it as corrupt); it is not
+          // copied, so the key goes with its segment, and the report says so.
+          damaged.append(
+            (
+              key, location,
+              CorruptRegion(
+                file: Segment.fileName(id: input.id), offset: UInt64(location.offset),
+                length: UInt64(location.length), reason: "damaged record left out by compaction")
+            ))
+          continue
         }
         // Each copy stands alone: mark it as the end of its own batch.
-        record[5] = header.flags | CaskFormat.recordFlagBatchEnd
+        record[CaskFormat.recordFlagsOffset] = CaskFormat.recordFlagBatchStart | CaskFormat.recordFlagBatchEnd
         RecordEncoder.setChecksum(in: &record, recordAt: 0, length: record.count)
 
         if outputs.isEmpty || outputs[outputs.count - 1].end + UInt64(buffer.count + record.count) > limit {

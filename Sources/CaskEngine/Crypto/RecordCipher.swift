@@ -20,6 +20,28 @@ struct RecordCipher: Sendable {
     }
   }
 
+  /// The message for a value, bound to its key: the plaintext is the key's UTF-8 bytes
+  /// followed by the value, so a value moved to another record (or a record read through a
+  /// wrong index entry) fails `openValue` instead of being returned for the wrong key.
+  func sealValue(_ value: Data, forKey key: String) throws -> Data {
+    var plaintext = Data(capacity: key.utf8.count + value.count)
+    plaintext.append(contentsOf: key.utf8)
+    plaintext.append(value)
+    return try seal(plaintext)
+  }
+
+  /// Opens a value message and checks that it belongs to `key`.
+  ///
+  /// - Throws: `CaskError.corrupt` when it does not authenticate or names another key.
+  func openValue(_ message: Data, forKey key: String, file: String, offset: UInt64) throws -> Data {
+    let plaintext = try open(message, file: file, offset: offset)
+    let keyBytes = key.utf8
+    guard plaintext.count >= keyBytes.count, plaintext.prefix(keyBytes.count).elementsEqual(keyBytes) else {
+      throw CaskError.corrupt(file: file, offset: offset, reason: "value belongs to another key")
+    }
+    return plaintext.dropFirst(keyBytes.count)
+  }
+
   /// Opens a message read from `file` at `offset`.
   ///
   /// - Throws: `CaskError.corrupt` when it does not authenticate or is malformed.

@@ -127,6 +127,12 @@ struct KeyDirectory: Sendable {
     return moved
   }
 
+  /// Removes `key` if it still points at `location` (a damaged record compaction could not
+  /// copy). No tombstone is involved: the record goes with its segment.
+  mutating func drop(_ key: IndexKey, ifAt location: RecordLocation) {
+    if self[key] == location { setLocation(nil, for: key) }
+  }
+
   /// Forgets a segment's usage once compaction has removed it.
   mutating func forgetSegment(_ id: UInt32) {
     usage[id] = nil

@@ -33,7 +33,8 @@ struct HintFile {
   }
 
   func encoded(cipher: RecordCipher) throws -> [UInt8] {
-    var payload = ByteWriter(capacity: 28 + entries.count * 24)
+    var payload = ByteWriter(
+      capacity: CaskFormat.hintPayloadHeaderLength + entries.count * (CaskFormat.hintEntryFixedLength + 16))
     payload.append(CaskFormat.formatVersion)
     payload.append(UInt16(0))
     payload.append(segmentID)
@@ -68,7 +69,8 @@ struct HintFile {
       let damaged = CaskError.corrupt(file: path, offset: UInt64(magicLength), reason: "malformed hint payload")
       guard let version = reader.readUInt16(), version <= CaskFormat.formatVersion, reader.readUInt16() != nil,
         let segmentID = reader.readUInt32(), let segmentLength = reader.readUInt64(),
-        let maxSequence = reader.readUInt64(), let count = reader.readUInt32(), Int(count) <= reader.remaining / 12
+        let maxSequence = reader.readUInt64(), let count = reader.readUInt32(),
+        Int(count) <= reader.remaining / CaskFormat.hintEntryFixedLength
       else { throw damaged }
       var entries: [HintEntry] = []
       entries.reserveCapacity(Int(count))

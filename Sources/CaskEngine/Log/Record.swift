@@ -20,6 +20,7 @@ struct RecordHeader: Equatable {
 
   var isDelete: Bool { type == CaskFormat.recordTypeDelete }
   var endsBatch: Bool { flags & CaskFormat.recordFlagBatchEnd != 0 }
+  var startsBatch: Bool { flags & CaskFormat.recordFlagBatchStart != 0 }
 
   /// Parses the fixed fields; checks only what can be checked without the body.
   ///
@@ -35,7 +36,8 @@ struct RecordHeader: Equatable {
       valueLength: loadLittleEndian(bytes, at: 20, as: UInt32.self))
     let reserved = loadLittleEndian(bytes, at: 6, as: UInt16.self)
     guard header.type == CaskFormat.recordTypePut || header.type == CaskFormat.recordTypeDelete,
-      header.flags & ~CaskFormat.recordFlagBatchEnd == 0, reserved == 0, header.keyLength > 0,
+      header.flags & ~(CaskFormat.recordFlagBatchEnd | CaskFormat.recordFlagBatchStart) == 0, reserved == 0,
+      header.keyLength > 0,
       !(header.isDelete && header.valueLength != 0)
     else { return nil }
     return header

@@ -27,7 +27,13 @@ final class Segment: Sendable {
     self.file = file
   }
 
-  var path: String { file.path }
+  /// The segment's path under its final name (a segment is created under a temporary name
+  /// and renamed; its open file keeps the name it was opened with).
+  var path: String {
+    let opened = file.path
+    return opened.hasSuffix(CaskFormat.temporarySuffix)
+      ? String(opened.dropLast(CaskFormat.temporarySuffix.count)) : opened
+  }
 
   static func fileName(id: UInt32) -> String {
     hexName(id) + "." + CaskFormat.segmentExtension
@@ -80,7 +86,9 @@ final class Segment: Sendable {
         let base = reader.readUInt32(), let sub = reader.readUInt32(), reader.readUInt32() != nil,
         let crc = reader.readUInt32()
       else { return .failure(.corrupt(file: "", offset: 0, reason: "not a segment header")) }
-      guard CRC32C.checksum(UnsafeRawBufferPointer(rebasing: buffer[0..<28])) == crc else {
+      guard
+        CRC32C.checksum(UnsafeRawBufferPointer(rebasing: buffer[0..<CaskFormat.segmentHeaderChecksummedLength])) == crc
+      else {
         return .failure(.corrupt(file: "", offset: 0, reason: "segment header checksum mismatch"))
       }
       guard version <= CaskFormat.formatVersion else {

@@ -58,8 +58,25 @@ struct SegmentScanner {
     var pending: [ScannedRecord] = []
     while position < length {
       if let record = try record(at: position) {
+        let recordEnd = position + UInt64(record.header.totalLength)
+        if record.header.startsBatch && !pending.isEmpty {
+          // The open batch never reached its commit marker: a record of it was lost.
+          outcome.corruptions.append(
+            CorruptRegion(
+              file: name, offset: pending[0].offset, length: position - pending[0].offset,
+              reason: "batch without its commit marker; the batch was dropped"))
+          outcome.droppedRecords += pending.count
+          pending.removeAll(keepingCapacity: true)
+        }
+        if !record.header.startsBatch && pending.isEmpty {
+          // The rest of a batch whose beginning was damaged: never applied on its own.
+          outcome.droppedRecords += 1
+          position = recordEnd
+          outcome.validEnd = position
+          continue
+        }
         pending.append(record)
-        position += UInt64(record.header.totalLength)
+        position = recordEnd
         if record.header.endsBatch {
           try commit(pending)
           pending.removeAll(keepingCapacity: true)
@@ -68,15 +85,18 @@ struct SegmentScanner {
         continue
       }
       guard let resume = try resynchronize(after: position) else { break }
+      let start = pending.first?.offset ?? position
       outcome.corruptions.append(
         CorruptRegion(
-          file: name, offset: position, length: resume - position,
+          file: name, offset: start, length: resume - start,
           reason: pending.isEmpty ? "damaged record" : "damaged record inside a batch; the batch was dropped"))
       outcome.droppedRecords += pending.count
       pending.removeAll(keepingCapacity: true)
       position = resume
       outcome.validEnd = position
     }
+    // A batch still open at the end of the file was being written when the writer stopped.
+    if let first = pending.first { outcome.validEnd = first.offset }
     outcome.droppedRecords += pending.count
     outcome.tailBytes = length - outcome.validEnd
     return outcome

@@ -60,9 +60,11 @@ enum StoreCredential: Sendable {
   static func concatenate(_ keys: RNCryptor.Keys) -> SecureBytes {
     SecureBytes(count: CaskFormat.dataKeyLength) { buffer in
       keys.encryptionKey.withUnsafeBytes {
-        UnsafeMutableRawBufferPointer(rebasing: buffer[0..<32]).copyMemory(from: $0)
+        UnsafeMutableRawBufferPointer(rebasing: buffer[0..<CaskFormat.dataKeyPartLength]).copyMemory(from: $0)
       }
-      keys.hmacKey.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[32..<64]).copyMemory(from: $0) }
+      keys.hmacKey.withUnsafeBytes {
+        UnsafeMutableRawBufferPointer(rebasing: buffer[CaskFormat.dataKeyPartLength...]).copyMemory(from: $0)
+      }
     }
   }
 
@@ -113,8 +115,8 @@ enum StoreCredential: Sendable {
       }
       return try secret.withUnsafeBytes { bytes in
         try RNCryptor.Keys(
-          encryptionKey: SecureBytes(UnsafeRawBufferPointer(rebasing: bytes[0..<32])),
-          hmacKey: SecureBytes(UnsafeRawBufferPointer(rebasing: bytes[32..<64])))
+          encryptionKey: SecureBytes(UnsafeRawBufferPointer(rebasing: bytes[0..<CaskFormat.dataKeyPartLength])),
+          hmacKey: SecureBytes(UnsafeRawBufferPointer(rebasing: bytes[CaskFormat.dataKeyPartLength...])))
       }
     } catch RNCryptor.Error.authenticationFailed {
       throw CaskError.wrongPassword

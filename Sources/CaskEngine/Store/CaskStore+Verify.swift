@@ -20,9 +20,9 @@ extension CaskStore {
   /// - Returns: a report listing each damaged file and offset; no key or value appears in it.
   /// - Complexity: O(total bytes) of reading and decryption.
   public func verify() throws -> VerifyReport {
-    let segments = try state.withLock { state -> [Segment] in
+    let (segments, unreadable) = try state.withLock { state -> ([Segment], [String]) in
       guard !state.closed else { throw CaskError.closed }
-      return state.segments.values.sorted { $0.order < $1.order }
+      return (state.segments.values.sorted { $0.order < $1.order }, state.recovery.unreadableSegments)
     }
     // Appends that land after this point are not part of the check.
     let activeEnd = writer.withLock { writer in writer.active.map { ($0.segment.id, $0.end) } }
@@ -41,12 +41,12 @@ extension CaskStore {
       let outcome = try scanner.scan { batch in
         for record in batch {
           do {
-            _ = try cipher.openKey(record.keyMessage, file: name, offset: record.offset)
+            let key = try cipher.openKey(record.keyMessage, file: name, offset: record.offset)
             if !record.header.isDelete {
               let value = try segment.file.read(
                 count: Int(record.header.valueLength),
                 at: record.offset + UInt64(CaskFormat.recordHeaderLength) + UInt64(record.header.keyLength))
-              _ = try cipher.open(value, file: name, offset: record.offset)
+              _ = try cipher.openValue(value, forKey: key, file: name, offset: record.offset)
             }
             checked += 1
           } catch CaskError.corrupt(_, _, let reason) {
@@ -74,12 +74,25 @@ extension CaskStore {
         defer { file.close() }
         let bytes = try file.read(count: Int(try file.size()), at: 0)
         do {
-          _ = try HintFile.decode(bytes, cipher: cipher, path: hintPath)
+          let hint = try HintFile.decode(bytes, cipher: cipher, path: hintPath)
+          let segmentLength = try segment.file.size()
+          // An authentic hint of another segment, or of another length, is not used by open.
+          if hint.segmentID != segment.id || hint.segmentLength != segmentLength {
+            report.damage.append(
+              CorruptRegion(
+                file: Segment.hintName(id: segment.id), offset: 0, length: 0,
+                reason: "hint does not describe its segment"))
+          }
         } catch CaskError.corrupt(_, let offset, let reason) {
           report.damage.append(
             CorruptRegion(file: Segment.hintName(id: segment.id), offset: offset, length: 0, reason: reason))
         }
       }
+    }
+    // Segments that open could not use at all (damaged header) and that are still there.
+    for name in unreadable where fileSystem.fileKind("\(path)/\(name)") == .file {
+      report.damage.append(
+        CorruptRegion(file: name, offset: 0, length: 0, reason: "segment header is damaged; the segment is not used"))
     }
     return report
   }

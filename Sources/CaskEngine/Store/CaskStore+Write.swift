@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 extension CaskStore {
   /// An operation encrypted and ready to append.
   struct Prepared {
@@ -36,7 +40,9 @@ extension CaskStore {
       switch operation {
       case .put(let key, let value):
         prepared.append(
-          Prepared(key: IndexKey(key), keyMessage: try cipher.sealKey(key), valueMessage: try cipher.seal(value)))
+          Prepared(
+            key: IndexKey(key), keyMessage: try cipher.sealKey(key),
+            valueMessage: try cipher.sealValue(value, forKey: key)))
       case .delete(let key):
         prepared.append(Prepared(key: IndexKey(key), keyMessage: try cipher.sealKey(key), valueMessage: nil))
       }
@@ -70,7 +76,8 @@ extension CaskStore {
       lengths.append(
         RecordEncoder.append(
           to: &buffer, type: operation.valueMessage == nil ? CaskFormat.recordTypeDelete : CaskFormat.recordTypePut,
-          flags: isLast ? CaskFormat.recordFlagBatchEnd : 0, sequence: firstSequence + UInt64(index),
+          flags: (isLast ? CaskFormat.recordFlagBatchEnd : 0) | (index == 0 ? CaskFormat.recordFlagBatchStart : 0),
+          sequence: firstSequence + UInt64(index),
           keyMessage: operation.keyMessage, valueMessage: operation.valueMessage))
     }
     try ensureRoom(for: UInt64(buffer.count), writer: &writer)
@@ -83,7 +90,7 @@ extension CaskStore {
       do {
         try active.segment.file.truncate(to: start)
       } catch {
-        writer.failure = error as? CaskError ?? .io(operation: "truncate", path: active.segment.path, errno: 5)
+        writer.failure = error as? CaskError ?? .io(operation: "truncate", path: active.segment.path, errno: EIO)
       }
       throw error
     }
@@ -130,12 +137,15 @@ extension CaskStore {
   /// A batch larger than the limit gets a segment of its own.
   private func ensureRoom(for length: UInt64, writer: inout WriterState) throws {
     let limit = min(options.segmentSizeLimit, CaskFormat.maximumSegmentLength)
+    let header = UInt64(CaskFormat.segmentHeaderLength)
+    // Offsets are 32-bit: a batch must fit in an empty segment.
+    guard header + length <= CaskFormat.maximumSegmentLength else {
+      throw CaskError.valueTooLarge(length: Int(length), maximum: Int(CaskFormat.maximumSegmentLength - header))
+    }
     if let active = writer.active {
-      let header = UInt64(CaskFormat.segmentHeaderLength)
-      if active.end + length <= limit || active.end == header {
-        guard active.end + length <= CaskFormat.maximumSegmentLength else {
-          throw CaskError.valueTooLarge(length: Int(length), maximum: Int(CaskFormat.maximumSegmentLength - header))
-        }
+      if active.end + length <= limit
+        || (active.end == header && active.end + length <= CaskFormat.maximumSegmentLength)
+      {
         return
       }
       try seal(active, writer: &writer)
@@ -145,7 +155,13 @@ extension CaskStore {
 
   /// Syncs a full segment and writes its hint; everything written so far is then durable.
   func seal(_ active: ActiveSegment, writer: inout WriterState) throws {
-    try active.segment.file.sync()
+    do {
+      try active.segment.file.sync()
+    } catch {
+      // What reached the disk is unknown: stop writing until the store is reopened.
+      writer.failure = error as? CaskError ?? .io(operation: "fdatasync", path: active.segment.path, errno: EIO)
+      throw error
+    }
     groupCommit.markDurable(writer.ticket)
     try writeHint(for: active)
     writer.active = nil
@@ -198,7 +214,7 @@ extension CaskStore {
       do {
         try file?.sync()
       } catch {
-        let failure = error as? CaskError ?? CaskError.io(operation: "fdatasync", path: path, errno: 5)
+        let failure = error as? CaskError ?? CaskError.io(operation: "fdatasync", path: path, errno: EIO)
         writer.withLock { $0.failure = failure }
         throw failure
       }

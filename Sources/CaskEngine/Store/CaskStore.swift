@@ -122,7 +122,7 @@ public final class CaskStore: Sendable {
   /// - Complexity: one hash lookup, one positioned read, one decryption: O(1) in the number of keys.
   public func get(_ key: String) throws -> Data? {
     guard let (location, segment) = try locate(key) else { return nil }
-    return try readValue(at: location, in: segment)
+    return try readValue(at: location, in: segment, key: key)
   }
 
   /// Whether `key` has a value.
@@ -169,20 +169,21 @@ public final class CaskStore: Sendable {
     }
   }
 
-  /// Reads the record at `location` and decrypts its value.
-  func readValue(at location: RecordLocation, in segment: Segment) throws -> Data {
+  /// Reads the record at `location` and decrypts its value, checking that it is `key`'s.
+  ///
+  /// - Complexity: one positioned read and one decryption.
+  func readValue(at location: RecordLocation, in segment: Segment, key: String) throws -> Data {
     let record = try segment.file.read(count: Int(location.length), at: UInt64(location.offset))
     let name = segment.path
-    return try record.withUnsafeBytes { buffer -> Data in
-      guard buffer.count == Int(location.length), let header = RecordHeader.parse(buffer),
-        header.totalLength == buffer.count, !header.isDelete
-      else {
-        throw CaskError.corrupt(file: name, offset: UInt64(location.offset), reason: "record header is damaged")
-      }
-      let valueStart = CaskFormat.recordHeaderLength + Int(header.keyLength)
-      let message = Data(UnsafeRawBufferPointer(rebasing: buffer[valueStart...]))
-      return try cipher.open(message, file: name, offset: UInt64(location.offset) + UInt64(valueStart))
+    let header = record.withUnsafeBytes { RecordHeader.parse($0) }
+    guard record.count == Int(location.length), let header, header.totalLength == record.count, !header.isDelete
+    else {
+      throw CaskError.corrupt(file: name, offset: UInt64(location.offset), reason: "record header is damaged")
     }
+    let valueStart = CaskFormat.recordHeaderLength + Int(header.keyLength)
+    return try cipher.openValue(
+      record[(record.startIndex + valueStart)...], forKey: key, file: name,
+      offset: UInt64(location.offset) + UInt64(valueStart))
   }
 
   // MARK: Writing
@@ -223,6 +224,7 @@ public final class CaskStore: Sendable {
   /// Forces everything written so far to disk.
   public func sync() throws {
     let ticket = try writer.withLock { writer -> UInt64 in
+      if writer.closed { throw CaskError.closed }
       if let failure = writer.failure { throw failure }
       return writer.ticket
     }
@@ -258,12 +260,14 @@ public final class CaskStore: Sendable {
           guard writer.failure == nil, let active = writer.active else { return }
           try active.segment.file.sync()
           try writeHint(for: active)
+          writer.active = nil
         }
         try fileSystem.syncDirectory(path)
       } catch {
         failure = error
       }
     }
+    writer.withLock { $0.active = nil }
     state.withLock { state in
       state.closed = true
       state.segments.removeAll()

@@ -120,7 +120,7 @@ extension CaskStore {
     result.reserveCapacity(ordered.count)
     for (key, location, segment) in ordered {
       do {
-        result.append((key, try readValue(at: location, in: segment)))
+        result.append((key, try readValue(at: location, in: segment, key: key)))
       } catch let error as CaskError {
         guard case .corrupt = error else { throw error }
         try onDamage(key, error)

@@ -29,13 +29,19 @@ struct StoreOpener {
     case .missing:
       guard options.createIfMissing, !options.readOnly else { throw CaskError.notACaskStore(path: path) }
       try fileSystem.createDirectory(path)
+      // The new directory is an entry of its parent: without this sync a crash can take the
+      // whole store, and every write acknowledged in it, away.
+      try fileSystem.syncDirectory(Self.parentDirectory(of: path))
     case .directory:
       break
     }
     let headerPath = "\(path)/\(CaskFormat.headerFileName)"
     if fileSystem.fileKind(headerPath) == .missing {
       // An empty directory becomes a store; anything else is not ours to write into.
-      let names = try fileSystem.contentsOfDirectory(path).filter { $0 != CaskFormat.lockFileName }
+      // (A header left as CASK.tmp by a crash during creation does not make it foreign.)
+      let names = try fileSystem.contentsOfDirectory(path).filter {
+        $0 != CaskFormat.lockFileName && !$0.hasSuffix(CaskFormat.temporarySuffix)
+      }
       guard names.isEmpty, options.createIfMissing, !options.readOnly else {
         throw CaskError.notACaskStore(path: path)
       }
@@ -64,6 +70,14 @@ struct StoreOpener {
       lock.unlock()
       throw error
     }
+  }
+
+  /// The directory that holds `path` ("." for a bare name).
+  static func parentDirectory(of path: String) -> String {
+    var trimmed = Substring(path)
+    while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+    guard let slash = trimmed.lastIndex(of: "/") else { return "." }
+    return slash == trimmed.startIndex ? "/" : String(trimmed[..<slash])
   }
 
   /// Makes a random data key, wraps it, and writes the header atomically.
@@ -114,7 +128,27 @@ struct StoreOpener {
       }
     }
     found.sort { $0.segment.order < $1.segment.order }
+    // Never reuse the number of any file that is or was around: a hint left behind by a crash
+    // must not be taken for the hint of a new segment with the same number.
+    for name in names {
+      let stem =
+        name.hasSuffix(CaskFormat.temporarySuffix) ? String(name.dropLast(CaskFormat.temporarySuffix.count)) : name
+      if let id = Segment.id(fromFileName: stem, extension: CaskFormat.segmentExtension)
+        ?? Segment.id(fromFileName: stem, extension: CaskFormat.hintExtension)
+      {
+        maxID = max(maxID, id)
+      }
+    }
     writerState.nextSegmentID = maxID + 1
+    // Hints whose segment is gone (compaction removed it, or a crash) are removed.
+    if !options.readOnly {
+      let segmentIDs = Set(names.compactMap { Segment.id(fromFileName: $0, extension: CaskFormat.segmentExtension) })
+      for name in names {
+        if let id = Segment.id(fromFileName: name, extension: CaskFormat.hintExtension), !segmentIDs.contains(id) {
+          try fileSystem.removeFile("\(path)/\(name)")
+        }
+      }
+    }
 
     // 6. Index each segment in order, from its hint when the hint is valid, else by scanning.
     var maxSequence: UInt64 = 0
