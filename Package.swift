@@ -49,6 +49,10 @@ let package = Package(
       dependencies: ["CipherCask", "CaskTestSupport"]
     ),
     .testTarget(
+      name: "CaskCLITests",
+      dependencies: ["CipherCask", "CaskTestSupport"]
+    ),
+    .testTarget(
       name: "RNCryptorCodecTests",
       dependencies: ["RNCryptorCodec", "CaskTestSupport"],
       resources: [.copy("Resources/vectors")]

@@ -24,8 +24,8 @@ enum CompactCommand: Subcommand {
       return
     }
     StandardStream.output.write(
-      "Compacted store '\(path)': \(report.inputSegments) segments (\(ByteCount.format(report.bytesBefore))) "
+      "Compacted store '\(path)': \(counted(report.inputSegments, "segment")) (\(ByteCount.format(report.bytesBefore))) "
         + "rewritten into \(report.outputSegments) (\(ByteCount.format(report.bytesAfter))), "
-        + "\(report.recordsCopied) live records copied.\n")
+        + "\(counted(report.recordsCopied, "live record")) copied.\n")
   }
 }

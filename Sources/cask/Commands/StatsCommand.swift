@@ -67,7 +67,7 @@ enum StatsCommand: Subcommand {
     text += "Keys:         \(report.keys)\n"
     text += "Collections:  \(collections.isEmpty ? "none" : "\(collections.count)")\n"
     for (name, count) in collections {
-      text += "  \(KeyText.display(name)): \(count) object\(count == 1 ? "" : "s")\n"
+      text += "  \(KeyText.display(name)): \(counted(count, "object"))\n"
     }
     if !collections.isEmpty && inCollections < report.keys {
       text += "  (outside collections: \(report.keys - inCollections) keys)\n"
@@ -77,7 +77,7 @@ enum StatsCommand: Subcommand {
     text += "Segments:     \(report.segments)\n"
     let recovery = report.recovery
     text +=
-      "Last open:    \(recovery.segmentsFromHints) segments from hints, \(recovery.segmentsScanned) scanned; "
+      "Last open:    \(counted(recovery.segmentsFromHints, "segment")) from hints, \(recovery.segmentsScanned) scanned; "
       + (recovery.clean ? "clean" : "repaired damage") + "\n"
     if !recovery.clean {
       if recovery.truncatedBytes > 0 { text += "  torn tail cut: \(recovery.truncatedBytes) bytes\n" }

@@ -51,15 +51,16 @@ enum VerifyCommand: Subcommand {
       try JSONOutput.write(report)
     } else {
       var text =
-        "Checked \(report.segmentsChecked) segments and \(report.recordsChecked) records of store '\(path)': "
-      text += report.clean ? "no damage.\n" : "\(report.damage.count) damaged regions.\n"
+        "Checked \(counted(report.segmentsChecked, "segment")) and \(counted(report.recordsChecked, "record")) "
+        + "of store '\(path)': "
+      text += report.clean ? "no damage.\n" : "\(counted(report.damage.count, "damaged region")).\n"
       for region in report.damage {
         text += "  \(region.file) at offset \(region.offset), \(region.length) bytes: \(region.reason)\n"
       }
       StandardStream.output.write(text)
     }
     guard report.clean else {
-      throw CLIError.failure("store '\(path)' is damaged: \(report.damage.count) damaged regions")
+      throw CLIError.failure("store '\(path)' is damaged: \(counted(report.damage.count, "damaged region"))")
     }
   }
 

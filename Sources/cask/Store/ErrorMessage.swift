@@ -24,6 +24,9 @@ enum ErrorMessage {
       return "store '\(path)' was created with raw keys, not a password"
     case .corrupt(let file, let offset, let reason):
       let name = (file as NSString).lastPathComponent
+      guard name != CaskFormat.headerFileName else {
+        return "store '\(path)' is damaged: its header (\(name)) does not read: \(reason)"
+      }
       return "store '\(path)' is damaged: \(name) at offset \(offset): \(reason) (run 'cask verify \(path)')"
     case .io, .closed, .readOnly, .crypto:
       return "store '\(path)': \(error)"

@@ -17,3 +17,8 @@ enum ByteCount {
     format(Double(bytes))
   }
 }
+
+/// `1 segment`, `2 segments`.
+func counted(_ count: Int, _ noun: String) -> String {
+  "\(count) \(noun)\(count == 1 ? "" : "s")"
+}

@@ -1,0 +1,149 @@
+import CaskTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// What a run of the `cask` binary produced.
+struct CaskResult {
+  var status: Int32
+  var stdout: Data
+  var stderr: Data
+
+  var out: String { String(decoding: stdout, as: UTF8.self) }
+  var err: String { String(decoding: stderr, as: UTF8.self) }
+}
+
+/// Runs the built `cask` executable as a child process, the way a user would: arguments,
+/// environment, standard input; it collects standard output, standard error and the exit
+/// status. Output goes to files, not pipes, so a large output cannot block the child.
+///
+/// The child gets no terminal (standard input is a file or /dev/null, the outputs are
+/// files), so `cask` never prompts and never draws a progress bar.
+struct CaskRunner {
+  /// The `cask` binary beside this test bundle in the build products directory.
+  static let executable: String? = {
+    let running = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+    let bundle = URL(fileURLWithPath: running ?? CommandLine.arguments[0])
+    let candidate = bundle.deletingLastPathComponent().appendingPathComponent("cask").path
+    return FileManager.default.isExecutableFile(atPath: candidate) ? candidate : nil
+  }()
+
+  /// Thrown, failing the test, when the binary is not where `swift build` puts it.
+  struct MissingExecutable: Error, CustomStringConvertible {
+    var description: String {
+      "the cask executable is missing next to the test bundle; build it with 'swift build --product cask'"
+    }
+  }
+
+  /// The binary, or an error that says how to build it.
+  static func binary() throws -> String {
+    guard let executable else { throw MissingExecutable() }
+    return executable
+  }
+
+  let directory: TemporaryDirectory
+
+  init(_ label: String) throws {
+    directory = try TemporaryDirectory("cask-cli-\(label)")
+  }
+
+  /// A path inside the test's directory.
+  func path(_ name: String) -> String { directory.file(name) }
+
+  /// Runs `cask` with `arguments` in the test's directory.
+  ///
+  /// - Parameters:
+  ///   - password: put in `CASK_PASSWORD` when not nil.
+  ///   - environment: more variables for the child (the parent's `CASK_*` are never passed on).
+  ///   - stdin: bytes for standard input (otherwise /dev/null).
+  @discardableResult
+  func run(
+    _ arguments: [String], password: String? = nil, environment: [String: String] = [:], stdin: Data? = nil
+  ) throws -> CaskResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: try Self.binary())
+    process.arguments = arguments
+    process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
+    var childEnvironment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CASK_") }
+    if let password { childEnvironment["CASK_PASSWORD"] = password }
+    childEnvironment.merge(environment) { $1 }
+    process.environment = childEnvironment
+
+    let id = UUID().uuidString
+    let outPath = path(".out-\(id)")
+    let errPath = path(".err-\(id)")
+    _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+    _ = FileManager.default.createFile(atPath: errPath, contents: nil)
+    defer {
+      try? FileManager.default.removeItem(atPath: outPath)
+      try? FileManager.default.removeItem(atPath: errPath)
+    }
+    let outHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
+    let errHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
+    process.standardOutput = outHandle
+    process.standardError = errHandle
+    if let stdin {
+      let inPath = path(".in-\(id)")
+      try stdin.write(to: URL(fileURLWithPath: inPath))
+      process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: inPath))
+    } else {
+      process.standardInput = FileHandle.nullDevice
+    }
+    try process.run()
+    process.waitUntilExit()
+    try outHandle.close()
+    try errHandle.close()
+    try? FileManager.default.removeItem(atPath: path(".in-\(id)"))
+    return CaskResult(
+      status: process.terminationStatus,
+      stdout: try Data(contentsOf: URL(fileURLWithPath: outPath)),
+      stderr: try Data(contentsOf: URL(fileURLWithPath: errPath)))
+  }
+
+  /// Runs `cask` and also returns the child's peak resident set size in bytes, taken from
+  /// `wait4`'s resource usage of exactly that child. The child runs in the test process's
+  /// working directory: give it absolute paths.
+  func runMeasuringPeakMemory(_ arguments: [String], password: String) throws -> (CaskResult, Int) {
+    let binary = try Self.binary()
+    let outPath = path(".measured-out")
+    let errPath = path(".measured-err")
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CASK_") }
+    environment["CASK_PASSWORD"] = password
+    let argv = ([binary] + arguments).map { strdup($0) } + [nil]
+    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer {
+      for pointer in argv + envp { free(pointer) }
+    }
+    var pid: pid_t = 0
+    let spawned = posix_spawn(&pid, binary, &actions, nil, argv, envp)
+    guard spawned == 0 else { throw CocoaError(.executableLoad) }
+    var status: Int32 = 0
+    var usage = rusage()
+    while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
+    let exitStatus = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+    let result = CaskResult(
+      status: exitStatus, stdout: try Data(contentsOf: URL(fileURLWithPath: outPath)),
+      stderr: try Data(contentsOf: URL(fileURLWithPath: errPath)))
+    return (result, usage.ru_maxrss * 1024)
+  }
+
+  /// Makes a store with `cask create`, checking that it worked.
+  func createStore(_ name: String, password: String) throws -> String {
+    let result = try run(["create", name], password: password)
+    #expect(result.status == 0, "create failed: \(result.err)")
+    return path(name)
+  }
+
+  func remove() {
+    directory.remove()
+  }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+
+/// The command line itself: help, version, usage errors and their exit status 64.
+@Suite("cask command line")
+struct CommandLineTests {
+  @Test("--version prints the version on stdout and exits 0")
+  func version() throws {
+    let cask = try CaskRunner("version")
+    defer { cask.remove() }
+    let result = try cask.run(["--version"])
+    #expect(result.status == 0)
+    #expect(result.out == "0.1.0\n")
+    #expect(result.stderr.isEmpty)
+  }
+
+  @Test("-h, --help and 'help <sub>' print the same sections for every subcommand")
+  func helpIsTheSameThreeWays() throws {
+    let cask = try CaskRunner("help")
+    defer { cask.remove() }
+    let root = try cask.run(["--help"])
+    #expect(root.status == 0)
+    for section in ["OVERVIEW:", "USAGE: cask <subcommand>", "OPTIONS:", "SUBCOMMANDS:", "--version"] {
+      #expect(root.out.contains(section))
+    }
+    let names = [
+      "demo", "create", "put", "get", "delete", "keys", "import", "export", "encrypt", "decrypt", "compact", "verify",
+      "stats", "passwd",
+    ]
+    for name in names {
+      #expect(root.out.contains("\n  \(name) "), "root help lists \(name)")
+      let long = try cask.run([name, "--help"])
+      let short = try cask.run([name, "-h"])
+      let viaHelp = try cask.run(["help", name])
+      #expect(long.status == 0 && short.status == 0 && viaHelp.status == 0)
+      #expect(long.out == short.out && long.out == viaHelp.out, "help of \(name) differs")
+      #expect(long.out.hasPrefix("OVERVIEW: "))
+      #expect(long.out.contains("\nUSAGE: cask \(name)"))
+      #expect(long.out.contains("\nOPTIONS:\n"))
+      #expect(long.out.contains("-h, --help"))
+      #expect(long.stderr.isEmpty)
+    }
+    #expect(try cask.run(["help", "get"]).out.contains("\nARGUMENTS:\n  <store>"))
+  }
+
+  @Test("usage errors exit 64 with 'Error:' and a usage hint on stderr, nothing on stdout")
+  func usageErrors() throws {
+    let cask = try CaskRunner("usage")
+    defer { cask.remove() }
+    let cases: [([String], String)] = [
+      (["frobnicate"], "Unknown subcommand 'frobnicate'"),
+      (["--frob"], "Unknown option '--frob'"),
+      (["get"], "Missing expected argument '<store>'"),
+      (["get", "store"], "Missing expected argument '<key>'"),
+      (["get", "store", "key", "extra"], "1 unexpected argument"),
+      (["keys", "store", "--bogus"], "Unknown option '--bogus'"),
+      (["put", "store", "key", "--file"], "Missing value for '--file <file>'"),
+      (["keys", "store", "--json=yes"], "The flag '--json' does not take a value"),
+      (["import", "store", "file.json", "--id-key", "id"], "Missing expected argument '--collection <name>'"),
+      (["export", "store", "dir", "--format", "xml"], "The value 'xml' is invalid for '--format <format>'"),
+      (["import", "store", "f", "--collection", "c", "--id-key", "id", "--batch-size", "0"], "expected a positive"),
+      (["help", "nothing"], "Unknown subcommand 'nothing'"),
+      (["put", "store", "key", "--password-stdin"], "--password-stdin needs --file"),
+    ]
+    for (arguments, message) in cases {
+      let result = try cask.run(arguments, password: "pw")
+      #expect(result.status == 64, "\(arguments) exited \(result.status)")
+      #expect(result.err.hasPrefix("Error: "), "\(arguments): \(result.err)")
+      #expect(result.err.contains(message), "\(arguments): \(result.err)")
+      #expect(result.err.contains("\nUsage: cask"), "\(arguments) has no usage hint")
+      #expect(result.stdout.isEmpty)
+    }
+  }
+
+  @Test("a password given as an option is refused without echoing it")
+  func passwordArgumentIsRefused() throws {
+    let cask = try CaskRunner("pwarg")
+    defer { cask.remove() }
+    for arguments in [
+      ["get", "store", "key", "--password", "hunter2"], ["get", "store", "key", "--password=hunter2"],
+    ] {
+      let result = try cask.run(arguments)
+      #expect(result.status == 64)
+      #expect(result.err.contains("never taken as command-line arguments"))
+      #expect(!result.err.contains("hunter2"))
+    }
+  }
+}

@@ -1,0 +1,147 @@
+import CaskTestSupport
+import CipherCask
+import Foundation
+import Testing
+
+/// The success paths of the store commands, and the exactness of what goes in and out.
+@Suite("cask store commands")
+struct StoreCommandTests {
+  let password = "correct horse battery"
+
+  @Test("put then get returns random binary data byte for byte, from --file and from stdin")
+  func binaryRoundTrip() throws {
+    let cask = try CaskRunner("binary")
+    defer { cask.remove() }
+    _ = try cask.createStore("s", password: password)
+    var random = SeededRandom.make(test: "cli binary round trip")
+    let fromFile = random.bytes(300_000)
+    let fromStdin = random.bytes(70_000) + Data([0, 10, 13, 0xFF, 0])
+    try fromFile.write(to: URL(fileURLWithPath: cask.path("value.bin")))
+
+    let put1 = try cask.run(["put", "s", "file-key", "--file", "value.bin"], password: password)
+    #expect(put1.status == 0 && put1.stdout.isEmpty && put1.stderr.isEmpty, "\(put1.err)")
+    let put2 = try cask.run(["put", "s", "stdin-key"], password: password, stdin: fromStdin)
+    #expect(put2.status == 0, "\(put2.err)")
+    let empty = try cask.run(["put", "s", "empty"], password: password, stdin: Data())
+    #expect(empty.status == 0)
+
+    let get1 = try cask.run(["get", "s", "file-key"], password: password)
+    #expect(get1.status == 0 && get1.stderr.isEmpty)
+    #expect(get1.stdout == fromFile)
+    #expect(try cask.run(["get", "s", "stdin-key"], password: password).stdout == fromStdin)
+    let getEmpty = try cask.run(["get", "s", "empty"], password: password)
+    #expect(getEmpty.status == 0 && getEmpty.stdout.isEmpty)
+  }
+
+  @Test("create, keys (text, --prefix, --json, --collection), delete, stats, verify, compact")
+  func storeLifecycle() throws {
+    let cask = try CaskRunner("lifecycle")
+    defer { cask.remove() }
+    let created = try cask.run(["create", "s"], password: password)
+    #expect(created.status == 0)
+    #expect(created.err == "Created store 's'.\n")
+    let again = try cask.run(["create", "s"], password: password)
+    #expect(again.status == 1 && again.err == "Error: store 's' already exists\n")
+
+    for key in ["apple", "apricot", "banana"] {
+      #expect(try cask.run(["put", "s", key], password: password, stdin: Data(key.utf8)).status == 0)
+    }
+    #expect(
+      try cask.run(["put", "s", "e1", "--collection", "events"], password: password, stdin: Data("{}".utf8)).status == 0
+    )
+    // A U+0000 cannot travel in an argument: --collection builds the key.
+    #expect(try cask.run(["get", "s", "e1", "--collection", "events"], password: password).out == "{}")
+
+    #expect(try cask.run(["keys", "s"], password: password).out == "apple\napricot\nbanana\nevents\\0e1\n")
+    #expect(try cask.run(["keys", "s", "--prefix", "ap"], password: password).out == "apple\napricot\n")
+    #expect(try cask.run(["keys", "s", "--collection", "events"], password: password).out == "e1\n")
+    let json = try cask.run(["keys", "s", "--json"], password: password)
+    #expect(
+      try JSONDecoder().decode([String].self, from: json.stdout) == ["apple", "apricot", "banana", "events\u{0}e1"])
+
+    let deleted = try cask.run(["delete", "s", "banana"], password: password)
+    #expect(deleted.status == 0 && deleted.stdout.isEmpty && deleted.stderr.isEmpty)
+    let deletedAgain = try cask.run(["delete", "s", "banana"], password: password)
+    #expect(deletedAgain.status == 1)
+    #expect(deletedAgain.err == "Error: no value for that key in store 's'\n")
+    let missing = try cask.run(["get", "s", "banana"], password: password)
+    #expect(missing.status == 1 && missing.stdout.isEmpty)
+
+    let stats = try cask.run(["stats", "s", "--json"], password: password)
+    #expect(stats.status == 0)
+    let figures = try #require(try JSONSerialization.jsonObject(with: stats.stdout) as? [String: Any])
+    #expect(figures["keys"] as? Int == 3)
+    #expect((figures["collections"] as? [String: Int]) == ["events": 1])
+    #expect((figures["deadBytes"] as? Int ?? 0) > 0)
+    #expect(figures["segments"] as? Int == 1)
+    #expect((figures["recovery"] as? [String: Any])?["clean"] as? Bool == true)
+    let statsText = try cask.run(["stats", "s"], password: password)
+    #expect(statsText.out.contains("Keys:         3\n"))
+    #expect(statsText.out.contains("  events: 1 object\n"))
+
+    let verify = try cask.run(["verify", "s"], password: password)
+    #expect(verify.status == 0)
+    #expect(verify.out.contains("no damage"))
+    let verifyJSON = try cask.run(["verify", "s", "--json"], password: password)
+    let report = try #require(try JSONSerialization.jsonObject(with: verifyJSON.stdout) as? [String: Any])
+    #expect(report["clean"] as? Bool == true)
+    #expect((report["recordsChecked"] as? Int ?? 0) >= 5)
+
+    let compact = try cask.run(["compact", "s"], password: password)
+    #expect(compact.status == 0)
+    #expect(compact.out.hasPrefix("Compacted store 's': 1 segment"))
+    let after = try cask.run(["stats", "s", "--json"], password: password)
+    let afterFigures = try #require(try JSONSerialization.jsonObject(with: after.stdout) as? [String: Any])
+    #expect(afterFigures["deadBytes"] as? Int == 0)
+    #expect(try cask.run(["get", "s", "apricot"], password: password).out == "apricot")
+    // Nothing of a value or key appears in any message.
+    #expect(!compact.err.contains("apricot") && !statsText.out.contains("apricot"))
+  }
+
+  @Test("passwd changes the password: old sources for the current one, new sources for the new one")
+  func changePassword() throws {
+    let cask = try CaskRunner("passwd")
+    defer { cask.remove() }
+    _ = try cask.createStore("s", password: "old")
+    #expect(try cask.run(["put", "s", "k"], password: "old", stdin: Data("v".utf8)).status == 0)
+
+    let viaStdin = try cask.run(
+      ["passwd", "s", "--password-stdin", "--new-password-stdin"], stdin: Data("old\nnewer\n".utf8))
+    #expect(viaStdin.status == 0, "\(viaStdin.err)")
+    #expect(viaStdin.err == "Changed the password of store 's'.\n")
+    #expect(try cask.run(["get", "s", "k"], password: "old").status == 1)
+    #expect(try cask.run(["get", "s", "k"], password: "newer").out == "v")
+
+    try Data("newest\n".utf8).write(to: URL(fileURLWithPath: cask.path("new.txt")))
+    let viaFileAndEnvironment = try cask.run(
+      ["passwd", "s", "--new-password-file", "new.txt"], password: "newer")
+    #expect(viaFileAndEnvironment.status == 0)
+    let viaEnvironment = try cask.run(
+      ["passwd", "s"], password: "newest", environment: ["CASK_NEW_PASSWORD": "last"])
+    #expect(viaEnvironment.status == 0)
+    #expect(try cask.run(["get", "s", "k"], password: "last").out == "v")
+
+    let noNewPassword = try cask.run(["passwd", "s"], password: "last")
+    #expect(noNewPassword.status == 1)
+    #expect(noNewPassword.err.contains("no password"))
+    #expect(try cask.run(["get", "s", "k"], password: "last").out == "v")
+  }
+
+  @Test("password sources apply in order: --password-file, CASK_PASSWORD, --password-stdin")
+  func passwordSourceOrder() throws {
+    let cask = try CaskRunner("sources")
+    defer { cask.remove() }
+    _ = try cask.createStore("s", password: "right")
+    #expect(try cask.run(["put", "s", "k"], password: "right", stdin: Data("v".utf8)).status == 0)
+    try Data("right\r\nignored second line\n".utf8).write(to: URL(fileURLWithPath: cask.path("pw.txt")))
+    try Data("wrong\n".utf8).write(to: URL(fileURLWithPath: cask.path("bad.txt")))
+
+    #expect(try cask.run(["get", "s", "k", "--password-file", "pw.txt"], password: "wrong").out == "v")
+    #expect(try cask.run(["get", "s", "k", "--password-file", "bad.txt"], password: "right").status == 1)
+    #expect(
+      try cask.run(["get", "s", "k", "--password-stdin"], password: "right", stdin: Data("wrong\n".utf8)).out == "v")
+    #expect(try cask.run(["get", "s", "k", "--password-stdin"], stdin: Data("right\n".utf8)).out == "v")
+    let empty = try cask.run(["get", "s", "k", "--password-stdin"], stdin: Data())
+    #expect(empty.status == 1 && empty.err.contains("standard input is empty"))
+  }
+}
