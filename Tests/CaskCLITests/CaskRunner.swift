@@ -136,6 +136,56 @@ struct CaskRunner {
     return (result, usage.ru_maxrss * 1024)
   }
 
+  /// Runs `cask` with standard error on a pseudo-terminal (standard input and output stay
+  /// files), and returns what was written to the terminal as `stderr`.
+  func runWithTerminalStderr(_ arguments: [String], password: String, environment: [String: String] = [:])
+    throws -> CaskResult
+  {
+    // posix_openpt and friends are not visible from Swift's Glibc module; these are their
+    // ioctls (Linux's generic encoding: _IOR('T', 0x30, int) and _IOW('T', 0x31, int)).
+    let getNumber: UInt = 0x8004_5430
+    let setLock: UInt = 0x4004_5431
+    let master = open("/dev/ptmx", O_RDWR | O_NOCTTY)
+    guard master >= 0 else { throw CocoaError(.fileReadUnknown) }
+    defer { close(master) }
+    var unlocked: Int32 = 0
+    var number: UInt32 = 0
+    guard ioctl(master, setLock, &unlocked) == 0, ioctl(master, getNumber, &number) == 0 else {
+      throw CocoaError(.fileReadUnknown)
+    }
+    let terminal = open("/dev/pts/\(number)", O_RDWR | O_NOCTTY)
+    guard terminal >= 0 else { throw CocoaError(.fileReadUnknown) }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: try Self.binary())
+    process.arguments = arguments
+    process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
+    var childEnvironment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CASK_") }
+    childEnvironment["CASK_PASSWORD"] = password
+    childEnvironment.merge(environment) { $1 }
+    process.environment = childEnvironment
+    let outPath = path(".tty-out")
+    _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+    let outHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
+    process.standardInput = FileHandle.nullDevice
+    process.standardOutput = outHandle
+    process.standardError = FileHandle(fileDescriptor: terminal, closeOnDealloc: false)
+    try process.run()
+    close(terminal)
+    process.waitUntilExit()
+    try outHandle.close()
+    // The terminal keeps what the child wrote; read it until the closed side reports EIO.
+    var written = Data()
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+      let count = read(master, &buffer, buffer.count)
+      if count < 0 && errno == EINTR { continue }
+      guard count > 0 else { break }
+      written.append(contentsOf: buffer[0..<count])
+    }
+    return CaskResult(
+      status: process.terminationStatus, stdout: try Data(contentsOf: URL(fileURLWithPath: outPath)), stderr: written)
+  }
+
   /// Makes a store with `cask create`, checking that it worked.
   func createStore(_ name: String, password: String) throws -> String {
     let result = try run(["create", name], password: password)

@@ -16,7 +16,7 @@ enum ProcessIO {
 
   /// A bar for library work that reads about `total` bytes, measured by `bytesRead()`.
   static func progressBar(_ label: String, total: UInt64) -> ProgressBar? {
-    guard let start = bytesRead() else { return ProgressBar.start(label, total: nil) { 0 } }
+    guard let start = bytesRead() else { return ProgressBar.start(label, total: nil, unit: .time) { 0 } }
     return ProgressBar.start(label, total: total) { (bytesRead() ?? start) - start }
   }
 }

@@ -9,13 +9,16 @@ import Synchronization
 /// time left, redrawn ten times a second by a background thread.
 ///
 /// It appears only when standard error is a terminal, and only once the work has taken half a
-/// second, so quick commands and pipes never see it. `finish()` erases it.
+/// second (`CASK_PROGRESS_DELAY`, in seconds, changes that; 0 draws the first frame at once),
+/// so quick commands and pipes never see it. `finish()` erases it.
 final class ProgressBar: Sendable {
   /// What is being counted.
   enum Unit: Sendable {
     case bytes
     /// Things, named in the plural ("objects").
     case items(String)
+    /// Nothing measurable: the line shows a spinner and the time spent.
+    case time
   }
 
   private struct State {
@@ -30,13 +33,15 @@ final class ProgressBar: Sendable {
   private let sample: @Sendable () -> UInt64
   private let started = ContinuousClock.now
   private let state = Mutex(State())
-  private static let delay = Duration.milliseconds(500)
+  private let delay: Duration
 
   private init(label: String, total: UInt64?, unit: Unit, sample: @escaping @Sendable () -> UInt64) {
     self.label = label
     self.total = total
     self.unit = unit
     self.sample = sample
+    let seconds = ProcessInfo.processInfo.environment["CASK_PROGRESS_DELAY"].flatMap(Double.init) ?? 0.5
+    delay = .milliseconds(Int(max(0, seconds) * 1000))
   }
 
   /// Starts a bar that polls `sample` for the amount done so far, out of `total` (`nil` when
@@ -48,6 +53,7 @@ final class ProgressBar: Sendable {
   ) -> ProgressBar? {
     guard StandardStream.error.isTerminal else { return nil }
     let bar = ProgressBar(label: label, total: total, unit: unit, sample: sample)
+    if bar.delay == .zero { bar.draw() }
     let thread = Thread { bar.loop() }
     thread.start()
     return bar
@@ -65,16 +71,21 @@ final class ProgressBar: Sendable {
   private func loop() {
     while true {
       Thread.sleep(forTimeInterval: 0.1)
-      let keepGoing = state.withLock { state -> Bool in
-        guard !state.finished else { return false }
-        let elapsed = ContinuousClock.now - started
-        guard elapsed >= Self.delay else { return true }
-        state.shown = true
-        state.frame += 1
-        StandardStream.error.write("\r" + line(done: sample(), elapsed: elapsed, frame: state.frame) + "\u{1B}[K")
-        return true
-      }
-      if !keepGoing { return }
+      if !draw() { return }
+    }
+  }
+
+  /// Draws a frame once the delay has passed; `false` once the bar is finished.
+  @discardableResult
+  private func draw() -> Bool {
+    state.withLock { state -> Bool in
+      guard !state.finished else { return false }
+      let elapsed = ContinuousClock.now - started
+      guard elapsed >= delay else { return true }
+      state.shown = true
+      state.frame += 1
+      StandardStream.error.write("\r" + line(done: sample(), elapsed: elapsed, frame: state.frame) + "\u{1B}[K")
+      return true
     }
   }
 
@@ -83,8 +94,9 @@ final class ProgressBar: Sendable {
     let seconds = max(0.001, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18)
     let rate = Double(done) / seconds
     let rateText = "\(amount(rate))/s"
+    let spinner = Array("|/-\\")[frame % 4]
+    if case .time = unit { return "\(label) \(spinner)  \(Self.clock(seconds))" }
     guard let total, total > 0 else {
-      let spinner = Array("|/-\\")[frame % 4]
       return "\(label) \(spinner)  \(amount(Double(done)))  \(rateText)  \(Self.clock(seconds))"
     }
     let fraction = min(1, Double(done) / Double(total))
@@ -102,6 +114,7 @@ final class ProgressBar: Sendable {
     switch unit {
     case .bytes: return ByteCount.format(value)
     case .items(let name): return "\(Int(value)) \(name)"
+    case .time: return ""
     }
   }
 
