@@ -41,6 +41,9 @@ struct CommandLineTests {
       #expect(long.stderr.isEmpty)
     }
     #expect(try cask.run(["help", "get"]).out.contains("\nARGUMENTS:\n  <store>"))
+    // With no subcommand, or 'help' alone, the root help, as swift-argument-parser does.
+    #expect(try cask.run([]).out == root.out)
+    #expect(try cask.run(["help"]).out == root.out)
   }
 
   @Test("usage errors exit 64 with 'Error:' and a usage hint on stderr, nothing on stdout")

@@ -75,7 +75,7 @@ enum CaskCommand {
 
   /// `cask help [<subcommand>]`.
   private static func help(_ words: [String]) throws {
-    guard let name = words.first else {
+    guard let name = words.first, name != "-h", name != "--help" else {
       StandardStream.output.write(HelpText.rootHelp(subcommands: subcommands.map { $0.spec }))
       return
     }

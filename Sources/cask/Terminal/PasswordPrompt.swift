@@ -38,22 +38,23 @@ enum PasswordPrompt {
       characters[Int(VTIME)] = 0
     }
     guard tcsetattr(terminal, TCSAFLUSH, &quiet) == 0 else { return nil }
+    let stream = StandardStream(descriptor: terminal, name: "the terminal")
     defer {
       _ = tcsetattr(terminal, TCSAFLUSH, &original)
-      write(terminal, "\n")
+      stream.write("\n")
     }
-    write(terminal, prompt)
-    return try readLine(from: terminal)
+    stream.write(prompt)
+    return try readLine(from: stream)
   }
 
-  private static func readLine(from terminal: Int32) throws -> [UInt8] {
+  private static func readLine(from terminal: StandardStream) throws -> [UInt8] {
     var line: [UInt8] = []
     line.reserveCapacity(256)
-    var byte: UInt8 = 0
     while true {
-      let result = Glibc.read(terminal, &byte, 1)
-      if result < 0 && errno == EINTR { continue }
-      guard result == 1 else { throw CLIError.failure("cannot read the password from the terminal") }
+      guard let byte = try terminal.readByte() else {
+        Secret.wipe(&line)
+        throw CLIError.failure("cannot read the password from the terminal")
+      }
       switch byte {
       case 0x0A, 0x0D:  // Return
         return line
@@ -69,19 +70,6 @@ enum PasswordPrompt {
         line.removeAll(keepingCapacity: true)
       default:
         line.append(byte)
-      }
-    }
-  }
-
-  private static func write(_ terminal: Int32, _ text: String) {
-    var text = text
-    text.withUTF8 { bytes in
-      var offset = 0
-      while offset < bytes.count {
-        let written = Glibc.write(terminal, bytes.baseAddress! + offset, bytes.count - offset)
-        if written < 0 && errno == EINTR { continue }
-        guard written > 0 else { return }
-        offset += written
       }
     }
   }

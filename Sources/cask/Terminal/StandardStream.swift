@@ -4,14 +4,16 @@ import Foundation
   import Glibc
 #endif
 
-/// Standard input, output and error as raw file descriptors: byte-exact, unbuffered, with
-/// `EINTR` retried here and nowhere else in the tool.
+/// Standard input, output and error (and the terminal of a password prompt) as raw file
+/// descriptors: byte-exact, unbuffered, with `EINTR` retried here and nowhere else in the tool.
 struct StandardStream: Sendable {
   let descriptor: Int32
+  /// What the stream is, for error messages.
+  let name: String
 
-  static let input = StandardStream(descriptor: STDIN_FILENO)
-  static let output = StandardStream(descriptor: STDOUT_FILENO)
-  static let error = StandardStream(descriptor: STDERR_FILENO)
+  static let input = StandardStream(descriptor: STDIN_FILENO, name: "standard input")
+  static let output = StandardStream(descriptor: STDOUT_FILENO, name: "standard output")
+  static let error = StandardStream(descriptor: STDERR_FILENO, name: "standard error")
 
   /// Whether the stream is a terminal.
   var isTerminal: Bool { isatty(descriptor) == 1 }
@@ -36,7 +38,7 @@ struct StandardStream: Sendable {
       if written < 0 {
         if errno == EINTR { continue }
         if descriptor != STDERR_FILENO {
-          StandardStream.error.write("Error: cannot write to standard output: \(String(cString: strerror(errno)))\n")
+          StandardStream.error.write("Error: cannot write to \(name): \(String(cString: strerror(errno)))\n")
         }
         exit(CLIError.failureStatus)
       }
@@ -55,7 +57,7 @@ struct StandardStream: Sendable {
         let result = Glibc.read(descriptor, buffer.baseAddress, count)
         if result >= 0 { return result }
         if errno != EINTR {
-          throw CLIError.failure("cannot read standard input: \(String(cString: strerror(errno)))")
+          throw CLIError.failure("cannot read \(name): \(String(cString: strerror(errno)))")
         }
       }
     }
@@ -78,19 +80,26 @@ struct StandardStream: Sendable {
   func readLineBytes() throws -> [UInt8]? {
     var line: [UInt8] = []
     line.reserveCapacity(256)  // a password should not leave copies behind as the array grows
-    var byte: UInt8 = 0
     while true {
-      let result = Glibc.read(descriptor, &byte, 1)
-      if result < 0 {
-        if errno == EINTR { continue }
-        throw CLIError.failure("cannot read standard input: \(String(cString: strerror(errno)))")
-      }
-      if result == 0 { return line.isEmpty ? nil : line }
+      guard let byte = try readByte() else { return line.isEmpty ? nil : line }
       if byte == UInt8(ascii: "\n") {
         if line.last == UInt8(ascii: "\r") { line.removeLast() }
         return line
       }
       line.append(byte)
+    }
+  }
+
+  /// Reads one byte; `nil` at end of input.
+  func readByte() throws -> UInt8? {
+    var byte: UInt8 = 0
+    while true {
+      let result = Glibc.read(descriptor, &byte, 1)
+      if result == 1 { return byte }
+      if result == 0 { return nil }
+      if errno != EINTR {
+        throw CLIError.failure("cannot read \(name): \(String(cString: strerror(errno)))")
+      }
     }
   }
 }
