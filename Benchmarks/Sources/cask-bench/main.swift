@@ -8,7 +8,9 @@ import Foundation
 
 /// Every subcommand, in the order the root help lists them. Add new ones here.
 let subcommands: [any BenchCommand.Type] = [
-  CodecCommand.self
+  CodecCommand.self,
+  PeersCommand.self,
+  ObjectsCommand.self,
 ]
 
 let rootUsage = "cask-bench <subcommand> [options]"

@@ -1,0 +1,2 @@
+// LMDB (liblmdb-dev) for peer-lmdb.
+#include <lmdb.h>

@@ -1,0 +1,2 @@
+// LevelDB's C API (libleveldb-dev) for peer-leveldb.
+#include <leveldb/c.h>

@@ -1,0 +1,317 @@
+import Foundation
+
+/// What a `kv` or `durable` run does.
+public struct KVSettings: Sendable {
+  /// Keys in the store.
+  public var keys: Int
+  /// Runs behind each median; every run starts from empty stores.
+  public var runs: Int
+  /// Puts per transaction in `fillseq` and `fillrandom`.
+  public var batchSize = 1000
+  /// Gets the reader of `readwhilewriting` times.
+  public var readWhileWritingReads: Int
+  /// Puts of one durable run, per writer count.
+  public var durablePuts: [Int: Int] = [:]
+  /// The workloads to record (a store is still filled when a later one needs it).
+  public var workloads: Set<String>
+  public var durability: Durability
+  /// Where the stores go; removed at the end.
+  public var directory: String
+  public var seed: UInt64
+
+  public init(
+    keys: Int, runs: Int, workloads: Set<String>, durability: Durability, directory: String, seed: UInt64
+  ) {
+    self.keys = keys
+    self.runs = runs
+    self.readWhileWritingReads = Swift.min(keys, 200_000)
+    self.workloads = workloads
+    self.durability = durability
+    self.directory = directory
+    self.seed = seed
+  }
+}
+
+/// The workloads of `peer-* kv`, with db_bench's names, in the order one run performs them.
+public enum KVWorkload {
+  public static let fillseq = "fillseq"
+  public static let fillrandom = "fillrandom"
+  public static let overwrite = "overwrite"
+  public static let readrandom = "readrandom"
+  public static let readmissing = "readmissing"
+  public static let open = "open"
+  public static let readwhilewriting = "readwhilewriting"
+  public static let compact = "compact"
+  public static let deleterandom = "deleterandom"
+  /// Durable puts (every put synced) from 1 and from 8 writer threads.
+  public static let durable1 = "durable1"
+  public static let durable8 = "durable8"
+
+  public static let all = [
+    fillseq, fillrandom, overwrite, readrandom, readmissing, open, compact, readwhilewriting, deleterandom,
+  ]
+  public static let durable = [durable1, durable8]
+}
+
+/// Runs the key-value workloads against one engine and returns its figures.
+///
+/// One run: `fillseq` into a fresh store (then removed); `fillrandom` into a fresh store;
+/// `overwrite` of every key once, in random order, one put per transaction; disk usage;
+/// `readrandom` (every key once, random order: hot, just written); `readmissing`; close, then
+/// `open` (open plus one get, so lazy work is counted); `compact` and disk usage again;
+/// `readwhilewriting` (one thread overwrites random keys while this one reads; the reader is
+/// timed); `deleterandom` (every key, random order, one delete per transaction).
+public struct KVRunner {
+  let opener: any StoreOpener
+  let settings: KVSettings
+  let data: WorkloadData
+  var recorder: Recorder
+  var bytesAfterOverwrite: [Double] = []
+  var bytesAfterCompaction: [Double] = []
+  var compactionSupported = true
+
+  public init(opener: any StoreOpener, settings: KVSettings) {
+    self.opener = opener
+    self.settings = settings
+    data = WorkloadData(keys: settings.keys, seed: settings.seed)
+    recorder = Recorder(capacity: Swift.max(settings.keys, settings.readWhileWritingReads))
+  }
+
+  func wants(_ workload: String) -> Bool {
+    settings.workloads.contains(workload)
+  }
+
+  /// Runs every selected workload `settings.runs` times.
+  public mutating func run(progress: (String) -> Void) throws -> PeerReport {
+    let harnessRSS = ProcessFigures.currentRSS()
+    for run in 1...Swift.max(1, settings.runs) {
+      progress("\(opener.name): run \(run) of \(settings.runs), \(settings.keys) keys")
+      try runOnce(seed: settings.seed &+ UInt64(run) &* 1_000_003)
+    }
+    var space: SpaceFigures?
+    if !bytesAfterOverwrite.isEmpty {
+      space = SpaceFigures(
+        logicalBytes: settings.keys * (WorkloadData.keyBytes + WorkloadData.valueBytes),
+        bytesAfterOverwrite: Int(PeerStatistics.median(bytesAfterOverwrite)),
+        bytesAfterCompaction: Int(
+          PeerStatistics.median(bytesAfterCompaction.isEmpty ? bytesAfterOverwrite : bytesAfterCompaction)),
+        compactionSupported: compactionSupported, compaction: opener.compaction)
+    }
+    return PeerReport(
+      engine: opener.name, setup: opener.setup, mode: "kv", keys: settings.keys, durability: settings.durability,
+      runs: settings.runs, workloads: recorder.figures, space: space, peakRSSBytes: ProcessFigures.peakRSS(),
+      harnessRSSBytes: harnessRSS)
+  }
+
+  func freshDirectory(_ name: String) throws -> String {
+    let path = settings.directory + "/" + name
+    try? FileManager.default.removeItem(atPath: path)
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+  }
+
+  mutating func runOnce(seed: UInt64) throws {
+    let keys = data.keys
+    let data = self.data
+    let batch = settings.batchSize
+    let batchNote = "puts in transactions of \(batch); latency is a transaction's time / its puts"
+
+    if wants(KVWorkload.fillseq) {
+      let directory = try freshDirectory("fillseq")
+      let store = try opener.open(directory: directory, durability: settings.durability)
+      let order = data.sortedIndexes()
+      try recorder.timeGroups(KVWorkload.fillseq, count: order.count, groupSize: batch, note: batchNote) { range in
+        try store.write(range.map { (key: keys[order[$0]], value: data.value($0)) })
+      }
+      try store.close()
+      try FileManager.default.removeItem(atPath: directory)
+    }
+
+    let later = KVWorkload.all.dropFirst(2)
+    guard wants(KVWorkload.fillrandom) || later.contains(where: wants) else { return }
+    let directory = try freshDirectory("main")
+    var store = try opener.open(directory: directory, durability: settings.durability)
+    let fillOrder = data.shuffledIndexes(seed: seed)
+    try recorder.timeGroups(KVWorkload.fillrandom, count: fillOrder.count, groupSize: batch, note: batchNote) {
+      range in
+      try store.write(range.map { (key: keys[fillOrder[$0]], value: data.value($0)) })
+    }
+
+    if wants(KVWorkload.overwrite) {
+      let order = data.shuffledIndexes(seed: seed &+ 1)
+      try recorder.timeEach(KVWorkload.overwrite, count: order.count, note: "one put per transaction") { index in
+        try store.put(data.value(index &+ 7), forKey: keys[order[index]])
+      }
+      try store.sync()
+      bytesAfterOverwrite.append(Double(ProcessFigures.diskBytes(directory)))
+    }
+
+    if wants(KVWorkload.readrandom) {
+      let order = data.shuffledIndexes(seed: seed &+ 2)
+      try recorder.timeEach(KVWorkload.readrandom, count: order.count) { index in
+        guard let value = try store.get(keys[order[index]]), value.count == WorkloadData.valueBytes else {
+          throw PeerError("readrandom: a written key has no value of \(WorkloadData.valueBytes) bytes")
+        }
+      }
+    }
+
+    if wants(KVWorkload.readmissing) {
+      let missing = data.missingKeys
+      try recorder.timeEach(KVWorkload.readmissing, count: missing.count) { index in
+        guard try store.get(missing[index]) == nil else {
+          throw PeerError("readmissing: a key never written has a value")
+        }
+      }
+    }
+
+    if wants(KVWorkload.open) {
+      try store.close()
+      let opener = self.opener
+      let durability = settings.durability
+      store = try recorder.timeOnce(KVWorkload.open, note: "open plus one get") {
+        let reopened = try opener.open(directory: directory, durability: durability)
+        guard try reopened.get(keys[0]) != nil else { throw PeerError("open: a written key is missing") }
+        return reopened
+      }
+    }
+
+    if wants(KVWorkload.compact) {
+      let supported = try recorder.timeOnce(KVWorkload.compact) { try store.compact() }
+      compactionSupported = supported
+      try store.sync()
+      bytesAfterCompaction.append(Double(ProcessFigures.diskBytes(directory)))
+    }
+
+    if wants(KVWorkload.readwhilewriting) {
+      try readWhileWriting(store, seed: seed &+ 3)
+    }
+
+    if wants(KVWorkload.deleterandom) {
+      let order = data.shuffledIndexes(seed: seed &+ 4)
+      try recorder.timeEach(KVWorkload.deleterandom, count: order.count, note: "one delete per transaction") {
+        index in
+        try store.delete(keys[order[index]])
+      }
+    }
+    try store.close()
+    try FileManager.default.removeItem(atPath: directory)
+  }
+
+  /// One writer thread overwrites random keys, one put per transaction, until the reader (this
+  /// thread, with its own handle) has timed its gets.
+  mutating func readWhileWriting(_ store: any KeyValueStore, seed: UInt64) throws {
+    let data = self.data
+    let reader = try store.makeReader()
+    let stop = StopFlag()
+    let writes = Shared(0)
+    let writer = Thread.detachedRun {
+      var generator = SeededGenerator(seed: seed)
+      var count = 0
+      while !stop.isRaised {
+        try store.put(data.value(count), forKey: data.keys[Int.random(in: 0..<data.keys.count, using: &generator)])
+        count += 1
+      }
+      writes.mutex.withLock { $0 = count }
+    }
+    var generator = SeededGenerator(seed: seed &+ 1)
+    let reads = settings.readWhileWritingReads
+    let order = (0..<reads).map { _ in Int.random(in: 0..<data.keys.count, using: &generator) }
+    let note = "the reader's gets, while one thread overwrites random keys"
+    do {
+      try recorder.timeEach(KVWorkload.readwhilewriting, count: reads, note: note) { index in
+        guard try reader.get(data.keys[order[index]]) != nil else {
+          throw PeerError("readwhilewriting: a written key has no value")
+        }
+      }
+    } catch {
+      stop.raise()
+      _ = try? writer.wait()
+      throw error
+    }
+    stop.raise()
+    try writer.wait()
+    if writes.mutex.withLock({ $0 }) == 0 {
+      throw PeerError("readwhilewriting: the writer made no put while the reader ran")
+    }
+  }
+}
+
+extension KVRunner {
+  /// Durable puts: `writers` threads share `puts` puts of distinct keys into a fresh store
+  /// opened with `.always`; the rate is all puts over the wall time.
+  public static func durable(
+    opener: any StoreOpener, settings: KVSettings, progress: (String) -> Void
+  ) throws -> PeerReport {
+    let harnessRSS = ProcessFigures.currentRSS()
+    let most = settings.durablePuts.values.max() ?? 0
+    let data = WorkloadData(keys: most, seed: settings.seed)
+    var recorder = Recorder(capacity: most)
+    let counts = settings.durablePuts.keys.sorted()
+    for run in 1...Swift.max(1, settings.runs) {
+      for writers in counts {
+        let puts = settings.durablePuts[writers] ?? 0
+        progress("\(opener.name): durable puts, \(writers) writers, run \(run) of \(settings.runs)")
+        let path = settings.directory + "/durable"
+        try? FileManager.default.removeItem(atPath: path)
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        let store = try opener.open(directory: path, durability: .always)
+        let share = puts / writers
+        let start = ProcessFigures.now()
+        let perThread = try onThreads(writers) { thread in
+          var samples: [UInt64] = []
+          samples.reserveCapacity(share)
+          for index in thread * share..<(thread + 1) * share {
+            let began = ProcessFigures.now()
+            try store.put(data.value(index), forKey: data.keys[index])
+            samples.append(ProcessFigures.now() &- began)
+          }
+          return samples
+        }
+        let seconds = Double(ProcessFigures.now() &- start) / 1e9
+        var samples = perThread.flatMap { $0 }
+        recorder.add(
+          writers == 1 ? KVWorkload.durable1 : KVWorkload.durable8, operations: share * writers, seconds: seconds,
+          samples: &samples, note: "\(writers) writer thread(s), every put synced before it returns")
+        try store.close()
+        try FileManager.default.removeItem(atPath: path)
+      }
+    }
+    return PeerReport(
+      engine: opener.name, setup: opener.setup, mode: "durable", keys: most, durability: .always,
+      runs: settings.runs, workloads: recorder.figures, peakRSSBytes: ProcessFigures.peakRSS(),
+      harnessRSSBytes: harnessRSS)
+  }
+}
+
+/// A thread whose error is handed to the one that waits for it.
+final class JoinableThread: Sendable {
+  private let done = DispatchSemaphore(value: 0)
+  private let failure = Shared<(any Error)?>(nil)
+
+  fileprivate init(_ body: @escaping @Sendable () throws -> Void) {
+    let thread = Thread { [done, failure] in
+      do {
+        try body()
+      } catch {
+        failure.mutex.withLock { $0 = error }
+      }
+      done.signal()
+    }
+    thread.start()
+  }
+
+  /// Waits for the thread to end.
+  ///
+  /// - Throws: what its body threw.
+  func wait() throws {
+    done.wait()
+    if let error = failure.mutex.withLock({ $0 }) { throw error }
+  }
+}
+
+extension Thread {
+  /// Starts `body` on a new thread.
+  static func detachedRun(_ body: @escaping @Sendable () throws -> Void) -> JoinableThread {
+    JoinableThread(body)
+  }
+}

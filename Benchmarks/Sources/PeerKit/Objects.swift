@@ -1,0 +1,155 @@
+import Foundation
+
+/// The `objects` workload's model: ten fields of the kinds an app stores (text, numbers,
+/// a date, a flag, a list), about 300 bytes as JSON.
+public struct BenchObject: Codable, Identifiable, Sendable, Equatable {
+  public var id: String
+  public var name: String
+  public var email: String
+  public var age: Int
+  public var balance: Double
+  public var isActive: Bool
+  public var createdAt: Date
+  public var tags: [String]
+  public var score: Int
+  public var notes: String
+
+  /// The `index`th object of a seeded sequence.
+  public static func make(_ index: Int, using generator: inout SeededGenerator) -> BenchObject {
+    let words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
+    func word() -> String { words[Int.random(in: 0..<words.count, using: &generator)] }
+    return BenchObject(
+      id: String(format: "%08x", index) + String(generator.next() % 0xFFFF_FFFF, radix: 16),
+      name: "\(word().capitalized) \(word().capitalized)",
+      email: "\(word()).\(index)@example.com",
+      age: Int.random(in: 18...90, using: &generator),
+      balance: Double(Int.random(in: 0...10_000_000, using: &generator)) / 100,
+      isActive: Bool.random(using: &generator),
+      createdAt: Date(timeIntervalSince1970: Double(Int.random(in: 1_500_000_000...1_800_000_000, using: &generator))),
+      tags: (0..<Int.random(in: 1...4, using: &generator)).map { _ in word() },
+      score: Int.random(in: 0...1000, using: &generator),
+      notes: (0..<12).map { _ in word() }.joined(separator: " "))
+  }
+
+  /// The predicate of the `filter` workload: about a third of the objects match.
+  @Sendable public static func isSelected(_ object: BenchObject) -> Bool {
+    object.isActive && object.age >= 50
+  }
+}
+
+/// A collection of `BenchObject`s, as the `objects` workload sees it.
+public protocol ObjectStore: AnyObject {
+  /// Inserts or replaces one object, as one transaction of its own.
+  func save(_ object: BenchObject) throws
+  func get(id: String) throws -> BenchObject?
+  func all() throws -> [BenchObject]
+  func filter(_ isIncluded: (BenchObject) throws -> Bool) throws -> [BenchObject]
+  func close() throws
+}
+
+/// Opens one engine's object store (one row of the `objects` comparison).
+public protocol ObjectStoreOpener: Sendable {
+  var name: String { get }
+  var setup: String { get }
+  func open(directory: String, durability: Durability) throws -> any ObjectStore
+}
+
+/// The JSON every object store writes: the same settings as CipherCask's `JSONCaskCoder`
+/// (ISO 8601 dates).
+public enum ObjectJSON {
+  public static func encoder() -> JSONEncoder {
+    let encoder = JSONEncoder()
+    encoder.dateEncodingStrategy = .iso8601
+    return encoder
+  }
+
+  public static func decoder() -> JSONDecoder {
+    let decoder = JSONDecoder()
+    decoder.dateDecodingStrategy = .iso8601
+    return decoder
+  }
+}
+
+/// Runs the `objects` workloads: `save` (each object its own transaction) into a fresh
+/// store, `get` (every object once, random order), `all` and `filter` (the whole collection
+/// decoded, `allCalls` times each; one operation is one object).
+public struct ObjectRunner {
+  public struct Settings: Sendable {
+    public var objects: Int
+    public var runs: Int
+    public var allCalls = 3
+    public var durability: Durability
+    public var directory: String
+    public var seed: UInt64
+    /// Only `save` and `get` (the seed's design, whose every operation runs PBKDF2).
+    public var saveAndGetOnly = false
+
+    public init(objects: Int, runs: Int, durability: Durability, directory: String, seed: UInt64) {
+      self.objects = objects
+      self.runs = runs
+      self.durability = durability
+      self.directory = directory
+      self.seed = seed
+    }
+  }
+
+  public static func run(
+    opener: any ObjectStoreOpener, settings: Settings, progress: (String) -> Void
+  ) throws -> PeerReport {
+    var generator = SeededGenerator(seed: settings.seed)
+    let objects = (0..<settings.objects).map { BenchObject.make($0, using: &generator) }
+    let expected = objects.filter(BenchObject.isSelected).count
+    let harnessRSS = ProcessFigures.currentRSS()
+    var recorder = Recorder(capacity: settings.objects)
+    for run in 1...Swift.max(1, settings.runs) {
+      progress("\(opener.name): objects run \(run) of \(settings.runs), \(settings.objects) objects")
+      let path = settings.directory + "/objects"
+      try? FileManager.default.removeItem(atPath: path)
+      try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+      let store = try opener.open(directory: path, durability: settings.durability)
+      try recorder.timeEach("save", count: objects.count, note: "one save per transaction") { index in
+        try store.save(objects[index])
+      }
+      var order = SeededGenerator(seed: settings.seed &+ UInt64(run))
+      let shuffled = objects.indices.shuffled(using: &order)
+      try recorder.timeEach("get", count: objects.count) { index in
+        let object = objects[shuffled[index]]
+        guard try store.get(id: object.id) == object else { throw PeerError("get: an object came back different") }
+      }
+      if !settings.saveAndGetOnly {
+        try timeWhole("all", calls: settings.allCalls, objects: objects.count, recorder: &recorder) {
+          let all = try store.all()
+          guard all.count == objects.count else { throw PeerError("all: \(all.count) of \(objects.count) objects") }
+        }
+        try timeWhole("filter", calls: settings.allCalls, objects: objects.count, recorder: &recorder) {
+          let selected = try store.filter(BenchObject.isSelected)
+          guard selected.count == expected else { throw PeerError("filter: \(selected.count), not \(expected)") }
+        }
+      }
+      try store.close()
+      try FileManager.default.removeItem(atPath: path)
+    }
+    return PeerReport(
+      engine: opener.name, setup: opener.setup, mode: "objects", keys: settings.objects,
+      durability: settings.durability, runs: settings.runs, workloads: recorder.figures,
+      peakRSSBytes: ProcessFigures.peakRSS(), harnessRSSBytes: harnessRSS)
+  }
+
+  /// Times `calls` whole-collection reads as one run whose operations are the objects read;
+  /// the latency percentiles are of one object's share of a call.
+  static func timeWhole(
+    _ name: String, calls: Int, objects: Int, recorder: inout Recorder, _ body: () throws -> Void
+  ) throws {
+    var samples: [UInt64] = []
+    let start = ProcessFigures.now()
+    for _ in 0..<calls {
+      let began = ProcessFigures.now()
+      try body()
+      samples.append((ProcessFigures.now() &- began) / UInt64(Swift.max(objects, 1)))
+    }
+    let seconds = Double(ProcessFigures.now() &- start) / 1e9
+    recorder.add(
+      name, operations: calls * objects, seconds: seconds, samples: &samples,
+      note: "\(calls) calls over the whole collection; an operation is one object")
+  }
+}

@@ -1,0 +1,133 @@
+import Foundation
+
+/// What one peer process prints: the figures of one engine for one mode and store size.
+/// `cask-bench` decodes it, so the two sides share this type.
+public struct PeerReport: Codable, Sendable {
+  /// The comparison row, for example `lmdb+rncryptor`.
+  public var engine: String
+  /// How the engine was set up (settings, transactions, encryption).
+  public var setup: String
+  /// `kv`, `durable` or `objects`.
+  public var mode: String
+  /// Keys (or objects) in the store.
+  public var keys: Int
+  public var durability: Durability
+  /// Runs behind each median.
+  public var runs: Int
+  public var workloads: [WorkloadFigures]
+  /// Disk usage, for `kv` runs that measured it.
+  public var space: SpaceFigures?
+  /// The process's peak resident set, and its resident set just before the first store was
+  /// opened (the keys, values and timing buffers of the harness), in bytes.
+  public var peakRSSBytes: Int
+  public var harnessRSSBytes: Int
+
+  public init(
+    engine: String, setup: String, mode: String, keys: Int, durability: Durability, runs: Int,
+    workloads: [WorkloadFigures] = [], space: SpaceFigures? = nil, peakRSSBytes: Int = 0, harnessRSSBytes: Int = 0
+  ) {
+    self.engine = engine
+    self.setup = setup
+    self.mode = mode
+    self.keys = keys
+    self.durability = durability
+    self.runs = runs
+    self.workloads = workloads
+    self.space = space
+    self.peakRSSBytes = peakRSSBytes
+    self.harnessRSSBytes = harnessRSSBytes
+  }
+
+  /// The workload named `name`, if this report has it.
+  public func workload(_ name: String) -> WorkloadFigures? {
+    workloads.first { $0.name == name }
+  }
+}
+
+/// One workload's runs.
+public struct WorkloadFigures: Codable, Sendable {
+  /// db_bench's name where one fits (`fillrandom`, `readrandom`, ...).
+  public var name: String
+  /// Operations in each run.
+  public var operations: Int
+  /// Wall-clock seconds of each run.
+  public var seconds: [Double]
+  /// Median over the runs of each run's p50 and p99 latency of one operation, in seconds.
+  public var p50: Double
+  public var p99: Double
+  /// What an operation is, when it is not obvious (a batch's share, a reader's get).
+  public var note: String?
+
+  public init(name: String, operations: Int, seconds: [Double], p50: Double, p99: Double, note: String? = nil) {
+    self.name = name
+    self.operations = operations
+    self.seconds = seconds
+    self.p50 = p50
+    self.p99 = p99
+    self.note = note
+  }
+
+  /// Operations per second of each run.
+  public var rates: [Double] {
+    seconds.map { Double(operations) / Swift.max($0, 1e-12) }
+  }
+
+  /// The median of the runs' operations per second.
+  public var opsPerSecond: Double {
+    PeerStatistics.median(rates)
+  }
+}
+
+/// Disk usage of the store a `kv` run filled and overwrote, medians over the runs.
+public struct SpaceFigures: Codable, Sendable {
+  /// What the data is: keys × (16 + 1024) bytes.
+  public var logicalBytes: Int
+  /// Bytes allocated on disk after `overwrite` (every key written twice).
+  public var bytesAfterOverwrite: Int
+  /// Bytes allocated after the engine's own compaction; the same as after overwrite for an
+  /// engine without one.
+  public var bytesAfterCompaction: Int
+  /// Whether the engine has a compaction to run (LMDB does not).
+  public var compactionSupported: Bool
+  /// What the compaction was (`compact()`, `VACUUM`, `CompactRange`, none).
+  public var compaction: String
+
+  public init(
+    logicalBytes: Int, bytesAfterOverwrite: Int, bytesAfterCompaction: Int, compactionSupported: Bool,
+    compaction: String
+  ) {
+    self.logicalBytes = logicalBytes
+    self.bytesAfterOverwrite = bytesAfterOverwrite
+    self.bytesAfterCompaction = bytesAfterCompaction
+    self.compactionSupported = compactionSupported
+    self.compaction = compaction
+  }
+
+  public var amplificationAfterOverwrite: Double {
+    Double(bytesAfterOverwrite) / Double(Swift.max(logicalBytes, 1))
+  }
+
+  public var amplificationAfterCompaction: Double {
+    Double(bytesAfterCompaction) / Double(Swift.max(logicalBytes, 1))
+  }
+}
+
+public enum PeerStatistics {
+  /// The median; the mean of the two middle values for an even count; 0 for none.
+  public static func median(_ values: [Double]) -> Double {
+    guard !values.isEmpty else { return 0 }
+    let sorted = values.sorted()
+    let middle = sorted.count / 2
+    return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+  }
+
+  /// The nearest-rank percentile of nanosecond samples, in seconds; sorts `samples` in place.
+  public static func percentiles(_ samples: inout [UInt64], _ percents: [Double]) -> [Double] {
+    guard !samples.isEmpty else { return percents.map { _ in 0 } }
+    samples.sort()
+    return percents.map { percent in
+      let rank = Int((percent / 100 * Double(samples.count)).rounded(.up))
+      return Double(samples[Swift.min(Swift.max(rank, 1), samples.count) - 1]) / 1e9
+    }
+  }
+}

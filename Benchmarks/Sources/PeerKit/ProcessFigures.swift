@@ -1,0 +1,47 @@
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The clock, memory and disk figures a peer reads about itself.
+public enum ProcessFigures {
+  /// Nanoseconds on the monotonic clock.
+  @inline(__always)
+  public static func now() -> UInt64 {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+  }
+
+  /// The process's peak resident set so far, in bytes (`getrusage`'s `ru_maxrss`).
+  public static func peakRSS() -> Int {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return usage.ru_maxrss * 1024
+  }
+
+  /// The process's resident set now, in bytes (the second field of /proc/self/statm).
+  public static func currentRSS() -> Int {
+    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+    let fields = text.split(separator: " ")
+    guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+  }
+
+  /// Bytes allocated on disk (`st_blocks` × 512) by every file under `directory`. On ext4,
+  /// `st_blocks` already counts blocks reserved for data not yet written back (delayed
+  /// allocation), so no sync is needed first.
+  public static func diskBytes(_ directory: String) -> Int {
+    var total = 0
+    let manager = FileManager.default
+    guard let enumerator = manager.enumerator(atPath: directory) else { return 0 }
+    while let relative = enumerator.nextObject() as? String {
+      var info = stat()
+      if lstat(directory + "/" + relative, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG {
+        total += Int(info.st_blocks) * 512
+      }
+    }
+    return total
+  }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import Synchronization
+
+/// Collects the runs of each workload in the order they were first recorded, and times
+/// operations into a reused sample buffer so that timing adds no allocation per run.
+struct Recorder {
+  private struct Entry {
+    var operations: Int
+    var seconds: [Double] = []
+    var p50s: [Double] = []
+    var p99s: [Double] = []
+    var note: String?
+  }
+
+  private var order: [String] = []
+  private var entries: [String: Entry] = [:]
+  private var samples: [UInt64] = []
+
+  init(capacity: Int) {
+    samples.reserveCapacity(capacity)
+  }
+
+  /// Adds one run of `name` from its wall time and its per-operation samples (nanoseconds).
+  mutating func add(_ name: String, operations: Int, seconds: Double, samples runSamples: inout [UInt64], note: String?)
+  {
+    let percentiles = PeerStatistics.percentiles(&runSamples, [50, 99])
+    if entries[name] == nil {
+      order.append(name)
+      entries[name] = Entry(operations: operations, note: note)
+    }
+    entries[name]?.seconds.append(seconds)
+    entries[name]?.p50s.append(percentiles[0])
+    entries[name]?.p99s.append(percentiles[1])
+  }
+
+  /// Times `count` operations one by one and records them as one run of `name`.
+  mutating func timeEach(_ name: String, count: Int, note: String? = nil, _ body: (Int) throws -> Void) rethrows {
+    var buffer = takeBuffer()
+    let start = ProcessFigures.now()
+    for index in 0..<count {
+      let began = ProcessFigures.now()
+      try body(index)
+      buffer.append(ProcessFigures.now() &- began)
+    }
+    let seconds = Double(ProcessFigures.now() &- start) / 1e9
+    add(name, operations: count, seconds: seconds, samples: &buffer, note: note)
+    samples = buffer
+  }
+
+  /// Times `count` operations in groups of `groupSize` (one transaction each) and records one
+  /// sample per group: its time divided by its size, an operation's share of its transaction.
+  mutating func timeGroups(
+    _ name: String, count: Int, groupSize: Int, note: String? = nil, _ body: (Range<Int>) throws -> Void
+  ) rethrows {
+    var buffer = takeBuffer()
+    let start = ProcessFigures.now()
+    var lower = 0
+    while lower < count {
+      let upper = Swift.min(count, lower + groupSize)
+      let began = ProcessFigures.now()
+      try body(lower..<upper)
+      buffer.append((ProcessFigures.now() &- began) / UInt64(upper - lower))
+      lower = upper
+    }
+    let seconds = Double(ProcessFigures.now() &- start) / 1e9
+    add(name, operations: count, seconds: seconds, samples: &buffer, note: note)
+    samples = buffer
+  }
+
+  /// Times one operation (an open, a compaction) as a run of `name`.
+  mutating func timeOnce<Result>(_ name: String, note: String? = nil, _ body: () throws -> Result) rethrows -> Result {
+    let began = ProcessFigures.now()
+    let result = try body()
+    let elapsed = ProcessFigures.now() &- began
+    var one = [elapsed]
+    add(name, operations: 1, seconds: Double(elapsed) / 1e9, samples: &one, note: note)
+    return result
+  }
+
+  private mutating func takeBuffer() -> [UInt64] {
+    var buffer = samples
+    samples = []
+    buffer.removeAll(keepingCapacity: true)
+    return buffer
+  }
+
+  /// Every workload recorded, with the medians of its runs' percentiles.
+  var figures: [WorkloadFigures] {
+    order.compactMap { name in
+      entries[name].map {
+        WorkloadFigures(
+          name: name, operations: $0.operations, seconds: $0.seconds, p50: PeerStatistics.median($0.p50s),
+          p99: PeerStatistics.median($0.p99s), note: $0.note)
+      }
+    }
+  }
+}
+
+/// A flag one thread raises and another polls.
+final class StopFlag: Sendable {
+  private let raised = Atomic<Bool>(false)
+
+  func raise() {
+    raised.store(true, ordering: .releasing)
+  }
+
+  var isRaised: Bool {
+    raised.load(ordering: .acquiring)
+  }
+}
+
+/// State that threads share behind a lock.
+final class Shared<Value>: Sendable {
+  let mutex: Mutex<Value>
+
+  init(_ value: sending Value) {
+    mutex = Mutex(value)
+  }
+}
+
+/// Runs `body(index)` on `count` new threads at once and waits for all of them.
+///
+/// - Returns: what each thread returned, in thread order.
+/// - Throws: the first error a thread threw.
+func onThreads<Result: Sendable>(_ count: Int, _ body: @escaping @Sendable (Int) throws -> Result) throws -> [Result] {
+  let results = Shared<[Int: Result]>([:])
+  let failure = Shared<(any Error)?>(nil)
+  let group = DispatchGroup()
+  for index in 0..<count {
+    group.enter()
+    let thread = Thread {
+      do {
+        let result = try body(index)
+        results.mutex.withLock { $0[index] = result }
+      } catch {
+        failure.mutex.withLock { if $0 == nil { $0 = error } }
+      }
+      group.leave()
+    }
+    thread.stackSize = 1 << 20
+    thread.start()
+  }
+  group.wait()
+  if let error = failure.mutex.withLock({ $0 }) { throw error }
+  return results.mutex.withLock { collected in (0..<count).compactMap { collected[$0] } }
+}

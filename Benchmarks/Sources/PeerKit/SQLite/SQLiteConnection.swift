@@ -1,0 +1,98 @@
+import Foundation
+
+/// One SQLite (or SQLCipher) connection, used by one thread at a time.
+final class SQLiteConnection {
+  let library: SQLiteLibrary
+  let handle: OpaquePointer
+
+  /// Opens `path` read-write (creating it), then runs `pragmas` in order (`PRAGMA key` first
+  /// for SQLCipher).
+  init(path: String, library: SQLiteLibrary, pragmas: [String]) throws {
+    self.library = library
+    var handle: OpaquePointer?
+    let flags = library.codes.openReadWrite | library.codes.openCreate | library.codes.openNoMutex
+    let status = library.openV2(path, &handle, flags, nil)
+    guard status == library.codes.ok, let handle else {
+      _ = library.closeV2(handle)
+      throw PeerError("sqlite: cannot open the database (status \(status))")
+    }
+    self.handle = handle
+    _ = library.busyTimeout(handle, 10_000)
+    for pragma in pragmas { try execute(pragma) }
+  }
+
+  /// Runs `sql` to completion, ignoring any rows.
+  func execute(_ sql: String) throws {
+    let statement = try prepare(sql)
+    defer { statement.finalize() }
+    while try statement.step() {}
+  }
+
+  func prepare(_ sql: String) throws -> SQLiteStatement {
+    var statement: OpaquePointer?
+    let status = library.prepareV2(handle, sql, -1, &statement, nil)
+    guard status == library.codes.ok, let statement else { throw error("prepare", status) }
+    return SQLiteStatement(connection: self, handle: statement)
+  }
+
+  func error(_ what: String, _ status: Int32) -> PeerError {
+    let message = library.errmsg(handle).map { String(cString: $0) } ?? "unknown"
+    return PeerError("sqlite: \(what) failed (status \(status)): \(message)")
+  }
+
+  func close() {
+    _ = library.closeV2(handle)
+  }
+}
+
+/// A prepared statement, reset after each use so it can run again.
+final class SQLiteStatement {
+  unowned let connection: SQLiteConnection
+  let handle: OpaquePointer
+  var library: SQLiteLibrary { connection.library }
+
+  init(connection: SQLiteConnection, handle: OpaquePointer) {
+    self.connection = connection
+    self.handle = handle
+  }
+
+  /// Steps once.
+  ///
+  /// - Returns: `true` when a row is ready, `false` when the statement is done.
+  func step() throws -> Bool {
+    let status = library.step(handle)
+    if status == library.codes.row { return true }
+    if status == library.codes.done { return false }
+    throw connection.error("step", status)
+  }
+
+  /// Binds `text` to parameter 1 and `blob` (if any) to parameter 2 without copying either
+  /// (`SQLITE_STATIC`), runs `body`, and resets: the buffers only live inside the call.
+  func with<Result>(text: String, blob: Data? = nil, _ body: () throws -> Result) throws -> Result {
+    var text = text
+    defer { _ = library.reset(handle) }
+    return try text.withUTF8 { utf8 in
+      try utf8.withMemoryRebound(to: CChar.self) { characters in
+        let status = library.bindText(handle, 1, characters.baseAddress, Int32(characters.count), nil)
+        guard status == library.codes.ok else { throw connection.error("bind", status) }
+        guard let blob else { return try body() }
+        return try blob.withUnsafeBytes { bytes in
+          let status = library.bindBlob(handle, 2, bytes.baseAddress, Int32(bytes.count), nil)
+          guard status == library.codes.ok else { throw connection.error("bind", status) }
+          return try body()
+        }
+      }
+    }
+  }
+
+  /// Column `index` of the current row as a copy.
+  func blob(_ index: Int32) -> Data {
+    let count = Int(library.columnBytes(handle, index))
+    guard count > 0, let bytes = library.columnBlob(handle, index) else { return Data() }
+    return Data(bytes: bytes, count: count)
+  }
+
+  func finalize() {
+    _ = library.finalize(handle)
+  }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import RNCryptorCodec
+
+/// How a peer encrypts each value it stores (the CoreDataGenericModule design: the database
+/// is plain, each value is an RNCryptor message).
+public enum ValueCipher: Sendable {
+  /// Password messages whose keys are derived once and cached (`PasswordKeyCache`): the
+  /// strongest form of the seed's design, and the same AES and HMAC work per value as CipherCask.
+  case derivedOnce(RNCryptor.PasswordKeyCache)
+  /// The seed's literal design: `RNCryptor.encrypt(_:password:)` per value, so every write and
+  /// every read runs PBKDF2 twice (10,000 iterations each).
+  case pbkdf2PerValue(String)
+
+  /// The password every benchmark store is opened with.
+  public static let password = "cask-bench password"
+
+  /// A cipher whose writing keys are already derived, as an application derives them at open.
+  public static func derivedOnce() throws -> ValueCipher {
+    let cache = try RNCryptor.PasswordKeyCache(password: password)
+    _ = try cache.writingKeys()
+    return .derivedOnce(cache)
+  }
+
+  public func seal(_ plaintext: Data) throws -> Data {
+    switch self {
+    case .derivedOnce(let cache): try cache.encrypt(plaintext)
+    case .pbkdf2PerValue(let password): try RNCryptor.encrypt(plaintext, password: password)
+    }
+  }
+
+  public func open(_ message: Data) throws -> Data {
+    switch self {
+    case .derivedOnce(let cache): try cache.decrypt(message)
+    case .pbkdf2PerValue(let password): try RNCryptor.decrypt(message, password: password)
+    }
+  }
+}
+
+/// Any store, with each value sealed by a `ValueCipher` on the way in and opened on the way out.
+/// Keys stay plain (as in the seed's design); CipherCask also encrypts its keys.
+public final class EncryptedStore: KeyValueStore {
+  let base: any KeyValueStore
+  let cipher: ValueCipher
+
+  public init(_ base: any KeyValueStore, cipher: ValueCipher) {
+    self.base = base
+    self.cipher = cipher
+  }
+
+  public func put(_ value: Data, forKey key: String) throws {
+    try base.put(cipher.seal(value), forKey: key)
+  }
+
+  public func get(_ key: String) throws -> Data? {
+    try base.get(key).map(cipher.open)
+  }
+
+  public func delete(_ key: String) throws {
+    try base.delete(key)
+  }
+
+  public func write(_ pairs: [(key: String, value: Data)]) throws {
+    try base.write(pairs.map { (key: $0.key, value: try cipher.seal($0.value)) })
+  }
+
+  public func makeReader() throws -> any KeyValueReader {
+    EncryptedReader(base: try base.makeReader(), cipher: cipher)
+  }
+
+  public func compact() throws -> Bool { try base.compact() }
+  public func sync() throws { try base.sync() }
+  public func close() throws { try base.close() }
+}
+
+final class EncryptedReader: KeyValueReader {
+  let base: any KeyValueReader
+  let cipher: ValueCipher
+
+  init(base: any KeyValueReader, cipher: ValueCipher) {
+    self.base = base
+    self.cipher = cipher
+  }
+
+  func get(_ key: String) throws -> Data? {
+    try base.get(key).map(cipher.open)
+  }
+}
+
+/// Opens an engine and wraps it in `EncryptedStore`: "lmdb" becomes "lmdb+rncryptor".
+public struct EncryptedOpener: StoreOpener {
+  let base: any StoreOpener
+  let perValuePBKDF2: Bool
+
+  /// - Parameter perValuePBKDF2: the seed's literal design instead of keys derived once.
+  public init(_ base: any StoreOpener, perValuePBKDF2: Bool = false) {
+    self.base = base
+    self.perValuePBKDF2 = perValuePBKDF2
+  }
+
+  public var name: String { base.name + (perValuePBKDF2 ? "+pbkdf2" : "+rncryptor") }
+
+  public var setup: String {
+    base.setup
+      + (perValuePBKDF2
+        ? "; each value an RNCryptor password message with its own PBKDF2 (the seed's design)"
+        : "; each value an RNCryptor password message, keys derived once at open")
+  }
+
+  public var compaction: String { base.compaction }
+
+  public func open(directory: String, durability: Durability) throws -> any KeyValueStore {
+    let cipher = perValuePBKDF2 ? ValueCipher.pbkdf2PerValue(ValueCipher.password) : try ValueCipher.derivedOnce()
+    return EncryptedStore(try base.open(directory: directory, durability: durability), cipher: cipher)
+  }
+}

@@ -1,0 +1,177 @@
+import Foundation
+import PeerKit
+
+/// `cask-bench objects`: typed collections of a 10-field Codable struct (`BenchObject`) in
+/// CipherCask (JSON, the default coder, and property lists) beside SQLite storing the same JSON
+/// encrypted per row with RNCryptor, and beside the seed's design (PBKDF2 per object) on a
+/// small sample. Workloads: save (one per transaction), get (random order), all, filter.
+enum ObjectsCommand: BenchCommand {
+  static let name = "objects"
+  static let abstract = "Codable collections: CipherCask beside SQLite with RNCryptor rows and the seed's design."
+  static let usage =
+    "cask-bench objects [--quick] [--objects N] [--runs N] [--sample N] [--dir DIR] [--json FILE] [--svg FILE]"
+  static let options: [(flag: String, help: String)] = [
+    ("--quick", "2,000 objects, one run, a 20-object sample of the seed's design: a few seconds, noisy."),
+    ("--objects N", "Objects in each collection (default 10000)."),
+    ("--runs N", "Runs behind each median (default 5)."),
+    ("--sample N", "Objects in the seed design's sample, where each save and get runs PBKDF2 (default 100)."),
+    ("--dir DIR", "Where the temporary stores go (default /tmp)."),
+    ("--json FILE", "Also write every figure to FILE."),
+    ("--svg FILE", "Also draw the CipherCask/peer ratios to FILE."),
+    ("-h, --help", "Show help information."),
+  ]
+
+  static let cipherCask = PeersCommand.Engine(name: "ciphercask", executable: "peer-cask")
+  static let engines = [
+    cipherCask,
+    PeersCommand.Engine(name: "ciphercask+plist", executable: "peer-cask"),
+    PeersCommand.Engine(name: "sqlite+rncryptor", executable: "peer-sqlite"),
+  ]
+  static let seedDesign = PeersCommand.Engine(name: "sqlite+pbkdf2", executable: "peer-sqlite")
+  static let workloads = ["save", "get", "all", "filter"]
+
+  struct Settings: Codable {
+    let objects: Int
+    let runs: Int
+    let sample: Int
+    let durability: String
+    let seed: UInt64
+  }
+
+  struct Report: Codable {
+    let machine: Machine
+    let date: String
+    let settings: Settings
+    var engines: [GatheredEngine] = []
+    var seedSample: GatheredEngine?
+    var targets: [PeerTarget] = []
+  }
+
+  static func run(arguments: [String]) throws {
+    var options = Options(arguments)
+    let quick = options.flag("--quick")
+    let objects = try PeersCommand.positive(try options.value("--objects"), "--objects") ?? (quick ? 2_000 : 10_000)
+    let runs = try PeersCommand.positive(try options.value("--runs"), "--runs") ?? (quick ? 1 : 5)
+    let sample = try PeersCommand.positive(try options.value("--sample"), "--sample") ?? (quick ? 20 : 100)
+    let base = try options.value("--dir") ?? "/tmp"
+    let jsonPath = try options.value("--json")
+    let svgPath = try options.value("--svg")
+    try options.finish()
+    if let jsonPath { try JSONReport.checkWritable(jsonPath) }
+    if let svgPath { try JSONReport.checkWritable(svgPath) }
+    try PeerProcess.checkBuilt((engines + [seedDesign]).map(\.executable))
+    let scratch = try PeerScratch(in: base)
+    defer { scratch.remove() }
+    var system = SystemRandomNumberGenerator()
+    let settings = Settings(objects: objects, runs: runs, sample: sample, durability: "never", seed: system.next() >> 1)
+    var report = Report(
+      machine: Machine.current(), date: ISO8601DateFormatter().string(from: Date()), settings: settings)
+    let common = ["--runs", "1", "--durability", "never", "--dir", scratch.path, "--seed", String(settings.seed)]
+
+    var gathered: [String: GatheredEngine] = [:]
+    for round in 1...runs {
+      for engine in engines {
+        printToStandardError("objects: round \(round) of \(runs), \(engine.name)")
+        let peer = try PeerProcess.run(
+          engine.executable, ["objects", "--engine", engine.name, "--objects", String(objects)] + common)
+        gathered[engine.name, default: GatheredEngine(engine: peer.engine, setup: peer.setup, keys: objects)].add(peer)
+      }
+    }
+    report.engines = engines.compactMap { gathered[$0.name] }
+    printToStandardError("objects: the seed's design (PBKDF2 per object) on \(sample) objects")
+    let seedPeer = try PeerProcess.run(
+      seedDesign.executable,
+      ["objects", "--engine", seedDesign.name, "--objects", String(sample), "--save-get-only"] + common)
+    var seed = GatheredEngine(engine: seedPeer.engine, setup: seedPeer.setup, keys: sample)
+    seed.add(seedPeer)
+    report.seedSample = seed
+    report.targets = targets(report)
+
+    print(render(report))
+    if let jsonPath {
+      try JSONReport.write(report, to: jsonPath)
+      printToStandardError("objects: wrote \(jsonPath)")
+    }
+    if let svgPath {
+      try RatioChart.write(
+        [panel(report)], title: "CipherCask collections ÷ peer (higher is better for CipherCask)", to: svgPath)
+      printToStandardError("objects: wrote \(svgPath)")
+    }
+  }
+
+  static func ratio(_ report: Report, _ workload: String, _ peer: GatheredEngine?) -> Double? {
+    guard let ours = report.engines.first(where: { $0.engine == cipherCask.name })?.workload(workload),
+      let theirs = peer?.workload(workload), theirs.opsPerSecond > 0
+    else { return nil }
+    return ours.opsPerSecond / theirs.opsPerSecond
+  }
+
+  static func targets(_ report: Report) -> [PeerTarget] {
+    ["save", "get"].map { workload in
+      PeerTarget(
+        "\(workload): CipherCask ÷ the seed's design (PBKDF2 per object)",
+        at: "\(Number.grouped(Double(report.settings.objects))) objects vs a \(report.settings.sample)-object sample",
+        required: 1_000, measured: ratio(report, workload, report.seedSample))
+    }
+  }
+
+  static func panel(_ report: Report) -> RatioChart.Panel {
+    let peers = report.engines.filter { $0.engine != cipherCask.name } + (report.seedSample.map { [$0] } ?? [])
+    return RatioChart.Panel(
+      title: "\(Number.grouped(Double(report.settings.objects))) objects", groups: workloads,
+      series: peers.map(\.engine),
+      values: workloads.map { workload in peers.map { ratio(report, workload, $0) } })
+  }
+
+  static func render(_ report: Report) -> String {
+    var out: [String] = []
+    out.append("Machine: \(report.machine.summary); \(report.date)")
+    out.append(
+      "Objects: \(Number.grouped(Double(report.settings.objects))) BenchObject (10 fields, JSON about 300 bytes);"
+        + " durability never; runs per median: \(report.settings.runs); seed \(report.settings.seed)")
+    out.append("")
+    out.append("Engines:")
+    for engine in report.engines + (report.seedSample.map { [$0] } ?? []) {
+      out.append("- \(engine.engine): \(engine.setup)")
+    }
+    let titles = [
+      "save": "save: one object per transaction", "get": "get: every object once, random order",
+      "all": "all: the whole collection decoded (an operation is one object)",
+      "filter": "filter: isActive && age >= 50 over the whole collection (an operation is one object)",
+    ]
+    for workload in workloads {
+      out.append("")
+      out.append("### \(titles[workload] ?? workload)")
+      out.append("")
+      var table = Table([
+        ("engine", .left), ("objects", .right), ("ops/s", .right), ("p50 µs", .right), ("p99 µs", .right),
+        ("CipherCask ÷ engine", .right),
+      ])
+      for engine in report.engines + (report.seedSample.map { [$0] } ?? []) {
+        guard let figures = engine.workload(workload) else { continue }
+        table.append([
+          engine.engine, Number.grouped(Double(engine.keys)), Number.grouped(figures.opsPerSecond),
+          Number.microseconds(figures.p50), Number.microseconds(figures.p99),
+          PeersCommand.ratioText(ratio(report, workload, engine)),
+        ])
+      }
+      out.append(table.render())
+    }
+    out.append("")
+    out.append("### peak RSS")
+    out.append("")
+    var memory = Table([("engine", .left), ("peak RSS MiB", .right), ("harness MiB", .right)])
+    for engine in report.engines {
+      memory.append([
+        engine.engine, Number.fixed(Double(engine.peakRSSBytes) / 1_048_576, 1),
+        Number.fixed(Double(engine.harnessRSSBytes) / 1_048_576, 1),
+      ])
+    }
+    out.append(memory.render())
+    out.append("")
+    out.append("### targets (issue 6)")
+    out.append("")
+    out.append(PeerTarget.table(report.targets, format: { Number.grouped($0) + "×" }))
+    return out.joined(separator: "\n")
+  }
+}

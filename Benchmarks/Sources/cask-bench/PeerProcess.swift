@@ -1,0 +1,153 @@
+import Foundation
+import PeerKit
+
+/// Runs the `peer-*` executables built beside `cask-bench` and decodes the report each prints.
+enum PeerProcess {
+  /// The folder of the running executable, where SwiftPM puts every product of the package.
+  static var binaryFolder: URL {
+    URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+  }
+
+  /// Fails early when a peer executable is missing.
+  ///
+  /// - Throws: `BenchError` naming it and the build command.
+  static func checkBuilt(_ executables: [String]) throws {
+    for executable in Set(executables).sorted() {
+      let path = binaryFolder.appendingPathComponent(executable).path
+      guard FileManager.default.isExecutableFile(atPath: path) else {
+        throw BenchError(
+          "'\(executable)' is not built beside cask-bench; run 'swift build -c release --package-path Benchmarks'")
+      }
+    }
+  }
+
+  /// Runs `executable arguments...`; its progress lines pass through to standard error.
+  ///
+  /// - Returns: the report it printed.
+  /// - Throws: `BenchError` when it fails or prints something that is not a report.
+  static func run(_ executable: String, _ arguments: [String]) throws -> PeerReport {
+    let process = Process()
+    process.executableURL = binaryFolder.appendingPathComponent(executable)
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = FileHandle.standardError
+    process.standardInput = FileHandle.nullDevice
+    do {
+      try process.run()
+    } catch {
+      throw BenchError("cannot run \(executable): \(error)")
+    }
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    let command = ([executable] + arguments).joined(separator: " ")
+    guard process.terminationReason == .exit, process.terminationStatus == 0 else {
+      throw BenchError("'\(command)' failed with status \(process.terminationStatus)")
+    }
+    do {
+      return try JSONDecoder().decode(PeerReport.self, from: data)
+    } catch {
+      throw BenchError("'\(command)' printed no report: \(error)")
+    }
+  }
+}
+
+/// The runs of one engine's workload gathered from several peer processes (one run each, so
+/// that the engines take turns and a burst of noise is spread over all of them).
+struct GatheredWorkload: Codable {
+  let name: String
+  let operations: Int
+  var note: String?
+  /// Per run: wall seconds, p50 and p99 of one operation (seconds).
+  var seconds: [Double] = []
+  var p50s: [Double] = []
+  var p99s: [Double] = []
+
+  var rates: [Double] { seconds.map { Double(operations) / Swift.max($0, 1e-12) } }
+  var opsPerSecond: Double { PeerStatistics.median(rates) }
+  var p50: Double { PeerStatistics.median(p50s) }
+  var p99: Double { PeerStatistics.median(p99s) }
+  /// The median of the runs' wall seconds (for one-shot workloads: open, compact).
+  var medianSeconds: Double { PeerStatistics.median(seconds) }
+}
+
+/// One engine's figures for one mode and size, over all its runs.
+struct GatheredEngine: Codable {
+  let engine: String
+  let setup: String
+  let keys: Int
+  var runs = 0
+  var workloads: [GatheredWorkload] = []
+  var bytesAfterOverwrite: [Double] = []
+  var bytesAfterCompaction: [Double] = []
+  var compaction = ""
+  var compactionSupported = true
+  var logicalBytes = 0
+  /// The largest peak resident set of its processes, and the harness's own share of it.
+  var peakRSSBytes = 0
+  var harnessRSSBytes = 0
+
+  init(engine: String, setup: String, keys: Int) {
+    self.engine = engine
+    self.setup = setup
+    self.keys = keys
+  }
+
+  /// Adds the runs of one peer report.
+  mutating func add(_ report: PeerReport) {
+    runs += report.runs
+    for figures in report.workloads {
+      var index = workloads.firstIndex { $0.name == figures.name }
+      if index == nil {
+        workloads.append(GatheredWorkload(name: figures.name, operations: figures.operations, note: figures.note))
+        index = workloads.count - 1
+      }
+      guard let index else { continue }
+      workloads[index].seconds += figures.seconds
+      workloads[index].p50s += Array(repeating: figures.p50, count: figures.seconds.count)
+      workloads[index].p99s += Array(repeating: figures.p99, count: figures.seconds.count)
+    }
+    if let space = report.space {
+      bytesAfterOverwrite.append(Double(space.bytesAfterOverwrite))
+      bytesAfterCompaction.append(Double(space.bytesAfterCompaction))
+      compaction = space.compaction
+      compactionSupported = space.compactionSupported
+      logicalBytes = space.logicalBytes
+    }
+    if report.peakRSSBytes > peakRSSBytes {
+      peakRSSBytes = report.peakRSSBytes
+      harnessRSSBytes = report.harnessRSSBytes
+    }
+  }
+
+  func workload(_ name: String) -> GatheredWorkload? {
+    workloads.first { $0.name == name }
+  }
+
+  var amplificationAfterOverwrite: Double? {
+    bytesAfterOverwrite.isEmpty ? nil : PeerStatistics.median(bytesAfterOverwrite) / Double(Swift.max(logicalBytes, 1))
+  }
+
+  var amplificationAfterCompaction: Double? {
+    bytesAfterCompaction.isEmpty
+      ? nil : PeerStatistics.median(bytesAfterCompaction) / Double(Swift.max(logicalBytes, 1))
+  }
+}
+
+/// A folder for the peers' stores, removed when the command ends.
+struct PeerScratch {
+  let path: String
+
+  init(in base: String) throws {
+    path = base + "/cask-bench-peers-" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
+    do {
+      try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    } catch {
+      throw BenchError("cannot create a folder in '\(base)': \(error.localizedDescription)")
+    }
+  }
+
+  func remove() {
+    try? FileManager.default.removeItem(atPath: path)
+  }
+}

@@ -1,0 +1,236 @@
+import Foundation
+import PeerKit
+
+extension PeersCommand {
+  /// Throughput workloads, in table order, with what their table is called.
+  static let throughputWorkloads: [(name: String, title: String)] = [
+    (KVWorkload.fillseq, "fillseq: puts in ascending key order, in transactions of 1000"),
+    (KVWorkload.fillrandom, "fillrandom: puts in random order, in transactions of 1000"),
+    (KVWorkload.overwrite, "overwrite: every key once more, random order, one put per transaction"),
+    (KVWorkload.readrandom, "readrandom: every key once, random order, hot"),
+    (KVWorkload.readmissing, "readmissing: keys never written"),
+    (KVWorkload.readwhilewriting, "readwhilewriting: the reader's gets while one thread overwrites"),
+    (KVWorkload.deleterandom, "deleterandom: every key, random order, one delete per transaction"),
+  ]
+
+  // MARK: Targets
+
+  static func targets(_ report: Report) -> [PeerTarget] {
+    guard let largest = report.sizes.max(by: { $0.keys < $1.keys }) else { return [] }
+    let at = "\(Number.grouped(Double(largest.keys))) keys"
+    func ratio(_ workload: String, _ peer: String, in size: SizeResult = largest) -> Double? {
+      guard let ours = size.engine(cipherCask.name)?.workload(workload)?.opsPerSecond,
+        let theirs = size.engine(peer)?.workload(workload)?.opsPerSecond, theirs > 0
+      else { return nil }
+      return ours / theirs
+    }
+    func durableRatio(_ peer: String) -> Double? {
+      guard let ours = report.durable.first(where: { $0.engine == cipherCask.name })?.workload(KVWorkload.durable8),
+        let theirs = report.durable.first(where: { $0.engine == peer })?.workload(KVWorkload.durable8)
+      else { return nil }
+      return ours.opsPerSecond / theirs.opsPerSecond
+    }
+    var targets: [PeerTarget] = []
+    for workload in [KVWorkload.fillrandom, KVWorkload.readrandom] {
+      for peer in ["sqlite+rncryptor", "sqlcipher"] {
+        targets.append(
+          PeerTarget("\(workload): CipherCask ÷ \(peer)", at: at, required: 2, measured: ratio(workload, peer)))
+      }
+    }
+    for peer in ["lmdb+rncryptor", "leveldb+rncryptor"] {
+      for workload in [KVWorkload.fillrandom, KVWorkload.overwrite] {
+        targets.append(
+          PeerTarget("\(workload): CipherCask ÷ \(peer) (ahead)", at: at, required: 1, measured: ratio(workload, peer)))
+      }
+      targets.append(
+        PeerTarget(
+          "durable puts, 8 writers: CipherCask ÷ \(peer) (ahead)", at: "durable", required: 1,
+          measured: durableRatio(peer)))
+    }
+    targets.append(
+      PeerTarget(
+        "readrandom: CipherCask ÷ lmdb+rncryptor (within 20%)", at: at, required: 0.8,
+        measured: ratio(KVWorkload.readrandom, "lmdb+rncryptor")))
+    let cask = largest.engine(cipherCask.name)
+    targets.append(
+      PeerTarget(
+        "open (plus one get), seconds", at: at, required: 1, atMost: true,
+        measured: cask?.workload(KVWorkload.open)?.medianSeconds))
+    targets.append(
+      PeerTarget(
+        "space amplification after overwrite + compaction", at: at, required: 1.2, atMost: true,
+        measured: cask?.amplificationAfterCompaction))
+    return targets
+  }
+
+  // MARK: Rendering
+
+  static func render(_ report: Report) -> String {
+    var out: [String] = []
+    let settings = report.settings
+    out.append("Machine: \(report.machine.summary); \(report.date)")
+    out.append(
+      "Keys: 16 bytes (hex), values: 1 KiB random; durability never (durable puts: always); runs per median: "
+        + report.sizes.map { "\($0.runs) at \(Number.grouped(Double($0.keys)))" }.joined(separator: ", ")
+        + "; seed \(settings.seed)")
+    out.append("")
+    out.append("Engines:")
+    for engine in report.sizes.first?.engines ?? [] {
+      out.append("- \(engine.engine): \(engine.setup)")
+    }
+    for (name, title) in throughputWorkloads {
+      out.append("")
+      out.append("### \(title)")
+      out.append("")
+      out.append(throughputTable(report, workload: name))
+    }
+    out.append("")
+    out.append("### durable puts: every put synced before it returns")
+    out.append("")
+    out.append(durableTable(report))
+    out.append("")
+    out.append("### open: open a store filled and overwritten, plus one get")
+    out.append("")
+    out.append(oneShotTable(report, workload: KVWorkload.open))
+    out.append("")
+    out.append("### disk usage: after overwrite (every key written twice) and after each engine's compaction")
+    out.append("")
+    out.append(spaceTable(report))
+    out.append("")
+    out.append("### peak RSS of each engine's process")
+    out.append("")
+    out.append(memoryTable(report))
+    out.append("")
+    out.append("### the seed's design: PBKDF2 for every value (\(settings.seedSample) keys)")
+    out.append("")
+    out.append(seedTable(report))
+    out.append("")
+    out.append("### targets (issue 6)")
+    out.append("")
+    out.append(PeerTarget.table(report.targets))
+    return out.joined(separator: "\n")
+  }
+
+  static func ratioText(_ ratio: Double?) -> String {
+    guard let ratio, ratio.isFinite else { return "—" }
+    return ratio >= 100 ? Number.grouped(ratio) + "×" : Number.fixed(ratio, 2) + "×"
+  }
+
+  static func throughputTable(_ report: Report, workload: String) -> String {
+    var table = Table([
+      ("keys", .right), ("engine", .left), ("ops/s", .right), ("p50 µs", .right), ("p99 µs", .right),
+      ("CipherCask ÷ engine", .right),
+    ])
+    for size in report.sizes {
+      let ours = size.engine(cipherCask.name)?.workload(workload)?.opsPerSecond
+      for engine in size.engines {
+        guard let figures = engine.workload(workload) else { continue }
+        table.append([
+          Number.grouped(Double(size.keys)), engine.engine, Number.grouped(figures.opsPerSecond),
+          Number.microseconds(figures.p50), Number.microseconds(figures.p99),
+          ratioText(ours.map { $0 / figures.opsPerSecond }),
+        ])
+      }
+    }
+    return table.render()
+  }
+
+  static func durableTable(_ report: Report) -> String {
+    var table = Table([
+      ("writers", .right), ("engine", .left), ("puts/s", .right), ("p50 ms", .right), ("p99 ms", .right),
+      ("CipherCask ÷ engine", .right),
+    ])
+    for (writers, workload) in [(1, KVWorkload.durable1), (8, KVWorkload.durable8)] {
+      let ours = report.durable.first { $0.engine == cipherCask.name }?.workload(workload)?.opsPerSecond
+      for engine in report.durable {
+        guard let figures = engine.workload(workload) else { continue }
+        table.append([
+          String(writers), engine.engine, Number.grouped(figures.opsPerSecond), Number.fixed(figures.p50 * 1e3, 2),
+          Number.fixed(figures.p99 * 1e3, 2), ratioText(ours.map { $0 / figures.opsPerSecond }),
+        ])
+      }
+    }
+    return table.render()
+  }
+
+  /// A workload done once per run (open): its median time, and the engine's time over ours.
+  static func oneShotTable(_ report: Report, workload: String) -> String {
+    var table = Table([("keys", .right), ("engine", .left), ("ms", .right), ("CipherCask ÷ engine (speed)", .right)])
+    for size in report.sizes {
+      let ours = size.engine(cipherCask.name)?.workload(workload)?.medianSeconds
+      for engine in size.engines {
+        guard let figures = engine.workload(workload) else { continue }
+        table.append([
+          Number.grouped(Double(size.keys)), engine.engine, Number.fixed(figures.medianSeconds * 1e3, 1),
+          ratioText(ours.map { figures.medianSeconds / $0 }),
+        ])
+      }
+    }
+    return table.render()
+  }
+
+  static func spaceTable(_ report: Report) -> String {
+    var table = Table([
+      ("keys", .right), ("engine", .left), ("MiB after overwrite", .right), ("amplification", .right),
+      ("compaction", .left), ("compaction s", .right), ("MiB after", .right), ("amplification after", .right),
+    ])
+    let mebibyte = Double(1 << 20)
+    for size in report.sizes {
+      for engine in size.engines {
+        guard let overwrite = engine.amplificationAfterOverwrite, let compacted = engine.amplificationAfterCompaction
+        else { continue }
+        let compaction = engine.workload(KVWorkload.compact)
+        table.append([
+          Number.grouped(Double(size.keys)), engine.engine,
+          Number.fixed(PeerStatistics.median(engine.bytesAfterOverwrite) / mebibyte, 1), Number.fixed(overwrite, 2),
+          engine.compactionSupported ? engine.compaction : "none",
+          engine.compactionSupported ? (compaction.map { Number.fixed($0.medianSeconds, 2) } ?? "—") : "—",
+          Number.fixed(PeerStatistics.median(engine.bytesAfterCompaction) / mebibyte, 1), Number.fixed(compacted, 2),
+        ])
+      }
+    }
+    return table.render()
+  }
+
+  static func memoryTable(_ report: Report) -> String {
+    var table = Table([
+      ("keys", .right), ("engine", .left), ("peak RSS MiB", .right), ("harness MiB", .right),
+      ("peak − harness MiB", .right),
+    ])
+    let mebibyte = Double(1 << 20)
+    for size in report.sizes {
+      for engine in size.engines {
+        table.append([
+          Number.grouped(Double(size.keys)), engine.engine, Number.fixed(Double(engine.peakRSSBytes) / mebibyte, 1),
+          Number.fixed(Double(engine.harnessRSSBytes) / mebibyte, 1),
+          Number.fixed(Double(engine.peakRSSBytes - engine.harnessRSSBytes) / mebibyte, 1),
+        ])
+      }
+    }
+    return table.render()
+  }
+
+  static func seedTable(_ report: Report) -> String {
+    var table = Table([
+      ("workload", .left), ("engine", .left), ("ops/s", .right), ("p50 ms", .right), ("CipherCask ÷ engine", .right),
+    ])
+    guard let smallest = report.sizes.min(by: { $0.keys < $1.keys }),
+      let cask = smallest.engine(cipherCask.name)
+    else { return table.render() }
+    for workload in [KVWorkload.fillrandom, KVWorkload.readrandom] {
+      guard let ours = cask.workload(workload) else { continue }
+      table.append([
+        workload, "ciphercask (\(Number.grouped(Double(smallest.keys))) keys)", Number.grouped(ours.opsPerSecond),
+        Number.fixed(ours.p50 * 1e3, 4), "1.00×",
+      ])
+      for engine in report.seedSample {
+        guard let figures = engine.workload(workload) else { continue }
+        table.append([
+          workload, "\(engine.engine) (\(engine.keys) keys)", Number.grouped(figures.opsPerSecond),
+          Number.fixed(figures.p50 * 1e3, 2), ratioText(ours.opsPerSecond / figures.opsPerSecond),
+        ])
+      }
+    }
+    return table.render()
+  }
+}

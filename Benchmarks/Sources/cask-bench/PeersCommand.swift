@@ -1,0 +1,209 @@
+import Foundation
+import PeerKit
+
+/// `cask-bench peers`: CipherCask side by side with SQLite+RNCryptor, SQLCipher, LMDB and
+/// LevelDB (plain and with RNCryptor per value), each in its own process (`peer-*`), on the
+/// same keys, values and orders, with the same durability, in the same run.
+///
+/// Workloads (db_bench's names): fillseq, fillrandom, overwrite, readrandom, readmissing, open,
+/// compact, readwhilewriting, deleterandom at each store size with `.never` durability; durable
+/// puts from 1 and 8 writers with `.always`; disk usage after overwrite and after compaction;
+/// peak RSS; and, on a small sample, the seed's design (PBKDF2 per value).
+enum PeersCommand: BenchCommand {
+  static let name = "peers"
+  static let abstract = "CipherCask beside SQLite, SQLCipher, LMDB and LevelDB: db_bench workloads, ratios."
+  static let usage =
+    "cask-bench peers [--quick] [--keys N[,N...]] [--runs N] [--large-runs N] [--peers LIST] [--dir DIR] [--json FILE] [--svg FILE]"
+  static let options: [(flag: String, help: String)] = [
+    ("--quick", "Every workload at 10,000 keys, one run, few durable puts: for CI; the figures are noisy."),
+    ("--keys N[,N...]", "Store sizes (default 10000,100000,1000000)."),
+    ("--runs N", "Runs behind each median at sizes up to 200,000 keys (default 5; 1 with --quick)."),
+    ("--large-runs N", "Runs behind each median above 200,000 keys (default 3)."),
+    ("--peers LIST", "Comma-separated engines to compare (default all): " + peerNames.joined(separator: ",") + "."),
+    ("--dir DIR", "Where the temporary stores go (default /tmp); the disk there is the one measured."),
+    ("--json FILE", "Also write every figure, with each run's timings, to FILE."),
+    ("--svg FILE", "Also draw the CipherCask/peer ratios as grouped bar charts to FILE."),
+    ("-h, --help", "Show help information."),
+  ]
+
+  /// An engine of the comparison and the executable that runs it.
+  struct Engine {
+    let name: String
+    let executable: String
+  }
+
+  static let cipherCask = Engine(name: "ciphercask", executable: "peer-cask")
+  static let peers = [
+    Engine(name: "sqlite+rncryptor", executable: "peer-sqlite"),
+    Engine(name: "sqlcipher", executable: "peer-sqlcipher"),
+    Engine(name: "lmdb", executable: "peer-lmdb"),
+    Engine(name: "lmdb+rncryptor", executable: "peer-lmdb"),
+    Engine(name: "leveldb", executable: "peer-leveldb"),
+    Engine(name: "leveldb+rncryptor", executable: "peer-leveldb"),
+  ]
+  static var peerNames: [String] { peers.map(\.name) }
+  /// The seed's literal design, measured on `Settings.seedSample` keys only.
+  static let seedDesign = Engine(name: "sqlite+pbkdf2", executable: "peer-sqlite")
+
+  struct Settings: Codable {
+    let quick: Bool
+    let sizes: [Int]
+    let runs: Int
+    let largeRuns: Int
+    let largeSize: Int
+    let peers: [String]
+    let durability: String
+    let durablePuts1: Int
+    let durablePuts8: Int
+    let durableRuns: Int
+    let seedSample: Int
+    let seedRuns: Int
+    let directory: String
+    let seed: UInt64
+
+    func runs(for keys: Int) -> Int {
+      keys > largeSize ? largeRuns : runs
+    }
+  }
+
+  struct SizeResult: Codable {
+    let keys: Int
+    let runs: Int
+    var engines: [GatheredEngine]
+
+    func engine(_ name: String) -> GatheredEngine? {
+      engines.first { $0.engine == name }
+    }
+  }
+
+  struct Report: Codable {
+    let machine: Machine
+    let date: String
+    let settings: Settings
+    var sizes: [SizeResult] = []
+    var durable: [GatheredEngine] = []
+    var seedSample: [GatheredEngine] = []
+    var targets: [PeerTarget] = []
+  }
+
+  static func run(arguments: [String]) throws {
+    var options = Options(arguments)
+    let quick = options.flag("--quick")
+    let keysArgument = try options.value("--keys")
+    let runsArgument = try options.value("--runs")
+    let largeRunsArgument = try options.value("--large-runs")
+    let peersArgument = try options.value("--peers")
+    let base = try options.value("--dir") ?? "/tmp"
+    let jsonPath = try options.value("--json")
+    let svgPath = try options.value("--svg")
+    try options.finish()
+
+    var sizes = quick ? [10_000] : [10_000, 100_000, 1_000_000]
+    if let keysArgument {
+      sizes = try keysArgument.split(separator: ",").map { text in
+        guard let keys = Int(text), keys >= 1_000 else {
+          throw UsageError("'--keys' needs whole numbers of at least 1000, not '\(text)'")
+        }
+        return keys
+      }
+    }
+    let runs = try positive(runsArgument, "--runs") ?? (quick ? 1 : 5)
+    let largeRuns = try positive(largeRunsArgument, "--large-runs") ?? 3
+    var selected = peerNames
+    if let peersArgument {
+      selected = peersArgument.split(separator: ",").map(String.init)
+      if let unknown = selected.first(where: { !peerNames.contains($0) }) {
+        throw UsageError("unknown peer '\(unknown)'; the peers are \(peerNames.joined(separator: ", "))")
+      }
+    }
+    if let jsonPath { try JSONReport.checkWritable(jsonPath) }
+    if let svgPath { try JSONReport.checkWritable(svgPath) }
+    let engines = [cipherCask] + peers.filter { selected.contains($0.name) }
+    try PeerProcess.checkBuilt(engines.map(\.executable) + [seedDesign.executable])
+
+    let scratch = try PeerScratch(in: base)
+    defer { scratch.remove() }
+    var system = SystemRandomNumberGenerator()
+    let settings = Settings(
+      quick: quick, sizes: sizes, runs: runs, largeRuns: largeRuns, largeSize: 200_000, peers: selected,
+      durability: "never (durable puts: always)", durablePuts1: quick ? 20 : 200, durablePuts8: quick ? 48 : 400,
+      durableRuns: quick ? 1 : 5, seedSample: quick ? 20 : 100, seedRuns: quick ? 1 : 3, directory: base,
+      seed: system.next() >> 1)
+    var report = try measure(settings, engines: engines, scratch: scratch.path)
+    report.targets = targets(report)
+    print(render(report))
+    if let jsonPath {
+      try JSONReport.write(report, to: jsonPath)
+      printToStandardError("peers: wrote \(jsonPath)")
+    }
+    if let svgPath {
+      try RatioChart.write(
+        RatioChart.panels(report), title: "CipherCask ÷ peer (higher is better for CipherCask)", to: svgPath)
+      printToStandardError("peers: wrote \(svgPath)")
+    }
+  }
+
+  static func positive(_ text: String?, _ name: String) throws -> Int? {
+    guard let text else { return nil }
+    guard let value = Int(text), value > 0 else { throw UsageError("'\(name)' needs a positive whole number") }
+    return value
+  }
+
+  // MARK: Measuring
+
+  static func common(_ settings: Settings, directory: String) -> [String] {
+    ["--dir", directory, "--seed", String(settings.seed)]
+  }
+
+  /// Runs every engine once per round, round after round, so that each engine's runs are spread
+  /// over the whole measurement.
+  static func measure(_ settings: Settings, engines: [Engine], scratch: String) throws -> Report {
+    var report = Report(
+      machine: Machine.current(), date: ISO8601DateFormatter().string(from: Date()), settings: settings)
+    for keys in settings.sizes {
+      let runs = settings.runs(for: keys)
+      var gathered: [String: GatheredEngine] = [:]
+      for round in 1...runs {
+        for engine in engines {
+          printToStandardError("peers: \(keys) keys, round \(round) of \(runs), \(engine.name)")
+          let peer = try PeerProcess.run(
+            engine.executable,
+            ["kv", "--engine", engine.name, "--keys", String(keys), "--runs", "1", "--durability", "never"]
+              + common(settings, directory: scratch))
+          gathered[engine.name, default: GatheredEngine(engine: peer.engine, setup: peer.setup, keys: keys)].add(peer)
+        }
+      }
+      report.sizes.append(SizeResult(keys: keys, runs: runs, engines: engines.compactMap { gathered[$0.name] }))
+    }
+
+    var durable: [String: GatheredEngine] = [:]
+    for round in 1...settings.durableRuns {
+      for engine in engines {
+        printToStandardError("peers: durable puts, round \(round) of \(settings.durableRuns), \(engine.name)")
+        let peer = try PeerProcess.run(
+          engine.executable,
+          [
+            "durable", "--engine", engine.name, "--puts1", String(settings.durablePuts1), "--puts8",
+            String(settings.durablePuts8), "--runs", "1",
+          ] + common(settings, directory: scratch))
+        durable[engine.name, default: GatheredEngine(engine: peer.engine, setup: peer.setup, keys: peer.keys)].add(peer)
+      }
+    }
+    report.durable = engines.compactMap { durable[$0.name] }
+
+    printToStandardError("peers: the seed's design (PBKDF2 per value) on \(settings.seedSample) keys")
+    var seed = GatheredEngine(engine: seedDesign.name, setup: "", keys: settings.seedSample)
+    for _ in 1...settings.seedRuns {
+      let peer = try PeerProcess.run(
+        seedDesign.executable,
+        [
+          "kv", "--engine", seedDesign.name, "--keys", String(settings.seedSample), "--runs", "1",
+          "--workloads", "fillrandom,readrandom", "--durability", "never",
+        ] + common(settings, directory: scratch))
+      if seed.setup.isEmpty { seed = GatheredEngine(engine: peer.engine, setup: peer.setup, keys: peer.keys) }
+      seed.add(peer)
+    }
+    report.seedSample = [seed]
+    return report
+  }
+}

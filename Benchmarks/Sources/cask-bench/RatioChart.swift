@@ -1,0 +1,152 @@
+import Foundation
+import PeerKit
+
+/// Grouped bar charts of CipherCask ÷ peer ratios, drawn as hand-written SVG: one panel per
+/// store size, one group of bars per workload, one bar per peer, on a log scale around 1×
+/// (bars above the line are workloads where CipherCask is faster).
+enum RatioChart {
+  struct Panel {
+    let title: String
+    let groups: [String]
+    let series: [String]
+    /// `values[group][series]`: the ratio, or `nil` where it was not measured.
+    let values: [[Double?]]
+  }
+
+  static let colors = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#9c755f"]
+
+  /// The panels of a `peers` report: throughput and open per size, then durable puts.
+  static func panels(_ report: PeersCommand.Report) -> [Panel] {
+    let series = report.settings.peers
+    var panels: [Panel] = []
+    let workloads = PeersCommand.throughputWorkloads.map(\.name) + [KVWorkload.open]
+    for size in report.sizes {
+      guard let cask = size.engine(PeersCommand.cipherCask.name) else { continue }
+      let values = workloads.map { workload in
+        series.map { peer -> Double? in
+          guard let ours = cask.workload(workload), let theirs = size.engine(peer)?.workload(workload) else {
+            return nil
+          }
+          return workload == KVWorkload.open
+            ? theirs.medianSeconds / Swift.max(ours.medianSeconds, 1e-12)
+            : ours.opsPerSecond / Swift.max(theirs.opsPerSecond, 1e-12)
+        }
+      }
+      panels.append(
+        Panel(
+          title: "\(Number.grouped(Double(size.keys))) keys", groups: workloads, series: series, values: values))
+    }
+    if let cask = report.durable.first(where: { $0.engine == PeersCommand.cipherCask.name }) {
+      let groups = [KVWorkload.durable1, KVWorkload.durable8]
+      let values = groups.map { workload in
+        series.map { peer -> Double? in
+          guard let ours = cask.workload(workload),
+            let theirs = report.durable.first(where: { $0.engine == peer })?.workload(workload)
+          else { return nil }
+          return ours.opsPerSecond / Swift.max(theirs.opsPerSecond, 1e-12)
+        }
+      }
+      panels.append(
+        Panel(
+          title: "durable puts (1 and 8 writers)", groups: ["1 writer", "8 writers"], series: series, values: values))
+    }
+    return panels
+  }
+
+  /// Writes `panels` as one SVG file.
+  ///
+  /// - Throws: `BenchError` when the file cannot be written.
+  static func write(_ panels: [Panel], title: String, to path: String) throws {
+    do {
+      try Data(svg(panels, title: title).utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+    } catch {
+      throw BenchError("cannot write the chart to '\(path)': \(error.localizedDescription)")
+    }
+  }
+
+  static func escape(_ text: String) -> String {
+    text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+      .replacingOccurrences(of: ">", with: "&gt;")
+  }
+
+  static func label(_ ratio: Double) -> String {
+    ratio >= 1 ? Number.grouped(ratio) + "×" : String(format: "%g×", ratio)
+  }
+
+  static func svg(_ panels: [Panel], title: String) -> String {
+    let width = 1000.0
+    let panelHeight = 300.0
+    let left = 64.0
+    let right = 16.0
+    let top = 56.0
+    let legendHeight = 28.0
+    let height = top + legendHeight + Double(panels.count) * panelHeight + 8
+    var out: [String] = []
+    out.append(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(width))\" height=\"\(Int(height))\""
+        + " viewBox=\"0 0 \(Int(width)) \(Int(height))\" font-family=\"sans-serif\" font-size=\"12\">")
+    out.append("<rect width=\"100%\" height=\"100%\" fill=\"white\"/>")
+    out.append("<text x=\"\(Int(width / 2))\" y=\"24\" text-anchor=\"middle\" font-size=\"16\">\(escape(title))</text>")
+    let series = panels.first?.series ?? []
+    var x = left
+    for (index, name) in series.enumerated() {
+      out.append(
+        "<rect x=\"\(Int(x))\" y=\"36\" width=\"12\" height=\"12\" fill=\"\(colors[index % colors.count])\"/>"
+          + "<text x=\"\(Int(x + 16))\" y=\"46\">\(escape(name))</text>")
+      x += 24 + Double(name.count) * 7
+    }
+    for (number, panel) in panels.enumerated() {
+      let y0 = top + legendHeight + Double(number) * panelHeight
+      out.append(contentsOf: draw(panel, x: left, y: y0, width: width - left - right, height: panelHeight))
+    }
+    out.append("</svg>")
+    return out.joined(separator: "\n") + "\n"
+  }
+
+  /// One panel: title, log-scale grid with 1× emphasised, bars growing from 1×, group labels.
+  static func draw(_ panel: Panel, x: Double, y: Double, width: Double, height: Double) -> [String] {
+    let plotTop = y + 24
+    let plotHeight = height - 24 - 44
+    let measured = panel.values.flatMap { $0.compactMap { $0 } }.filter { $0 > 0 && $0.isFinite }
+    let low = floor(log10(Swift.min(measured.min() ?? 1, 1) * 0.999))
+    let high = ceil(log10(Swift.max(measured.max() ?? 1, 1) * 1.001))
+    let span = Swift.max(high - low, 1)
+    func yOf(_ ratio: Double) -> Double {
+      plotTop + plotHeight * (1 - (log10(ratio) - low) / span)
+    }
+    var out: [String] = []
+    out.append(
+      "<text x=\"\(f(x))\" y=\"\(f(y + 14))\" font-size=\"14\" font-weight=\"bold\">\(escape(panel.title))</text>")
+    for power in Int(low)...Int(high) {
+      let ratio = pow(10, Double(power))
+      let lineY = yOf(ratio)
+      let stroke = power == 0 ? "#333" : "#ddd"
+      out.append(
+        "<line x1=\"\(f(x))\" y1=\"\(f(lineY))\" x2=\"\(f(x + width))\" y2=\"\(f(lineY))\" stroke=\"\(stroke)\"/>"
+          + "<text x=\"\(f(x - 6))\" y=\"\(f(lineY + 4))\" text-anchor=\"end\">\(label(ratio))</text>")
+    }
+    let groupWidth = width / Double(Swift.max(panel.groups.count, 1))
+    let barWidth = groupWidth * 0.8 / Double(Swift.max(panel.series.count, 1))
+    let baseline = yOf(1)
+    for (group, name) in panel.groups.enumerated() {
+      let groupX = x + Double(group) * groupWidth + groupWidth * 0.1
+      for (index, peer) in panel.series.enumerated() {
+        guard let ratio = panel.values[group][index], ratio > 0, ratio.isFinite else { continue }
+        let top = Swift.min(yOf(ratio), baseline)
+        let barHeight = Swift.max(abs(yOf(ratio) - baseline), 1)
+        out.append(
+          "<rect x=\"\(f(groupX + Double(index) * barWidth))\" y=\"\(f(top))\" width=\"\(f(barWidth - 1))\""
+            + " height=\"\(f(barHeight))\" fill=\"\(colors[index % colors.count])\">"
+            + "<title>\(escape(name)), CipherCask ÷ \(escape(peer)): \(String(format: "%.2f", ratio))×</title></rect>")
+      }
+      out.append(
+        "<text x=\"\(f(groupX + groupWidth * 0.4))\" y=\"\(f(plotTop + plotHeight + 16))\""
+          + " text-anchor=\"middle\">\(escape(name))</text>")
+    }
+    return out
+  }
+
+  static func f(_ value: Double) -> String {
+    String(format: "%.1f", value)
+  }
+}

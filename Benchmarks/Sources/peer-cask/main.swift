@@ -1,0 +1,87 @@
+// peer-cask: CipherCask for `cask-bench peers` and `cask-bench objects`, measured by the same
+// driver and in the same way (its own process) as every other engine.
+import CipherCask
+import Foundation
+import PeerKit
+
+/// A `CaskStore` with default options but the durability under test (automatic compaction on,
+/// 256 MiB segments). Keys and values are both encrypted.
+final class CaskKeyValueStore: KeyValueStore {
+  let store: CaskStore
+
+  init(directory: String, durability: Durability) throws {
+    let options = CaskStore.Options(durability: durability == .always ? .always : .never)
+    store = try CaskStore(path: directory, password: ValueCipher.password, options: options)
+  }
+
+  func put(_ value: Data, forKey key: String) throws { try store.put(value, forKey: key) }
+  func get(_ key: String) throws -> Data? { try store.get(key) }
+  func delete(_ key: String) throws { _ = try store.delete(key) }
+
+  func write(_ pairs: [(key: String, value: Data)]) throws {
+    try store.batch { batch in
+      for pair in pairs { try batch.put(pair.value, forKey: pair.key) }
+    }
+  }
+
+  func makeReader() throws -> any KeyValueReader { self }
+
+  func compact() throws -> Bool {
+    _ = try store.compact()
+    return true
+  }
+
+  func sync() throws { try store.sync() }
+  func close() throws { try store.close() }
+}
+
+struct CaskOpener: StoreOpener {
+  var name: String { "ciphercask" }
+  var setup: String {
+    "CipherCask CaskStore, default options (automatic compaction, 256 MiB segments), durability .never or .always;"
+      + " fills in batches of 1000 puts (store.batch), other writes one call each; keys and values encrypted"
+  }
+  var compaction: String { "CaskStore.compact()" }
+
+  func open(directory: String, durability: Durability) throws -> any KeyValueStore {
+    try CaskKeyValueStore(directory: directory, durability: durability)
+  }
+}
+
+/// A typed collection of `BenchObject`s.
+final class CaskObjectStore: ObjectStore {
+  let store: CaskStore
+  let collection: CaskCollection<BenchObject>
+
+  init(directory: String, durability: Durability, coder: any CaskCoder) throws {
+    let options = CaskStore.Options(durability: durability == .always ? .always : .never)
+    store = try CaskStore(path: directory, password: ValueCipher.password, options: options)
+    collection = store.collection(BenchObject.self, coder: coder)
+  }
+
+  func save(_ object: BenchObject) throws { try collection.save(object) }
+  func get(id: String) throws -> BenchObject? { try collection.get(id: id) }
+  func all() throws -> [BenchObject] { try collection.all() }
+  func filter(_ isIncluded: (BenchObject) throws -> Bool) throws -> [BenchObject] {
+    try collection.filter(isIncluded)
+  }
+  func close() throws { try store.close() }
+}
+
+struct CaskObjectOpener: ObjectStoreOpener {
+  let propertyList: Bool
+
+  var name: String { propertyList ? "ciphercask+plist" : "ciphercask" }
+  var setup: String {
+    "CipherCask store.collection(BenchObject.self) with \(propertyList ? "PropertyListCaskCoder" : "JSONCaskCoder (the default)"), one save per call"
+  }
+
+  func open(directory: String, durability: Durability) throws -> any ObjectStore {
+    try CaskObjectStore(
+      directory: directory, durability: durability,
+      coder: propertyList ? PropertyListCaskCoder() as any CaskCoder : JSONCaskCoder())
+  }
+}
+
+PeerMain.run(
+  stores: [CaskOpener()], objectStores: [CaskObjectOpener(propertyList: false), CaskObjectOpener(propertyList: true)])
