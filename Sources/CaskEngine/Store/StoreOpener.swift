@@ -184,8 +184,11 @@ struct StoreOpener {
                 length: scanned.outcome.tailBytes, reason: "damaged tail of a sealed segment"))
           }
         }
-        if !isLast && !options.readOnly && scanned.outcome.corruptions.isEmpty && !scanned.outcome.hasTornTail {
-          // A sealed segment whose hint was lost: write it now so the next open is fast.
+        if !(isLast && appendsTo(segment, end: segmentEnd)) && !options.readOnly
+          && scanned.outcome.corruptions.isEmpty && !scanned.outcome.hasTornTail
+        {
+          // A sealed segment (also the last one, when full) whose hint was lost or is stale:
+          // write it now so the next open is fast and no stale hint is left behind.
           try? HintFile(
             segmentID: segment.id, segmentLength: item.length, maxSequence: scanned.maxSequence, entries: entries
           ).write(in: path, fileSystem: fileSystem, cipher: cipher)
@@ -202,9 +205,7 @@ struct StoreOpener {
       if isLast {
         lastHints = entries
         // 8. Keep appending to the last segment while it has room; its hint (now stale) goes.
-        if !options.readOnly, segment.order.sub == 0,
-          segmentEnd < min(options.segmentSizeLimit, CaskFormat.maximumSegmentLength)
-        {
+        if appendsTo(segment, end: segmentEnd) {
           try fileSystem.removeFile("\(path)/\(Segment.hintName(id: segment.id))")
           writerState.active = CaskStore.ActiveSegment(
             segment: segment, end: segmentEnd, hints: lastHints, maxSequence: maxSequence)
@@ -213,6 +214,12 @@ struct StoreOpener {
     }
     writerState.nextSequence = maxSequence + 1
     return (indexState, writerState)
+  }
+
+  /// Whether the last segment is appended to after open: an ordinary segment with room left.
+  private func appendsTo(_ segment: Segment, end: UInt64) -> Bool {
+    !options.readOnly && segment.order.sub == 0
+      && end < min(options.segmentSizeLimit, CaskFormat.maximumSegmentLength)
   }
 
   private func loadHint(for segment: Segment, length: UInt64, cipher: RecordCipher) -> HintFile? {
