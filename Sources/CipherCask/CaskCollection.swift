@@ -35,6 +35,14 @@ where T.ID: LosslessStringConvertible & Sendable {
   }
 
   func key(for id: T.ID) throws -> String {
+    try storageKey(for: id)
+  }
+
+  /// The store key of the object with `id`: `name + "\u{0}" + id.description`. For layers
+  /// that write a collection's objects inside their own store transactions (sync, tools).
+  ///
+  /// - Throws: `CaskError.invalidKey` for an invalid collection name.
+  public func storageKey(for id: T.ID) throws -> String {
     try checkName()
     return name + Self.separator + id.description
   }

@@ -1,0 +1,128 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// What one call has moved so far.
+public struct SyncProgress: Sendable, Equatable {
+  /// Objects received or sent and applied.
+  public var objects: Int
+  /// Response and request body bytes.
+  public var bytes: Int64
+
+  public init(objects: Int = 0, bytes: Int64 = 0) {
+    self.objects = objects
+    self.bytes = bytes
+  }
+}
+
+/// An HTTP answer.
+struct HTTPResponse: Sendable {
+  var status: Int
+  var headers: [String: String]
+  var body: Data
+
+  func header(_ name: String) -> String? {
+    headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+  }
+}
+
+/// Sends requests on a URLSession with Swift cancellation and a timeout of its own, and maps
+/// failures to `SyncError`. The call ends as soon as the answer, the cancellation or the
+/// timeout comes, whichever is first, without waiting for URLSession to acknowledge it.
+struct HTTPTransport: Sendable {
+  let session: URLSession
+
+  func send(_ request: URLRequest) async throws -> HTTPResponse {
+    let call = PendingCall()
+    return try await withTaskCancellationHandler {
+      try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, Error>) in
+        call.start(continuation)
+        let task = session.dataTask(with: request) { data, response, error in
+          if let error {
+            let nsError = error as NSError
+            if nsError.domain == NSURLErrorDomain && nsError.code == NSURLErrorCancelled {
+              call.finish(.failure(SyncError.cancelled))
+            } else {
+              call.finish(.failure(SyncError.transport(Self.describe(nsError))))
+            }
+            return
+          }
+          guard let http = response as? HTTPURLResponse else {
+            call.finish(.failure(SyncError.transport("no HTTP response")))
+            return
+          }
+          var headers: [String: String] = [:]
+          for (key, value) in http.allHeaderFields {
+            if let key = key as? String, let value = value as? String { headers[key] = value }
+          }
+          call.finish(.success(HTTPResponse(status: http.statusCode, headers: headers, body: data ?? Data())))
+        }
+        call.attach(task)
+        task.resume()
+        let timeout = request.timeoutInterval > 0 ? request.timeoutInterval : 60
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
+          call.finish(.failure(SyncError.transport("the request timed out")))
+        }
+      }
+    } onCancel: {
+      call.finish(.failure(SyncError.cancelled))
+    }
+  }
+
+  /// A failure's kind without the URL's query or any header.
+  private static func describe(_ error: NSError) -> String {
+    switch error.code {
+    case NSURLErrorTimedOut: return "the request timed out"
+    case NSURLErrorCannotConnectToHost: return "could not connect to the server"
+    case NSURLErrorNetworkConnectionLost: return "the connection was lost"
+    case NSURLErrorNotConnectedToInternet: return "no network"
+    case NSURLErrorCannotFindHost: return "unknown host"
+    default: return "URL error \(error.code)"
+    }
+  }
+}
+
+/// One request in flight: resumes its continuation exactly once, with the first outcome, and
+/// cancels the URLSession task when that outcome is not the answer.
+private final class PendingCall: @unchecked Sendable {
+  private let lock = NSLock()
+  private var continuation: CheckedContinuation<HTTPResponse, Error>?
+  private var task: URLSessionTask?
+  private var outcome: Result<HTTPResponse, Error>?
+
+  func start(_ continuation: CheckedContinuation<HTTPResponse, Error>) {
+    lock.lock()
+    if let outcome {
+      lock.unlock()
+      continuation.resume(with: outcome)
+      return
+    }
+    self.continuation = continuation
+    lock.unlock()
+  }
+
+  func attach(_ task: URLSessionTask) {
+    lock.lock()
+    let finished = outcome != nil
+    self.task = task
+    lock.unlock()
+    if finished { task.cancel() }
+  }
+
+  func finish(_ result: Result<HTTPResponse, Error>) {
+    lock.lock()
+    guard outcome == nil else {
+      lock.unlock()
+      return
+    }
+    outcome = result
+    let continuation = self.continuation
+    self.continuation = nil
+    let task = self.task
+    lock.unlock()
+    continuation?.resume(with: result)
+    if case .failure = result { task?.cancel() }
+  }
+}

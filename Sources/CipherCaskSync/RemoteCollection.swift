@@ -1,0 +1,292 @@
+import CipherCask
+import Foundation
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// A `CaskCollection` mirrored from a REST resource: objects are fetched from and sent to
+/// `baseURL` and upserted into the local collection by id (seed 004's basePath and uid keys).
+///
+/// - `pull(id:)`: `GET base/id`, upsert. `pullAll()`: `GET base`, following pages, upsert all
+///   in one batch. `push(_:)`: `POST base` for an object the server has not seen, `PUT base/id`
+///   for one it has, then upsert the server's answer. `delete(id:)`: `DELETE base/id`, then
+///   remove locally.
+/// - The outbox (`saveAndQueue`, `deleteAndQueue`, `pushPending`) changes the local collection
+///   at once and sends later, surviving crashes; see RemoteCollection+Outbox.swift.
+///
+/// On any error the local store is unchanged by that call. All calls are `async` and
+/// cancellable (`SyncError.cancelled`).
+public struct RemoteCollection<T: Codable & Identifiable & Sendable>: Sendable
+where T.ID: LosslessStringConvertible & Sendable {
+  /// The local collection.
+  public let local: CaskCollection<T>
+  /// The resource's URL; an object lives at `baseURL/<remote id>`.
+  public let baseURL: URL
+  /// Where ids and objects sit in responses, pagination, request hooks.
+  public let configuration: RemoteConfiguration
+  let transport: HTTPTransport
+
+  /// - Parameters:
+  ///   - local: the collection objects are upserted into.
+  ///   - baseURL: the REST resource, for example `https://api.example.com/users`.
+  ///   - configuration: the response shape and request hooks.
+  ///   - session: the URLSession to use (an ephemeral one by default).
+  public init(
+    _ local: CaskCollection<T>, baseURL: URL, configuration: RemoteConfiguration = RemoteConfiguration(),
+    session: URLSession? = nil
+  ) {
+    self.local = local
+    self.baseURL = baseURL
+    self.configuration = configuration
+    let chosen =
+      session
+      ?? {
+        let settings = URLSessionConfiguration.ephemeral
+        settings.timeoutIntervalForRequest = configuration.timeout
+        settings.requestCachePolicy = .reloadIgnoringLocalCacheData
+        return URLSession(configuration: settings)
+      }()
+    self.transport = HTTPTransport(session: chosen)
+  }
+
+  /// A hook that changes one request of one call (headers, query items).
+  public typealias RequestHook = @Sendable (inout URLRequest) -> Void
+
+  // MARK: Pull
+
+  /// Fetches one object (`GET base/id`) and upserts it.
+  ///
+  /// - Returns: the object as stored.
+  /// - Throws: `SyncError.http` (404 when the server has no such object), `.decoding`,
+  ///   `.transport`, `.cancelled`; `CaskError` from the store.
+  public func pull(
+    id: T.ID, adjust: RequestHook? = nil, progress: (@Sendable (SyncProgress) -> Void)? = nil
+  ) async throws -> T {
+    let response = try await send(method: "GET", url: objectURL(for: id), body: nil, adjust: adjust)
+    let objects = try decodeObjects(from: response.body).objects
+    guard objects.count == 1, let object = objects.first else {
+      throw SyncError.decoding("expected one object, got \(objects.count)")
+    }
+    try await store {
+      try local.store.transaction { transaction in
+        try transaction.put(local.coder.encode(object), forKey: local.storageKey(for: object.id))
+        try metadata.record(etag: response.header("ETag"), for: object.id, in: &transaction)
+      }
+    }
+    progress?(SyncProgress(objects: 1, bytes: Int64(response.body.count)))
+    return object
+  }
+
+  /// Fetches every object (`GET base`, then each next page) and upserts them all in one
+  /// atomic batch. Objects that exist locally but not remotely are left alone.
+  ///
+  /// - Returns: how many objects were inserted and replaced.
+  public func pullAll(
+    adjust: RequestHook? = nil, progress: (@Sendable (SyncProgress) -> Void)? = nil
+  ) async throws -> CaskCollection<T>.ImportResult {
+    var objects: [T] = []
+    var moved = SyncProgress()
+    var next: URL? = firstPageURL()
+    var page = configuration.pagination.firstPage
+    var visited = Set<URL>()
+    while let url = next {
+      try Task.checkCancellation()
+      guard visited.insert(url).inserted else { throw SyncError.decoding("pagination loops back to a visited page") }
+      let response = try await send(method: "GET", url: url, body: nil, adjust: adjust)
+      let decoded = try decodeObjects(from: response.body)
+      objects += decoded.objects
+      moved.objects += decoded.objects.count
+      moved.bytes += Int64(response.body.count)
+      progress?(moved)
+      switch configuration.pagination {
+      case .none:
+        next = nil
+      case .nextURL:
+        next = decoded.next.flatMap { URL(string: $0, relativeTo: url)?.absoluteURL }
+      case .page(let parameter, _):
+        page += 1
+        next = decoded.objects.isEmpty ? nil : pageURL(parameter: parameter, page: page)
+      }
+    }
+    let fetched = objects
+    return try await store {
+      try local.store.transaction { transaction in
+        var result = CaskCollection<T>.ImportResult(inserted: 0, replaced: 0)
+        var seen = Set<String>()
+        for object in fetched {
+          let key = try local.storageKey(for: object.id)
+          if seen.insert(key).inserted {
+            if try transaction.contains(key) { result.replaced += 1 } else { result.inserted += 1 }
+          }
+          try transaction.put(local.coder.encode(object), forKey: key)
+          try metadata.record(etag: nil, for: object.id, in: &transaction)
+        }
+        return result
+      }
+    }
+  }
+
+  // MARK: Push and delete
+
+  /// Sends `object`: `POST base` if the server has not seen it, `PUT base/id` (with
+  /// `If-Match` when an ETag is known) if it has; then upserts the server's answer (or
+  /// `object` itself when the answer has no body).
+  ///
+  /// - Returns: the object as stored.
+  /// - Throws: `SyncError.conflict` for 409/412 (nothing changes locally), and as `pull`.
+  @discardableResult
+  public func push(
+    _ object: T, adjust: RequestHook? = nil, progress: (@Sendable (SyncProgress) -> Void)? = nil
+  ) async throws -> T {
+    let body = try jsonBody(for: object)
+    let response = try await sendChange(id: object.id, body: body, changeID: nil, adjust: adjust)
+    let stored = try answer(response, sent: object)
+    try await store {
+      try local.store.transaction { transaction in
+        try transaction.put(local.coder.encode(stored), forKey: local.storageKey(for: stored.id))
+        try metadata.record(etag: response.header("ETag"), for: stored.id, in: &transaction)
+      }
+    }
+    progress?(SyncProgress(objects: 1, bytes: Int64(body.count + response.body.count)))
+    return stored
+  }
+
+  /// Deletes the object remotely (`DELETE base/id`, with `If-Match` when an ETag is known),
+  /// then locally. A 404 or 410 counts as already deleted.
+  ///
+  /// - Returns: whether a local object was removed.
+  @discardableResult
+  public func delete(id: T.ID, adjust: RequestHook? = nil) async throws -> Bool {
+    _ = try await sendDelete(id: id, changeID: nil, adjust: adjust)
+    return try await store {
+      try local.store.transaction { transaction in
+        let key = try local.storageKey(for: id)
+        let existed = try transaction.contains(key)
+        if existed { try transaction.delete(key) }
+        try metadata.forget(id, in: &transaction)
+        return existed
+      }
+    }
+  }
+
+  // MARK: Requests
+
+  var metadata: SyncMetadata<T> { SyncMetadata(collection: local) }
+
+  func objectURL(for id: T.ID) -> URL {
+    baseURL.appendingPathComponent(configuration.remoteID(id.description))
+  }
+
+  func firstPageURL() -> URL {
+    if case .page(let parameter, let first) = configuration.pagination {
+      return pageURL(parameter: parameter, page: first)
+    }
+    return baseURL
+  }
+
+  func pageURL(parameter: String, page: Int) -> URL {
+    var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: true)
+    var items = components?.queryItems ?? []
+    items.removeAll { $0.name == parameter }
+    items.append(URLQueryItem(name: parameter, value: String(page)))
+    components?.queryItems = items
+    return components?.url ?? baseURL
+  }
+
+  func jsonBody(for object: T) throws -> Data {
+    do {
+      return try configuration.makeEncoder().encode(object)
+    } catch {
+      throw SyncError.decoding("the object does not encode: \(CaskError.summary(of: error))")
+    }
+  }
+
+  /// POST or PUT a change; maps 409/412 to a conflict.
+  func sendChange(id: T.ID, body: Data, changeID: String?, adjust: RequestHook?) async throws -> HTTPResponse {
+    let known = try await store { try metadata.entry(for: id) }
+    var headers = ["Content-Type": "application/json"]
+    if let changeID { headers["Idempotency-Key"] = changeID }
+    if let etag = known?.etag { headers["If-Match"] = etag }
+    let method = known == nil ? "POST" : "PUT"
+    let url = known == nil ? baseURL : objectURL(for: id)
+    let response = try await sendRaw(method: method, url: url, body: body, headers: headers, adjust: adjust)
+    if response.status == 409 || response.status == 412 {
+      throw SyncError.conflict(id: id.description, local: body, remote: response.body.isEmpty ? nil : response.body)
+    }
+    return try Self.checkStatus(response)
+  }
+
+  func sendDelete(id: T.ID, changeID: String?, adjust: RequestHook?) async throws -> HTTPResponse? {
+    let known = try await store { try metadata.entry(for: id) }
+    var headers: [String: String] = [:]
+    if let changeID { headers["Idempotency-Key"] = changeID }
+    if let etag = known?.etag { headers["If-Match"] = etag }
+    let response = try await sendRaw(
+      method: "DELETE", url: objectURL(for: id), body: nil, headers: headers, adjust: adjust)
+    switch response.status {
+    case 404, 410:
+      return nil
+    case 409, 412:
+      throw SyncError.conflict(id: id.description, local: nil, remote: response.body.isEmpty ? nil : response.body)
+    default:
+      return try Self.checkStatus(response)
+    }
+  }
+
+  /// The object to store after a successful push: the server's answer, or what was sent.
+  func answer(_ response: HTTPResponse, sent: T) throws -> T {
+    guard !response.body.isEmpty else { return sent }
+    let objects = try decodeObjects(from: response.body).objects
+    guard objects.count == 1, let object = objects.first else {
+      throw SyncError.decoding("expected one object in the answer, got \(objects.count)")
+    }
+    guard object.id.description == sent.id.description else {
+      throw SyncError.decoding("the server answered with another object's id")
+    }
+    return object
+  }
+
+  /// Sends a request through the configured hooks and throws for a non-2xx status.
+  func send(
+    method: String, url: URL, body: Data?, headers: [String: String] = [:], adjust: RequestHook?
+  ) async throws -> HTTPResponse {
+    try Self.checkStatus(await sendRaw(method: method, url: url, body: body, headers: headers, adjust: adjust))
+  }
+
+  /// `response` if its status is 2xx, else `SyncError.http` with a short excerpt of the body.
+  static func checkStatus(_ response: HTTPResponse) throws -> HTTPResponse {
+    guard (200..<300).contains(response.status) else {
+      throw SyncError.http(status: response.status, body: SyncError.excerpt(response.body))
+    }
+    return response
+  }
+
+  /// Sends a request through the configured hooks; any status comes back.
+  func sendRaw(
+    method: String, url: URL, body: Data?, headers: [String: String] = [:], adjust: RequestHook?
+  ) async throws -> HTTPResponse {
+    try Task.checkCancellation()
+    var request = URLRequest(url: url, timeoutInterval: configuration.timeout)
+    request.httpMethod = method
+    request.setValue("application/json", forHTTPHeaderField: "Accept")
+    for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+    request.httpBody = body
+    configuration.prepareRequest(&request)
+    adjust?(&request)
+    do {
+      return try await transport.send(request)
+    } catch is CancellationError {
+      throw SyncError.cancelled
+    }
+  }
+
+  /// Runs store work off the cooperative pool (disk I/O, encryption).
+  func store<R: Sendable>(_ work: @escaping @Sendable () throws -> R) async throws -> R {
+    try await withCheckedThrowingContinuation { continuation in
+      DispatchQueue.global(qos: .userInitiated).async {
+        continuation.resume(with: Result { try work() })
+      }
+    }
+  }
+}

@@ -1,0 +1,63 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// How a REST resource shapes its responses, and how requests are prepared.
+public struct RemoteConfiguration: Sendable {
+  /// Where the objects sit in a response body.
+  public enum Envelope: Sendable, Equatable {
+    /// The body is the object, or an array of objects.
+    case none
+    /// The body is an object whose `key` holds the object or the array (seed 004's `result`).
+    case key(String)
+  }
+
+  /// How `pullAll()` finds the next page.
+  public enum Pagination: Sendable, Equatable {
+    /// One response holds everything.
+    case none
+    /// The response body is an object whose `key` holds the next page's URL (absolute or
+    /// relative), or null / absent on the last page. Needs an enveloped response.
+    case nextURL(key: String)
+    /// Pages are asked for with `?parameter=N`, from `first`, until a page holds no object.
+    case page(parameter: String, first: Int)
+
+    var firstPage: Int {
+      if case .page(_, let first) = self { return first }
+      return 0
+    }
+  }
+
+  /// The key that holds an object's id in the server's JSON (seed 004's
+  /// responseObjectUidKey). The collection's `T.id` must decode from it (seed 004's
+  /// managedObjectUidKey is then `T`'s `id` property, mapped by `T`'s `CodingKeys`).
+  public var remoteIDKey = "id"
+  /// Maps a local id to the path component of its URL (identity by default).
+  public var remoteID: @Sendable (String) -> String = { $0 }
+  /// Where objects sit in responses.
+  public var envelope: Envelope = .none
+  /// How pages follow one another.
+  public var pagination: Pagination = .none
+  /// Seconds before a request without an answer fails with `SyncError.transport`.
+  public var timeout: TimeInterval = 30
+  /// Called on every request before it is sent: headers such as Authorization or API keys.
+  /// Header values never appear in errors.
+  public var prepareRequest: @Sendable (inout URLRequest) -> Void = { _ in }
+  /// Makes the decoder for responses (snake_case keys, ISO 8601 dates, …).
+  public var makeDecoder: @Sendable () -> JSONDecoder = { JSONDecoder() }
+  /// Makes the encoder for request bodies.
+  public var makeEncoder: @Sendable () -> JSONEncoder = { JSONEncoder() }
+
+  public init(
+    remoteIDKey: String = "id", envelope: Envelope = .none, pagination: Pagination = .none,
+    timeout: TimeInterval = 30, prepareRequest: @escaping @Sendable (inout URLRequest) -> Void = { _ in }
+  ) {
+    self.remoteIDKey = remoteIDKey
+    self.envelope = envelope
+    self.pagination = pagination
+    self.timeout = timeout
+    self.prepareRequest = prepareRequest
+  }
+}

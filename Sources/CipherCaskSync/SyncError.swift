@@ -1,0 +1,42 @@
+import Foundation
+
+/// Errors of remote sync. No case carries a request header, a token or a password; an HTTP
+/// error carries at most a short excerpt of the response body.
+public enum SyncError: Error, Sendable, Equatable {
+  /// Thrown when the server answered with a status outside 200–299 (other than a conflict).
+  case http(status: Int, body: String)
+  /// Thrown when the server answered 409 or 412 to a change made against a version it no
+  /// longer has. `local` is the JSON the client sent (nil for a delete); `remote` is the
+  /// server's current version when it sent one. A queued change stays queued.
+  case conflict(id: String, local: Data?, remote: Data?)
+  /// Thrown when a response is not the JSON the collection expects.
+  case decoding(String)
+  /// Thrown when the request never got an answer: connection refused or dropped, timeout.
+  case transport(String)
+  /// Thrown when the call was cancelled.
+  case cancelled
+}
+
+extension SyncError: CustomStringConvertible {
+  public var description: String {
+    switch self {
+    case .http(let status, let body):
+      return body.isEmpty ? "HTTP \(status)" : "HTTP \(status): \(body)"
+    case .conflict(let id, _, _):
+      return "conflict: the server has another version of object '\(id.count > 64 ? String(id.prefix(64)) + "…" : id)'"
+    case .decoding(let detail):
+      return "undecodable response: \(detail)"
+    case .transport(let detail):
+      return "network failure: \(detail)"
+    case .cancelled:
+      return "cancelled"
+    }
+  }
+
+  /// The first 200 characters of a body, on one line.
+  static func excerpt(_ data: Data) -> String {
+    let text = String(decoding: data.prefix(200), as: UTF8.self)
+    let line = text.map { $0.isNewline ? " " : $0 }
+    return String(line) + (data.count > 200 ? "…" : "")
+  }
+}

@@ -1,0 +1,101 @@
+import CaskTestSupport
+import CipherCask
+import Foundation
+import Testing
+
+@testable import CipherCaskSync
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+@Suite("The outbox")
+struct OutboxTests {
+  private func remote(_ users: CaskCollection<User>, _ server: TestServer) -> RemoteCollection<User> {
+    RemoteCollection(
+      users, baseURL: server.url("/users"),
+      configuration: RemoteConfiguration(
+        envelope: .key("result"),
+        prepareRequest: { $0.setValue("Bearer \(TestServer.token)", forHTTPHeaderField: "Authorization") }))
+  }
+
+  @Test("queued changes survive a crash mid-push and reach the server once each, in order")
+  func crashMidPush() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let directory = try TemporaryDirectory("outbox")
+    defer { directory.remove() }
+    let path = directory.file("s.cask")
+    var store = try CaskStore(path: path, password: "pw", options: .init(durability: .never))
+    var users = store.collection(User.self)
+    var sync = remote(users, server)
+    let a = User(id: "a", email: "a@example.com", first: "A", last: "One", address: nil)
+    var b = User(id: "b", email: "b@example.com", first: "B", last: "Two", address: nil)
+    try await sync.saveAndQueue(a)
+    try await sync.saveAndQueue(b)
+    b.last = "Three"
+    try await sync.saveAndQueue(b)
+    try await sync.deleteAndQueue(id: "a")
+    #expect(sync.pendingCount == 4)
+    #expect(try await users.get(id: "b")?.last == "Three")
+    #expect(try await users.contains(id: "a") == false)
+
+    // The second change is applied by the server, but its answer never arrives.
+    let counter = RequestCounter()
+    do {
+      try await sync.pushPending(adjust: { request in
+        if counter.next() == 2 { request.setValue("1", forHTTPHeaderField: "X-Drop-Response") }
+      })
+      Issue.record("expected the dropped answer to fail the push")
+    } catch let error as SyncError {
+      guard case .transport = error else { throw error }
+    }
+    #expect(sync.pendingCount == 3)
+
+    // The process dies: reopen the store and push again.
+    try store.close()
+    store = try CaskStore(path: path, password: "pw", options: .init(durability: .never))
+    users = store.collection(User.self)
+    sync = remote(users, server)
+    #expect(sync.pendingCount == 3)
+    #expect(try await sync.pushPending() == 3)
+    #expect(sync.pendingCount == 0)
+    #expect(try await server.log() == ["POST a", "POST b", "PUT b", "DELETE a"])
+    let (status, body) = try await server.request("GET", "/users/b")
+    #expect(status == 200)
+    #expect(String(decoding: body, as: UTF8.self).contains("Three"))
+    try store.close()
+  }
+
+  @Test("a conflict keeps the queued change and stops the queue")
+  func conflictKeepsChange() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let directory = try TemporaryDirectory("outbox-conflict")
+    defer { directory.remove() }
+    let store = try CaskStore(path: directory.file("s.cask"), password: "pw", options: .init(durability: .never))
+    defer { try? store.close() }
+    let users = store.collection(User.self)
+    let sync = remote(users, server)
+    var user = try await sync.pull(id: "u1")
+    _ = try await server.request("PUT", "/admin/users/u1", json: ["id": "u1", "email": "x", "first": "X", "last": "Y"])
+    user.first = "Local"
+    try await sync.saveAndQueue(user)
+    await #expect(throws: SyncError.self) { try await sync.pushPending() }
+    #expect(sync.pendingCount == 1)
+    #expect(try await users.get(id: "u1")?.first == "Local")
+  }
+}
+
+/// Counts requests across the concurrent closure calls of one push.
+final class RequestCounter: @unchecked Sendable {
+  private let lock = NSLock()
+  private var count = 0
+
+  func next() -> Int {
+    lock.lock()
+    defer { lock.unlock() }
+    count += 1
+    return count
+  }
+}

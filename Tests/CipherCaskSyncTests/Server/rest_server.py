@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""A small REST server for CipherCaskSync's tests, on 127.0.0.1 only.
+
+Resource /users (objects with an "id"), enveloped as {"result": ..., "next": ...}:
+GET /users[?page=N] (2 per page), GET/PUT/DELETE /users/<id>, POST /users.
+Every request needs "Authorization: Bearer test-token". ETags are "v<N>"; If-Match must
+match when given (412 with the current object otherwise). POST of an existing id is a 409.
+An Idempotency-Key seen before replays the first answer without applying the change again.
+"X-Drop-Response: 1" applies the change and then closes the connection without answering.
+Also: /log (the applied changes in order), /slow (answers after 5 s), /bad (malformed JSON),
+/die (promises 1000 bytes, sends 10, closes), /status/<code>, POST /reset, and
+PUT /admin/users/<id> (changes an object behind the client's back).
+Prints "PORT <n>" once listening; stops by itself after 10 minutes.
+"""
+import json
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+STATE_LOCK = threading.Lock()
+USERS = {}
+VERSIONS = {}
+LOG = []
+SEEN = {}
+PAGE_SIZE = 2
+
+
+def reset():
+    USERS.clear()
+    VERSIONS.clear()
+    LOG.clear()
+    SEEN.clear()
+    for index in range(1, 6):
+        uid = "u%d" % index
+        USERS[uid] = {"id": uid, "email": "%s@example.com" % uid, "first": "First%d" % index,
+                      "last": "Last%d" % index,
+                      "address": {"street": "%d Main St" % index, "city": "Springfield", "state": "IL",
+                                  "zip": "6270%d" % index}}
+        VERSIONS[uid] = 1
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def answer(self, status, body=None, etag=None):
+        data = b"" if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        if etag:
+            self.send_header("ETag", etag)
+        self.end_headers()
+        self.wfile.write(data)
+        return status, data, etag
+
+    def body(self):
+        return json.loads(self.raw_body) if self.raw_body else None
+
+    def authorized(self):
+        if self.headers.get("Authorization") != "Bearer test-token":
+            self.answer(401, {"error": "unauthorized"})
+            return False
+        return True
+
+    def route(self, method):
+        # Read the whole body first, whatever the answer: on a kept-alive connection an
+        # unread body would be taken for the next request.
+        length = int(self.headers.get("Content-Length") or 0)
+        self.raw_body = self.rfile.read(length) if length else b""
+        path, _, query = self.path.partition("?")
+        parts = [p for p in path.split("/") if p]
+        if parts == ["reset"] and method == "POST":
+            with STATE_LOCK:
+                reset()
+            return self.answer(204)
+        if parts == ["log"]:
+            with STATE_LOCK:
+                return self.answer(200, list(LOG))
+        if parts == ["slow"]:
+            time.sleep(5)
+            return self.answer(200, {"result": []})
+        if parts == ["bad"]:
+            return self.answer(200, b'{"result": [ {"id": ')
+        if parts == ["die"]:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "1000")
+            self.end_headers()
+            self.wfile.write(b'{"result":')
+            self.wfile.flush()
+            self.close_connection = True
+            self.connection.shutdown(2)
+            return None
+        if len(parts) == 2 and parts[0] == "status":
+            return self.answer(int(parts[1]), {"error": "status %s" % parts[1], "detail": "x" * 500})
+        if not self.authorized():
+            return None
+        if len(parts) == 3 and parts[:2] == ["admin", "users"] and method == "PUT":
+            with STATE_LOCK:
+                USERS[parts[2]] = self.body()
+                VERSIONS[parts[2]] = VERSIONS.get(parts[2], 0) + 1
+                return self.answer(200, {"result": USERS[parts[2]]}, "\"v%d\"" % VERSIONS[parts[2]])
+        if not parts or parts[0] != "users":
+            return self.answer(404, {"error": "no such resource"})
+        key = self.headers.get("Idempotency-Key")
+        drop = self.headers.get("X-Drop-Response") == "1"
+        with STATE_LOCK:
+            if key and key in SEEN:
+                status, data, etag = SEEN[key]
+                if drop:
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return None
+                return self.answer(status, data, etag)
+            result = self.apply(method, parts, query)
+            if result is None:
+                return None
+            status, body, etag = result
+            data = b"" if body is None else json.dumps(body).encode()
+            if key and 200 <= status < 300:
+                SEEN[key] = (status, data, etag)
+        if drop:
+            self.close_connection = True
+            self.connection.shutdown(2)
+            return None
+        return self.answer(status, data, etag)
+
+    def apply(self, method, parts, query):
+        etag_of = lambda uid: "\"v%d\"" % VERSIONS[uid]
+        if len(parts) == 1:
+            if method == "GET":
+                ids = sorted(USERS)
+                page = 1
+                for item in query.split("&"):
+                    if item.startswith("page="):
+                        page = int(item[5:])
+                chunk = ids[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]
+                more = page * PAGE_SIZE < len(ids)
+                return 200, {"result": [USERS[i] for i in chunk],
+                             "next": ("/users?page=%d" % (page + 1)) if more else None}, None
+            if method == "POST":
+                obj = self.body()
+                uid = obj.get("id")
+                if uid in USERS:
+                    return 409, {"result": USERS[uid]}, etag_of(uid)
+                USERS[uid] = obj
+                VERSIONS[uid] = 1
+                LOG.append({"method": "POST", "id": uid})
+                return 201, {"result": obj}, etag_of(uid)
+            return 405, {"error": "method"}, None
+        uid = parts[1]
+        if method == "GET":
+            if uid not in USERS:
+                return 404, {"error": "not found"}, None
+            return 200, {"result": USERS[uid]}, etag_of(uid)
+        match = self.headers.get("If-Match")
+        if method == "PUT":
+            if uid not in USERS:
+                return 404, {"error": "not found"}, None
+            if match and match != etag_of(uid):
+                return 412, {"result": USERS[uid]}, etag_of(uid)
+            USERS[uid] = self.body()
+            VERSIONS[uid] += 1
+            LOG.append({"method": "PUT", "id": uid})
+            return 200, {"result": USERS[uid]}, etag_of(uid)
+        if method == "DELETE":
+            if uid not in USERS:
+                return 404, {"error": "not found"}, None
+            if match and match != etag_of(uid):
+                return 412, {"result": USERS[uid]}, etag_of(uid)
+            del USERS[uid]
+            LOG.append({"method": "DELETE", "id": uid})
+            return 204, None, None
+        return 405, {"error": "method"}, None
+
+    def do_GET(self):
+        self.route("GET")
+
+    def do_POST(self):
+        self.route("POST")
+
+    def do_PUT(self):
+        self.route("PUT")
+
+    def do_DELETE(self):
+        self.route("DELETE")
+
+
+def main():
+    reset()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    timer = threading.Timer(600, server.shutdown)
+    timer.daemon = True
+    timer.start()
+    print("PORT %d" % server.server_address[1], flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
