@@ -7,6 +7,7 @@ let package = Package(
     .library(name: "RNCryptorCodec", targets: ["RNCryptorCodec"]),
     .library(name: "CaskEngine", targets: ["CaskEngine"]),
     .library(name: "CipherCask", targets: ["CipherCask"]),
+    .library(name: "CipherCaskSync", targets: ["CipherCaskSync"]),
     .executable(name: "cask", targets: ["cask"]),
   ],
   targets: [
@@ -31,6 +32,10 @@ let package = Package(
       dependencies: ["CipherCask"]
     ),
     .target(
+      name: "CipherCaskSync",
+      dependencies: ["CipherCask"]
+    ),
+    .target(
       name: "CaskTestSupport",
       dependencies: ["CaskEngine"],
       path: "Tests/CaskTestSupport"
@@ -51,6 +56,11 @@ let package = Package(
     .testTarget(
       name: "CaskCLITests",
       dependencies: ["CipherCask", "CaskTestSupport"]
+    ),
+    .testTarget(
+      name: "CipherCaskSyncTests",
+      dependencies: ["CipherCaskSync", "CaskTestSupport"],
+      exclude: ["Server"]
     ),
     .testTarget(
       name: "RNCryptorCodecTests",
