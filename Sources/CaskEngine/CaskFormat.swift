@@ -3,8 +3,12 @@
 ///
 /// All integers on disk are little-endian.
 public enum CaskFormat {
-  /// The format version this library writes and the newest it reads.
-  public static let formatVersion: UInt16 = 1
+  /// The format version this library writes and reads. Version 1 was a pre-release layout
+  /// (values not bound to their keys, no batch-start flag): stores of that version are
+  /// refused with `CaskError.unsupportedVersion` rather than misread.
+  public static let formatVersion: UInt16 = 2
+  /// The oldest format version this library reads.
+  public static let oldestReadableVersion: UInt16 = 2
 
   // MARK: Files of a store directory
 
@@ -68,6 +72,10 @@ public enum CaskFormat {
   public static let hintEntryFixedLength = 12
 
   // MARK: Limits
+
+  /// A value message's plaintext starts with the key's length (2 bytes, little-endian) and the
+  /// key's UTF-8 bytes, then the value.
+  public static let valueKeyLengthPrefix = 2
 
   /// Longest key, in UTF-8 bytes.
   public static let maximumKeyLength = 65_535

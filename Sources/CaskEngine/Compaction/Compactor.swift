@@ -1,6 +1,10 @@
 import Foundation
 import Synchronization
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// What one compaction did.
 public struct CompactionReport: Sendable, Equatable {
   /// Segments replaced.
@@ -107,10 +111,22 @@ extension CaskStore {
       }
       try fileSystem.syncDirectory(path)
     } catch {
-      for output in outputs {
-        output.segment.file.close()
-        try? fileSystem.removeFile(output.temporaryPath)
-        try? fileSystem.removeFile("\(path)/\(Segment.hintName(id: output.segment.id))")
+      // Undo: remove every output under either name, with its hint. An output left on disk
+      // but unknown to this store could bring back keys deleted later, so if the cleanup
+      // fails the store stops writing until it is reopened (open then knows every file).
+      do {
+        for output in outputs {
+          output.segment.file.close()
+          try fileSystem.removeFile(output.temporaryPath)
+          try fileSystem.removeFile(output.finalPath)
+          try fileSystem.removeFile("\(path)/\(Segment.hintName(id: output.segment.id))")
+        }
+        try fileSystem.syncDirectory(path)
+      } catch let cleanup {
+        writer.withLock { writer in
+          writer.failure =
+            writer.failure ?? (cleanup as? CaskError ?? .io(operation: "compaction cleanup", path: path, errno: EIO))
+        }
       }
       throw error
     }
@@ -129,24 +145,33 @@ extension CaskStore {
     }
     state.withLock { state in
       for entry in damaged { state.directory.drop(entry.key, ifAt: entry.location) }
-      for input in inputs {
-        state.segments[input.id] = nil
-        state.directory.forgetSegment(input.id)
-      }
-      state.compactions += 1
     }
 
     // 4. Remove the inputs, oldest first, each removal made durable before the next, and stop
     //    at the first failure: a newer segment (which may hold a tombstone) never goes while
-    //    an older one (which may hold the value it deleted) stays.
+    //    an older one (which may hold the value it deleted) stays. Inputs that could not be
+    //    removed stay known to the store, entirely dead, so the next compaction removes them.
+    var removed = 0
     for input in inputs {
       do {
         try fileSystem.removeFile("\(path)/\(Segment.hintName(id: input.id))")
         try fileSystem.removeFile("\(path)/\(Segment.fileName(id: input.id))")
         try fileSystem.syncDirectory(path)
+        removed += 1
       } catch {
         break
       }
+    }
+    state.withLock { state in
+      for (position, input) in inputs.enumerated() {
+        if position < removed {
+          state.segments[input.id] = nil
+          state.directory.forgetSegment(input.id)
+        } else {
+          state.directory.markDead(input.id)
+        }
+      }
+      state.compactions += 1
     }
 
     return CompactionReport(
@@ -265,10 +290,7 @@ extension CaskStore {
 
   /// Creates an output segment under a temporary name, with an id from the writer's sequence.
   private func startOutput(order: SegmentOrder) throws -> OutputSegment {
-    let id = writer.withLock { writer -> UInt32 in
-      defer { writer.nextSegmentID += 1 }
-      return writer.nextSegmentID
-    }
+    let id = try writer.withLock { writer in try Self.allocateSegmentID(&writer) }
     let finalPath = "\(path)/\(Segment.fileName(id: id))"
     let temporaryPath = finalPath + CaskFormat.temporarySuffix
     let file = try fileSystem.open(temporaryPath, mode: .createNew)

@@ -20,11 +20,14 @@ struct RecordCipher: Sendable {
     }
   }
 
-  /// The message for a value, bound to its key: the plaintext is the key's UTF-8 bytes
-  /// followed by the value, so a value moved to another record (or a record read through a
-  /// wrong index entry) fails `openValue` instead of being returned for the wrong key.
+  /// The message for a value, bound to its key: the plaintext is the key's length (2 bytes,
+  /// little-endian), the key's UTF-8 bytes, then the value. A value moved to another record
+  /// (or read through a wrong index entry) fails `openValue` instead of being returned for
+  /// the wrong key; the length keeps "user:1" from matching a value of "user:10".
   func sealValue(_ value: Data, forKey key: String) throws -> Data {
-    var plaintext = Data(capacity: key.utf8.count + value.count)
+    let keyLength = key.utf8.count
+    var plaintext = Data(capacity: CaskFormat.valueKeyLengthPrefix + keyLength + value.count)
+    withUnsafeBytes(of: UInt16(keyLength).littleEndian) { plaintext.append(contentsOf: $0) }
     plaintext.append(contentsOf: key.utf8)
     plaintext.append(value)
     return try seal(plaintext)
@@ -36,10 +39,16 @@ struct RecordCipher: Sendable {
   func openValue(_ message: Data, forKey key: String, file: String, offset: UInt64) throws -> Data {
     let plaintext = try open(message, file: file, offset: offset)
     let keyBytes = key.utf8
-    guard plaintext.count >= keyBytes.count, plaintext.prefix(keyBytes.count).elementsEqual(keyBytes) else {
+    let prefix = CaskFormat.valueKeyLengthPrefix
+    let start = plaintext.startIndex
+    guard plaintext.count >= prefix + keyBytes.count,
+      Int(plaintext[start]) | Int(plaintext[start + 1]) << 8 == keyBytes.count,
+      plaintext[(start + prefix)..<(start + prefix + keyBytes.count)].elementsEqual(keyBytes)
+    else {
       throw CaskError.corrupt(file: file, offset: offset, reason: "value belongs to another key")
     }
-    return plaintext.dropFirst(keyBytes.count)
+    // A copy, so that callers get a Data indexed from zero.
+    return Data(plaintext.dropFirst(prefix + keyBytes.count))
   }
 
   /// Opens a message read from `file` at `offset`.

@@ -133,6 +133,15 @@ struct KeyDirectory: Sendable {
     if self[key] == location { setLocation(nil, for: key) }
   }
 
+  /// Counts every byte of a segment as dead (compaction copied its live records but could
+  /// not remove the file).
+  mutating func markDead(_ id: UInt32) {
+    if var segmentUsage = usage[id] {
+      segmentUsage.deadBytes = segmentUsage.totalBytes
+      usage[id] = segmentUsage
+    }
+  }
+
   /// Forgets a segment's usage once compaction has removed it.
   mutating func forgetSegment(_ id: UInt32) {
     usage[id] = nil

@@ -67,7 +67,8 @@ struct HintFile {
     return try payload.withUnsafeBytes { buffer in
       var reader = ByteReader(buffer)
       let damaged = CaskError.corrupt(file: path, offset: UInt64(magicLength), reason: "malformed hint payload")
-      guard let version = reader.readUInt16(), version <= CaskFormat.formatVersion, reader.readUInt16() != nil,
+      guard let version = reader.readUInt16(),
+        (CaskFormat.oldestReadableVersion...CaskFormat.formatVersion).contains(version), reader.readUInt16() != nil,
         let segmentID = reader.readUInt32(), let segmentLength = reader.readUInt64(),
         let maxSequence = reader.readUInt64(), let count = reader.readUInt32(),
         Int(count) <= reader.remaining / CaskFormat.hintEntryFixedLength

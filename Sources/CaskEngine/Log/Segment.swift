@@ -91,7 +91,7 @@ final class Segment: Sendable {
       else {
         return .failure(.corrupt(file: "", offset: 0, reason: "segment header checksum mismatch"))
       }
-      guard version <= CaskFormat.formatVersion else {
+      guard (CaskFormat.oldestReadableVersion...CaskFormat.formatVersion).contains(version) else {
         return .failure(.unsupportedVersion(found: Int(version), supported: Int(CaskFormat.formatVersion)))
       }
       return .success((id, SegmentOrder(base: base, sub: sub), version))

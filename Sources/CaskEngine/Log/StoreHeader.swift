@@ -41,7 +41,7 @@ struct StoreHeader {
       guard CRC32C.checksum(UnsafeRawBufferPointer(rebasing: buffer[0..<reader.offset - 4])) == crc else {
         throw CaskError.corrupt(file: path, offset: 0, reason: "header checksum mismatch")
       }
-      guard version <= CaskFormat.formatVersion else {
+      guard (CaskFormat.oldestReadableVersion...CaskFormat.formatVersion).contains(version) else {
         throw CaskError.unsupportedVersion(found: Int(version), supported: Int(CaskFormat.formatVersion))
       }
       return StoreHeader(

@@ -169,12 +169,23 @@ extension CaskStore {
 
   /// Creates the next segment file (header written and synced, then renamed into place).
   func startSegment(writer: inout WriterState) throws {
-    let id = writer.nextSegmentID
+    let id = try Self.allocateSegmentID(&writer)
     let segment = try createSegment(id: id, order: SegmentOrder(base: id, sub: 0))
-    writer.nextSegmentID += 1
     writer.active = ActiveSegment(
       segment: segment, end: UInt64(CaskFormat.segmentHeaderLength), hints: [], maxSequence: 0)
     state.withLock { $0.segments[id] = segment }
+  }
+
+  /// The next unused segment number.
+  ///
+  /// - Throws: `CaskError.corrupt` when all 2³² − 1 numbers are used (a file named
+  ///   `ffffffff.seg` or `.hint` exists): compact into a fresh store with `cask export`.
+  static func allocateSegmentID(_ writer: inout WriterState) throws -> UInt32 {
+    guard writer.nextSegmentID < UInt32.max else {
+      throw CaskError.corrupt(file: "ffffffff", offset: 0, reason: "segment numbers are exhausted")
+    }
+    defer { writer.nextSegmentID += 1 }
+    return writer.nextSegmentID
   }
 
   /// Creates a segment file with its header, synced and visible under its final name.

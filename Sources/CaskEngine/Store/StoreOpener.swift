@@ -40,7 +40,7 @@ struct StoreOpener {
       // An empty directory becomes a store; anything else is not ours to write into.
       // (A header left as CASK.tmp by a crash during creation does not make it foreign.)
       let names = try fileSystem.contentsOfDirectory(path).filter {
-        $0 != CaskFormat.lockFileName && !$0.hasSuffix(CaskFormat.temporarySuffix)
+        $0 != CaskFormat.lockFileName && $0 != CaskFormat.headerFileName + CaskFormat.temporarySuffix
       }
       guard names.isEmpty, options.createIfMissing, !options.readOnly else {
         throw CaskError.notACaskStore(path: path)
@@ -116,7 +116,15 @@ struct StoreOpener {
       guard let id = Segment.id(fromFileName: name, extension: CaskFormat.segmentExtension) else { continue }
       maxID = max(maxID, id)
       let file = try fileSystem.open("\(path)/\(name)", mode: options.readOnly ? .readOnly : .readWrite)
-      let length = try file.size()
+      let fullLength = try file.size()
+      // No valid segment is longer than 32-bit offsets reach; anything beyond is not read.
+      let length = min(fullLength, CaskFormat.maximumSegmentLength)
+      if fullLength > length {
+        indexState.recovery.corruptRegions.append(
+          CorruptRegion(
+            file: name, offset: length, length: fullLength - length,
+            reason: "segment longer than the format allows; the excess is ignored"))
+      }
       let header = try file.read(count: CaskFormat.segmentHeaderLength, at: 0)
       switch Segment.decodeHeader(header) {
       case .success(let decoded) where decoded.id == id:
@@ -139,7 +147,8 @@ struct StoreOpener {
         maxID = max(maxID, id)
       }
     }
-    writerState.nextSegmentID = maxID + 1
+    // The last number is never handed out, so a file named ffffffff cannot overflow it.
+    writerState.nextSegmentID = maxID == UInt32.max ? UInt32.max : maxID + 1
     // Hints whose segment is gone (compaction removed it, or a crash) are removed.
     if !options.readOnly {
       let segmentIDs = Set(names.compactMap { Segment.id(fromFileName: $0, extension: CaskFormat.segmentExtension) })
