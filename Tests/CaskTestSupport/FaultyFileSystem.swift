@@ -78,7 +78,8 @@ public final class FaultyFileSystem: FileSystem {
   /// Simulates power loss and a reboot.
   ///
   /// This file system stays off for good: every later call through it, or through a file or
-  /// lock it opened, fails with `EIO`, so a store still holding it cannot touch the new disk.
+  /// lock it opened, fails with `EIO` (`fileKind` reports `.missing`), so a store still
+  /// holding it cannot touch the new disk.
   /// The returned file system holds what survived, all of it durable, with no lock held, no
   /// space limit and no fault armed:
   /// - a file's bytes as of its last `sync()`, then a random prefix of the writes and
@@ -267,9 +268,10 @@ public final class FaultyFileSystem: FileSystem {
 
   public func syncDirectory(_ path: String) throws {
     try perform(.syncDirectory, path, mutating: true) { disk in
-      guard let inode = disk.inode(at: path), disk.inodes[inode]?.isDirectory == true else {
+      guard let inode = disk.inode(at: path), let node = disk.inodes[inode] else {
         throw CaskError.io(operation: "open", path: path, errno: ENOENT)
       }
+      guard node.isDirectory else { throw CaskError.io(operation: "open", path: path, errno: ENOTDIR) }
       disk.syncEntries(of: inode)
     }
   }
