@@ -10,6 +10,9 @@ public struct KVSettings: Sendable {
   public var batchSize = 1000
   /// Gets the reader of `readwhilewriting` times.
   public var readWhileWritingReads: Int
+  /// Puts of `overwrite` and deletes of `deleterandom`: every key (the default), or fewer to
+  /// keep a large store's run short.
+  public var writeOperations: Int
   /// Puts of one durable run, per writer count.
   public var durablePuts: [Int: Int] = [:]
   /// The workloads to record (a store is still filled when a later one needs it).
@@ -25,6 +28,7 @@ public struct KVSettings: Sendable {
     self.keys = keys
     self.runs = runs
     self.readWhileWritingReads = Swift.min(keys, 200_000)
+    self.writeOperations = keys
     self.workloads = workloads
     self.durability = durability
     self.directory = directory
@@ -138,7 +142,7 @@ public struct KVRunner {
     }
 
     if wants(KVWorkload.overwrite) {
-      let order = data.shuffledIndexes(seed: seed &+ 1)
+      let order = data.shuffledIndexes(seed: seed &+ 1).prefix(settings.writeOperations).map { $0 }
       try recorder.timeEach(KVWorkload.overwrite, count: order.count, note: "one put per transaction") { index in
         try store.put(data.value(index &+ 7), forKey: keys[order[index]])
       }
@@ -187,7 +191,7 @@ public struct KVRunner {
     }
 
     if wants(KVWorkload.deleterandom) {
-      let order = data.shuffledIndexes(seed: seed &+ 4)
+      let order = data.shuffledIndexes(seed: seed &+ 4).prefix(settings.writeOperations).map { $0 }
       try recorder.timeEach(KVWorkload.deleterandom, count: order.count, note: "one delete per transaction") {
         index in
         try store.delete(keys[order[index]])

@@ -73,6 +73,11 @@ extension PeersCommand {
       "Keys: 16 bytes (hex), values: 1 KiB random; durability never (durable puts: always); runs per median: "
         + report.sizes.map { "\($0.runs) at \(Number.grouped(Double($0.keys)))" }.joined(separator: ", ")
         + "; seed \(settings.seed)")
+    if let cap = settings.writeOperations {
+      out.append(
+        "overwrite and deleterandom: at most \(Number.grouped(Double(cap))) operations per store (random keys), so"
+          + " 'after overwrite' disk usage is after overwriting that many keys")
+    }
     out.append("")
     out.append("Engines:")
     for engine in report.sizes.first?.engines ?? [] {

@@ -13,12 +13,14 @@ enum PeersCommand: BenchCommand {
   static let name = "peers"
   static let abstract = "CipherCask beside SQLite, SQLCipher, LMDB and LevelDB: db_bench workloads, ratios."
   static let usage =
-    "cask-bench peers [--quick] [--keys N[,N...]] [--runs N] [--large-runs N] [--peers LIST] [--dir DIR] [--json FILE] [--svg FILE]"
+    "cask-bench peers [--quick] [--keys N[,N...]] [--runs N] [--large-runs N] [--write-ops N] [--peers LIST]"
+    + " [--dir DIR] [--json FILE] [--svg FILE]"
   static let options: [(flag: String, help: String)] = [
     ("--quick", "Every workload at 10,000 keys, one run, few durable puts: for CI; the figures are noisy."),
     ("--keys N[,N...]", "Store sizes (default 10000,100000,1000000)."),
     ("--runs N", "Runs behind each median at sizes up to 200,000 keys (default 5; 1 with --quick)."),
     ("--large-runs N", "Runs behind each median above 200,000 keys (default 3)."),
+    ("--write-ops N", "At most N puts in overwrite and N deletes in deleterandom (default: every key)."),
     ("--peers LIST", "Comma-separated engines to compare (default all): " + peerNames.joined(separator: ",") + "."),
     ("--dir DIR", "Where the temporary stores go (default /tmp); the disk there is the one measured."),
     ("--json FILE", "Also write every figure, with each run's timings, to FILE."),
@@ -51,6 +53,8 @@ enum PeersCommand: BenchCommand {
     let runs: Int
     let largeRuns: Int
     let largeSize: Int
+    /// The cap on overwrite's puts and deleterandom's deletes, if any.
+    let writeOperations: Int?
     let peers: [String]
     let durability: String
     let durablePuts1: Int
@@ -92,6 +96,7 @@ enum PeersCommand: BenchCommand {
     let keysArgument = try options.value("--keys")
     let runsArgument = try options.value("--runs")
     let largeRunsArgument = try options.value("--large-runs")
+    let writeOpsArgument = try options.value("--write-ops")
     let peersArgument = try options.value("--peers")
     let base = try options.value("--dir") ?? "/tmp"
     let jsonPath = try options.value("--json")
@@ -109,6 +114,7 @@ enum PeersCommand: BenchCommand {
     }
     let runs = try positive(runsArgument, "--runs") ?? (quick ? 1 : 5)
     let largeRuns = try positive(largeRunsArgument, "--large-runs") ?? 3
+    let writeOperations = try positive(writeOpsArgument, "--write-ops")
     var selected = peerNames
     if let peersArgument {
       selected = peersArgument.split(separator: ",").map(String.init)
@@ -125,7 +131,8 @@ enum PeersCommand: BenchCommand {
     defer { scratch.remove() }
     var system = SystemRandomNumberGenerator()
     let settings = Settings(
-      quick: quick, sizes: sizes, runs: runs, largeRuns: largeRuns, largeSize: 200_000, peers: selected,
+      quick: quick, sizes: sizes, runs: runs, largeRuns: largeRuns, largeSize: 200_000,
+      writeOperations: writeOperations, peers: selected,
       durability: "never (durable puts: always)", durablePuts1: quick ? 20 : 200, durablePuts8: quick ? 48 : 400,
       durableRuns: quick ? 1 : 5, seedSample: quick ? 20 : 100, seedRuns: quick ? 1 : 3, directory: base,
       seed: system.next() >> 1)
@@ -169,6 +176,7 @@ enum PeersCommand: BenchCommand {
           let peer = try PeerProcess.run(
             engine.executable,
             ["kv", "--engine", engine.name, "--keys", String(keys), "--runs", "1", "--durability", "never"]
+              + (settings.writeOperations.map { ["--write-ops", String($0)] } ?? [])
               + common(settings, directory: scratch))
           gathered[engine.name, default: GatheredEngine(engine: peer.engine, setup: peer.setup, keys: keys)].add(peer)
         }
