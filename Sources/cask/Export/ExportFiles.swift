@@ -41,12 +41,7 @@ final class ExportFiles {
   }
 
   private func save(_ data: Data, as name: String) throws -> String {
-    let path = "\(directory)/\(name)"
-    do {
-      try data.write(to: URL(fileURLWithPath: path), options: [.withoutOverwriting])
-    } catch {
-      throw CLIError.failure("cannot write '\(path)'")
-    }
+    try ExportFile.create("\(directory)/\(name)", contents: data)
     return name
   }
 }

@@ -19,7 +19,9 @@ enum ErrorMessage {
     case .notACaskStore:
       return "'\(path)' is not a CipherCask store"
     case .unsupportedVersion(let found, let supported):
-      return "store '\(path)' has format version \(found); this cask reads versions up to \(supported)"
+      let newer = found > supported ? " (written by a newer CipherCask)" : ""
+      return
+        "store '\(path)' has format version \(found)\(newer), which this cask does not read (it reads \(supported))"
     case .wrongCredentialType:
       return "store '\(path)' was created with raw keys, not a password"
     case .corrupt(let file, let offset, let reason):
