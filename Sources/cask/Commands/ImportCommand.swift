@@ -63,8 +63,11 @@ enum ImportCommand: Subcommand {
       do {
         while let record = try reader.next() {
           if batch.isEmpty { batchLine = record.line }
-          let id = try ImportID.of(record, field: idField)
-          batch.append((prefix + id, record.bytes))
+          let key = try prefix + ImportID.of(record, field: idField)
+          guard key.utf8.count <= CaskFormat.maximumKeyLength else {
+            throw CaskError.invalidImport(reason: "the id is too long for a key", line: record.line)
+          }
+          batch.append((key, record.bytes))
           counter.set(reader.bytesConsumed)
           if batch.count == batchSize { try commit() }
         }
