@@ -83,32 +83,22 @@ extension PeersCommand {
     for engine in report.sizes.first?.engines ?? [] {
       out.append("- \(engine.engine): \(engine.setup)")
     }
-    for (name, title) in throughputWorkloads {
-      out.append("")
-      out.append("### \(title)")
-      out.append("")
-      out.append(throughputTable(report, workload: name))
+    var sections: [(title: String, table: Table)] = throughputWorkloads.map {
+      ("\($0.title)", throughputTable(report, workload: $0.name))
     }
-    out.append("")
-    out.append("### durable puts: every put synced before it returns")
-    out.append("")
-    out.append(durableTable(report))
-    out.append("")
-    out.append("### open: open a store filled and overwritten, plus one get")
-    out.append("")
-    out.append(oneShotTable(report, workload: KVWorkload.open))
-    out.append("")
-    out.append("### disk usage: after overwrite (every key written twice) and after each engine's compaction")
-    out.append("")
-    out.append(spaceTable(report))
-    out.append("")
-    out.append("### peak RSS of each engine's process")
-    out.append("")
-    out.append(memoryTable(report))
-    out.append("")
-    out.append("### the seed's design: PBKDF2 for every value (\(settings.seedSample) keys)")
-    out.append("")
-    out.append(seedTable(report))
+    sections.append(("durable puts: every put synced before it returns", durableTable(report)))
+    sections.append(
+      ("open: open a store filled and overwritten, plus one get", oneShotTable(report, workload: KVWorkload.open)))
+    sections.append(
+      ("disk usage: after overwrite (every key written twice) and after each engine's compaction", spaceTable(report)))
+    sections.append(("peak RSS of each engine's process", memoryTable(report)))
+    sections.append(("the seed's design: PBKDF2 for every value (\(settings.seedSample) keys)", seedTable(report)))
+    for section in sections where !section.table.rows.isEmpty {
+      out.append("")
+      out.append("### \(section.title)")
+      out.append("")
+      out.append(section.table.render())
+    }
     out.append("")
     out.append("### targets (issue 6)")
     out.append("")
@@ -121,7 +111,7 @@ extension PeersCommand {
     return ratio >= 100 ? Number.grouped(ratio) + "×" : Number.fixed(ratio, 2) + "×"
   }
 
-  static func throughputTable(_ report: Report, workload: String) -> String {
+  static func throughputTable(_ report: Report, workload: String) -> Table {
     var table = Table([
       ("keys", .right), ("engine", .left), ("ops/s", .right), ("p50 µs", .right), ("p99 µs", .right),
       ("CipherCask ÷ engine", .right),
@@ -137,10 +127,10 @@ extension PeersCommand {
         ])
       }
     }
-    return table.render()
+    return table
   }
 
-  static func durableTable(_ report: Report) -> String {
+  static func durableTable(_ report: Report) -> Table {
     var table = Table([
       ("writers", .right), ("engine", .left), ("puts/s", .right), ("p50 ms", .right), ("p99 ms", .right),
       ("CipherCask ÷ engine", .right),
@@ -155,11 +145,11 @@ extension PeersCommand {
         ])
       }
     }
-    return table.render()
+    return table
   }
 
   /// A workload done once per run (open): its median time, and the engine's time over ours.
-  static func oneShotTable(_ report: Report, workload: String) -> String {
+  static func oneShotTable(_ report: Report, workload: String) -> Table {
     var table = Table([("keys", .right), ("engine", .left), ("ms", .right), ("CipherCask ÷ engine (speed)", .right)])
     for size in report.sizes {
       let ours = size.engine(cipherCask.name)?.workload(workload)?.medianSeconds
@@ -171,10 +161,10 @@ extension PeersCommand {
         ])
       }
     }
-    return table.render()
+    return table
   }
 
-  static func spaceTable(_ report: Report) -> String {
+  static func spaceTable(_ report: Report) -> Table {
     var table = Table([
       ("keys", .right), ("engine", .left), ("MiB after overwrite", .right), ("amplification", .right),
       ("compaction", .left), ("compaction s", .right), ("MiB after", .right), ("amplification after", .right),
@@ -194,10 +184,10 @@ extension PeersCommand {
         ])
       }
     }
-    return table.render()
+    return table
   }
 
-  static func memoryTable(_ report: Report) -> String {
+  static func memoryTable(_ report: Report) -> Table {
     var table = Table([
       ("keys", .right), ("engine", .left), ("peak RSS MiB", .right), ("harness MiB", .right),
       ("peak − harness MiB", .right),
@@ -212,16 +202,16 @@ extension PeersCommand {
         ])
       }
     }
-    return table.render()
+    return table
   }
 
-  static func seedTable(_ report: Report) -> String {
+  static func seedTable(_ report: Report) -> Table {
     var table = Table([
       ("workload", .left), ("engine", .left), ("ops/s", .right), ("p50 ms", .right), ("CipherCask ÷ engine", .right),
     ])
     guard let smallest = report.sizes.min(by: { $0.keys < $1.keys }),
       let cask = smallest.engine(cipherCask.name)
-    else { return table.render() }
+    else { return table }
     for workload in [KVWorkload.fillrandom, KVWorkload.readrandom] {
       guard let ours = cask.workload(workload) else { continue }
       table.append([
@@ -236,6 +226,6 @@ extension PeersCommand {
         ])
       }
     }
-    return table.render()
+    return table
   }
 }

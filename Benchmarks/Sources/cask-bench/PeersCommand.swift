@@ -13,14 +13,18 @@ enum PeersCommand: BenchCommand {
   static let name = "peers"
   static let abstract = "CipherCask beside SQLite, SQLCipher, LMDB and LevelDB: db_bench workloads, ratios."
   static let usage =
-    "cask-bench peers [--quick] [--keys N[,N...]] [--runs N] [--large-runs N] [--write-ops N] [--peers LIST]"
-    + " [--dir DIR] [--json FILE] [--svg FILE]"
+    "cask-bench peers [--quick] [--keys N[,N...]] [--runs N] [--large-runs N] [--write-ops N] [--workloads LIST]"
+    + " [--peers LIST] [--dir DIR] [--json FILE] [--svg FILE]"
   static let options: [(flag: String, help: String)] = [
     ("--quick", "Every workload at 10,000 keys, one run, few durable puts: for CI; the figures are noisy."),
     ("--keys N[,N...]", "Store sizes (default 10000,100000,1000000)."),
     ("--runs N", "Runs behind each median at sizes up to 200,000 keys (default 5; 1 with --quick)."),
     ("--large-runs N", "Runs behind each median above 200,000 keys (default 3)."),
     ("--write-ops N", "At most N puts in overwrite and N deletes in deleterandom (default: every key)."),
+    (
+      "--workloads LIST",
+      "Comma-separated workloads (default all): " + (KVWorkload.all + ["durable", "seed"]).joined(separator: ",") + ".",
+    ),
     ("--peers LIST", "Comma-separated engines to compare (default all): " + peerNames.joined(separator: ",") + "."),
     ("--dir DIR", "Where the temporary stores go (default /tmp); the disk there is the one measured."),
     ("--json FILE", "Also write every figure, with each run's timings, to FILE."),
@@ -55,6 +59,11 @@ enum PeersCommand: BenchCommand {
     let largeSize: Int
     /// The cap on overwrite's puts and deleterandom's deletes, if any.
     let writeOperations: Int?
+    /// The key-value workloads run at each size, and whether durable puts and the seed's
+    /// design are measured.
+    let workloads: [String]
+    let durablePuts: Bool
+    let seedDesign: Bool
     let peers: [String]
     let durability: String
     let durablePuts1: Int
@@ -97,6 +106,7 @@ enum PeersCommand: BenchCommand {
     let runsArgument = try options.value("--runs")
     let largeRunsArgument = try options.value("--large-runs")
     let writeOpsArgument = try options.value("--write-ops")
+    let workloadsArgument = try options.value("--workloads")
     let peersArgument = try options.value("--peers")
     let base = try options.value("--dir") ?? "/tmp"
     let jsonPath = try options.value("--json")
@@ -115,6 +125,13 @@ enum PeersCommand: BenchCommand {
     let runs = try positive(runsArgument, "--runs") ?? (quick ? 1 : 5)
     let largeRuns = try positive(largeRunsArgument, "--large-runs") ?? 3
     let writeOperations = try positive(writeOpsArgument, "--write-ops")
+    var workloads = KVWorkload.all + ["durable", "seed"]
+    if let workloadsArgument {
+      workloads = workloadsArgument.split(separator: ",").map(String.init)
+      if let unknown = workloads.first(where: { !(KVWorkload.all + ["durable", "seed"]).contains($0) }) {
+        throw UsageError("unknown workload '\(unknown)'")
+      }
+    }
     var selected = peerNames
     if let peersArgument {
       selected = peersArgument.split(separator: ",").map(String.init)
@@ -132,7 +149,8 @@ enum PeersCommand: BenchCommand {
     var system = SystemRandomNumberGenerator()
     let settings = Settings(
       quick: quick, sizes: sizes, runs: runs, largeRuns: largeRuns, largeSize: 200_000,
-      writeOperations: writeOperations, peers: selected,
+      writeOperations: writeOperations, workloads: workloads.filter { KVWorkload.all.contains($0) },
+      durablePuts: workloads.contains("durable"), seedDesign: workloads.contains("seed"), peers: selected,
       durability: "never (durable puts: always)", durablePuts1: quick ? 20 : 200, durablePuts8: quick ? 48 : 400,
       durableRuns: quick ? 1 : 5, seedSample: quick ? 20 : 100, seedRuns: quick ? 1 : 3, directory: base,
       seed: system.next() >> 1)
@@ -167,7 +185,7 @@ enum PeersCommand: BenchCommand {
   static func measure(_ settings: Settings, engines: [Engine], scratch: String) throws -> Report {
     var report = Report(
       machine: Machine.current(), date: ISO8601DateFormatter().string(from: Date()), settings: settings)
-    for keys in settings.sizes {
+    for keys in settings.sizes where !settings.workloads.isEmpty {
       let runs = settings.runs(for: keys)
       var gathered: [String: GatheredEngine] = [:]
       for round in 1...runs {
@@ -177,6 +195,7 @@ enum PeersCommand: BenchCommand {
             engine.executable,
             ["kv", "--engine", engine.name, "--keys", String(keys), "--runs", "1", "--durability", "never"]
               + (settings.writeOperations.map { ["--write-ops", String($0)] } ?? [])
+              + ["--workloads", settings.workloads.joined(separator: ",")]
               + common(settings, directory: scratch))
           gathered[engine.name, default: GatheredEngine(engine: peer.engine, setup: peer.setup, keys: keys)].add(peer)
         }
@@ -185,7 +204,7 @@ enum PeersCommand: BenchCommand {
     }
 
     var durable: [String: GatheredEngine] = [:]
-    for round in 1...settings.durableRuns {
+    for round in 1...settings.durableRuns where settings.durablePuts {
       for engine in engines {
         printToStandardError("peers: durable puts, round \(round) of \(settings.durableRuns), \(engine.name)")
         let peer = try PeerProcess.run(
@@ -199,6 +218,7 @@ enum PeersCommand: BenchCommand {
     }
     report.durable = engines.compactMap { durable[$0.name] }
 
+    guard settings.seedDesign else { return report }
     printToStandardError("peers: the seed's design (PBKDF2 per value) on \(settings.seedSample) keys")
     var seed = GatheredEngine(engine: seedDesign.name, setup: "", keys: settings.seedSample)
     for _ in 1...settings.seedRuns {
