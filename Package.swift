@@ -45,6 +45,18 @@ let package = Package(
       dependencies: ["CaskEngine", "CaskTestSupport"],
       path: "Tests/CrashWriter"
     ),
+    .target(
+      name: "FuzzSupport",
+      dependencies: ["CaskEngine", "CaskTestSupport", "RNCryptorCodec"],
+      path: "Fuzz/Support"
+    ),
+    .executableTarget(name: "fuzz-rncryptor", dependencies: ["FuzzSupport", "RNCryptorCodec"], path: "Fuzz/RNCryptor"),
+    .executableTarget(name: "fuzz-segment", dependencies: ["FuzzSupport", "CaskEngine"], path: "Fuzz/Segment"),
+    .executableTarget(
+      name: "fuzz-hint", dependencies: ["FuzzSupport", "CaskEngine", "RNCryptorCodec"], path: "Fuzz/Hint"),
+    .executableTarget(
+      name: "fuzz-header", dependencies: ["FuzzSupport", "CaskEngine", "RNCryptorCodec"], path: "Fuzz/Header"),
+    .executableTarget(name: "fuzz-import", dependencies: ["FuzzSupport", "CipherCask"], path: "Fuzz/Import"),
     .testTarget(
       name: "CaskEngineTests",
       dependencies: ["CaskEngine", "CaskTestSupport"]

@@ -1,0 +1,77 @@
+import CaskEngine
+import Foundation
+import FuzzSupport
+import RNCryptorCodec
+
+/// fuzz-header: a store whose header file (`CASK`: magic, version, flags, wrapped data key,
+/// CRC) is the fuzz input, beside one valid segment, opened through the public API.
+///
+/// Input: one mode byte, then the header file. Mode bit 0 repairs the CRC when the claimed
+/// length fits (so mutations reach the version check and the key unwrapping behind it), bit 1
+/// opens read-only, bit 2 opens with the password instead of the keys (two PBKDF2 runs: slow,
+/// so only a few seeds use it).
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzHeader(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+  guard let data else { return 0 }
+  HeaderTarget.test(UnsafeRawBufferPointer(start: data, count: size))
+  return 0
+}
+
+enum HeaderTarget {
+  static let password = "fuzz-password"
+  static let segment: [UInt8] = {
+    do {
+      return try FuzzSeedStore.sealedSegment().bytes
+    } catch {
+      fatalError("seed segment: \(error)")
+    }
+  }()
+
+  static func test(_ bytes: UnsafeRawBufferPointer) {
+    var input = FuzzInput(bytes)
+    let mode = input.byte()
+    var header = [UInt8](input.rest())
+    if mode & 1 != 0 { FuzzingEntry.repairHeaderChecksum(&header) }
+    let fileSystem = FuzzStore.disk(with: [
+      (CaskFormat.headerFileName, Data(header)), ("00000001.seg", Data(segment)),
+    ])
+    let options = FuzzStore.options(fileSystem, readOnly: mode & 2 != 0)
+    do {
+      let store =
+        mode & 4 != 0
+        ? try CaskStore(path: FuzzStore.path, password: password, options: options)
+        : try CaskStore(path: FuzzStore.path, keys: FuzzStore.userKeys, options: options)
+      defer { try? store.close() }
+      // Whatever the header, a store that opened holds exactly the segment's records.
+      FuzzReplay.check(try store.keys().sorted() == ["user:10", "user:2", "user:3"], "keys after opening")
+      FuzzReplay.check(try store.get("user:2") == Data("bob".utf8), "a value after opening")
+    } catch {
+      FuzzReplay.check(error is CaskError, "open threw a non-CaskError: \(type(of: error))")
+    }
+  }
+
+  /// Headers wrapped under keys and under a password, of this version, a newer and an older
+  /// one, cut short, and with a wrapped key of the wrong length.
+  static func seeds() throws -> [(String, Data)] {
+    var dataKey = FuzzStore.dataKeys.encryptionKey.withUnsafeBytes { Data($0) }
+    FuzzStore.dataKeys.hmacKey.withUnsafeBytes { dataKey.append(contentsOf: $0) }
+    let salts = (encryption: Data((0..<8).map { UInt8($0) }), hmac: Data((8..<16).map { UInt8($0) }))
+    let passwordKeys = try RNCryptor.PasswordKeys(
+      password: password, encryptionSalt: salts.encryption, hmacSalt: salts.hmac)
+    let byPassword = try RNCryptor.seal(dataKey, keys: passwordKeys.keys, salts: salts, iv: FuzzStore.iv(3))
+    let byKeys = FuzzStore.seal(dataKey, keys: FuzzStore.userKeys, iv: 0)
+    func header(_ wrapped: Data, password: Bool = false, version: UInt16 = CaskFormat.formatVersion) -> [UInt8] {
+      FuzzingEntry.storeHeader(wrappedKey: wrapped, passwordWrapped: password, version: version)
+    }
+    let keys = header(byKeys)
+    return [
+      ("keys", Data([0] + keys)), ("keys-readonly", Data([2] + keys)),
+      ("password", Data([4] + header(byPassword, password: true))),
+      ("password-flag-keys-message", Data([1] + header(byKeys, password: true))),
+      ("newer-version", Data([0] + header(byKeys, version: CaskFormat.formatVersion + 1))),
+      ("older-version", Data([0] + header(byKeys, version: 1))),
+      ("cut", Data([0] + keys.prefix(keys.count - 5))), ("not-a-store", Data([0] + Array("hello, world\n".utf8))),
+      ("short-key", Data([0] + header(FuzzStore.seal(Data(repeating: 1, count: 32), keys: FuzzStore.userKeys, iv: 1)))),
+    ]
+  }
+}

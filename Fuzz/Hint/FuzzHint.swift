@@ -1,0 +1,65 @@
+import CaskEngine
+import Foundation
+import FuzzSupport
+import RNCryptorCodec
+
+/// fuzz-hint: a store with one valid sealed segment and a fuzzed hint file beside it, opened
+/// through the public API, every key read, the store verified.
+///
+/// Input: one mode byte, then the hint. Mode bit 0 takes the rest as the hint's plaintext
+/// payload and seals it under the store's data key (so mutations reach the entry parser and the
+/// checks of entries against the segment, behind the HMAC); otherwise the rest is the whole
+/// file. Bit 1 opens read-only.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzHint(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+  guard let data else { return 0 }
+  HintTarget.test(UnsafeRawBufferPointer(start: data, count: size))
+  return 0
+}
+
+enum HintTarget {
+  static let segment: [UInt8] = {
+    do {
+      return try FuzzSeedStore.sealedSegment().bytes
+    } catch {
+      fatalError("seed segment: \(error)")
+    }
+  }()
+
+  static func test(_ bytes: UnsafeRawBufferPointer) {
+    var input = FuzzInput(bytes)
+    let mode = input.byte()
+    var hint = input.rest()
+    if mode & 1 != 0 { hint = Data(CaskFormat.hintMagic) + FuzzStore.seal(hint, iv: 7) }
+    let fileSystem = FuzzStore.disk(with: [
+      (CaskFormat.headerFileName, FuzzStore.headerFile), ("00000001.seg", Data(segment)), ("00000001.hint", hint),
+    ])
+    FuzzStore.openAndReadAll(fileSystem, readOnly: mode & 2 != 0, segmentSizeLimit: FuzzSeedStore.sealedLimit)
+  }
+
+  /// The true hint (as a payload and as a sealed file), and hints that lie: wrong length,
+  /// entries past the end, an entry pointing at another record, a key the segment lacks.
+  static func seeds() throws -> [(String, Data)] {
+    let (bytes, entries, maxSequence) = try FuzzSeedStore.sealedSegment()
+    func payload(_ entries: [FuzzingEntry.HintRecord], length: UInt64 = UInt64(bytes.count)) throws -> Data {
+      try FuzzingEntry.hintPayload(
+        segmentID: 1, segmentLength: length, maxSequence: maxSequence, entries: entries,
+        dataKeys: FuzzStore.dataKeys)
+    }
+    let truth = try payload(entries)
+    var swapped = entries
+    swapped[0].offset = entries[1].offset
+    swapped[0].length = entries[1].length
+    var beyond = entries
+    beyond[4].length += 1
+    var stranger = entries
+    stranger[2].key = "user:99"
+    return [
+      ("payload", Data([1]) + truth), ("payload-readonly", Data([3]) + truth),
+      ("file", Data([0]) + Data(CaskFormat.hintMagic) + FuzzStore.seal(truth, iv: 7)),
+      ("wrong-length", Data([1]) + (try payload(entries, length: UInt64(bytes.count) + 1))),
+      ("swapped-entry", Data([1]) + (try payload(swapped))), ("entry-past-end", Data([1]) + (try payload(beyond))),
+      ("unknown-key", Data([1]) + (try payload(stranger))), ("empty", Data([1]) + (try payload([]))),
+    ]
+  }
+}

@@ -1,0 +1,107 @@
+import CipherCask
+import Foundation
+import FuzzSupport
+import Synchronization
+
+/// fuzz-import: `CaskCollection.importJSON` on a store on an in-memory disk.
+///
+/// Input: a mode byte, then the JSON. Mode bit 0 decodes with snake-case keys and ISO 8601
+/// dates (as the demo events do). Only `CaskError` may be thrown; an import that succeeds
+/// counts each distinct id once, and every id then reads back as its last occurrence in the
+/// array; a failed import writes nothing.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzImport(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+  guard let data else { return 0 }
+  ImportTarget.test(UnsafeRawBufferPointer(start: data, count: size))
+  return 0
+}
+
+/// An object with a field of every JSON kind.
+struct FuzzRecord: Codable, Identifiable, Sendable, Equatable {
+  var id: String
+  var name: String?
+  var count: Int
+  var score: Double?
+  var tags: [String]
+  var createdAt: Date?
+  var nested: [String: Int]?
+  var flag: Bool?
+}
+
+enum ImportTarget {
+  /// The store, replaced by a fresh one every few hundred inputs so the in-memory disk stays small.
+  private static let state = Mutex<(store: CaskStore?, uses: Int)>((nil, 0))
+
+  static func decoder(snakeCase: Bool) -> JSONDecoder {
+    let decoder = JSONDecoder()
+    if snakeCase {
+      decoder.keyDecodingStrategy = .convertFromSnakeCase
+      decoder.dateDecodingStrategy = .iso8601
+    }
+    return decoder
+  }
+
+  static func store() -> CaskStore {
+    state.withLock { state in
+      if let store = state.store, state.uses < 300 {
+        state.uses += 1
+        return store
+      }
+      try? state.store?.close()
+      let fileSystem = FuzzStore.disk(with: [])
+      var options = FuzzStore.options(fileSystem, readOnly: false)
+      options.createIfMissing = true
+      do {
+        let store = try CaskStore(path: FuzzStore.path, keys: FuzzStore.userKeys, options: options)
+        state = (store, 1)
+        return store
+      } catch {
+        fatalError("creating the import store: \(error)")
+      }
+    }
+  }
+
+  static func test(_ bytes: UnsafeRawBufferPointer) {
+    var input = FuzzInput(bytes)
+    let snakeCase = input.byte() & 1 != 0
+    let json = input.rest()
+    let store = store()
+    let collection = store.collection(FuzzRecord.self, named: "records")
+    let before = collection.count
+    let decoder = decoder(snakeCase: snakeCase)
+    do {
+      let result = try collection.importJSON(json, decoder: decoder)
+      let objects = try decoder.decode([FuzzRecord].self, from: json)
+      var last: [String: FuzzRecord] = [:]
+      for object in objects { last[object.id] = object }
+      FuzzReplay.check(
+        result.inserted + result.replaced == last.count, "import counted \(result), not \(last.count) ids")
+      FuzzReplay.check(collection.count == before + result.inserted, "count after import")
+      for (id, object) in last {
+        FuzzReplay.check(try collection.get(id: id) == object, "an imported object reads back differently")
+      }
+    } catch {
+      FuzzReplay.check(error is CaskError, "import threw a non-CaskError: \(type(of: error))")
+      FuzzReplay.check(collection.count == before, "a failed import changed the collection")
+    }
+  }
+
+  static func seeds() throws -> [(String, Data)] {
+    let plain = """
+      [{"id":"a","name":"Alice","count":1,"score":2.5,"tags":["x","y"],"createdAt":700000000,"nested":{"k":1},"flag":true},
+       {"id":"b","count":-3,"tags":[]},{"id":"a","count":2,"tags":["again"]}]
+      """
+    let snake = """
+      [{"id":"e1","count":0,"tags":["t"],"created_at":"2024-05-01T12:00:00Z","score":1e-3},
+       {"id":"e2","count":9007199254740991,"tags":[],"flag":false,"nested":{}}]
+      """
+    return [
+      ("plain", Data([0]) + Data(plain.utf8)), ("snake-case", Data([1]) + Data(snake.utf8)),
+      ("empty-array", Data([0]) + Data("[]".utf8)), ("not-an-array", Data([0]) + Data("{\"id\":\"a\"}".utf8)),
+      ("missing-field", Data([0]) + Data("[{\"id\":\"a\"}]".utf8)),
+      ("unicode-id", Data([0]) + Data("[{\"id\":\"\\u00e9\\u0000\\ud83d\\ude00\",\"count\":1,\"tags\":[]}]".utf8)),
+      ("empty-id", Data([0]) + Data("[{\"id\":\"\",\"count\":1,\"tags\":[]}]".utf8)),
+      ("truncated", Data([0]) + Data(plain.utf8.prefix(40))),
+    ]
+  }
+}

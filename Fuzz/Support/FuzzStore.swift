@@ -1,0 +1,159 @@
+import CaskEngine
+import CaskTestSupport
+import Foundation
+import RNCryptorCodec
+
+/// A store laid out on an in-memory disk from fuzzed files, opened through the package API.
+///
+/// Every target that fuzzes store files uses the same fixed keys, so that the committed seeds
+/// (made by `--make-corpus`) authenticate and the fuzzer starts from files the engine accepts.
+package enum FuzzStore {
+  /// Where the store lives on the in-memory disk.
+  package static let path = "/fuzz/store"
+
+  /// The caller's keys, which wrap the data key in the header.
+  package static let userKeys = keys(from: 0x10)
+  /// The store's data key, under which every record and hint is sealed.
+  package static let dataKeys = keys(from: 0x80)
+
+  private static func keys(from start: UInt8) -> RNCryptor.Keys {
+    let encryption = Data((0..<32).map { start &+ UInt8($0) })
+    let hmac = Data((0..<32).map { start &+ 0x40 &+ UInt8($0) })
+    do {
+      return try RNCryptor.Keys(encryptionKey: encryption, hmacKey: hmac)
+    } catch {
+      fatalError("fixed fuzzing keys: \(error)")
+    }
+  }
+
+  /// A deterministic IV, so that seeds are the same bytes on every run of the corpus script.
+  package static func iv(_ index: Int) -> Data {
+    Data((0..<16).map { UInt8(truncatingIfNeeded: index &* 31 &+ $0 &* 7) })
+  }
+
+  /// A key message (options 0) sealed under `keys` with a fixed IV.
+  package static func seal(_ plaintext: Data, keys: RNCryptor.Keys = dataKeys, iv index: Int) -> Data {
+    do {
+      return try RNCryptor.seal(plaintext, keys: keys, salts: nil, iv: iv(index))
+    } catch {
+      fatalError("sealing a seed: \(error)")
+    }
+  }
+
+  /// The `CASK` file of the fuzzing store: the data key wrapped under `userKeys`.
+  package static var headerFile: Data {
+    var dataKey = dataKeys.encryptionKey.withUnsafeBytes { Data($0) }
+    dataKeys.hmacKey.withUnsafeBytes { dataKey.append(contentsOf: $0) }
+    return Data(
+      FuzzingEntry.storeHeader(
+        wrappedKey: seal(dataKey, keys: userKeys, iv: 0), passwordWrapped: false, version: CaskFormat.formatVersion))
+  }
+
+  /// Lays out `files` (name to bytes) in the store directory of a fresh in-memory disk.
+  package static func disk(with files: [(String, Data)]) -> FaultyFileSystem {
+    let fileSystem = FaultyFileSystem(directories: [path])
+    do {
+      for (name, bytes) in files {
+        let file = try fileSystem.open("\(path)/\(name)", mode: .createNew)
+        try file.write(bytes, at: 0)
+        try file.sync()
+        file.close()
+      }
+      try fileSystem.syncDirectory(path)
+    } catch {
+      fatalError("laying out the fuzzing store: \(error)")
+    }
+    return fileSystem
+  }
+
+  /// Options for opening the fuzzing store: no background work, nothing created.
+  package static func options(_ fileSystem: FaultyFileSystem, readOnly: Bool, segmentSizeLimit: UInt64 = 1 << 20)
+    -> CaskStore.Options
+  {
+    var options = CaskStore.Options(
+      durability: .never, segmentSizeLimit: segmentSizeLimit, autoCompaction: nil, readOnly: readOnly)
+    options.createIfMissing = false
+    options.fileSystem = fileSystem
+    return options
+  }
+
+  /// Opens the store on `fileSystem` and reads everything it claims to hold: every key's
+  /// value, then `verify()`. Only `CaskError` may come out of any of it; a crash, a trap or
+  /// another error is a finding.
+  ///
+  /// - Returns: the opened store's number of keys, or `nil` when open refused the files.
+  @discardableResult
+  package static func openAndReadAll(_ fileSystem: FaultyFileSystem, readOnly: Bool, segmentSizeLimit: UInt64 = 1 << 20)
+    -> Int?
+  {
+    let store: CaskStore
+    do {
+      store = try CaskStore(
+        path: path, keys: userKeys,
+        options: options(fileSystem, readOnly: readOnly, segmentSizeLimit: segmentSizeLimit))
+    } catch {
+      FuzzReplay.check(error is CaskError, "open threw a non-CaskError: \(type(of: error))")
+      return nil
+    }
+    defer { try? store.close() }
+    var readable = 0
+    do {
+      let keys = try store.keys()
+      FuzzReplay.check(keys.count == store.count, "keys() lists \(keys.count) keys, count says \(store.count)")
+      for key in keys {
+        do {
+          if try store.get(key) != nil { readable += 1 }
+        } catch {
+          FuzzReplay.check(error is CaskError, "get threw a non-CaskError: \(type(of: error))")
+        }
+      }
+      _ = try store.verify()
+      if !readOnly {
+        // A recovered store takes writes and reads them back.
+        try store.put(Data("after".utf8), forKey: "fuzz:after")
+        FuzzReplay.check(try store.get("fuzz:after") == Data("after".utf8), "a write after recovery reads back")
+      }
+    } catch {
+      FuzzReplay.check(error is CaskError, "a read threw a non-CaskError: \(type(of: error))")
+    }
+    return readable
+  }
+}
+
+/// Builds segment files with the real record encoder and deterministic messages.
+package struct SegmentBuilder {
+  package private(set) var bytes: [UInt8]
+  private var serial: Int
+
+  /// A segment with its header; `serial` offsets the IVs so that two builders differ.
+  package init(id: UInt32 = 1, base: UInt32 = 1, sub: UInt32 = 0, serial: Int = 0) {
+    bytes = FuzzingEntry.segmentHeader(id: id, base: base, sub: sub)
+    self.serial = serial
+  }
+
+  /// Appends a put (a value) or a delete (`nil`), with the batch flags given.
+  ///
+  /// - Returns: the record's offset and length, for hint entries.
+  @discardableResult
+  package mutating func append(key: String, value: String?, flags: UInt8, sequence: UInt64) throws -> (
+    offset: UInt32, length: UInt32
+  ) {
+    serial += 1
+    let keyMessage = FuzzStore.seal(Data(key.utf8), iv: serial)
+    let valueMessage = try value.map {
+      FuzzStore.seal(
+        try FuzzingEntry.valuePlaintext(Data($0.utf8), forKey: key, dataKeys: FuzzStore.dataKeys),
+        iv: 1000 + serial)
+    }
+    let offset = bytes.count
+    FuzzingEntry.appendRecord(
+      to: &bytes, delete: value == nil, flags: flags, sequence: sequence, keyMessage: keyMessage,
+      valueMessage: valueMessage)
+    return (UInt32(offset), UInt32(bytes.count - offset))
+  }
+
+  /// Cuts the last `count` bytes (a torn tail).
+  package mutating func cut(_ count: Int) {
+    bytes.removeLast(min(count, bytes.count))
+  }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import RNCryptorCodec
+
+/// Package-only doors into the format's internal encoders, for the libFuzzer targets under
+/// Fuzz/ (see Docs/RELIABILITY.md). The fuzz targets open real stores on an in-memory file
+/// system through the public API; these helpers only let them build well-formed files (for
+/// seed corpora) and repair checksums (so that mutated inputs reach past the CRC checks into
+/// the parsers behind them). Nothing here is used by the engine itself.
+package enum FuzzingEntry {
+  /// CRC-32C of `bytes`, as every checksum of the format.
+  package static func checksum(_ bytes: some Sequence<UInt8>) -> UInt32 {
+    CRC32C.checksum(Array(bytes))
+  }
+
+  /// A 32-byte segment header for an ordinary segment (`sub` 0) or a compaction output.
+  package static func segmentHeader(id: UInt32, base: UInt32, sub: UInt32) -> [UInt8] {
+    Segment.encodeHeader(id: id, order: SegmentOrder(base: base, sub: sub))
+  }
+
+  /// Appends one record, with its CRC, exactly as the writer does.
+  package static func appendRecord(
+    to buffer: inout [UInt8], delete: Bool, flags: UInt8, sequence: UInt64, keyMessage: Data, valueMessage: Data?
+  ) {
+    RecordEncoder.append(
+      to: &buffer, type: delete ? CaskFormat.recordTypeDelete : CaskFormat.recordTypePut, flags: flags,
+      sequence: sequence, keyMessage: keyMessage, valueMessage: valueMessage)
+  }
+
+  /// The header file (`CASK`) for a wrapped data key.
+  package static func storeHeader(wrappedKey: Data, passwordWrapped: Bool, version: UInt16) -> [UInt8] {
+    StoreHeader(version: version, passwordWrapped: passwordWrapped, wrappedKey: wrappedKey).encoded()
+  }
+
+  /// The plaintext a value message holds for `value` under `key` (key length, key, value).
+  package static func valuePlaintext(_ value: Data, forKey key: String, dataKeys: RNCryptor.Keys) throws -> Data {
+    let cipher = RecordCipher(keys: dataKeys)
+    return try cipher.open(cipher.sealValue(value, forKey: key), file: "", offset: 0)
+  }
+
+  /// One entry of a hint file.
+  package struct HintRecord {
+    package var isDelete: Bool
+    package var offset: UInt32
+    package var length: UInt32
+    package var key: String
+
+    package init(isDelete: Bool, offset: UInt32, length: UInt32, key: String) {
+      self.isDelete = isDelete
+      self.offset = offset
+      self.length = length
+      self.key = key
+    }
+  }
+
+  /// The plaintext payload of a hint file (before it is sealed under the data key).
+  package static func hintPayload(
+    segmentID: UInt32, segmentLength: UInt64, maxSequence: UInt64, entries: [HintRecord], dataKeys: RNCryptor.Keys
+  ) throws -> Data {
+    let hint = HintFile(
+      segmentID: segmentID, segmentLength: segmentLength, maxSequence: maxSequence,
+      entries: entries.map { HintEntry(isDelete: $0.isDelete, offset: $0.offset, length: $0.length, key: $0.key) })
+    let cipher = RecordCipher(keys: dataKeys)
+    let file = Data(try hint.encoded(cipher: cipher))
+    return try cipher.open(Data(file.dropFirst(CaskFormat.hintMagic.count)), file: "", offset: 0)
+  }
+
+  /// Rewrites the checksums of a segment file in place wherever its bytes have the shape of a
+  /// header or a record: the segment header's CRC, then each record's, walking the lengths the
+  /// records claim until one runs past the end.
+  package static func repairSegmentChecksums(_ bytes: inout [UInt8]) {
+    let headerLength = CaskFormat.segmentHeaderLength
+    guard bytes.count >= headerLength else { return }
+    store(checksum(bytes[0..<CaskFormat.segmentHeaderChecksummedLength]), in: &bytes, at: headerLength - 4)
+    var position = headerLength
+    while bytes.count - position >= CaskFormat.recordHeaderLength {
+      let keyLength = Int(load(bytes, at: position + 16))
+      let valueLength = Int(load(bytes, at: position + 20))
+      let total = CaskFormat.recordHeaderLength + keyLength + valueLength
+      guard total <= bytes.count - position else { return }
+      RecordEncoder.setChecksum(in: &bytes, recordAt: position, length: total)
+      position += total
+    }
+  }
+
+  /// Rewrites the CRC of a header file in place when the wrapped length it claims fits.
+  package static func repairHeaderChecksum(_ bytes: inout [UInt8]) {
+    let fixed = CaskFormat.headerFixedLength
+    guard bytes.count >= fixed + 4 else { return }
+    let end = fixed + Int(load(bytes, at: 12))
+    guard end <= bytes.count - 4 else { return }
+    store(checksum(bytes[0..<end]), in: &bytes, at: end)
+  }
+
+  private static func load(_ bytes: [UInt8], at offset: Int) -> UInt32 {
+    bytes.withUnsafeBytes { loadLittleEndian($0, at: offset, as: UInt32.self) }
+  }
+
+  private static func store(_ value: UInt32, in bytes: inout [UInt8], at offset: Int) {
+    withUnsafeBytes(of: value.littleEndian) { word in
+      for index in 0..<4 { bytes[offset + index] = word[index] }
+    }
+  }
+}

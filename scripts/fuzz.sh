@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Builds one libFuzzer target and fuzzes it for SECONDS, starting from its committed seeds.
+#
+#   scripts/fuzz.sh TARGET SECONDS [extra libFuzzer flags...]
+#
+# TARGET is rncryptor, segment, hint, header or import (with or without the fuzz- prefix).
+# The build goes to .build/fuzz (release, libFuzzer + AddressSanitizer), kept apart from the
+# plain .build so neither rebuilds the other. New interesting inputs collect in
+# .build/fuzz/corpus/TARGET; a crash is written to .build/fuzz/artifacts/TARGET/ and fails
+# the script. Copy such a file into Tests/<Module>Tests/Regressions/fuzz-TARGET/ and
+# `swift test --filter FuzzRegression` replays it forever after. See Docs/RELIABILITY.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ $# -lt 2 ]; then
+  echo "usage: scripts/fuzz.sh TARGET SECONDS [libFuzzer flags...]" >&2
+  echo "targets: $(ls Fuzz/Corpus | tr '\n' ' ')" >&2
+  exit 64
+fi
+target=${1#fuzz-}
+seconds=$2
+shift 2
+if [ ! -d "Fuzz/Corpus/$target" ]; then
+  echo "fuzz.sh: no target '$target'; targets: $(ls Fuzz/Corpus | tr '\n' ' ')" >&2
+  exit 64
+fi
+
+scratch=.build/fuzz
+swift build -c release --sanitize=fuzzer --sanitize=address --scratch-path "$scratch" \
+  --product "fuzz-$target" >&2
+binary="$scratch/release/fuzz-$target"
+
+work="$scratch/corpus/$target"
+artifacts="$scratch/artifacts/$target"
+mkdir -p "$work" "$artifacts"
+dictionary=()
+if [ -f "Fuzz/Dictionaries/$target.dict" ]; then dictionary=("-dict=Fuzz/Dictionaries/$target.dict"); fi
+log="$scratch/fuzz-$target.log"
+
+# Swift's runtime keeps metadata caches that LeakSanitizer reports at exit; leaks are not
+# what these targets hunt. Everything else AddressSanitizer finds is fatal.
+status=0
+ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}" "$binary" \
+  -max_total_time="$seconds" -print_final_stats=1 -timeout=20 -rss_limit_mb=3072 \
+  -artifact_prefix="$artifacts/" "${dictionary[@]}" "$@" "$work" "Fuzz/Corpus/$target" >"$log" 2>&1 || status=$?
+
+runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+coverage=$(grep -Eo 'cov: [0-9]+' "$log" | tail -1 || true)
+if [ "$status" -ne 0 ] || [ -z "$runs" ]; then
+  tail -60 "$log" >&2
+  echo "fuzz-$target: FAILED (status $status) after ${runs:-?} executions; log $log; artifacts in $artifacts" >&2
+  exit 1
+fi
+echo "fuzz-$target: $runs executions in ${seconds}s, $speed execs/s, ${coverage:-cov: ?}, corpus $(ls "$work" | wc -l) new inputs, no crash"
