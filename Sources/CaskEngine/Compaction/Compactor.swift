@@ -265,12 +265,12 @@ extension CaskStore {
             )
           }
         }
-        var output = outputs[outputs.count - 1]
-        let offset = output.end + UInt64(buffer.count)
-        let to = RecordLocation(segment: output.segment.id, offset: UInt32(offset), length: UInt32(record.count))
-        output.hints.append(HintEntry(isDelete: false, offset: to.offset, length: to.length, key: key.string))
-        output.maxSequence = max(output.maxSequence, header.sequence)
-        outputs[outputs.count - 1] = output
+        // Changed in place: a copy of the output would copy its hint array on every record.
+        let last = outputs.count - 1
+        let offset = outputs[last].end + UInt64(buffer.count)
+        let to = RecordLocation(segment: outputs[last].segment.id, offset: UInt32(offset), length: UInt32(record.count))
+        outputs[last].hints.append(HintEntry(isDelete: false, offset: to.offset, length: to.length, key: key.string))
+        outputs[last].maxSequence = max(outputs[last].maxSequence, header.sequence)
         copied.append(CopiedRecord(key: key, from: location, to: to))
         buffer.append(contentsOf: record)
         if buffer.count >= 1 << 20 { try flush(&buffer, to: &outputs) }
@@ -281,10 +281,11 @@ extension CaskStore {
   }
 
   private func flush(_ buffer: inout [UInt8], to outputs: inout [OutputSegment]) throws {
-    guard !buffer.isEmpty, var output = outputs.last else { return }
-    try buffer.withUnsafeBytes { try output.segment.file.write($0, at: output.end) }
-    output.end += UInt64(buffer.count)
-    outputs[outputs.count - 1] = output
+    guard !buffer.isEmpty, let last = outputs.indices.last else { return }
+    let output = outputs[last].segment
+    let end = outputs[last].end
+    try buffer.withUnsafeBytes { try output.file.write($0, at: end) }
+    outputs[last].end += UInt64(buffer.count)
     buffer.removeAll(keepingCapacity: true)
   }
 

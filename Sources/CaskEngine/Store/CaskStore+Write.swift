@@ -81,19 +81,21 @@ extension CaskStore {
           keyMessage: operation.keyMessage, valueMessage: operation.valueMessage))
     }
     try ensureRoom(for: UInt64(buffer.count), writer: &writer)
-    guard var active = writer.active else { throw CaskError.closed }
-    let start = active.end
+    guard let segment = writer.active?.segment, let start = writer.active?.end else { throw CaskError.closed }
     do {
-      try buffer.withUnsafeBytes { try active.segment.file.write($0, at: start) }
+      try buffer.withUnsafeBytes { try segment.file.write($0, at: start) }
     } catch {
       // Cut any partial write so the next append starts on a record boundary.
       do {
-        try active.segment.file.truncate(to: start)
+        try segment.file.truncate(to: start)
       } catch {
-        writer.failure = error as? CaskError ?? .io(operation: "truncate", path: active.segment.path, errno: EIO)
+        writer.failure = error as? CaskError ?? .io(operation: "truncate", path: segment.path, errno: EIO)
       }
       throw error
     }
+    // Taken out of the writer state (not copied), so appending to its hints stays O(1)
+    // instead of copying the whole array on every write.
+    guard var active = writer.active.take() else { throw CaskError.closed }
     writer.nextSequence += UInt64(effective.count)
     writer.ticket += 1
 
