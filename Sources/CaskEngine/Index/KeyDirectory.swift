@@ -133,6 +133,24 @@ struct KeyDirectory: Sendable {
     if self[key] == location { setLocation(nil, for: key) }
   }
 
+  /// Counts `bytes` of a segment that no entry describes (records a hint left out) as dead.
+  mutating func addDeadBytes(_ bytes: UInt64, in id: UInt32) {
+    usage[id, default: SegmentUsage()].totalBytes += bytes
+    usage[id, default: SegmentUsage()].deadBytes += bytes
+  }
+
+  /// The live keys whose newest record is in segment `id`, with their locations.
+  ///
+  /// - Complexity: O(n) in the number of keys.
+  func entries(inSegment id: UInt32) -> [(key: String, location: RecordLocation)] {
+    var result: [(key: String, location: RecordLocation)] = []
+    for (key, location) in ungrouped where location.segment == id { result.append((key.string, location)) }
+    for table in groups.values {
+      for (key, location) in table where location.segment == id { result.append((key.string, location)) }
+    }
+    return result
+  }
+
   /// Counts every byte of a segment as dead (compaction copied its live records but could
   /// not remove the file).
   mutating func markDead(_ id: UInt32) {

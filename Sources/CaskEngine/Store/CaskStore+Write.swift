@@ -93,7 +93,7 @@ extension CaskStore {
       }
       throw error
     }
-    // Taken out of the writer state (not copied), so appending to its hints stays O(1)
+    // Taken out of the writer state (not copied), so appending to its tombstones stays O(1)
     // instead of copying the whole array on every write.
     guard var active = writer.active.take() else { throw CaskError.closed }
     writer.nextSequence += UInt64(effective.count)
@@ -104,10 +104,10 @@ extension CaskStore {
     for (operation, length) in zip(effective, lengths) {
       let location = RecordLocation(segment: active.segment.id, offset: UInt32(offset), length: UInt32(length))
       locations.append(location)
-      active.hints.append(
-        HintEntry(
-          isDelete: operation.valueMessage == nil, offset: UInt32(offset), length: UInt32(length),
-          key: operation.key.string))
+      if operation.valueMessage == nil {
+        active.tombstones.append(
+          HintEntry(isDelete: true, offset: UInt32(offset), length: UInt32(length), key: operation.key.string))
+      }
       offset += UInt64(length)
     }
     active.end = offset
@@ -174,7 +174,7 @@ extension CaskStore {
     let id = try Self.allocateSegmentID(&writer)
     let segment = try createSegment(id: id, order: SegmentOrder(base: id, sub: 0))
     writer.active = ActiveSegment(
-      segment: segment, end: UInt64(CaskFormat.segmentHeaderLength), hints: [], maxSequence: 0)
+      segment: segment, end: UInt64(CaskFormat.segmentHeaderLength), tombstones: [], maxSequence: 0)
     state.withLock { $0.segments[id] = segment }
   }
 
@@ -210,10 +210,19 @@ extension CaskStore {
   }
 
   /// Writes the hint file of a segment (temporary file, sync, rename).
+  ///
+  /// The hint lists the segment's live records (from the index) and its tombstones; records
+  /// already overwritten are left out (open counts their bytes as dead).
+  ///
+  /// - Complexity: O(n) in the number of keys, once per sealed segment.
   func writeHint(for active: ActiveSegment) throws {
+    let live = state.withLock { $0.directory.entries(inSegment: active.segment.id) }
+    let entries =
+      (live.map { HintEntry(isDelete: false, offset: $0.location.offset, length: $0.location.length, key: $0.key) }
+      + active.tombstones).sorted { $0.offset < $1.offset }
     let hint = HintFile(
       segmentID: active.segment.id, segmentLength: active.end, maxSequence: active.maxSequence,
-      entries: active.hints)
+      entries: entries)
     try hint.write(in: path, fileSystem: fileSystem, cipher: cipher)
   }
 

@@ -46,11 +46,14 @@ public final class CaskStore: Sendable {
     var closed = false
   }
 
-  /// The segment being appended to, with the hint entries of what it holds.
+  /// The segment being appended to. Its hint is built when it is sealed, from the index
+  /// (the live records that are in it) and from `tombstones`: keeping a hint entry for every
+  /// record in memory would cost more than the index itself.
   struct ActiveSegment: Sendable {
     var segment: Segment
     var end: UInt64
-    var hints: [HintEntry]
+    /// The deletes written to this segment, which the index no longer holds.
+    var tombstones: [HintEntry]
     var maxSequence: UInt64
   }
 

@@ -203,21 +203,26 @@ struct StoreOpener {
           ).write(in: path, fileSystem: fileSystem, cipher: cipher)
         }
       }
+      var listed: UInt64 = 0
       for entry in entries {
         let location = RecordLocation(segment: segment.id, offset: entry.offset, length: entry.length)
+        listed += UInt64(entry.length)
         if entry.isDelete {
           indexState.directory.applyDelete(IndexKey(entry.key), at: location)
         } else {
           indexState.directory.applyPut(IndexKey(entry.key), at: location)
         }
       }
+      // A hint leaves out records that were already overwritten when it was written.
+      let recordBytes = segmentEnd - min(segmentEnd, UInt64(CaskFormat.segmentHeaderLength))
+      if recordBytes > listed { indexState.directory.addDeadBytes(recordBytes - listed, in: segment.id) }
       if isLast {
-        lastHints = entries
+        lastHints = entries.filter(\.isDelete)
         // 8. Keep appending to the last segment while it has room; its hint (now stale) goes.
         if appendsTo(segment, end: segmentEnd) {
           try fileSystem.removeFile("\(path)/\(Segment.hintName(id: segment.id))")
           writerState.active = CaskStore.ActiveSegment(
-            segment: segment, end: segmentEnd, hints: lastHints, maxSequence: maxSequence)
+            segment: segment, end: segmentEnd, tombstones: lastHints, maxSequence: maxSequence)
         }
       }
     }
