@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+
+/// Replays every fuzz target's committed seeds and every input that once crashed a target
+/// (`Tests/<Module>Tests/Regressions/fuzz-<target>/`) through the target's plain build, which
+/// `swift test` builds beside the test bundle. A plain build has no libFuzzer: it runs each input
+/// once through the same `LLVMFuzzerTestOneInput` body, whose invariants trap on a finding.
+/// Under `swift test --sanitize=address` the replays run under AddressSanitizer too.
+@Suite("Fuzz corpora and regressions")
+struct FuzzRegressionTests {
+  static let targets = ["rncryptor", "segment", "hint", "header", "import"]
+
+  /// The package root, found from this source file.
+  static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
+
+  @Test("every seed and every saved crash input runs through its fuzz target without a finding", arguments: targets)
+  func replay(target: String) throws {
+    let name = "fuzz-\(target)"
+    let binary = try Self.locate(name)
+    var directories = [Self.packageRoot.appendingPathComponent("Fuzz/Corpus/\(target)").path]
+    let tests = Self.packageRoot.appendingPathComponent("Tests")
+    for module in try FileManager.default.contentsOfDirectory(atPath: tests.path).sorted() {
+      let regressions = tests.appendingPathComponent("\(module)/Regressions/\(name)").path
+      if FileManager.default.fileExists(atPath: regressions) { directories.append(regressions) }
+    }
+    let inputs = try directories.reduce(0) { $0 + (try FileManager.default.contentsOfDirectory(atPath: $1).count) }
+    #expect(inputs > 0, "\(name) has no seeds in Fuzz/Corpus/\(target): run scripts/make-fuzz-corpus.sh")
+
+    let process = Process()
+    process.executableURL = binary
+    process.arguments = directories
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = output
+    try process.run()
+    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    #expect(process.terminationReason == .exit && process.terminationStatus == 0, "\(name) failed:\n\(text)")
+    #expect(text.contains("\(name): \(inputs) inputs ran without a crash"), "\(name) output:\n\(text)")
+  }
+
+  /// The target's plain build, beside the test bundle like `cask-crash-writer`.
+  static func locate(_ name: String) throws -> URL {
+    let directories = CrashWriterBinary.candidateDirectories()
+    for directory in directories {
+      let candidate = directory.appendingPathComponent(name)
+      if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+    }
+    throw CrashWriterFailure(
+      description: "\(name) is in none of \(directories.map(\.path).joined(separator: ", ")); "
+        + "`swift build --build-tests` (run by `swift test`) builds it")
+  }
+}
