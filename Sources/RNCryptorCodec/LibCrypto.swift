@@ -285,13 +285,16 @@ final class HMACContext {
 
 /// Random bytes drawn from `RAND_bytes` in blocks of 4 KiB and handed out in order.
 private final class RandomPool: @unchecked Sendable {
+  private static let capacity = 4096
   private let lock = NSLock()
-  private var bytes = [UInt8](repeating: 0, count: 4096)
-  private var position = 4096
+  // Guarded by `lock`.
+  private var bytes = [UInt8](repeating: 0, count: RandomPool.capacity)
+  private var position = RandomPool.capacity
   private var owner: pid_t = 0
 
   func fill(_ buffer: UnsafeMutableRawBufferPointer) throws {
-    guard buffer.count <= bytes.count else { return try LibCrypto.randomBytes(buffer) }
+    // Not `bytes.count`: reading `bytes` outside the lock races with the refill below.
+    guard buffer.count <= Self.capacity else { return try LibCrypto.randomBytes(buffer) }
     lock.lock()
     defer { lock.unlock() }
     let pid = getpid()

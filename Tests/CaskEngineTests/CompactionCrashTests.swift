@@ -19,12 +19,12 @@ struct CompactionCrashTests {
     // 1. Many overwrites of "a" and one "b" in segment 1; compaction copies the two live records
     //    into output segment 2. The process dies as the output is about to be renamed into place:
     //    its hint is written, the output is still a temporary file.
-    let disk = RenameHookFileSystem { source, directoryPath in
+    let disk = HookedFileSystem(beforeRename: { source in
       guard source.hasSuffix(".seg" + CaskFormat.temporarySuffix) else { return }
       // At most once: the first output's rename.
       guard !FileManager.default.fileExists(atPath: killedImage) else { return }
-      try? RenameHookFileSystem.copyStore(directoryPath, to: killedImage)
-    }
+      try? HookedFileSystem.copyStore(path, to: killedImage)
+    })
     let options = CaskStore.Options(durability: .never, autoCompaction: nil, fileSystem: disk)
     let store = try CaskStore(path: path, password: "pw", options: options)
     for _ in 0..<40 { try store.put(value, forKey: "a") }
@@ -49,7 +49,7 @@ struct CompactionCrashTests {
       try recovered.put(later, forKey: "c")
       try recovered.put(later, forKey: "d")
       // 3. Killed again before close could write a hint of its own.
-      try RenameHookFileSystem.copyStore(killedImage, to: killedAgain)
+      try HookedFileSystem.copyStore(killedImage, to: killedAgain)
       try recovered.close()
     }
 
@@ -62,43 +62,5 @@ struct CompactionCrashTests {
     #expect(try reopened.get("b") == value)
     #expect(try reopened.keys() == ["a", "b", "c", "d"])
     #expect(try reopened.verify().isClean)
-  }
-}
-
-/// The real file system with a hook called before renames once armed: a test copies the store
-/// there, which is what a SIGKILL at that moment would leave (a kill loses nothing that reached
-/// the page cache).
-final class RenameHookFileSystem: FileSystem {
-  /// Whether the hook runs on renames.
-  let armed = Atomic(false)
-  private let base = PosixFileSystem()
-  private let beforeRename: @Sendable (_ source: String, _ directory: String) -> Void
-
-  init(beforeRename: @escaping @Sendable (_ source: String, _ directory: String) -> Void) {
-    self.beforeRename = beforeRename
-  }
-
-  func rename(_ source: String, to destination: String) throws {
-    if armed.load(ordering: .acquiring) {
-      beforeRename(source, String(source[..<(source.lastIndex(of: "/") ?? source.endIndex)]))
-    }
-    try base.rename(source, to: destination)
-  }
-
-  func open(_ path: String, mode: FileOpenMode) throws -> any StorageFile { try base.open(path, mode: mode) }
-  func contentsOfDirectory(_ path: String) throws -> [String] { try base.contentsOfDirectory(path) }
-  func createDirectory(_ path: String) throws { try base.createDirectory(path) }
-  func fileKind(_ path: String) -> FileKind { base.fileKind(path) }
-  func removeFile(_ path: String) throws { try base.removeFile(path) }
-  func syncDirectory(_ path: String) throws { try base.syncDirectory(path) }
-  func lock(_ path: String, exclusive: Bool) throws -> any FileLock { try base.lock(path, exclusive: exclusive) }
-
-  /// Copies every file of a store directory but its lock into a new directory.
-  static func copyStore(_ source: String, to destination: String) throws {
-    let manager = FileManager.default
-    try manager.createDirectory(atPath: destination, withIntermediateDirectories: true)
-    for name in try manager.contentsOfDirectory(atPath: source) where name != CaskFormat.lockFileName {
-      try manager.copyItem(atPath: "\(source)/\(name)", toPath: "\(destination)/\(name)")
-    }
   }
 }

@@ -198,6 +198,31 @@ struct ConcurrencyTests {
     try reopened.close()
   }
 
+  @Test("verify() does not fail when a hint disappears between its check and its open, as beside a compaction")
+  func verifyWhileHintsDisappear() throws {
+    let directory = try TemporaryDirectory("verify-beside-compaction")
+    defer { directory.remove() }
+    // Compaction removes a replaced segment's hint, then the segment, while verify may hold the
+    // segment and be about to read the hint. The hook removes each hint right after verify saw it.
+    let disk = HookedFileSystem(afterFileKind: { path, kind in
+      guard kind == .file, path.hasSuffix("." + CaskFormat.hintExtension) else { return }
+      try? FileManager.default.removeItem(atPath: path)
+    })
+    let options = CaskStore.Options(
+      durability: .never, segmentSizeLimit: 1 << 10, autoCompaction: nil, fileSystem: disk)
+    let store = try CaskStore(path: directory.file("store.cask"), password: "pw", options: options)
+    defer { try? store.close() }
+    for index in 0..<40 {
+      try store.put(ThreadValue.make(key: "k\(index)", version: index), forKey: "k\(index)")
+    }
+    try #require(store.stats().segments > 2)
+    disk.armed.store(true, ordering: .releasing)
+    let report = try store.verify()
+    disk.armed.store(false, ordering: .releasing)
+    #expect(report.isClean)
+    #expect(report.recordsChecked == 40)
+  }
+
   static func key(writer: Int, index: Int) -> String { "w\(writer)/\(index)" }
 
   /// Every key and value of a store.
@@ -242,12 +267,12 @@ enum ThreadValue {
 final class SharedProgress: Sendable {
   let writersRunning: Atomic<Int>
   let password = Atomic(0)
-  let models: Mutex<[[String: Data]]>
-  let failures = Mutex<[String]>([])
+  let models: Locked<[[String: Data]]>
+  let failures = Locked<[String]>([])
 
   init(writers: Int) {
     writersRunning = Atomic(writers)
-    models = Mutex(Array(repeating: [:], count: writers))
+    models = Locked(Array(repeating: [:], count: writers))
   }
 
   /// Records a failed check (Swift Testing's `#expect` belongs to the test's own task).

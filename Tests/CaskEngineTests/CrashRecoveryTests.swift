@@ -218,6 +218,11 @@ enum CrashWriterProcess {
       throw CrashWriterFailure(
         description: "\(context): unexpected line from the writer after \(count) acknowledgements: \(wrongLine)")
     }
+    // The writer is silent on stderr; anything there (a ThreadSanitizer report, when the tests
+    // are built with --sanitize=thread) is a failure that the kill would otherwise hide.
+    guard stderr.isEmpty else {
+      throw CrashWriterFailure(description: "\(context): the writer wrote to stderr:\n\(stderr)")
+    }
     return count
   }
 }

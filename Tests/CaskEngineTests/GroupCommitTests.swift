@@ -1,6 +1,5 @@
 import CaskTestSupport
 import Foundation
-import Synchronization
 import Testing
 
 @testable import CaskEngine
@@ -91,11 +90,11 @@ struct GroupCommitTests {
 /// The puts each writer has had acknowledged, and the power-cut images taken so far, each with
 /// the acknowledgements that preceded it.
 private final class PowerCutLog: Sendable {
-  let acknowledged: Mutex<[Int]>
-  let cuts = Mutex<[(image: String, acknowledged: [Int])]>([])
+  let acknowledged: Locked<[Int]>
+  let cuts = Locked<[(image: String, acknowledged: [Int])]>([])
 
   init(writers: Int) {
-    acknowledged = Mutex(Array(repeating: 0, count: writers))
+    acknowledged = Locked(Array(repeating: 0, count: writers))
   }
 }
 
@@ -116,7 +115,7 @@ final class SyncTrackingFileSystem: FileSystem {
   }
 
   private let base = PosixFileSystem()
-  private let state = Mutex(State())
+  private let state = Locked(State())
 
   var syncCount: Int { state.withLock { $0.syncs } }
 

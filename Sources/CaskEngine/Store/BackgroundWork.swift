@@ -11,7 +11,7 @@ final class BackgroundWork: Sendable {
     var writesSinceCheck = 0
   }
 
-  private let state = Mutex(State())
+  private let state = Locked(State())
   private let wake = NSCondition()
   private let finished = DispatchGroup()
 

@@ -24,10 +24,10 @@ public struct CaskChange: Sendable, Equatable {
 
 /// Keeps a change observer registered until `cancel()` is called or it is released.
 public final class CaskObservation: Sendable {
-  private let cancelAction: Mutex<(@Sendable () -> Void)?>
+  private let cancelAction: Locked<(@Sendable () -> Void)?>
 
   init(cancel: @escaping @Sendable () -> Void) {
-    cancelAction = Mutex(cancel)
+    cancelAction = Locked(cancel)
   }
 
   deinit {
@@ -47,7 +47,7 @@ public final class CaskObservation: Sendable {
 /// The registered observers of one store.
 final class ChangeObservers: Sendable {
   typealias Handler = @Sendable ([CaskChange]) -> Void
-  private let handlers = Mutex<(next: UInt64, table: [UInt64: Handler])>((0, [:]))
+  private let handlers = Locked<(next: UInt64, table: [UInt64: Handler])>((0, [:]))
 
   func add(_ handler: @escaping Handler) -> UInt64 {
     handlers.withLock { state in

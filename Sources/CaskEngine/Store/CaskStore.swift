@@ -17,12 +17,12 @@ public final class CaskStore: Sendable {
   let fileSystem: any FileSystem
   let cipher: RecordCipher
   let groupCommit = GroupCommit()
-  let state: Mutex<IndexState>
-  let writer: Mutex<WriterState>
-  let compactionLock = Mutex(())
+  let state: Locked<IndexState>
+  let writer: Locked<WriterState>
+  let compactionLock = Locked(())
   let background: BackgroundWork
   let observers = ChangeObservers()
-  private let lock: Mutex<(any FileLock)?>
+  private let lock: Locked<(any FileLock)?>
 
   /// The index and the open segments, guarded by `state`. Readers hold the lock only to look
   /// up a location and take a reference to its segment.
@@ -88,9 +88,9 @@ public final class CaskStore: Sendable {
     self.fileSystem = options.fileSystem
     let opened = try StoreOpener(path: path, credential: credential, options: options).open()
     self.cipher = opened.cipher
-    self.lock = Mutex(opened.lock)
-    self.state = Mutex(opened.indexState)
-    self.writer = Mutex(opened.writerState)
+    self.lock = Locked(opened.lock)
+    self.state = Locked(opened.indexState)
+    self.writer = Locked(opened.writerState)
     self.background = BackgroundWork()
     groupCommit.markDurable(0)
     background.start(store: self)

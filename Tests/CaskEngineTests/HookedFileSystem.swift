@@ -1,0 +1,52 @@
+import Foundation
+import Synchronization
+
+@testable import CaskEngine
+
+/// The real file system with hooks that let a test act at one exact moment of the engine's
+/// work: just before a rename, or just after `fileKind` answered. What a hook does there (copy
+/// the store, which is what a SIGKILL at that moment would leave, since a kill loses nothing
+/// that reached the page cache; or remove a file, as a compaction on another thread may) lands
+/// between two steps of the engine every time, not by luck of scheduling.
+final class HookedFileSystem: FileSystem {
+  /// Whether the hooks run.
+  let armed = Atomic(false)
+  private let base = PosixFileSystem()
+  private let beforeRename: @Sendable (_ source: String) -> Void
+  private let afterFileKind: @Sendable (_ path: String, _ kind: FileKind) -> Void
+
+  init(
+    beforeRename: @escaping @Sendable (_ source: String) -> Void = { _ in },
+    afterFileKind: @escaping @Sendable (_ path: String, _ kind: FileKind) -> Void = { _, _ in }
+  ) {
+    self.beforeRename = beforeRename
+    self.afterFileKind = afterFileKind
+  }
+
+  func rename(_ source: String, to destination: String) throws {
+    if armed.load(ordering: .acquiring) { beforeRename(source) }
+    try base.rename(source, to: destination)
+  }
+
+  func fileKind(_ path: String) -> FileKind {
+    let kind = base.fileKind(path)
+    if armed.load(ordering: .acquiring) { afterFileKind(path, kind) }
+    return kind
+  }
+
+  func open(_ path: String, mode: FileOpenMode) throws -> any StorageFile { try base.open(path, mode: mode) }
+  func contentsOfDirectory(_ path: String) throws -> [String] { try base.contentsOfDirectory(path) }
+  func createDirectory(_ path: String) throws { try base.createDirectory(path) }
+  func removeFile(_ path: String) throws { try base.removeFile(path) }
+  func syncDirectory(_ path: String) throws { try base.syncDirectory(path) }
+  func lock(_ path: String, exclusive: Bool) throws -> any FileLock { try base.lock(path, exclusive: exclusive) }
+
+  /// Copies every file of a store directory but its lock into a new directory.
+  static func copyStore(_ source: String, to destination: String) throws {
+    let manager = FileManager.default
+    try manager.createDirectory(atPath: destination, withIntermediateDirectories: true)
+    for name in try manager.contentsOfDirectory(atPath: source) where name != CaskFormat.lockFileName {
+      try manager.copyItem(atPath: "\(source)/\(name)", toPath: "\(destination)/\(name)")
+    }
+  }
+}
