@@ -63,7 +63,8 @@ let package = Package(
     ),
     .testTarget(
       name: "CipherCaskTests",
-      dependencies: ["CipherCask", "CaskTestSupport"]
+      dependencies: ["CipherCask", "CaskTestSupport"],
+      exclude: ["Regressions"]
     ),
     .testTarget(
       name: "CaskCLITests",
