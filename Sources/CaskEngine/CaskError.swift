@@ -67,7 +67,7 @@ extension CaskError: CustomStringConvertible {
     case .notACaskStore(let path):
       return "\(path) is not a CipherCask store"
     case .unsupportedVersion(let found, let supported):
-      return "store format version \(found) is newer than this library reads (\(supported))"
+      return "store format version \(found) is not one this library reads (it reads version \(supported))"
     case .locked(let path):
       return "store is locked by another user (\(path))"
     case .wrongCredentialType:

@@ -70,7 +70,7 @@ extension RemoteCollection {
     var sent = 0
     var moved = SyncProgress()
     while true {
-      try Task.checkCancellation()
+      try Self.checkCancelled()
       guard let (key, entry) = try await store({ try firstQueued() }) else { return sent }
       guard let id = T.ID(entry.id) else {
         throw SyncError.decoding("a queued change names an id that does not parse")
@@ -104,6 +104,49 @@ extension RemoteCollection {
       sent += 1
       moved.objects = sent
       progress?(moved)
+    }
+  }
+
+  /// A queued change, as `pendingChanges()` lists it.
+  public struct PendingChange: Sendable, Equatable {
+    /// The change's id, sent as `Idempotency-Key`.
+    public var change: String
+    /// Whether it saves or deletes.
+    public var isDelete: Bool
+    /// The object's id.
+    public var id: String
+  }
+
+  /// The queued changes, oldest first.
+  ///
+  /// - Complexity: O(m) reads for the m queued changes.
+  public func pendingChanges() async throws -> [PendingChange] {
+    try await store {
+      try local.store.keys(inGroup: outboxGroup).compactMap { key in
+        guard let data = try local.store.get(key), let entry = try? JSONDecoder().decode(OutboxEntry.self, from: data)
+        else { return nil }
+        return PendingChange(change: entry.change, isDelete: entry.operation == .delete, id: entry.id)
+      }
+    }
+  }
+
+  /// Drops a queued change that the server will never accept (for example a save refused
+  /// for good), so the changes after it can be sent. The local collection is not changed.
+  ///
+  /// - Returns: whether the change was queued.
+  @discardableResult
+  public func discardPending(change: String) async throws -> Bool {
+    try await store {
+      try local.store.transaction { transaction in
+        for key in try transaction.keys(inGroup: outboxGroup) {
+          guard let data = try transaction.get(key),
+            let entry = try? JSONDecoder().decode(OutboxEntry.self, from: data), entry.change == change
+          else { continue }
+          try transaction.delete(key)
+          return true
+        }
+        return false
+      }
     }
   }
 

@@ -68,6 +68,9 @@ where T.ID: LosslessStringConvertible & Sendable {
     guard objects.count == 1, let object = objects.first else {
       throw SyncError.decoding("expected one object, got \(objects.count)")
     }
+    guard object.id.description == id.description else {
+      throw SyncError.decoding("the server answered with another object's id")
+    }
     try await store {
       try local.store.transaction { transaction in
         try transaction.put(local.coder.encode(object), forKey: local.storageKey(for: object.id))
@@ -90,11 +93,18 @@ where T.ID: LosslessStringConvertible & Sendable {
     var next: URL? = firstPageURL()
     var page = configuration.pagination.firstPage
     var visited = Set<URL>()
+    var previousIDs: [String]?
     while let url = next {
-      try Task.checkCancellation()
+      try Self.checkCancelled()
       guard visited.insert(url).inserted else { throw SyncError.decoding("pagination loops back to a visited page") }
       let response = try await send(method: "GET", url: url, body: nil, adjust: adjust)
       let decoded = try decodeObjects(from: response.body)
+      let ids = decoded.objects.map(\.id.description)
+      // A server that ignores the page parameter sends the same page again and again.
+      guard ids.isEmpty || ids != previousIDs else {
+        throw SyncError.decoding("two pages in a row hold the same objects: is the page parameter ignored?")
+      }
+      previousIDs = ids
       objects += decoded.objects
       moved.objects += decoded.objects.count
       moved.bytes += Int64(response.body.count)
@@ -266,7 +276,7 @@ where T.ID: LosslessStringConvertible & Sendable {
   func sendRaw(
     method: String, url: URL, body: Data?, headers: [String: String] = [:], adjust: RequestHook?
   ) async throws -> HTTPResponse {
-    try Task.checkCancellation()
+    try Self.checkCancelled()
     var request = URLRequest(url: url, timeoutInterval: configuration.timeout)
     request.httpMethod = method
     request.setValue("application/json", forHTTPHeaderField: "Accept")
@@ -279,6 +289,11 @@ where T.ID: LosslessStringConvertible & Sendable {
     } catch is CancellationError {
       throw SyncError.cancelled
     }
+  }
+
+  /// Throws `SyncError.cancelled` when the calling task has been cancelled.
+  static func checkCancelled() throws {
+    if Task.isCancelled { throw SyncError.cancelled }
   }
 
   /// Runs store work off the cooperative pool (disk I/O, encryption).

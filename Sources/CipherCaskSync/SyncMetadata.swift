@@ -23,15 +23,11 @@ struct SyncMetadata<T: Codable & Identifiable & Sendable>: Sendable where T.ID: 
     return try? JSONDecoder().decode(Entry.self, from: data)
   }
 
-  /// Records that the server has `id`, with its ETag. An unknown ETag keeps the one known.
+  /// Records that the server has `id`, in the version whose ETag is `etag` (nil when the
+  /// answer carried none: the version is then unknown, and the next change is sent without
+  /// `If-Match` rather than with an ETag that no longer matches).
   func record(etag: String?, for id: T.ID, in transaction: inout CaskTransaction) throws {
-    var entry = Entry(etag: etag)
-    if etag == nil, let data = try transaction.get(key(for: id)),
-      let known = try? JSONDecoder().decode(Entry.self, from: data)
-    {
-      entry.etag = known.etag
-    }
-    try transaction.put(JSONEncoder().encode(entry), forKey: key(for: id))
+    try transaction.put(JSONEncoder().encode(Entry(etag: etag)), forKey: key(for: id))
   }
 
   /// Forgets `id` (after a delete).

@@ -99,3 +99,33 @@ final class RequestCounter: @unchecked Sendable {
     return count
   }
 }
+
+@Suite("Outbox housekeeping")
+struct OutboxHousekeepingTests {
+  @Test("pendingChanges lists the queue in order and discardPending drops one change")
+  func listAndDiscard() async throws {
+    let server = try TestServer()
+    defer { server.stop() }
+    let directory = try TemporaryDirectory("outbox-list")
+    defer { directory.remove() }
+    let store = try CaskStore(path: directory.file("s.cask"), password: "pw", options: .init(durability: .never))
+    defer { try? store.close() }
+    let users = store.collection(User.self)
+    let sync = RemoteCollection(
+      users, baseURL: server.url("/users"),
+      configuration: RemoteConfiguration(
+        envelope: .key("result"),
+        prepareRequest: { $0.setValue("Bearer \(TestServer.token)", forHTTPHeaderField: "Authorization") }))
+    try await sync.saveAndQueue(User(id: "x", email: "x@example.com", first: "X", last: "X", address: nil))
+    try await sync.deleteAndQueue(id: "gone")
+    let pending = try await sync.pendingChanges()
+    #expect(pending.map(\.id) == ["x", "gone"])
+    #expect(pending.map(\.isDelete) == [false, true])
+    #expect(try await sync.discardPending(change: pending[0].change))
+    #expect(try await sync.discardPending(change: pending[0].change) == false)
+    #expect(sync.pendingCount == 1)
+    #expect(try await users.contains(id: "x"))
+    #expect(try await sync.pushPending() == 1)
+    #expect(try await server.log() == [])
+  }
+}

@@ -34,7 +34,9 @@ extension CaskStore {
   /// (`SegmentOrder`), so with or without the inputs the store opens to the same contents.
   ///
   /// - Returns: what was done, or `nil` if there was nothing to compact.
-  /// - Throws: `.readOnly`, `.closed`, `.io`. A failed compaction leaves the store as it was.
+  /// - Throws: `.readOnly`, `.closed`, `.io`. A failed compaction leaves the store's contents
+  ///   as they were; if removing its partial output fails too, the store refuses writes until
+  ///   it is reopened (open then sees every file).
   /// - Complexity: O(live bytes) of I/O, O(live keys) of short index lookups.
   @discardableResult
   public func compact() throws -> CompactionReport? {
@@ -82,7 +84,8 @@ extension CaskStore {
     do {
       for input in inputs {
         if background.isStopped { throw CaskError.closed }
-        let length = try input.file.size()
+        // Never past what 32-bit offsets reach (open reports any excess).
+        let length = min(try input.file.size(), CaskFormat.maximumSegmentLength)
         bytesBefore += length
         let entries = try hintEntries(of: input, length: length)
         // Which of the segment's records are still current, in short lock holds.

@@ -33,7 +33,7 @@ extension CaskStore {
       if let (activeID, end) = activeEnd, activeID == segment.id {
         length = end
       } else {
-        length = try segment.file.size()
+        length = min(try segment.file.size(), CaskFormat.maximumSegmentLength)
       }
       var scanner = SegmentScanner(file: segment.file, length: length)
       var damage: [CorruptRegion] = []

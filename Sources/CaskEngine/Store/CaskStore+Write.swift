@@ -181,10 +181,12 @@ extension CaskStore {
   /// The next unused segment number.
   ///
   /// - Throws: `CaskError.corrupt` when all 2³² − 1 numbers are used (a file named
-  ///   `ffffffff.seg` or `.hint` exists): compact into a fresh store with `cask export`.
+  ///   `ffffffff.seg` or `.hint` exists, which CipherCask itself never writes): copy the data
+  ///   into a new store (for example with `cask export --format json` and `cask import`).
   static func allocateSegmentID(_ writer: inout WriterState) throws -> UInt32 {
     guard writer.nextSegmentID < UInt32.max else {
-      throw CaskError.corrupt(file: "ffffffff", offset: 0, reason: "segment numbers are exhausted")
+      throw CaskError.corrupt(
+        file: "ffffffff.seg", offset: 0, reason: "segment numbers are exhausted (a file with the last number exists)")
     }
     defer { writer.nextSegmentID += 1 }
     return writer.nextSegmentID
