@@ -18,6 +18,8 @@ final class TestServer: @unchecked Sendable {
     process.arguments = ["python3", script.path]
     let output = Pipe()
     process.standardOutput = output
+    // Handlers whose client went away (timeouts, cancellation) print tracebacks: not ours to show.
+    process.standardError = FileHandle.nullDevice
     try process.run()
     // The first line is "PORT <n>".
     var line = Data()
