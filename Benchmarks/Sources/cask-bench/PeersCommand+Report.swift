@@ -209,7 +209,7 @@ extension PeersCommand {
     var table = Table([
       ("workload", .left), ("engine", .left), ("ops/s", .right), ("p50 ms", .right), ("CipherCask ÷ engine", .right),
     ])
-    guard let smallest = report.sizes.min(by: { $0.keys < $1.keys }),
+    guard !report.seedSample.isEmpty, let smallest = report.sizes.min(by: { $0.keys < $1.keys }),
       let cask = smallest.engine(cipherCask.name)
     else { return table }
     for workload in [KVWorkload.fillrandom, KVWorkload.readrandom] {
