@@ -170,7 +170,8 @@ struct RemoteCollectionTests {
     task.cancel()
     let result = await task.result
     #expect(throws: SyncError.cancelled) { try result.get() }
-    #expect(Date().timeIntervalSince(started) < 4)
+    // The server answers after 60 s: ending well before that shows the call did not wait.
+    #expect(Date().timeIntervalSince(started) < 30)
     #expect(fixture.store.count == 0)
   }
 }

@@ -7,7 +7,7 @@ Every request needs "Authorization: Bearer test-token". ETags are "v<N>"; If-Mat
 match when given (412 with the current object otherwise). POST of an existing id is a 409.
 An Idempotency-Key seen before replays the first answer without applying the change again.
 "X-Drop-Response: 1" applies the change and then closes the connection without answering.
-Also: /log (the applied changes in order), /slow (answers after 5 s), /bad (malformed JSON),
+Also: /log (the applied changes in order), /slow (answers after 60 s), /bad (malformed JSON),
 /die (promises 1000 bytes, sends 10, closes), /status/<code>, POST /reset, and
 PUT /admin/users/<id> (changes an object behind the client's back).
 Prints "PORT <n>" once listening; stops by itself after 10 minutes.
@@ -81,7 +81,7 @@ class Handler(BaseHTTPRequestHandler):
             with STATE_LOCK:
                 return self.answer(200, list(LOG))
         if parts == ["slow"]:
-            time.sleep(5)
+            time.sleep(60)
             return self.answer(200, {"result": []})
         if parts == ["bad"]:
             return self.answer(200, b'{"result": [ {"id": ')
