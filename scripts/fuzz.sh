@@ -6,8 +6,9 @@
 # TARGET is rncryptor, segment, hint, header or import (with or without the fuzz- prefix).
 # The build goes to .build/fuzz (release, libFuzzer + AddressSanitizer), kept apart from the
 # plain .build so neither rebuilds the other. New interesting inputs collect in
-# .build/fuzz/corpus/TARGET; a crash is written to .build/fuzz/artifacts/TARGET/ and fails
-# the script. Copy such a file into Tests/<Module>Tests/Regressions/fuzz-TARGET/ and
+# .build/fuzz-work/corpus/TARGET (outside the build directory, which SwiftPM may clear); a
+# crash is written to .build/fuzz-work/artifacts/TARGET/ and fails the script, and so does a
+# binary without coverage instrumentation (one that would "fuzz" without learning anything). Copy such a file into Tests/<Module>Tests/Regressions/fuzz-TARGET/ and
 # `swift test --filter FuzzRegression` replays it forever after. See Docs/RELIABILITY.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,12 +31,12 @@ swift build -c release --sanitize=fuzzer --sanitize=address --scratch-path "$scr
   --product "fuzz-$target" >&2
 binary="$scratch/release/fuzz-$target"
 
-work="$scratch/corpus/$target"
-artifacts="$scratch/artifacts/$target"
+work=".build/fuzz-work/corpus/$target"
+artifacts=".build/fuzz-work/artifacts/$target"
 mkdir -p "$work" "$artifacts"
 dictionary=()
 if [ -f "Fuzz/Dictionaries/$target.dict" ]; then dictionary=("-dict=Fuzz/Dictionaries/$target.dict"); fi
-log="$scratch/fuzz-$target.log"
+log=".build/fuzz-work/fuzz-$target.log"
 
 # Swift's runtime keeps metadata caches that LeakSanitizer reports at exit; leaks are not
 # what these targets hunt. Everything else AddressSanitizer finds is fatal.
@@ -47,6 +48,11 @@ ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}" "$binary" \
 runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
 speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
 coverage=$(grep -Eo 'cov: [0-9]+' "$log" | tail -1 || true)
+if ! grep -Eq '^#[0-9]+ +INITED cov: [0-9]+' "$log"; then
+  head -20 "$log" >&2
+  echo "fuzz-$target: FAILED: the binary has no coverage instrumentation (libFuzzer learns nothing)" >&2
+  exit 1
+fi
 if [ "$status" -ne 0 ] || [ -z "$runs" ]; then
   tail -60 "$log" >&2
   echo "fuzz-$target: FAILED (status $status) after ${runs:-?} executions; log $log; artifacts in $artifacts" >&2
