@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// A key of the index. Keys compare by their exact UTF-8 bytes, not by Unicode canonical
 /// equivalence as `String` does: "é" written as one code point and as "e" + accent are two
 /// keys, as they are two byte strings on disk. Keys of up to 15 UTF-8 bytes are stored inline
@@ -10,7 +14,18 @@ struct IndexKey: Hashable, Sendable {
   }
 
   static func == (lhs: IndexKey, rhs: IndexKey) -> Bool {
-    lhs.string.utf8.elementsEqual(rhs.string.utf8)
+    let left = lhs.string.utf8
+    let right = rhs.string.utf8
+    // UTF8View.count is O(1) for native strings; comparing contiguous bytes with memcmp is far
+    // cheaper than iterating the views (a profile of open put 31% in elementsEqual).
+    guard left.count == right.count else { return false }
+    let compared = left.withContiguousStorageIfAvailable { a in
+      right.withContiguousStorageIfAvailable { b in
+        a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0
+      }
+    }
+    if let compared, let equal = compared { return equal }
+    return left.elementsEqual(right)
   }
 
   func hash(into hasher: inout Hasher) {

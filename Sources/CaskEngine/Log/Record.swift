@@ -61,7 +61,8 @@ enum RecordEncoder {
     let start = buffer.count
     let valueLength = valueMessage?.count ?? 0
     let total = CaskFormat.recordHeaderLength + keyMessage.count + valueLength
-    buffer.reserveCapacity(start + total)
+    // No reserveCapacity here: it allocates exactly what is asked, so reserving per record
+    // would copy a batch's whole buffer once per record. The caller reserves the batch.
     var header = ByteWriter(capacity: CaskFormat.recordHeaderLength)
     header.append(UInt32(0))
     header.append(type)

@@ -69,6 +69,10 @@ extension CaskStore {
     guard !effective.isEmpty else { return (writer.ticket, CommitResult()) }
 
     var buffer: [UInt8] = []
+    buffer.reserveCapacity(
+      effective.reduce(0) {
+        $0 + CaskFormat.recordHeaderLength + $1.keyMessage.count + ($1.valueMessage?.count ?? 0)
+      })
     var lengths: [Int] = []
     let firstSequence = writer.nextSequence
     for (index, operation) in effective.enumerated() {
