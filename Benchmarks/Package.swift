@@ -28,6 +28,7 @@ let package = Package(
         "PeerKit",
         .product(name: "RNCryptorCodec", package: "CipherCask"),
         .product(name: "CaskEngine", package: "CipherCask"),
+        .product(name: "CipherCask", package: "CipherCask"),
       ]
     ),
 

@@ -38,6 +38,14 @@ extension CaskCollection {
     try await offload { try self.all() }
   }
 
+  public func all(onDecodingFailure policy: DecodingFailurePolicy) async throws -> DecodedObjects {
+    try await offload { try self.all(onDecodingFailure: policy) }
+  }
+
+  public func ids() async throws -> [T.ID] {
+    try await offload { try self.ids() }
+  }
+
   public func filter(_ isIncluded: @escaping @Sendable (T) throws -> Bool) async throws -> [T] {
     try await offload { try self.filter(isIncluded) }
   }
@@ -76,6 +84,11 @@ extension CaskCollection {
   @discardableResult
   public func removeAll() async throws -> Int {
     try await offload { try self.removeAll() }
+  }
+
+  @discardableResult
+  public func upsert(_ objects: [T]) async throws -> ImportResult {
+    try await offload { try self.upsert(objects) }
   }
 
   @discardableResult

@@ -26,7 +26,7 @@ extension CaskCollection {
     let observation = store.observeChanges { changes in
       var change = CollectionChange<T.ID>()
       for item in changes where item.key.utf8.starts(with: prefix.utf8) {
-        guard let id = T.ID(Self.idString(fromKey: item.key)) else { continue }
+        guard let id = Self.parseID(Self.idString(fromKey: item.key)) else { continue }
         switch item.kind {
         case .inserted: change.inserted.append(id)
         case .updated: change.updated.append(id)

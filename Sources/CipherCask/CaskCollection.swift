@@ -9,8 +9,11 @@ import Foundation
 ///
 /// A collection is a cheap value: make as many as you like, from any thread. All operations
 /// are thread-safe, and each has an `async` form.
+///
+/// Ids are `LosslessStringConvertible` (String, Int, ...) or `UUID`: the store's `collection`
+/// methods accept no other kind. Keys hold an id's `description`.
 public struct CaskCollection<T: Codable & Identifiable & Sendable>: Sendable
-where T.ID: LosslessStringConvertible & Sendable {
+where T.ID: CustomStringConvertible & Sendable {
   /// The collection's name; collections of different names never see each other's objects.
   public let name: String
   /// The store it lives in.
@@ -55,7 +58,16 @@ where T.ID: LosslessStringConvertible & Sendable {
 
   /// The id in a key of this collection, or `nil` if it does not parse as `T.ID`.
   func id(fromKey key: String) -> T.ID? {
-    T.ID(Self.idString(fromKey: key))
+    Self.parseID(Self.idString(fromKey: key))
+  }
+
+  /// Reads an id back from its `description`: `init?(_:)` for a `LosslessStringConvertible`
+  /// id, `init?(uuidString:)` for a `UUID`.
+  static func parseID(_ text: String) -> T.ID? {
+    if let lossless = T.ID.self as? any LosslessStringConvertible.Type {
+      return lossless.init(text) as? T.ID
+    }
+    return UUID(uuidString: text) as? T.ID
   }
 
   func encode(_ object: T) throws -> Data {
@@ -196,6 +208,20 @@ extension CaskStore {
   public func collection<T: Codable & Identifiable & Sendable>(
     _ type: T.Type, named name: String, coder: any CaskCoder = JSONCaskCoder()
   ) -> CaskCollection<T> where T.ID: LosslessStringConvertible & Sendable {
+    CaskCollection(store: self, name: name, coder: coder)
+  }
+
+  /// The collection of `type`, whose ids are `UUID`s, named after the type.
+  public func collection<T: Codable & Identifiable & Sendable>(
+    _ type: T.Type, coder: any CaskCoder = JSONCaskCoder()
+  ) -> CaskCollection<T> where T.ID == UUID {
+    CaskCollection(store: self, name: String(describing: type), coder: coder)
+  }
+
+  /// The collection of `type`, whose ids are `UUID`s, named `name`.
+  public func collection<T: Codable & Identifiable & Sendable>(
+    _ type: T.Type, named name: String, coder: any CaskCoder = JSONCaskCoder()
+  ) -> CaskCollection<T> where T.ID == UUID {
     CaskCollection(store: self, name: name, coder: coder)
   }
 }

@@ -11,6 +11,7 @@ let subcommands: [any BenchCommand.Type] = [
   CodecCommand.self,
   PeersCommand.self,
   ObjectsCommand.self,
+  CodersCommand.self,
 ]
 
 let rootUsage = "cask-bench <subcommand> [options]"

@@ -1,0 +1,297 @@
+import CipherCask
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// `cask-bench coders`: what a collection's `CaskCoder` costs on its own, outside any store.
+/// Encode and decode of a 10-field struct with `JSONCaskCoder` (the default) and
+/// `PropertyListCaskCoder` (binary), the bytes each writes, and whether each still reads old
+/// objects after the model gains an optional field or loses one.
+///
+/// The issue asks for the default to be the fastest coder that keeps old objects readable when
+/// a field is added as optional; this prints both figures side by side, with the ratio. The
+/// work is single-threaded and CPU-bound, so rates are per second of the thread's CPU time,
+/// which moves far less than wall-clock time when other work shares the cores (wall-clock
+/// rates are in the JSON report). A third row, JSON with the plain `.iso8601` date strategy
+/// that `JSONCaskCoder` used before it kept fractions of a second, shows what that costs.
+enum CodersCommand: BenchCommand {
+  static let name = "coders"
+  static let abstract = "CaskCoder choice: encode and decode of a 10-field struct, JSON beside binary property lists."
+  static let usage = "cask-bench coders [--quick] [--json FILE]"
+  static let options: [(flag: String, help: String)] = [
+    ("--quick", "3 runs of ~0.1 s instead of 7 of ~0.5 s: a few seconds, with more noise."),
+    ("--json FILE", "Also write every figure, with each run's timings, to FILE."),
+    ("-h, --help", "Show help information."),
+  ]
+
+  static func run(arguments: [String]) throws {
+    var options = Options(arguments)
+    let jsonPath = try options.value("--json")
+    let quick = options.flag("--quick")
+    try options.finish()
+    if let jsonPath { try JSONReport.checkWritable(jsonPath) }
+    let report = try measure(quick ? .quick : .full)
+    print(render(report))
+    if let jsonPath {
+      try JSONReport.write(report, to: jsonPath)
+      printToStandardError("coders: wrote \(jsonPath)")
+    }
+  }
+
+  // MARK: The model and its later versions
+
+  /// Ten fields of the kinds an app stores: text, numbers, a date with a fraction of a second,
+  /// a flag and a list.
+  struct Sample: Codable, Equatable {
+    var id: String
+    var name: String
+    var email: String
+    var age: Int
+    var balance: Double
+    var isActive: Bool
+    var createdAt: Date
+    var tags: [String]
+    var score: Int
+    var notes: String
+
+    /// The `index`th sample of a fixed sequence.
+    static func make(_ index: Int, using generator: inout SystemRandomNumberGenerator) -> Sample {
+      let words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
+      func word() -> String { words[Int.random(in: 0..<words.count, using: &generator)] }
+      return Sample(
+        id: String(format: "obj-%08d", index), name: "\(word().capitalized) \(word().capitalized)",
+        email: "\(word()).\(index)@example.com", age: Int.random(in: 18...90, using: &generator),
+        balance: Double(Int.random(in: 0...10_000_000, using: &generator)) / 100,
+        isActive: Bool.random(using: &generator),
+        createdAt: Date(timeIntervalSinceReferenceDate: Double.random(in: 5e8...8e8, using: &generator)),
+        tags: (0..<Int.random(in: 1...4, using: &generator)).map { _ in word() },
+        score: Int.random(in: 0...1000, using: &generator), notes: (0..<12).map { _ in word() }.joined(separator: " "))
+    }
+  }
+
+  /// The next version of `Sample`: one field added as optional.
+  struct SampleAddedOptional: Codable {
+    var id: String
+    var name: String
+    var email: String
+    var age: Int
+    var balance: Double
+    var isActive: Bool
+    var createdAt: Date
+    var tags: [String]
+    var score: Int
+    var notes: String
+    var nickname: String?
+  }
+
+  /// A version of `Sample` without `notes`.
+  struct SampleRemovedField: Codable {
+    var id: String
+    var name: String
+    var email: String
+    var age: Int
+    var balance: Double
+    var isActive: Bool
+    var createdAt: Date
+    var tags: [String]
+    var score: Int
+  }
+
+  // MARK: Settings and report
+
+  struct Settings: Codable {
+    let quick: Bool
+    /// Runs behind each median.
+    let runs: Int
+    /// About how long one run of one workload lasts.
+    let secondsPerRun: Double
+    /// Distinct samples cycled through (one operation is one object).
+    let samples: Int
+
+    static let quick = Settings(quick: true, runs: 3, secondsPerRun: 0.1, samples: 1_000)
+    static let full = Settings(quick: false, runs: 7, secondsPerRun: 0.5, samples: 1_000)
+  }
+
+  struct CoderFigures: Codable {
+    let coder: String
+    let isDefault: Bool
+    /// Median objects a second of thread CPU time.
+    let encodePerSecond: Double
+    let decodePerSecond: Double
+    let roundTripPerSecond: Double
+    /// Per workload, the CPU seconds of each run.
+    let runs: [String: Runs]
+    /// Per workload, the median objects a second of wall-clock time.
+    let wallClockPerSecond: [String: Double]
+    /// Mean encoded size of a sample.
+    let meanBytes: Double
+    /// Every sample decodes equal to itself (dates to the bit).
+    let roundTripsExactly: Bool
+    /// Old objects decode as the model with an added optional field, which reads as nil.
+    let readsOldAfterOptionalFieldAdded: Bool
+    /// Old objects decode as the model with a field removed.
+    let readsOldAfterFieldRemoved: Bool
+  }
+
+  struct Report: Codable {
+    let command: String
+    let settings: Settings
+    let machine: Machine
+    let coders: [CoderFigures]
+  }
+
+  // MARK: Measuring
+
+  static func measure(_ settings: Settings) throws -> Report {
+    var generator = SystemRandomNumberGenerator()
+    let samples = (0..<settings.samples).map { Sample.make($0, using: &generator) }
+    let coders: [(name: String, coder: any CaskCoder, isDefault: Bool)] = [
+      ("JSONCaskCoder", JSONCaskCoder(), true), ("PropertyListCaskCoder (binary)", PropertyListCaskCoder(), false),
+      ("JSON, plain .iso8601 dates (reference)", PlainISO8601JSONCoder(), false),
+    ]
+    let sink = Sink()
+    var workloads: [Workload] = []
+    var checks: [(bytes: Double, exact: Bool, added: Bool, removed: Bool)] = []
+    for (name, coder, _) in coders {
+      let encoded = try samples.map { try coder.encode($0) }
+      checks.append(try compatibility(coder, samples: samples, encoded: encoded))
+      workloads.append(
+        Workload(name: "\(name) encode") { count in
+          for index in 0..<count { sink.bytes &+= try coder.encode(samples[index % samples.count]).count }
+        })
+      workloads.append(
+        Workload(name: "\(name) decode") { count in
+          for index in 0..<count {
+            sink.bytes &+= try coder.decode(Sample.self, from: encoded[index % encoded.count]).age
+          }
+        })
+      workloads.append(
+        Workload(name: "\(name) encode+decode") { count in
+          for index in 0..<count {
+            let data = try coder.encode(samples[index % samples.count])
+            sink.bytes &+= try coder.decode(Sample.self, from: data).age
+          }
+        })
+    }
+    let (runs, wall) = try interleavedCPURuns(workloads, settings)
+    let figures = coders.enumerated().map { index, coder in
+      let own = Array(runs[(index * 3)..<(index * 3 + 3)])
+      let ownWall = Array(wall[(index * 3)..<(index * 3 + 3)])
+      return CoderFigures(
+        coder: coder.name, isDefault: coder.isDefault, encodePerSecond: own[0].medianRate,
+        decodePerSecond: own[1].medianRate, roundTripPerSecond: own[2].medianRate,
+        runs: ["encode": own[0], "decode": own[1], "encode+decode": own[2]],
+        wallClockPerSecond: [
+          "encode": ownWall[0].medianRate, "decode": ownWall[1].medianRate, "encode+decode": ownWall[2].medianRate,
+        ],
+        meanBytes: checks[index].bytes,
+        roundTripsExactly: checks[index].exact, readsOldAfterOptionalFieldAdded: checks[index].added,
+        readsOldAfterFieldRemoved: checks[index].removed)
+    }
+    return Report(command: "cask-bench coders", settings: settings, machine: Machine.current(), coders: figures)
+  }
+
+  /// Times every workload `settings.runs` times, round-robin as `Timing.interleavedRuns` does,
+  /// on the thread's CPU clock and on the wall clock.
+  ///
+  /// - Returns: the CPU-time runs and the wall-clock runs of each workload, in the order given.
+  static func interleavedCPURuns(_ workloads: [Workload], _ settings: Settings) throws -> ([Runs], [Runs]) {
+    var iterations: [Int] = []
+    for workload in workloads {
+      printToStandardError("coders: \(workload.name)")
+      iterations.append(try Timing.calibrate(workload.body, seconds: settings.secondsPerRun))
+    }
+    var cpu = Array(repeating: [Double](), count: workloads.count)
+    var wall = cpu
+    for _ in 0..<max(1, settings.runs) {
+      for (index, workload) in workloads.enumerated() {
+        let cpuStart = threadCPUSeconds()
+        let wallSeconds = try Stopwatch.seconds { try workload.body(iterations[index]) }
+        cpu[index].append(max(threadCPUSeconds() - cpuStart, 1e-9))
+        wall[index].append(wallSeconds)
+      }
+    }
+    return (
+      zip(iterations, cpu).map { Runs(iterations: $0, seconds: $1) },
+      zip(iterations, wall).map { Runs(iterations: $0, seconds: $1) }
+    )
+  }
+
+  /// The CPU time this thread has used, in seconds.
+  static func threadCPUSeconds() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+  }
+
+  /// Size and the three readability checks of one coder over every sample.
+  static func compatibility(
+    _ coder: any CaskCoder, samples: [Sample], encoded: [Data]
+  ) throws -> (bytes: Double, exact: Bool, added: Bool, removed: Bool) {
+    var exact = true
+    var added = true
+    var removed = true
+    for (sample, data) in zip(samples, encoded) {
+      exact = exact && (try? coder.decode(Sample.self, from: data)) == sample
+      if let newer = try? coder.decode(SampleAddedOptional.self, from: data) {
+        added = added && newer.nickname == nil && newer.id == sample.id && newer.notes == sample.notes
+      } else {
+        added = false
+      }
+      removed = removed && (try? coder.decode(SampleRemovedField.self, from: data))?.score == sample.score
+    }
+    let bytes = Double(encoded.reduce(0) { $0 + $1.count }) / Double(max(1, encoded.count))
+    return (bytes, exact, added, removed)
+  }
+
+  // MARK: Printing
+
+  static func render(_ report: Report) -> String {
+    var table = Table([
+      ("coder", .left), ("encode/s", .right), ("decode/s", .right), ("encode+decode/s", .right),
+      ("µs per encode+decode", .right), ("bytes", .right), ("exact", .left), ("+optional field", .left),
+      ("-field", .left),
+    ])
+    func yes(_ value: Bool) -> String { value ? "yes" : "NO" }
+    for row in report.coders {
+      table.append([
+        row.coder + (row.isDefault ? " (default)" : ""), Number.grouped(row.encodePerSecond),
+        Number.grouped(row.decodePerSecond), Number.grouped(row.roundTripPerSecond),
+        Number.fixed(1e6 / max(row.roundTripPerSecond, 1e-9), 1), Number.grouped(row.meanBytes),
+        yes(row.roundTripsExactly), yes(row.readsOldAfterOptionalFieldAdded), yes(row.readsOldAfterFieldRemoved),
+      ])
+    }
+    var lines = [
+      "\(report.command): \(report.machine.summary)",
+      "Median of \(report.settings.runs) runs of ~\(Number.fixed(report.settings.secondsPerRun, 2)) s; objects a "
+        + "second of thread CPU time; one operation is one 10-field object; \(report.settings.samples) distinct "
+        + "objects cycled.",
+      "",
+      table.render(),
+    ]
+    if report.coders.count >= 2, report.coders[1].roundTripPerSecond > 0 {
+      let ratio = report.coders[0].roundTripPerSecond / report.coders[1].roundTripPerSecond
+      lines.append("")
+      lines.append("encode+decode, \(report.coders[0].coder) ÷ \(report.coders[1].coder): \(Number.fixed(ratio, 2))")
+    }
+    return lines.joined(separator: "\n")
+  }
+}
+
+/// JSON with JSONEncoder's plain `.iso8601` dates, which drop fractions of a second: what
+/// `JSONCaskCoder` did before it kept them, measured for reference only.
+struct PlainISO8601JSONCoder: CaskCoder {
+  func encode<T: Encodable>(_ value: T) throws -> Data {
+    let encoder = JSONEncoder()
+    encoder.dateEncodingStrategy = .iso8601
+    return try encoder.encode(value)
+  }
+
+  func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+    let decoder = JSONDecoder()
+    decoder.dateDecodingStrategy = .iso8601
+    return try decoder.decode(type, from: data)
+  }
+}

@@ -1,0 +1,94 @@
+import CaskTestSupport
+import CipherCask
+import Foundation
+import Testing
+
+/// A collection name is the part of a key before U+0000, so a name holding U+0000 (or an empty
+/// one) would read or write another collection's keys: every call must refuse it with
+/// `CaskError.invalidKey` and write nothing. Names that prefix each other must stay apart.
+@Suite("Collection names never collide")
+struct NameCollisionTests {
+  private static func expectInvalidKey(_ body: () throws -> Void, _ what: String) {
+    do {
+      try body()
+      Issue.record("\(what) was not refused")
+    } catch let error as CaskError {
+      if case .invalidKey = error {} else { Issue.record("\(what): expected invalidKey, got \(error)") }
+    } catch {
+      Issue.record("\(what): expected invalidKey, got \(error)")
+    }
+  }
+
+  @Test(
+    "a name containing U+0000, or an empty name, is refused by every call", arguments: ["Event\u{0}x", "\u{0}", ""])
+  func badNamesAreRefused(name: String) throws {
+    try withStore { store throws in
+      let good = store.collection(Event.self, named: "Event")
+      try good.save(contentsOf: sampleEvents())
+      let bad = store.collection(Event.self, named: name)
+      let event = sampleEvents()[0]
+      let log = CommitLog(store)
+      Self.expectInvalidKey({ try bad.save(event) }, "save")
+      Self.expectInvalidKey({ try bad.save(contentsOf: [event]) }, "save(contentsOf:)")
+      Self.expectInvalidKey({ _ = try bad.get(id: "a1") }, "get")
+      Self.expectInvalidKey({ _ = try bad.contains(id: "a1") }, "contains")
+      Self.expectInvalidKey({ _ = try bad.delete(id: "a1") }, "delete")
+      Self.expectInvalidKey({ _ = try bad.ids() }, "ids")
+      Self.expectInvalidKey({ _ = try bad.all() }, "all")
+      Self.expectInvalidKey({ _ = try bad.all(onDecodingFailure: .skip) }, "all(onDecodingFailure:)")
+      Self.expectInvalidKey({ _ = try bad.filter { _ in true } }, "filter")
+      Self.expectInvalidKey({ _ = try bad.first { _ in true } }, "first(where:)")
+      Self.expectInvalidKey({ _ = try bad.fetch() }, "fetch")
+      Self.expectInvalidKey({ _ = try bad.update(id: "a1") { $0.venue = "x" } }, "update")
+      Self.expectInvalidKey({ _ = try bad.updateAll(where: { _ in true }) { $0.venue = "x" } }, "updateAll")
+      Self.expectInvalidKey({ _ = try bad.deleteAll { _ in true } }, "deleteAll")
+      Self.expectInvalidKey({ _ = try bad.removeAll() }, "removeAll")
+      Self.expectInvalidKey({ _ = try bad.upsert([event]) }, "upsert")
+      Self.expectInvalidKey({ _ = try bad.importJSON(sampleEventsJSON, decoder: .events) }, "importJSON")
+      Self.expectInvalidKey({ try store.batch { try $0.save(event, in: bad) } }, "batch save")
+      Self.expectInvalidKey({ try store.batch { try $0.delete(id: "a1", from: bad) } }, "batch delete")
+      #expect(bad.count == 0)
+      #expect(log.commits.isEmpty)
+      #expect(try good.ids() == ["a1", "a2", "a3", "a4"])
+    }
+  }
+
+  @Test("the async forms refuse a name containing U+0000 too")
+  func asyncFormsRefuseBadNames() async throws {
+    try await withStore { store in
+      let bad = store.collection(Counter.self, named: "a\u{0}b")
+      await #expect(throws: CaskError.self) { try await bad.save(Counter(id: 1, value: 1)) }
+      await #expect(throws: CaskError.self) { try await bad.all() }
+      await #expect(throws: CaskError.self) { try await bad.update(id: 1) { $0.value += 1 } }
+      #expect(store.count == 0)
+    }
+  }
+
+  @Test("names that prefix each other, and the same id in two collections, stay apart")
+  func prefixNamesStayApart() throws {
+    try withStore { store throws in
+      let names = ["E", "Ev", "Event", "EventArchive", "Event "]
+      for (index, name) in names.enumerated() {
+        try store.collection(Counter.self, named: name).save(Counter(id: 1, value: index))
+      }
+      for (index, name) in names.enumerated() {
+        let collection = store.collection(Counter.self, named: name)
+        #expect(collection.count == 1)
+        #expect(try collection.all() == [Counter(id: 1, value: index)])
+        #expect(try collection.ids() == [1])
+      }
+      #expect(try store.collection(Counter.self, named: "Event").removeAll() == 1)
+      #expect(store.count == names.count - 1)
+      #expect(store.collection(Counter.self, named: "EventArchive").count == 1)
+    }
+  }
+
+  @Test("names are case- and Unicode-exact")
+  func namesAreExact() throws {
+    try withStore { store throws in
+      try store.collection(Counter.self, named: "café").save(Counter(id: 1, value: 1))
+      #expect(store.collection(Counter.self, named: "Café").count == 0)
+      #expect(try store.collection(Counter.self, named: "café").get(id: 1) != nil)
+    }
+  }
+}

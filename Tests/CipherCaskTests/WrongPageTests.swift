@@ -1,0 +1,102 @@
+import CaskTestSupport
+import CipherCask
+import Foundation
+import Testing
+
+/// `all`, `filter`, `first(where:)` and `fetch(where:sortedBy:limit:offset:)` must return exactly
+/// the matching objects, in the order asked, and the page asked: no object dropped or repeated at
+/// the edges of a page.
+@Suite("Queries return exactly the asked objects and page")
+struct WrongPageTests {
+  /// Twelve counters with ids 0..<12 and values that are not in id order.
+  private static let counters = (0..<12).map { Counter(id: $0, value: ($0 * 7) % 12, label: $0 % 3 == 0 ? "x" : "y") }
+
+  @Test("all() returns every object of the collection once, and none of another collection")
+  func allReturnsEveryObject() throws {
+    try withStore { store throws in
+      let counters = store.collection(Counter.self)
+      let others = store.collection(Counter.self, named: "others")
+      #expect(try counters.all().isEmpty)
+      try counters.save(contentsOf: Self.counters)
+      try others.save(Counter(id: 100, value: 1))
+      let all = try counters.all()
+      #expect(all.count == Self.counters.count)
+      #expect(Set(all) == Set(Self.counters))
+    }
+  }
+
+  @Test("filter returns exactly the matches, and a throwing predicate's error")
+  func filterReturnsExactlyTheMatches() throws {
+    try withStore { store throws in
+      let counters = store.collection(Counter.self)
+      try counters.save(contentsOf: Self.counters)
+      let matches = try counters.filter { $0.value > 5 }
+      #expect(Set(matches) == Set(Self.counters.filter { $0.value > 5 }))
+      #expect(try counters.filter { _ in false }.isEmpty)
+      struct Refused: Error {}
+      #expect(throws: Refused.self) { try counters.filter { _ in throw Refused() } }
+    }
+  }
+
+  @Test("first(where:) returns the first match in key order and stops there; nil for no match")
+  func firstStopsAtFirstMatch() throws {
+    try withStore { store throws in
+      let events = store.collection(Event.self)
+      try events.save(contentsOf: sampleEvents())
+      var asked: [String] = []
+      let first = try events.first { event in
+        asked.append(event.id)
+        return event.city == "Amsterdam" && event.venue == "Hall B"
+      }
+      #expect(first?.id == "a3")
+      #expect(asked == ["a1", "a2", "a3"])
+      #expect(try events.first { $0.city == "Paris" } == nil)
+      #expect(try store.collection(Event.self, named: "empty").first { _ in true } == nil)
+    }
+  }
+
+  @Test("fetch pages match a reference slice for every offset and limit, including the edges")
+  func fetchPagesMatchReference() throws {
+    try withStore { store throws in
+      let counters = store.collection(Counter.self)
+      try counters.save(contentsOf: Self.counters)
+      let byValue: @Sendable (Counter, Counter) -> Bool = { ($0.value, $0.id) < ($1.value, $1.id) }
+      let sorted = Self.counters.sorted(by: byValue)
+      let n = sorted.count
+      for offset in [-3, -1, 0, 1, 5, n - 1, n, n + 1, 100] {
+        for limit in [nil, -1, 0, 1, 3, n - 1, n, n + 1] as [Int?] {
+          let page = try counters.fetch(sortedBy: byValue, limit: limit, offset: offset)
+          let start = min(max(0, offset), n)
+          let end = limit.map { min(n, start + max(0, $0)) } ?? n
+          #expect(page == Array(sorted[start..<end]), "offset \(offset), limit \(String(describing: limit))")
+        }
+      }
+    }
+  }
+
+  @Test("fetch without sortedBy orders by the id's text (key order)")
+  func fetchDefaultOrderIsKeyOrder() throws {
+    try withStore { store throws in
+      let counters = store.collection(Counter.self)
+      try counters.save(contentsOf: Self.counters)
+      let ids = try counters.fetch().map(\.id)
+      #expect(ids == Self.counters.map(\.id).sorted { String($0).utf8.lexicographicallyPrecedes(String($1).utf8) })
+      #expect(try counters.fetch(limit: 2, offset: 1).map(\.id) == Array(ids[1..<3]))
+      #expect(ids == (try counters.ids()))
+    }
+  }
+
+  @Test("fetch combines predicate, order and page")
+  func fetchCombinesPredicateOrderAndPage() throws {
+    try withStore { store throws in
+      let events = store.collection(Event.self)
+      try events.save(contentsOf: sampleEvents())
+      let latest = try events.fetch(where: { $0.venue == "Hall A" }, sortedBy: { $0.date > $1.date }, limit: 1)
+      #expect(latest.map(\.id) == ["a4"])
+      let second = try events.fetch(
+        where: { $0.venue == "Hall A" }, sortedBy: { $0.date > $1.date }, limit: 5, offset: 1)
+      #expect(second.map(\.id) == ["a1"])
+      #expect(try events.fetch(where: { $0.city == "Paris" }, limit: 3).isEmpty)
+    }
+  }
+}
