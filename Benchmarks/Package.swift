@@ -22,6 +22,8 @@ let package = Package(
     .package(name: "CipherCask", path: "..")
   ],
   targets: [
+    // Linux headers the Glibc module leaves out (malloc.h, sys/vfs.h); header only.
+    .systemLibrary(name: "CLinuxSystem"),
     .executableTarget(
       name: "cask-bench",
       dependencies: [
@@ -29,6 +31,7 @@ let package = Package(
         .product(name: "RNCryptorCodec", package: "CipherCask"),
         .product(name: "CaskEngine", package: "CipherCask"),
         .product(name: "CipherCask", package: "CipherCask"),
+        .target(name: "CLinuxSystem", condition: .when(platforms: [.linux])),
       ]
     ),
 

@@ -9,6 +9,7 @@ import Foundation
 /// Every subcommand, in the order the root help lists them. Add new ones here.
 let subcommands: [any BenchCommand.Type] = [
   CodecCommand.self,
+  EngineCommand.self,
   PeersCommand.self,
   ObjectsCommand.self,
   CodersCommand.self,

@@ -1,0 +1,365 @@
+import CaskEngine
+import Foundation
+import PeerKit
+
+/// `cask-bench engine`: CaskEngine's operations on stores of 10k, 100k and 1M keys (random
+/// 16-byte keys, 1 KiB random values), each figure printed beside the target.
+///
+/// Measured per size: put, get (hot, random order), overwrite and delete with `.never`
+/// durability; open with and without hint files; the index's memory per key (process RSS and
+/// heap in use before and after open, and the figure the `Dictionary` layout gives), also with
+/// 15-byte keys, which Swift stores inline; compaction throughput after overwriting half the
+/// keys, and put latency while a compaction runs in another thread. Once per run: durable puts
+/// (`.always`) with 1 and 8 writer threads beside the disk's own `fdatasync` rate.
+enum EngineCommand: BenchCommand {
+  static let name = "engine"
+  static let abstract = "CaskEngine put/get/delete/overwrite, durable puts, open, index memory and compaction."
+  static let usage = "cask-bench engine [--quick] [--keys N] [--dir DIR] [--json FILE]"
+  static let options: [(flag: String, help: String)] = [
+    ("--quick", "10,000 keys and fewer durable puts: the whole run in well under a minute, with more noise."),
+    ("--keys N", "Measure one store size (at least 100 keys) instead of 10,000, 100,000 and 1,000,000."),
+    ("--dir DIR", "Where the temporary stores go (default /tmp); the disk there is the one measured."),
+    ("--json FILE", "Also write every figure, with each run's timings, to FILE."),
+    ("-h, --help", "Show help information."),
+  ]
+
+  /// The password of every benchmark store.
+  static let password = "cask-bench password"
+
+  static func run(arguments: [String]) throws {
+    _ = started
+    var options = Options(arguments)
+    let jsonPath = try options.value("--json")
+    let quick = options.flag("--quick")
+    let keysArgument = try options.value("--keys")
+    let base = try options.value("--dir") ?? "/tmp"
+    try options.finish()
+    var sizes = quick ? [10_000] : [10_000, 100_000, 1_000_000]
+    if let keysArgument {
+      guard let keys = Int(keysArgument), keys >= 100 else {
+        throw UsageError("'--keys' needs a whole number of at least 100, not '\(keysArgument)'")
+      }
+      sizes = [keys]
+    }
+    if let jsonPath { try JSONReport.checkWritable(jsonPath) }
+    let root = try ScratchDirectory(in: base)
+    defer { root.remove() }
+    let settings = Settings(quick: quick, sizes: sizes, directory: root.path)
+    let report = try measure(settings, root: root.path)
+    print(render(report))
+    if let jsonPath {
+      try JSONReport.write(report, to: jsonPath)
+      progress("wrote \(jsonPath)")
+    }
+  }
+
+  // MARK: Settings
+
+  struct Settings: Codable {
+    let quick: Bool
+    /// Store sizes, in keys.
+    let sizes: [Int]
+    /// Runs behind each median for sizes up to `largeSize` keys...
+    let runs: Int
+    /// ...and above it, where one run writes gigabytes.
+    let largeRuns: Int
+    let largeSize: Int
+    /// UTF-8 bytes of the keys measured throughout, and of the second memory figure.
+    let keyBytes: Int
+    let inlineKeyBytes: Int
+    let valueBytes: Int
+    /// Distinct random values the puts cycle through (each is encrypted afresh with its own IV).
+    let valuePool: Int
+    /// Durable puts: the writer-thread counts, the puts of one run for each, and the runs.
+    let durableWriters: [Int]
+    let durableOperations: [Int]
+    let durableRuns: Int
+    /// Appends of one record each, each followed by `fdatasync`, for the disk's own rate.
+    let syncProbeWrites: Int
+    /// Seconds after which a put, overwrite or delete phase stops, so that a run ends even
+    /// when single puts slow down as the store grows.
+    let phaseBudget: Double
+    /// Single puts timed with and without a compaction running, per compaction run.
+    let compactionPuts: Int
+    /// Compaction is skipped at a size when the previous size's compaction, scaled by the
+    /// number of keys, predicts more seconds than this for one; and no further run starts once
+    /// the compactions at a size have taken `compactionSeconds` in all.
+    let compactionLimit: Double
+    let compactionSeconds: Double
+    /// Where the stores were, and its file system.
+    let directory: String
+    let fileSystem: String
+    /// The seed of the generator behind every key, value and order.
+    let seed: UInt64
+
+    init(quick: Bool, sizes: [Int], directory: String) {
+      self.quick = quick
+      self.sizes = sizes
+      runs = quick ? 3 : 5
+      largeRuns = 3
+      largeSize = 200_000
+      keyBytes = 16
+      inlineKeyBytes = 15
+      valueBytes = 1024
+      valuePool = 256
+      durableWriters = [1, 8]
+      durableOperations = quick ? [100, 400] : [1_000, 8_000]
+      durableRuns = quick ? 3 : 5
+      syncProbeWrites = quick ? 100 : 500
+      phaseBudget = quick ? 1 : 120
+      compactionPuts = quick ? 2_000 : 10_000
+      compactionLimit = quick ? 30 : 300
+      compactionSeconds = quick ? 10 : 60
+      self.directory = directory
+      fileSystem = ScratchDirectory.fileSystemName(of: directory)
+      var system = SystemRandomNumberGenerator()
+      seed = system.next()
+    }
+
+    /// Runs behind each median at a store size.
+    func runs(for keys: Int) -> Int {
+      keys > largeSize ? largeRuns : runs
+    }
+  }
+
+  // MARK: Targets
+
+  /// The targets; each is printed beside its figure and listed at the end.
+  enum Goal {
+    static let putOpsPerSecond = 200_000.0
+    static let getOpsPerSecond = 300_000.0
+    static let durableWriters = 8
+    static let durableOpsPerSecond = 20_000.0
+    static let openKeys = 1_000_000
+    static let openSeconds = 1.0
+    static let indexBytesPerKey = 64.0
+    /// Get latency at the largest size over the smallest, at most.
+    static let getLatencyGrowth = 1.25
+    static let latencySizes = (small: 10_000, large: 1_000_000)
+  }
+
+  struct Target: Encodable {
+    let target: String
+    let required: Double
+    /// Whether `measured` must be at most (rather than at least) `required`.
+    let atMost: Bool
+    let measured: Double?
+    var met: Bool? { measured.map { atMost ? $0 <= required : $0 >= required } }
+
+    func encode(to encoder: any Encoder) throws {
+      var container = encoder.container(keyedBy: CodingKeys.self)
+      try container.encode(target, forKey: .target)
+      try container.encode(required, forKey: .required)
+      try container.encode(atMost, forKey: .atMost)
+      try container.encode(measured, forKey: .measured)
+      try container.encode(met, forKey: .met)
+    }
+
+    private enum CodingKeys: String, CodingKey {
+      case target, required, atMost, measured, met
+    }
+  }
+
+  static func targets(_ report: Report) -> [Target] {
+    var targets: [Target] = []
+    for size in report.sizes {
+      targets.append(
+        Target(
+          target: "put (.never), \(Number.grouped(Double(size.keys))) keys >= 200,000 ops/s",
+          required: Goal.putOpsPerSecond, atMost: false, measured: size.operation("put")?.opsPerSecond))
+      targets.append(
+        Target(
+          target: "get, \(Number.grouped(Double(size.keys))) keys >= 300,000 ops/s", required: Goal.getOpsPerSecond,
+          atMost: false, measured: size.operation("get")?.opsPerSecond))
+    }
+    let eight = report.durable.first { $0.writers == Goal.durableWriters }
+    targets.append(
+      Target(
+        target: "durable puts (.always), 8 writers >= 20,000 ops/s", required: Goal.durableOpsPerSecond, atMost: false,
+        measured: eight?.opsPerSecond))
+    let large = report.sizes.first { $0.keys == Goal.openKeys }
+    targets.append(
+      Target(
+        target: "open 1,000,000 keys with hints <= 1 s", required: Goal.openSeconds, atMost: true,
+        measured: large?.openWithHints.medianSeconds))
+    for size in report.sizes {
+      targets.append(
+        Target(
+          target: "index memory, 15-byte keys, \(Number.grouped(Double(size.keys))) keys <= 64 B/key (RSS)",
+          required: Goal.indexBytesPerKey, atMost: true, measured: size.inlineKeyMemory.rssBytesPerKey))
+    }
+    let small = report.sizes.first { $0.keys == Goal.latencySizes.small }?.operation("get")
+    let big = report.sizes.first { $0.keys == Goal.latencySizes.large }?.operation("get")
+    var growth: Double?
+    if let small, let big, small.p50 > 0 { growth = big.p50 / small.p50 }
+    targets.append(
+      Target(
+        target: "get p50 latency, 1,000,000 keys / 10,000 keys <= 1.25", required: Goal.getLatencyGrowth,
+        atMost: true, measured: growth))
+    return targets
+  }
+
+  // MARK: Measuring
+
+  static func measure(_ settings: Settings, root: String) throws -> Report {
+    let loadAtStart = loadAverage()
+    let machine = Machine.current()
+    progress("\(machine.summary)")
+    progress("stores in \(root) (\(settings.fileSystem)), seed \(settings.seed)")
+    var random = SeededGenerator(seed: settings.seed)
+    let values = makeValues(count: settings.valuePool, bytes: settings.valueBytes, using: &random)
+    let sink = Sink()
+
+    let record = try recordBytes(
+      "\(root)/record", key: makeKeys(count: 1, length: settings.keyBytes, using: &random)[0], value: values[0])
+    let probe = try SyncProbe.measure(directory: root, writes: settings.syncProbeWrites, recordBytes: record)
+    progress("fdatasync after a \(record)-byte append: p50 \(Number.microseconds(probe.p50)) µs")
+    var durable: [OperationFigure] = []
+    let durableKeys = makeKeys(
+      count: settings.durableOperations.max() ?? 0, length: settings.keyBytes, using: &random)
+    for (writers, operations) in zip(settings.durableWriters, settings.durableOperations) {
+      progress(
+        "durable puts, \(writers) writer(s), \(operations) puts, \(settings.durableRuns) runs")
+      var runs: [RunFigure] = []
+      for run in 1...settings.durableRuns {
+        runs.append(
+          try durableRun(
+            writers: writers, keys: Array(durableKeys.prefix(operations)), values: values,
+            directory: "\(root)/durable-\(writers)-\(run)"))
+      }
+      durable.append(
+        OperationFigure(
+          keys: 0, operation: "durable put", durability: "always", writers: writers, runs: runs))
+    }
+
+    var sizes: [SizeFigures] = []
+    for keys in settings.sizes {
+      sizes.append(
+        try measureSize(
+          keys, settings: settings, root: root, values: values, previous: sizes.last, random: &random, sink: sink))
+    }
+    guard sink.bytes > 0 else { throw BenchError("the gets returned no bytes") }
+    var report = Report(
+      command: "cask-bench engine" + (settings.quick ? " --quick" : "")
+        + (settings.sizes.count == 1 && (!settings.quick || settings.sizes[0] != 10_000)
+          ? " --keys \(settings.sizes[0])" : ""),
+      settings: settings, machine: machine, loadAverage: [loadAtStart, loadAverage()], recordBytes: record,
+      syncProbe: probe, durable: durable, sizes: sizes,
+      targets: [])
+    report.targets = targets(report)
+    return report
+  }
+
+  /// Every figure of one store size.
+  static func measureSize(
+    _ count: Int, settings: Settings, root: String, values: [Data], previous: SizeFigures?,
+    random: inout SeededGenerator, sink: Sink
+  ) throws -> SizeFigures {
+    let runs = settings.runs(for: count)
+    let label = "\(Number.grouped(Double(count))) keys"
+    progress("\(label): generating keys")
+    let keys = makeKeys(count: count, length: settings.keyBytes, using: &random)
+
+    var lifecycles: [LifecycleRun] = []
+    for run in 1...runs {
+      progress("\(label), run \(run)/\(runs): put, overwrite, delete")
+      lifecycles.append(
+        try lifecycleRun(
+          keys: keys, values: values, directory: "\(root)/life-\(count)-\(run)", budget: settings.phaseBudget,
+          random: &random))
+    }
+
+    let main = "\(root)/main-\(count)"
+    progress("\(label): building a store (batches of 500) for get, open, memory, compaction")
+    try build(main, keys: keys, values: values)
+    progress("\(label): get, \(runs) runs")
+    var gets: [RunFigure] = []
+    do {
+      let store = try CaskStore(path: main, password: password, options: unsynced)
+      for _ in 1...runs { gets.append(try getRun(store, keys: keys, random: &random, sink: sink)) }
+      try store.close()
+    }
+    let operations = [
+      OperationFigure(keys: count, operation: "put", durability: "never", writers: 1, runs: lifecycles.map(\.put)),
+      OperationFigure(keys: count, operation: "get", durability: "never", writers: 1, runs: gets),
+      OperationFigure(
+        keys: count, operation: "overwrite", durability: "never", writers: 1, runs: lifecycles.map(\.overwrite)),
+      OperationFigure(
+        keys: count, operation: "delete", durability: "never", writers: 1, runs: lifecycles.map(\.delete)),
+    ]
+    progress("\(label): open with hints, \(runs) times")
+    let withHints = try measureOpens(main, keys: count, keyBytes: settings.keyBytes, hints: true, repeats: runs)
+    progress("\(label): open without hints, \(runs) times")
+    let withoutHints = try measureOpens(main, keys: count, keyBytes: settings.keyBytes, hints: false, repeats: runs)
+    var compaction: CompactionFigure?
+    var compactionNote: String?
+    var reference = previous?.compaction.map { (keys: $0.keys, seconds: $0.medianSeconds) }
+    if reference == nil && count > calibrationKeys {
+      progress("\(label): timing one compaction of \(Number.grouped(Double(calibrationKeys))) keys first")
+      reference = try compactionReference(root: root, settings: settings, values: values, random: &random)
+    }
+    if let reference {
+      let predicted = reference.seconds * Double(count) / Double(reference.keys)
+      if predicted > settings.compactionLimit {
+        compactionNote =
+          "skipped: compaction took \(Number.fixed(reference.seconds, 1)) s at "
+          + "\(Number.grouped(Double(reference.keys))) keys, so at least \(Number.grouped(predicted)) s here"
+      }
+    }
+    if let compactionNote {
+      progress("\(label): compaction \(compactionNote)")
+    } else {
+      progress("\(label): compaction, up to \(runs) runs")
+      compaction = try measureCompaction(
+        main, keys: keys, values: values, runs: runs, puts: min(settings.compactionPuts, count / 2),
+        seconds: settings.compactionSeconds, random: &random)
+    }
+    try FileManager.default.removeItem(atPath: main)
+
+    progress("\(label): \(settings.inlineKeyBytes)-byte keys, open and memory")
+    let inline = "\(root)/inline-\(count)"
+    let inlineKeys = makeKeys(count: count, length: settings.inlineKeyBytes, using: &random)
+    try build(inline, keys: inlineKeys, values: values)
+    let inlineOpens = try measureOpens(
+      inline, keys: count, keyBytes: settings.inlineKeyBytes, hints: true, repeats: runs)
+    try FileManager.default.removeItem(atPath: inline)
+
+    return SizeFigures(
+      keys: count, runs: runs, operations: operations, openWithHints: withHints.open,
+      openWithoutHints: withoutHints.open, keyMemory: withHints.memory, inlineKeyOpen: inlineOpens.open,
+      inlineKeyMemory: inlineOpens.memory, compaction: compaction, compactionNote: compactionNote)
+  }
+
+  /// The first three fields of /proc/loadavg: load over 1, 5 and 15 minutes.
+  static func loadAverage() -> String {
+    let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? ""
+    let fields = text.split(separator: " ").prefix(3)
+    return fields.count == 3 ? fields.joined(separator: ", ") : "n/a"
+  }
+
+  /// A run of one size measures compaction only if a compaction of this many keys, scaled up,
+  /// predicts it will finish within `compactionLimit`.
+  static let calibrationKeys = 10_000
+
+  /// The seconds of one compaction of `calibrationKeys` keys after overwriting half of them.
+  static func compactionReference(root: String, settings: Settings, values: [Data], random: inout SeededGenerator)
+    throws -> (keys: Int, seconds: Double)
+  {
+    let directory = "\(root)/calibration"
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let keys = makeKeys(count: calibrationKeys, length: settings.keyBytes, using: &random)
+    try build(directory, keys: keys, values: values)
+    let store = try CaskStore(path: directory, password: password, options: unsynced)
+    try overwriteHalf(store, keys: keys, values: values, random: &random)
+    let seconds = try Stopwatch.seconds { _ = try store.compact() }
+    try store.close()
+    return (calibrationKeys, seconds)
+  }
+
+  /// Progress on standard error, with the seconds since the run started.
+  static func progress(_ message: String) {
+    printToStandardError("engine [\(Number.fixed(Double(Stopwatch.now() - started) / 1e9, 1)) s]: \(message)")
+  }
+
+  static let started = Stopwatch.now()
+}
