@@ -27,8 +27,11 @@ if [ ! -d "Fuzz/Corpus/$target" ]; then
 fi
 
 scratch=.build/fuzz
-swift build -c release --sanitize=fuzzer --sanitize=address --scratch-path "$scratch" \
-  --product "fuzz-$target" >&2
+# SwiftPM keeps its sanitizers in an unordered set and passes each as its own `-sanitize=`
+# flag; the Swift driver honours only the last one, so half of all builds compiled with ASan
+# but without coverage counters. The explicit flag comes last and names both.
+swift build -c release --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer,address \
+  --scratch-path "$scratch" --product "fuzz-$target" >&2
 binary="$scratch/release/fuzz-$target"
 
 work=".build/fuzz-work/corpus/$target"
@@ -48,7 +51,7 @@ ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}" "$binary" \
 runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
 speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
 coverage=$(grep -Eo 'cov: [0-9]+' "$log" | tail -1 || true)
-if ! grep -Eq '^#[0-9]+ +INITED cov: [0-9]+' "$log"; then
+if ! grep -Eq '^#[0-9]+[[:space:]]+INITED[[:space:]]+cov: [0-9]+' "$log"; then
   head -20 "$log" >&2
   echo "fuzz-$target: FAILED: the binary has no coverage instrumentation (libFuzzer learns nothing)" >&2
   exit 1

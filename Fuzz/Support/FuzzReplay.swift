@@ -50,7 +50,7 @@ package enum FuzzReplay {
         """
         usage: \(name) FILE|DIR...          run each input once (a plain build, no libFuzzer)
                \(name) --make-corpus DIR    write the seed corpus
-        Build with `swift build -c release --sanitize=fuzzer --sanitize=address --product \(name)` to fuzz.
+        Run `scripts/fuzz.sh \(name) SECONDS` to fuzz (it builds with the right flags).
         """)
       return 64
     }
