@@ -177,12 +177,10 @@ public enum RNCryptor {
   {
     let hmac = try key.start()
     try hmac.update(bytes)
-    var computed = [UInt8](repeating: 0, count: Format.hmacLength)
-    try computed.withUnsafeMutableBytes { (buffer) throws in
-      guard let base = buffer.baseAddress else { return }
-      try hmac.finish(into: base)
+    let equal = try withUnsafeTemporaryAllocation(byteCount: Format.hmacLength, alignment: 8) { (computed) throws in
+      try hmac.finish(into: computed.baseAddress!)
+      return constantTimeEqual(UnsafeRawBufferPointer(computed), expected)
     }
-    let equal = computed.withUnsafeBytes { constantTimeEqual($0, expected) }
     guard equal else { throw Error.authenticationFailed }
   }
 }

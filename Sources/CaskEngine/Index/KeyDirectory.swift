@@ -28,6 +28,16 @@ struct IndexKey: Hashable, Sendable {
     return left.elementsEqual(right)
   }
 
+  /// Runs `body` with the key's contiguous UTF-8 bytes (copied first for a bridged string).
+  static func withUTF8<Result>(of string: String, _ body: (UnsafeRawBufferPointer) throws -> Result) rethrows
+    -> Result
+  {
+    if let result = try string.utf8.withContiguousStorageIfAvailable({ try body(UnsafeRawBufferPointer($0)) }) {
+      return result
+    }
+    return try Array(string.utf8).withUnsafeBytes(body)
+  }
+
   func hash(into hasher: inout Hasher) {
     let hashed: Void? = string.utf8.withContiguousStorageIfAvailable {
       hasher.combine(bytes: UnsafeRawBufferPointer($0))

@@ -53,6 +53,40 @@ struct RecordHeader: Equatable {
 
 /// Encodes records into a write buffer.
 enum RecordEncoder {
+  /// A whole record whose key and value messages `fill` writes straight into place. The
+  /// header is complete except for the flags, the sequence and the CRC, which `finish` sets
+  /// once the writer has assigned them.
+  ///
+  /// - Parameter fill: receives the key message's and the value message's bytes (the latter
+  ///   empty for a delete) and must write every byte of both.
+  static func make(
+    type: UInt8, keyMessageLength: Int, valueMessageLength: Int,
+    fill: (_ key: UnsafeMutableRawBufferPointer, _ value: UnsafeMutableRawBufferPointer) throws -> Void
+  ) throws -> [UInt8] {
+    let headerLength = CaskFormat.recordHeaderLength
+    let total = headerLength + keyMessageLength + valueMessageLength
+    return try [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
+      let record = UnsafeMutableRawBufferPointer(buffer)
+      UnsafeMutableRawBufferPointer(rebasing: record[0..<headerLength]).initializeMemory(as: UInt8.self, repeating: 0)
+      record[4] = type
+      record.storeBytes(of: UInt32(keyMessageLength).littleEndian, toByteOffset: 16, as: UInt32.self)
+      record.storeBytes(of: UInt32(valueMessageLength).littleEndian, toByteOffset: 20, as: UInt32.self)
+      let keyEnd = headerLength + keyMessageLength
+      try fill(
+        UnsafeMutableRawBufferPointer(rebasing: record[headerLength..<keyEnd]),
+        UnsafeMutableRawBufferPointer(rebasing: record[keyEnd...]))
+      initialized = total
+    }
+  }
+
+  /// Sets the flags, the sequence number and the CRC of a record made by `make`.
+  static func finish(_ record: UnsafeMutableRawBufferPointer, flags: UInt8, sequence: UInt64) {
+    record[CaskFormat.recordFlagsOffset] = flags
+    record.storeBytes(of: sequence.littleEndian, toByteOffset: 8, as: UInt64.self)
+    let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: record[4...]))
+    record.storeBytes(of: crc.littleEndian, toByteOffset: 0, as: UInt32.self)
+  }
+
   /// Appends one record to `buffer` and returns its length.
   @discardableResult
   static func append(

@@ -5,11 +5,12 @@ import Foundation
 #endif
 
 extension CaskStore {
-  /// An operation encrypted and ready to append.
+  /// An operation encrypted into its record, ready to append.
   struct Prepared {
     var key: IndexKey
-    var keyMessage: Data
-    var valueMessage: Data?
+    /// The whole record; its flags, sequence and CRC are set under the writer lock.
+    var record: [UInt8]
+    var isDelete: Bool
   }
 
   /// What a commit changed.
@@ -22,32 +23,56 @@ extension CaskStore {
   /// updates the index, and waits for durability as the options ask.
   func commit(_ batch: CaskBatch) throws -> CommitResult {
     guard !options.readOnly else { throw CaskError.readOnly }
-    let prepared = try prepare(batch)
+    var prepared = try prepare(batch)
     guard !prepared.isEmpty else { return CommitResult() }
-    let (ticket, result) = try writer.withLock { writer in try append(prepared, writer: &writer) }
+    let (ticket, result) = try writer.withLock { writer in try append(&prepared, writer: &writer) }
     try finishCommit(ticket: ticket, result: result)
     return result
   }
 
   /// Encrypts the operations of a batch, keeping one per key (the last operation on a key
-  /// wins), in the order of their last occurrence.
+  /// wins), in the order of their last occurrence. Each message is sealed straight into its
+  /// record.
   func prepare(_ batch: CaskBatch) throws -> [Prepared] {
+    let operations = batch.operations
+    if operations.count == 1 { return [try prepare(operations[0])] }
     var lastIndex: [IndexKey: Int] = [:]
-    for (index, operation) in batch.operations.enumerated() { lastIndex[IndexKey(operation.key)] = index }
+    for (index, operation) in operations.enumerated() { lastIndex[IndexKey(operation.key)] = index }
     var prepared: [Prepared] = []
     prepared.reserveCapacity(lastIndex.count)
-    for (index, operation) in batch.operations.enumerated() where lastIndex[IndexKey(operation.key)] == index {
-      switch operation {
-      case .put(let key, let value):
-        prepared.append(
-          Prepared(
-            key: IndexKey(key), keyMessage: try cipher.sealKey(key),
-            valueMessage: try cipher.sealValue(value, forKey: key)))
-      case .delete(let key):
-        prepared.append(Prepared(key: IndexKey(key), keyMessage: try cipher.sealKey(key), valueMessage: nil))
-      }
+    for (index, operation) in operations.enumerated() where lastIndex[IndexKey(operation.key)] == index {
+      prepared.append(try prepare(operation))
     }
     return prepared
+  }
+
+  private func prepare(_ operation: CaskBatch.Operation) throws -> Prepared {
+    let key = operation.key
+    let record = try IndexKey.withUTF8(of: key) { keyBytes -> [UInt8] in
+      let keyMessageLength = RecordCipher.messageLength(plaintextLength: keyBytes.count)
+      switch operation {
+      case .put(_, let value):
+        return try value.withUnsafeBytes { valueBytes in
+          try RecordEncoder.make(
+            type: CaskFormat.recordTypePut, keyMessageLength: keyMessageLength,
+            valueMessageLength: RecordCipher.valueMessageLength(
+              valueLength: valueBytes.count, keyLength: keyBytes.count)
+          ) { keyMessage, valueMessage in
+            try cipher.sealKey(keyBytes, into: keyMessage)
+            try cipher.sealValue(valueBytes, forKey: keyBytes, into: valueMessage)
+          }
+        }
+      case .delete:
+        return try RecordEncoder.make(
+          type: CaskFormat.recordTypeDelete, keyMessageLength: keyMessageLength, valueMessageLength: 0
+        ) { keyMessage, _ in
+          try cipher.sealKey(keyBytes, into: keyMessage)
+        }
+      }
+    }
+    let isDelete: Bool
+    if case .delete = operation { isDelete = true } else { isDelete = false }
+    return Prepared(key: IndexKey(key), record: record, isDelete: isDelete)
   }
 
   /// After the writer lock is released: durability as the options ask, and the compaction check.
@@ -58,31 +83,36 @@ extension CaskStore {
   }
 
   /// Appends under the writer lock. Deletes of absent keys are dropped here, where no other
-  /// writer can interleave.
-  func append(_ operations: [Prepared], writer: inout WriterState) throws -> (UInt64, CommitResult) {
+  /// writer can interleave. Sets each record's flags, sequence and CRC in place.
+  func append(_ operations: inout [Prepared], writer: inout WriterState) throws -> (UInt64, CommitResult) {
     if writer.closed { throw CaskError.closed }
     if let failure = writer.failure { throw failure }
-    let present = state.withLock { state in
-      operations.map { $0.valueMessage != nil || state.directory[$0.key] != nil }
+    if operations.contains(where: \.isDelete) {
+      let present = state.withLock { state in
+        operations.map { !$0.isDelete || state.directory[$0.key] != nil }
+      }
+      operations = zip(operations, present).filter(\.1).map(\.0)
     }
-    let effective = zip(operations, present).filter(\.1).map(\.0)
-    guard !effective.isEmpty else { return (writer.ticket, CommitResult()) }
+    guard !operations.isEmpty else { return (writer.ticket, CommitResult()) }
 
-    var buffer: [UInt8] = []
-    buffer.reserveCapacity(
-      effective.reduce(0) {
-        $0 + CaskFormat.recordHeaderLength + $1.keyMessage.count + ($1.valueMessage?.count ?? 0)
-      })
-    var lengths: [Int] = []
     let firstSequence = writer.nextSequence
-    for (index, operation) in effective.enumerated() {
-      let isLast = index == effective.count - 1
-      lengths.append(
-        RecordEncoder.append(
-          to: &buffer, type: operation.valueMessage == nil ? CaskFormat.recordTypeDelete : CaskFormat.recordTypePut,
-          flags: (isLast ? CaskFormat.recordFlagBatchEnd : 0) | (index == 0 ? CaskFormat.recordFlagBatchStart : 0),
-          sequence: firstSequence + UInt64(index),
-          keyMessage: operation.keyMessage, valueMessage: operation.valueMessage))
+    for index in operations.indices {
+      let isLast = index == operations.count - 1
+      let flags = (isLast ? CaskFormat.recordFlagBatchEnd : 0) | (index == 0 ? CaskFormat.recordFlagBatchStart : 0)
+      operations[index].record.withUnsafeMutableBytes {
+        RecordEncoder.finish($0, flags: flags, sequence: firstSequence + UInt64(index))
+      }
+    }
+    let effective = operations
+    let lengths = effective.map(\.record.count)
+    let buffer: [UInt8]
+    if effective.count == 1 {
+      buffer = effective[0].record
+    } else {
+      var joined: [UInt8] = []
+      joined.reserveCapacity(lengths.reduce(0, +))
+      for operation in effective { joined.append(contentsOf: operation.record) }
+      buffer = joined
     }
     try ensureRoom(for: UInt64(buffer.count), writer: &writer)
     guard let segment = writer.active?.segment, let start = writer.active?.end else { throw CaskError.closed }
@@ -108,7 +138,7 @@ extension CaskStore {
     for (operation, length) in zip(effective, lengths) {
       let location = RecordLocation(segment: active.segment.id, offset: UInt32(offset), length: UInt32(length))
       locations.append(location)
-      if operation.valueMessage == nil {
+      if operation.isDelete {
         active.tombstones.append(
           HintEntry(isDelete: true, offset: UInt32(offset), length: UInt32(length), key: operation.key.string))
       }
@@ -123,7 +153,7 @@ extension CaskStore {
     changes.reserveCapacity(effective.count)
     state.withLock { state in
       for (operation, location) in zip(effective, locations) {
-        if operation.valueMessage == nil {
+        if operation.isDelete {
           if state.directory.applyDelete(operation.key, at: location) {
             result.deleted += 1
             changes.append(CaskChange(key: operation.key.string, kind: .deleted))

@@ -176,17 +176,22 @@ public final class CaskStore: Sendable {
   ///
   /// - Complexity: one positioned read and one decryption.
   func readValue(at location: RecordLocation, in segment: Segment, key: String) throws -> Data {
-    let record = try segment.file.read(count: Int(location.length), at: UInt64(location.offset))
+    let length = Int(location.length)
     let name = segment.path
-    let header = record.withUnsafeBytes { RecordHeader.parse($0) }
-    guard record.count == Int(location.length), let header, header.totalLength == record.count, !header.isDelete
-    else {
-      throw CaskError.corrupt(file: name, offset: UInt64(location.offset), reason: "record header is damaged")
+    let offset = UInt64(location.offset)
+    // Read into an uninitialised temporary buffer (on the stack for small records).
+    return try withUnsafeTemporaryAllocation(byteCount: Swift.max(length, 1), alignment: 16) { buffer in
+      let record = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<length])
+      let received = try segment.file.readFully(into: record, at: offset)
+      let header = RecordHeader.parse(UnsafeRawBufferPointer(record))
+      guard received == length, let header, header.totalLength == length, !header.isDelete else {
+        throw CaskError.corrupt(file: name, offset: offset, reason: "record header is damaged")
+      }
+      let valueStart = CaskFormat.recordHeaderLength + Int(header.keyLength)
+      return try cipher.openValue(
+        UnsafeRawBufferPointer(rebasing: record[valueStart...]), forKey: key, file: name,
+        offset: offset + UInt64(valueStart))
     }
-    let valueStart = CaskFormat.recordHeaderLength + Int(header.keyLength)
-    return try cipher.openValue(
-      record[(record.startIndex + valueStart)...], forKey: key, file: name,
-      offset: UInt64(location.offset) + UInt64(valueStart))
   }
 
   // MARK: Writing

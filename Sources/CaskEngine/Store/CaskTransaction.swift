@@ -64,9 +64,9 @@ extension CaskStore {
       if writer.closed { throw CaskError.closed }
       var transaction = CaskTransaction(store: self)
       let value = try body(&transaction)
-      let prepared = try prepare(transaction.batch)
+      var prepared = try prepare(transaction.batch)
       guard !prepared.isEmpty else { return (value, writer.ticket, CommitResult()) }
-      let (ticket, result) = try append(prepared, writer: &writer)
+      let (ticket, result) = try append(&prepared, writer: &writer)
       return (value, ticket, result)
     }
     try finishCommit(ticket: ticket, result: result)
