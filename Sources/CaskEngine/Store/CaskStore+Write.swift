@@ -23,9 +23,18 @@ extension CaskStore {
   /// updates the index, and waits for durability as the options ask.
   func commit(_ batch: CaskBatch) throws -> CommitResult {
     guard !options.readOnly else { throw CaskError.readOnly }
+    let durable = options.durability == .always
+    if durable { groupCommit.begin() }
+    var announced = durable
+    defer { if announced { groupCommit.end() } }
     var prepared = try prepare(batch)
     guard !prepared.isEmpty else { return CommitResult() }
     let (ticket, result) = try writer.withLock { writer in try append(&prepared, writer: &writer) }
+    if announced {
+      // Appended: a leader need not wait for this commit any more.
+      groupCommit.end()
+      announced = false
+    }
     try finishCommit(ticket: ticket, result: result)
     return result
   }
