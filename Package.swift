@@ -27,9 +27,12 @@ let package = Package(
       name: "CipherCask",
       dependencies: ["CaskEngine", "RNCryptorCodec"]
     ),
+    .target(
+      name: "CaskCLIKit"
+    ),
     .executableTarget(
       name: "cask",
-      dependencies: ["CipherCask"]
+      dependencies: ["CaskCLIKit", "CipherCask"]
     ),
     .target(
       name: "CipherCaskSync",

@@ -1,16 +1,11 @@
-/// The root command: dispatches to a subcommand, and answers `--version`, `--help` and
-/// `help <subcommand>` itself.
-enum CaskCommand {
-  static let version = "0.1.0"
-  static let abstract = "Encrypted key-value stores and RNCryptor v3 files from the command line."
-  static let discussion = """
-    Stores are directories written by CipherCask: every key and value is encrypted. Passwords \
-    are never command-line arguments: they come from --password-file, the CASK_PASSWORD \
-    environment variable, --password-stdin, or a prompt on the terminal, in that order.
-    """
+import CaskCLIKit
 
-  /// Every subcommand, in the order the help lists them.
-  static var subcommands: [any Subcommand.Type] {
+/// The root command: asks `CaskCommandLine` what the command line means, then prints the help
+/// or version text, or runs the subcommand, and turns errors into messages and exit statuses.
+enum CaskCommand {
+  /// Every subcommand's implementation; `CommandSpec.subcommands` (CaskCLIKit) lists their
+  /// specs in the order the help shows them.
+  static var commands: [any Subcommand.Type] {
     [
       DemoCommand.self,
       CreateCommand.self,
@@ -47,46 +42,14 @@ enum CaskCommand {
   }
 
   private static func dispatch(_ words: [String]) throws {
-    guard let first = words.first else {
-      StandardStream.output.write(HelpText.rootHelp(subcommands: subcommands.map { $0.spec }))
-      return
-    }
-    let rest = Array(words.dropFirst())
-    switch first {
-    case "--version":
-      guard rest.isEmpty else { throw CLIError.usage("'--version' takes no arguments", nil) }
-      StandardStream.output.write(version + "\n")
-    case "-h", "--help":
-      StandardStream.output.write(HelpText.rootHelp(subcommands: subcommands.map { $0.spec }))
-    case "help":
-      try help(rest)
-    default:
-      guard let command = subcommand(named: first) else {
-        if first.hasPrefix("-") { throw CLIError.usage("Unknown option '\(first)'", nil) }
-        throw CLIError.usage("Unknown subcommand '\(first)'", nil)
+    switch try CaskCommandLine.interpret(words) {
+    case .print(let text):
+      StandardStream.output.write(text)
+    case .run(let arguments):
+      guard let command = commands.first(where: { $0.spec.name == arguments.spec.name }) else {
+        preconditionFailure("cask: no implementation of the subcommand '\(arguments.spec.name)'")
       }
-      if ArgumentParser.asksForHelp(rest) {
-        StandardStream.output.write(HelpText.help(for: command.spec))
-        return
-      }
-      try command.run(ArgumentParser(spec: command.spec).parse(rest))
+      try command.run(arguments)
     }
-  }
-
-  /// `cask help [<subcommand>]`.
-  private static func help(_ words: [String]) throws {
-    guard let name = words.first, name != "-h", name != "--help" else {
-      StandardStream.output.write(HelpText.rootHelp(subcommands: subcommands.map { $0.spec }))
-      return
-    }
-    guard words.count == 1 else { throw CLIError.usage("'help' takes at most one subcommand name", nil) }
-    guard let command = subcommand(named: name) else {
-      throw CLIError.usage("Unknown subcommand '\(name)'", nil)
-    }
-    StandardStream.output.write(HelpText.help(for: command.spec))
-  }
-
-  private static func subcommand(named name: String) -> (any Subcommand.Type)? {
-    subcommands.first { $0.spec.name == name }
   }
 }

@@ -1,3 +1,5 @@
+import CaskCLIKit
+
 /// A `cask` subcommand: its description, from which parsing and help come, and what it does.
 ///
 /// Each subcommand lives in its own file under `Commands/`.

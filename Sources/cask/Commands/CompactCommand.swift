@@ -1,16 +1,9 @@
+import CaskCLIKit
 import CipherCask
 
 /// `cask compact STORE`.
 enum CompactCommand: Subcommand {
-  static let spec = CommandSpec(
-    name: "compact",
-    abstract: "Reclaim the space of overwritten and deleted values.",
-    discussion: """
-      Rewrites the store's segments keeping only live records (copied still encrypted) and \
-      removes the old ones. Safe to interrupt: the store opens to the same contents either way.
-      """,
-    arguments: [.store],
-    options: OptionSpec.passwordOptions)
+  static var spec: CommandSpec { .compact }
 
   static func run(_ arguments: ParsedArguments) throws {
     let path = arguments.argument("store")

@@ -1,17 +1,10 @@
+import CaskCLIKit
 import CipherCask
 import Foundation
 
 /// `cask create STORE`: a new, empty store. One of the two commands that create stores.
 enum CreateCommand: Subcommand {
-  static let spec = CommandSpec(
-    name: "create",
-    abstract: "Create a new, empty encrypted store.",
-    discussion: """
-      STORE must not exist yet, or be an empty directory. At a prompt the password is asked \
-      twice. Other commands never create a store.
-      """,
-    arguments: [ArgumentSpec(name: "store", help: "The directory to create the store in.")],
-    options: OptionSpec.passwordOptions)
+  static var spec: CommandSpec { .create }
 
   static func run(_ arguments: ParsedArguments) throws {
     let path = arguments.argument("store")

@@ -1,22 +1,11 @@
+import CaskCLIKit
 import CipherCask
 import Foundation
 
 /// `cask demo [DIR]`: the quick start. Imports the bundled sample of events into a new
 /// store, queries, updates and deletes some, and shows what the store looks like after.
 enum DemoCommand: Subcommand {
-  static let spec = CommandSpec(
-    name: "demo",
-    abstract: "Try CipherCask on a sample of events.",
-    discussion: """
-      Creates an encrypted store in DIR (default ./cask-demo), imports 300 invented events \
-      bundled with cask, filters them by city, moves the events of one venue in one atomic \
-      batch, deletes the events that are over, and prints the store's statistics. It runs \
-      offline, in seconds. Unless a password is given with --password-file, CASK_PASSWORD or \
-      --password-stdin, the store's password is the fixed demo password 'cask-demo'. Running \
-      it again on the same directory imports the sample again (replacing the events).
-      """,
-    arguments: [ArgumentSpec(name: "dir", help: "The store's directory (default: cask-demo).", isOptional: true)],
-    options: OptionSpec.passwordOptions)
+  static var spec: CommandSpec { .demo }
 
   static let fixedPassword = "cask-demo"
   static let city = "Lisbon"

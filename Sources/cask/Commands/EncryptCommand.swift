@@ -1,21 +1,9 @@
+import CaskCLIKit
 import CipherCask
 
 /// `cask encrypt IN OUT`: a file into an RNCryptor v3 password message, streaming.
 enum EncryptCommand: Subcommand {
-  static let spec = CommandSpec(
-    name: "encrypt",
-    abstract: "Encrypt a file into an RNCryptor v3 file.",
-    discussion: """
-      The output is an RNCryptor v3 password message that any RNCryptor implementation \
-      decrypts with the password. The file is streamed in 1 MiB chunks, so memory stays small \
-      whatever its size; OUT appears only once it is complete. At a prompt the password is \
-      asked twice.
-      """,
-    arguments: [
-      ArgumentSpec(name: "in", help: "The file to encrypt."),
-      ArgumentSpec(name: "out", help: "The encrypted file to write."),
-    ],
-    options: [FileTransfer.force] + OptionSpec.passwordOptions)
+  static var spec: CommandSpec { .encrypt }
 
   static func run(_ arguments: ParsedArguments) throws {
     let (input, output) = try FileTransfer.paths(arguments)

@@ -1,26 +1,10 @@
+import CaskCLIKit
 import CipherCask
 import Foundation
 
 /// `cask export STORE DIR [--collection NAME] [--format rncryptor|json]`.
 enum ExportCommand: Subcommand {
-  static let spec = CommandSpec(
-    name: "export",
-    abstract: "Export values as RNCryptor v3 files (or plaintext JSON).",
-    discussion: """
-      Writes every value of the store, or of one collection, to its own file in DIR, which \
-      must be new or empty. With --format rncryptor (the default) each file is an RNCryptor \
-      v3 password message that any RNCryptor implementation opens with the store's password; \
-      file names are random and reveal nothing, and listing.rncryptor, encrypted the same \
-      way, maps them to their keys (a JSON document; see Docs/CLI.md). With --format json \
-      the values are written decrypted, with a plaintext listing.json: a warning says so.
-      """,
-    arguments: [.store, ArgumentSpec(name: "dir", help: "The directory to write the files to.")],
-    options: [
-      OptionSpec("collection", value: "name", help: "Export only the objects of this collection."),
-      OptionSpec(
-        "format", value: "format", help: "The kind of files to write (default rncryptor).",
-        allowedValues: ["rncryptor", "json"]),
-    ] + OptionSpec.passwordOptions)
+  static var spec: CommandSpec { .export }
 
   /// The listing file: which file holds which key.
   struct Listing: Codable {

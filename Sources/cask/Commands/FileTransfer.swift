@@ -1,9 +1,8 @@
+import CaskCLIKit
 import Foundation
 
 /// What `encrypt` and `decrypt` share.
 enum FileTransfer {
-  static let force = OptionSpec("force", help: "Replace <out> if it exists.")
-
   /// IN and OUT, checked: IN is a readable file, OUT is free (or `--force`).
   static func paths(_ arguments: ParsedArguments) throws -> (String, String) {
     let input = arguments.argument("in")

@@ -1,13 +1,9 @@
+import CaskCLIKit
 import CipherCask
 
 /// `cask get STORE KEY`: writes a value to standard output, byte for byte.
 enum GetCommand: Subcommand {
-  static let spec = CommandSpec(
-    name: "get",
-    abstract: "Write the value of a key to standard output.",
-    discussion: "The value is written byte for byte, with nothing added. A missing key is an error (exit 1).",
-    arguments: [.store, ArgumentSpec(name: "key", help: "The key (or, with --collection, the object's id).")],
-    options: [.collectionForKeys] + OptionSpec.passwordOptions)
+  static var spec: CommandSpec { .get }
 
   static func run(_ arguments: ParsedArguments) throws {
     let path = arguments.argument("store")

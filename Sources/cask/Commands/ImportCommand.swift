@@ -1,25 +1,10 @@
+import CaskCLIKit
 import CipherCask
 import Foundation
 
 /// `cask import STORE FILE|- --collection NAME --id-key KEY`: upserts JSON objects.
 enum ImportCommand: Subcommand {
-  static let spec = CommandSpec(
-    name: "import",
-    abstract: "Import JSON objects into a collection.",
-    discussion: """
-      FILE holds a JSON array of objects or JSON Lines (one object per line); '-' reads \
-      standard input. Each object is stored, exactly as written, under the id found at \
-      --id-key (a string, or a number written in decimal): a new id is inserted, an existing \
-      one replaced. Objects are written in atomic batches of --batch-size. When an object is \
-      malformed, the error names its line and nothing of the batch holding it is written; \
-      the batches before it stay imported. The store must exist ('cask create').
-      """,
-    arguments: [.store, ArgumentSpec(name: "file", help: "The JSON or JSON Lines file, or '-' for standard input.")],
-    options: [
-      OptionSpec("collection", value: "name", help: "The collection to import into.", isRequired: true),
-      OptionSpec("id-key", value: "key", help: "The field of each object that holds its id.", isRequired: true),
-      OptionSpec("batch-size", value: "n", help: "Objects per atomic batch (default 1000)."),
-    ] + OptionSpec.passwordOptions)
+  static var spec: CommandSpec { .import }
 
   static let defaultBatchSize = 1000
 

@@ -1,21 +1,9 @@
+import CaskCLIKit
 import CipherCask
 
 /// `cask keys STORE [--prefix P] [--collection NAME] [--json]`.
 enum KeysCommand: Subcommand {
-  static let spec = CommandSpec(
-    name: "keys",
-    abstract: "List the keys of a store.",
-    discussion: """
-      Keys are sorted by their UTF-8 bytes, one per line. Control characters are shown escaped \
-      (the U+0000 between a collection's name and an object's id as \\0); --json prints them \
-      exactly. With --collection, the ids of that collection's objects are listed.
-      """,
-    arguments: [.store],
-    options: [
-      OptionSpec("prefix", value: "prefix", help: "Only keys (or ids) that start with this text."),
-      OptionSpec("collection", value: "name", help: "List the ids of the objects of this collection."),
-      .json,
-    ] + OptionSpec.passwordOptions)
+  static var spec: CommandSpec { .keys }
 
   static func run(_ arguments: ParsedArguments) throws {
     let path = arguments.argument("store")

@@ -1,20 +1,10 @@
+import CaskCLIKit
 import CipherCask
 import Foundation
 
 /// `cask put STORE KEY [--file F]`: stores a value, byte for byte.
 enum PutCommand: Subcommand {
-  static let spec = CommandSpec(
-    name: "put",
-    abstract: "Store a value under a key.",
-    discussion: """
-      The value is read from --file, or else from standard input, and stored byte for byte. \
-      An existing value under the key is replaced.
-      """,
-    arguments: [.store, ArgumentSpec(name: "key", help: "The key (or, with --collection, the object's id).")],
-    options: [
-      OptionSpec("file", value: "file", help: "Read the value from this file instead of standard input."),
-      .collectionForKeys,
-    ] + OptionSpec.passwordOptions)
+  static var spec: CommandSpec { .put }
 
   static func run(_ arguments: ParsedArguments) throws {
     let path = arguments.argument("store")

@@ -1,17 +1,9 @@
+import CaskCLIKit
 import CipherCask
 
 /// `cask stats STORE [--json]`.
 enum StatsCommand: Subcommand {
-  static let spec = CommandSpec(
-    name: "stats",
-    abstract: "Show a store's size and health.",
-    discussion: """
-      Keys, collections with their object counts, live and dead bytes (dead bytes are \
-      reclaimed by 'cask compact'), segment files, and what the store's recovery found when \
-      it was opened for this command.
-      """,
-    arguments: [.store],
-    options: [.json] + OptionSpec.passwordOptions)
+  static var spec: CommandSpec { .stats }
 
   /// The figures, as `--json` prints them.
   struct Report: Encodable {

@@ -1,18 +1,10 @@
+import CaskCLIKit
 import CipherCask
 import Foundation
 
 /// `cask verify STORE [--json]`: authenticates every record; exit 1 when anything is damaged.
 enum VerifyCommand: Subcommand {
-  static let spec = CommandSpec(
-    name: "verify",
-    abstract: "Check every record of a store.",
-    discussion: """
-      Reads every segment, checks each record's checksum and authenticates (decrypts) its key \
-      and value, and checks the hint files. Nothing is changed. The report lists each damaged \
-      file and offset; the command exits with status 1 when there is any damage.
-      """,
-    arguments: [.store],
-    options: [.json] + OptionSpec.passwordOptions)
+  static var spec: CommandSpec { .verify }
 
   /// A damaged place, as `--json` prints it.
   struct Region: Encodable {

@@ -1,3 +1,4 @@
+import CaskCLIKit
 import Foundation
 
 #if canImport(Glibc)

@@ -1,3 +1,4 @@
+import CaskCLIKit
 import CipherCask
 import Foundation
 

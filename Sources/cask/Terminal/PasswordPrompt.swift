@@ -1,3 +1,5 @@
+import CaskCLIKit
+
 #if canImport(Glibc)
   import Glibc
 #endif

@@ -1,11 +1,11 @@
 /// The help text of a command, in swift-argument-parser's layout: OVERVIEW, USAGE,
 /// ARGUMENTS, OPTIONS (and SUBCOMMANDS for the root), each entry's help wrapped at 80 columns.
-enum HelpText {
+package enum HelpText {
   static let width = 80
   static let labelColumn = 26
 
   /// `cask put <store> <key> [--file <file>] ...`
-  static func usage(_ spec: CommandSpec) -> String {
+  package static func usage(_ spec: CommandSpec) -> String {
     var parts = ["cask", spec.name]
     parts += spec.arguments.map(\.usage)
     for option in spec.options where option.name != OptionSpec.help.name {
@@ -14,7 +14,7 @@ enum HelpText {
     return parts.joined(separator: " ")
   }
 
-  static func help(for spec: CommandSpec) -> String {
+  package static func help(for spec: CommandSpec) -> String {
     var text = "OVERVIEW: \(spec.abstract)\n"
     if let discussion = spec.discussion {
       text += "\n" + wrap(discussion, indent: 0) + "\n"
@@ -38,9 +38,9 @@ enum HelpText {
   }
 
   /// The root command's help: the subcommands with their abstracts.
-  static func rootHelp(subcommands: [CommandSpec]) -> String {
-    var text = "OVERVIEW: \(CaskCommand.abstract)\n"
-    text += "\n" + wrap(CaskCommand.discussion, indent: 0) + "\n"
+  package static func rootHelp(subcommands: [CommandSpec]) -> String {
+    var text = "OVERVIEW: \(CaskCommandLine.abstract)\n"
+    text += "\n" + wrap(CaskCommandLine.discussion, indent: 0) + "\n"
     text += "\nUSAGE: cask <subcommand>\n"
     text += "\nOPTIONS:\n"
     text += entry("--version", "Show the version.")
@@ -54,7 +54,7 @@ enum HelpText {
   }
 
   /// The lines after an `Error:` line of a usage error.
-  static func usageHint(_ spec: CommandSpec?) -> String {
+  package static func usageHint(_ spec: CommandSpec?) -> String {
     guard let spec else {
       return "Usage: cask <subcommand>\n  See 'cask --help' for more information.\n"
     }
@@ -75,7 +75,7 @@ enum HelpText {
 
   /// Wraps `text` at `width` columns, every line indented by `indent` spaces; blank lines in
   /// `text` separate paragraphs.
-  static func wrap(_ text: String, indent: Int) -> String {
+  package static func wrap(_ text: String, indent: Int) -> String {
     let margin = String(repeating: " ", count: indent)
     var lines: [String] = []
     for paragraph in text.split(separator: "\n", omittingEmptySubsequences: false) {

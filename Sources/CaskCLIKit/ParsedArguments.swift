@@ -1,13 +1,20 @@
 /// What the parser found for one command: positional arguments by name, option values and
 /// flags. Lookups use the names of the command's `CommandSpec`.
-struct ParsedArguments: Sendable {
-  let spec: CommandSpec
-  var positionals: [String: String] = [:]
-  var values: [String: String] = [:]
-  var flags: Set<String> = []
+package struct ParsedArguments: Sendable {
+  package let spec: CommandSpec
+  /// Positional arguments by the name of their `ArgumentSpec`.
+  package var positionals: [String: String] = [:]
+  /// Option values by long name.
+  package var values: [String: String] = [:]
+  /// The long names of the flags given.
+  package var flags: Set<String> = []
+
+  package init(spec: CommandSpec) {
+    self.spec = spec
+  }
 
   /// A required positional argument (the parser has checked it is present).
-  func argument(_ name: String) -> String {
+  package func argument(_ name: String) -> String {
     guard let value = positionals[name] else {
       preconditionFailure("cask: '\(name)' is not a required argument of '\(spec.name)'")
     }
@@ -15,17 +22,17 @@ struct ParsedArguments: Sendable {
   }
 
   /// An optional positional argument.
-  func optionalArgument(_ name: String) -> String? {
+  package func optionalArgument(_ name: String) -> String? {
     positionals[name]
   }
 
   /// The value of an option, or `nil` when it was not given.
-  func option(_ name: String) -> String? {
+  package func option(_ name: String) -> String? {
     values[name]
   }
 
   /// The value of an option the spec marks as required (the parser has checked it is there).
-  func requiredOption(_ name: String) -> String {
+  package func requiredOption(_ name: String) -> String {
     guard let value = values[name] else {
       preconditionFailure("cask: '--\(name)' is not a required option of '\(spec.name)'")
     }
@@ -33,14 +40,14 @@ struct ParsedArguments: Sendable {
   }
 
   /// Whether a flag was given.
-  func flag(_ name: String) -> Bool {
+  package func flag(_ name: String) -> Bool {
     flags.contains(name)
   }
 
   /// The value of an option that must be a positive integer.
   ///
   /// - Throws: `CLIError.usage` when the value is not one.
-  func positiveInteger(_ name: String) throws -> Int? {
+  package func positiveInteger(_ name: String) throws -> Int? {
     guard let text = values[name] else { return nil }
     guard let value = Int(text), value > 0 else {
       throw CLIError.usage("The value '\(text)' is invalid for '--\(name)': expected a positive integer", spec)

@@ -9,11 +9,15 @@
 /// Errors are `CLIError.usage`. They quote option names, and the value of an option only when
 /// it must be one of a few fixed choices; never a positional word or a free-form value, which
 /// may be a key or, by mistake, a password.
-struct ArgumentParser {
-  let spec: CommandSpec
+package struct ArgumentParser {
+  package let spec: CommandSpec
+
+  package init(spec: CommandSpec) {
+    self.spec = spec
+  }
 
   /// Whether the words ask for help (`-h` or `--help` before any `--`).
-  static func asksForHelp(_ words: [String]) -> Bool {
+  package static func asksForHelp(_ words: [String]) -> Bool {
     for word in words {
       if word == "--" { return false }
       if word == "-h" || word == "--help" { return true }
@@ -21,7 +25,11 @@ struct ArgumentParser {
     return false
   }
 
-  func parse(_ words: [String]) throws -> ParsedArguments {
+  /// Parses the words after the subcommand's name.
+  ///
+  /// - Throws: `CLIError.usage` when the words do not fit the spec.
+  /// - Complexity: O(*n* × *m*) for *n* words and *m* options.
+  package func parse(_ words: [String]) throws -> ParsedArguments {
     var result = ParsedArguments(spec: spec)
     var positionals: [String] = []
     var index = 0
@@ -60,6 +68,7 @@ struct ArgumentParser {
     for option in spec.options where option.isRequired && result.values[option.name] == nil {
       throw usage("Missing expected argument '\(option.label)'")
     }
+    try checkValues(of: result)
     return result
   }
 
@@ -70,10 +79,10 @@ struct ArgumentParser {
       let name = String(body.prefix { $0 != "=" })
       let value = body.contains("=") ? String(body.drop { $0 != "=" }.dropFirst()) : nil
       if let option = spec.option(named: name) { return (option, value) }
-      if name == "password" || name == "new-password" {
+      if let variable = OptionSpec.refusedPasswordNames[name] {
         throw usage(
           "Passwords are never taken as command-line arguments; use --\(name)-file, "
-            + "\(name == "password" ? "CASK_PASSWORD" : "CASK_NEW_PASSWORD"), --\(name)-stdin or the prompt")
+            + "\(variable), --\(name)-stdin or the prompt")
       }
       throw usage("Unknown option '--\(name)'")
     }
@@ -97,6 +106,17 @@ struct ArgumentParser {
       throw usage(
         "\(extra) unexpected argument\(extra == 1 ? "" : "s") (\(spec.name) takes "
           + "\(spec.arguments.map(\.usage).joined(separator: " ")))")
+    }
+  }
+
+  /// Applies each option's `ValueCheck`, in the order of the spec's options.
+  private func checkValues(of result: ParsedArguments) throws {
+    for option in spec.options {
+      guard let check = option.check, result.values[option.name] != nil else { continue }
+      switch check {
+      case .positiveInteger: _ = try result.positiveInteger(option.name)
+      case .collectionName: _ = try KeyText.collectionPrefix(result.values[option.name] ?? "", spec)
+      }
     }
   }
 

@@ -1,0 +1,65 @@
+/// The root command's parsing: which subcommand runs with which arguments, or which help or
+/// version text is printed instead. `cask`'s `main` does what the request says; nothing here
+/// touches a file, a stream or the environment, so the whole command line can be fuzzed
+/// (`Fuzz/CLIArgs`).
+package enum CaskCommandLine {
+  package static let version = "0.1.0"
+  package static let abstract = "Encrypted key-value stores and RNCryptor v3 files from the command line."
+  package static let discussion = """
+    Stores are directories written by CipherCask: every key and value is encrypted. Passwords \
+    are never command-line arguments: they come from --password-file, the CASK_PASSWORD \
+    environment variable, --password-stdin, or a prompt on the terminal, in that order.
+    """
+
+  /// What the command line asks for.
+  package enum Request: Sendable {
+    /// Print this text on standard output and exit 0 (help, or the version).
+    case print(String)
+    /// Run the subcommand `arguments.spec` with these arguments.
+    case run(ParsedArguments)
+  }
+
+  /// Interprets the command line `words` (without the program name).
+  ///
+  /// - Parameter subcommands: the subcommands to know (`CommandSpec.subcommands`).
+  /// - Throws: `CLIError.usage` for a command line that is wrong; never anything else.
+  /// - Complexity: O(*n* × *m*) for *n* words and *m* options of the subcommand.
+  package static func interpret(_ words: [String], subcommands: [CommandSpec] = CommandSpec.subcommands) throws
+    -> Request
+  {
+    guard let first = words.first else {
+      return .print(HelpText.rootHelp(subcommands: subcommands))
+    }
+    let rest = Array(words.dropFirst())
+    switch first {
+    case "--version":
+      guard rest.isEmpty else { throw CLIError.usage("'--version' takes no arguments", nil) }
+      return .print(version + "\n")
+    case "-h", "--help":
+      return .print(HelpText.rootHelp(subcommands: subcommands))
+    case "help":
+      return .print(try help(rest, subcommands: subcommands))
+    default:
+      guard let spec = subcommands.first(where: { $0.name == first }) else {
+        if first.hasPrefix("-") { throw CLIError.usage("Unknown option '\(first)'", nil) }
+        throw CLIError.usage("Unknown subcommand '\(first)'", nil)
+      }
+      if ArgumentParser.asksForHelp(rest) {
+        return .print(HelpText.help(for: spec))
+      }
+      return .run(try ArgumentParser(spec: spec).parse(rest))
+    }
+  }
+
+  /// `cask help [<subcommand>]`.
+  private static func help(_ words: [String], subcommands: [CommandSpec]) throws -> String {
+    guard let name = words.first, name != "-h", name != "--help" else {
+      return HelpText.rootHelp(subcommands: subcommands)
+    }
+    guard words.count == 1 else { throw CLIError.usage("'help' takes at most one subcommand name", nil) }
+    guard let spec = subcommands.first(where: { $0.name == name }) else {
+      throw CLIError.usage("Unknown subcommand '\(name)'", nil)
+    }
+    return HelpText.help(for: spec)
+  }
+}

@@ -1,0 +1,35 @@
+extension ArgumentSpec {
+  /// `<store>`, the first argument of every store command.
+  static let store = ArgumentSpec(name: "store", help: "The store's directory.")
+}
+
+extension OptionSpec {
+  /// `-h, --help`, which every command accepts.
+  package static let help = OptionSpec("help", short: "h", help: "Show help information.")
+
+  /// `--json`, for commands with a machine-readable output.
+  static let json = OptionSpec("json", help: "Print the result as JSON.")
+
+  /// `--force`, for `encrypt` and `decrypt`.
+  static let force = OptionSpec("force", help: "Replace <out> if it exists.")
+
+  /// `--collection <name>` for commands that address single keys: the key is then the id of
+  /// an object of that collection (stored under `name + U+0000 + id`).
+  static let collectionForKeys = OptionSpec(
+    "collection", value: "name",
+    help: "Address the object with this id in the named collection instead of a plain key.",
+    check: .collectionName)
+
+  /// Where the password of an existing store or file comes from (see Docs/CLI.md, "Passwords").
+  static let passwordOptions = [
+    OptionSpec(
+      "password-file", value: "file",
+      help: "Read the password from the first line of this file. Otherwise CASK_PASSWORD, --password-stdin or a prompt."
+    ),
+    OptionSpec("password-stdin", help: "Read the password from the first line of standard input."),
+  ]
+
+  /// The long names the parser refuses because they would carry a password on the command
+  /// line (`--password`, `--new-password`), with the variable that takes its place.
+  package static let refusedPasswordNames = ["password": "CASK_PASSWORD", "new-password": "CASK_NEW_PASSWORD"]
+}

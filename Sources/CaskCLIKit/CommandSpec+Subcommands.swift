@@ -1,0 +1,211 @@
+/// The subcommands of `cask`, each described once: the parser and the help text come from
+/// these, and each command in `Sources/cask/Commands/` does its work with the result. Options
+/// with a `ValueCheck` are checked by the parser; what needs the file system (does the store
+/// exist, is the file readable) is the command's.
+extension CommandSpec {
+  /// Every subcommand, in the order the root help lists them.
+  package static let subcommands: [CommandSpec] = [
+    demo, create, put, get, delete, keys, `import`, export, encrypt, decrypt, compact, verify, stats, passwd,
+  ]
+
+  /// `cask demo`.
+  package static let demo = CommandSpec(
+    name: "demo",
+    abstract: "Try CipherCask on a sample of events.",
+    discussion: """
+      Creates an encrypted store in DIR (default ./cask-demo), imports 300 invented events \
+      bundled with cask, filters them by city, moves the events of one venue in one atomic \
+      batch, deletes the events that are over, and prints the store's statistics. It runs \
+      offline, in seconds. Unless a password is given with --password-file, CASK_PASSWORD or \
+      --password-stdin, the store's password is the fixed demo password 'cask-demo'. Running \
+      it again on the same directory imports the sample again (replacing the events).
+      """,
+    arguments: [ArgumentSpec(name: "dir", help: "The store's directory (default: cask-demo).", isOptional: true)],
+    options: OptionSpec.passwordOptions)
+
+  /// `cask create`.
+  package static let create = CommandSpec(
+    name: "create",
+    abstract: "Create a new, empty encrypted store.",
+    discussion: """
+      STORE must not exist yet, or be an empty directory. At a prompt the password is asked \
+      twice. Other commands never create a store.
+      """,
+    arguments: [ArgumentSpec(name: "store", help: "The directory to create the store in.")],
+    options: OptionSpec.passwordOptions)
+
+  /// `cask put`.
+  package static let put = CommandSpec(
+    name: "put",
+    abstract: "Store a value under a key.",
+    discussion: """
+      The value is read from --file, or else from standard input, and stored byte for byte. \
+      An existing value under the key is replaced.
+      """,
+    arguments: [.store, ArgumentSpec(name: "key", help: "The key (or, with --collection, the object's id).")],
+    options: [
+      OptionSpec("file", value: "file", help: "Read the value from this file instead of standard input."),
+      .collectionForKeys,
+    ] + OptionSpec.passwordOptions)
+
+  /// `cask get`.
+  package static let get = CommandSpec(
+    name: "get",
+    abstract: "Write the value of a key to standard output.",
+    discussion: "The value is written byte for byte, with nothing added. A missing key is an error (exit 1).",
+    arguments: [.store, ArgumentSpec(name: "key", help: "The key (or, with --collection, the object's id).")],
+    options: [.collectionForKeys] + OptionSpec.passwordOptions)
+
+  /// `cask delete`.
+  package static let delete = CommandSpec(
+    name: "delete",
+    abstract: "Remove a key and its value.",
+    discussion: "A key that does not exist is an error (exit 1); nothing is written then.",
+    arguments: [.store, ArgumentSpec(name: "key", help: "The key (or, with --collection, the object's id).")],
+    options: [.collectionForKeys] + OptionSpec.passwordOptions)
+
+  /// `cask keys`.
+  package static let keys = CommandSpec(
+    name: "keys",
+    abstract: "List the keys of a store.",
+    discussion: """
+      Keys are sorted by their UTF-8 bytes, one per line. Control characters are shown escaped \
+      (the U+0000 between a collection's name and an object's id as \\0); --json prints them \
+      exactly. With --collection, the ids of that collection's objects are listed.
+      """,
+    arguments: [.store],
+    options: [
+      OptionSpec("prefix", value: "prefix", help: "Only keys (or ids) that start with this text."),
+      OptionSpec(
+        "collection", value: "name", help: "List the ids of the objects of this collection.",
+        check: .collectionName),
+      .json,
+    ] + OptionSpec.passwordOptions)
+
+  /// `cask import`.
+  package static let `import` = CommandSpec(
+    name: "import",
+    abstract: "Import JSON objects into a collection.",
+    discussion: """
+      FILE holds a JSON array of objects or JSON Lines (one object per line); '-' reads \
+      standard input. Each object is stored, exactly as written, under the id found at \
+      --id-key (a string, or a number written in decimal): a new id is inserted, an existing \
+      one replaced. Objects are written in atomic batches of --batch-size. When an object is \
+      malformed, the error names its line and nothing of the batch holding it is written; \
+      the batches before it stay imported. The store must exist ('cask create').
+      """,
+    arguments: [.store, ArgumentSpec(name: "file", help: "The JSON or JSON Lines file, or '-' for standard input.")],
+    options: [
+      OptionSpec(
+        "collection", value: "name", help: "The collection to import into.", isRequired: true,
+        check: .collectionName),
+      OptionSpec("id-key", value: "key", help: "The field of each object that holds its id.", isRequired: true),
+      OptionSpec(
+        "batch-size", value: "n", help: "Objects per atomic batch (default 1000).", check: .positiveInteger),
+    ] + OptionSpec.passwordOptions)
+
+  /// `cask export`.
+  package static let export = CommandSpec(
+    name: "export",
+    abstract: "Export values as RNCryptor v3 files (or plaintext JSON).",
+    discussion: """
+      Writes every value of the store, or of one collection, to its own file in DIR, which \
+      must be new or empty. With --format rncryptor (the default) each file is an RNCryptor \
+      v3 password message that any RNCryptor implementation opens with the store's password; \
+      file names are random and reveal nothing, and listing.rncryptor, encrypted the same \
+      way, maps them to their keys (a JSON document; see Docs/CLI.md). With --format json \
+      the values are written decrypted, with a plaintext listing.json: a warning says so.
+      """,
+    arguments: [.store, ArgumentSpec(name: "dir", help: "The directory to write the files to.")],
+    options: [
+      OptionSpec(
+        "collection", value: "name", help: "Export only the objects of this collection.", check: .collectionName),
+      OptionSpec(
+        "format", value: "format", help: "The kind of files to write (default rncryptor).",
+        allowedValues: ["rncryptor", "json"]),
+    ] + OptionSpec.passwordOptions)
+
+  /// `cask encrypt`.
+  package static let encrypt = CommandSpec(
+    name: "encrypt",
+    abstract: "Encrypt a file into an RNCryptor v3 file.",
+    discussion: """
+      The output is an RNCryptor v3 password message that any RNCryptor implementation \
+      decrypts with the password. The file is streamed in 1 MiB chunks, so memory stays small \
+      whatever its size; OUT appears only once it is complete. At a prompt the password is \
+      asked twice.
+      """,
+    arguments: [
+      ArgumentSpec(name: "in", help: "The file to encrypt."),
+      ArgumentSpec(name: "out", help: "The encrypted file to write."),
+    ],
+    options: [.force] + OptionSpec.passwordOptions)
+
+  /// `cask decrypt`.
+  package static let decrypt = CommandSpec(
+    name: "decrypt",
+    abstract: "Decrypt an RNCryptor v3 file.",
+    discussion: """
+      Reads an RNCryptor v3 password message (from cask or any RNCryptor implementation) in \
+      1 MiB chunks. The plaintext goes to a temporary file beside OUT and is renamed to OUT \
+      only after the whole message has authenticated: with a wrong password or a modified \
+      file, OUT is not written at all.
+      """,
+    arguments: [
+      ArgumentSpec(name: "in", help: "The RNCryptor v3 file to decrypt."),
+      ArgumentSpec(name: "out", help: "The plaintext file to write."),
+    ],
+    options: [.force] + OptionSpec.passwordOptions)
+
+  /// `cask compact`.
+  package static let compact = CommandSpec(
+    name: "compact",
+    abstract: "Reclaim the space of overwritten and deleted values.",
+    discussion: """
+      Rewrites the store's segments keeping only live records (copied still encrypted) and \
+      removes the old ones. Safe to interrupt: the store opens to the same contents either way.
+      """,
+    arguments: [.store],
+    options: OptionSpec.passwordOptions)
+
+  /// `cask verify`.
+  package static let verify = CommandSpec(
+    name: "verify",
+    abstract: "Check every record of a store.",
+    discussion: """
+      Reads every segment, checks each record's checksum and authenticates (decrypts) its key \
+      and value, and checks the hint files. Nothing is changed. The report lists each damaged \
+      file and offset; the command exits with status 1 when there is any damage.
+      """,
+    arguments: [.store],
+    options: [.json] + OptionSpec.passwordOptions)
+
+  /// `cask stats`.
+  package static let stats = CommandSpec(
+    name: "stats",
+    abstract: "Show a store's size and health.",
+    discussion: """
+      Keys, collections with their object counts, live and dead bytes (dead bytes are \
+      reclaimed by 'cask compact'), segment files, and what the store's recovery found when \
+      it was opened for this command.
+      """,
+    arguments: [.store],
+    options: [.json] + OptionSpec.passwordOptions)
+
+  /// `cask passwd`.
+  package static let passwd = CommandSpec(
+    name: "passwd",
+    abstract: "Change the password of a store.",
+    discussion: """
+      The current password comes from --password-file, CASK_PASSWORD, --password-stdin or a \
+      prompt; the new one from --new-password-file, CASK_NEW_PASSWORD, --new-password-stdin \
+      or a prompt asked twice. When both come from standard input, the first line is the \
+      current password and the second the new one. Only the store's header is rewritten (the \
+      data key is re-wrapped), atomically: after a crash the store opens with one of the two.
+      """,
+    arguments: [.store],
+    options: OptionSpec.passwordOptions + [
+      OptionSpec("new-password-file", value: "file", help: "Read the new password from the first line of this file."),
+      OptionSpec("new-password-stdin", help: "Read the new password from the next line of standard input."),
+    ])
+}
