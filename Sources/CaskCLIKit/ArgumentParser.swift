@@ -37,7 +37,7 @@ package struct ArgumentParser {
     while index < words.count {
       let word = words[index]
       index += 1
-      if optionsEnded || word == "-" || !word.hasPrefix("-") {
+      if optionsEnded || !OptionSyntax.isOption(word) {
         positionals.append(word)
       } else if word == "--" {
         optionsEnded = true
@@ -51,7 +51,7 @@ package struct ArgumentParser {
         let value: String
         if let inlineValue {
           value = inlineValue
-        } else if index < words.count, words[index] == "-" || !words[index].hasPrefix("-") {
+        } else if index < words.count, !OptionSyntax.isOption(words[index]) {
           value = words[index]
           index += 1
         } else {
@@ -59,7 +59,8 @@ package struct ArgumentParser {
         }
         if let allowed = option.allowedValues, !allowed.contains(value) {
           let choices = allowed.map { "'\($0)'" }.joined(separator: ", ")
-          throw usage("The value '\(value)' is invalid for '\(option.label)': expected one of \(choices)")
+          throw usage(
+            "The value \(MessageText.quoted(value)) is invalid for '\(option.label)': expected one of \(choices)")
         }
         result.values[option.name] = value
       }
@@ -74,21 +75,21 @@ package struct ArgumentParser {
 
   /// The option a word names, and the value after `=` if any.
   private func lookUp(_ word: String) throws -> (OptionSpec, String?) {
-    if word.hasPrefix("--") {
-      let body = word.dropFirst(2)
-      let name = String(body.prefix { $0 != "=" })
-      let value = body.contains("=") ? String(body.drop { $0 != "=" }.dropFirst()) : nil
+    if let (name, value) = OptionSyntax.longOption(word) {
       if let option = spec.option(named: name) { return (option, value) }
       if let variable = OptionSpec.refusedPasswordNames[name] {
         throw usage(
           "Passwords are never taken as command-line arguments; use --\(name)-file, "
             + "\(variable), --\(name)-stdin or the prompt")
       }
-      throw usage("Unknown option '--\(name)'")
+      throw usage("Unknown option \(MessageText.quoted("--" + name))")
     }
-    let letters = Array(word.dropFirst())
+    var afterDash = ""
+    afterDash.unicodeScalars.append(contentsOf: word.unicodeScalars.dropFirst())
+    let letters = Array(afterDash)
     guard letters.count == 1, let option = spec.option(short: letters[0]) else {
-      throw usage("Unknown option '\(letters.count == 1 ? word : "-" + String(letters.first ?? "-"))'")
+      // Only the first letter: `-pSECRET` must not show SECRET.
+      throw usage("Unknown option \(MessageText.quoted("-" + String(letters.first ?? "-")))")
     }
     return (option, nil)
   }

@@ -1,5 +1,10 @@
 /// How a command fails. `cask`'s `main` prints the message as `Error: ...` on standard error
 /// and exits with the status the case calls for.
+///
+/// Messages are one line and never contain a password, a key or a value. The words of the
+/// command line they quote (an unknown option without its `=value`, a rejected choice, an
+/// unknown subcommand) go through `MessageText.quoted(_:)`, so that no control character can
+/// break the line.
 package enum CLIError: Error, Sendable {
   /// Thrown when the command line is wrong: exit 64 (EX_USAGE), with a usage hint for the
   /// command (`nil` for the root command).

@@ -41,8 +41,7 @@ package enum CaskCommandLine {
       return .print(try help(rest, subcommands: subcommands))
     default:
       guard let spec = subcommands.first(where: { $0.name == first }) else {
-        if first.hasPrefix("-") { throw CLIError.usage("Unknown option '\(first)'", nil) }
-        throw CLIError.usage("Unknown subcommand '\(first)'", nil)
+        throw unknown(first)
       }
       if ArgumentParser.asksForHelp(rest) {
         return .print(HelpText.help(for: spec))
@@ -58,8 +57,17 @@ package enum CaskCommandLine {
     }
     guard words.count == 1 else { throw CLIError.usage("'help' takes at most one subcommand name", nil) }
     guard let spec = subcommands.first(where: { $0.name == name }) else {
-      throw CLIError.usage("Unknown subcommand '\(name)'", nil)
+      throw unknown(name)
     }
     return HelpText.help(for: spec)
+  }
+
+  /// The error for a first word (or a word after `help`) that names no subcommand. An option
+  /// is quoted without its value: `--password=SECRET` must not show SECRET.
+  private static func unknown(_ word: String) -> CLIError {
+    if OptionSyntax.isOption(word) {
+      return CLIError.usage("Unknown option \(MessageText.quoted(OptionSyntax.withoutValue(word)))", nil)
+    }
+    return CLIError.usage("Unknown subcommand \(MessageText.quoted(word))", nil)
   }
 }

@@ -50,7 +50,8 @@ package struct ParsedArguments: Sendable {
   package func positiveInteger(_ name: String) throws -> Int? {
     guard let text = values[name] else { return nil }
     guard let value = Int(text), value > 0 else {
-      throw CLIError.usage("The value '\(text)' is invalid for '--\(name)': expected a positive integer", spec)
+      throw CLIError.usage(
+        "The value \(MessageText.quoted(text)) is invalid for '--\(name)': expected a positive integer", spec)
     }
     return value
   }

@@ -88,4 +88,66 @@ struct CommandLineTests {
       #expect(!result.err.contains("hunter2"))
     }
   }
+
+  @Test("a password before the subcommand or after 'help' is not echoed in 'Unknown option' (found by fuzz-cli-args)")
+  func passwordBeforeTheSubcommand() throws {
+    let cask = try CaskRunner("pwroot")
+    defer { cask.remove() }
+    let result = try cask.run(["--password=hunter2", "get", "s", "k"])
+    #expect(result.status == 64)
+    #expect(result.err.hasPrefix("Error: Unknown option '--password'\n"), "\(result.err)")
+    #expect(!result.err.contains("hunter2"))
+    // A combining mark after '=' is one Character with it; the parser splits on scalars.
+    let combining = try cask.run(["get", "s", "k", "--password=\u{301}hunter2"])
+    #expect(combining.status == 64 && combining.err.contains("never taken as command-line arguments"))
+    #expect(!combining.err.contains("hunter2"))
+    let afterHelp = try cask.run(["help", "--password=hunter2"])
+    #expect(afterHelp.status == 64 && afterHelp.err.hasPrefix("Error: Unknown option '--password'\n"))
+  }
+
+  @Test("control characters in a quoted word are escaped, so an error stays one line (found by fuzz-cli-args)")
+  func controlCharactersAreEscaped() throws {
+    let cask = try CaskRunner("control")
+    defer { cask.remove() }
+    let cases: [([String], String)] = [
+      (["not\u{5}s"], "Error: Unknown subcommand 'not\\u{5}s'\n"),
+      (["keys", "s", "--bo\ngus"], "Error: Unknown option '--bo\\ngus'\n"),
+      (
+        ["export", "s", "d", "--format", "x\u{1b}[2J"],
+        "Error: The value 'x\\u{1b}[2J' is invalid for '--format <format>'"
+      ),
+      (["help", "a\rb"], "Error: Unknown subcommand 'a\\rb'\n"),
+    ]
+    for (arguments, expected) in cases {
+      let result = try cask.run(arguments)
+      #expect(result.status == 64)
+      #expect(result.err.hasPrefix(expected), "\(arguments): \(result.err.debugDescription)")
+      #expect(result.err.split(separator: "\n").count == 3, "\(arguments): \(result.err.debugDescription)")
+    }
+  }
+
+  @Test("every subcommand the parser knows runs its own implementation")
+  func everySubcommandIsImplemented() throws {
+    let cask = try CaskRunner("implemented")
+    defer { cask.remove() }
+    try Data().write(to: URL(fileURLWithPath: cask.path("file")))
+    // Each command line parses, reaches its command, and fails there (exit 1) on its path;
+    // `demo` runs in DemoTests.
+    let lines: [[String]] = [
+      ["create", "file"], ["put", "missing", "k", "--file", "file"], ["get", "missing", "k"],
+      ["delete", "missing", "k"], ["keys", "missing"],
+      ["import", "missing", "file", "--collection", "c", "--id-key", "id"],
+      ["export", "missing", "out"], ["encrypt", "missing", "out"], ["decrypt", "missing", "out"],
+      ["compact", "missing"],
+      ["verify", "missing"], ["stats", "missing"], ["passwd", "missing"],
+    ]
+    let help = try cask.run(["--help"]).out
+    for arguments in lines {
+      #expect(help.contains("\n  \(arguments[0]) "))
+      let result = try cask.run(arguments, password: "pw")
+      #expect(result.status == 1, "\(arguments) exited \(result.status): \(result.err)")
+      #expect(
+        result.err.hasPrefix("Error: ") && result.err.contains("'\(arguments[1])'"), "\(arguments): \(result.err)")
+    }
+  }
 }
