@@ -60,6 +60,7 @@ let package = Package(
     .executableTarget(
       name: "fuzz-header", dependencies: ["FuzzSupport", "CaskEngine", "RNCryptorCodec"], path: "Fuzz/Header"),
     .executableTarget(name: "fuzz-import", dependencies: ["FuzzSupport", "CipherCask"], path: "Fuzz/Import"),
+    .executableTarget(name: "fuzz-cli-args", dependencies: ["FuzzSupport", "CaskCLIKit"], path: "Fuzz/CLIArgs"),
     .testTarget(
       name: "CaskEngineTests",
       dependencies: ["CaskEngine", "CaskTestSupport"]
@@ -71,7 +72,8 @@ let package = Package(
     ),
     .testTarget(
       name: "CaskCLITests",
-      dependencies: ["CipherCask", "CaskTestSupport"]
+      dependencies: ["CipherCask", "CaskTestSupport"],
+      exclude: ["Regressions"]
     ),
     .testTarget(
       name: "CipherCaskSyncTests",

@@ -1,0 +1,244 @@
+import CaskCLIKit
+import Foundation
+import FuzzSupport
+
+/// fuzz-cli-args: `cask`'s command line (`CaskCommandLine.interpret`, the `ArgumentParser` of
+/// every subcommand, the value checks and the help), on any words.
+///
+/// Input: the words of a command line separated by NUL bytes (as the kernel hands `argv` to a
+/// process; invalid UTF-8 is repaired as `CommandLine.arguments` repairs it). Each input runs
+/// once as the whole command line, and once after each subcommand's name. Whatever the words:
+/// - only `CLIError.usage` is thrown, whose message is one line without control characters,
+///   and whose usage hint names the subcommand typed (or the root);
+/// - the message does not depend on a password given by mistake (`--password=X`,
+///   `--new-password X`, ...): with every such value replaced by a marker, the outcome is the
+///   same and the marker appears in no message;
+/// - `-h`/`--help` before `--` always prints that subcommand's help, `--version` alone the
+///   version, and no word list prints anything else;
+/// - a parse that succeeds has every required argument and option, only the spec's names,
+///   values within their choices and checks, and parses to the same result again when written
+///   out canonically (`--name=value`, flags, `--`, the positionals).
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzCLIArgs(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+  guard let data else { return 0 }
+  CLIArgsTarget.test(UnsafeRawBufferPointer(start: data, count: size))
+  return 0
+}
+
+enum CLIArgsTarget {
+  /// Put in place of every password-looking value; no message may contain it.
+  static let marker = "fuzz-secret-7f3a"
+  static let rootHelp = HelpText.rootHelp(subcommands: CommandSpec.subcommands)
+
+  /// The outcome of one command line, comparable.
+  enum Outcome: Equatable {
+    case print(String)
+    case run(name: String, positionals: [String: String], values: [String: String], flags: Set<String>)
+    case usage(message: String, command: String?)
+  }
+
+  static func test(_ bytes: UnsafeRawBufferPointer) {
+    let words = bytes.split(separator: 0, omittingEmptySubsequences: false).map {
+      String(decoding: $0, as: UTF8.self)
+    }
+    // An empty input is the empty command line, not one empty word.
+    let line = bytes.isEmpty ? [] : words
+    check(line)
+    for spec in CommandSpec.subcommands {
+      check([spec.name] + line)
+    }
+  }
+
+  static func check(_ argv: [String]) {
+    let outcome = interpret(argv)
+    switch outcome {
+    case .usage(let message, let command):
+      FuzzReplay.check(!message.isEmpty, "an empty usage message")
+      FuzzReplay.check(
+        !message.unicodeScalars.contains(where: isControl),
+        "a control character in the message \(message.debugDescription)")
+      let typed = argv.first.flatMap { name in CommandSpec.subcommands.first { $0.name == name } }
+      FuzzReplay.check(command == nil || command == typed?.name, "the usage hint is for '\(command ?? "")'")
+      let hint = HelpText.usageHint(typed.flatMap { $0.name == command ? $0 : nil })
+      FuzzReplay.check(hint.split(separator: "\n").count == 2, "the usage hint is not two lines")
+    case .print(let text):
+      FuzzReplay.check(text.hasSuffix("\n"), "printed text without a final newline")
+    case .run:
+      break
+    }
+    checkHelpAndVersion(argv, outcome)
+    if case .run = outcome { checkParsed(argv) }
+    let masked = maskingSecrets(argv)
+    if masked != argv {
+      let again = interpret(masked)
+      FuzzReplay.check(again == outcome, "a password's value changed the outcome: \(outcome) vs \(again)")
+      if case .usage(let message, _) = again {
+        FuzzReplay.check(!message.contains(marker), "a password's value in the message \(message.debugDescription)")
+      }
+    }
+  }
+
+  static func interpret(_ argv: [String]) -> Outcome {
+    do {
+      switch try CaskCommandLine.interpret(argv) {
+      case .print(let text):
+        return .print(text)
+      case .run(let parsed):
+        return .run(name: parsed.spec.name, positionals: parsed.positionals, values: parsed.values, flags: parsed.flags)
+      }
+    } catch CLIError.usage(let message, let spec) {
+      return .usage(message: message, command: spec?.name)
+    } catch {
+      FuzzReplay.check(false, "an error that is not a usage error: \(error)")
+      return .usage(message: "", command: nil)
+    }
+  }
+
+  /// Help and version are answered exactly when asked for.
+  static func checkHelpAndVersion(_ argv: [String], _ outcome: Outcome) {
+    guard let first = argv.first else {
+      FuzzReplay.check(outcome == .print(rootHelp), "no words did not print the root help")
+      return
+    }
+    if first == "-h" || first == "--help" {
+      FuzzReplay.check(outcome == .print(rootHelp), "\(first) did not print the root help")
+    } else if first == "--version" {
+      let expected: Outcome = argv.count == 1 ? .print(CaskCommandLine.version + "\n") : outcome
+      FuzzReplay.check(outcome == expected, "--version alone did not print the version")
+      if argv.count > 1 { FuzzReplay.check(!isPrint(outcome), "--version with arguments printed") }
+    } else if let spec = CommandSpec.subcommands.first(where: { $0.name == first }) {
+      let asks = ArgumentParser.asksForHelp(Array(argv.dropFirst()))
+      FuzzReplay.check(
+        asks ? outcome == .print(HelpText.help(for: spec)) : !isPrint(outcome),
+        "help of '\(first)' \(asks ? "not printed" : "printed unasked")")
+    } else if first != "help" {
+      FuzzReplay.check(!isPrint(outcome), "an unknown first word printed something")
+    }
+  }
+
+  /// The parse result follows its spec, and parses again to itself from its canonical form.
+  static func checkParsed(_ argv: [String]) {
+    guard case .run(let parsed)? = try? CaskCommandLine.interpret(argv) else {
+      FuzzReplay.check(false, "a command line that ran once did not run again")
+      return
+    }
+    let spec = parsed.spec
+    FuzzReplay.check(spec.name == argv.first, "ran '\(spec.name)' for '\(argv.first ?? "")'")
+    for argument in spec.arguments where !argument.isOptional {
+      FuzzReplay.check(parsed.positionals[argument.name] != nil, "the required <\(argument.name)> is missing")
+      _ = parsed.argument(argument.name)
+    }
+    let argumentNames = Set(spec.arguments.map(\.name))
+    FuzzReplay.check(Set(parsed.positionals.keys).isSubset(of: argumentNames), "a positional of no name")
+    for option in spec.options where option.isRequired {
+      _ = parsed.requiredOption(option.name)
+    }
+    for (name, value) in parsed.values {
+      guard let option = spec.option(named: name), !option.isFlag else {
+        FuzzReplay.check(false, "a value for '\(name)', which takes none")
+        return
+      }
+      if let allowed = option.allowedValues {
+        FuzzReplay.check(allowed.contains(value), "'\(name)' took a value outside its choices")
+      }
+      switch option.check {
+      case .positiveInteger?:
+        FuzzReplay.check((Int(value) ?? 0) > 0, "'\(name)' took a value that is not a positive integer")
+      case .collectionName?:
+        FuzzReplay.check(!value.isEmpty && !value.utf8.contains(0), "'\(name)' took an invalid collection name")
+      case nil:
+        break
+      }
+    }
+    for flag in parsed.flags {
+      FuzzReplay.check(spec.option(named: flag)?.isFlag == true, "the flag '\(flag)' is not a flag of the spec")
+    }
+    var canonical = [spec.name]
+    canonical += parsed.values.sorted { $0.key < $1.key }.map { "--\($0.key)=\($0.value)" }
+    canonical += parsed.flags.sorted().map { "--\($0)" }
+    canonical.append("--")
+    canonical += spec.arguments.compactMap { parsed.positionals[$0.name] }
+    let expected = Outcome.run(
+      name: spec.name, positionals: parsed.positionals, values: parsed.values, flags: parsed.flags)
+    let again = interpret(canonical)
+    FuzzReplay.check(again == expected, "the canonical form \(canonical) parsed to \(again)")
+  }
+
+  /// `argv` with every value that would be a password given on the command line replaced by
+  /// `marker`: the text after `--password=` or `--new-password=`, and the word after
+  /// `--password` or `--new-password` when the parser would take it as a value. Words after
+  /// `--` (past the first word) are arguments, not options, and stay.
+  static func maskingSecrets(_ argv: [String]) -> [String] {
+    var masked = argv
+    var index = 0
+    while index < masked.count {
+      let word = masked[index]
+      if word == "--" && index > 0 { break }
+      for name in OptionSpec.refusedPasswordNames.keys.sorted() {
+        if word.utf8.starts(with: "--\(name)=".utf8) {
+          masked[index] = "--\(name)=" + marker
+        } else if word == "--\(name)", index + 1 < masked.count, !OptionSyntax.isOption(masked[index + 1]) {
+          masked[index + 1] = marker
+          index += 1
+        }
+      }
+      index += 1
+    }
+    return masked
+  }
+
+  static func isPrint(_ outcome: Outcome) -> Bool {
+    if case .print = outcome { return true }
+    return false
+  }
+
+  /// C0, DEL, C1 and the Unicode line and paragraph separators.
+  static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+    scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
+  }
+
+  /// Command lines of every subcommand's shape, right and wrong (each also runs after every
+  /// subcommand's name).
+  static func seeds() throws -> [(String, Data)] {
+    let lines: [(String, [String])] = [
+      ("empty", []),
+      ("help-flag", ["--help"]),
+      ("help-short", ["-h"]),
+      ("help-subcommand", ["help", "import"]),
+      ("help-two-names", ["help", "get", "put"]),
+      ("version", ["--version"]),
+      ("version-extra", ["--version", "x"]),
+      ("store-only", ["notes.cask"]),
+      ("store-key", ["notes.cask", "todo"]),
+      ("store-key-collection", ["notes.cask", "evt-1", "--collection", "events"]),
+      ("store-key-collection-inline", ["notes.cask", "evt-1", "--collection=events"]),
+      ("collection-empty", ["s", "k", "--collection="]),
+      ("file", ["s", "k", "--file", "value.bin", "--password-file", "pw.txt"]),
+      ("file-missing-value", ["s", "k", "--file"]),
+      ("dash-dash", ["s", "--", "-1"]),
+      ("dash", ["s", "-"]),
+      ("import", ["s", "events.jsonl", "--collection", "events", "--id-key", "eventId", "--batch-size", "500"]),
+      ("import-batch-zero", ["s", "f", "--collection", "c", "--id-key", "id", "--batch-size", "0"]),
+      ("import-stdin", ["s", "-", "--collection", "c", "--id-key", "id", "--password-stdin"]),
+      ("export-format", ["s", "out", "--format", "json", "--collection", "events"]),
+      ("export-bad-format", ["s", "out", "--format=xml"]),
+      ("keys", ["s", "--prefix", "a", "--json"]),
+      ("flag-with-value", ["s", "--json=yes"]),
+      ("unknown-option", ["s", "--frob"]),
+      ("unknown-short", ["s", "-x"]),
+      ("short-cluster", ["s", "-xyz"]),
+      ("password-inline", ["s", "k", "--password=hunter2"]),
+      ("password-word", ["s", "k", "--password", "hunter2"]),
+      ("new-password", ["s", "--new-password", "correct horse", "--new-password-stdin"]),
+      ("passwd", ["s", "--password-file", "old", "--new-password-file", "new"]),
+      ("encrypt", ["in.pdf", "out.rncryptor", "--force"]),
+      ("extra-arguments", ["a", "b", "c", "d"]),
+      ("repeated-option", ["s", "k", "--collection", "a", "--collection", "b"]),
+      ("help-after-dash-dash", ["s", "--", "--help"]),
+      ("unknown-subcommand", ["frobnicate"]),
+      ("root-option-with-value", ["--password=hunter2", "get"]),
+      ("unicode", ["s", "cl\u{e9}", "--collection", "\u{1F511}"]),
+    ]
+    return lines.map { name, words in (name, Data(words.joined(separator: "\u{0}").utf8)) }
+  }
+}
