@@ -4,7 +4,7 @@
 
 /// A key of the index. Keys compare by their exact UTF-8 bytes, not by Unicode canonical
 /// equivalence as `String` does: "é" written as one code point and as "e" + accent are two
-/// keys, as they are two byte strings on disk. Keys of up to 15 UTF-8 bytes are stored inline
+/// keys, as they are two byte strings on disk. Swift stores keys of up to 15 UTF-8 bytes inline
 /// (Swift's small-string form), so they cost no allocation.
 struct IndexKey: Hashable, Sendable {
   let string: String
@@ -50,9 +50,8 @@ struct IndexKey: Hashable, Sendable {
   }
 }
 
-/// Where the current record of a key lives: 12 bytes, so a slot of the index costs 28 bytes
-/// (16-byte key + 12-byte location). Swift's Dictionary doubles its buckets, so it holds 4/3
-/// to 8/3 slots per key: 37.5 to 75 bytes per key (cask-bench engine measures it).
+/// Where the current record of a key lives: 12 bytes, kept in a 32-byte slot of a
+/// `KeyTable` with the key's hash and (up to 16 bytes) the key itself.
 struct RecordLocation: Equatable, Sendable {
   var segment: UInt32
   var offset: UInt32
@@ -71,8 +70,8 @@ struct SegmentUsage: Sendable {
 /// `name + "\u{0}" + id`): each group has its own table, so listing or counting one group
 /// costs O(size of the group), whatever else the store holds.
 struct KeyDirectory: Sendable {
-  private var ungrouped: [IndexKey: RecordLocation] = [:]
-  private var groups: [IndexKey: [IndexKey: RecordLocation]] = [:]
+  private var ungrouped = KeyTable()
+  private var groups: [IndexKey: KeyTable] = [:]
   private(set) var usage: [UInt32: SegmentUsage] = [:]
   /// Number of live keys.
   private(set) var count = 0
@@ -84,35 +83,58 @@ struct KeyDirectory: Sendable {
     return IndexKey(String(key.string[..<separator]))
   }
 
+  /// The group of a key given as bytes: the part before its first 0 byte, or `nil`.
+  private static func group(ofBytes key: UnsafeRawBufferPointer) -> IndexKey? {
+    guard let base = key.baseAddress, let zero = memchr(base, 0, key.count) else { return nil }
+    let length = base.distance(to: UnsafeRawPointer(zero))
+    return IndexKey(String(decoding: UnsafeRawBufferPointer(start: base, count: length), as: UTF8.self))
+  }
+
   /// The location of a key's newest record.
   ///
   /// - Complexity: O(1) on average (plus O(key length) to find its group).
   subscript(key: IndexKey) -> RecordLocation? {
-    if let group = Self.group(of: key) { return groups[group]?[key] }
-    return ungrouped[key]
+    IndexKey.withUTF8(of: key.string) { bytes in
+      if let group = Self.group(ofBytes: bytes) { return groups[group]?[bytes] }
+      return ungrouped[bytes]
+    }
+  }
+
+  /// Makes room for `additional` more keys outside groups (open calls it with the number of
+  /// entries of each hint before indexing them), so the table is sized once.
+  mutating func reserveCapacity(additional: Int) {
+    ungrouped.reserveCapacity(count + additional)
   }
 
   /// Sets or removes a key's location, keeping `count` right. Returns the previous location.
   @discardableResult
   private mutating func setLocation(_ location: RecordLocation?, for key: IndexKey) -> RecordLocation? {
+    IndexKey.withUTF8(of: key.string) { bytes in setLocation(location, forBytes: bytes) { key.string } }
+  }
+
+  /// Sets or removes the location of the key with UTF-8 `bytes`; `string` makes the key's
+  /// `String` when a table must keep it (a new key over 16 bytes).
+  @discardableResult
+  private mutating func setLocation(
+    _ location: RecordLocation?, forBytes bytes: UnsafeRawBufferPointer, string: () -> String
+  ) -> RecordLocation? {
     let previous: RecordLocation?
-    if let group = Self.group(of: key) {
+    if let group = Self.group(ofBytes: bytes) {
       if let location {
-        previous = groups[group, default: [:]].updateValue(location, forKey: key)
+        previous = groups[group, default: KeyTable()].updateValue(location, forKey: bytes, string: string)
       } else {
-        previous = groups[group]?.removeValue(forKey: key)
-        if groups[group]?.isEmpty == true { groups[group] = nil }
+        previous = groups[group]?.removeValue(forKey: bytes)
+        if groups[group]?.count == 0 { groups[group] = nil }
       }
     } else if let location {
-      previous = ungrouped.updateValue(location, forKey: key)
+      previous = ungrouped.updateValue(location, forKey: bytes, string: string)
     } else {
-      previous = ungrouped.removeValue(forKey: key)
+      previous = ungrouped.removeValue(forKey: bytes)
     }
     if previous == nil && location != nil { count += 1 }
     if previous != nil && location == nil { count -= 1 }
     return previous
   }
-
   /// Records a put at `location`; the record it replaces, if any, becomes dead.
   ///
   /// - Returns: whether the key existed before.
@@ -121,6 +143,29 @@ struct KeyDirectory: Sendable {
   mutating func applyPut(_ key: IndexKey, at location: RecordLocation) -> Bool {
     usage[location.segment, default: SegmentUsage()].totalBytes += UInt64(location.length)
     guard let old = setLocation(location, for: key) else { return false }
+    usage[old.segment, default: SegmentUsage()].deadBytes += UInt64(old.length)
+    return true
+  }
+
+  /// `applyPut` for a key given as valid UTF-8 bytes (open indexes hints this way, making a
+  /// `String` only for keys over 16 bytes).
+  @discardableResult
+  mutating func applyPut(keyBytes: UnsafeRawBufferPointer, at location: RecordLocation) -> Bool {
+    usage[location.segment, default: SegmentUsage()].totalBytes += UInt64(location.length)
+    let old = setLocation(location, forBytes: keyBytes) { String(decoding: keyBytes, as: UTF8.self) }
+    guard let old else { return false }
+    usage[old.segment, default: SegmentUsage()].deadBytes += UInt64(old.length)
+    return true
+  }
+
+  /// `applyDelete` for a key given as valid UTF-8 bytes.
+  @discardableResult
+  mutating func applyDelete(keyBytes: UnsafeRawBufferPointer, at location: RecordLocation) -> Bool {
+    var segmentUsage = usage[location.segment, default: SegmentUsage()]
+    segmentUsage.totalBytes += UInt64(location.length)
+    segmentUsage.deadBytes += UInt64(location.length)
+    usage[location.segment] = segmentUsage
+    guard let old = setLocation(nil, forBytes: keyBytes, string: { "" }) else { return false }
     usage[old.segment, default: SegmentUsage()].deadBytes += UInt64(old.length)
     return true
   }
@@ -170,10 +215,9 @@ struct KeyDirectory: Sendable {
   /// - Complexity: O(n) in the number of keys.
   func entries(inSegment id: UInt32) -> [(key: String, location: RecordLocation)] {
     var result: [(key: String, location: RecordLocation)] = []
-    for (key, location) in ungrouped where location.segment == id { result.append((key.string, location)) }
-    for table in groups.values {
-      for (key, location) in table where location.segment == id { result.append((key.string, location)) }
-    }
+    let collect = { (key: String, location: RecordLocation) in result.append((key, location)) }
+    ungrouped.forEachEntry(inSegment: id, collect)
+    for table in groups.values { table.forEachEntry(inSegment: id, collect) }
     return result
   }
 
@@ -195,8 +239,10 @@ struct KeyDirectory: Sendable {
   ///
   /// - Complexity: O(n).
   var allKeys: [String] {
-    var keys = ungrouped.keys.map(\.string)
-    for table in groups.values { keys.append(contentsOf: table.keys.map(\.string)) }
+    var keys: [String] = []
+    keys.reserveCapacity(count)
+    ungrouped.forEachEntry { key, _ in keys.append(key) }
+    for table in groups.values { table.forEachEntry { key, _ in keys.append(key) } }
     return keys
   }
 
@@ -204,12 +250,16 @@ struct KeyDirectory: Sendable {
   ///
   /// - Complexity: O(size of the group).
   func keys(inGroup group: String) -> [String] {
-    groups[IndexKey(group)].map { $0.keys.map(\.string) } ?? []
+    var keys: [String] = []
+    groups[IndexKey(group)]?.forEachEntry { key, _ in keys.append(key) }
+    return keys
   }
 
   /// The keys and locations of one group.
   func entries(inGroup group: String) -> [(key: String, location: RecordLocation)] {
-    groups[IndexKey(group)].map { $0.map { ($0.key.string, $0.value) } } ?? []
+    var entries: [(key: String, location: RecordLocation)] = []
+    groups[IndexKey(group)]?.forEachEntry { key, location in entries.append((key, location)) }
+    return entries
   }
 
   /// Every group with its number of keys.

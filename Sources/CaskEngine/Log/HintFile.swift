@@ -59,34 +59,101 @@ struct HintFile {
   /// - Throws: `CaskError.corrupt` when it is damaged in any way; the caller then scans the
   ///   segment instead.
   static func decode(_ bytes: Data, cipher: RecordCipher, path: String) throws -> HintFile {
+    let payload = try bytes.withUnsafeBytes { try HintPayload(file: $0, cipher: cipher, path: path) }
+    var entries: [HintEntry] = []
+    entries.reserveCapacity(payload.count)
+    try payload.forEachEntry { isDelete, offset, length, key in
+      entries.append(
+        HintEntry(
+          isDelete: isDelete, offset: offset, length: length, key: String(decoding: key, as: UTF8.self)))
+    }
+    return HintFile(
+      segmentID: payload.segmentID, segmentLength: payload.segmentLength, maxSequence: payload.maxSequence,
+      entries: entries)
+  }
+}
+
+/// A decrypted hint whose entries are read in place, without a `String` or an entry value per
+/// key: open indexes a segment straight from it.
+struct HintPayload {
+  var segmentID: UInt32
+  var segmentLength: UInt64
+  var maxSequence: UInt64
+  /// Number of entries.
+  var count: Int
+  private var plaintext: [UInt8]
+  private var entriesStart: Int
+  private var path: String
+
+  /// Decrypts a hint file and checks its header and every entry (type, key length, UTF-8).
+  ///
+  /// - Throws: `CaskError.corrupt` when it is damaged in any way.
+  init(file bytes: UnsafeRawBufferPointer, cipher: RecordCipher, path: String) throws {
     let magicLength = CaskFormat.hintMagic.count
     guard bytes.count > magicLength, bytes.prefix(magicLength).elementsEqual(CaskFormat.hintMagic) else {
       throw CaskError.corrupt(file: path, offset: 0, reason: "not a hint file")
     }
-    let payload = try cipher.open(Data(bytes.dropFirst(magicLength)), file: path, offset: UInt64(magicLength))
-    return try payload.withUnsafeBytes { buffer in
+    let message = UnsafeRawBufferPointer(rebasing: bytes[magicLength...])
+    let plaintext = try [UInt8](unsafeUninitializedCapacity: message.count) { buffer, initialized in
+      initialized = try cipher.open(
+        message, into: UnsafeMutableRawBufferPointer(buffer), file: path, offset: UInt64(magicLength))
+    }
+    let damaged = CaskError.corrupt(file: path, offset: UInt64(magicLength), reason: "malformed hint payload")
+    let header = try plaintext.withUnsafeBytes { buffer in
       var reader = ByteReader(buffer)
-      let damaged = CaskError.corrupt(file: path, offset: UInt64(magicLength), reason: "malformed hint payload")
       guard let version = reader.readUInt16(),
         (CaskFormat.oldestReadableVersion...CaskFormat.formatVersion).contains(version), reader.readUInt16() != nil,
         let segmentID = reader.readUInt32(), let segmentLength = reader.readUInt64(),
         let maxSequence = reader.readUInt64(), let count = reader.readUInt32(),
         Int(count) <= reader.remaining / CaskFormat.hintEntryFixedLength
       else { throw damaged }
-      var entries: [HintEntry] = []
-      entries.reserveCapacity(Int(count))
+      return (segmentID, segmentLength, maxSequence, Int(count), buffer.count - reader.remaining)
+    }
+    (segmentID, segmentLength, maxSequence, count, entriesStart) = header
+    self.plaintext = plaintext
+    self.path = path
+    // Check every entry now, so a damaged hint is refused before any of it is used.
+    try forEachEntry { _, _, _, key in
+      guard HintPayload.isValidUTF8(key) else { throw damaged }
+    }
+  }
+
+  /// Calls `body` with each entry in order: whether it is a delete, the record's offset and
+  /// length, and the key's UTF-8 bytes (valid only during the call).
+  ///
+  /// - Throws: `CaskError.corrupt` for a malformed entry, and what `body` throws.
+  func forEachEntry(
+    _ body: (_ isDelete: Bool, _ offset: UInt32, _ length: UInt32, _ key: UnsafeRawBufferPointer) throws -> Void
+  ) throws {
+    let damaged = CaskError.corrupt(
+      file: path, offset: UInt64(CaskFormat.hintMagic.count), reason: "malformed hint payload")
+    try plaintext.withUnsafeBytes { buffer in
+      var reader = ByteReader(UnsafeRawBufferPointer(rebasing: buffer[entriesStart...]))
       for _ in 0..<count {
         guard let type = reader.readUInt8(), reader.readUInt8() != nil, let keyLength = reader.readUInt16(),
-          let offset = reader.readUInt32(), let length = reader.readUInt32(),
-          let keyBytes = reader.readBytes(Int(keyLength)), keyLength > 0,
+          let offset = reader.readUInt32(), let length = reader.readUInt32(), keyLength > 0,
           type == CaskFormat.recordTypePut || type == CaskFormat.recordTypeDelete,
-          let key = String(validating: keyBytes, as: UTF8.self)
+          let key = reader.readBytes(Int(keyLength))
         else { throw damaged }
-        entries.append(
-          HintEntry(isDelete: type == CaskFormat.recordTypeDelete, offset: offset, length: length, key: key))
+        try body(type == CaskFormat.recordTypeDelete, offset, length, key)
       }
       guard reader.remaining == 0 else { throw damaged }
-      return HintFile(segmentID: segmentID, segmentLength: segmentLength, maxSequence: maxSequence, entries: entries)
     }
+  }
+
+  /// Whether `bytes` are valid UTF-8 (ASCII checked eight bytes at a time first).
+  static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    var index = 0
+    var high: UInt64 = 0
+    while index + 8 <= bytes.count {
+      high |= bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+      index += 8
+    }
+    while index < bytes.count {
+      high |= UInt64(bytes[index])
+      index += 1
+    }
+    if high & 0x8080_8080_8080_8080 == 0 { return true }
+    return String(validating: bytes, as: UTF8.self) != nil
   }
 }

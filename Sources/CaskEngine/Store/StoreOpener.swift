@@ -162,16 +162,38 @@ struct StoreOpener {
     // 6. Index each segment in order, from its hint when the hint is valid, else by scanning.
     var maxSequence: UInt64 = 0
     var lastHints: [HintEntry] = []
+    // Size the index once for every entry the hints list (each hint is decrypted again below,
+    // one at a time, so that only one is in memory): growing it key by key rehashes it again
+    // and again.
+    var hinted = 0
+    for item in found {
+      hinted += loadHint(for: item.segment, length: item.length, cipher: cipher)?.count ?? 0
+    }
+    indexState.directory.reserveCapacity(additional: hinted)
     for (position, item) in found.enumerated() {
       let isLast = position == found.count - 1
       let segment = item.segment
       indexState.segments[segment.id] = segment
-      var entries: [HintEntry]
+      var entries: [HintEntry] = []
       var segmentEnd = item.length
+      var listed: UInt64 = 0
       if let hint = loadHint(for: segment, length: item.length, cipher: cipher) {
-        entries = hint.entries
         maxSequence = max(maxSequence, hint.maxSequence)
         indexState.recovery.segmentsFromHints += 1
+        // Indexed straight from the decrypted hint: no `String` for a key of up to 15 bytes.
+        try hint.forEachEntry { isDelete, offset, length, key in
+          let location = RecordLocation(segment: segment.id, offset: offset, length: length)
+          listed += UInt64(length)
+          if isDelete {
+            indexState.directory.applyDelete(keyBytes: key, at: location)
+            if isLast {
+              entries.append(
+                HintEntry(isDelete: true, offset: offset, length: length, key: String(decoding: key, as: UTF8.self)))
+            }
+          } else {
+            indexState.directory.applyPut(keyBytes: key, at: location)
+          }
+        }
       } else {
         let scanned = try scan(segment, length: item.length, cipher: cipher, report: &indexState.recovery)
         entries = scanned.entries
@@ -202,15 +224,14 @@ struct StoreOpener {
             segmentID: segment.id, segmentLength: item.length, maxSequence: scanned.maxSequence, entries: entries
           ).write(in: path, fileSystem: fileSystem, cipher: cipher)
         }
-      }
-      var listed: UInt64 = 0
-      for entry in entries {
-        let location = RecordLocation(segment: segment.id, offset: entry.offset, length: entry.length)
-        listed += UInt64(entry.length)
-        if entry.isDelete {
-          indexState.directory.applyDelete(IndexKey(entry.key), at: location)
-        } else {
-          indexState.directory.applyPut(IndexKey(entry.key), at: location)
+        for entry in entries {
+          let location = RecordLocation(segment: segment.id, offset: entry.offset, length: entry.length)
+          listed += UInt64(entry.length)
+          if entry.isDelete {
+            indexState.directory.applyDelete(IndexKey(entry.key), at: location)
+          } else {
+            indexState.directory.applyPut(IndexKey(entry.key), at: location)
+          }
         }
       }
       // A hint leaves out records that were already overwritten when it was written.
@@ -236,24 +257,26 @@ struct StoreOpener {
       && end < min(options.segmentSizeLimit, CaskFormat.maximumSegmentLength)
   }
 
-  private func loadHint(for segment: Segment, length: UInt64, cipher: RecordCipher) -> HintFile? {
+  /// The segment's hint, if it authenticates, describes this segment and its exact length,
+  /// and every entry lies inside the segment.
+  private func loadHint(for segment: Segment, length: UInt64, cipher: RecordCipher) -> HintPayload? {
     let hintPath = "\(path)/\(Segment.hintName(id: segment.id))"
     guard fileSystem.fileKind(hintPath) == .file,
       let file = try? fileSystem.open(hintPath, mode: .readOnly)
     else { return nil }
     defer { file.close() }
     guard let size = try? file.size(), let bytes = try? file.read(count: Int(size), at: 0),
-      let hint = try? HintFile.decode(bytes, cipher: cipher, path: hintPath),
+      let hint = try? bytes.withUnsafeBytes({ try HintPayload(file: $0, cipher: cipher, path: hintPath) }),
       hint.segmentID == segment.id, hint.segmentLength == length
     else { return nil }
     // Every entry must lie inside the segment, or the hint is not trusted.
-    for entry in hint.entries
-    where UInt64(entry.offset) < UInt64(CaskFormat.segmentHeaderLength)
-      || UInt64(entry.offset) + UInt64(entry.length) > length
-    {
-      return nil
+    var inside = true
+    try? hint.forEachEntry { _, offset, entryLength, _ in
+      if UInt64(offset) < UInt64(CaskFormat.segmentHeaderLength) || UInt64(offset) + UInt64(entryLength) > length {
+        inside = false
+      }
     }
-    return hint
+    return inside ? hint : nil
   }
 
   private struct Scanned {

@@ -1,0 +1,337 @@
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// An open-addressing hash table from a key's UTF-8 bytes to the location of its record: the
+/// storage behind `KeyDirectory`.
+///
+/// Every slot is 32 bytes in one flat buffer:
+///
+/// ```
+/// 0 key(16)  16 segment(4)  20 offset(4)  24 length(4)  28 meta(4): hash(27 bits) << 5 | tag(5 bits)
+/// ```
+/// A key of up to 16 bytes is stored in the slot itself, zero-padded, and the tag is its
+/// length; a longer key is kept as a `String` in `longKeys`, the slot holds its index there
+/// (bytes 0–7) and the tag is `longTag`. The tag is 0 in an empty slot (no key is empty).
+/// The 27-bit hash is kept so that growing never hashes a key again; comparing the meta
+/// word finds almost every mismatch (hash and length at once) without touching a key.
+///
+/// Linear probing from `hash * capacity >> 27`, at most 80% full; removal shifts later
+/// entries back, so there are no tombstones. The capacity is not a power of two: the table
+/// is sized exactly when open knows how many keys are coming, which keeps it at 40 bytes per
+/// key (plus the `String` of each key over 16 bytes). 27 bits of hash spread homes evenly
+/// up to about 10^8 slots.
+///
+/// Copy on write, like the standard collections.
+struct KeyTable: Sendable {
+  static let slotLength = 32
+  /// The tag of a slot whose key is in `longKeys`.
+  static let longTag: UInt32 = 31
+  /// The longest key stored in the slot itself.
+  static let inlineLimit = 16
+  private static let tagBits: UInt32 = 5
+  private static let tagMask: UInt32 = 31
+  /// Growth keeps the table at most this full (numerator over 5).
+  private static let maximumLoadFifths = 4
+
+  private var storage: Storage
+  /// Keys over 16 bytes; `nil` where a removed key was (reused through `freeLongKeys`).
+  private var longKeys: [String?] = []
+  private var freeLongKeys: [Int] = []
+
+  /// Number of keys.
+  private(set) var count = 0
+
+  init() {
+    storage = Storage(capacity: 0)
+  }
+
+  final class Storage: @unchecked Sendable {
+    let capacity: Int
+    let slots: UnsafeMutableRawPointer?
+
+    /// Tables from this size on are aligned to 2 MiB and offered to the kernel for huge pages:
+    /// every lookup lands on a random slot, and with 4 KiB pages most of them also miss the TLB.
+    static let hugePageLength = 2 << 20
+
+    init(capacity: Int) {
+      self.capacity = capacity
+      guard capacity > 0 else {
+        slots = nil
+        return
+      }
+      let bytes = capacity * KeyTable.slotLength
+      #if canImport(Glibc)
+        // Allocated with the C allocator (freed with `free`), so that a large table can be
+        // aligned for huge pages.
+        var pointer: UnsafeMutableRawPointer?
+        let alignment = bytes >= 2 * Self.hugePageLength ? Self.hugePageLength : 16
+        guard posix_memalign(&pointer, alignment, bytes) == 0, let pointer else {
+          fatalError("KeyTable: out of memory for \(bytes) bytes")
+        }
+        // Advice only: without huge pages the table works the same.
+        if alignment == Self.hugePageLength { _ = madvise(pointer, bytes, MADV_HUGEPAGE) }
+      #else
+        let pointer = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 16)
+      #endif
+      pointer.initializeMemory(as: UInt8.self, repeating: 0, count: bytes)
+      slots = pointer
+    }
+
+    deinit {
+      #if canImport(Glibc)
+        free(slots)
+      #else
+        slots?.deallocate()
+      #endif
+    }
+
+    func copy() -> Storage {
+      let copy = Storage(capacity: capacity)
+      if let slots, let target = copy.slots {
+        target.copyMemory(from: slots, byteCount: capacity * KeyTable.slotLength)
+      }
+      return copy
+    }
+  }
+
+  /// The slots allocated (each 32 bytes).
+  var capacity: Int { storage.capacity }
+
+  // MARK: Hashing and slots
+
+  /// The meta word a slot holding `key` has: its 27-bit hash (SipHash, seeded per process,
+  /// like `Dictionary`) and its tag.
+  static func meta(_ key: UnsafeRawBufferPointer) -> UInt32 {
+    var hasher = Hasher()
+    hasher.combine(bytes: key)
+    let hash = UInt32(truncatingIfNeeded: UInt64(UInt(bitPattern: hasher.finalize())) >> 37)
+    let tag = key.count > inlineLimit ? longTag : UInt32(key.count)
+    return hash << tagBits | tag
+  }
+
+  /// The first slot to probe for an entry with meta word `meta`.
+  private static func home(_ meta: UInt32, capacity: Int) -> Int {
+    Int((UInt64(meta >> tagBits) &* UInt64(capacity)) >> (32 - tagBits))
+  }
+
+  private func slot(_ index: Int) -> UnsafeMutableRawPointer {
+    storage.slots.unsafelyUnwrapped + index &* Self.slotLength
+  }
+
+  private static func storedMeta(_ slot: UnsafeMutableRawPointer) -> UInt32 {
+    slot.load(fromByteOffset: 28, as: UInt32.self)
+  }
+
+  private static func tag(_ slot: UnsafeMutableRawPointer) -> UInt32 {
+    storedMeta(slot) & tagMask
+  }
+
+  private static func location(_ slot: UnsafeMutableRawPointer) -> RecordLocation {
+    RecordLocation(
+      segment: slot.load(fromByteOffset: 16, as: UInt32.self),
+      offset: slot.load(fromByteOffset: 20, as: UInt32.self),
+      length: slot.load(fromByteOffset: 24, as: UInt32.self))
+  }
+
+  private static func setLocation(_ location: RecordLocation, in slot: UnsafeMutableRawPointer) {
+    slot.storeBytes(of: location.segment, toByteOffset: 16, as: UInt32.self)
+    slot.storeBytes(of: location.offset, toByteOffset: 20, as: UInt32.self)
+    slot.storeBytes(of: location.length, toByteOffset: 24, as: UInt32.self)
+  }
+
+  private func longKeyIndex(_ slot: UnsafeMutableRawPointer) -> Int {
+    Int(slot.load(fromByteOffset: 0, as: UInt64.self))
+  }
+
+  /// Whether the occupied `slot` holds `key` (whose meta word is `meta`).
+  @inline(__always)
+  private func matches(_ slot: UnsafeMutableRawPointer, _ key: UnsafeRawBufferPointer, meta: UInt32) -> Bool {
+    guard Self.storedMeta(slot) == meta else { return false }
+    if meta & Self.tagMask == Self.longTag {
+      guard let stored = longKeys[longKeyIndex(slot)] else { return false }
+      return IndexKey.withUTF8(of: stored) {
+        $0.count == key.count && memcmp($0.baseAddress!, key.baseAddress!, key.count) == 0
+      }
+    }
+    return memcmp(slot, key.baseAddress!, key.count) == 0
+  }
+
+  /// The slot holding `key`, or `nil`.
+  private func find(_ key: UnsafeRawBufferPointer, meta: UInt32) -> Int? {
+    guard count > 0, let slots = storage.slots else { return nil }
+    let capacity = storage.capacity
+    return withExtendedLifetime(storage) {
+      var index = Self.home(meta, capacity: capacity)
+      while true {
+        let candidate = slots + index &* Self.slotLength
+        if Self.tag(candidate) == 0 { return nil }
+        if matches(candidate, key, meta: meta) { return index }
+        index &+= 1
+        if index == capacity { index = 0 }
+      }
+    }
+  }
+
+  // MARK: Reading
+
+  /// The location stored for `key`.
+  ///
+  /// - Complexity: O(1) on average.
+  subscript(key: UnsafeRawBufferPointer) -> RecordLocation? {
+    guard key.count > 0, let index = find(key, meta: Self.meta(key)) else { return nil }
+    return Self.location(slot(index))
+  }
+
+  /// Calls `body` with every key and its location, in no particular order.
+  ///
+  /// - Complexity: O(capacity).
+  func forEachEntry(_ body: (String, RecordLocation) throws -> Void) rethrows {
+    for index in 0..<storage.capacity {
+      let slot = slot(index)
+      let tag = Self.tag(slot)
+      if tag == 0 { continue }
+      try body(key(in: slot, tag: tag), Self.location(slot))
+    }
+  }
+
+  /// Calls `body` with the keys whose record is in segment `id` (building only their `String`s).
+  ///
+  /// - Complexity: O(capacity).
+  func forEachEntry(inSegment id: UInt32, _ body: (String, RecordLocation) throws -> Void) rethrows {
+    for index in 0..<storage.capacity {
+      let slot = slot(index)
+      let tag = Self.tag(slot)
+      if tag == 0 || slot.load(fromByteOffset: 16, as: UInt32.self) != id { continue }
+      try body(key(in: slot, tag: tag), Self.location(slot))
+    }
+  }
+
+  private func key(in slot: UnsafeMutableRawPointer, tag: UInt32) -> String {
+    if tag == Self.longTag { return longKeys[longKeyIndex(slot)] ?? "" }
+    // Stored only after it was checked to be UTF-8.
+    return String(decoding: UnsafeRawBufferPointer(start: slot, count: Int(tag)), as: UTF8.self)
+  }
+
+  // MARK: Writing
+
+  /// Makes room for `minimumCapacity` keys in all, without growing again until then.
+  ///
+  /// - Complexity: O(capacity), when it grows.
+  mutating func reserveCapacity(_ minimumCapacity: Int) {
+    let needed = (minimumCapacity * 5 + Self.maximumLoadFifths - 1) / Self.maximumLoadFifths + 1
+    if needed > storage.capacity { resize(to: needed) }
+  }
+
+  /// Sets `key`'s location.
+  ///
+  /// - Parameter string: the key as a `String`, asked for only when a key over 15 bytes is new.
+  /// - Returns: the location it replaces, if any.
+  /// - Complexity: O(1) on average.
+  @discardableResult
+  mutating func updateValue(
+    _ location: RecordLocation, forKey key: UnsafeRawBufferPointer, string: () -> String
+  ) -> RecordLocation? {
+    precondition(key.count > 0, "KeyTable: empty key")
+    let meta = Self.meta(key)
+    makeUnique()
+    if let index = find(key, meta: meta) {
+      let slot = slot(index)
+      let old = Self.location(slot)
+      Self.setLocation(location, in: slot)
+      return old
+    }
+    if (count + 1) * 5 > storage.capacity * Self.maximumLoadFifths {
+      resize(to: Swift.max(16, storage.capacity * 2))
+    }
+    var index = Self.home(meta, capacity: storage.capacity)
+    while Self.tag(slot(index)) != 0 {
+      index += 1
+      if index == storage.capacity { index = 0 }
+    }
+    let slot = slot(index)
+    if key.count > Self.inlineLimit {
+      let stored = string()
+      let position: Int
+      if let free = freeLongKeys.popLast() {
+        longKeys[free] = stored
+        position = free
+      } else {
+        longKeys.append(stored)
+        position = longKeys.count - 1
+      }
+      slot.storeBytes(of: UInt64(position), toByteOffset: 0, as: UInt64.self)
+    } else {
+      slot.copyMemory(from: key.baseAddress!, byteCount: key.count)
+    }
+    Self.setLocation(location, in: slot)
+    slot.storeBytes(of: meta, toByteOffset: 28, as: UInt32.self)
+    count += 1
+    return nil
+  }
+
+  /// Removes `key`.
+  ///
+  /// - Returns: its location, if it was present.
+  /// - Complexity: O(1) on average.
+  @discardableResult
+  mutating func removeValue(forKey key: UnsafeRawBufferPointer) -> RecordLocation? {
+    guard key.count > 0 else { return nil }
+    let meta = Self.meta(key)
+    guard find(key, meta: meta) != nil else { return nil }
+    makeUnique()
+    guard var hole = find(key, meta: meta) else { return nil }
+    let removed = slot(hole)
+    let old = Self.location(removed)
+    if Self.tag(removed) == Self.longTag {
+      let position = longKeyIndex(removed)
+      longKeys[position] = nil
+      freeLongKeys.append(position)
+    }
+    // Shift back the entries after the hole that may move into it (no tombstones).
+    let capacity = storage.capacity
+    var index = hole
+    while true {
+      index += 1
+      if index == capacity { index = 0 }
+      let candidate = slot(index)
+      if Self.tag(candidate) == 0 { break }
+      let home = Self.home(Self.storedMeta(candidate), capacity: capacity)
+      // The entry stays if its home lies cyclically in (hole, index].
+      let stays = hole <= index ? (hole < home && home <= index) : (hole < home || home <= index)
+      if stays { continue }
+      slot(hole).copyMemory(from: candidate, byteCount: Self.slotLength)
+      hole = index
+    }
+    slot(hole).initializeMemory(as: UInt8.self, repeating: 0, count: Self.slotLength)
+    count -= 1
+    if count == 0 {
+      longKeys.removeAll()
+      freeLongKeys.removeAll()
+    }
+    return old
+  }
+
+  private mutating func makeUnique() {
+    if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+  }
+
+  /// Moves every entry into a table of `newCapacity` slots; hashes are not recomputed.
+  private mutating func resize(to newCapacity: Int) {
+    let old = storage
+    let new = Storage(capacity: newCapacity)
+    if let from = old.slots, let to = new.slots {
+      for index in 0..<old.capacity {
+        let source = from + index * Self.slotLength
+        if Self.tag(source) == 0 { continue }
+        var target = Self.home(Self.storedMeta(source), capacity: newCapacity)
+        while Self.tag(to + target * Self.slotLength) != 0 {
+          target += 1
+          if target == newCapacity { target = 0 }
+        }
+        (to + target * Self.slotLength).copyMemory(from: source, byteCount: Self.slotLength)
+      }
+    }
+    storage = new
+  }
+}
