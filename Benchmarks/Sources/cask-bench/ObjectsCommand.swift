@@ -5,16 +5,27 @@ import PeerKit
 /// CipherCask (JSON, the default coder, and property lists) beside SQLite storing the same JSON
 /// encrypted per row with RNCryptor, and beside the seed's design (PBKDF2 per object) on a
 /// small sample. Workloads: save (one per transaction), get (random order), all, filter.
+/// Then, in this process, issue 4's cost rule: `all()` of 10,000 objects alone in a store and
+/// in a crowded store (ObjectsCommand+Isolation.swift).
 enum ObjectsCommand: BenchCommand {
   static let name = "objects"
   static let abstract = "Codable collections: CipherCask beside SQLite with RNCryptor rows and the seed's design."
   static let usage =
-    "cask-bench objects [--quick] [--objects N] [--runs N] [--sample N] [--dir DIR] [--json FILE] [--svg FILE]"
+    "cask-bench objects [--quick] [--objects N] [--runs N] [--sample N] [--store-keys N] [--dir DIR] [--json FILE]"
+    + " [--svg FILE]"
   static let options: [(flag: String, help: String)] = [
-    ("--quick", "2,000 objects, one run, a 20-object sample of the seed's design: a few seconds, noisy."),
+    (
+      "--quick",
+      "2,000 objects, one run, a 20-object sample of the seed's design, a 100,000-key crowded store: noisy."
+    ),
     ("--objects N", "Objects in each collection (default 10000)."),
     ("--runs N", "Runs behind each median (default 5)."),
     ("--sample N", "Objects in the seed design's sample, where each save and get runs PBKDF2 (default 100)."),
+    (
+      "--store-keys N",
+      "Keys in the crowded store where all() of 10,000 objects is timed against the same objects alone"
+        + " (default 1000000)."
+    ),
     ("--dir DIR", "Where the temporary stores go (default /tmp)."),
     ("--json FILE", "Also write every figure to FILE."),
     ("--svg FILE", "Also draw the CipherCask/peer ratios to FILE."),
@@ -45,6 +56,8 @@ enum ObjectsCommand: BenchCommand {
     var engines: [GatheredEngine] = []
     var seedSample: GatheredEngine?
     var targets: [PeerTarget] = []
+    /// `all()` alone and in a crowded store (issue 4).
+    var isolation: Isolation?
   }
 
   static func run(arguments: [String]) throws {
@@ -53,6 +66,8 @@ enum ObjectsCommand: BenchCommand {
     let objects = try PeersCommand.positive(try options.value("--objects"), "--objects") ?? (quick ? 2_000 : 10_000)
     let runs = try PeersCommand.positive(try options.value("--runs"), "--runs") ?? (quick ? 1 : 5)
     let sample = try PeersCommand.positive(try options.value("--sample"), "--sample") ?? (quick ? 20 : 100)
+    let storeKeys =
+      try PeersCommand.positive(try options.value("--store-keys"), "--store-keys") ?? (quick ? 100_000 : 1_000_000)
     let base = try options.value("--dir") ?? "/tmp"
     let jsonPath = try options.value("--json")
     let svgPath = try options.value("--svg")
@@ -85,7 +100,10 @@ enum ObjectsCommand: BenchCommand {
     var seed = GatheredEngine(engine: seedPeer.engine, setup: seedPeer.setup, keys: sample)
     seed.add(seedPeer)
     report.seedSample = seed
-    report.targets = targets(report)
+    let isolation = try measureIsolation(
+      storeKeys: storeKeys, runs: Swift.max(runs, 3), seed: settings.seed, directory: scratch.path)
+    report.isolation = isolation
+    report.targets = targets(report) + [isolationTarget(isolation)]
 
     print(render(report))
     if let jsonPath {
@@ -157,6 +175,7 @@ enum ObjectsCommand: BenchCommand {
       }
       out.append(table.render())
     }
+    if let isolation = report.isolation { out.append(contentsOf: renderIsolation(isolation)) }
     out.append("")
     out.append("### peak RSS")
     out.append("")
@@ -169,9 +188,10 @@ enum ObjectsCommand: BenchCommand {
     }
     out.append(memory.render())
     out.append("")
-    out.append("### targets (issue 6)")
+    out.append("### targets (issues 4 and 6)")
     out.append("")
-    out.append(PeerTarget.table(report.targets, format: { Number.grouped($0) + "×" }))
+    out.append(
+      PeerTarget.table(report.targets, format: { ($0 < 10 ? Number.fixed($0, 2) : Number.grouped($0)) + "×" }))
     return out.joined(separator: "\n")
   }
 }

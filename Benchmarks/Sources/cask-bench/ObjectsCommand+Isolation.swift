@@ -1,0 +1,179 @@
+import CipherCask
+import Foundation
+import PeerKit
+
+/// Issue 4's cost rule, measured: `all()` of a collection of 10,000 `BenchObject`s in a store
+/// that holds only them ("alone"), and in a store that holds the same collection plus other
+/// objects in another collection, up to `storeKeys` keys in all ("crowded"). The crowd is
+/// written interleaved with the collection (about 99 others between two of its objects at
+/// 1,000,000 keys), so the collection's records are spread over the whole log, not packed at
+/// its start. Both stores stay open; the runs alternate (alone, crowded, alone, ...) so noise
+/// lands on both, and the ratio is of the medians.
+extension ObjectsCommand {
+  struct Isolation: Codable {
+    /// Objects in the listed collection, in both stores.
+    let objects: Int
+    /// Keys in the crowded store, the collection included.
+    let storeKeys: Int
+    let runs: Int
+    /// Seconds of each `all()` call.
+    let aloneSeconds: [Double]
+    let crowdedSeconds: [Double]
+    /// Seconds to fill the crowded store (batches of 1,000 objects, durability never).
+    let fillSeconds: Double
+
+    var aloneMedian: Double { Statistics.median(aloneSeconds) }
+    var crowdedMedian: Double { Statistics.median(crowdedSeconds) }
+    /// Crowded ÷ alone: issue 4 asks for at most 2.
+    var ratio: Double { crowdedMedian / Swift.max(aloneMedian, 1e-9) }
+
+    enum CodingKeys: String, CodingKey {
+      case objects, storeKeys, runs, aloneSeconds, crowdedSeconds, fillSeconds
+      case aloneMedian, crowdedMedian, ratio
+    }
+
+    init(
+      objects: Int, storeKeys: Int, runs: Int, aloneSeconds: [Double], crowdedSeconds: [Double], fillSeconds: Double
+    ) {
+      self.objects = objects
+      self.storeKeys = storeKeys
+      self.runs = runs
+      self.aloneSeconds = aloneSeconds
+      self.crowdedSeconds = crowdedSeconds
+      self.fillSeconds = fillSeconds
+    }
+
+    init(from decoder: any Decoder) throws {
+      let container = try decoder.container(keyedBy: CodingKeys.self)
+      objects = try container.decode(Int.self, forKey: .objects)
+      storeKeys = try container.decode(Int.self, forKey: .storeKeys)
+      runs = try container.decode(Int.self, forKey: .runs)
+      aloneSeconds = try container.decode([Double].self, forKey: .aloneSeconds)
+      crowdedSeconds = try container.decode([Double].self, forKey: .crowdedSeconds)
+      fillSeconds = try container.decode(Double.self, forKey: .fillSeconds)
+    }
+
+    /// Writes the medians and the ratio too, so that the JSON report reads on its own.
+    func encode(to encoder: any Encoder) throws {
+      var container = encoder.container(keyedBy: CodingKeys.self)
+      try container.encode(objects, forKey: .objects)
+      try container.encode(storeKeys, forKey: .storeKeys)
+      try container.encode(runs, forKey: .runs)
+      try container.encode(aloneSeconds, forKey: .aloneSeconds)
+      try container.encode(crowdedSeconds, forKey: .crowdedSeconds)
+      try container.encode(fillSeconds, forKey: .fillSeconds)
+      try container.encode(aloneMedian, forKey: .aloneMedian)
+      try container.encode(crowdedMedian, forKey: .crowdedMedian)
+      try container.encode(ratio, forKey: .ratio)
+    }
+  }
+
+  /// Objects in the listed collection: issue 4's figure.
+  static let isolationObjects = 10_000
+
+  /// Fills the two stores in `directory` and times `all()` in each `runs` times.
+  ///
+  /// - Throws: `BenchError` when `all()` returns the wrong number of objects; store errors.
+  static func measureIsolation(storeKeys: Int, runs: Int, seed: UInt64, directory: String) throws -> Isolation {
+    let objects = isolationObjects
+    let options = CaskStore.Options(durability: .never)
+    let alone = try CaskStore(path: directory + "/alone", password: ValueCipher.password, options: options)
+    defer { try? alone.close() }
+    let crowded = try CaskStore(path: directory + "/crowded", password: ValueCipher.password, options: options)
+    defer { try? crowded.close() }
+
+    var generator = SeededGenerator(seed: seed)
+    let listed = (0..<objects).map { BenchObject.make($0, using: &generator) }
+    for start in stride(from: 0, to: objects, by: 1_000) {
+      try alone.collection(BenchObject.self).save(contentsOf: listed[start..<Swift.min(objects, start + 1_000)])
+    }
+
+    printToStandardError("objects: filling a store of \(Number.grouped(Double(storeKeys))) keys")
+    let others = Swift.max(0, storeKeys - objects)
+    let fillSeconds = try Stopwatch.seconds {
+      try fillCrowded(crowded, listed: listed, others: others, generator: &generator)
+    }
+
+    var aloneSeconds: [Double] = []
+    var crowdedSeconds: [Double] = []
+    for run in 1...Swift.max(1, runs) {
+      printToStandardError("objects: all() alone and crowded, run \(run) of \(runs)")
+      aloneSeconds.append(try timeAll(alone, expected: objects))
+      crowdedSeconds.append(try timeAll(crowded, expected: objects))
+    }
+    return Isolation(
+      objects: objects, storeKeys: objects + others, runs: Swift.max(1, runs), aloneSeconds: aloneSeconds,
+      crowdedSeconds: crowdedSeconds, fillSeconds: fillSeconds)
+  }
+
+  /// Writes `listed` into the store's `BenchObject` collection and `others` objects into its
+  /// `others` collection, interleaved, in batches of 1,000.
+  private static func fillCrowded(
+    _ store: CaskStore, listed: [BenchObject], others: Int, generator: inout SeededGenerator
+  ) throws {
+    let collection = store.collection(BenchObject.self)
+    let crowd = store.collection(BenchObject.self, named: "others")
+    let total = listed.count + others
+    var nextListed = 0
+    var nextOther = 0
+    while nextListed + nextOther < total {
+      try store.batch { batch in
+        for _ in 0..<1_000 where nextListed + nextOther < total {
+          // The listed objects sit at even intervals among the others.
+          let listedDue = nextListed < listed.count && (nextListed + nextOther) * listed.count >= nextListed * total
+          if listedDue {
+            try batch.save(listed[nextListed], in: collection)
+            nextListed += 1
+          } else {
+            try batch.save(BenchObject.make(listed.count + nextOther, using: &generator), in: crowd)
+            nextOther += 1
+          }
+        }
+      }
+    }
+  }
+
+  private static func timeAll(_ store: CaskStore, expected: Int) throws -> Double {
+    let collection = store.collection(BenchObject.self)
+    var count = 0
+    let seconds = try Stopwatch.seconds { count = try collection.all().count }
+    guard count == expected else { throw BenchError("all(): \(count) of \(expected) objects") }
+    return seconds
+  }
+
+  static func isolationTarget(_ isolation: Isolation) -> PeerTarget {
+    let objects = Number.grouped(Double(isolation.objects))
+    let keys = Number.grouped(Double(isolation.storeKeys))
+    return PeerTarget(
+      "all() crowded ÷ alone (issue 4)", at: "\(objects) objects in a \(keys)-key store",
+      required: 2, atMost: true, measured: isolation.ratio)
+  }
+
+  static func renderIsolation(_ isolation: Isolation) -> [String] {
+    var out: [String] = []
+    out.append("")
+    out.append(
+      "### all() of \(Number.grouped(Double(isolation.objects))) objects: alone, and among"
+        + " \(Number.grouped(Double(isolation.storeKeys - isolation.objects))) others (issue 4)")
+    out.append("")
+    var table = Table([
+      ("store", .left), ("keys", .right), ("median ms", .right), ("min ms", .right), ("max ms", .right),
+      ("÷ alone", .right),
+    ])
+    for (name, keys, seconds) in [
+      ("alone", isolation.objects, isolation.aloneSeconds), ("crowded", isolation.storeKeys, isolation.crowdedSeconds),
+    ] {
+      table.append([
+        name, Number.grouped(Double(keys)), Number.fixed(Statistics.median(seconds) * 1e3, 1),
+        Number.fixed((seconds.min() ?? 0) * 1e3, 1), Number.fixed((seconds.max() ?? 0) * 1e3, 1),
+        Number.fixed(Statistics.median(seconds) / Swift.max(isolation.aloneMedian, 1e-9), 2) + "×",
+      ])
+    }
+    out.append(table.render())
+    out.append("")
+    out.append(
+      "Runs: \(isolation.runs); the crowded store took \(Number.fixed(isolation.fillSeconds, 1)) s to fill"
+        + " (batches of 1,000, durability never).")
+    return out
+  }
+}
