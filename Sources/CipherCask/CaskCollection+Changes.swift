@@ -18,7 +18,9 @@ extension CaskCollection {
   /// A stream of the changes committed to this collection from now on (through any
   /// collection value or batch on the same store), one element per commit, in commit order.
   ///
-  /// The stream buffers without bound; it ends when the consumer's task is cancelled or the
+  /// The stream buffers without bound. It finishes when the store is closed, after the
+  /// changes of every commit made before the close (a stream asked for on a closed store is
+  /// finished from the start); it also ends when the consumer's task is cancelled or the
   /// stream is released.
   public func changes() -> AsyncStream<CollectionChange<T.ID>> {
     let (stream, continuation) = AsyncStream.makeStream(of: CollectionChange<T.ID>.self)
@@ -34,6 +36,8 @@ extension CaskCollection {
         }
       }
       if !change.isEmpty { continuation.yield(change) }
+    } onClose: {
+      continuation.finish()
     }
     continuation.onTermination = { _ in observation.cancel() }
     return stream

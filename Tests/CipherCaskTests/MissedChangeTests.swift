@@ -5,7 +5,7 @@ import Testing
 
 /// `changes()` must report every commit to its collection, once, in order, as inserted,
 /// updated and deleted ids; never a change to another collection; and its loop must end when
-/// the consuming task is cancelled.
+/// the consuming task is cancelled or the store is closed.
 @Suite("Change streams miss nothing and see nothing of other collections")
 struct MissedChangeTests {
   /// What a `CollectionChange` reported, comparable in expectations.
@@ -147,6 +147,30 @@ struct MissedChangeTests {
       #expect(Self.seen(await collector.wait(for: 1)) == [Seen(deleted: [0])])
       await collector.cancel()
     }
+  }
+
+  @Test("a stream finishes when its store is closed, after every change committed before the close")
+  func streamFinishesWhenStoreCloses() async throws {
+    let directory = try TemporaryDirectory("changes-close")
+    defer { directory.remove() }
+    let store = try CaskStore(path: directory.file("s.cask"), password: "pw", options: .init(durability: .never))
+    let counters = store.collection(Counter.self)
+    let collector = ChangeCollector(counters.changes())
+    let other = ChangeCollector(store.collection(Counter.self, named: "other").changes())
+    for id in 0..<3 { try await counters.save(Counter(id: id, value: id)) }
+    try store.close()
+    // No cancel: the for-await loop must end by itself. (A generous bound, so that a broken
+    // close fails the test instead of hanging it.)
+    await waitUntil(seconds: 30) { collector.hasFinished && other.hasFinished }
+    #expect(collector.hasFinished)
+    #expect(other.hasFinished)
+    #expect(Self.seen(collector.changes) == (0..<3).map { Seen(inserted: [$0]) })
+    #expect(other.changes.isEmpty)
+    // A stream asked for after the close is finished from the start.
+    let late = ChangeCollector(counters.changes())
+    await waitUntil(seconds: 30) { late.hasFinished }
+    #expect(late.hasFinished)
+    #expect(late.changes.isEmpty)
   }
 
   private static func sorted(_ change: Seen<String>) -> Seen<String> {

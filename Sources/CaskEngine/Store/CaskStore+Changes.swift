@@ -47,14 +47,26 @@ public final class CaskObservation: Sendable {
 /// The registered observers of one store.
 final class ChangeObservers: Sendable {
   typealias Handler = @Sendable ([CaskChange]) -> Void
-  private let handlers = Locked<(next: UInt64, table: [UInt64: Handler])>((0, [:]))
+  typealias CloseHandler = @Sendable () -> Void
+  private struct Observer {
+    let onChange: Handler
+    let onClose: CloseHandler?
+  }
+  private let handlers = Locked<(next: UInt64, table: [UInt64: Observer], closed: Bool)>((0, [:], false))
 
-  func add(_ handler: @escaping Handler) -> UInt64 {
-    handlers.withLock { state in
+  /// Registers an observer; on a closed store, calls `onClose` at once instead.
+  func add(_ handler: @escaping Handler, onClose: CloseHandler?) -> UInt64 {
+    let id = handlers.withLock { state -> UInt64? in
+      guard !state.closed else { return nil }
       state.next += 1
-      state.table[state.next] = handler
+      state.table[state.next] = Observer(onChange: handler, onClose: onClose)
       return state.next
     }
+    guard let id else {
+      onClose?()
+      return 0
+    }
+    return id
   }
 
   func remove(_ id: UInt64) {
@@ -64,18 +76,34 @@ final class ChangeObservers: Sendable {
   func notify(_ changes: [CaskChange]) {
     guard !changes.isEmpty else { return }
     let current = handlers.withLock { Array($0.table.values) }
-    for handler in current { handler(changes) }
+    for observer in current { observer.onChange(changes) }
+  }
+
+  /// Unregisters every observer and calls their `onClose`, once: the store is closed.
+  func closeAll() {
+    let closing = handlers.withLock { state -> [Observer] in
+      state.closed = true
+      defer { state.table.removeAll() }
+      return Array(state.table.values)
+    }
+    for observer in closing { observer.onClose?() }
   }
 }
 
 extension CaskStore {
   /// Calls `handler` after every commit with the keys it inserted, updated and deleted, in
-  /// commit order, until the returned observation is cancelled or released.
+  /// commit order, until the returned observation is cancelled or released, or the store is
+  /// closed.
   ///
   /// The handler runs on the committing thread while writes are serialized, so it must be
   /// quick and must not write to this store (hand the changes to a queue or an `AsyncStream`).
-  public func observeChanges(_ handler: @escaping @Sendable ([CaskChange]) -> Void) -> CaskObservation {
-    let id = observers.add(handler)
+  ///
+  /// - Parameter onClose: called once when the store is closed, after the handler has seen
+  ///   every commit (at once if the store is already closed); the observer is then gone.
+  public func observeChanges(
+    _ handler: @escaping @Sendable ([CaskChange]) -> Void, onClose: (@Sendable () -> Void)? = nil
+  ) -> CaskObservation {
+    let id = observers.add(handler, onClose: onClose)
     return CaskObservation { [weak self] in self?.observers.remove(id) }
   }
 }

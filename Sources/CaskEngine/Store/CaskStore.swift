@@ -261,6 +261,8 @@ public final class CaskStore: Sendable {
       return !writer.closed
     }
     guard firstClose else { return }
+    // After the writer lock: every commit has notified its observers, and none will again.
+    observers.closeAll()
     var failure: Error?
     if !options.readOnly {
       do {

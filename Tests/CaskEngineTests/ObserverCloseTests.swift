@@ -1,0 +1,55 @@
+import CaskTestSupport
+import Foundation
+import Synchronization
+import Testing
+
+@testable import CaskEngine
+
+/// An observer must learn that its store closed (a change stream built on it would otherwise
+/// wait forever), and only after it has seen every commit made before the close.
+@Suite("Observers are told once when the store closes, after its last commit")
+struct ObserverCloseTests {
+  @Test("onClose runs once, after the handler saw every commit; an observer added later is closed at once")
+  func onCloseAfterLastCommit() throws {
+    let directory = try TemporaryDirectory("observer-close")
+    defer { directory.remove() }
+    let store = try CaskStore(
+      path: directory.file("store.cask"), password: "pw", options: CaskStore.Options(durability: .never))
+    let events = Mutex<[String]>([])
+    let observation = store.observeChanges { changes in
+      events.withLock { $0.append(contentsOf: changes.map(\.key)) }
+    } onClose: {
+      events.withLock { $0.append("closed") }
+    }
+    try store.put(Data("1".utf8), forKey: "a")
+    try store.put(Data("2".utf8), forKey: "b")
+    try store.close()
+    try store.close()
+    observation.cancel()
+    #expect(events.withLock { $0 } == ["a", "b", "closed"])
+
+    let late = Mutex(0)
+    let lateObservation = store.observeChanges { _ in
+    } onClose: {
+      late.withLock { $0 += 1 }
+    }
+    #expect(late.withLock { $0 } == 1)
+    lateObservation.cancel()
+  }
+
+  @Test("an observer cancelled before the close is not told")
+  func cancelledObserverIsNotTold() throws {
+    let directory = try TemporaryDirectory("observer-cancel")
+    defer { directory.remove() }
+    let store = try CaskStore(
+      path: directory.file("store.cask"), password: "pw", options: CaskStore.Options(durability: .never))
+    let told = Mutex(false)
+    let observation = store.observeChanges { _ in
+    } onClose: {
+      told.withLock { $0 = true }
+    }
+    observation.cancel()
+    try store.close()
+    #expect(told.withLock { $0 } == false)
+  }
+}
