@@ -9,7 +9,7 @@ extension CaskCollection {
     try all().filter(isIncluded)
   }
 
-  /// The first object (in key order of ids) that satisfies `predicate`.
+  /// The first object, in the order of `ids()`, that satisfies `predicate`.
   ///
   /// - Complexity: O(n) in the worst case; stops at the first match.
   public func first(where predicate: (T) throws -> Bool) throws -> T? {
@@ -20,7 +20,8 @@ extension CaskCollection {
   }
 
   /// A page of objects: those matching `predicate` (all by default), sorted by
-  /// `areInIncreasingOrder` (by id by default), skipping `offset`, at most `limit`.
+  /// `areInIncreasingOrder` (by default in the order of `ids()`), skipping `offset`, at most
+  /// `limit`.
   ///
   /// - Complexity: O(n) decodes plus O(m log m) to sort the m matches.
   public func fetch(
@@ -33,7 +34,8 @@ extension CaskCollection {
     if let areInIncreasingOrder {
       try matches.sort(by: areInIncreasingOrder)
     } else {
-      matches.sort { $0.id.description.utf8.lexicographicallyPrecedes($1.id.description.utf8) }
+      let ids = matches.map(\.id)
+      matches = Self.positionsInIDOrder(ids).map { matches[$0] }
     }
     let start = min(max(0, offset), matches.count)
     let end = limit.map { min(matches.count, start + max(0, $0)) } ?? matches.count

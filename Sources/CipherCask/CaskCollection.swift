@@ -132,12 +132,15 @@ where T.ID: CustomStringConvertible & Sendable {
     store.count(inGroup: name)
   }
 
-  /// The ids of all objects, in key order.
+  /// The ids of all objects, in ascending order: by `T.ID`'s own `<` when `T.ID` is
+  /// `Comparable` (so `Int` ids come as 1, 2, 10, and `String` ids in Swift's string order),
+  /// otherwise by their text compared byte by byte.
   ///
   /// - Complexity: O(n log n) for the n objects of this collection; no disk access.
   public func ids() throws -> [T.ID] {
     try checkName()
-    return try store.keys(inGroup: name).compactMap(id(fromKey:))
+    let ids = try store.keys(inGroup: name).compactMap(id(fromKey:))  // in text order already
+    return Self.idsHaveOwnOrder ? Self.sortedByID(ids) : ids
   }
 
   // MARK: Whole collection

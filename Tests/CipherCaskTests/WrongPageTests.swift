@@ -38,7 +38,7 @@ struct WrongPageTests {
     }
   }
 
-  @Test("first(where:) returns the first match in key order and stops there; nil for no match")
+  @Test("first(where:) returns the first match in id order and stops there; nil for no match")
   func firstStopsAtFirstMatch() throws {
     try withStore { store throws in
       let events = store.collection(Event.self)
@@ -74,15 +74,38 @@ struct WrongPageTests {
     }
   }
 
-  @Test("fetch without sortedBy orders by the id's text (key order)")
-  func fetchDefaultOrderIsKeyOrder() throws {
+  @Test("ids(), first(where:) and fetch without sortedBy list Int ids by number (2 before 10), not as text")
+  func intIdsComeInNumericOrder() throws {
     try withStore { store throws in
       let counters = store.collection(Counter.self)
-      try counters.save(contentsOf: Self.counters)
-      let ids = try counters.fetch().map(\.id)
-      #expect(ids == Self.counters.map(\.id).sorted { String($0).utf8.lexicographicallyPrecedes(String($1).utf8) })
-      #expect(try counters.fetch(limit: 2, offset: 1).map(\.id) == Array(ids[1..<3]))
-      #expect(ids == (try counters.ids()))
+      let ids = [10, 2, -3, 1, 100, 20, 0]
+      try counters.save(contentsOf: ids.map { Counter(id: $0, value: $0 == 20 || $0 == 100 ? 1 : 0) })
+      #expect(try counters.ids() == [-3, 0, 1, 2, 10, 20, 100])
+      #expect(try counters.fetch().map(\.id) == [-3, 0, 1, 2, 10, 20, 100])
+      #expect(try counters.fetch(limit: 3, offset: 2).map(\.id) == [1, 2, 10])
+      #expect(try counters.fetch(where: { $0.value == 1 }).map(\.id) == [20, 100])
+      #expect(try counters.first { $0.value == 1 }?.id == 20)
+    }
+  }
+
+  @Test("the async ids() lists Int ids by number too")
+  func asyncIdsComeInNumericOrder() async throws {
+    try await withStore { store in
+      let counters = store.collection(Counter.self)
+      try await counters.save(contentsOf: [9, 11, 100, 1].map { Counter(id: $0, value: 0) })
+      #expect(try await counters.ids() == [1, 9, 11, 100])
+    }
+  }
+
+  @Test("ids of a type that is not Comparable are listed by their text, byte by byte")
+  func nonComparableIdsComeInTextOrder() throws {
+    try withStore { store throws in
+      let parcels = store.collection(Parcel.self)
+      let codes = ["b2", "a10", "a9", "B1", "a1"]
+      try parcels.save(contentsOf: codes.map { Parcel(id: Parcel.Code($0)!) })
+      let expected = ["B1", "a1", "a10", "a9", "b2"]
+      #expect(try parcels.ids().map(\.description) == expected)
+      #expect(try parcels.fetch().map(\.id.description) == expected)
     }
   }
 
@@ -99,4 +122,15 @@ struct WrongPageTests {
       #expect(try events.fetch(where: { $0.city == "Paris" }, limit: 3).isEmpty)
     }
   }
+}
+
+/// An object whose id is `LosslessStringConvertible` but not `Comparable`.
+private struct Parcel: Codable, Identifiable, Sendable {
+  struct Code: LosslessStringConvertible, Hashable, Codable, Sendable {
+    let text: String
+    init?(_ description: String) { text = description }
+    var description: String { text }
+  }
+
+  var id: Code
 }
