@@ -1,5 +1,6 @@
 internal import CLibCrypto
 import Foundation
+import Synchronization
 
 /// Thin, internal wrappers over the libcrypto calls the codec makes. Nothing here is public:
 /// no OpenSSL type or pointer leaves this module.
@@ -283,25 +284,44 @@ final class HMACContext {
   }
 }
 
+/// Counts the forks this process has gone through, as seen by the child (`pthread_atfork`).
+private let forkGeneration = Atomic<Int>(0)
+
 /// Random bytes drawn from `RAND_bytes` in blocks of 4 KiB and handed out in order.
+///
+/// A forked child refills before it hands out anything, so parent and child never share IVs.
+/// The fork is noticed through a `pthread_atfork` handler rather than by comparing
+/// `getpid()` on every call, which is a system call per message.
 private final class RandomPool: @unchecked Sendable {
   private static let capacity = 4096
+  private static let watchingForks: Bool = {
+    pthread_atfork(nil, nil) { forkGeneration.add(1, ordering: .relaxed) } == 0
+  }()
+
   private let lock = NSLock()
   // Guarded by `lock`.
   private var bytes = [UInt8](repeating: 0, count: RandomPool.capacity)
   private var position = RandomPool.capacity
+  private var generation = -1
   private var owner: pid_t = 0
+
+  init() {
+    _ = Self.watchingForks
+  }
 
   func fill(_ buffer: UnsafeMutableRawBufferPointer) throws {
     // Not `bytes.count`: reading `bytes` outside the lock races with the refill below.
     guard buffer.count <= Self.capacity else { return try LibCrypto.randomBytes(buffer) }
     lock.lock()
     defer { lock.unlock() }
-    let pid = getpid()
-    if position + buffer.count > bytes.count || owner != pid {
+    let current = forkGeneration.load(ordering: .relaxed)
+    // Without the fork handler, fall back to checking the process id.
+    let forked = current != generation || (!Self.watchingForks && owner != getpid())
+    if position + buffer.count > bytes.count || forked {
       try bytes.withUnsafeMutableBytes { try LibCrypto.randomBytes($0) }
       position = 0
-      owner = pid
+      generation = current
+      owner = getpid()
     }
     bytes.withUnsafeMutableBytes { pool in
       buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: pool[position..<position + buffer.count]))
