@@ -90,10 +90,10 @@ extension EngineCommand {
     /// Growth of the heap in use (`mallinfo2`: arenas plus mmap'd blocks) across open, per key.
     let heapBytesPerKey: Double
     let heapRuns: [Double]
-    /// What the layout gives (`IndexLayout`): `buckets × (key + location + 1 bit) / keys`, plus
-    /// the key's own allocation when it is too long to be stored inline (over 15 UTF-8 bytes).
+    /// What the layout gives (`IndexLayout`): `slots × 32 / keys`, plus the key's own
+    /// allocation when it is too long to be stored inline (over 16 UTF-8 bytes).
     let theoreticalBytesPerKey: Double
-    let dictionaryBuckets: Int
+    let tableSlots: Int
     let slotBytes: Int
     let keyAllocationBytes: Int
   }
@@ -289,8 +289,8 @@ extension EngineCommand {
 
       Open (password: two PBKDF2 runs included) with warm page cache; memory is the growth across open per key: \
       resident set (/proc/self/statm; freed memory returned with malloc_trim before open), the same after \
-      returning what open freed ("trimmed"), heap in use (mallinfo2), and the layout's figure (Dictionary \
-      buckets, plus the key's own allocation over 15 bytes). The target is judged on the untrimmed RSS.
+      returning what open freed ("trimmed"), heap in use (mallinfo2), and the layout's figure (the index \
+      table's 32-byte slots, plus the key's own allocation over 16 bytes). The target is judged on the untrimmed RSS.
 
       \(opens.render())
 

@@ -236,7 +236,7 @@ extension EngineCommand {
         keys: keys, keyBytes: keyBytes, rssBytesPerKey: Statistics.median(rss), rssRuns: rss,
         rssTrimmedBytesPerKey: Statistics.median(rssTrimmed), rssTrimmedRuns: rssTrimmed,
         heapBytesPerKey: Statistics.median(heap), heapRuns: heap, theoreticalBytesPerKey: layout.bytesPerKey,
-        dictionaryBuckets: layout.buckets, slotBytes: layout.slotBytes, keyAllocationBytes: layout.keyAllocationBytes)
+        tableSlots: layout.slots, slotBytes: layout.slotBytes, keyAllocationBytes: layout.keyAllocationBytes)
     )
   }
 
@@ -360,29 +360,27 @@ extension EngineCommand {
   }
 }
 
-/// What the index should cost from its layout. The `Dictionary` (swift/stdlib's native hash
-/// table) has a power-of-two number of buckets at most 3/4 full, each holding a key (an
-/// `IndexKey` is one `String`, 16 bytes) and a location (three `UInt32`, 12 bytes) in two
-/// arrays, plus one bit of occupancy. A key over 15 UTF-8 bytes is not inline: it has its own
-/// allocation (a 32-byte header, the bytes and a terminating zero, rounded to 16 by Swift, plus
-/// glibc's 8-byte chunk header rounded to 16).
+/// What the index should cost from its layout. CaskEngine's `KeyTable` sizes itself at open
+/// for the keys the hints list: `keys × 5/4 + 2` slots (at most 80% full) of 32 bytes each,
+/// holding keys of up to 16 UTF-8 bytes inline. A longer key also has its own `String`
+/// allocation (a 32-byte header, the bytes and a terminating zero, rounded to 16 by Swift,
+/// plus glibc's 8-byte chunk header rounded to 16) and a 17-byte entry (an optional `String`)
+/// in the table's list of long keys.
 struct IndexLayout {
-  let buckets: Int
+  let slots: Int
   let slotBytes: Int
   let keyAllocationBytes: Int
   let bytesPerKey: Double
 
   init(keys: Int, keyBytes: Int) {
-    var buckets = 1
-    while Int(Double(buckets) * 0.75) < keys { buckets *= 2 }
-    self.buckets = buckets
-    slotBytes = MemoryLayout<String>.stride + 3 * MemoryLayout<UInt32>.stride
-    if keyBytes <= 15 {
+    slots = (keys * 5 + 3) / 4 + 1
+    slotBytes = 32
+    if keyBytes <= 16 {
       keyAllocationBytes = 0
     } else {
       let swiftBytes = (32 + keyBytes + 1 + 15) & ~15
-      keyAllocationBytes = max(32, (swiftBytes + 8 + 15) & ~15)
+      keyAllocationBytes = max(32, (swiftBytes + 8 + 15) & ~15) + MemoryLayout<String?>.stride
     }
-    bytesPerKey = Double(buckets) * (Double(slotBytes) + 1.0 / 8) / Double(max(keys, 1)) + Double(keyAllocationBytes)
+    bytesPerKey = Double(slots * slotBytes) / Double(max(keys, 1)) + Double(keyAllocationBytes)
   }
 }

@@ -7,8 +7,8 @@ import PeerKit
 ///
 /// Measured per size: put, get (hot, random order), overwrite and delete with `.never`
 /// durability; open with and without hint files; the index's memory per key (process RSS and
-/// heap in use before and after open, and the figure the `Dictionary` layout gives), also with
-/// 15-byte keys, which Swift stores inline; compaction throughput after overwriting half the
+/// heap in use before and after open, and the figure the index table's layout gives), also with
+/// 15-byte keys, which the memory target is about; compaction throughput after overwriting half the
 /// keys, and put latency while a compaction runs in another thread. Once per run: durable puts
 /// (`.always`) with 1 and 8 writer threads beside the disk's own `fdatasync` rate.
 enum EngineCommand: BenchCommand {
