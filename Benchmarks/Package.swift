@@ -31,6 +31,7 @@ let package = Package(
         .product(name: "RNCryptorCodec", package: "CipherCask"),
         .product(name: "CaskEngine", package: "CipherCask"),
         .product(name: "CipherCask", package: "CipherCask"),
+        .product(name: "CipherCaskSync", package: "CipherCask"),
         .target(name: "CLinuxSystem", condition: .when(platforms: [.linux])),
       ]
     ),

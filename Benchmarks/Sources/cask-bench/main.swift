@@ -13,6 +13,7 @@ let subcommands: [any BenchCommand.Type] = [
   PeersCommand.self,
   ObjectsCommand.self,
   CodersCommand.self,
+  OutboxCommand.self,
 ]
 
 let rootUsage = "cask-bench <subcommand> [options]"

@@ -1,0 +1,270 @@
+import CipherCask
+import CipherCaskSync
+import Dispatch
+import Foundation
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// `cask-bench outbox`: the cost of a backlog in CipherCaskSync's outbox. For each backlog of n
+/// changes (n/2 objects, each saved twice, all queued while "offline"), times the n
+/// `saveAndQueue` calls, then one `pushPending` that sends them all to the tests' REST server
+/// (Tests/CipherCaskSyncTests/Server/rest_server.py, started on 127.0.0.1 for each backlog).
+/// Both wall time and this process's CPU time are reported: the CPU time leaves the server's
+/// own work out, so it is the client's cost.
+enum OutboxCommand: BenchCommand {
+  static let name = "outbox"
+  static let abstract = "CipherCaskSync's outbox: queueing and pushing backlogs of 1,000 and 10,000 changes."
+  static let usage =
+    "cask-bench outbox [--quick] [--backlogs N,N...] [--push-limit SECONDS] [--server FILE] [--dir DIR]"
+    + " [--json FILE]"
+  static let options: [(flag: String, help: String)] = [
+    ("--quick", "A backlog of 1,000 changes only."),
+    ("--backlogs N,N...", "The backlogs to measure (default 1000,10000)."),
+    (
+      "--push-limit SECONDS",
+      "Stop a push after this long and report how far it got (default 540: the server stops after 600)."
+    ),
+    (
+      "--server FILE",
+      "The REST server script (default Tests/CipherCaskSyncTests/Server/rest_server.py, from the repository root)."
+    ),
+    ("--dir DIR", "Where the temporary stores go (default /tmp)."),
+    ("--json FILE", "Also write every figure to FILE."),
+    ("-h, --help", "Show help information."),
+  ]
+
+  /// A small object of the kind an app edits offline.
+  struct Note: Codable, Identifiable, Sendable {
+    var id: String
+    var text: String
+    var revision: Int
+  }
+
+  struct Figures: Codable {
+    let backlog: Int
+    let enqueueSeconds: Double
+    let enqueueCPUSeconds: Double
+    let pushSeconds: Double
+    let pushCPUSeconds: Double
+    /// Changes the push sent (less than `backlog` when it hit `--push-limit`).
+    let sent: Int
+    let complete: Bool
+  }
+
+  struct Report: Codable {
+    let machine: Machine
+    let date: String
+    let durability: String
+    var backlogs: [Figures] = []
+  }
+
+  static func run(arguments: [String]) throws {
+    var options = Options(arguments)
+    let quick = options.flag("--quick")
+    let backlogText = try options.value("--backlogs")
+    let limitText = try options.value("--push-limit")
+    let server = try options.value("--server") ?? "Tests/CipherCaskSyncTests/Server/rest_server.py"
+    let base = try options.value("--dir") ?? "/tmp"
+    let jsonPath = try options.value("--json")
+    try options.finish()
+    let backlogs =
+      try backlogText.map { text in
+        try text.split(separator: ",").map { part -> Int in
+          guard let value = Int(part), value >= 2 else { throw UsageError("'--backlogs' takes numbers of 2 or more") }
+          return value
+        }
+      } ?? (quick ? [1_000] : [1_000, 10_000])
+    let pushLimit =
+      try limitText.map { text -> Double in
+        guard let value = Double(text), value > 0 else { throw UsageError("'--push-limit' takes a positive number") }
+        return value
+      } ?? 540
+    guard FileManager.default.fileExists(atPath: server) else {
+      throw BenchError("no REST server script at '\(server)': run from the repository root or pass --server")
+    }
+    if let jsonPath { try JSONReport.checkWritable(jsonPath) }
+    let scratch = try ScratchDirectory(in: base)
+    defer { scratch.remove() }
+
+    var report = Report(
+      machine: Machine.current(), date: ISO8601DateFormatter().string(from: Date()), durability: "never")
+    for backlog in backlogs {
+      printToStandardError("outbox: a backlog of \(Number.grouped(Double(backlog))) changes")
+      let figures = try waitFor {
+        try await measure(backlog: backlog, pushLimit: pushLimit, server: server, directory: scratch.path)
+      }
+      report.backlogs.append(figures)
+    }
+    print(render(report))
+    if let jsonPath {
+      try JSONReport.write(report, to: jsonPath)
+      printToStandardError("outbox: wrote \(jsonPath)")
+    }
+  }
+
+  static func measure(backlog: Int, pushLimit: Double, server script: String, directory: String) async throws
+    -> Figures
+  {
+    let path = "\(directory)/outbox-\(backlog)"
+    let store = try CaskStore(path: path, password: "bench", options: .init(durability: .never))
+    defer {
+      try? store.close()
+      try? FileManager.default.removeItem(atPath: path)
+    }
+    let configuration = RemoteConfiguration(
+      envelope: .key("result"),
+      prepareRequest: { $0.setValue("Bearer test-token", forHTTPHeaderField: "Authorization") })
+    // Offline: nothing listens there, and nothing is sent while queueing.
+    let offline = RemoteCollection(
+      store.collection(Note.self), baseURL: URL(fileURLWithPath: "/offline"), configuration: configuration)
+    let objects = backlog / 2
+    let enqueueStart = (Stopwatch.now(), ProcessCPU.seconds())
+    for index in 0..<backlog {
+      let note = Note(
+        id: "n\(index % objects)", text: "note \(index % objects), edit \(index / objects)", revision: index)
+      try await offline.saveAndQueue(note)
+    }
+    let enqueueSeconds = Double(Stopwatch.now() - enqueueStart.0) / 1e9
+    let enqueueCPU = ProcessCPU.seconds() - enqueueStart.1
+    guard offline.pendingCount == backlog else {
+      throw BenchError("outbox: \(offline.pendingCount) of \(backlog) queued")
+    }
+
+    // Back online. (The server stops by itself after 10 minutes, so it starts only now.)
+    let server = try RESTServer(script: script)
+    defer { server.stop() }
+    let sync = RemoteCollection(store.collection(Note.self), baseURL: server.url("users"), configuration: configuration)
+
+    let sent = SentCounter()
+    let pushStart = (Stopwatch.now(), ProcessCPU.seconds())
+    let push = Task { try await sync.pushPending(progress: { sent.set($0.objects) }) }
+    let deadline = Task {
+      try await Task.sleep(nanoseconds: UInt64(pushLimit * 1e9))
+      push.cancel()
+    }
+    let complete: Bool
+    do {
+      complete = try await push.value == backlog
+    } catch {
+      guard push.isCancelled else { throw error }
+      complete = false
+    }
+    deadline.cancel()
+    let pushSeconds = Double(Stopwatch.now() - pushStart.0) / 1e9
+    let pushCPU = ProcessCPU.seconds() - pushStart.1
+    if complete, sync.pendingCount != 0 { throw BenchError("outbox: \(sync.pendingCount) changes left after the push") }
+    return Figures(
+      backlog: backlog, enqueueSeconds: enqueueSeconds, enqueueCPUSeconds: enqueueCPU, pushSeconds: pushSeconds,
+      pushCPUSeconds: pushCPU, sent: sent.value, complete: complete)
+  }
+
+  static func render(_ report: Report) -> String {
+    var out: [String] = []
+    out.append("Machine: \(report.machine.summary); \(report.date)")
+    out.append("Changes: n/2 objects each saved twice, queued, then one pushPending; durability never")
+    out.append("")
+    var table = Table([
+      ("backlog", .left), ("enqueue s", .right), ("enqueue CPU s", .right), ("µs CPU / enqueue", .right),
+      ("push s", .right), ("push CPU s", .right), ("µs CPU / change sent", .right), ("sent", .right),
+    ])
+    for figures in report.backlogs {
+      table.append([
+        Number.grouped(Double(figures.backlog)), Number.fixed(figures.enqueueSeconds, 2),
+        Number.fixed(figures.enqueueCPUSeconds, 2),
+        Number.grouped(figures.enqueueCPUSeconds * 1e6 / Double(figures.backlog)),
+        Number.fixed(figures.pushSeconds, 2), Number.fixed(figures.pushCPUSeconds, 2),
+        Number.grouped(figures.pushCPUSeconds * 1e6 / Double(Swift.max(figures.sent, 1))),
+        Number.grouped(Double(figures.sent)) + (figures.complete ? "" : " (stopped)"),
+      ])
+    }
+    out.append(table.render())
+    return out.joined(separator: "\n")
+  }
+
+  /// Runs async work from the synchronous command and waits for it.
+  private static func waitFor<R: Sendable>(_ work: @escaping @Sendable () async throws -> R) throws -> R {
+    let done = DispatchSemaphore(value: 0)
+    let result = ResultBox<R>()
+    Task.detached {
+      do { result.set(.success(try await work())) } catch { result.set(.failure(error)) }
+      done.signal()
+    }
+    done.wait()
+    return try result.get()
+  }
+}
+
+/// The tests' Python REST server on 127.0.0.1 and a free port; killed (SIGKILL) by `stop()`.
+private final class RESTServer: @unchecked Sendable {
+  private let process = Process()
+  private let baseURL: URL
+
+  init(script: String) throws {
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", script]
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    var line = Data()
+    while !line.contains(UInt8(ascii: "\n")) {
+      let chunk = output.fileHandleForReading.availableData
+      if chunk.isEmpty { break }
+      line.append(chunk)
+    }
+    let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    guard let port = text.split(separator: " ").last.flatMap({ Int($0) }),
+      let url = URL(string: "http://127.0.0.1:\(port)")
+    else {
+      kill(process.processIdentifier, SIGKILL)
+      throw BenchError("the REST server did not say its port")
+    }
+    baseURL = url
+  }
+
+  func url(_ path: String) -> URL {
+    baseURL.appendingPathComponent(path)
+  }
+
+  func stop() {
+    guard process.isRunning else { return }
+    kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
+  }
+}
+
+/// This process's CPU time (user + system), all threads.
+private enum ProcessCPU {
+  static func seconds() -> Double {
+    var usage = rusage()
+    #if os(Linux)
+      getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+    #else
+      getrusage(RUSAGE_SELF, &usage)
+    #endif
+    let user = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+    let system = Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+    return user + system
+  }
+}
+
+private final class SentCounter: @unchecked Sendable {
+  private let lock = NSLock()
+  private var count = 0
+
+  var value: Int { lock.withLock { count } }
+  func set(_ value: Int) { lock.withLock { count = value } }
+}
+
+private final class ResultBox<R: Sendable>: @unchecked Sendable {
+  private let lock = NSLock()
+  private var result: Result<R, any Error>?
+
+  func set(_ value: Result<R, any Error>) { lock.withLock { result = value } }
+  func get() throws -> R {
+    guard let result = lock.withLock({ result }) else { throw BenchError("no result") }
+    return try result.get()
+  }
+}
