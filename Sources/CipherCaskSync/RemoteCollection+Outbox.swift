@@ -2,7 +2,7 @@ import CipherCask
 import Foundation
 
 /// A change waiting to be sent, stored encrypted in the key group `__outbox:<collection>`
-/// under a zero-padded sequence number, so the queue is read back in order.
+/// under a zero-padded sequence number, so the queue is read back in order (OutboxIndex.swift).
 struct OutboxEntry: Codable, Sendable {
   enum Operation: String, Codable, Sendable {
     case save
@@ -18,7 +18,8 @@ struct OutboxEntry: Codable, Sendable {
 }
 
 extension RemoteCollection {
-  var outboxGroup: String { "__outbox:" + local.name }
+  var outbox: OutboxIndex { OutboxIndex(collection: local.name) }
+  var outboxGroup: String { outbox.queueGroup }
 
   /// Changes queued and not yet accepted by the server.
   ///
@@ -29,6 +30,9 @@ extension RemoteCollection {
 
   /// Saves `object` locally at once and queues it for the server, in one atomic batch: after
   /// a crash both are there or neither.
+  ///
+  /// - Complexity: O(1) in the number of changes already queued: one encode, a few reads and
+  ///   writes, one batch.
   public func saveAndQueue(_ object: T) async throws {
     let body = try jsonBody(for: object)
     try await store {
@@ -42,6 +46,7 @@ extension RemoteCollection {
   /// Deletes the object locally at once and queues the delete for the server, atomically.
   ///
   /// - Returns: whether a local object existed.
+  /// - Complexity: O(1) in the number of changes already queued.
   @discardableResult
   public func deleteAndQueue(id: T.ID) async throws -> Bool {
     try await store {
@@ -63,47 +68,72 @@ extension RemoteCollection {
   /// - Returns: how many changes were sent.
   /// - Throws: `SyncError.conflict` (the change stays queued, later ones wait), and the other
   ///   `SyncError`s; changes sent before the error stay sent.
+  /// - Complexity: for m queued changes, m requests and O(m) reads, decodes and writes, plus
+  ///   listing the queue's keys in memory (O(m log m), no decryption) once at the start and
+  ///   once more at the end for changes queued meanwhile.
   @discardableResult
   public func pushPending(
     adjust: RequestHook? = nil, progress: (@Sendable (SyncProgress) -> Void)? = nil
   ) async throws -> Int {
+    let outbox = self.outbox
     var sent = 0
     var moved = SyncProgress()
+    // The queue is listed once, and again only when that list is used up, for changes
+    // queued meanwhile: each change costs O(1) reads and writes whatever the backlog.
+    var handled: UInt64 = 0
     while true {
-      try Self.checkCancelled()
-      guard let (key, entry) = try await store({ try firstQueued() }) else { return sent }
-      guard let id = T.ID(entry.id) else {
-        throw SyncError.decoding("a queued change names an id that does not parse")
-      }
-      switch entry.operation {
-      case .save:
-        let body = entry.body ?? Data()
-        let response = try await sendChange(id: id, body: body, changeID: entry.change, adjust: adjust)
-        let answered = response.body.isEmpty ? nil : try answer(response, sent: decodeSent(body))
-        try await store {
-          try local.store.transaction { transaction in
-            try transaction.delete(key)
-            // A later queued change to the same object keeps the local version.
-            if let answered, try !hasQueuedChange(for: id, in: transaction) {
-              try transaction.put(local.coder.encode(answered), forKey: local.storageKey(for: id))
-            }
-            try metadata.record(etag: response.header("ETag"), for: id, in: &transaction)
-          }
+      let after = handled
+      let queued = try await store { try outbox.keys(after: after, in: local.store) }
+      guard !queued.isEmpty else { return sent }
+      for (sequence, key) in queued {
+        try Self.checkCancelled()
+        guard let entry = try await store({ try OutboxIndex.entry(key, in: local.store) }) else {
+          handled = sequence  // discarded meanwhile
+          continue
         }
-        moved.bytes += Int64(body.count + response.body.count)
-      case .delete:
-        let response = try await sendDelete(id: id, changeID: entry.change, adjust: adjust)
-        try await store {
-          try local.store.transaction { transaction in
-            try transaction.delete(key)
-            try metadata.forget(id, in: &transaction)
-          }
-        }
-        moved.bytes += Int64(response?.body.count ?? 0)
+        moved.bytes += try await send(entry, key: key, adjust: adjust)
+        handled = sequence
+        sent += 1
+        moved.objects = sent
+        progress?(moved)
       }
-      sent += 1
-      moved.objects = sent
-      progress?(moved)
+    }
+  }
+
+  /// Sends one queued change and, once the server accepted it, removes it from the queue in
+  /// one transaction with what the answer tells.
+  ///
+  /// - Returns: the bytes sent and received.
+  private func send(_ entry: OutboxEntry, key: String, adjust: RequestHook?) async throws -> Int64 {
+    let outbox = self.outbox
+    guard let id = T.ID(entry.id) else {
+      throw SyncError.decoding("a queued change names an id that does not parse")
+    }
+    switch entry.operation {
+    case .save:
+      let body = entry.body ?? Data()
+      let response = try await sendChange(id: id, body: body, changeID: entry.change, adjust: adjust)
+      let answered = response.body.isEmpty ? nil : try answer(response, sent: decodeSent(body))
+      try await store {
+        try local.store.transaction { transaction in
+          let later = try outbox.remove(key, id: entry.id, in: &transaction)
+          // A later queued change to the same object keeps the local version.
+          if let answered, later == 0 {
+            try transaction.put(local.coder.encode(answered), forKey: local.storageKey(for: id))
+          }
+          try metadata.record(etag: response.header("ETag"), for: id, in: &transaction)
+        }
+      }
+      return Int64(body.count + response.body.count)
+    case .delete:
+      let response = try await sendDelete(id: id, changeID: entry.change, adjust: adjust)
+      try await store {
+        try local.store.transaction { transaction in
+          try outbox.remove(key, id: entry.id, in: &transaction)
+          try metadata.forget(id, in: &transaction)
+        }
+      }
+      return Int64(response?.body.count ?? 0)
     }
   }
 
@@ -135,14 +165,17 @@ extension RemoteCollection {
   ///
   /// - Returns: whether the change was queued.
   @discardableResult
+  ///
+  /// - Complexity: O(m) reads for the m queued changes.
   public func discardPending(change: String) async throws -> Bool {
-    try await store {
+    let outbox = self.outbox
+    return try await store {
       try local.store.transaction { transaction in
-        for key in try transaction.keys(inGroup: outboxGroup) {
+        for key in try transaction.keys(inGroup: outbox.queueGroup) {
           guard let data = try transaction.get(key),
             let entry = try? JSONDecoder().decode(OutboxEntry.self, from: data), entry.change == change
           else { continue }
-          try transaction.delete(key)
+          try outbox.remove(key, id: entry.id, in: &transaction)
           return true
         }
         return false
@@ -155,35 +188,8 @@ extension RemoteCollection {
   private func enqueue(
     _ operation: OutboxEntry.Operation, id: T.ID, body: Data?, in transaction: inout CaskTransaction
   ) throws {
-    let keys = try transaction.keys(inGroup: outboxGroup)
-    let last = keys.last.flatMap { UInt64($0.split(separator: "\u{0}").last ?? "") } ?? 0
     let entry = OutboxEntry(change: UUID().uuidString, operation: operation, id: id.description, body: body)
-    try transaction.put(JSONEncoder().encode(entry), forKey: outboxKey(last + 1))
-  }
-
-  private func outboxKey(_ sequence: UInt64) -> String {
-    let digits = String(sequence)
-    return outboxGroup + "\u{0}" + String(repeating: "0", count: max(0, 20 - digits.count)) + digits
-  }
-
-  private func firstQueued() throws -> (String, OutboxEntry)? {
-    guard let key = try local.store.keys(inGroup: outboxGroup).first, let data = try local.store.get(key) else {
-      return nil
-    }
-    do {
-      return (key, try JSONDecoder().decode(OutboxEntry.self, from: data))
-    } catch {
-      throw SyncError.decoding("a queued change does not decode")
-    }
-  }
-
-  private func hasQueuedChange(for id: T.ID, in transaction: CaskTransaction) throws -> Bool {
-    for key in try transaction.keys(inGroup: outboxGroup) {
-      guard let data = try transaction.get(key), let entry = try? JSONDecoder().decode(OutboxEntry.self, from: data)
-      else { continue }
-      if entry.id == id.description { return true }
-    }
-    return false
+    try outbox.append(entry, in: &transaction)
   }
 
   private func decodeSent(_ body: Data) throws -> T {
