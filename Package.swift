@@ -32,7 +32,7 @@ let package = Package(
     ),
     .executableTarget(
       name: "cask",
-      dependencies: ["CaskCLIKit", "CipherCask"]
+      dependencies: ["CaskCLIKit", "CipherCask", "CipherCaskSync"]
     ),
     .target(
       name: "CipherCaskSync",

@@ -11,8 +11,8 @@ import FuzzSupport
 /// - only `CLIError.usage` is thrown, whose message is one line without control characters,
 ///   and whose usage hint names the subcommand typed (or the root);
 /// - the message does not depend on a password given by mistake (`--password=X`,
-///   `--new-password X`, ...): with every such value replaced by a marker, the outcome is the
-///   same and the marker appears in no message;
+///   `--new-password X`, ...) or on the value of a `--header` (a token, often): with every such
+///   value replaced by a marker, the outcome is the same and the marker appears in no message;
 /// - `-h`/`--help` before `--` always prints that subcommand's help, `--version` alone the
 ///   version, and no word list prints anything else;
 /// - a parse that succeeds has every required argument and option, only the spec's names,
@@ -33,7 +33,9 @@ enum CLIArgsTarget {
   /// The outcome of one command line, comparable.
   enum Outcome: Equatable {
     case print(String)
-    case run(name: String, positionals: [String: String], values: [String: String], flags: Set<String>)
+    case run(
+      name: String, positionals: [String: String], values: [String: String], lists: [String: [String]],
+      flags: Set<String>)
     case usage(message: String, command: String?)
   }
 
@@ -71,11 +73,22 @@ enum CLIArgsTarget {
     let masked = maskingSecrets(argv)
     if masked != argv {
       let again = interpret(masked)
-      FuzzReplay.check(again == outcome, "a password's value changed the outcome: \(outcome) vs \(again)")
+      FuzzReplay.check(sameShape(outcome, again), "a secret value changed the outcome: \(outcome) vs \(again)")
       if case .usage(let message, _) = again {
-        FuzzReplay.check(!message.contains(marker), "a password's value in the message \(message.debugDescription)")
+        FuzzReplay.check(!message.contains(marker), "a secret value in the message \(message.debugDescription)")
       }
     }
+  }
+
+  /// Equal outcomes, except that the option values of two runs may differ (the secrets were
+  /// masked in one of them) as long as the same options were given.
+  static func sameShape(_ one: Outcome, _ other: Outcome) -> Bool {
+    guard
+      case .run(let name, let positionals, let values, let lists, let flags) = one,
+      case .run(let otherName, let otherPositionals, let otherValues, let otherLists, let otherFlags) = other
+    else { return one == other }
+    return name == otherName && positionals == otherPositionals && flags == otherFlags
+      && Set(values.keys) == Set(otherValues.keys) && lists.mapValues(\.count) == otherLists.mapValues(\.count)
   }
 
   static func interpret(_ argv: [String]) -> Outcome {
@@ -84,7 +97,9 @@ enum CLIArgsTarget {
       case .print(let text):
         return .print(text)
       case .run(let parsed):
-        return .run(name: parsed.spec.name, positionals: parsed.positionals, values: parsed.values, flags: parsed.flags)
+        return .run(
+          name: parsed.spec.name, positionals: parsed.positionals, values: parsed.values, lists: parsed.lists,
+          flags: parsed.flags)
       }
     } catch CLIError.usage(let message, let spec) {
       return .usage(message: message, command: spec?.name)
@@ -146,45 +161,91 @@ enum CLIArgsTarget {
         FuzzReplay.check((Int(value) ?? 0) > 0, "'\(name)' took a value that is not a positive integer")
       case .collectionName?:
         FuzzReplay.check(!value.isEmpty && !value.utf8.contains(0), "'\(name)' took an invalid collection name")
+      case .header?:
+        for header in parsed.optionValues(name) {
+          FuzzReplay.check(isHeader(header), "'\(name)' took a value that is not a header")
+        }
       case nil:
         break
       }
+      if option.isRepeatable {
+        FuzzReplay.check(parsed.lists[name]?.last == value, "'\(name)' lost its occurrences")
+      }
     }
+    FuzzReplay.check(
+      parsed.lists.keys.allSatisfy { spec.option(named: $0)?.isRepeatable == true },
+      "a list for an option that is not repeatable")
     for flag in parsed.flags {
       FuzzReplay.check(spec.option(named: flag)?.isFlag == true, "the flag '\(flag)' is not a flag of the spec")
     }
     var canonical = [spec.name]
-    canonical += parsed.values.sorted { $0.key < $1.key }.map { "--\($0.key)=\($0.value)" }
+    for (name, value) in parsed.values.sorted(by: { $0.key < $1.key }) {
+      canonical += (parsed.lists[name] ?? [value]).map { "--\(name)=\($0)" }
+    }
     canonical += parsed.flags.sorted().map { "--\($0)" }
     canonical.append("--")
     canonical += spec.arguments.compactMap { parsed.positionals[$0.name] }
     let expected = Outcome.run(
-      name: spec.name, positionals: parsed.positionals, values: parsed.values, flags: parsed.flags)
+      name: spec.name, positionals: parsed.positionals, values: parsed.values, lists: parsed.lists,
+      flags: parsed.flags)
     let again = interpret(canonical)
     FuzzReplay.check(again == expected, "the canonical form \(canonical) parsed to \(again)")
   }
 
-  /// `argv` with every value that would be a password given on the command line replaced by
-  /// `marker`: the text after `--password=` or `--new-password=`, and the word after
-  /// `--password` or `--new-password` when the parser would take it as a value. Words after
-  /// `--` (past the first word) are arguments, not options, and stay.
+  /// `argv` with every secret value replaced by `marker`: the text after `--password=` or
+  /// `--new-password=` and the word after `--password` or `--new-password` when the parser
+  /// would take it as a value; and the value part of a `--header` (after its colon; the whole
+  /// word when it has no colon). A header value with control characters stays, as masking it
+  /// would make an invalid header valid. Words after `--` (past the first word) are arguments,
+  /// not options, and stay.
   static func maskingSecrets(_ argv: [String]) -> [String] {
     var masked = argv
     var index = 0
     while index < masked.count {
       let word = masked[index]
       if word == "--" && index > 0 { break }
-      for name in OptionSpec.refusedPasswordNames.keys.sorted() {
-        if word.utf8.starts(with: "--\(name)=".utf8) {
-          masked[index] = "--\(name)=" + marker
+      for name in OptionSpec.refusedPasswordNames.keys.sorted() + ["header"] {
+        if let (given, value) = OptionSyntax.longOption(word), given == name, let value {
+          masked[index] = "--\(name)=" + mask(value, of: name)
         } else if word == "--\(name)", index + 1 < masked.count, !OptionSyntax.isOption(masked[index + 1]) {
-          masked[index + 1] = marker
+          masked[index + 1] = mask(masked[index + 1], of: name)
           index += 1
         }
       }
       index += 1
     }
     return masked
+  }
+
+  /// `marker` for a password, `maskingHeader(value)` for a header.
+  static func mask(_ value: String, of name: String) -> String {
+    name == "header" ? maskingHeader(value) : marker
+  }
+
+  /// A header with its value replaced by `marker`, when that keeps it as valid as it was.
+  static func maskingHeader(_ header: String) -> String {
+    let scalars = header.unicodeScalars
+    guard let colon = scalars.firstIndex(of: ":") else { return marker }
+    let value = scalars[scalars.index(after: colon)...]
+    guard value.allSatisfy({ $0 == "\t" || (0x20...0x7E).contains($0.value) }) else { return header }
+    var name = ""
+    name.unicodeScalars.append(contentsOf: scalars[..<colon])
+    return name + ": " + marker
+  }
+
+  /// `Name: value` with a token name and a printable ASCII value (the harness's own reading of
+  /// `HeaderText.split`'s rule).
+  static func isHeader(_ header: String) -> Bool {
+    let scalars = header.unicodeScalars
+    guard let colon = scalars.firstIndex(of: ":"), colon != scalars.startIndex else { return false }
+    let token = "!#$%&'*+-.^_`|~".unicodeScalars
+    let nameIsToken = scalars[..<colon].allSatisfy {
+      ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || token.contains($0)
+    }
+    let valueIsPrintable = scalars[scalars.index(after: colon)...].allSatisfy {
+      $0 == "\t" || (0x20...0x7E).contains($0.value)
+    }
+    return nameIsToken && valueIsPrintable
   }
 
   static func isPrint(_ outcome: Outcome) -> Bool {
@@ -237,6 +298,17 @@ enum CLIArgsTarget {
       ("help-after-dash-dash", ["s", "--", "--help"]),
       ("unknown-subcommand", ["frobnicate"]),
       ("root-option-with-value", ["--password=hunter2", "get"]),
+      (
+        "pull",
+        [
+          "s", "https://api.example.com/users?page=1", "--collection", "users", "--id-key", "id", "--header",
+          "Authorization: Bearer abc123", "--header=X-Api-Key: k", "--envelope", "result", "--next-key", "next",
+        ]
+      ),
+      ("pull-pages", ["s", "http://127.0.0.1:8080/users", "--collection=u", "--id-key=uid", "--page-parameter", "p"]),
+      ("header-without-colon", ["s", "u", "--collection", "c", "--id-key", "id", "--header", "Bearer abc123"]),
+      ("header-with-newline", ["s", "u", "--collection", "c", "--id-key", "id", "--header", "A: b\r\nX: y"]),
+      ("import-url", ["s", "https://example.com/e.jsonl", "--collection", "e", "--id-key", "id", "--header", "A: b"]),
       ("unicode", ["s", "cl\u{e9}", "--collection", "\u{1F511}"]),
     ]
     return lines.map { name, words in (name, Data(words.joined(separator: "\u{0}").utf8)) }

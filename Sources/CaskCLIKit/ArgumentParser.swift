@@ -63,6 +63,7 @@ package struct ArgumentParser {
             "The value \(MessageText.quoted(value)) is invalid for '\(option.label)': expected one of \(choices)")
         }
         result.values[option.name] = value
+        if option.isRepeatable { result.lists[option.name, default: []].append(value) }
       }
     }
     try assign(positionals, to: &result)
@@ -113,10 +114,17 @@ package struct ArgumentParser {
   /// Applies each option's `ValueCheck`, in the order of the spec's options.
   private func checkValues(of result: ParsedArguments) throws {
     for option in spec.options {
-      guard let check = option.check, result.values[option.name] != nil else { continue }
+      guard let check = option.check, let value = result.values[option.name] else { continue }
       switch check {
       case .positiveInteger: _ = try result.positiveInteger(option.name)
-      case .collectionName: _ = try KeyText.collectionPrefix(result.values[option.name] ?? "", spec)
+      case .collectionName: _ = try KeyText.collectionPrefix(value, spec)
+      case .header:
+        // Never quoted: a header value is often a token.
+        for header in option.isRepeatable ? result.optionValues(option.name) : [value]
+        where HeaderText.split(header) == nil {
+          throw usage(
+            "The value of '\(option.label)' must be 'Name: value': a header name, a colon, and printable ASCII")
+        }
       }
     }
   }

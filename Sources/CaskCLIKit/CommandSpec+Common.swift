@@ -20,6 +20,13 @@ extension OptionSpec {
     help: "Address the object with this id in the named collection instead of a plain key.",
     check: .collectionName)
 
+  /// `--header 'Name: value'`, repeatable, for the requests of `pull` and `import URL`.
+  static let header = OptionSpec(
+    "header", value: "header",
+    help: "Send this HTTP header, 'Name: value' (for example 'Authorization: Bearer TOKEN'); repeat for more. "
+      + "Header values appear in no message.",
+    check: .header, isRepeatable: true)
+
   /// Where the password of an existing store or file comes from (see Docs/CLI.md, "Passwords").
   static let passwordOptions = [
     OptionSpec(

@@ -5,7 +5,7 @@
 extension CommandSpec {
   /// Every subcommand, in the order the root help lists them.
   package static let subcommands: [CommandSpec] = [
-    demo, create, put, get, delete, keys, `import`, export, encrypt, decrypt, compact, verify, stats, passwd,
+    demo, create, put, get, delete, keys, `import`, pull, export, encrypt, decrypt, compact, verify, stats, passwd,
   ]
 
   /// `cask demo`.
@@ -88,13 +88,18 @@ extension CommandSpec {
     abstract: "Import JSON objects into a collection.",
     discussion: """
       FILE holds a JSON array of objects or JSON Lines (one object per line); '-' reads \
-      standard input. Each object is stored, exactly as written, under the id found at \
+      standard input, and an http:// or https:// URL is downloaded first (with the --header \
+      headers; a failed download writes nothing). Each object is stored, exactly as written, under the id found at \
       --id-key (a string, or a number written in decimal): a new id is inserted, an existing \
       one replaced. Objects are written in atomic batches of --batch-size. When an object is \
       malformed, the error names its line and nothing of the batch holding it is written; \
       the batches before it stay imported. The store must exist ('cask create').
       """,
-    arguments: [.store, ArgumentSpec(name: "file", help: "The JSON or JSON Lines file, or '-' for standard input.")],
+    arguments: [
+      .store,
+      ArgumentSpec(
+        name: "file", help: "The JSON or JSON Lines file, '-' for standard input, or an http:// or https:// URL."),
+    ],
     options: [
       OptionSpec(
         "collection", value: "name", help: "The collection to import into.", isRequired: true,
@@ -102,6 +107,39 @@ extension CommandSpec {
       OptionSpec("id-key", value: "key", help: "The field of each object that holds its id.", isRequired: true),
       OptionSpec(
         "batch-size", value: "n", help: "Objects per atomic batch (default 1000).", check: .positiveInteger),
+      .header,
+    ] + OptionSpec.passwordOptions)
+
+  /// `cask pull`.
+  package static let pull = CommandSpec(
+    name: "pull",
+    abstract: "Fetch the JSON objects of a REST resource into a collection.",
+    discussion: """
+      GETs URL and upserts each object of the answer into the collection under the id found \
+      at --id-key, exactly as the server sent it, as 'cask import' does. The answer is a JSON \
+      array of objects, one object (it has the --id-key field), or an envelope: an object \
+      whose 'result' member (or the one --envelope names) holds the object or the array. \
+      Pages are followed: an envelope's 'next' member (--next-key) names the next page, \
+      absolute or relative, until a page has none; or, with --page-parameter NAME, pages are \
+      asked for as ?NAME=1, 2, ... until one holds no object. Every page is fetched before \
+      anything is written, then all objects are written in one atomic batch: after any error \
+      (an HTTP status other than 2xx, an answer that is not JSON, a network failure, a \
+      timeout of 30 s) nothing is written. Header values appear in no message. The store \
+      must exist ('cask create').
+      """,
+    arguments: [.store, ArgumentSpec(name: "url", help: "The resource, an http:// or https:// URL.")],
+    options: [
+      OptionSpec(
+        "collection", value: "name", help: "The collection to upsert into.", isRequired: true, check: .collectionName),
+      OptionSpec("id-key", value: "key", help: "The field of each object that holds its id.", isRequired: true),
+      .header,
+      OptionSpec(
+        "envelope", value: "key",
+        help: "The member of each answer that holds the objects (default: the answer itself, or 'result')."),
+      OptionSpec("next-key", value: "key", help: "The envelope member that links to the next page (default next)."),
+      OptionSpec(
+        "page-parameter", value: "name",
+        help: "Ask for pages by number (?name=1, 2, ...) until one is empty, instead of following links."),
     ] + OptionSpec.passwordOptions)
 
   /// `cask export`.

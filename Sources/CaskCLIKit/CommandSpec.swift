@@ -43,6 +43,8 @@ package struct OptionSpec: Sendable {
     case positiveInteger
     /// A collection name: not empty, no U+0000 (the separator of a collection's keys).
     case collectionName
+    /// An HTTP header, `Name: value` (`HeaderText.split(_:)`).
+    case header
   }
 
   /// The long name, without the leading `--`.
@@ -58,10 +60,12 @@ package struct OptionSpec: Sendable {
   package var isRequired = false
   /// A rule the value must follow, checked after the command line is read.
   package var check: ValueCheck?
+  /// Whether every occurrence counts (`--header`), rather than only the last.
+  package var isRepeatable = false
 
   init(
     _ name: String, short: Character? = nil, value valueName: String? = nil, help: String,
-    allowedValues: [String]? = nil, isRequired: Bool = false, check: ValueCheck? = nil
+    allowedValues: [String]? = nil, isRequired: Bool = false, check: ValueCheck? = nil, isRepeatable: Bool = false
   ) {
     self.name = name
     self.short = short
@@ -70,6 +74,7 @@ package struct OptionSpec: Sendable {
     self.allowedValues = allowedValues
     self.isRequired = isRequired
     self.check = check
+    self.isRepeatable = isRepeatable
   }
 
   package var isFlag: Bool { valueName == nil }

@@ -9,7 +9,8 @@ package enum HelpText {
     var parts = ["cask", spec.name]
     parts += spec.arguments.map(\.usage)
     for option in spec.options where option.name != OptionSpec.help.name {
-      parts.append(option.isRequired ? option.label : "[\(option.label)]")
+      let label = option.isRepeatable ? option.label + " ..." : option.label
+      parts.append(option.isRequired ? label : "[\(label)]")
     }
     return parts.joined(separator: " ")
   }

@@ -4,7 +4,13 @@ package enum MessageText {
   /// separators) written as `\u{..}` (`\n`, `\r` and `\t` as such), so that a quoted word can
   /// neither break a one-line message nor send a terminal escape sequence.
   package static func quoted(_ word: some StringProtocol) -> String {
-    var text = "'"
+    "'" + escaped(word) + "'"
+  }
+
+  /// `text` with its control characters escaped as `quoted(_:)` does, without the quotes: for
+  /// text from outside (a server's error message) that goes into a one-line message.
+  package static func escaped(_ word: some StringProtocol) -> String {
+    var text = ""
     for scalar in word.unicodeScalars {
       switch scalar {
       case "\n": text += "\\n"
@@ -15,7 +21,7 @@ package enum MessageText {
       default: text.unicodeScalars.append(scalar)
       }
     }
-    return text + "'"
+    return text
   }
 
   /// Whether `scalar` is a control character a message must not contain raw.

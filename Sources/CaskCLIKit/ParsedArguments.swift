@@ -8,6 +8,8 @@ package struct ParsedArguments: Sendable {
   package var values: [String: String] = [:]
   /// The long names of the flags given.
   package var flags: Set<String> = []
+  /// Every value of each repeatable option, in the order given (`values` has the last).
+  package var lists: [String: [String]] = [:]
 
   package init(spec: CommandSpec) {
     self.spec = spec
@@ -29,6 +31,11 @@ package struct ParsedArguments: Sendable {
   /// The value of an option, or `nil` when it was not given.
   package func option(_ name: String) -> String? {
     values[name]
+  }
+
+  /// Every value of a repeatable option, in the order given; empty when it was not given.
+  package func optionValues(_ name: String) -> [String] {
+    lists[name] ?? []
   }
 
   /// The value of an option the spec marks as required (the parser has checked it is there).

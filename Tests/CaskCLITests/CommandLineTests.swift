@@ -24,8 +24,8 @@ struct CommandLineTests {
       #expect(root.out.contains(section))
     }
     let names = [
-      "demo", "create", "put", "get", "delete", "keys", "import", "export", "encrypt", "decrypt", "compact", "verify",
-      "stats", "passwd",
+      "demo", "create", "put", "get", "delete", "keys", "import", "pull", "export", "encrypt", "decrypt", "compact",
+      "verify", "stats", "passwd",
     ]
     for name in names {
       #expect(root.out.contains("\n  \(name) "), "root help lists \(name)")
@@ -137,6 +137,7 @@ struct CommandLineTests {
       ["create", "file"], ["put", "missing", "k", "--file", "file"], ["get", "missing", "k"],
       ["delete", "missing", "k"], ["keys", "missing"],
       ["import", "missing", "file", "--collection", "c", "--id-key", "id"],
+      ["pull", "missing", "http://127.0.0.1:1/", "--collection", "c", "--id-key", "id"],
       ["export", "missing", "out"], ["encrypt", "missing", "out"], ["decrypt", "missing", "out"],
       ["compact", "missing"],
       ["verify", "missing"], ["stats", "missing"], ["passwd", "missing"],

@@ -14,6 +14,7 @@ enum CaskCommand {
       DeleteCommand.self,
       KeysCommand.self,
       ImportCommand.self,
+      PullCommand.self,
       ExportCommand.self,
       EncryptCommand.self,
       DecryptCommand.self,

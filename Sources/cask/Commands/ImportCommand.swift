@@ -2,7 +2,7 @@ import CaskCLIKit
 import CipherCask
 import Foundation
 
-/// `cask import STORE FILE|- --collection NAME --id-key KEY`: upserts JSON objects.
+/// `cask import STORE FILE|-|URL --collection NAME --id-key KEY`: upserts JSON objects.
 enum ImportCommand: Subcommand {
   static var spec: CommandSpec { .import }
 
@@ -21,17 +21,32 @@ enum ImportCommand: Subcommand {
     let prefix = try KeyText.collectionPrefix(collection, spec)
     let idField = arguments.requiredOption("id-key")
     let batchSize = try arguments.positiveInteger("batch-size") ?? defaultBatchSize
+    let remote = RemoteFetch.isURL(file) ? try RemoteFetch.url(file, argument: "file", spec: spec) : nil
+    let headers = arguments.optionValues("header")
+    if remote == nil && !headers.isEmpty {
+      throw CLIError.usage("--header is for downloads: <file> is not an http:// or https:// URL", spec)
+    }
     let fromStdin = file == "-"
     if fromStdin && arguments.flag("password-stdin") {
       throw CLIError.usage("--password-stdin cannot be used with '-': standard input carries the objects", spec)
     }
-    let (input, total, name) = try openInput(file)
+    let (input, fileSize, name) =
+      try remote.map { (nil, nil, "'\(RemoteFetch.display($0))'") } ?? openInput(file)
     defer { try? input?.close() }
-    let reader = JSONRecordReader { count in
-      if let input { return try input.read(upToCount: count) ?? Data() }
-      return try StandardStream.input.read(upTo: count)
-    }
     let totals = try StoreAccess.withStore(path, arguments, mode: .readWrite) { store in
+      // A URL is downloaded whole before anything is read: a failed download writes nothing.
+      let body = try remote.map { try download($0, headers: headers) }
+      var offset = 0
+      let reader = JSONRecordReader { count in
+        if let body {
+          let chunk = body[offset..<min(offset + count, body.count)]
+          offset += chunk.count
+          return Data(chunk)
+        }
+        if let input { return try input.read(upToCount: count) ?? Data() }
+        return try StandardStream.input.read(upTo: count)
+      }
+      let total = body.map { UInt64($0.count) } ?? fileSize
       let counter = ProgressCounter()
       let progress = ProgressBar.start("Importing", total: total) { counter.current }
       defer { progress?.finish() }
@@ -88,6 +103,15 @@ enum ImportCommand: Subcommand {
       }
       return (inserted, replaced)
     }
+  }
+
+  /// The body of `url`, with a spinner on a terminal while it comes.
+  ///
+  /// - Throws: `CLIError.failure` naming the URL (without its query), never a header value.
+  private static func download(_ url: URL, headers: [String]) throws -> Data {
+    let progress = ProgressBar.start("Downloading", total: nil, unit: .time) { 0 }
+    defer { progress?.finish() }
+    return try RemoteFetch(headers: headers).get(url, doing: "cannot download")
   }
 
   /// The input file (nil for standard input), its size when known, and its name for messages.

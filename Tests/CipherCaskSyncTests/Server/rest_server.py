@@ -9,7 +9,9 @@ An Idempotency-Key seen before replays the first answer without applying the cha
 "X-Drop-Response: 1" applies the change and then closes the connection without answering.
 Also: /log (the applied changes in order), /slow (answers after 60 s), /bad (malformed JSON),
 /die (promises 1000 bytes, sends 10, closes), /status/<code>, POST /reset, and
-PUT /admin/users/<id> (changes an object behind the client's back).
+PUT /admin/users/<id> (changes an object behind the client's back). For the cask tool's tests:
+PUT /files/<name> keeps the body as it is and GET /files/<name> serves it (both need the
+token), and /echo answers 400 with the request's headers (a server that echoes a token).
 Prints "PORT <n>" once listening; stops by itself after 10 minutes.
 """
 import json
@@ -23,6 +25,7 @@ USERS = {}
 VERSIONS = {}
 LOG = []
 SEEN = {}
+FILES = {}
 PAGE_SIZE = 2
 
 
@@ -31,6 +34,7 @@ def reset():
     VERSIONS.clear()
     LOG.clear()
     SEEN.clear()
+    FILES.clear()
     for index in range(1, 6):
         uid = "u%d" % index
         USERS[uid] = {"id": uid, "email": "%s@example.com" % uid, "first": "First%d" % index,
@@ -100,8 +104,19 @@ class Handler(BaseHTTPRequestHandler):
             return None
         if len(parts) == 2 and parts[0] == "status":
             return self.answer(int(parts[1]), {"error": "status %s" % parts[1], "detail": "x" * 500})
+        if parts == ["echo"]:
+            return self.answer(400, {"headers": dict(self.headers.items())})
         if not self.authorized():
             return None
+        if len(parts) == 2 and parts[0] == "files" and method in ("PUT", "GET"):
+            with STATE_LOCK:
+                if method == "PUT":
+                    FILES[parts[1]] = self.raw_body
+                    return self.answer(204)
+                data = FILES.get(parts[1])
+            if data is None:
+                return self.answer(404, {"error": "no such file"})
+            return self.answer(200, data)
         if len(parts) == 3 and parts[:2] == ["admin", "users"] and method == "PUT":
             with STATE_LOCK:
                 USERS[parts[2]] = self.body()
