@@ -39,7 +39,8 @@ enum ImportCommand: Subcommand {
       var offset = 0
       let reader = JSONRecordReader { count in
         if let body {
-          let chunk = body[offset..<min(offset + count, body.count)]
+          let start = body.startIndex + offset
+          let chunk = body[start..<min(start + count, body.endIndex)]
           offset += chunk.count
           return Data(chunk)
         }
