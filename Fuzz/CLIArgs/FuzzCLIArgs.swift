@@ -74,7 +74,9 @@ enum CLIArgsTarget {
     if masked != argv {
       let again = interpret(masked)
       FuzzReplay.check(sameShape(outcome, again), "a secret value changed the outcome: \(outcome) vs \(again)")
-      if case .usage(let message, _) = again {
+      // The fuzzer learns the marker from this very comparison and types it itself: then the
+      // message may quote it from a word that is no secret.
+      if case .usage(let message, _) = again, !argv.contains(where: { $0.contains(marker) }) {
         FuzzReplay.check(!message.contains(marker), "a secret value in the message \(message.debugDescription)")
       }
     }
