@@ -1,5 +1,6 @@
 import CaskTestSupport
 import Foundation
+import RNCryptorCodec
 import Testing
 
 @testable import CaskEngine
@@ -38,5 +39,65 @@ struct StaleLockTests {
       #expect(contents == acknowledged || contents == withInFlight, "readOnly: \(readOnly)")
       try store.close()
     }
+  }
+}
+
+/// A child process started while a store is open shares the open file description of the
+/// store's LOCK until its `exec` closes it. The lock must still end with `close()`.
+@Suite("A lock shared with a child process")
+struct InheritedLockTests {
+  /// The descriptors of this process open on `path`, found through /proc/self/fd.
+  private static func descriptors(openOn path: String) throws -> [Int32] {
+    let target = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+    return try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").compactMap { name in
+      guard let descriptor = Int32(name),
+        let link = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)"),
+        link == target
+      else { return nil }
+      return descriptor
+    }
+  }
+
+  /// Starts `/bin/sleep` with a copy of `descriptor` as its descriptor 3 (a copy made by
+  /// `dup2` has no close-on-exec flag, so the child keeps it for as long as it lives).
+  private static func spawnHolding(_ descriptor: Int32) throws -> pid_t {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_adddup2(&actions, descriptor, 3)
+    let words: [String] = ["/bin/sleep", "60"]
+    let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
+    defer {
+      for pointer in argv { free(pointer) }
+    }
+    var pid: pid_t = 0
+    let spawned = posix_spawn(&pid, "/bin/sleep", &actions, nil, argv, environ)
+    guard spawned == 0 else { throw CocoaError(.executableLoad) }
+    return pid
+  }
+
+  @Test("close() releases the lock even while a child process still holds the LOCK descriptor")
+  func childHoldsDescriptor() throws {
+    let directory = try TemporaryDirectory("inherited-lock")
+    defer { directory.remove() }
+    let path = directory.file("store.cask")
+    let keys = try RNCryptor.Keys.random()
+    let options = CaskStore.Options(durability: .never, autoCompaction: nil)
+    let store = try CaskStore(path: path, keys: keys, options: options)
+    try store.put(Data("v".utf8), forKey: "k")
+    let lockDescriptors = try Self.descriptors(openOn: "\(path)/\(CaskFormat.lockFileName)")
+    #expect(lockDescriptors.count == 1)
+    let lockDescriptor = try #require(lockDescriptors.first)
+    let child = try Self.spawnHolding(lockDescriptor)
+    defer {
+      kill(child, SIGKILL)
+      var status: Int32 = 0
+      while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+    }
+    try store.close()
+
+    let reopened = try CaskStore(path: path, keys: keys, options: options)
+    #expect(try reopened.get("k") == Data("v".utf8))
+    try reopened.close()
   }
 }

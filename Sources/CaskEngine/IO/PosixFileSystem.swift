@@ -130,8 +130,15 @@ final class PosixLock: FileLock {
     unlock()
   }
 
+  /// Releases the lock explicitly before closing the descriptor. A `flock` belongs to the open
+  /// file description, which a child process started by another thread shares from its
+  /// `clone` until its `exec` closes the descriptor (`O_CLOEXEC`); a bare `close` would leave
+  /// the lock held for that moment, and a reopen in it would fail with `locked`.
   func unlock() {
     let old = descriptor.exchange(-1, ordering: .acquiringAndReleasing)
-    if old >= 0 { Syscall.close(old) }
+    if old >= 0 {
+      Syscall.unlock(old)
+      Syscall.close(old)
+    }
   }
 }

@@ -97,6 +97,12 @@ enum Syscall {
     throw CaskError.io(operation: "flock", path: path, errno: code)
   }
 
+  /// Releases a `flock` (nothing to report: the descriptor is closed right after).
+  static func unlock(_ descriptor: Int32) {
+    let call: (Int32, Int32) -> Int32 = Glibc.flock(_:_:)
+    _ = retrying { call(descriptor, LOCK_UN) }
+  }
+
   static func listDirectory(_ path: String) throws -> [String] {
     guard let directory = opendir(path) else {
       throw CaskError.io(operation: "opendir", path: path, errno: errno)
