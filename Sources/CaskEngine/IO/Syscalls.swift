@@ -117,4 +117,18 @@ enum Syscall {
     }
     return names
   }
+
+  /// Maps `count` bytes of zeroed anonymous memory (private to the process).
+  static func mapAnonymous(_ count: Int, purpose: String) throws -> UnsafeMutableRawPointer {
+    let pointer = mmap(nil, count, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+    guard let pointer, pointer != MAP_FAILED else {
+      throw CaskError.io(operation: "mmap", path: purpose, errno: errno)
+    }
+    return pointer
+  }
+
+  /// Returns memory from `mapAnonymous` to the system.
+  static func unmap(_ pointer: UnsafeMutableRawPointer, count: Int) {
+    _ = munmap(pointer, count)
+  }
 }

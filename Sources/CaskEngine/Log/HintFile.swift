@@ -81,7 +81,9 @@ struct HintPayload {
   var maxSequence: UInt64
   /// Number of entries.
   var count: Int
-  private var plaintext: [UInt8]
+  /// The decrypted payload, mapped when large (see `TransientBuffer`).
+  private var plaintext: TransientBuffer
+  private var plaintextLength: Int
   private var entriesStart: Int
   private var path: String
 
@@ -94,12 +96,11 @@ struct HintPayload {
       throw CaskError.corrupt(file: path, offset: 0, reason: "not a hint file")
     }
     let message = UnsafeRawBufferPointer(rebasing: bytes[magicLength...])
-    let plaintext = try [UInt8](unsafeUninitializedCapacity: message.count) { buffer, initialized in
-      initialized = try cipher.open(
-        message, into: UnsafeMutableRawBufferPointer(buffer), file: path, offset: UInt64(magicLength))
-    }
+    let plaintext = try TransientBuffer(count: message.count, purpose: path)
+    let plaintextLength = try cipher.open(message, into: plaintext.bytes, file: path, offset: UInt64(magicLength))
     let damaged = CaskError.corrupt(file: path, offset: UInt64(magicLength), reason: "malformed hint payload")
-    let header = try plaintext.withUnsafeBytes { buffer in
+    let header = try { () throws -> (UInt32, UInt64, UInt64, Int, Int) in
+      let buffer = UnsafeRawBufferPointer(rebasing: plaintext.bytes[0..<plaintextLength])
       var reader = ByteReader(buffer)
       guard let version = reader.readUInt16(),
         (CaskFormat.oldestReadableVersion...CaskFormat.formatVersion).contains(version), reader.readUInt16() != nil,
@@ -108,9 +109,10 @@ struct HintPayload {
         Int(count) <= reader.remaining / CaskFormat.hintEntryFixedLength
       else { throw damaged }
       return (segmentID, segmentLength, maxSequence, Int(count), buffer.count - reader.remaining)
-    }
+    }()
     (segmentID, segmentLength, maxSequence, count, entriesStart) = header
     self.plaintext = plaintext
+    self.plaintextLength = plaintextLength
     self.path = path
     // Check every entry now, so a damaged hint is refused before any of it is used.
     try forEachEntry { _, _, _, key in
@@ -127,8 +129,8 @@ struct HintPayload {
   ) throws {
     let damaged = CaskError.corrupt(
       file: path, offset: UInt64(CaskFormat.hintMagic.count), reason: "malformed hint payload")
-    try plaintext.withUnsafeBytes { buffer in
-      var reader = ByteReader(UnsafeRawBufferPointer(rebasing: buffer[entriesStart...]))
+    do {
+      var reader = ByteReader(UnsafeRawBufferPointer(rebasing: plaintext.bytes[entriesStart..<plaintextLength]))
       for _ in 0..<count {
         guard let type = reader.readUInt8(), reader.readUInt8() != nil, let keyLength = reader.readUInt16(),
           let offset = reader.readUInt32(), let length = reader.readUInt32(), keyLength > 0,

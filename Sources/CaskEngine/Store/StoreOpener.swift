@@ -265,8 +265,11 @@ struct StoreOpener {
       let file = try? fileSystem.open(hintPath, mode: .readOnly)
     else { return nil }
     defer { file.close() }
-    guard let size = try? file.size(), let bytes = try? file.read(count: Int(size), at: 0),
-      let hint = try? bytes.withUnsafeBytes({ try HintPayload(file: $0, cipher: cipher, path: hintPath) }),
+    // Read into a mapped buffer, returned to the system afterwards (see `TransientBuffer`).
+    guard let size = try? file.size(), let buffer = try? TransientBuffer(count: Int(size), purpose: hintPath),
+      let received = try? file.readFully(into: buffer.bytes, at: 0), received == Int(size),
+      let hint = try? HintPayload(
+        file: UnsafeRawBufferPointer(buffer.bytes), cipher: cipher, path: hintPath),
       hint.segmentID == segment.id, hint.segmentLength == length
     else { return nil }
     // Every entry must lie inside the segment, or the hint is not trusted.
