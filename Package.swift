@@ -63,7 +63,8 @@ let package = Package(
     .executableTarget(name: "fuzz-cli-args", dependencies: ["FuzzSupport", "CaskCLIKit"], path: "Fuzz/CLIArgs"),
     .testTarget(
       name: "CaskEngineTests",
-      dependencies: ["CaskEngine", "CaskTestSupport"]
+      dependencies: ["CaskEngine", "CaskTestSupport"],
+      exclude: ["Regressions"]
     ),
     .testTarget(
       name: "CipherCaskTests",

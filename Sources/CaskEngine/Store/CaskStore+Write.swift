@@ -105,6 +105,13 @@ extension CaskStore {
     guard !operations.isEmpty else { return (writer.ticket, CommitResult()) }
 
     let firstSequence = writer.nextSequence
+    guard UInt64.max - firstSequence >= UInt64(operations.count) else {
+      // Only a damaged or crafted record or hint claims a sequence this large (see open).
+      throw CaskError.corrupt(
+        file: writer.active.map { Segment.fileName(id: $0.segment.id) } ?? CaskFormat.headerFileName,
+        offset: writer.active?.end ?? 0,
+        reason: "no sequence numbers left: a record or hint of this store claims a sequence near 2^64")
+    }
     for index in operations.indices {
       let isLast = index == operations.count - 1
       let flags = (isLast ? CaskFormat.recordFlagBatchEnd : 0) | (index == 0 ? CaskFormat.recordFlagBatchStart : 0)

@@ -247,7 +247,9 @@ struct StoreOpener {
         }
       }
     }
-    writerState.nextSequence = maxSequence + 1
+    // A damaged or crafted sequence field (records are only CRC-protected) may claim the
+    // largest sequence; appends then fail with `corrupt` instead of overflowing.
+    writerState.nextSequence = maxSequence == .max ? .max : maxSequence + 1
     return (indexState, writerState)
   }
 
