@@ -93,18 +93,21 @@ extension CaskError: CustomStringConvertible {
     }
   }
 
-  /// A decoding error's kind and coding path, without the values it may quote.
+  /// A decoding or encoding error's kind and coding path, without the values it may quote.
   public static func summary(of error: any Error) -> String {
-    guard let decoding = error as? DecodingError else { return String(describing: type(of: error)) }
-    func path(_ context: DecodingError.Context) -> String {
-      context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+    func path(_ codingPath: [any CodingKey]) -> String {
+      codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
     }
+    if case .invalidValue(let value, let context) = error as? EncodingError {
+      return "cannot encode this \(type(of: value)) at '\(path(context.codingPath))'"
+    }
+    guard let decoding = error as? DecodingError else { return String(describing: type(of: error)) }
     switch decoding {
-    case .typeMismatch(let type, let context): return "type mismatch for \(type) at '\(path(context))'"
-    case .valueNotFound(let type, let context): return "missing \(type) value at '\(path(context))'"
+    case .typeMismatch(let type, let context): return "type mismatch for \(type) at '\(path(context.codingPath))'"
+    case .valueNotFound(let type, let context): return "missing \(type) value at '\(path(context.codingPath))'"
     case .keyNotFound(let key, let context):
-      return "missing key '\(key.stringValue)' at '\(path(context))'"
-    case .dataCorrupted(let context): return "malformed data at '\(path(context))'"
+      return "missing key '\(key.stringValue)' at '\(path(context.codingPath))'"
+    case .dataCorrupted(let context): return "malformed data at '\(path(context.codingPath))'"
     @unknown default: return "decoding failed"
     }
   }

@@ -18,9 +18,13 @@ extension CaskCoder where Self == JSONCaskCoder {
 
 /// JSON with ISO 8601 dates: readable, tolerant of added optional fields.
 ///
-/// Dates keep their fraction of a second, with as many digits as it takes to read the same
-/// `Date` back (`ExactISO8601`); whole-second dates are written, and read, as JSONEncoder's
-/// `.iso8601` strategy writes them.
+/// Every finite `Date` reads back exactly as it was saved. Dates keep their fraction of a
+/// second, with as many digits as it takes to read the same `Date` back (`ExactISO8601`);
+/// whole-second dates are written, and read, as JSONEncoder's `.iso8601` strategy writes them.
+/// A date too far from now for such text (some 30,000 years or more) is written as a number,
+/// seconds since 2001-01-01 00:00:00 UTC, as a plain `JSONEncoder` writes every date; numbers
+/// read back too, so objects a default `JSONEncoder` wrote are readable. An infinite date cannot
+/// be written: `EncodingError.invalidValue`.
 public struct JSONCaskCoder: CaskCoder {
   public init() {}
 
@@ -28,7 +32,11 @@ public struct JSONCaskCoder: CaskCoder {
     let encoder = JSONEncoder()
     encoder.dateEncodingStrategy = .custom { date, encoder in
       var container = encoder.singleValueContainer()
-      try container.encode(ExactISO8601.string(from: date))
+      if let text = ExactISO8601.string(from: date) {
+        try container.encode(text)
+      } else {
+        try container.encode(date.timeIntervalSinceReferenceDate)  // throws for an infinity
+      }
     }
     return try encoder.encode(value)
   }
@@ -37,7 +45,10 @@ public struct JSONCaskCoder: CaskCoder {
     let decoder = JSONDecoder()
     decoder.dateDecodingStrategy = .custom { decoder in
       let container = try decoder.singleValueContainer()
-      guard let date = ExactISO8601.date(from: try container.decode(String.self)) else {
+      guard let text = try? container.decode(String.self) else {
+        return Date(timeIntervalSinceReferenceDate: try container.decode(Double.self))
+      }
+      guard let date = ExactISO8601.date(from: text) else {
         throw DecodingError.dataCorruptedError(in: container, debugDescription: "not an ISO 8601 date")
       }
       return date

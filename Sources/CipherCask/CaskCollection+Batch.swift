@@ -82,8 +82,8 @@ extension CaskCollection {
   /// dates. An id that appears twice counts once, as inserted or replaced by its first
   /// occurrence; the last occurrence is stored.
   ///
-  /// - Throws: `CaskError.invalidImport` for malformed JSON or objects that do not decode as
-  ///   `T` (nothing is written).
+  /// - Throws: `CaskError.invalidImport` for malformed JSON, objects that do not decode as `T`
+  ///   or that the collection's coder cannot write (nothing is written).
   @discardableResult
   public func importJSON(_ data: Data, decoder: JSONDecoder = JSONDecoder()) throws -> ImportResult {
     let objects: [T]
@@ -92,7 +92,11 @@ extension CaskCollection {
     } catch {
       throw CaskError.invalidImport(reason: CaskError.summary(of: error), line: nil)
     }
-    return try upsert(objects)
+    do {
+      return try upsert(objects)
+    } catch let error as EncodingError {
+      throw CaskError.invalidImport(reason: CaskError.summary(of: error), line: nil)
+    }
   }
 
   /// Upserts `objects` in one atomic batch, counting inserts and replacements.

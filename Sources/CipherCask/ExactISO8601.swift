@@ -16,13 +16,16 @@ enum ExactISO8601 {
   /// Seconds from 1970-01-01 to 2001-01-01, Foundation's reference date.
   private static let referenceDateUnixSeconds: Int64 = 978_307_200
 
-  /// The text of `date`.
-  static func string(from date: Date) -> String {
+  /// The text of `date`, or `nil` when no text of this form reads back as the very same date:
+  /// dates some 30,000 years or more from now, and infinities (the caller writes those another
+  /// way; `JSONCaskCoder` writes a number).
+  static func string(from date: Date) -> String? {
     let interval = date.timeIntervalSinceReferenceDate
     let whole = interval.rounded(.down)
-    guard interval.isFinite, abs(whole) < 1e12 else { return formatStyle.format(date) }
-    var text = wholeSecondsText(Int64(whole)) ?? String(formatStyle.format(Date(timeIntervalSinceReferenceDate: whole)))
-    guard text.hasSuffix("Z") else { return text }
+    guard interval.isFinite, abs(whole) < 1e12 else { return nil }
+    let wholeText = wholeSecondsText(Int64(whole))
+    var text = wholeText ?? String(formatStyle.format(Date(timeIntervalSinceReferenceDate: whole)))
+    guard text.hasSuffix("Z") else { return nil }
     text.removeLast()
     if whole != interval {
       let digits =
@@ -31,7 +34,11 @@ enum ExactISO8601 {
         : shortestDigits(of: interval - whole)  // exact: whole is 0 or within 2x of interval
       text += "." + digits
     }
-    return text + "Z"
+    text += "Z"
+    // The integer path is exact by construction; Foundation's text (years before 1583 and after
+    // 9999) is kept only when it reads back.
+    if wholeText == nil, self.date(from: text)?.timeIntervalSinceReferenceDate != interval { return nil }
+    return text
   }
 
   /// The date `text` names, or `nil` if it is not ISO 8601 as `string(from:)` writes it.

@@ -152,15 +152,33 @@ struct ObjectLossTests {
     var intervals: [Double] = [0, 0.1, -0.1, -1e-20, 1e-20, -0.5, -0.75, -1, -1.5, 1.5e-7, 0.999_999_999_999_999_9]
     intervals += [-978_307_200.000_001, 1e10 + 0.5, -6e10 + 0.25, 812_345_678.123_456_7, 5_000_000.5]
     intervals += [Date.distantPast, Date.distantFuture].map(\.timeIntervalSinceReferenceDate)
+    // Far dates (fuzz-import's finding: 3.5e61 s came back as another date): written as numbers.
+    intervals += [
+      3.5e61, -3.5e61, 1e12, -1e12, 1e12 - 0.5, 999_999_999_999.25, 1e15 + 0.5, -2.5e14, .greatestFiniteMagnitude,
+    ]
+    intervals += [-.greatestFiniteMagnitude, .leastNonzeroMagnitude, -.leastNonzeroMagnitude, -6.3e10 - 0.125]
     for _ in 0..<testIterations(300) {
       let seconds = Double(Int64.random(in: -3_000_000_000...3_000_000_000, using: &random))
       intervals.append(seconds + Double(random.next() >> 11) / Double(1 << 53))
       intervals.append(Double(bitPattern: random.next() & 0x3FEF_FFFF_FFFF_FFFF) * (random.next() % 2 == 0 ? 1 : -1))
     }
+    for _ in 0..<testIterations(100) {  // anywhere in the range of Double
+      let magnitude = Double(sign: .plus, exponent: Int.random(in: 35...1000, using: &random), significand: 1.5)
+      intervals.append(Double.random(in: -magnitude...magnitude, using: &random))
+    }
     for interval in intervals {
       let stamped = Stamped(date: Date(timeIntervalSinceReferenceDate: interval))
       let decoded = try coder.decode(Stamped.self, from: coder.encode(stamped))
       #expect(decoded.date.timeIntervalSinceReferenceDate == interval, "\(interval), seed \(random.seed)")
+    }
+    // A plain JSONEncoder's dates (seconds since 2001 as a number) read too; an infinite date
+    // is refused, never written as something else.
+    #expect(
+      try coder.decode(
+        Stamped.self, from: JSONEncoder().encode(Stamped(date: Date(timeIntervalSinceReferenceDate: 7.25)))
+      ).date.timeIntervalSinceReferenceDate == 7.25)
+    #expect(throws: EncodingError.self) {
+      try coder.encode(Stamped(date: Date(timeIntervalSinceReferenceDate: .infinity)))
     }
     // Whole seconds are written as JSONEncoder's .iso8601 wrote them, and its text still reads.
     let old = JSONEncoder()
