@@ -29,6 +29,14 @@ enum CLIArgsTarget {
   /// Put in place of every password-looking value; no message may contain it.
   static let marker = "fuzz-secret-7f3a"
   static let rootHelp = HelpText.rootHelp(subcommands: CommandSpec.subcommands)
+  /// Each subcommand's help and usage hint by name, written once per process: they depend on
+  /// the spec only, and every input compares against them.
+  static let helps = Dictionary(uniqueKeysWithValues: CommandSpec.subcommands.map { ($0.name, HelpText.help(for: $0)) })
+  static let usageHints = Dictionary(
+    uniqueKeysWithValues: CommandSpec.subcommands.map { ($0.name, HelpText.usageHint($0)) })
+  static let rootUsageHint = HelpText.usageHint(nil)
+  /// The options whose values are secrets: the refused password options and `--header`.
+  static let secretNames = OptionSpec.refusedPasswordNames.keys.sorted() + ["header"]
 
   /// The outcome of one command line, comparable.
   enum Outcome: Equatable {
@@ -61,7 +69,7 @@ enum CLIArgsTarget {
         "a control character in the message \(message.debugDescription)")
       let typed = argv.first.flatMap { name in CommandSpec.subcommands.first { $0.name == name } }
       FuzzReplay.check(command == nil || command == typed?.name, "the usage hint is for '\(command ?? "")'")
-      let hint = HelpText.usageHint(typed.flatMap { $0.name == command ? $0 : nil })
+      let hint = typed.flatMap { $0.name == command ? usageHints[$0.name] : nil } ?? rootUsageHint
       FuzzReplay.check(hint.split(separator: "\n").count == 2, "the usage hint is not two lines")
     case .print(let text):
       FuzzReplay.check(text.hasSuffix("\n"), "printed text without a final newline")
@@ -126,7 +134,7 @@ enum CLIArgsTarget {
     } else if let spec = CommandSpec.subcommands.first(where: { $0.name == first }) {
       let asks = ArgumentParser.asksForHelp(Array(argv.dropFirst()))
       FuzzReplay.check(
-        asks ? outcome == .print(HelpText.help(for: spec)) : !isPrint(outcome),
+        asks ? outcome == .print(helps[spec.name] ?? HelpText.help(for: spec)) : !isPrint(outcome),
         "help of '\(first)' \(asks ? "not printed" : "printed unasked")")
     } else if first != "help" {
       FuzzReplay.check(!isPrint(outcome), "an unknown first word printed something")
@@ -206,10 +214,11 @@ enum CLIArgsTarget {
     while index < masked.count {
       let word = masked[index]
       if word == "--" && index > 0 { break }
-      for name in OptionSpec.refusedPasswordNames.keys.sorted() + ["header"] {
-        if let (given, value) = OptionSyntax.longOption(word), given == name, let value {
+      // One parse of the word; a word names at most one option.
+      if let (given, value) = OptionSyntax.longOption(word), let name = secretNames.first(where: { $0 == given }) {
+        if let value {
           masked[index] = "--\(name)=" + mask(value, of: name)
-        } else if word == "--\(name)", index + 1 < masked.count, !OptionSyntax.isOption(masked[index + 1]) {
+        } else if index + 1 < masked.count, !OptionSyntax.isOption(masked[index + 1]) {
           masked[index + 1] = mask(masked[index + 1], of: name)
           index += 1
         }

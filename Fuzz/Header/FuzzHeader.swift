@@ -27,14 +27,15 @@ enum HeaderTarget {
     }
   }()
 
+  /// The store directory with the segment, laid out once per process.
+  static let template = FuzzStore.disk(with: [("00000001.seg", Data(segment))])
+
   static func test(_ bytes: UnsafeRawBufferPointer) {
     var input = FuzzInput(bytes)
     let mode = input.byte()
     var header = [UInt8](input.rest())
     if mode & 1 != 0 { FuzzingEntry.repairHeaderChecksum(&header) }
-    let fileSystem = FuzzStore.disk(with: [
-      (CaskFormat.headerFileName, Data(header)), ("00000001.seg", Data(segment)),
-    ])
+    let fileSystem = FuzzStore.disk(with: [(CaskFormat.headerFileName, Data(header))], on: template)
     let options = FuzzStore.options(fileSystem, readOnly: mode & 2 != 0)
     do {
       let store =

@@ -26,14 +26,17 @@ enum HintTarget {
     }
   }()
 
+  /// The store directory with its header file and the segment, laid out once per process.
+  static let template = FuzzStore.disk(with: [
+    (CaskFormat.headerFileName, FuzzStore.headerFile), ("00000001.seg", Data(segment)),
+  ])
+
   static func test(_ bytes: UnsafeRawBufferPointer) {
     var input = FuzzInput(bytes)
     let mode = input.byte()
     var hint = input.rest()
     if mode & 1 != 0 { hint = Data(CaskFormat.hintMagic) + FuzzStore.seal(hint, iv: 7) }
-    let fileSystem = FuzzStore.disk(with: [
-      (CaskFormat.headerFileName, FuzzStore.headerFile), ("00000001.seg", Data(segment)), ("00000001.hint", hint),
-    ])
+    let fileSystem = FuzzStore.disk(with: [("00000001.hint", hint)], on: template)
     FuzzStore.openAndReadAll(fileSystem, readOnly: mode & 2 != 0, segmentSizeLimit: FuzzSeedStore.sealedLimit)
   }
 

@@ -17,14 +17,15 @@ public func fuzzSegment(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
 }
 
 enum SegmentTarget {
+  /// The store directory with its header file, laid out once per process.
+  static let template = FuzzStore.disk(with: [(CaskFormat.headerFileName, FuzzStore.headerFile)])
+
   static func test(_ bytes: UnsafeRawBufferPointer) {
     var input = FuzzInput(bytes)
     let mode = input.byte()
     var segment = [UInt8](input.rest())
     if mode & 1 != 0 { FuzzingEntry.repairSegmentChecksums(&segment) }
-    let fileSystem = FuzzStore.disk(with: [
-      (CaskFormat.headerFileName, FuzzStore.headerFile), ("00000001.seg", Data(segment)),
-    ])
+    let fileSystem = FuzzStore.disk(with: [("00000001.seg", Data(segment))], on: template)
     let limit: UInt64 = mode & 4 != 0 ? 64 : 1 << 20
     FuzzStore.openAndReadAll(fileSystem, readOnly: mode & 2 != 0, segmentSizeLimit: limit)
   }

@@ -40,18 +40,21 @@ package enum FuzzStore {
     }
   }
 
-  /// The `CASK` file of the fuzzing store: the data key wrapped under `userKeys`.
-  package static var headerFile: Data {
+  /// The `CASK` file of the fuzzing store: the data key wrapped under `userKeys`. Sealed once
+  /// per process (the same bytes every time: fixed keys and IV), not once per input.
+  package static let headerFile: Data = {
     var dataKey = dataKeys.encryptionKey.withUnsafeBytes { Data($0) }
     dataKeys.hmacKey.withUnsafeBytes { dataKey.append(contentsOf: $0) }
     return Data(
       FuzzingEntry.storeHeader(
         wrappedKey: seal(dataKey, keys: userKeys, iv: 0), passwordWrapped: false, version: CaskFormat.formatVersion))
-  }
+  }()
 
-  /// Lays out `files` (name to bytes) in the store directory of a fresh in-memory disk.
-  package static func disk(with files: [(String, Data)]) -> FaultyFileSystem {
-    let fileSystem = FaultyFileSystem(directories: [path])
+  /// Lays out `files` (name to bytes) in the store directory of a fresh in-memory disk, or of a
+  /// `snapshot()` of `template` (a disk laid out once per process with the files that are the
+  /// same for every input; the snapshot holds them durable, as this function leaves its own).
+  package static func disk(with files: [(String, Data)], on template: FaultyFileSystem? = nil) -> FaultyFileSystem {
+    let fileSystem = template?.snapshot() ?? FaultyFileSystem(directories: [path])
     do {
       for (name, bytes) in files {
         let file = try fileSystem.open("\(path)/\(name)", mode: .createNew)
