@@ -169,6 +169,19 @@ final class CipherKey: Sendable {
   }
 }
 
+extension CipherKey {
+  /// Decrypts whole blocks of a CBC ciphertext that starts after `iv`, without padding:
+  /// `input` and `output` are the same length, a multiple of 16.
+  func decryptBlocks(iv: UnsafeRawBufferPointer, _ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawPointer)
+    throws
+  {
+    let context = try start(iv: iv, encrypt: false)
+    context.setPadding(false)
+    defer { context.setPadding(true) }  // as the pool's contexts expect
+    guard try context.update(input, into: output) == input.count else { throw LibCrypto.failure("EVP_CipherUpdate") }
+  }
+}
+
 /// An AES-256-CBC context with PKCS#7 padding, encrypting or decrypting one message. It goes
 /// back to its key's pool when released.
 final class CipherContext {
@@ -182,6 +195,11 @@ final class CipherContext {
 
   deinit {
     pool.give(context)
+  }
+
+  /// Turns PKCS#7 padding off (whole blocks in, the same blocks out) or back on.
+  func setPadding(_ on: Bool) {
+    EVP_CIPHER_CTX_set_padding(context, on ? 1 : 0)
   }
 
   /// Processes `input` into `output`, which must have room for `input.count + 16` bytes.

@@ -67,4 +67,24 @@ extension RNCryptor {
     guard let last = cipher.finish(into: base.advanced(by: length)) else { throw Error.badPadding }
     return length + last
   }
+
+  /// Decrypts the first `output.count` bytes (a multiple of 16) of a key message's plaintext
+  /// **without authenticating anything**: the bytes may be forged. Only for a guess that costs
+  /// nothing when wrong (the engine sizes its index from the entry counts of its hints, then
+  /// authenticates each hint before using any entry).
+  ///
+  /// - Returns: `false` when the message is too short to hold that many plaintext bytes.
+  /// - Throws: `.libcrypto`.
+  package static func unauthenticatedPrefix(
+    of message: UnsafeRawBufferPointer, keys: Keys, into output: UnsafeMutableRawBufferPointer
+  ) throws -> Bool {
+    let headerLength = Format.keyHeaderLength
+    guard let base = output.baseAddress, output.count % Format.blockLength == 0,
+      message.count >= headerLength + output.count + Format.hmacLength
+    else { return false }
+    try keys.cipher.decryptBlocks(
+      iv: UnsafeRawBufferPointer(rebasing: message[headerLength - Format.ivLength..<headerLength]),
+      UnsafeRawBufferPointer(rebasing: message[headerLength..<headerLength + output.count]), into: base)
+    return true
+  }
 }

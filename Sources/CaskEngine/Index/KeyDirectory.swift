@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -89,6 +91,30 @@ struct KeyDirectory: Sendable {
     let length = base.distance(to: UnsafeRawPointer(zero))
     return IndexKey(String(decoding: UnsafeRawBufferPointer(start: base, count: length), as: UTF8.self))
   }
+
+  /// Reads, all at once, the first index slot each of `keys` will probe, so that their cache
+  /// misses overlap instead of stalling the updates that follow one by one (open indexes each
+  /// hint in batches this way). Keys of a group are skipped: finding their table costs more.
+  func warm(_ keys: some Sequence<UnsafeRawBufferPointer>) {
+    withUnsafeTemporaryAllocation(of: UnsafeRawPointer.self, capacity: Self.warmBatch) { slots in
+      var filled = 0
+      for key in keys where filled < Self.warmBatch {
+        guard let base = key.baseAddress, memchr(base, 0, key.count) == nil, let slot = ungrouped.homeSlot(key)
+        else { continue }
+        slots[filled] = slot
+        filled += 1
+      }
+      // Independent loads in a tight loop: the processor has them all in flight at once.
+      var combined: UInt32 = 0
+      for index in 0..<filled { combined ^= slots[index].load(fromByteOffset: 28, as: UInt32.self) }
+      Self.warmSink.store(combined, ordering: .relaxed)
+    }
+  }
+
+  /// The most keys `warm` reads ahead in one call.
+  static let warmBatch = 32
+  /// Where `warm` puts what it read, so that the compiler keeps the reads.
+  private static let warmSink = Atomic<UInt32>(0)
 
   /// The location of a key's newest record.
   ///

@@ -175,6 +175,14 @@ struct KeyTable: Sendable {
 
   // MARK: Reading
 
+  /// The first slot a lookup of `key` reads, or `nil` in an empty table. Reading it ahead
+  /// of the lookup (`KeyDirectory.warm`) overlaps its cache miss with other work; valid until
+  /// the table next changes.
+  func homeSlot(_ key: UnsafeRawBufferPointer) -> UnsafeRawPointer? {
+    guard key.count > 0, let slots = storage.slots else { return nil }
+    return UnsafeRawPointer(slots + Self.home(Self.meta(key), capacity: storage.capacity) &* Self.slotLength)
+  }
+
   /// The location stored for `key`.
   ///
   /// - Complexity: O(1) on average.

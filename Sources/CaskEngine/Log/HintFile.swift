@@ -1,4 +1,5 @@
 import Foundation
+import RNCryptorCodec
 
 /// One entry of a hint file: where a record of a sealed segment is, and its key.
 struct HintEntry: Sendable {
@@ -140,6 +141,62 @@ struct HintPayload {
         try body(type == CaskFormat.recordTypeDelete, offset, length, key)
       }
       guard reader.remaining == 0 else { throw damaged }
+    }
+  }
+
+  /// The bytes at the start of a hint file that `claimedCount` reads: the magic, the
+  /// message's header and two blocks of ciphertext.
+  static let headLength = CaskFormat.hintMagic.count + RNCryptor.Format.keyHeaderLength + 32
+
+  /// The entry count a hint file's header claims, decrypted from its first `headLength` bytes
+  /// **without authenticating them**, and never more than a file of `fileLength` bytes can
+  /// hold; `nil` when the head is not a hint's. Only for sizing the index before the hints are
+  /// read for real (each is then authenticated before any of its entries is used): a forged
+  /// count costs at most memory in proportion to the file's size.
+  static func claimedCount(head: UnsafeRawBufferPointer, fileLength: UInt64, cipher: RecordCipher) -> Int? {
+    let magicLength = CaskFormat.hintMagic.count
+    guard head.count >= headLength, head.prefix(magicLength).elementsEqual(CaskFormat.hintMagic) else { return nil }
+    var plaintext: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+    let decrypted = withUnsafeMutableBytes(of: &plaintext) { buffer in
+      (try? RNCryptor.unauthenticatedPrefix(
+        of: UnsafeRawBufferPointer(rebasing: head[magicLength...]), keys: cipher.keys, into: buffer)) == true
+    }
+    guard decrypted else { return nil }
+    let count = withUnsafeBytes(of: &plaintext) {
+      UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 24, as: UInt32.self))
+    }
+    let overhead = UInt64(magicLength + RNCryptor.Format.keyHeaderLength + RNCryptor.Format.hmacLength + CaskFormat.hintPayloadHeaderLength)
+    let room = fileLength > overhead ? (fileLength - overhead) / UInt64(CaskFormat.hintEntryFixedLength + 1) : 0
+    return Int(min(UInt64(count), room))
+  }
+
+  /// One entry of a hint, read in place.
+  struct EntryView {
+    var isDelete: Bool
+    var offset: UInt32
+    var length: UInt32
+    /// The key's UTF-8 bytes, valid during the `forEachBatch` call that gave it.
+    var key: UnsafeRawBufferPointer
+  }
+
+  /// Calls `body` with the entries in order, up to `size` at a time, so that the caller can
+  /// start fetching what a whole batch needs before it handles the first entry.
+  ///
+  /// - Throws: `CaskError.corrupt` for a malformed entry (after the batches before it), and
+  ///   what `body` throws.
+  func forEachBatch(of size: Int, _ body: (UnsafeBufferPointer<EntryView>) throws -> Void) throws {
+    try withUnsafeTemporaryAllocation(of: EntryView.self, capacity: size) { batch in
+      var filled = 0
+      try forEachEntry { isDelete, offset, length, key in
+        // The key points into `plaintext`, which outlives this whole call.
+        batch.initializeElement(at: filled, to: EntryView(isDelete: isDelete, offset: offset, length: length, key: key))
+        filled += 1
+        if filled == size {
+          defer { filled = 0 }
+          try body(UnsafeBufferPointer(rebasing: batch[0..<filled]))
+        }
+      }
+      if filled > 0 { try body(UnsafeBufferPointer(rebasing: batch[0..<filled])) }
     }
   }
 

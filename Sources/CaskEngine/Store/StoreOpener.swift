@@ -162,13 +162,11 @@ struct StoreOpener {
     // 6. Index each segment in order, from its hint when the hint is valid, else by scanning.
     var maxSequence: UInt64 = 0
     var lastHints: [HintEntry] = []
-    // Size the index once for every entry the hints list (each hint is decrypted again below,
-    // one at a time, so that only one is in memory): growing it key by key rehashes it again
-    // and again.
+    // Size the index once for every entry the hints claim (read from each hint's first blocks;
+    // each whole hint is read and authenticated below, one at a time): growing it key by key
+    // rehashes it again and again.
     var hinted = 0
-    for item in found {
-      hinted += loadHint(for: item.segment, length: item.length, cipher: cipher)?.count ?? 0
-    }
+    for item in found { hinted += claimedHintCount(for: item.segment, cipher: cipher) }
     indexState.directory.reserveCapacity(additional: hinted)
     for (position, item) in found.enumerated() {
       let isLast = position == found.count - 1
@@ -181,17 +179,25 @@ struct StoreOpener {
         maxSequence = max(maxSequence, hint.maxSequence)
         indexState.recovery.segmentsFromHints += 1
         // Indexed straight from the decrypted hint: no `String` for a key of up to 15 bytes.
-        try hint.forEachEntry { isDelete, offset, length, key in
-          let location = RecordLocation(segment: segment.id, offset: offset, length: length)
-          listed += UInt64(length)
-          if isDelete {
-            indexState.directory.applyDelete(keyBytes: key, at: location)
-            if isLast {
-              entries.append(
-                HintEntry(isDelete: true, offset: offset, length: length, key: String(decoding: key, as: UTF8.self)))
+        // In batches whose index slots are fetched together first (`KeyDirectory.warm`): a
+        // large index misses the cache on almost every key, and one miss at a time made the
+        // lookups most of open's time.
+        try hint.forEachBatch(of: KeyDirectory.warmBatch) { batch in
+          indexState.directory.warm(batch.lazy.map { $0.key })
+          for entry in batch {
+            let location = RecordLocation(segment: segment.id, offset: entry.offset, length: entry.length)
+            listed += UInt64(entry.length)
+            if entry.isDelete {
+              indexState.directory.applyDelete(keyBytes: entry.key, at: location)
+              if isLast {
+                entries.append(
+                  HintEntry(
+                    isDelete: true, offset: entry.offset, length: entry.length,
+                    key: String(decoding: entry.key, as: UTF8.self)))
+              }
+            } else {
+              indexState.directory.applyPut(keyBytes: entry.key, at: location)
             }
-          } else {
-            indexState.directory.applyPut(keyBytes: key, at: location)
           }
         }
       } else {
@@ -261,6 +267,21 @@ struct StoreOpener {
 
   /// The segment's hint, if it authenticates, describes this segment and its exact length,
   /// and every entry lies inside the segment.
+  /// The entry count the segment's hint claims, unauthenticated (`HintPayload.claimedCount`);
+  /// 0 without a readable hint.
+  private func claimedHintCount(for segment: Segment, cipher: RecordCipher) -> Int {
+    let hintPath = "\(path)/\(Segment.hintName(id: segment.id))"
+    guard fileSystem.fileKind(hintPath) == .file, let file = try? fileSystem.open(hintPath, mode: .readOnly) else {
+      return 0
+    }
+    defer { file.close() }
+    var head = [UInt8](repeating: 0, count: HintPayload.headLength)
+    guard let size = try? file.size(),
+      let received = try? head.withUnsafeMutableBytes({ try file.readFully(into: $0, at: 0) }), received == head.count
+    else { return 0 }
+    return head.withUnsafeBytes { HintPayload.claimedCount(head: $0, fileLength: size, cipher: cipher) } ?? 0
+  }
+
   private func loadHint(for segment: Segment, length: UInt64, cipher: RecordCipher) -> HintPayload? {
     let hintPath = "\(path)/\(Segment.hintName(id: segment.id))"
     guard fileSystem.fileKind(hintPath) == .file,
