@@ -165,7 +165,8 @@ struct HintPayload {
     let count = withUnsafeBytes(of: &plaintext) {
       UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 24, as: UInt32.self))
     }
-    let overhead = UInt64(magicLength + RNCryptor.Format.keyHeaderLength + RNCryptor.Format.hmacLength + CaskFormat.hintPayloadHeaderLength)
+    let overhead = UInt64(
+      magicLength + RNCryptor.Format.keyHeaderLength + RNCryptor.Format.hmacLength + CaskFormat.hintPayloadHeaderLength)
     let room = fileLength > overhead ? (fileLength - overhead) / UInt64(CaskFormat.hintEntryFixedLength + 1) : 0
     return Int(min(UInt64(count), room))
   }
