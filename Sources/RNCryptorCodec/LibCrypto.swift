@@ -8,22 +8,15 @@ enum LibCrypto {
   /// Algorithms fetched once per process (OpenSSL 3 fetches are costly).
   final class Algorithms: @unchecked Sendable {
     let aes256CBC: OpaquePointer
-    let hmac: OpaquePointer
     let sha1: OpaquePointer
 
     init?() {
       guard let aes = EVP_CIPHER_fetch(nil, "AES-256-CBC", nil) else { return nil }
-      guard let mac = EVP_MAC_fetch(nil, "HMAC", nil) else {
-        EVP_CIPHER_free(aes)
-        return nil
-      }
       guard let sha1 = EVP_MD_fetch(nil, "SHA1", nil) else {
         EVP_CIPHER_free(aes)
-        EVP_MAC_free(mac)
         return nil
       }
       self.aes256CBC = aes
-      self.hmac = mac
       self.sha1 = sha1
     }
   }
@@ -235,70 +228,75 @@ final class CipherContext {
   }
 }
 
-/// A keyed HMAC-SHA256 template, built once per key. Each message gets a context from a pool
-/// of contexts already keyed (reset in place), or a duplicate of the template.
+/// An HMAC-SHA256 key, kept as the two SHA-256 states after its padded key blocks (RFC 2104:
+/// `K ^ ipad` and `K ^ opad`), computed once. A message copies the inner state, hashes, then
+/// finishes with a copy of the outer one: no allocation inside libcrypto, no context pool.
+///
+/// The states are as secret as the key itself; they are wiped when the key goes.
 final class HMACKey: @unchecked Sendable {
-  // Never updated after init; only duplicated, which reads it.
-  private let template: OpaquePointer
-  fileprivate let pool = ContextPool(release: { EVP_MAC_CTX_free($0) })
+  // Never changed after init; only copied.
+  private let states: UnsafeMutablePointer<SHA256_CTX>
 
   init(key: SecureBytes) throws {
-    let mac = try LibCrypto.algorithms().hmac
-    let template = key.withUnsafeBytes { keyBytes in
-      cask_hmac_sha256_new(mac, keyBytes.baseAddress?.assumingMemoryBound(to: UInt8.self), keyBytes.count)
+    states = .allocate(capacity: 2)
+    states.initialize(repeating: SHA256_CTX(), count: 2)
+    var block = [UInt8](repeating: 0, count: 64)
+    defer { block.withUnsafeMutableBytes { LibCrypto.cleanse($0) } }
+    // RNCryptor keys are 32 bytes, never longer than SHA-256's 64-byte block: no hashing first.
+    precondition(key.count <= 64, "HMACKey: key longer than a block")
+    for (index, pad) in [UInt8(0x36), 0x5C].enumerated() {
+      key.withUnsafeBytes { keyBytes in
+        for position in 0..<64 { block[position] = (position < keyBytes.count ? keyBytes[position] : 0) ^ pad }
+      }
+      guard SHA256_Init(states + index) == 1, SHA256_Update(states + index, block, 64) == 1 else {
+        throw LibCrypto.failure("SHA256_Init")
+      }
     }
-    guard let template else { throw LibCrypto.failure("EVP_MAC_init") }
-    self.template = template
   }
 
   deinit {
-    EVP_MAC_CTX_free(template)
+    LibCrypto.cleanse(UnsafeMutableRawBufferPointer(start: states, count: 2 * MemoryLayout<SHA256_CTX>.size))
+    states.deallocate()
   }
 
   /// A fresh running HMAC for one message.
   func start() throws -> HMACContext {
-    if let context = pool.take() {
-      // A NULL key re-initialises the HMAC with the key it already holds.
-      guard EVP_MAC_init(context, nil, 0, nil) == 1 else {
-        EVP_MAC_CTX_free(context)
-        throw LibCrypto.failure("EVP_MAC_init")
-      }
-      return HMACContext(context: context, pool: pool)
-    }
-    guard let context = EVP_MAC_CTX_dup(template) else { throw LibCrypto.failure("EVP_MAC_CTX_dup") }
-    return HMACContext(context: context, pool: pool)
+    HMACContext(key: self)
   }
+
+  fileprivate var inner: SHA256_CTX { states[0] }
+  fileprivate var outer: SHA256_CTX { states[1] }
 }
 
-/// A running HMAC-SHA256 over one message; goes back to its key's pool when released.
+/// A running HMAC-SHA256 over one message.
 final class HMACContext {
-  private let context: OpaquePointer
-  private let pool: ContextPool
+  private var state: SHA256_CTX
+  /// Kept for its outer state, read at the end (a stream may outlive every other holder of it).
+  private let key: HMACKey
 
-  fileprivate init(context: OpaquePointer, pool: ContextPool) {
-    self.context = context
-    self.pool = pool
+  fileprivate init(key: HMACKey) {
+    self.state = key.inner
+    self.key = key
   }
 
   deinit {
-    pool.give(context)
+    withUnsafeMutableBytes(of: &state) { LibCrypto.cleanse($0) }
   }
 
   func update(_ bytes: UnsafeRawBufferPointer) throws {
     guard let base = bytes.baseAddress, bytes.count > 0 else { return }
-    guard EVP_MAC_update(context, base.assumingMemoryBound(to: UInt8.self), bytes.count) == 1 else {
-      throw LibCrypto.failure("EVP_MAC_update")
-    }
+    guard SHA256_Update(&state, base, bytes.count) == 1 else { throw LibCrypto.failure("SHA256_Update") }
   }
 
   /// Writes the 32-byte MAC to `output`.
   func finish(into output: UnsafeMutableRawPointer) throws {
-    var written = 0
-    guard
-      EVP_MAC_final(
-        context, output.assumingMemoryBound(to: UInt8.self), &written, RNCryptor.Format.hmacLength) == 1,
-      written == RNCryptor.Format.hmacLength
-    else { throw LibCrypto.failure("EVP_MAC_final") }
+    let digest = output.assumingMemoryBound(to: UInt8.self)
+    // The inner digest goes to `output` first, then is hashed under the outer state.
+    guard SHA256_Final(digest, &state) == 1 else { throw LibCrypto.failure("SHA256_Final") }
+    state = key.outer
+    guard SHA256_Update(&state, digest, RNCryptor.Format.hmacLength) == 1, SHA256_Final(digest, &state) == 1 else {
+      throw LibCrypto.failure("SHA256_Final")
+    }
   }
 }
 
