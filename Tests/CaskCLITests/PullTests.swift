@@ -1,3 +1,4 @@
+import CaskTestSupport
 import Foundation
 import Testing
 
@@ -40,14 +41,14 @@ struct PullTests {
     _ = try cask.createStore("s", password: password)
     let pulled = try cask.run(
       [
-        "pull", "s", server.url("/users"), "--collection", "users", "--id-key", "id", "--header",
+        "pull", "s", server.address("/users"), "--collection", "users", "--id-key", "id", "--header",
         RESTServer.authorization,
       ],
       password: password)
     #expect(pulled.status == 0, "\(pulled.err)")
     #expect(
       pulled.out
-        == "Pulled 5 objects from '\(server.url("/users"))' into collection 'users' of store 's': 5 inserted, 0 replaced.\n"
+        == "Pulled 5 objects from '\(server.address("/users"))' into collection 'users' of store 's': 5 inserted, 0 replaced.\n"
     )
     #expect(pulled.stderr.isEmpty)
     #expect(try keys(cask, "users") == ["u1", "u2", "u3", "u4", "u5"])
@@ -58,12 +59,12 @@ struct PullTests {
     // which may hold a key, is kept on the requests and left out of messages.
     let paged = try cask.run(
       [
-        "pull", "s", server.url("/users?api_key=query-secret"), "--collection", "users", "--id-key", "id",
+        "pull", "s", server.address("/users?api_key=query-secret"), "--collection", "users", "--id-key", "id",
         "--page-parameter", "page", "--header", RESTServer.authorization,
       ], password: password)
     #expect(paged.status == 0, "\(paged.err)")
     #expect(paged.out.hasSuffix(": 0 inserted, 5 replaced.\n"))
-    #expect(paged.out.contains("'\(server.url("/users"))?…'") && !paged.out.contains("query-secret"))
+    #expect(paged.out.contains("'\(server.address("/users"))?…'") && !paged.out.contains("query-secret"))
   }
 
   @Test("without the Authorization header, or with a wrong one, pull fails with the status and writes nothing")
@@ -73,11 +74,11 @@ struct PullTests {
     let cask = try CaskRunner("pullauth")
     defer { cask.remove() }
     _ = try cask.createStore("s", password: password)
-    let pull = ["pull", "s", server.url("/users"), "--collection", "users", "--id-key", "id"]
+    let pull = ["pull", "s", server.address("/users"), "--collection", "users", "--id-key", "id"]
     let missing = try cask.run(pull, password: password)
-    expectFailure(missing, "cannot pull from '\(server.url("/users"))': HTTP 401: {\"error\": \"unauthorized\"}")
+    expectFailure(missing, "cannot pull from '\(server.address("/users"))': HTTP 401: {\"error\": \"unauthorized\"}")
     let wrong = try cask.run(pull + ["--header", "Authorization: Bearer wrong-secret-token"], password: password)
-    expectFailure(wrong, "cannot pull from '\(server.url("/users"))': HTTP 401")
+    expectFailure(wrong, "cannot pull from '\(server.address("/users"))': HTTP 401")
     #expect(!wrong.err.contains("wrong-secret-token"))
     #expect(try keys(cask, "users").isEmpty)
   }
@@ -92,13 +93,13 @@ struct PullTests {
     let auth = ["--header", RESTServer.authorization]
     #expect(
       try cask.run(
-        ["pull", "s", server.url("/users"), "--collection", "users", "--id-key", "id"] + auth, password: password
+        ["pull", "s", server.address("/users"), "--collection", "users", "--id-key", "id"] + auth, password: password
       )
       .status == 0)
     for (path, status) in [("/status/404", 404), ("/status/500", 500), ("/users/nobody", 404), ("/nothing", 404)] {
       let result = try cask.run(
-        ["pull", "s", server.url(path), "--collection", "users", "--id-key", "id"] + auth, password: password)
-      expectFailure(result, "cannot pull from '\(server.url(path))': HTTP \(status)")
+        ["pull", "s", server.address(path), "--collection", "users", "--id-key", "id"] + auth, password: password)
+      expectFailure(result, "cannot pull from '\(server.address(path))': HTTP \(status)")
     }
     let refused = try cask.run(
       ["pull", "s", "http://127.0.0.1:1/users", "--collection", "users", "--id-key", "id"], password: password)
@@ -115,19 +116,20 @@ struct PullTests {
     _ = try cask.createStore("s", password: password)
     let auth = ["--header", RESTServer.authorization]
     let bad = try cask.run(
-      ["pull", "s", server.url("/bad"), "--collection", "c", "--id-key", "id"], password: password)
-    expectFailure(bad, "invalid answer from '\(server.url("/bad"))' (page 1): malformed JSON")
+      ["pull", "s", server.address("/bad"), "--collection", "c", "--id-key", "id"], password: password)
+    expectFailure(bad, "invalid answer from '\(server.address("/bad"))' (page 1): malformed JSON")
     // Page 1 is fine and links to /bad: its object is not written either.
     try await server.put(file: "first", #"{"result": [{"id": "a"}], "next": "/bad"}"#)
     let second = try cask.run(
-      ["pull", "s", server.url("/files/first"), "--collection", "c", "--id-key", "id"] + auth, password: password)
-    expectFailure(second, "invalid answer from '\(server.url("/files/first"))' (page 2): malformed JSON")
+      ["pull", "s", server.address("/files/first"), "--collection", "c", "--id-key", "id"] + auth, password: password)
+    expectFailure(second, "invalid answer from '\(server.address("/files/first"))' (page 2): malformed JSON")
     // An object without the id field, by its line.
     try await server.put(
       file: "lines", "{\"result\": [\n  {\"id\": \"a\"},\n  {\"id\": \"b\"},\n  {\"name\": \"c\"}\n]}")
     let noID = try cask.run(
-      ["pull", "s", server.url("/files/lines"), "--collection", "c", "--id-key", "id"] + auth, password: password)
-    expectFailure(noID, "invalid answer from '\(server.url("/files/lines"))' (page 1, line 4): the object has no 'id'")
+      ["pull", "s", server.address("/files/lines"), "--collection", "c", "--id-key", "id"] + auth, password: password)
+    expectFailure(
+      noID, "invalid answer from '\(server.address("/files/lines"))' (page 1, line 4): the object has no 'id'")
     #expect(try keys(cask, "c").isEmpty)
   }
 
@@ -143,19 +145,19 @@ struct PullTests {
     try await server.put(file: "object", #"  {"id": "solo", "list": [1, 2]}  "#)
     try await server.put(file: "data", #"{"data": {"id": "in-data"}, "result": "not this"}"#)
     let array = try cask.run(
-      ["pull", "s", server.url("/files/array"), "--collection", "c", "--id-key", "id"] + auth, password: password)
+      ["pull", "s", server.address("/files/array"), "--collection", "c", "--id-key", "id"] + auth, password: password)
     #expect(array.out.hasSuffix("'c' of store 's': 2 inserted, 0 replaced.\n"), "\(array.err)")
     #expect(
       try cask.run(["get", "s", "1", "--collection", "c"], password: password).out == #"{"id": 1, "n": "again"}"#)
     #expect(try cask.run(["get", "s", "2", "--collection", "c"], password: password).out == #"{"id": 2}"#)
     let object = try cask.run(
-      ["pull", "s", server.url("/files/object"), "--collection", "c", "--id-key", "id"] + auth, password: password)
+      ["pull", "s", server.address("/files/object"), "--collection", "c", "--id-key", "id"] + auth, password: password)
     #expect(object.out.hasSuffix(": 1 inserted, 0 replaced.\n"), "\(object.err)")
     #expect(
       try cask.run(["get", "s", "solo", "--collection", "c"], password: password).out
         == #"{"id": "solo", "list": [1, 2]}"#)
     let enveloped = try cask.run(
-      ["pull", "s", server.url("/files/data"), "--collection", "c", "--id-key", "id", "--envelope", "data"] + auth,
+      ["pull", "s", server.address("/files/data"), "--collection", "c", "--id-key", "id", "--envelope", "data"] + auth,
       password: password)
     #expect(enveloped.out.hasSuffix(": 1 inserted, 0 replaced.\n"), "\(enveloped.err)")
     #expect(try keys(cask, "c") == ["1", "2", "in-data", "solo"])
@@ -170,10 +172,11 @@ struct PullTests {
     _ = try cask.createStore("s", password: password)
     let result = try cask.run(
       [
-        "pull", "s", server.url("/echo"), "--collection", "c", "--id-key", "id", "--header", RESTServer.authorization,
+        "pull", "s", server.address("/echo"), "--collection", "c", "--id-key", "id", "--header",
+        RESTServer.authorization,
         "--header", "X-Api-Key: key-9f8e7d",
       ], password: password)
-    expectFailure(result, "cannot pull from '\(server.url("/echo"))': HTTP 400")
+    expectFailure(result, "cannot pull from '\(server.address("/echo"))': HTTP 400")
     #expect(!result.err.contains("key-9f8e7d") && !result.err.contains("Bearer"), "\(result.err)")
   }
 
@@ -187,7 +190,7 @@ struct PullTests {
     let auth = ["--header", RESTServer.authorization]
     try await server.put(file: "good.jsonl", (1...5).map { "{\"id\": \"e\($0)\", \"n\": \($0)}\n" }.joined())
     try await server.put(file: "bad.jsonl", "{\"id\": 1}\n{\"id\": 2}\n{\"id\": 3}\n{\"id\": \n{\"id\": 5}\n")
-    let url = server.url("/files/good.jsonl")
+    let url = server.address("/files/good.jsonl")
     let imported = try cask.run(["import", "s", url, "--collection", "e", "--id-key", "id"] + auth, password: password)
     #expect(imported.status == 0, "\(imported.err)")
     #expect(imported.out == "Imported 5 objects into collection 'e' of store 's': 5 inserted, 0 replaced.\n")
@@ -196,24 +199,24 @@ struct PullTests {
     let unauthorized = try cask.run(["import", "s", url, "--collection", "u", "--id-key", "id"], password: password)
     expectFailure(unauthorized, "cannot download '\(url)': HTTP 401")
     let missing = try cask.run(
-      ["import", "s", server.url("/files/none"), "--collection", "u", "--id-key", "id"] + auth, password: password)
-    expectFailure(missing, "cannot download '\(server.url("/files/none"))': HTTP 404")
+      ["import", "s", server.address("/files/none"), "--collection", "u", "--id-key", "id"] + auth, password: password)
+    expectFailure(missing, "cannot download '\(server.address("/files/none"))': HTTP 404")
     let malformed = try cask.run(
-      ["import", "s", server.url("/bad"), "--collection", "u", "--id-key", "id"], password: password)
+      ["import", "s", server.address("/bad"), "--collection", "u", "--id-key", "id"], password: password)
     #expect(
       malformed.err
-        == "Error: invalid import at line 1 of '\(server.url("/bad"))': malformed JSON; nothing was written\n")
+        == "Error: invalid import at line 1 of '\(server.address("/bad"))': malformed JSON; nothing was written\n")
     #expect(try keys(cask, "u").isEmpty)
 
     // Batches of 2: lines 1-2 are written, the batch of lines 3-4 is not.
     let half = try cask.run(
-      ["import", "s", server.url("/files/bad.jsonl"), "--collection", "b", "--id-key", "id", "--batch-size", "2"]
+      ["import", "s", server.address("/files/bad.jsonl"), "--collection", "b", "--id-key", "id", "--batch-size", "2"]
         + auth,
       password: password)
     #expect(half.status == 1)
     #expect(
       half.err
-        == "Error: invalid import at line 4 of '\(server.url("/files/bad.jsonl"))': malformed JSON; the 2 objects before "
+        == "Error: invalid import at line 4 of '\(server.address("/files/bad.jsonl"))': malformed JSON; the 2 objects before "
         + "line 3 were imported, nothing from that line on\n")
     #expect(try keys(cask, "b") == ["1", "2"])
 
@@ -249,7 +252,7 @@ struct PullTests {
     _ = try cask.createStore("s", password: password)
     let result = try cask.runWithTerminalStderr(
       [
-        "pull", "s", server.url("/users"), "--collection", "users", "--id-key", "id", "--header",
+        "pull", "s", server.address("/users"), "--collection", "users", "--id-key", "id", "--header",
         RESTServer.authorization,
       ],
       password: password, environment: ["CASK_PROGRESS_DELAY": "0"])

@@ -19,12 +19,12 @@ struct OutboxBacklogTests {
   static let backlog = max(
     8, ProcessInfo.processInfo.environment["CIPHERCASK_OUTBOX_BACKLOG"].flatMap { Int($0) } ?? 2_000)
 
-  private func remote(_ users: CaskCollection<User>, _ server: TestServer) -> RemoteCollection<User> {
+  private func remote(_ users: CaskCollection<User>, _ server: RESTServer) -> RemoteCollection<User> {
     RemoteCollection(
       users, baseURL: server.url("/users"),
       configuration: RemoteConfiguration(
         envelope: .key("result"),
-        prepareRequest: { $0.setValue("Bearer \(TestServer.token)", forHTTPHeaderField: "Authorization") }))
+        prepareRequest: { $0.setValue("Bearer \(RESTServer.token)", forHTTPHeaderField: "Authorization") }))
   }
 
   private static func user(_ id: String, revision: Int) -> User {
@@ -35,7 +35,7 @@ struct OutboxBacklogTests {
     "thousands of queued saves and deletes, with a lost answer and a reopen midway, reach the server once each, in order"
   )
   func backlogReachesServerOnceInOrder() async throws {
-    let server = try TestServer()
+    let server = try RESTServer()
     defer { server.stop() }
     let directory = try TemporaryDirectory("outbox-backlog")
     defer { directory.remove() }
@@ -89,7 +89,7 @@ struct OutboxBacklogTests {
 
   @Test("while a later change to an object waits, the answer to an earlier one does not replace the local copy")
   func laterChangeKeepsLocalCopy() async throws {
-    let server = try TestServer()
+    let server = try RESTServer()
     defer { server.stop() }
     let directory = try TemporaryDirectory("outbox-later")
     defer { directory.remove() }
@@ -129,7 +129,7 @@ struct OutboxBacklogTests {
 
   @Test("a queue written before the outbox kept its index is continued in order and sent once each")
   func queueWithoutIndexIsContinued() async throws {
-    let server = try TestServer()
+    let server = try RESTServer()
     defer { server.stop() }
     let directory = try TemporaryDirectory("outbox-legacy")
     defer { directory.remove() }

@@ -11,17 +11,17 @@ import Testing
 
 @Suite("The outbox")
 struct OutboxTests {
-  private func remote(_ users: CaskCollection<User>, _ server: TestServer) -> RemoteCollection<User> {
+  private func remote(_ users: CaskCollection<User>, _ server: RESTServer) -> RemoteCollection<User> {
     RemoteCollection(
       users, baseURL: server.url("/users"),
       configuration: RemoteConfiguration(
         envelope: .key("result"),
-        prepareRequest: { $0.setValue("Bearer \(TestServer.token)", forHTTPHeaderField: "Authorization") }))
+        prepareRequest: { $0.setValue("Bearer \(RESTServer.token)", forHTTPHeaderField: "Authorization") }))
   }
 
   @Test("queued changes survive a crash mid-push and reach the server once each, in order")
   func crashMidPush() async throws {
-    let server = try TestServer()
+    let server = try RESTServer()
     defer { server.stop() }
     let directory = try TemporaryDirectory("outbox")
     defer { directory.remove() }
@@ -69,7 +69,7 @@ struct OutboxTests {
 
   @Test("a conflict keeps the queued change and stops the queue")
   func conflictKeepsChange() async throws {
-    let server = try TestServer()
+    let server = try RESTServer()
     defer { server.stop() }
     let directory = try TemporaryDirectory("outbox-conflict")
     defer { directory.remove() }
@@ -104,7 +104,7 @@ final class RequestCounter: @unchecked Sendable {
 struct OutboxHousekeepingTests {
   @Test("pendingChanges lists the queue in order and discardPending drops one change")
   func listAndDiscard() async throws {
-    let server = try TestServer()
+    let server = try RESTServer()
     defer { server.stop() }
     let directory = try TemporaryDirectory("outbox-list")
     defer { directory.remove() }
@@ -115,7 +115,7 @@ struct OutboxHousekeepingTests {
       users, baseURL: server.url("/users"),
       configuration: RemoteConfiguration(
         envelope: .key("result"),
-        prepareRequest: { $0.setValue("Bearer \(TestServer.token)", forHTTPHeaderField: "Authorization") }))
+        prepareRequest: { $0.setValue("Bearer \(RESTServer.token)", forHTTPHeaderField: "Authorization") }))
     try await sync.saveAndQueue(User(id: "x", email: "x@example.com", first: "X", last: "X", address: nil))
     try await sync.deleteAndQueue(id: "gone")
     let pending = try await sync.pendingChanges()

@@ -11,20 +11,20 @@ import Testing
 
 /// Each test starts its own server and store.
 private struct Fixture {
-  let server: TestServer
+  let server: RESTServer
   let directory: TemporaryDirectory
   let store: CaskStore
   let users: CaskCollection<User>
 
   init() throws {
-    server = try TestServer()
+    server = try RESTServer()
     directory = try TemporaryDirectory("sync")
     store = try CaskStore(path: directory.file("s.cask"), password: "pw", options: .init(durability: .never))
     users = store.collection(User.self)
   }
 
   func remote(
-    token: String = TestServer.token, pagination: RemoteConfiguration.Pagination = .nextURL(key: "next"),
+    token: String = RESTServer.token, pagination: RemoteConfiguration.Pagination = .nextURL(key: "next"),
     timeout: TimeInterval = 10
   ) -> RemoteCollection<User> {
     RemoteCollection(

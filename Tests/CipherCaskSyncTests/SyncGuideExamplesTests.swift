@@ -252,16 +252,16 @@ struct SyncGuideExamplesTests {
 
   /// A store and a `makeUserSync` collection on a fresh server.
   private final class Setup: @unchecked Sendable {
-    let server: TestServer
+    let server: RESTServer
     let directory: TemporaryDirectory
     let store: CaskStore
     let users: RemoteCollection<User>
 
     init(_ guide: SyncGuide, name: String) throws {
-      server = try TestServer()
+      server = try RESTServer()
       directory = try TemporaryDirectory(name)
       store = try CaskStore(path: directory.file("app.cask"), password: "pw", options: .init(durability: .never))
-      users = guide.makeUserSync(store: store, baseURL: server.url("/users"), token: TestServer.token)
+      users = guide.makeUserSync(store: store, baseURL: server.url("/users"), token: RESTServer.token)
     }
 
     func close() {
@@ -283,7 +283,7 @@ struct SyncGuideExamplesTests {
     // The page-parameter configuration reaches the same five.
     let paged = RemoteCollection(
       setup.store.collection(User.self), baseURL: setup.server.url("/users"),
-      configuration: guide.pagedConfiguration(token: TestServer.token))
+      configuration: guide.pagedConfiguration(token: RESTServer.token))
     #expect(try await paged.pullAll() == .init(inserted: 0, replaced: 5))
     #expect(try await guide.pullWithDetail(setup.users).uid == "u1")
   }
@@ -310,10 +310,10 @@ struct SyncGuideExamplesTests {
 
     let store = try await guide.openAndResend(
       path: setup.directory.file("app.cask"), password: "pw", baseURL: setup.server.url("/users"),
-      token: TestServer.token)
+      token: RESTServer.token)
     defer { try? store.close() }
     #expect(try await setup.server.log() == ["PUT u1", "DELETE u2"])
-    let users = guide.makeUserSync(store: store, baseURL: setup.server.url("/users"), token: TestServer.token)
+    let users = guide.makeUserSync(store: store, baseURL: setup.server.url("/users"), token: RESTServer.token)
     #expect(users.pendingCount == 0)
     try await guide.sendQueued(users)
   }
@@ -351,7 +351,7 @@ struct SyncGuideExamplesTests {
       #expect(guide.explain(error).hasPrefix("the server said 401"))
       #expect(!guide.explain(error).contains("nope"))
     }
-    let slow = guide.makeUserSync(store: setup.store, baseURL: setup.server.url("/slow"), token: TestServer.token)
+    let slow = guide.makeUserSync(store: setup.store, baseURL: setup.server.url("/slow"), token: RESTServer.token)
     try await guide.pullAllCancellable(slow)
     #expect(setup.store.count == 0)
     #expect(guide.explain(CancellationError()) == "cancelled")
@@ -372,7 +372,7 @@ struct SyncGuideExamplesTests {
       setup.store.collection(SyncGuide.FlatUser.self), baseURL: setup.server.url("/users"),
       configuration: RemoteConfiguration(
         envelope: .key("result"),
-        prepareRequest: { $0.setValue("Bearer \(TestServer.token)", forHTTPHeaderField: "Authorization") }))
+        prepareRequest: { $0.setValue("Bearer \(RESTServer.token)", forHTTPHeaderField: "Authorization") }))
     #expect(try await flat.push(user) == user)
     let (_, body) = try await setup.server.request("GET", "/users/f1")
     #expect(String(decoding: body, as: UTF8.self).contains(#""city": "Salem""#))
