@@ -73,14 +73,16 @@ extension RNCryptor {
   /// nothing when wrong (the engine sizes its index from the entry counts of its hints, then
   /// authenticates each hint before using any entry).
   ///
-  /// - Returns: `false` when the message is too short to hold that many plaintext bytes.
+  /// `message` may be just the start of a message: its header and the blocks to decrypt.
+  ///
+  /// - Returns: `false` when `message` is too short to hold that many ciphertext bytes.
   /// - Throws: `.libcrypto`.
   package static func unauthenticatedPrefix(
     of message: UnsafeRawBufferPointer, keys: Keys, into output: UnsafeMutableRawBufferPointer
   ) throws -> Bool {
     let headerLength = Format.keyHeaderLength
     guard let base = output.baseAddress, output.count % Format.blockLength == 0,
-      message.count >= headerLength + output.count + Format.hmacLength
+      message.count >= headerLength + output.count
     else { return false }
     try keys.cipher.decryptBlocks(
       iv: UnsafeRawBufferPointer(rebasing: message[headerLength - Format.ivLength..<headerLength]),

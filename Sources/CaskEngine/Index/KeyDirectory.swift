@@ -111,6 +111,9 @@ struct KeyDirectory: Sendable {
     }
   }
 
+  /// Slots allocated in the table of keys outside any group (each 32 bytes).
+  var ungroupedCapacity: Int { ungrouped.capacity }
+
   /// The most keys `warm` reads ahead in one call.
   static let warmBatch = 32
   /// Where `warm` puts what it read, so that the compiler keeps the reads.
