@@ -53,6 +53,11 @@ final class ChangeObservers: Sendable {
     let onClose: CloseHandler?
   }
   private let handlers = Locked<(next: UInt64, table: [UInt64: Observer], closed: Bool)>((0, [:], false))
+  /// How many observers are registered; changed under `handlers`' lock.
+  private let registered = Atomic<Int>(0)
+
+  /// Whether any observer is registered: commits build their list of changes only then.
+  var isObserved: Bool { registered.load(ordering: .acquiring) > 0 }
 
   /// Registers an observer; on a closed store, calls `onClose` at once instead.
   func add(_ handler: @escaping Handler, onClose: CloseHandler?) -> UInt64 {
@@ -60,6 +65,7 @@ final class ChangeObservers: Sendable {
       guard !state.closed else { return nil }
       state.next += 1
       state.table[state.next] = Observer(onChange: handler, onClose: onClose)
+      registered.store(state.table.count, ordering: .releasing)
       return state.next
     }
     guard let id else {
@@ -70,7 +76,10 @@ final class ChangeObservers: Sendable {
   }
 
   func remove(_ id: UInt64) {
-    _ = handlers.withLock { $0.table.removeValue(forKey: id) }
+    handlers.withLock { state in
+      state.table[id] = nil
+      registered.store(state.table.count, ordering: .releasing)
+    }
   }
 
   func notify(_ changes: [CaskChange]) {
@@ -83,7 +92,10 @@ final class ChangeObservers: Sendable {
   func closeAll() {
     let closing = handlers.withLock { state -> [Observer] in
       state.closed = true
-      defer { state.table.removeAll() }
+      defer {
+        state.table.removeAll()
+        registered.store(0, ordering: .releasing)
+      }
       return Array(state.table.values)
     }
     for observer in closing { observer.onClose?() }

@@ -96,11 +96,11 @@ extension CaskStore {
   func append(_ operations: inout [Prepared], writer: inout WriterState) throws -> (UInt64, CommitResult) {
     if writer.closed { throw CaskError.closed }
     if let failure = writer.failure { throw failure }
-    if operations.contains(where: \.isDelete) {
+    if operations.contains(where: { $0.isDelete }) {
       let present = state.withLock { state in
         operations.map { !$0.isDelete || state.directory[$0.key] != nil }
       }
-      operations = zip(operations, present).filter(\.1).map(\.0)
+      operations = zip(operations, present).filter { $0.1 }.map { $0.0 }
     }
     guard !operations.isEmpty else { return (writer.ticket, CommitResult()) }
 
@@ -119,15 +119,13 @@ extension CaskStore {
         RecordEncoder.finish($0, flags: flags, sequence: firstSequence + UInt64(index))
       }
     }
-    let effective = operations
-    let lengths = effective.map(\.record.count)
     let buffer: [UInt8]
-    if effective.count == 1 {
-      buffer = effective[0].record
+    if operations.count == 1 {
+      buffer = operations[0].record
     } else {
       var joined: [UInt8] = []
-      joined.reserveCapacity(lengths.reduce(0, +))
-      for operation in effective { joined.append(contentsOf: operation.record) }
+      joined.reserveCapacity(operations.reduce(0) { $0 + $1.record.count })
+      for operation in operations { joined.append(contentsOf: operation.record) }
       buffer = joined
     }
     try ensureRoom(for: UInt64(buffer.count), writer: &writer)
@@ -146,42 +144,48 @@ extension CaskStore {
     // Taken out of the writer state (not copied), so appending to its tombstones stays O(1)
     // instead of copying the whole array on every write.
     guard var active = writer.active.take() else { throw CaskError.closed }
-    writer.nextSequence += UInt64(effective.count)
+    writer.nextSequence += UInt64(operations.count)
     writer.ticket += 1
 
-    var locations: [RecordLocation] = []
-    var offset = start
-    for (operation, length) in zip(effective, lengths) {
-      let location = RecordLocation(segment: active.segment.id, offset: UInt32(offset), length: UInt32(length))
-      locations.append(location)
-      if operation.isDelete {
-        active.tombstones.append(
-          HintEntry(isDelete: true, offset: UInt32(offset), length: UInt32(length), key: operation.key.string))
-      }
-      offset += UInt64(length)
-    }
-    active.end = offset
-    active.maxSequence = writer.nextSequence - 1
-    writer.active = active
-
-    var result = CommitResult(written: effective.count)
-    var changes: [CaskChange] = []
-    changes.reserveCapacity(effective.count)
-    state.withLock { state in
-      for (operation, location) in zip(effective, locations) {
+    let written = operations
+    var result = CommitResult(written: written.count)
+    // What each operation did to its key (nil: a delete of a key that was gone), reported to
+    // observers, if there are any, once the index shows the commit.
+    let kinds = withUnsafeTemporaryAllocation(of: RecordLocation.self, capacity: written.count) { locations in
+      var offset = start
+      for (index, operation) in written.enumerated() {
+        let length = UInt32(operation.record.count)
+        locations[index] = RecordLocation(segment: active.segment.id, offset: UInt32(offset), length: length)
         if operation.isDelete {
-          if state.directory.applyDelete(operation.key, at: location) {
+          active.tombstones.append(
+            HintEntry(isDelete: true, offset: UInt32(offset), length: length, key: operation.key.string))
+        }
+        offset += UInt64(length)
+      }
+      active.end = offset
+      return state.withLock { state in
+        written.indices.map { index -> CaskChange.Kind? in
+          let operation = written[index]
+          if operation.isDelete {
+            guard state.directory.applyDelete(operation.key, at: locations[index]) else { return nil }
             result.deleted += 1
-            changes.append(CaskChange(key: operation.key.string, kind: .deleted))
+            return .deleted
           }
-        } else {
-          let existed = state.directory.applyPut(operation.key, at: location)
-          changes.append(CaskChange(key: operation.key.string, kind: existed ? .updated : .inserted))
+          return state.directory.applyPut(operation.key, at: locations[index]) ? .updated : .inserted
         }
       }
     }
-    // Under the writer lock, so observers see commits in the order they happened.
-    observers.notify(changes)
+    active.maxSequence = writer.nextSequence - 1
+    writer.active = active
+
+    // Under the writer lock, so observers see commits in the order they happened. Checked after
+    // the index update: an observer that registers later than this reads the commit instead.
+    if observers.isObserved {
+      observers.notify(
+        zip(written, kinds).compactMap { operation, kind in
+          kind.map { CaskChange(key: operation.key.string, kind: $0) }
+        })
+    }
     return (writer.ticket, result)
   }
 
