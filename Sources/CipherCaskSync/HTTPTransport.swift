@@ -34,6 +34,19 @@ struct HTTPResponse: Sendable {
 struct HTTPTransport: Sendable {
   let session: URLSession
 
+  /// A transport on `session`, or on an ephemeral session without a cache whose request
+  /// timeout is the configuration's.
+  init(configuration: RemoteConfiguration, session: URLSession?) {
+    self.session =
+      session
+      ?? {
+        let settings = URLSessionConfiguration.ephemeral
+        settings.timeoutIntervalForRequest = configuration.timeout
+        settings.requestCachePolicy = .reloadIgnoringLocalCacheData
+        return URLSession(configuration: settings)
+      }()
+  }
+
   func send(_ request: URLRequest) async throws -> HTTPResponse {
     let call = PendingCall()
     return try await withTaskCancellationHandler {

@@ -39,15 +39,7 @@ where T.ID: LosslessStringConvertible & Sendable {
     self.local = local
     self.baseURL = baseURL
     self.configuration = configuration
-    let chosen =
-      session
-      ?? {
-        let settings = URLSessionConfiguration.ephemeral
-        settings.timeoutIntervalForRequest = configuration.timeout
-        settings.requestCachePolicy = .reloadIgnoringLocalCacheData
-        return URLSession(configuration: settings)
-      }()
-    self.transport = HTTPTransport(session: chosen)
+    self.transport = HTTPTransport(configuration: configuration, session: session)
   }
 
   /// A hook that changes one request of one call (headers, query items).

@@ -22,15 +22,7 @@ public struct RemoteJSONSource: Sendable {
   ///   - session: the URLSession to use (an ephemeral one without a cache by default).
   public init(configuration: RemoteConfiguration = RemoteConfiguration(), session: URLSession? = nil) {
     self.configuration = configuration
-    let chosen =
-      session
-      ?? {
-        let settings = URLSessionConfiguration.ephemeral
-        settings.timeoutIntervalForRequest = configuration.timeout
-        settings.requestCachePolicy = .reloadIgnoringLocalCacheData
-        return URLSession(configuration: settings)
-      }()
-    transport = HTTPTransport(session: chosen)
+    transport = HTTPTransport(configuration: configuration, session: session)
   }
 
   /// GETs `url` (with `Accept: application/json`) and returns the body of a 2xx answer.

@@ -19,14 +19,6 @@ struct OutboxBacklogTests {
   static let backlog = max(
     8, ProcessInfo.processInfo.environment["CIPHERCASK_OUTBOX_BACKLOG"].flatMap { Int($0) } ?? 2_000)
 
-  private func remote(_ users: CaskCollection<User>, _ server: RESTServer) -> RemoteCollection<User> {
-    RemoteCollection(
-      users, baseURL: server.url("/users"),
-      configuration: RemoteConfiguration(
-        envelope: .key("result"),
-        prepareRequest: { $0.setValue("Bearer \(RESTServer.token)", forHTTPHeaderField: "Authorization") }))
-  }
-
   private static func user(_ id: String, revision: Int) -> User {
     User(id: id, email: "\(id)@example.com", first: id, last: "rev\(revision)", address: nil)
   }
@@ -41,7 +33,7 @@ struct OutboxBacklogTests {
     defer { directory.remove() }
     let path = directory.file("s.cask")
     var store = try CaskStore(path: path, password: "pw", options: .init(durability: .never))
-    var sync = remote(store.collection(User.self), server)
+    var sync = SyncFixture.remote(store.collection(User.self), server)
 
     // Four passes over backlog/4 objects: create, update twice, then delete every third
     // object and update the others.
@@ -70,7 +62,7 @@ struct OutboxBacklogTests {
     #expect(sync.pendingCount == expected.count - lost + 1)
     try store.close()
     store = try CaskStore(path: path, password: "pw", options: .init(durability: .never))
-    sync = remote(store.collection(User.self), server)
+    sync = SyncFixture.remote(store.collection(User.self), server)
     #expect(try await sync.pushPending() == expected.count - lost + 1)
 
     #expect(sync.pendingCount == 0)
@@ -89,14 +81,10 @@ struct OutboxBacklogTests {
 
   @Test("while a later change to an object waits, the answer to an earlier one does not replace the local copy")
   func laterChangeKeepsLocalCopy() async throws {
-    let server = try RESTServer()
-    defer { server.stop() }
-    let directory = try TemporaryDirectory("outbox-later")
-    defer { directory.remove() }
-    let store = try CaskStore(path: directory.file("s.cask"), password: "pw", options: .init(durability: .never))
-    defer { try? store.close() }
-    let users = store.collection(User.self)
-    let sync = remote(users, server)
+    let fixture = try SyncFixture("outbox-later")
+    defer { fixture.close() }
+    let (server, store, users) = (fixture.server, fixture.store, fixture.users)
+    let sync = SyncFixture.remote(users, server)
     try await sync.saveAndQueue(Self.user("a", revision: 1))
     try await sync.saveAndQueue(Self.user("a", revision: 2))
     // The server answers the first change with its own version of the object (the body is
@@ -129,13 +117,9 @@ struct OutboxBacklogTests {
 
   @Test("a queue written before the outbox kept its index is continued in order and sent once each")
   func queueWithoutIndexIsContinued() async throws {
-    let server = try RESTServer()
-    defer { server.stop() }
-    let directory = try TemporaryDirectory("outbox-legacy")
-    defer { directory.remove() }
-    let store = try CaskStore(path: directory.file("s.cask"), password: "pw", options: .init(durability: .never))
-    defer { try? store.close() }
-    let users = store.collection(User.self)
+    let fixture = try SyncFixture("outbox-legacy")
+    defer { fixture.close() }
+    let (server, store, users) = (fixture.server, fixture.store, fixture.users)
     // The layout of the first outbox: the changes only, keyed by 20-digit sequence numbers.
     let old: [(OutboxEntry.Operation, User)] = [
       (.save, Self.user("a", revision: 1)), (.save, Self.user("a", revision: 2)), (.save, Self.user("b", revision: 1)),
@@ -150,7 +134,7 @@ struct OutboxBacklogTests {
         try batch.save(user, in: users)
       }
     }
-    let sync = remote(users, server)
+    let sync = SyncFixture.remote(users, server)
     #expect(sync.pendingCount == 3)
     try await sync.saveAndQueue(Self.user("c", revision: 1))
     try await sync.deleteAndQueue(id: "a")

@@ -11,14 +11,6 @@ import Testing
 
 @Suite("The outbox")
 struct OutboxTests {
-  private func remote(_ users: CaskCollection<User>, _ server: RESTServer) -> RemoteCollection<User> {
-    RemoteCollection(
-      users, baseURL: server.url("/users"),
-      configuration: RemoteConfiguration(
-        envelope: .key("result"),
-        prepareRequest: { $0.setValue("Bearer \(RESTServer.token)", forHTTPHeaderField: "Authorization") }))
-  }
-
   @Test("queued changes survive a crash mid-push and reach the server once each, in order")
   func crashMidPush() async throws {
     let server = try RESTServer()
@@ -28,7 +20,7 @@ struct OutboxTests {
     let path = directory.file("s.cask")
     var store = try CaskStore(path: path, password: "pw", options: .init(durability: .never))
     var users = store.collection(User.self)
-    var sync = remote(users, server)
+    var sync = SyncFixture.remote(users, server)
     let a = User(id: "a", email: "a@example.com", first: "A", last: "One", address: nil)
     var b = User(id: "b", email: "b@example.com", first: "B", last: "Two", address: nil)
     try await sync.saveAndQueue(a)
@@ -56,7 +48,7 @@ struct OutboxTests {
     try store.close()
     store = try CaskStore(path: path, password: "pw", options: .init(durability: .never))
     users = store.collection(User.self)
-    sync = remote(users, server)
+    sync = SyncFixture.remote(users, server)
     #expect(sync.pendingCount == 3)
     #expect(try await sync.pushPending() == 3)
     #expect(sync.pendingCount == 0)
@@ -69,14 +61,10 @@ struct OutboxTests {
 
   @Test("a conflict keeps the queued change and stops the queue")
   func conflictKeepsChange() async throws {
-    let server = try RESTServer()
-    defer { server.stop() }
-    let directory = try TemporaryDirectory("outbox-conflict")
-    defer { directory.remove() }
-    let store = try CaskStore(path: directory.file("s.cask"), password: "pw", options: .init(durability: .never))
-    defer { try? store.close() }
-    let users = store.collection(User.self)
-    let sync = remote(users, server)
+    let fixture = try SyncFixture("outbox-conflict")
+    defer { fixture.close() }
+    let (server, users) = (fixture.server, fixture.users)
+    let sync = SyncFixture.remote(users, server)
     var user = try await sync.pull(id: "u1")
     _ = try await server.request("PUT", "/admin/users/u1", json: ["id": "u1", "email": "x", "first": "X", "last": "Y"])
     user.first = "Local"
@@ -104,18 +92,10 @@ final class RequestCounter: @unchecked Sendable {
 struct OutboxHousekeepingTests {
   @Test("pendingChanges lists the queue in order and discardPending drops one change")
   func listAndDiscard() async throws {
-    let server = try RESTServer()
-    defer { server.stop() }
-    let directory = try TemporaryDirectory("outbox-list")
-    defer { directory.remove() }
-    let store = try CaskStore(path: directory.file("s.cask"), password: "pw", options: .init(durability: .never))
-    defer { try? store.close() }
-    let users = store.collection(User.self)
-    let sync = RemoteCollection(
-      users, baseURL: server.url("/users"),
-      configuration: RemoteConfiguration(
-        envelope: .key("result"),
-        prepareRequest: { $0.setValue("Bearer \(RESTServer.token)", forHTTPHeaderField: "Authorization") }))
+    let fixture = try SyncFixture("outbox-list")
+    defer { fixture.close() }
+    let (server, users) = (fixture.server, fixture.users)
+    let sync = SyncFixture.remote(users, server)
     try await sync.saveAndQueue(User(id: "x", email: "x@example.com", first: "X", last: "X", address: nil))
     try await sync.deleteAndQueue(id: "gone")
     let pending = try await sync.pendingChanges()

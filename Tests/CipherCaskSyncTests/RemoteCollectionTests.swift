@@ -9,43 +9,11 @@ import Testing
   import FoundationNetworking
 #endif
 
-/// Each test starts its own server and store.
-private struct Fixture {
-  let server: RESTServer
-  let directory: TemporaryDirectory
-  let store: CaskStore
-  let users: CaskCollection<User>
-
-  init() throws {
-    server = try RESTServer()
-    directory = try TemporaryDirectory("sync")
-    store = try CaskStore(path: directory.file("s.cask"), password: "pw", options: .init(durability: .never))
-    users = store.collection(User.self)
-  }
-
-  func remote(
-    token: String = RESTServer.token, pagination: RemoteConfiguration.Pagination = .nextURL(key: "next"),
-    timeout: TimeInterval = 10
-  ) -> RemoteCollection<User> {
-    RemoteCollection(
-      users, baseURL: server.url("/users"),
-      configuration: RemoteConfiguration(
-        envelope: .key("result"), pagination: pagination, timeout: timeout,
-        prepareRequest: { $0.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }))
-  }
-
-  func close() {
-    try? store.close()
-    server.stop()
-    directory.remove()
-  }
-}
-
 @Suite("Remote collections against a real HTTP server")
 struct RemoteCollectionTests {
   @Test("pullAll follows next links and upserts every page in one batch")
   func pullAllPages() async throws {
-    let fixture = try Fixture()
+    let fixture = try SyncFixture()
     defer { fixture.close() }
     let pages = ProgressLog()
     let result = try await fixture.remote().pullAll(progress: { pages.add($0) })
@@ -59,7 +27,7 @@ struct RemoteCollectionTests {
 
   @Test("a wrong token is an HTTP 401, the store is unchanged, and the token is not in the error")
   func unauthorized() async throws {
-    let fixture = try Fixture()
+    let fixture = try SyncFixture()
     defer { fixture.close() }
     do {
       _ = try await fixture.remote(token: "wrong-secret-token").pullAll()
@@ -73,7 +41,7 @@ struct RemoteCollectionTests {
 
   @Test("pull(id:) upserts one object; a 404 changes nothing")
   func pullOne() async throws {
-    let fixture = try Fixture()
+    let fixture = try SyncFixture()
     defer { fixture.close() }
     let user = try await fixture.remote().pull(id: "u2")
     #expect(user.first == "First2")
@@ -86,7 +54,7 @@ struct RemoteCollectionTests {
 
   @Test("push POSTs a new object, PUTs a known one, and a stale ETag is a conflict with both versions")
   func pushAndConflict() async throws {
-    let fixture = try Fixture()
+    let fixture = try SyncFixture()
     defer { fixture.close() }
     let remote = fixture.remote()
     var user = User(id: "n1", email: "n1@example.com", first: "New", last: "One", address: nil)
@@ -113,7 +81,7 @@ struct RemoteCollectionTests {
 
   @Test("delete(id:) deletes remotely, then locally")
   func deleteRemote() async throws {
-    let fixture = try Fixture()
+    let fixture = try SyncFixture()
     defer { fixture.close() }
     let remote = fixture.remote()
     _ = try await remote.pullAll()
@@ -124,7 +92,7 @@ struct RemoteCollectionTests {
 
   @Test("error answers: 500 with a short body excerpt, malformed JSON, a server that dies mid-answer")
   func errorAnswers() async throws {
-    let fixture = try Fixture()
+    let fixture = try SyncFixture()
     defer { fixture.close() }
     let broken = RemoteCollection(
       fixture.users, baseURL: fixture.server.url("/status/500"),
@@ -155,7 +123,7 @@ struct RemoteCollectionTests {
 
   @Test("a slow answer times out, and cancelling a call ends it")
   func timeoutAndCancellation() async throws {
-    let fixture = try Fixture()
+    let fixture = try SyncFixture()
     defer { fixture.close() }
     let slow = RemoteCollection(
       fixture.users, baseURL: fixture.server.url("/slow"),
