@@ -19,6 +19,9 @@ struct ScanOutcome {
   var hasTornTail: Bool { tailBytes > 0 }
   /// Bytes after `validEnd` with no valid record after them.
   var tailBytes: UInt64 = 0
+  /// Zero bytes reserved ahead of the writer that no record reached (the end of the last
+  /// segment only; Docs/FORMAT.md, "Reserved space"). Not damage: `tailBytes` is then 0.
+  var reservedBytes: UInt64 = 0
 }
 
 /// A damaged stretch of a segment that was skipped.
@@ -43,9 +46,14 @@ struct SegmentScanner {
   private var windowStart: UInt64 = 0
   private static let chunk = 1 << 20
 
-  init(file: any StorageFile, length: UInt64) {
+  /// Whether a tail of zero bytes is space the writer reserved (true for the last segment
+  /// only) rather than damage.
+  private let allowsReserved: Bool
+
+  init(file: any StorageFile, length: UInt64, allowsReserved: Bool = false) {
     self.file = file
     self.length = length
+    self.allowsReserved = allowsReserved
     self.name = String(file.path.split(separator: "/").last ?? "")
   }
 
@@ -84,6 +92,11 @@ struct SegmentScanner {
         }
         continue
       }
+      if allowsReserved, pending.isEmpty, try isZero(from: position) {
+        outcome.reservedBytes = length - position
+        outcome.validEnd = position
+        return outcome
+      }
       guard let resume = try resynchronize(after: position) else { break }
       let start = pending.first?.offset ?? position
       outcome.corruptions.append(
@@ -114,6 +127,18 @@ struct SegmentScanner {
     let keyStart = whole.startIndex + CaskFormat.recordHeaderLength
     return ScannedRecord(
       offset: offset, header: header, keyMessage: Data(whole[keyStart..<keyStart + Int(header.keyLength)]))
+  }
+
+  /// Whether every byte from `offset` to the end of the file is zero.
+  private mutating func isZero(from offset: UInt64) throws -> Bool {
+    var position = offset
+    while position < length {
+      let count = Int(min(UInt64(Self.chunk), length - position))
+      let bytes = try bytes(at: position, count: count)
+      guard !bytes.isEmpty, bytes.allSatisfy({ $0 == 0 }) else { return false }
+      position += UInt64(bytes.count)
+    }
+    return true
   }
 
   /// The next offset after `offset` holding a valid record, or `nil` if there is none.

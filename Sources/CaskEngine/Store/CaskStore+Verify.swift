@@ -35,7 +35,9 @@ extension CaskStore {
       } else {
         length = min(try segment.file.size(), CaskFormat.maximumSegmentLength)
       }
-      var scanner = SegmentScanner(file: segment.file, length: length)
+      // Zeros after the last record of the last segment are space a writer reserved (a
+      // read-only open keeps them).
+      var scanner = SegmentScanner(file: segment.file, length: length, allowsReserved: segment.id == segments.last?.id)
       var damage: [CorruptRegion] = []
       var checked = 0
       let outcome = try scanner.scan { batch in

@@ -30,13 +30,22 @@ extension CaskStore {
     var prepared = try prepare(batch)
     guard !prepared.isEmpty else { return CommitResult() }
     let (ticket, result) = try writer.withLock { writer in try append(&prepared, writer: &writer) }
-    if announced {
-      // Appended: a leader need not wait for this commit any more.
-      groupCommit.end()
-      announced = false
-    }
-    try finishCommit(ticket: ticket, result: result)
+    // Appended: `finishCommit` tells the group commit so.
+    announced = false
+    try finishCommit(ticket: ticket, result: result, announced: durable)
     return result
+  }
+
+  /// After the writer lock is released: durability as the options ask, and the compaction check.
+  ///
+  /// - Parameter announced: the commit was announced to `groupCommit` with `begin`.
+  func finishCommit(ticket: UInt64, result: CommitResult, announced: Bool = false) throws {
+    guard result.written > 0 else {
+      if announced { groupCommit.end() }
+      return
+    }
+    if options.durability == .always { try waitUntilDurable(ticket, announced: announced) }
+    background.noteWrite(store: self)
   }
 
   /// Encrypts the operations of a batch, keeping one per key (the last operation on a key
@@ -84,13 +93,6 @@ extension CaskStore {
     return Prepared(key: IndexKey(key), record: record, isDelete: isDelete)
   }
 
-  /// After the writer lock is released: durability as the options ask, and the compaction check.
-  func finishCommit(ticket: UInt64, result: CommitResult) throws {
-    guard result.written > 0 else { return }
-    if options.durability == .always { try waitUntilDurable(ticket) }
-    background.noteWrite(store: self)
-  }
-
   /// Appends under the writer lock. Deletes of absent keys are dropped here, where no other
   /// writer can interleave. Sets each record's flags, sequence and CRC in place.
   func append(_ operations: inout [Prepared], writer: inout WriterState) throws -> (UInt64, CommitResult) {
@@ -130,12 +132,15 @@ extension CaskStore {
     }
     try ensureRoom(for: UInt64(buffer.count), writer: &writer)
     guard let segment = writer.active?.segment, let start = writer.active?.end else { throw CaskError.closed }
+    if options.durability == .always { reserveSpace(for: UInt64(buffer.count), writer: &writer) }
     do {
       try buffer.withUnsafeBytes { try segment.file.write($0, at: start) }
     } catch {
-      // Cut any partial write so the next append starts on a record boundary.
+      // Cut any partial write (and the reserved zeros) so the next append starts on a record
+      // boundary.
       do {
         try segment.file.truncate(to: start)
+        writer.active?.reserved = start
       } catch {
         writer.failure = error as? CaskError ?? .io(operation: "truncate", path: segment.path, errno: EIO)
       }
@@ -163,6 +168,7 @@ extension CaskStore {
         offset += UInt64(length)
       }
       active.end = offset
+      active.reserved = max(active.reserved, offset)
       return state.withLock { state in
         written.indices.map { index -> CaskChange.Kind? in
           let operation = written[index]
@@ -189,6 +195,40 @@ extension CaskStore {
     return (writer.ticket, result)
   }
 
+  /// How many zero bytes `reserveSpace` writes ahead of the writer at a time.
+  static let reserveChunk: UInt64 = 1 << 20
+
+  /// Under `.always`, makes sure the file already reaches past the next `length` bytes, by
+  /// writing zeros up to a megabyte ahead, so that most syncs rewrite blocks the file already
+  /// has: on ext4 and XFS an `fdatasync` that changes the file's size also commits the journal,
+  /// which doubled its time for a group of 8 commits on this project's test machine
+  /// (Docs/BENCHMARKS.md). Open, seal and close cut the zeros off again (Docs/FORMAT.md,
+  /// "Reserved space").
+  ///
+  /// A failure here (a full disk, say) is not the append's: the append then writes past the
+  /// zeros that were written as it would without them, and reports its own failure.
+  private func reserveSpace(for length: UInt64, writer: inout WriterState) {
+    // A record larger than a chunk pays for its own growth: its data dominates the sync anyway.
+    guard length <= Self.reserveChunk, let active = writer.active, active.end + length > active.reserved else {
+      return
+    }
+    let limit = max(min(options.segmentSizeLimit, CaskFormat.maximumSegmentLength), active.end + length)
+    let target = min(active.end + length + Self.reserveChunk, limit)
+    let start = max(active.reserved, active.end)
+    let zeros = [UInt8](repeating: 0, count: Int(target - start))
+    // Also when the write fails: part of the zeros may be there, and `reserved` must reach
+    // past them for seal and close to cut them.
+    try? zeros.withUnsafeBytes { try active.segment.file.write($0, at: start) }
+    writer.active?.reserved = target
+  }
+
+  /// Cuts the zeros reserved after the last record of `active` (before it is synced for good).
+  func releaseReservedSpace(of active: inout ActiveSegment) throws {
+    guard active.reserved > active.end else { return }
+    try active.segment.file.truncate(to: active.end)
+    active.reserved = active.end
+  }
+
   /// Seals the active segment and starts a new one if `length` more bytes would not fit.
   /// A batch larger than the limit gets a segment of its own.
   private func ensureRoom(for length: UInt64, writer: inout WriterState) throws {
@@ -211,7 +251,9 @@ extension CaskStore {
 
   /// Syncs a full segment and writes its hint; everything written so far is then durable.
   func seal(_ active: ActiveSegment, writer: inout WriterState) throws {
+    var active = active
     do {
+      try releaseReservedSpace(of: &active)
       try active.segment.file.sync()
     } catch {
       // What reached the disk is unknown: stop writing until the store is reopened.
@@ -283,8 +325,10 @@ extension CaskStore {
   }
 
   /// Blocks until every write with a ticket up to `ticket` is on disk, sharing syncs.
-  func waitUntilDurable(_ ticket: UInt64) throws {
-    try groupCommit.waitUntilDurable(ticket) {
+  ///
+  /// - Parameter announced: the commit of `ticket` was announced to `groupCommit` with `begin`.
+  func waitUntilDurable(_ ticket: UInt64, announced: Bool = false) throws {
+    try groupCommit.waitUntilDurable(ticket, announced: announced) {
       let (covered, file) = try writer.withLock { writer -> (UInt64, (any StorageFile)?) in
         if let failure = writer.failure { throw failure }
         return (writer.ticket, writer.active?.segment.file)

@@ -55,6 +55,17 @@ public final class CaskStore: Sendable {
     /// The deletes written to this segment, which the index no longer holds.
     var tombstones: [HintEntry]
     var maxSequence: UInt64
+    /// How far the file is known to reach: `end` plus the zeros reserved ahead of the writer
+    /// under `.always` (`CaskStore.reserveSpace`).
+    var reserved: UInt64
+
+    init(segment: Segment, end: UInt64, tombstones: [HintEntry], maxSequence: UInt64) {
+      self.segment = segment
+      self.end = end
+      self.tombstones = tombstones
+      self.maxSequence = maxSequence
+      self.reserved = end
+    }
   }
 
   // MARK: Opening
@@ -267,7 +278,8 @@ public final class CaskStore: Sendable {
     if !options.readOnly {
       do {
         try writer.withLock { writer in
-          guard writer.failure == nil, let active = writer.active else { return }
+          guard writer.failure == nil, var active = writer.active else { return }
+          try releaseReservedSpace(of: &active)
           try active.segment.file.sync()
           try writeHint(for: active)
           writer.active = nil

@@ -201,10 +201,20 @@ struct StoreOpener {
           }
         }
       } else {
-        let scanned = try scan(segment, length: item.length, cipher: cipher, report: &indexState.recovery)
+        let scanned = try scan(
+          segment, length: item.length, isLast: isLast, cipher: cipher, report: &indexState.recovery)
         entries = scanned.entries
         maxSequence = max(maxSequence, scanned.maxSequence)
         indexState.recovery.segmentsScanned += 1
+        if scanned.outcome.reservedBytes > 0 {
+          // 7. The zeros a writer under `.always` reserved ahead of itself: not damage, and
+          // nothing was written there. Cut, so the file ends at its last record again.
+          if !options.readOnly {
+            try segment.file.truncate(to: scanned.outcome.validEnd)
+            try segment.file.sync()
+          }
+          segmentEnd = scanned.outcome.validEnd
+        }
         if scanned.outcome.hasTornTail {
           if isLast && !options.readOnly {
             // 7. Cut the torn tail of the last segment so appends resume on a record boundary.
@@ -222,7 +232,7 @@ struct StoreOpener {
           }
         }
         if !(isLast && appendsTo(segment, end: segmentEnd)) && !options.readOnly
-          && scanned.outcome.corruptions.isEmpty && !scanned.outcome.hasTornTail
+          && scanned.outcome.corruptions.isEmpty && !scanned.outcome.hasTornTail && scanned.outcome.reservedBytes == 0
         {
           // A sealed segment (also the last one, when full) whose hint was lost or is stale:
           // write it now so the next open is fast and no stale hint is left behind.
@@ -312,12 +322,12 @@ struct StoreOpener {
   }
 
   /// Reads every record of a segment, decrypting keys only.
-  private func scan(_ segment: Segment, length: UInt64, cipher: RecordCipher, report: inout RecoveryReport) throws
-    -> Scanned
-  {
+  private func scan(
+    _ segment: Segment, length: UInt64, isLast: Bool, cipher: RecordCipher, report: inout RecoveryReport
+  ) throws -> Scanned {
     var entries: [HintEntry] = []
     var maxSequence: UInt64 = 0
-    var scanner = SegmentScanner(file: segment.file, length: length)
+    var scanner = SegmentScanner(file: segment.file, length: length, allowsReserved: isLast)
     var undecryptable: [CorruptRegion] = []
     let name = Segment.fileName(id: segment.id)
     let outcome = try scanner.scan { batch in
