@@ -83,7 +83,8 @@ let package = Package(
     ),
     .testTarget(
       name: "RNCryptorCodecTests",
-      dependencies: ["RNCryptorCodec", "CaskTestSupport"],
+      // CLibCrypto: PBKDF2Tests checks the codec's PBKDF2 against OpenSSL's own.
+      dependencies: ["RNCryptorCodec", "CaskTestSupport", "CLibCrypto"],
       resources: [.copy("Resources/vectors")]
     ),
   ],
