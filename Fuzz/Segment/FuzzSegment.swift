@@ -3,8 +3,8 @@ import Foundation
 import FuzzSupport
 
 /// fuzz-segment: a store whose only segment is the fuzz input, opened through the public API
-/// (header check, record scan, batch rules, torn-tail cut, index), then every key read and the
-/// store verified.
+/// (header check, record scan, batch rules, torn-tail cut, reserved zeros, index), then every
+/// key read and the store verified.
 ///
 /// Input: one mode byte, then the segment file. Mode bit 0 repairs every CRC the bytes have
 /// room for (so mutations reach the batch and key logic behind the checksums), bit 1 opens
@@ -55,6 +55,15 @@ enum SegmentTarget {
     var torn = batches
     torn.cut(17)
 
+    // What a crash under `.always` leaves: the last record, then zeros the writer reserved
+    // (Docs/FORMAT.md, "Reserved space"); and a record that reached them only in part.
+    let reserved = single.bytes + [UInt8](repeating: 0, count: 2048)
+    var next = single
+    try next.append(key: "user:2", value: "bob", flags: start | end, sequence: 2)
+    let partial =
+      single.bytes + next.bytes[single.bytes.count..<single.bytes.count + 40]
+      + [UInt8](repeating: 0, count: 2048)
+
     var sealed = SegmentBuilder(sub: 2)
     try sealed.append(key: "compacted", value: "yes", flags: start | end, sequence: 9)
 
@@ -63,6 +72,8 @@ enum SegmentTarget {
       ("batches-readonly", Data([2] + batches.bytes)), ("batches-full", Data([4] + batches.bytes)),
       ("unfinished", Data([0] + unfinished.bytes)), ("torn", Data([0] + torn.bytes)),
       ("torn-repaired", Data([1] + torn.bytes)), ("compaction-output", Data([0] + sealed.bytes)),
+      ("reserved-zeros", Data([0] + reserved)), ("reserved-zeros-readonly", Data([2] + reserved)),
+      ("torn-in-reserved-zeros", Data([0] + partial)),
     ]
   }
 }
