@@ -110,6 +110,52 @@ extension EngineCommand {
     }.figure
   }
 
+  /// Gets of every key, in random order, from `readers` threads at once on the same store (each
+  /// its share of the keys); the time runs from releasing the threads until the last get.
+  static func concurrentGetRun(
+    _ store: CaskStore, keys: [String], readers: Int, random: inout SeededGenerator, sink: Sink
+  ) throws -> RunFigure {
+    var order = Array(keys.indices)
+    order.shuffle(using: &random)
+    let collected = Collected()
+    let gate = DispatchSemaphore(value: 0)
+    let done = DispatchGroup()
+    let share = keys.count / readers
+    for reader in 0..<readers {
+      let mine = order[reader * share..<(reader + 1) * share].map { keys[$0] }
+      done.enter()
+      let thread = Thread {
+        defer { done.leave() }
+        gate.wait()
+        var samples: [Double] = []
+        samples.reserveCapacity(mine.count)
+        var bytes = 0
+        var previous = Stopwatch.now()
+        do {
+          for key in mine {
+            guard let value = try store.get(key) else { throw BenchError("a key that was put is missing") }
+            bytes &+= value.count
+            let now = Stopwatch.now()
+            samples.append(Double(now - previous) / 1e9)
+            previous = now
+          }
+        } catch {
+          collected.fail(error)
+        }
+        collected.add(samples)
+        if bytes == 0 { collected.fail(BenchError("no value was read")) }
+      }
+      thread.start()
+    }
+    let start = Stopwatch.now()
+    for _ in 0..<readers { gate.signal() }
+    done.wait()
+    let seconds = Double(Stopwatch.now() - start) / 1e9
+    try collected.check()
+    sink.bytes &+= collected.samples.count
+    return RunFigure(samples: collected.samples, seconds: seconds, requested: share * readers)
+  }
+
   // MARK: Durable puts
 
   /// Puts with `.always` from `writers` threads at once into an empty store, the keys split

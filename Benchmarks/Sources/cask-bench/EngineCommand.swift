@@ -5,7 +5,7 @@ import PeerKit
 /// `cask-bench engine`: CaskEngine's operations on stores of 10k, 100k and 1M keys (random
 /// 16-byte keys, 1 KiB random values), each figure printed beside the target.
 ///
-/// Measured per size: put, get (hot, random order), overwrite and delete with `.never`
+/// Measured per size: put, get (hot, random order; also from 2 threads at once), overwrite and delete with `.never`
 /// durability; open with and without hint files; the index's memory per key (process RSS and
 /// heap in use before and after open, and the figure the index table's layout gives), also with
 /// 15-byte keys, which the memory target is about; compaction throughput after overwriting half the
@@ -25,6 +25,9 @@ enum EngineCommand: BenchCommand {
 
   /// The password of every benchmark store.
   static let password = "cask-bench password"
+  /// Reader threads of the concurrent get row (no target: the get target is for one
+  /// thread; the row shows whether readers hold each other up).
+  static let concurrentReaders = 2
 
   static func run(arguments: [String]) throws {
     _ = started
@@ -274,14 +277,23 @@ enum EngineCommand: BenchCommand {
     try build(main, keys: keys, values: values)
     progress("\(label): get, \(runs) runs")
     var gets: [RunFigure] = []
+    var concurrentGets: [RunFigure] = []
     do {
       let store = try CaskStore(path: main, password: password, options: unsynced)
       for _ in 1...runs { gets.append(try getRun(store, keys: keys, random: &random, sink: sink)) }
+      progress("\(label): get from \(Self.concurrentReaders) threads, \(runs) runs")
+      for _ in 1...runs {
+        concurrentGets.append(
+          try concurrentGetRun(store, keys: keys, readers: Self.concurrentReaders, random: &random, sink: sink))
+      }
       try store.close()
     }
     let operations = [
       OperationFigure(keys: count, operation: "put", durability: "never", writers: 1, runs: lifecycles.map(\.put)),
       OperationFigure(keys: count, operation: "get", durability: "never", writers: 1, runs: gets),
+      OperationFigure(
+        keys: count, operation: "get, \(Self.concurrentReaders) threads", durability: "never",
+        writers: Self.concurrentReaders, runs: concurrentGets),
       OperationFigure(
         keys: count, operation: "overwrite", durability: "never", writers: 1, runs: lifecycles.map(\.overwrite)),
       OperationFigure(
