@@ -81,8 +81,10 @@ enum LibCrypto {
   /// words, nothing else. Checked against RFC 6070's vectors and `PKCS5_PBKDF2_HMAC` by the
   /// tests.
   ///
-  /// Every intermediate (the padded key, both states, each U and the running XOR) is wiped
-  /// before returning.
+  /// The padded key, the three SHA-1 states, the last U and the last block of T are in memory
+  /// this function allocates and wipes before returning; the running XOR itself lives in five
+  /// local words (registers, or stack the compiler may reuse), which Swift cannot wipe
+  /// reliably.
   static func pbkdf2SHA1(
     password: UnsafeRawBufferPointer, salt: UnsafeRawBufferPointer, iterations: Int,
     into output: UnsafeMutableRawBufferPointer
@@ -175,16 +177,16 @@ enum LibCrypto {
         t3 ^= message.loadUnaligned(fromByteOffset: 12, as: UInt32.self)
         t4 ^= message.loadUnaligned(fromByteOffset: 16, as: UInt32.self)
       }
-      withUnsafeTemporaryAllocation(byteCount: digestLength, alignment: 4) { block in
-        for (offset, word) in [t0, t1, t2, t3, t4].enumerated() {
-          block.storeBytes(of: word, toByteOffset: 4 * offset, as: UInt32.self)
-        }
-        let count = min(digestLength, output.count - produced)
-        output.baseAddress!.advanced(by: produced).copyMemory(from: block.baseAddress!, byteCount: count)
-        cleanse(block)
-      }
-      (t0, t1, t2, t3, t4) = (0, 0, 0, 0, 0)
-      produced += min(digestLength, output.count - produced)
+      // T goes through the message buffer (wiped at the end), not an array: the words are
+      // stored back in the byte order they were loaded in.
+      message.storeBytes(of: t0, toByteOffset: 0, as: UInt32.self)
+      message.storeBytes(of: t1, toByteOffset: 4, as: UInt32.self)
+      message.storeBytes(of: t2, toByteOffset: 8, as: UInt32.self)
+      message.storeBytes(of: t3, toByteOffset: 12, as: UInt32.self)
+      message.storeBytes(of: t4, toByteOffset: 16, as: UInt32.self)
+      let count = min(digestLength, output.count - produced)
+      output.baseAddress!.advanced(by: produced).copyMemory(from: message, byteCount: count)
+      produced += count
       blockIndex += 1
     }
   }

@@ -60,6 +60,7 @@ struct ReservedSpaceTests {
     let readOnlyImage = try Self.crashImage(of: path, in: directory, "read-only")
     let readOnly = try CaskStore(path: readOnlyImage, password: "pw", options: CaskStore.Options(readOnly: true))
     #expect(readOnly.stats().recovery.isClean, "\(readOnly.stats().recovery)")
+    #expect(readOnly.stats().recovery.zeroTailBytes == reserved - end)
     #expect(try readOnly.verify().isClean)
     for (key, value) in values { #expect(try readOnly.get(key) == value) }
     #expect(try FileDamage.size(of: "\(readOnlyImage)/\(name)") == Int(reserved))
@@ -69,6 +70,7 @@ struct ReservedSpaceTests {
     let image = try Self.crashImage(of: path, in: directory, "writable")
     let reopened = try CaskStore(path: image, password: "pw")
     #expect(reopened.stats().recovery.isClean, "\(reopened.stats().recovery)")
+    #expect(reopened.stats().recovery.zeroTailBytes == reserved - end)
     #expect(reopened.count == values.count)
     for (key, value) in values { #expect(try reopened.get(key) == value) }
     #expect(try FileDamage.size(of: "\(image)/\(name)") == Int(end))
@@ -77,6 +79,7 @@ struct ReservedSpaceTests {
     try reopened.close()
     let again = try CaskStore(path: image, password: "pw")
     #expect(again.stats().recovery.isClean)
+    #expect(again.stats().recovery.zeroTailBytes == 0, "close() left reserved zeros")
     #expect(try again.get("after") == Data("after".utf8))
     #expect(try again.verify().isClean)
     try again.close()

@@ -62,6 +62,13 @@ public struct RecoveryReport: Sendable, Equatable {
   public var segmentsScanned = 0
   /// Bytes cut from the torn tail of the last segment.
   public var truncatedBytes: UInt64 = 0
+  /// Zero bytes after the last record of the last segment, cut at open (left in place by a
+  /// read-only open) without counting as damage: the space a writer under `.always` reserves
+  /// ahead of itself (Docs/FORMAT.md, "Reserved space"), so after a crash under `.always` they
+  /// cost nothing. After a crash under `.periodic` or `.never` a file system may also leave
+  /// zeros where writes that were never synced should be, so there a non-zero count can mean
+  /// writes lost within what that durability allows. Not part of `isClean`.
+  public var zeroTailBytes: UInt64 = 0
   /// Records not applied: incomplete batches at the tail, or batches broken by damage.
   public var droppedRecords = 0
   /// Damaged regions skipped inside segments.

@@ -254,7 +254,7 @@ extension CaskStore {
     var active = active
     do {
       try releaseReservedSpace(of: &active)
-      try active.segment.file.sync()
+      try syncGate.sync(active.segment.file)
     } catch {
       // What reached the disk is unknown: stop writing until the store is reopened.
       writer.failure = error as? CaskError ?? .io(operation: "fdatasync", path: active.segment.path, errno: EIO)
@@ -334,7 +334,12 @@ extension CaskStore {
         return (writer.ticket, writer.active?.segment.file)
       }
       do {
-        try file?.sync()
+        if let file {
+          try syncGate.sync(file)
+        } else if let failure = syncGate.failed {
+          // No active segment: every ticket is in a sealed (synced) one, unless that sync failed.
+          throw failure
+        }
       } catch {
         let failure = error as? CaskError ?? CaskError.io(operation: "fdatasync", path: path, errno: EIO)
         writer.withLock { $0.failure = failure }

@@ -17,6 +17,8 @@ public final class CaskStore: Sendable {
   let fileSystem: any FileSystem
   let cipher: RecordCipher
   let groupCommit = GroupCommit()
+  /// Every sync of the active segment (group commit, seal, close), one at a time.
+  let syncGate = SyncGate()
   let state: Locked<IndexState>
   let writer: Locked<WriterState>
   let compactionLock = Locked(())
@@ -279,8 +281,16 @@ public final class CaskStore: Sendable {
       do {
         try writer.withLock { writer in
           guard writer.failure == nil, var active = writer.active else { return }
-          try releaseReservedSpace(of: &active)
-          try active.segment.file.sync()
+          do {
+            try releaseReservedSpace(of: &active)
+            try syncGate.sync(active.segment.file)
+          } catch {
+            // A writer whose commit was appended but that has not synced yet must not find
+            // a store that looks synced: it gets this failure instead.
+            writer.failure = error as? CaskError ?? .io(operation: "fdatasync", path: active.segment.path, errno: EIO)
+            throw error
+          }
+          groupCommit.markDurable(writer.ticket)
           try writeHint(for: active)
           writer.active = nil
         }

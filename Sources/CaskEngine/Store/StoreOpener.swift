@@ -201,8 +201,10 @@ struct StoreOpener {
           }
         }
       } else {
+        // Only an ordinary segment (order sub 0) is appended to, so only it can end in reserved zeros.
         let scanned = try scan(
-          segment, length: item.length, isLast: isLast, cipher: cipher, report: &indexState.recovery)
+          segment, length: item.length, allowsReserved: isLast && segment.order.sub == 0, cipher: cipher,
+          report: &indexState.recovery)
         entries = scanned.entries
         maxSequence = max(maxSequence, scanned.maxSequence)
         indexState.recovery.segmentsScanned += 1
@@ -214,6 +216,7 @@ struct StoreOpener {
             try segment.file.sync()
           }
           segmentEnd = scanned.outcome.validEnd
+          indexState.recovery.zeroTailBytes += scanned.outcome.reservedBytes
         }
         if scanned.outcome.hasTornTail {
           if isLast && !options.readOnly {
@@ -323,11 +326,11 @@ struct StoreOpener {
 
   /// Reads every record of a segment, decrypting keys only.
   private func scan(
-    _ segment: Segment, length: UInt64, isLast: Bool, cipher: RecordCipher, report: inout RecoveryReport
+    _ segment: Segment, length: UInt64, allowsReserved: Bool, cipher: RecordCipher, report: inout RecoveryReport
   ) throws -> Scanned {
     var entries: [HintEntry] = []
     var maxSequence: UInt64 = 0
-    var scanner = SegmentScanner(file: segment.file, length: length, allowsReserved: isLast)
+    var scanner = SegmentScanner(file: segment.file, length: length, allowsReserved: allowsReserved)
     var undecryptable: [CorruptRegion] = []
     let name = Segment.fileName(id: segment.id)
     let outcome = try scanner.scan { batch in

@@ -12,6 +12,7 @@ enum StatsCommand: Subcommand {
       var segmentsFromHints: Int
       var segmentsScanned: Int
       var truncatedBytes: UInt64
+      var zeroTailBytes: UInt64
       var droppedRecords: Int
       var corruptRegions: [VerifyCommand.Region]
       var unreadableSegments: [String]
@@ -47,7 +48,7 @@ enum StatsCommand: Subcommand {
       recovery: Report.Recovery(
         clean: recovery.isClean, segmentsFromHints: recovery.segmentsFromHints,
         segmentsScanned: recovery.segmentsScanned, truncatedBytes: recovery.truncatedBytes,
-        droppedRecords: recovery.droppedRecords,
+        zeroTailBytes: recovery.zeroTailBytes, droppedRecords: recovery.droppedRecords,
         corruptRegions: recovery.corruptRegions.map(VerifyCommand.Region.init),
         unreadableSegments: recovery.unreadableSegments))
   }
@@ -71,6 +72,9 @@ enum StatsCommand: Subcommand {
     text +=
       "Last open:    \(counted(recovery.segmentsFromHints, "segment")) from hints, \(recovery.segmentsScanned) scanned; "
       + (recovery.clean ? "clean" : "repaired damage") + "\n"
+    if recovery.zeroTailBytes > 0 {
+      text += "  zero tail cut (space reserved by .always, or unsynced writes): \(recovery.zeroTailBytes) bytes\n"
+    }
     if !recovery.clean {
       if recovery.truncatedBytes > 0 { text += "  torn tail cut: \(recovery.truncatedBytes) bytes\n" }
       if recovery.droppedRecords > 0 { text += "  records of unfinished batches dropped: \(recovery.droppedRecords)\n" }
