@@ -280,19 +280,11 @@ public final class CaskStore: Sendable {
     if !options.readOnly {
       do {
         try writer.withLock { writer in
-          guard writer.failure == nil, var active = writer.active else { return }
-          do {
-            try releaseReservedSpace(of: &active)
-            try syncGate.sync(active.segment.file)
-          } catch {
-            // A writer whose commit was appended but that has not synced yet must not find
-            // a store that looks synced: it gets this failure instead.
-            writer.failure = error as? CaskError ?? .io(operation: "fdatasync", path: active.segment.path, errno: EIO)
-            throw error
-          }
-          groupCommit.markDurable(writer.ticket)
-          try writeHint(for: active)
-          writer.active = nil
+          guard writer.failure == nil, let active = writer.active else { return }
+          // Sealed as when it fills up: a failed sync becomes the writer's failure (a writer
+          // that appended before close and waits after it gets that error), a good one marks
+          // everything durable.
+          try seal(active, writer: &writer)
         }
         try fileSystem.syncDirectory(path)
       } catch {
