@@ -117,24 +117,36 @@ extension EngineCommand {
   ) throws -> RunFigure {
     var order = Array(keys.indices)
     order.shuffle(using: &random)
+    let shuffled = order.map { keys[$0] }
+    let figure = try onThreads(readers, keys: shuffled) { key, _ in
+      guard let value = try store.get(key), !value.isEmpty else { throw BenchError("a key that was put is missing") }
+    }
+    sink.bytes &+= figure.operations
+    return figure
+  }
+
+  /// Runs `operation` on each of `keys` from `threads` threads released together, each taking its
+  /// share of the keys in order, and times every call; the time runs from the release until the
+  /// last thread is done.
+  static func onThreads(
+    _ threads: Int, keys: [String], _ operation: @escaping @Sendable (String, Int) throws -> Void
+  ) throws -> RunFigure {
     let collected = Collected()
     let gate = DispatchSemaphore(value: 0)
     let done = DispatchGroup()
-    let share = keys.count / readers
-    for reader in 0..<readers {
-      let mine = order[reader * share..<(reader + 1) * share].map { keys[$0] }
+    let share = keys.count / threads
+    for thread in 0..<threads {
+      let mine = Array(keys[thread * share..<(thread + 1) * share])
       done.enter()
-      let thread = Thread {
+      Thread {
         defer { done.leave() }
         gate.wait()
         var samples: [Double] = []
         samples.reserveCapacity(mine.count)
-        var bytes = 0
         var previous = Stopwatch.now()
         do {
-          for key in mine {
-            guard let value = try store.get(key) else { throw BenchError("a key that was put is missing") }
-            bytes &+= value.count
+          for (index, key) in mine.enumerated() {
+            try operation(key, index)
             let now = Stopwatch.now()
             samples.append(Double(now - previous) / 1e9)
             previous = now
@@ -143,17 +155,14 @@ extension EngineCommand {
           collected.fail(error)
         }
         collected.add(samples)
-        if bytes == 0 { collected.fail(BenchError("no value was read")) }
-      }
-      thread.start()
+      }.start()
     }
     let start = Stopwatch.now()
-    for _ in 0..<readers { gate.signal() }
+    for _ in 0..<threads { gate.signal() }
     done.wait()
     let seconds = Double(Stopwatch.now() - start) / 1e9
     try collected.check()
-    sink.bytes &+= collected.samples.count
-    return RunFigure(samples: collected.samples, seconds: seconds, requested: share * readers)
+    return RunFigure(samples: collected.samples, seconds: seconds, requested: share * threads)
   }
 
   // MARK: Durable puts
@@ -164,41 +173,13 @@ extension EngineCommand {
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let store = try CaskStore(
       path: directory, password: password, options: CaskStore.Options(durability: .always, autoCompaction: nil))
-    let collected = Collected()
-    let gate = DispatchSemaphore(value: 0)
-    let done = DispatchGroup()
-    let share = keys.count / writers
-    for writer in 0..<writers {
-      let mine = Array(keys[writer * share..<(writer + 1) * share])
-      done.enter()
-      let thread = Thread {
-        defer { done.leave() }
-        gate.wait()
-        var samples: [Double] = []
-        samples.reserveCapacity(mine.count)
-        var previous = Stopwatch.now()
-        do {
-          for (index, key) in mine.enumerated() {
-            try store.put(values[index % values.count], forKey: key)
-            let now = Stopwatch.now()
-            samples.append(Double(now - previous) / 1e9)
-            previous = now
-          }
-        } catch {
-          collected.fail(error)
-        }
-        collected.add(samples)
-      }
-      thread.start()
+    let figure = try onThreads(writers, keys: keys) { key, index in
+      try store.put(values[index % values.count], forKey: key)
     }
-    let start = Stopwatch.now()
-    for _ in 0..<writers { gate.signal() }
-    done.wait()
-    let seconds = Double(Stopwatch.now() - start) / 1e9
-    try collected.check()
+    let share = keys.count / writers
     guard store.count == share * writers else { throw BenchError("durable puts: \(store.count) keys stored") }
     try store.close()
-    return RunFigure(samples: collected.samples, seconds: seconds, requested: share * writers)
+    return figure
   }
 
   /// Samples and the first failure of several threads.
