@@ -30,6 +30,8 @@ struct DamageFixture {
   let pristine: String
   /// Every key written (each exactly once) and its value.
   let values: [String: Data]
+  /// How the fixture's store is opened (`options` with the fixture's segment size limit).
+  let storeOptions: CaskStore.Options
   /// Segment file names, oldest first.
   let segments: [String]
   /// The records of each segment file, in file order.
@@ -39,14 +41,17 @@ struct DamageFixture {
   /// many puts), with unique keys, and closes the store (so every segment has a hint).
   init(
     _ label: String, singles: Int, batches: [Int] = [], valueLength: ClosedRange<Int> = 150...400,
-    withPassword: Bool = false
+    segmentSizeLimit: UInt64 = Self.options.segmentSizeLimit, withPassword: Bool = false
   ) throws {
     directory = try TemporaryDirectory(label)
     pristine = directory.file("pristine.cask")
     keys = withPassword ? nil : try RNCryptor.Keys.random()
+    var options = Self.options
+    options.segmentSizeLimit = segmentSizeLimit
+    storeOptions = options
     var random = SeededRandom(seed: 0xC0FF_EE00 + UInt64(singles))
     var values: [String: Data] = [:]
-    let store = try Self.open(pristine, keys: keys, readOnly: false)
+    let store = try Self.open(pristine, keys: keys, options: options, readOnly: false)
     func value(for key: String) -> Data {
       let length = Int.random(in: valueLength, using: &random)
       return Data("value of \(key): ".utf8) + random.bytes(length)
@@ -77,11 +82,13 @@ struct DamageFixture {
 
   /// Opens a copy of the store with the fixture's credential.
   func open(_ path: String, readOnly: Bool = false) throws -> CaskStore {
-    try Self.open(path, keys: keys, readOnly: readOnly)
+    try Self.open(path, keys: keys, options: storeOptions, readOnly: readOnly)
   }
 
-  private static func open(_ path: String, keys: RNCryptor.Keys?, readOnly: Bool) throws -> CaskStore {
-    var options = Self.options
+  private static func open(_ path: String, keys: RNCryptor.Keys?, options: CaskStore.Options, readOnly: Bool) throws
+    -> CaskStore
+  {
+    var options = options
     options.readOnly = readOnly
     guard let keys else { return try CaskStore(path: path, password: password, options: options) }
     return try CaskStore(path: path, keys: keys, options: options)

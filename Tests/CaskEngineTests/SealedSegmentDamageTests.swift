@@ -101,6 +101,61 @@ struct SealedSegmentDamageTests {
     }
   }
 
+  @Test("a damaged stretch wider than the scanner's read-ahead, full of decoy headers, is skipped to the next record")
+  func wideDamageWithDecoys() throws {
+    // Records of ~200 KiB in segments of up to 4 MiB: the first segment holds a dozen or more.
+    let fixture = try DamageFixture(
+      "sealed-wide", singles: 24, valueLength: 150_000...250_000, segmentSizeLimit: 4 << 20)
+    defer { fixture.remove() }
+    let segment = fixture.segments[0]
+    let records = fixture.records[segment]!
+    // From inside the second record to inside the record that starts 1.5 MiB later: more than
+    // the scanner's 1 MiB window, so the search crosses at least one window boundary.
+    let damageStart = records[1].offset + 9
+    let last = try #require(records.firstIndex { $0.offset >= damageStart + (3 << 19) })
+    try #require(last + 1 < records.count, "the segment has no record after the damage")
+    let damageEnd = records[last].offset + 5
+    let damaged = Set(records[1...last].map(\.key))
+
+    var random = SeededRandom.make(test: "wideDamageWithDecoys")
+    var noise = random.bytes(damageEnd - damageStart)
+    // Decoys: headers that pass every check but the CRC, some claiming more bytes than the file
+    // has, some a delete, at offsets that straddle the window's edges too.
+    var decoy = 0
+    var planted = 0
+    while decoy + CaskFormat.recordHeaderLength < damageEnd - damageStart {
+      var header = [UInt8](repeating: 0, count: CaskFormat.recordHeaderLength)
+      header[4] = planted % 3 == 2 ? CaskFormat.recordTypeDelete : CaskFormat.recordTypePut
+      header[5] = CaskFormat.recordFlagBatchStart | CaskFormat.recordFlagBatchEnd
+      let keyLength = UInt32.random(in: 1...300, using: &random)
+      let valueLength: UInt32 =
+        planted % 3 == 2 ? 0 : planted % 3 == 1 ? UInt32.max - 1_000 : UInt32.random(in: 0...4096, using: &random)
+      withUnsafeBytes(of: keyLength.littleEndian) { header.replaceSubrange(16..<20, with: $0) }
+      withUnsafeBytes(of: valueLength.littleEndian) { header.replaceSubrange(20..<24, with: $0) }
+      noise.replaceSubrange(decoy..<decoy + header.count, with: header)
+      planted += 1
+      decoy += Int.random(in: 1...70_000, using: &random)
+    }
+
+    let path = try fixture.copy("wide")
+    try FileManager.default.removeItem(atPath: "\(path)/\(DamageFixture.hintName(of: segment))")
+    var bytes = try Data(contentsOf: URL(fileURLWithPath: "\(path)/\(segment)"))
+    bytes.replaceSubrange(damageStart..<damageEnd, with: noise)
+    try bytes.write(to: URL(fileURLWithPath: "\(path)/\(segment)"))
+
+    let store = try fixture.open(path)
+    let regions = store.stats().recovery.corruptRegions.filter { $0.file == segment }
+    // One region: from the first damaged record to the first intact one after the damage.
+    #expect(regions.count == 1, "\(planted) decoys; regions \(regions)")
+    #expect(regions.first?.offset == UInt64(records[1].offset))
+    #expect(regions.first?.length == UInt64(records[last + 1].offset - records[1].offset))
+    #expect(store.count == fixture.values.count - damaged.count)
+    try expectServes(store, fixture.values, except: damaged)
+    let report = try store.verify()
+    #expect(report.damage.filter { $0.file == segment }.map(\.offset) == [UInt64(records[1].offset)])
+    try store.close()
+  }
+
   @Test("a damaged segment header makes the segment unreadable: reported, its keys gone, the rest served")
   func damagedSegmentHeader() throws {
     let fixture = try DamageFixture("sealed-header", singles: 30)

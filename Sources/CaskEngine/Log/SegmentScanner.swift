@@ -44,16 +44,18 @@ struct SegmentScanner {
   private let name: String
   private var window = Data()
   private var windowStart: UInt64 = 0
-  private static let chunk = 1 << 20
+  /// Bytes read ahead at a time; tests make it small to move the window's edges about.
+  private let chunk: Int
 
   /// Whether a tail of zero bytes is space the writer reserved (true for the last segment
   /// only) rather than damage.
   private let allowsReserved: Bool
 
-  init(file: any StorageFile, length: UInt64, allowsReserved: Bool = false) {
+  init(file: any StorageFile, length: UInt64, allowsReserved: Bool = false, readAhead: Int = 1 << 20) {
     self.file = file
     self.length = length
     self.allowsReserved = allowsReserved
+    self.chunk = max(readAhead, CaskFormat.recordHeaderLength)
     self.name = String(file.path.split(separator: "/").last ?? "")
   }
 
@@ -133,7 +135,7 @@ struct SegmentScanner {
   private mutating func isZero(from offset: UInt64) throws -> Bool {
     var position = offset
     while position < length {
-      let count = Int(min(UInt64(Self.chunk), length - position))
+      let count = Int(min(UInt64(chunk), length - position))
       let bytes = try bytes(at: position, count: count)
       guard !bytes.isEmpty, bytes.allSatisfy({ $0 == 0 }) else { return false }
       position += UInt64(bytes.count)
@@ -142,28 +144,60 @@ struct SegmentScanner {
   }
 
   /// The next offset after `offset` holding a valid record, or `nil` if there is none.
+  ///
+  /// Almost every offset of a damaged stretch fails the header's plausibility checks (type,
+  /// flags, reserved bits), so those are tested in place in the read-ahead window, without a
+  /// slice or a CRC each; only a plausible header costs a `record(at:)`.
   private mutating func resynchronize(after offset: UInt64) throws -> UInt64? {
+    let headerLength = UInt64(CaskFormat.recordHeaderLength)
     var candidate = offset + 1
-    while candidate + UInt64(CaskFormat.recordHeaderLength) <= length {
-      if try record(at: candidate) != nil { return candidate }
-      candidate += 1
+    while candidate + headerLength <= length {
+      if !windowHolds(candidate, count: CaskFormat.recordHeaderLength) { try loadWindow(at: candidate) }
+      let start = windowStart
+      let end = start + UInt64(window.count)
+      // A read that came back short (the file shrank under the scan): nothing more to find.
+      guard candidate + headerLength <= end else { return nil }
+      let plausible: UInt64? = window.withUnsafeBytes { buffer in
+        var position = candidate
+        while position + headerLength <= end {
+          let index = Int(position - start)
+          let header = UnsafeRawBufferPointer(rebasing: buffer[index..<index + CaskFormat.recordHeaderLength])
+          if RecordHeader.parse(header) != nil { return position }
+          position += 1
+        }
+        return nil
+      }
+      guard let plausible else {
+        // No plausible header starts in the window: go on from the first offset whose header
+        // it does not hold whole.
+        candidate = end - headerLength + 1
+        continue
+      }
+      if try record(at: plausible) != nil { return plausible }
+      candidate = plausible + 1
     }
     return nil
   }
 
-  /// `count` bytes at `offset`, served from a 1 MiB read-ahead window.
+  /// `count` bytes at `offset`, served from the read-ahead window (reads of a window or more
+  /// go straight to the file).
   private mutating func bytes(at offset: UInt64, count: Int) throws -> Data {
-    let end = offset + UInt64(count)
-    if offset >= windowStart, end <= windowStart + UInt64(window.count) {
-      let start = window.startIndex + Int(offset - windowStart)
-      return window[start..<start + count]
+    if !windowHolds(offset, count: count) {
+      if count >= chunk { return try file.read(count: count, at: offset) }
+      try loadWindow(at: offset)
     }
-    if count >= Self.chunk {
-      return try file.read(count: count, at: offset)
-    }
+    let start = window.startIndex + Int(offset - windowStart)
+    let available = min(count, window.endIndex - start)
+    return window[start..<start + available]
+  }
+
+  private func windowHolds(_ offset: UInt64, count: Int) -> Bool {
+    offset >= windowStart && offset + UInt64(count) <= windowStart + UInt64(window.count)
+  }
+
+  /// Reads up to `chunk` bytes from `offset` into the window.
+  private mutating func loadWindow(at offset: UInt64) throws {
     windowStart = offset
-    window = try file.read(count: Int(min(UInt64(Self.chunk), length - offset)), at: offset)
-    let available = min(count, window.count)
-    return window[window.startIndex..<window.startIndex + available]
+    window = try file.read(count: Int(min(UInt64(chunk), length - offset)), at: offset)
   }
 }
