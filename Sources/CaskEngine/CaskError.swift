@@ -34,6 +34,11 @@ public enum CaskError: Error, Sendable {
   case closed
   /// Thrown when a write is attempted on a store opened read-only.
   case readOnly
+  /// Thrown when a transaction body or a change observer calls back into an operation of the
+  /// same store that needs its writer (a write, a nested transaction, `sync`, `compact`,
+  /// `verify`, a password change, `close`): they run with the writer held, so the call would
+  /// wait for itself forever. Reads are fine there. Nothing was done.
+  case reentrantCall(operation: String)
 
   // MARK: Damage
 
@@ -80,6 +85,10 @@ extension CaskError: CustomStringConvertible {
       return "the store is closed"
     case .readOnly:
       return "the store was opened read-only"
+    case .reentrantCall(let operation):
+      return
+        "\(operation) was called from inside a transaction or change observer of the same store, "
+        + "which holds its writer; do it after the transaction returns, or from another queue"
     case .corrupt(let file, let offset, let reason):
       return "corrupt data in \(file) at offset \(offset): \(reason)"
     case .io(let operation, let path, let code):

@@ -41,6 +41,7 @@ extension CaskStore {
   @discardableResult
   public func compact() throws -> CompactionReport? {
     guard !options.readOnly else { throw CaskError.readOnly }
+    try userCode.refuse("compact")
     return try compactionLock.withLock { _ in try runCompaction() }
   }
 

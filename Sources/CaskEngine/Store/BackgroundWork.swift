@@ -25,7 +25,12 @@ final class BackgroundWork: Sendable {
       defer { self.finished.leave() }
       while true {
         self.wake.lock()
-        _ = self.wake.wait(until: Date(timeIntervalSinceNow: interval))
+        // Checked under `wake`, which `stop()` takes after setting the flag: a stop that came
+        // before this point (the thread was starting, or busy in `sync()`) is seen here rather
+        // than its wake-up missed, which made `close()` wait out a whole interval.
+        if !self.state.withLock({ $0.stopped }) {
+          _ = self.wake.wait(until: Date(timeIntervalSinceNow: interval))
+        }
         self.wake.unlock()
         guard !self.state.withLock({ $0.stopped }), let store else { return }
         // A failure is kept by the store and reported to the next writer.

@@ -22,6 +22,7 @@ extension CaskStore {
 
   private func replaceCredential(with credential: StoreCredential) throws {
     guard !options.readOnly else { throw CaskError.readOnly }
+    try userCode.refuse("a password change")
     try writer.withLock { writer in
       if writer.closed { throw CaskError.closed }
       let dataKey = StoreCredential.concatenate(cipher.keys)

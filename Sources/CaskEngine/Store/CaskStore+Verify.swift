@@ -20,6 +20,7 @@ extension CaskStore {
   /// - Returns: a report listing each damaged file and offset; no key or value appears in it.
   /// - Complexity: O(total bytes) of reading and decryption.
   public func verify() throws -> VerifyReport {
+    try userCode.refuse("verify")
     let (segments, unreadable) = try state.withLock { state -> ([Segment], [String]) in
       guard !state.closed else { throw CaskError.closed }
       return (state.segments.values.sorted { $0.order < $1.order }, state.recovery.unreadableSegments)

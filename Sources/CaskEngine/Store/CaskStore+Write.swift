@@ -23,6 +23,7 @@ extension CaskStore {
   /// updates the index, and waits for durability as the options ask.
   func commit(_ batch: CaskBatch) throws -> CommitResult {
     guard !options.readOnly else { throw CaskError.readOnly }
+    try userCode.refuse("a write")
     let durable = options.durability == .always
     if durable { groupCommit.begin() }
     var announced = durable
@@ -187,10 +188,10 @@ extension CaskStore {
     // Under the writer lock, so observers see commits in the order they happened. Checked after
     // the index update: an observer that registers later than this reads the commit instead.
     if observers.isObserved {
-      observers.notify(
-        zip(written, kinds).compactMap { operation, kind in
-          kind.map { CaskChange(key: operation.key.string, kind: $0) }
-        })
+      let changes = zip(written, kinds).compactMap { operation, kind in
+        kind.map { CaskChange(key: operation.key.string, kind: $0) }
+      }
+      userCode.running { observers.notify(changes) }
     }
     return (writer.ticket, result)
   }

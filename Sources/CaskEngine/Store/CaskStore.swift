@@ -24,6 +24,8 @@ public final class CaskStore: Sendable {
   let compactionLock = Locked(())
   let background: BackgroundWork
   let observers = ChangeObservers()
+  /// Set while a transaction body or an observer runs with the writer held.
+  let userCode = UserCodeMark()
   private let lock: Locked<(any FileLock)?>
 
   /// The index and the open segments, guarded by `state`. Readers hold the lock only to look
@@ -244,6 +246,7 @@ public final class CaskStore: Sendable {
 
   /// Forces everything written so far to disk.
   public func sync() throws {
+    try userCode.refuse("sync")
     let ticket = try writer.withLock { writer -> UInt64 in
       if writer.closed { throw CaskError.closed }
       if let failure = writer.failure { throw failure }
@@ -267,6 +270,7 @@ public final class CaskStore: Sendable {
   /// Syncs, writes the hint of the segment being appended to, and releases the lock. Later
   /// calls throw `CaskError.closed`. Called by `deinit` if you do not.
   public func close() throws {
+    try userCode.refuse("close")
     background.stop()
     waitForCompaction()
     let firstClose = writer.withLock { writer -> Bool in

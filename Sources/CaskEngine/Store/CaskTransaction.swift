@@ -60,10 +60,11 @@ extension CaskStore {
   /// - Complexity: that of the body's reads plus one batch; other writers wait meanwhile.
   public func transaction<R>(_ body: (inout CaskTransaction) throws -> R) throws -> R {
     guard !options.readOnly else { throw CaskError.readOnly }
+    try userCode.refuse("transaction")
     let (value, ticket, result) = try writer.withLock { writer -> (R, UInt64, CommitResult) in
       if writer.closed { throw CaskError.closed }
       var transaction = CaskTransaction(store: self)
-      let value = try body(&transaction)
+      let value = try userCode.running { try body(&transaction) }
       var prepared = try prepare(transaction.batch)
       guard !prepared.isEmpty else { return (value, writer.ticket, CommitResult()) }
       let (ticket, result) = try append(&prepared, writer: &writer)

@@ -31,7 +31,7 @@ enum ErrorMessage {
         return "store '\(path)' is damaged: its header (\(name)) does not read: \(reason)"
       }
       return "store '\(path)' is damaged: \(name) at offset \(offset): \(reason) (run 'cask verify \(path)')"
-    case .io, .closed, .readOnly, .crypto:
+    case .io, .closed, .readOnly, .crypto, .reentrantCall:
       return "store '\(path)': \(error)"
     case .invalidKey, .valueTooLarge, .decoding, .invalidImport:
       return error.description
