@@ -105,7 +105,12 @@ extension CaskError: CustomStringConvertible {
   /// A decoding or encoding error's kind and coding path, without the values it may quote.
   public static func summary(of error: any Error) -> String {
     func path(_ codingPath: [any CodingKey]) -> String {
-      codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+      codingPath.map { key in
+        if let index = key.intValue { return String(index) }
+        // A dictionary's keys are the data's, not field names: the coders' own key types
+        // (`_CodingKey`, `_DictionaryCodingKey`, ...) carry them, and are left out.
+        return String(describing: type(of: key)).hasPrefix("_") ? "*" : key.stringValue
+      }.joined(separator: ".")
     }
     if case .invalidValue(let value, let context) = error as? EncodingError {
       return "cannot encode this \(type(of: value)) at '\(path(context.codingPath))'"

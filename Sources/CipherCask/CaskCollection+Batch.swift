@@ -14,7 +14,8 @@ extension CaskCollection {
       guard let data = try transaction.get(key) else { return nil }
       var object = try decode(data, id: id.description)
       try mutate(&object)
-      guard object.id.description == id.description else {
+      // By bytes: a canonically equivalent id (String's `==`) is another key.
+      guard object.id.description.utf8.elementsEqual(id.description.utf8) else {
         throw CaskError.invalidKey(reason: "update must not change an object's id")
       }
       try transaction.put(encode(object), forKey: key)
@@ -37,7 +38,7 @@ extension CaskCollection {
         guard try predicate(object) else { continue }
         let id = object.id.description
         try mutate(&object)
-        guard object.id.description == id else {
+        guard object.id.description.utf8.elementsEqual(id.utf8) else {
           throw CaskError.invalidKey(reason: "updateAll must not change an object's id")
         }
         try transaction.put(encode(object), forKey: key)
@@ -105,10 +106,12 @@ extension CaskCollection {
     try checkName()
     return try store.transaction { transaction in
       var result = ImportResult(inserted: 0, replaced: 0)
-      var seen = Set<String>()
+      // By UTF-8 bytes, as the engine tells keys apart: String's `==` would take two
+      // canonically equivalent ids ("é" as one code point and as e + accent) for one.
+      var seen = Set<[UInt8]>()
       for object in objects {
         let key = try key(for: object.id)
-        if seen.insert(key).inserted {
+        if seen.insert(Array(key.utf8)).inserted {
           if try transaction.contains(key) { result.replaced += 1 } else { result.inserted += 1 }
         }
         try transaction.put(encode(object), forKey: key)

@@ -38,7 +38,8 @@ extension CaskCollection {
       matches = Self.positionsInIDOrder(ids).map { matches[$0] }
     }
     let start = min(max(0, offset), matches.count)
-    let end = limit.map { min(matches.count, start + max(0, $0)) } ?? matches.count
+    // Compared with what is left, not added to `start`: `limit: .max` must not overflow.
+    let end = limit.map { start + min(matches.count - start, max(0, $0)) } ?? matches.count
     return Array(matches[start..<end])
   }
 }

@@ -55,12 +55,13 @@ where T.ID: LosslessStringConvertible & Sendable {
   public func pull(
     id: T.ID, adjust: RequestHook? = nil, progress: (@Sendable (SyncProgress) -> Void)? = nil
   ) async throws -> T {
-    let response = try await send(method: "GET", url: objectURL(for: id), body: nil, adjust: adjust)
+    let response = try await send(method: "GET", url: try objectURL(for: id), body: nil, adjust: adjust)
     let objects = try decodeObjects(from: response.body).objects
     guard objects.count == 1, let object = objects.first else {
       throw SyncError.decoding("expected one object, got \(objects.count)")
     }
-    guard object.id.description == id.description else {
+    // By bytes, as keys are told apart: a canonically equivalent id would be stored under another key.
+    guard object.id.description.utf8.elementsEqual(id.description.utf8) else {
       throw SyncError.decoding("the server answered with another object's id")
     }
     try await store {
@@ -107,18 +108,24 @@ where T.ID: LosslessStringConvertible & Sendable {
       case .nextURL:
         next = decoded.next.flatMap { URL(string: $0, relativeTo: url)?.absoluteURL }
       case .page(let parameter, _):
-        page += 1
-        next = decoded.objects.isEmpty ? nil : pageURL(parameter: parameter, page: page)
+        guard !decoded.objects.isEmpty else {
+          next = nil
+          break
+        }
+        let (following, overflow) = page.addingReportingOverflow(1)
+        guard !overflow else { throw SyncError.decoding("page \(page) is not empty and no page number follows it") }
+        page = following
+        next = pageURL(parameter: parameter, page: page)
       }
     }
     let fetched = objects
     return try await store {
       try local.store.transaction { transaction in
         var result = CaskCollection<T>.ImportResult(inserted: 0, replaced: 0)
-        var seen = Set<String>()
+        var seen = Set<[UInt8]>()  // by bytes, as the store tells keys apart
         for object in fetched {
           let key = try local.storageKey(for: object.id)
-          if seen.insert(key).inserted {
+          if seen.insert(Array(key.utf8)).inserted {
             if try transaction.contains(key) { result.replaced += 1 } else { result.inserted += 1 }
           }
           try transaction.put(local.coder.encode(object), forKey: key)
@@ -176,8 +183,19 @@ where T.ID: LosslessStringConvertible & Sendable {
 
   var metadata: SyncMetadata<T> { SyncMetadata(collection: local) }
 
-  func objectURL(for id: T.ID) -> URL {
-    baseURL.appendingPathComponent(configuration.remoteID(id.description))
+  /// `baseURL/<remote id>`.
+  ///
+  /// - Throws: `CaskError.invalidKey` when the remote id is empty, `.` or `..`: resolved as a
+  ///   URL (URLSession removes dot segments), such a path names the resource itself or its
+  ///   parent, so a DELETE would answer 404 and count as done while the object stays.
+  func objectURL(for id: T.ID) throws -> URL {
+    let component = configuration.remoteID(id.description)
+    guard component != "", component != ".", component != ".." else {
+      throw CaskError.invalidKey(
+        reason:
+          "an empty, \".\" or \"..\" remote id is not a URL path segment; map it with RemoteConfiguration.remoteID")
+    }
+    return baseURL.appendingPathComponent(component)
   }
 
   func firstPageURL() -> URL {
@@ -211,7 +229,7 @@ where T.ID: LosslessStringConvertible & Sendable {
     if let changeID { headers["Idempotency-Key"] = changeID }
     if let etag = known?.etag { headers["If-Match"] = etag }
     let method = known == nil ? "POST" : "PUT"
-    let url = known == nil ? baseURL : objectURL(for: id)
+    let url = known == nil ? baseURL : try objectURL(for: id)
     let response = try await sendRaw(method: method, url: url, body: body, headers: headers, adjust: adjust)
     if response.status == 409 || response.status == 412 {
       throw SyncError.conflict(id: id.description, local: body, remote: response.body.isEmpty ? nil : response.body)
@@ -225,7 +243,7 @@ where T.ID: LosslessStringConvertible & Sendable {
     if let changeID { headers["Idempotency-Key"] = changeID }
     if let etag = known?.etag { headers["If-Match"] = etag }
     let response = try await sendRaw(
-      method: "DELETE", url: objectURL(for: id), body: nil, headers: headers, adjust: adjust)
+      method: "DELETE", url: try objectURL(for: id), body: nil, headers: headers, adjust: adjust)
     switch response.status {
     case 404, 410:
       return nil
@@ -243,7 +261,7 @@ where T.ID: LosslessStringConvertible & Sendable {
     guard objects.count == 1, let object = objects.first else {
       throw SyncError.decoding("expected one object in the answer, got \(objects.count)")
     }
-    guard object.id.description == sent.id.description else {
+    guard object.id.description.utf8.elementsEqual(sent.id.description.utf8) else {
       throw SyncError.decoding("the server answered with another object's id")
     }
     return object

@@ -95,9 +95,9 @@ enum ImportCommand: Subcommand {
     try store.transaction { transaction in
       var inserted = 0
       var replaced = 0
-      var seen = Set<String>()
+      var seen = Set<[UInt8]>()  // by bytes, as the store tells keys apart
       for (key, value) in batch {
-        if seen.insert(key).inserted {
+        if seen.insert(Array(key.utf8)).inserted {
           if try transaction.contains(key) { replaced += 1 } else { inserted += 1 }
         }
         try transaction.put(value, forKey: key)
