@@ -50,4 +50,51 @@ struct SequenceLimitTests {
     #expect(sizeAfter == sizeBefore)
     try reopened.close()
   }
+
+  @Test("a segment order with no room after it: compact throws corrupt instead of trapping; nothing is lost")
+  func largestOrderSub() throws {
+    let directory = try TemporaryDirectory("order-limit")
+    defer { directory.remove() }
+    let path = directory.file("store.cask")
+    let keys = try RNCryptor.Keys.random()
+    let options = CaskStore.Options(durability: .never, segmentSizeLimit: 2048, autoCompaction: nil)
+    let store = try CaskStore(path: path, keys: keys, options: options)
+    var values: [String: Data] = [:]
+    for index in 0..<20 {
+      values["key-\(index)"] = Data(repeating: UInt8(index), count: 300)
+      try store.put(values["key-\(index)"]!, forKey: "key-\(index)")
+    }
+    for index in 0..<10 where index % 2 == 0 {
+      try store.delete("key-\(index)")
+      values["key-\(index)"] = nil
+    }
+    try store.close()
+
+    // The last segment's header (a file the engine would never write) claims order sub 2^32 - 1,
+    // with a matching CRC; compaction numbers its outputs after it.
+    let last = try #require(try DamageFixture.segmentNames(in: path).last)
+    let segmentPath = "\(path)/\(last)"
+    var bytes = try Data(contentsOf: URL(fileURLWithPath: segmentPath))
+    let (id, order, _) = try Segment.decodeHeader(bytes).get()
+    bytes.replaceSubrange(
+      0..<CaskFormat.segmentHeaderLength,
+      with: Segment.encodeHeader(id: id, order: SegmentOrder(base: order.base, sub: .max)))
+    try bytes.write(to: URL(fileURLWithPath: segmentPath))
+
+    let reopened = try CaskStore(path: path, keys: keys, options: options)
+    do {
+      try reopened.compact()
+      Issue.record("compaction numbered an output past the largest order")
+    } catch CaskError.corrupt(let file, _, _) {
+      #expect(file == last)
+    }
+    for (key, value) in values { #expect(try reopened.get(key) == value) }
+    #expect(reopened.count == values.count)
+    try reopened.put(Data("after".utf8), forKey: "after")
+    try reopened.close()
+    let again = try CaskStore(path: path, keys: keys, options: options)
+    for (key, value) in values { #expect(try again.get(key) == value) }
+    #expect(try again.get("after") == Data("after".utf8))
+    try again.close()
+  }
 }

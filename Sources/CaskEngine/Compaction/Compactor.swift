@@ -76,7 +76,6 @@ extension CaskStore {
     guard let last = inputs.last, !(inputs.count == 1 && state.withLock({ $0.directory.deadBytes == 0 })) else {
       return nil
     }
-    let outputOrderBase = last.order
     var outputs: [OutputSegment] = []
     var copied: [CopiedRecord] = []
     var bytesBefore: UInt64 = 0
@@ -102,7 +101,7 @@ extension CaskStore {
           }
         }
         try copy(
-          live, from: input, into: &outputs, copied: &copied, damaged: &damaged, orderBase: outputOrderBase)
+          live, from: input, into: &outputs, copied: &copied, damaged: &damaged, orderBase: last)
       }
       // 2. Make the outputs durable, give them hints, and put them in place.
       for output in outputs {
@@ -217,7 +216,7 @@ extension CaskStore {
   private func copy(
     _ live: [(IndexKey, RecordLocation)], from input: Segment, into outputs: inout [OutputSegment],
     copied: inout [CopiedRecord], damaged: inout [(key: IndexKey, location: RecordLocation, region: CorruptRegion)],
-    orderBase: SegmentOrder
+    orderBase: Segment
   ) throws {
     let limit = min(options.segmentSizeLimit, CaskFormat.maximumSegmentLength)
     var buffer: [UInt8] = []
@@ -264,9 +263,15 @@ extension CaskStore {
             || outputs[outputs.count - 1].end + UInt64(record.count) > limit
               && outputs[outputs.count - 1].end > UInt64(CaskFormat.segmentHeaderLength)
           {
-            outputs.append(
-              try startOutput(order: SegmentOrder(base: orderBase.base, sub: orderBase.sub + UInt32(outputs.count + 1)))
-            )
+            // Only a segment header the engine did not write has an order sub this close to
+            // 2^32 (each compaction adds its output count to the last input's).
+            let (sub, overflow) = orderBase.order.sub.addingReportingOverflow(UInt32(clamping: outputs.count + 1))
+            guard !overflow else {
+              throw CaskError.corrupt(
+                file: Segment.fileName(id: orderBase.id), offset: 0,
+                reason: "the segment's order leaves no room for compaction output")
+            }
+            outputs.append(try startOutput(order: SegmentOrder(base: orderBase.order.base, sub: sub)))
           }
         }
         // Changed in place: a copy of the output would copy its hint array on every record.

@@ -7,7 +7,10 @@ extension CaskStore {
   /// file, sync, rename, directory sync). After a crash at any point the store opens with the
   /// old password or the new one, and no record is touched.
   ///
-  /// - Throws: `.readOnly`, `.closed`, `.invalidKey` for an empty password, `.io`.
+  /// - Throws: `.readOnly`, `.closed`, `.invalidKey` for an empty password, `.io`. An `.io`
+  ///   error from the last step (the directory sync, after the new header was renamed into
+  ///   place) leaves it unknown which header the disk keeps: as after a crash, the store then
+  ///   opens with the old password or the new one, so keep both until one has opened it.
   /// - Complexity: O(1) in the size of the store; two PBKDF2 runs.
   public func changePassword(to newPassword: String) throws {
     guard !newPassword.isEmpty else { throw CaskError.invalidKey(reason: "the password is empty") }
