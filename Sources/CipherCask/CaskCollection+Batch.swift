@@ -105,18 +105,11 @@ extension CaskCollection {
   public func upsert<S: Sequence<T>>(_ objects: S) throws -> ImportResult {
     try checkName()
     return try store.transaction { transaction in
-      var result = ImportResult(inserted: 0, replaced: 0)
-      // By UTF-8 bytes, as the engine tells keys apart: String's `==` would take two
-      // canonically equivalent ids ("é" as one code point and as e + accent) for one.
-      var seen = Set<[UInt8]>()
+      var tally = UpsertTally()
       for object in objects {
-        let key = try key(for: object.id)
-        if seen.insert(Array(key.utf8)).inserted {
-          if try transaction.contains(key) { result.replaced += 1 } else { result.inserted += 1 }
-        }
-        try transaction.put(encode(object), forKey: key)
+        try transaction.upsert(encode(object), forKey: key(for: object.id), counting: &tally)
       }
-      return result
+      return ImportResult(inserted: tally.inserted, replaced: tally.replaced)
     }
   }
 }

@@ -121,17 +121,13 @@ where T.ID: LosslessStringConvertible & Sendable {
     let fetched = objects
     return try await store {
       try local.store.transaction { transaction in
-        var result = CaskCollection<T>.ImportResult(inserted: 0, replaced: 0)
-        var seen = Set<[UInt8]>()  // by bytes, as the store tells keys apart
+        var tally = UpsertTally()
         for object in fetched {
-          let key = try local.storageKey(for: object.id)
-          if seen.insert(Array(key.utf8)).inserted {
-            if try transaction.contains(key) { result.replaced += 1 } else { result.inserted += 1 }
-          }
-          try transaction.put(local.coder.encode(object), forKey: key)
+          try transaction.upsert(
+            local.coder.encode(object), forKey: local.storageKey(for: object.id), counting: &tally)
           try metadata.record(etag: nil, for: object.id, in: &transaction)
         }
-        return result
+        return CaskCollection<T>.ImportResult(inserted: tally.inserted, replaced: tally.replaced)
       }
     }
   }

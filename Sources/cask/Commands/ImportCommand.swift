@@ -93,16 +93,9 @@ enum ImportCommand: Subcommand {
   static func write(_ batch: [(key: String, value: Data)], to store: CaskStore) throws -> (inserted: Int, replaced: Int)
   {
     try store.transaction { transaction in
-      var inserted = 0
-      var replaced = 0
-      var seen = Set<[UInt8]>()  // by bytes, as the store tells keys apart
-      for (key, value) in batch {
-        if seen.insert(Array(key.utf8)).inserted {
-          if try transaction.contains(key) { replaced += 1 } else { inserted += 1 }
-        }
-        try transaction.put(value, forKey: key)
-      }
-      return (inserted, replaced)
+      var tally = UpsertTally()
+      for (key, value) in batch { try transaction.upsert(value, forKey: key, counting: &tally) }
+      return (tally.inserted, tally.replaced)
     }
   }
 
