@@ -8,12 +8,15 @@ enum DecryptCommand: Subcommand {
   static func run(_ arguments: ParsedArguments) throws {
     let (input, output) = try FileTransfer.paths(arguments)
     let password = try PasswordSource.password(arguments, subject: "'\(input)'")
-    let progress = ProcessIO.progressBar("Decrypting", total: FileTransfer.size(of: input))
-    defer { progress?.finish() }
-    do {
-      try RNCryptor.decryptFile(at: input, to: output, password: password)
-    } catch {
-      throw CLIError.failure(ErrorMessage.describe(error, file: input))
+    // Signals are blocked before the progress bar's thread starts, so that none reaches it.
+    try Interruption.removingPartialFiles(of: output) {
+      let progress = ProcessIO.progressBar("Decrypting", total: FileTransfer.size(of: input))
+      defer { progress?.finish() }
+      do {
+        try RNCryptor.decryptFile(at: input, to: output, password: password)
+      } catch {
+        throw CLIError.failure(ErrorMessage.describe(error, file: input))
+      }
     }
   }
 }

@@ -75,10 +75,12 @@ enum ImportCommand: Subcommand {
         if !batch.isEmpty { try commit() }
       } catch CaskError.invalidImport(let reason, let line) {
         let place = line.map { "line \($0) of \(name)" } ?? name
+        // With no object pending, the batches so far are all in: nothing is lost before the error.
+        let from = batch.isEmpty ? (line ?? batchLine) : batchLine
         let kept =
           totals.objects == 0
           ? "nothing was written"
-          : "the \(totals.objects) objects before line \(batchLine) were imported, nothing from that line on"
+          : "the \(totals.objects) objects before line \(from) were imported, nothing from that line on"
         throw CLIError.failure("invalid import at \(place): \(reason); \(kept)")
       }
       return totals

@@ -77,18 +77,20 @@ struct StandardStream: Sendable {
   }
 
   /// Reads one line byte by byte, so that nothing after its newline is consumed; the newline
-  /// (and a `\r` before it) is dropped. `nil` at end of input before any byte.
+  /// (and a `\r` before it, or at the end of input, as `--password-file` reads it) is dropped.
+  /// `nil` at end of input before any byte.
   func readLineBytes() throws -> [UInt8]? {
     var line: [UInt8] = []
     line.reserveCapacity(256)  // a password should not leave copies behind as the array grows
-    while true {
-      guard let byte = try readByte() else { return line.isEmpty ? nil : line }
-      if byte == UInt8(ascii: "\n") {
-        if line.last == UInt8(ascii: "\r") { line.removeLast() }
-        return line
-      }
+    var ended = false
+    while let byte = try readByte() {
+      ended = byte == UInt8(ascii: "\n")
+      if ended { break }
       line.append(byte)
     }
+    guard ended || !line.isEmpty else { return nil }
+    if line.last == UInt8(ascii: "\r") { line.removeLast() }
+    return line
   }
 
   /// Reads one byte; `nil` at end of input.
