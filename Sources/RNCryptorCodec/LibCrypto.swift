@@ -292,6 +292,10 @@ extension CipherKey {
 final class CipherContext {
   private let context: OpaquePointer
   private let pool: ContextPool
+  /// Set for a message whose plaintext is a secret: the context keeps the last block's
+  /// plaintext in its block buffer after `finish`, so it is freed (libcrypto wipes it) instead
+  /// of going back to the pool.
+  var holdsSecret = false
 
   fileprivate init(context: OpaquePointer, pool: ContextPool) {
     self.context = context
@@ -299,7 +303,11 @@ final class CipherContext {
   }
 
   deinit {
-    pool.give(context)
+    if holdsSecret {
+      EVP_CIPHER_CTX_free(context)
+    } else {
+      pool.give(context)
+    }
   }
 
   /// Turns PKCS#7 padding off (whole blocks in, the same blocks out) or back on.

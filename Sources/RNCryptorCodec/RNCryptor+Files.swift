@@ -54,6 +54,11 @@ extension RNCryptor {
       at: source, to: destination, chunkSize: chunkSize, update: decryptor.update, finalize: decryptor.finalize)
   }
 
+  /// The longest piece of the destination's name that goes into the temporary name, in bytes.
+  private static let maximumNameInTemporary = 200
+  /// The largest chunk read at once (64 MiB); larger `chunkSize` values are cut to it.
+  private static let maximumChunkSize = 1 << 26
+
   /// Streams `source` through `update`/`finalize` into a temporary file, then renames it to
   /// `destination` and syncs the directory.
   private static func transformFile(
@@ -63,7 +68,10 @@ extension RNCryptor {
     let input = try PlainFile(openForReading: source)
     defer { input.close() }
     let directory = (destination as NSString).deletingLastPathComponent
-    let name = (destination as NSString).lastPathComponent
+    // The temporary name adds up to 26 bytes to the destination's: cut the name so that it
+    // stays within NAME_MAX (255) for every name the file system accepts.
+    var name = Substring((destination as NSString).lastPathComponent)
+    while name.utf8.count > maximumNameInTemporary { name = name.dropLast() }
     let random = try LibCrypto.randomData(count: 8).map { String($0, radix: 16) }.joined()
     let temporary = (directory.isEmpty ? "" : directory + "/") + ".\(name).\(random).partial"
     let output = try PlainFile(creating: temporary)
@@ -72,7 +80,8 @@ extension RNCryptor {
       output.close()
       if !renamed { unlink(temporary) }
     }
-    let size = Swift.max(1, chunkSize)
+    // A huge chunk size (`.max` for "all at once") would trap allocating the read buffer.
+    let size = Swift.min(Swift.max(1, chunkSize), maximumChunkSize)
     while true {
       let chunk = try input.read(upTo: size)
       if chunk.isEmpty { break }

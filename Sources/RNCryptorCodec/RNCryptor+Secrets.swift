@@ -7,7 +7,7 @@ extension RNCryptor {
   /// - Throws: as `encrypt(_:keys:)`.
   public static func encrypt(secret: SecureBytes, keys: Keys) throws -> Data {
     try secret.withUnsafeBytes { bytes in
-      try seal(borrowing(bytes), keys: keys, salts: nil)
+      try seal(borrowing(bytes), keys: keys, salts: nil, secret: true)
     }
   }
 
@@ -15,7 +15,8 @@ extension RNCryptor {
   public static func encrypt(secret: SecureBytes, passwordKeys: PasswordKeys) throws -> Data {
     try secret.withUnsafeBytes { bytes in
       try seal(
-        borrowing(bytes), keys: passwordKeys.keys, salts: (passwordKeys.encryptionSalt, passwordKeys.hmacSalt))
+        borrowing(bytes), keys: passwordKeys.keys, salts: (passwordKeys.encryptionSalt, passwordKeys.hmacSalt),
+        secret: true)
     }
   }
 
@@ -25,14 +26,14 @@ extension RNCryptor {
     guard try Format.credentialType(of: message) == .keys else {
       throw Error.wrongCredentialType(message: .password)
     }
-    var plaintext = try open(message, keys: keys, type: .keys)
+    var plaintext = try open(message, keys: keys, type: .keys, secret: true)
     return wipingCopy(&plaintext)
   }
 
   /// Decrypts a password message whose plaintext is a secret, into a wiping buffer.
   public static func decryptSecret(_ message: Data, passwordKeys: PasswordKeys) throws -> SecureBytes {
     _ = try passwordSalts(of: message)
-    var plaintext = try open(message, keys: passwordKeys.keys, type: .password)
+    var plaintext = try open(message, keys: passwordKeys.keys, type: .password, secret: true)
     return wipingCopy(&plaintext)
   }
 

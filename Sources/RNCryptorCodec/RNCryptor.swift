@@ -93,9 +93,10 @@ public enum RNCryptor {
   }
 
   /// Builds a message. `iv` is for the official test vectors only; everything else gets a
-  /// random IV.
+  /// random IV. `secret`: the plaintext is a secret, so the cipher context, which keeps its
+  /// last block, is freed (and wiped) instead of going back to the key's pool.
   package static func seal(
-    _ plaintext: Data, keys: Keys, salts: (encryption: Data, hmac: Data)?, iv: Data? = nil
+    _ plaintext: Data, keys: Keys, salts: (encryption: Data, hmac: Data)?, iv: Data? = nil, secret: Bool = false
   ) throws -> Data {
     let type: CredentialType = salts == nil ? .keys : .password
     let headerLength = Format.headerLength(type)
@@ -121,6 +122,7 @@ public enum RNCryptor {
         try LibCrypto.randomIV(ivBuffer)
       }
       let cipher = try keys.cipher.start(iv: UnsafeRawBufferPointer(ivBuffer), encrypt: true)
+      cipher.holdsSecret = secret
       var length = try plaintext.withUnsafeBytes { (input) throws in
         try cipher.update(input, into: base.advanced(by: headerLength))
       }
@@ -146,8 +148,9 @@ public enum RNCryptor {
     else { throw Error.messageTooShort(length: message.count, minimum: minimum) }
   }
 
-  /// Authenticates, then decrypts a message whose type the caller has checked.
-  static func open(_ message: Data, keys: Keys, type: CredentialType) throws -> Data {
+  /// Authenticates, then decrypts a message whose type the caller has checked. `secret` as for
+  /// `seal`.
+  static func open(_ message: Data, keys: Keys, type: CredentialType, secret: Bool = false) throws -> Data {
     let headerLength = Format.headerLength(type)
     try checkLength(of: message, type: type)
     let ciphertextLength = message.count - headerLength - Format.hmacLength
@@ -159,6 +162,7 @@ public enum RNCryptor {
         expected: UnsafeRawBufferPointer(rebasing: input[authenticated...]), key: keys.hmac)
       let iv = UnsafeRawBufferPointer(rebasing: input[headerLength - Format.ivLength..<headerLength])
       let cipher = try keys.cipher.start(iv: iv, encrypt: false)
+      cipher.holdsSecret = secret
       return try plaintext.withUnsafeMutableBytes { (output) throws -> Int in
         guard let base = output.baseAddress else { throw Error.libcrypto(function: "allocate", code: 0) }
         let length = try cipher.update(

@@ -1,0 +1,107 @@
+import CaskTestSupport
+import Foundation
+import Testing
+
+@testable import RNCryptorCodec
+
+/// Whether this process runs under AddressSanitizer (CI runs the codec tests so too).
+private let underAddressSanitizer = dlsym(nil, "__asan_init") != nil
+
+/// `encrypt(secret:)` and `decryptSecret` promise that the secret is not copied into memory
+/// that is not wiped. Prevents the last, partial block of a secret from staying behind in an
+/// OpenSSL cipher context (its block buffer) that goes back to the key's pool unwiped and lives
+/// as long as the keys.
+@Suite(
+  "Secrets leave no copy in pooled cipher contexts", .serialized,
+  .disabled(if: underAddressSanitizer, "ASan's terabytes of shadow mappings are no place to scan"))
+struct SecretResidueTests {
+  /// A 31-byte secret: its last 15 bytes make the last, padded block.
+  private static let secretLength = 31
+  private static let mask: UInt8 = 0xA5
+
+  /// A secret made straight in its wiping buffer, and its last 15 bytes XOR `mask` (so that the
+  /// test itself holds no plain copy).
+  private static func makeSecret(_ random: inout SeededRandom) -> (SecureBytes, [UInt8]) {
+    let secret = SecureBytes(count: secretLength) { buffer in
+      for index in 0..<buffer.count { buffer[index] = UInt8(truncatingIfNeeded: random.next()) }
+    }
+    let masked = secret.withUnsafeBytes { bytes in (16..<secretLength).map { bytes[$0] ^ mask } }
+    return (secret, masked)
+  }
+
+  /// Whether the readable, writable memory of this process holds the bytes `masked` XOR `mask`.
+  private static func memoryHolds(masked: [UInt8]) throws -> Bool {
+    let maps = try String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
+    let descriptor = open("/proc/self/mem", O_RDONLY)
+    guard descriptor >= 0 else { throw CocoaError(.fileReadNoPermission) }
+    defer { close(descriptor) }
+    let window = 1 << 20
+    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: window + masked.count, alignment: 16)
+    // Wiped before it is freed: it holds copies of what it scanned, the secret included.
+    defer {
+      LibCrypto.cleanse(buffer)
+      buffer.deallocate()
+    }
+    for line in maps.split(separator: "\n") {
+      let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+      guard fields.count >= 2, fields[1].hasPrefix("rw"), !line.contains("[vvar]"), !line.contains("[vsyscall]")
+      else { continue }
+      let range = fields[0].split(separator: "-")
+      // Mappings of more than 4 GiB are reservations (a sanitizer's shadow, say), not heap.
+      guard range.count == 2, let start = UInt64(range[0], radix: 16), let end = UInt64(range[1], radix: 16),
+        end - start <= 1 << 32
+      else { continue }
+      var address = start
+      while address < end {
+        let length = Int(Swift.min(UInt64(window + masked.count), end - address))
+        let got = pread(descriptor, buffer.baseAddress, length, off_t(Int64(bitPattern: address)))
+        if got >= masked.count {
+          for offset in 0...(got - masked.count) where buffer[offset] ^ mask == masked[0] {
+            var same = true
+            for index in 1..<masked.count where buffer[offset + index] ^ mask != masked[index] {
+              same = false
+              break
+            }
+            if same { return true }
+          }
+        }
+        address += UInt64(window)
+      }
+    }
+    return false
+  }
+
+  @Test("encrypt(secret:) leaves no copy of the secret's last block in memory")
+  func encryptLeavesNoCopy() throws {
+    var random = SeededRandom.make(test: "SecretResidueTests.encryptLeavesNoCopy")
+    let keys = try Fixture.keys()
+    var masked: [UInt8] = []
+    do {
+      let (secret, pattern) = Self.makeSecret(&random)
+      masked = pattern
+      #expect(try Self.memoryHolds(masked: masked), "the scan finds the secret while it is alive")
+      _ = try RNCryptor.encrypt(secret: secret, keys: keys)
+    }
+    #expect(!(try Self.memoryHolds(masked: masked)), "the secret's last block is still in memory")
+  }
+
+  @Test("decryptSecret leaves no copy of the secret's last block in memory")
+  func decryptLeavesNoCopy() throws {
+    var random = SeededRandom.make(test: "SecretResidueTests.decryptLeavesNoCopy")
+    var masked: [UInt8] = []
+    var message = Data()
+    do {
+      // Written under another Keys value, whose contexts are freed (and wiped) with it.
+      let writer = try Fixture.keys()
+      let (secret, pattern) = Self.makeSecret(&random)
+      masked = pattern
+      message = try RNCryptor.encrypt(secret: secret, keys: writer)
+    }
+    let keys = try Fixture.keys()
+    do {
+      let opened = try RNCryptor.decryptSecret(message, keys: keys)
+      #expect(opened.count == Self.secretLength)
+    }
+    #expect(!(try Self.memoryHolds(masked: masked)), "the secret's last block is still in memory")
+  }
+}
