@@ -14,6 +14,7 @@ let subcommands: [any BenchCommand.Type] = [
   ObjectsCommand.self,
   CodersCommand.self,
   OutboxCommand.self,
+  RecoveryCommand.self,
 ]
 
 let rootUsage = "cask-bench <subcommand> [options]"

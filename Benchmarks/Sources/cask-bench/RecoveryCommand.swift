@@ -1,0 +1,122 @@
+import CaskEngine
+import Foundation
+import RNCryptorCodec
+
+/// `cask-bench recovery`: what a damaged stretch inside a segment costs an open. A store of
+/// 1 MiB values in one segment is opened read-only without its hint, intact and then with a
+/// stretch of pseudo-random bytes written over records in its middle; open scans the segment
+/// and, at the damage, tries every later offset for the next valid record
+/// (Docs/FORMAT.md, section 9). The damaged open must find exactly the records outside the
+/// stretch and report one region, or the run fails.
+enum RecoveryCommand: BenchCommand {
+  static let name = "recovery"
+  static let abstract = "Open of a segment with a damaged stretch: how fast the scan crosses damage to the next record."
+  static let usage = "cask-bench recovery [--quick] [--damage MIB] [--dir DIR]"
+  static let options: [(flag: String, help: String)] = [
+    ("--quick", "8 MiB of damage in a 16 MiB segment, 3 opens each, instead of 64 in 96 and 5."),
+    ("--damage MIB", "The damaged stretch in MiB (the segment holds 32 MiB more)."),
+    ("--dir DIR", "Where the scratch store goes (default /tmp)."),
+    ("-h, --help", "Show help information."),
+  ]
+
+  static func run(arguments: [String]) throws {
+    var options = Options(arguments)
+    let quick = options.flag("--quick")
+    let damageText = try options.value("--damage")
+    let base = try options.value("--dir") ?? "/tmp"
+    try options.finish()
+    var damage = quick ? 8 : 64
+    if let damageText {
+      guard let value = Int(damageText), (1...4096).contains(value) else {
+        throw UsageError("--damage takes a whole number of MiB from 1 to 4096, not '\(damageText)'")
+      }
+      damage = value
+    }
+    let intact = quick ? 8 : 32
+    let runs = quick ? 3 : 5
+    let scratch = try ScratchDirectory(in: base)
+    defer { scratch.remove() }
+    print(try measure(in: scratch.path, damageMiB: damage, intactMiB: intact, runs: runs))
+  }
+
+  static func measure(in directory: String, damageMiB: Int, intactMiB: Int, runs: Int) throws -> String {
+    let path = "\(directory)/store.cask"
+    let keys = try RNCryptor.Keys.random()
+    let valueBytes = 1 << 20
+    let count = damageMiB + intactMiB
+    var options = CaskStore.Options(durability: .never, segmentSizeLimit: UInt64(count + 8) << 20, autoCompaction: nil)
+    printToStandardError("recovery: writing \(count) values of 1 MiB")
+    let store = try CaskStore(path: path, keys: keys, options: options)
+    var value = Data(count: valueBytes)
+    for index in 0..<count {
+      value[0] = UInt8(truncatingIfNeeded: index)
+      try store.put(value, forKey: "value-\(index)")
+    }
+    try store.close()
+    let files = try FileManager.default.contentsOfDirectory(atPath: path)
+    for name in files where name.hasSuffix("." + CaskFormat.hintExtension) {
+      try FileManager.default.removeItem(atPath: "\(path)/\(name)")
+    }
+    let segments = files.filter { $0.hasSuffix("." + CaskFormat.segmentExtension) }
+    guard segments.count == 1, let segment = segments.first else {
+      throw BenchError("expected one segment, found \(segments.count)")
+    }
+    options.readOnly = true
+
+    func opens(expectingKeys expected: Int, regions: Int) throws -> [Double] {
+      try (0..<runs).map { _ in
+        let start = Stopwatch.now()
+        let opened = try CaskStore(path: path, keys: keys, options: options)
+        let seconds = Double(Stopwatch.now() - start) / 1e9
+        let recovery = opened.stats().recovery
+        try opened.close()
+        guard opened.count == expected, recovery.corruptRegions.count == regions else {
+          throw BenchError(
+            "open found \(opened.count) keys and \(recovery.corruptRegions.count) damaged regions; "
+              + "expected \(expected) and \(regions)")
+        }
+        return seconds
+      }
+    }
+    printToStandardError("recovery: \(runs) read-only opens of the intact segment")
+    let clean = try opens(expectingKeys: count, regions: 0)
+
+    // Damage from 1 MiB + 100 bytes (inside the second record) for `damageMiB` MiB: the
+    // records it touches are lost, the rest must be found.
+    let segmentPath = "\(path)/\(segment)"
+    let handle = try FileHandle(forUpdating: URL(fileURLWithPath: segmentPath))
+    let start = UInt64(valueBytes + 100)
+    var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+    var noise = [UInt8](repeating: 0, count: damageMiB << 20)
+    for index in noise.indices {
+      state ^= state << 13
+      state ^= state >> 7
+      state ^= state << 17
+      noise[index] = UInt8(truncatingIfNeeded: state)
+    }
+    try handle.seek(toOffset: start)
+    try handle.write(contentsOf: noise)
+    try handle.close()
+    // The first damaged record starts at 32 (the segment header) + one record; the stretch
+    // ends inside the record after its last whole MiB, so `damageMiB + 1` records are lost.
+    printToStandardError("recovery: \(runs) read-only opens with \(damageMiB) MiB of damage")
+    let damaged = try opens(expectingKeys: count - damageMiB - 1, regions: 1)
+
+    let cleanMedian = Statistics.median(clean)
+    let damagedMedian = Statistics.median(damaged)
+    var table = Table([
+      ("segment", .left), ("MiB", .right), ("opens", .right), ("median s", .right), ("runs s", .left),
+    ])
+    table.append([
+      "intact", String(count), String(runs), Number.fixed(cleanMedian, 3),
+      clean.map { Number.fixed($0, 3) }.joined(separator: ", "),
+    ])
+    table.append([
+      "\(damageMiB) MiB damaged", String(count), String(runs), Number.fixed(damagedMedian, 3),
+      damaged.map { Number.fixed($0, 3) }.joined(separator: ", "),
+    ])
+    let crossing = Double(damageMiB) / damagedMedian
+    return table.render() + "\n\nDamage crossed at \(Number.fixed(crossing, 0)) MiB/s or more "
+      + "(the damaged open's whole time counted against the damage); load average \(EngineCommand.loadAverage())."
+  }
+}
