@@ -196,4 +196,21 @@ struct PowerLossTests {
     #expect(again.count == keys.count)
     try again.close()
   }
+
+  @Test("a store created below several new directories survives a power cut right after a durable put")
+  func nestedNewDirectories() throws {
+    let fileSystem = FaultyFileSystem(directories: ["/data"])
+    var options = CaskStore.Options(durability: .always, autoCompaction: nil)
+    options.fileSystem = fileSystem
+    let path = "/data/users/alice/notes.cask"
+    let store = try CaskStore(path: path, password: "pw", options: options)
+    try store.put(Data("acknowledged".utf8), forKey: "note")
+    // No close: the put returned, so it must survive; and with it every directory on its way.
+    let survivor = fileSystem.crashLosingUnsyncedChanges()
+    options.fileSystem = survivor
+    options.createIfMissing = false
+    let reopened = try CaskStore(path: path, password: "pw", options: options)
+    #expect(try reopened.get("note") == Data("acknowledged".utf8))
+    try reopened.close()
+  }
 }

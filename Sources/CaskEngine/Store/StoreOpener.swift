@@ -28,10 +28,19 @@ struct StoreOpener {
       throw CaskError.notACaskStore(path: path)
     case .missing:
       guard options.createIfMissing, !options.readOnly else { throw CaskError.notACaskStore(path: path) }
+      // Every directory created on the way is an entry of its parent: without a sync of each
+      // of those parents a crash can take the whole store, and every write acknowledged in it,
+      // away. The missing ones, deepest first:
+      var created: [String] = []
+      var missing = path
+      while fileSystem.fileKind(missing) == .missing {
+        created.append(missing)
+        let parent = Self.parentDirectory(of: missing)
+        guard parent != missing else { break }
+        missing = parent
+      }
       try fileSystem.createDirectory(path)
-      // The new directory is an entry of its parent: without this sync a crash can take the
-      // whole store, and every write acknowledged in it, away.
-      try fileSystem.syncDirectory(Self.parentDirectory(of: path))
+      for directory in created { try fileSystem.syncDirectory(Self.parentDirectory(of: directory)) }
     case .directory:
       break
     }
