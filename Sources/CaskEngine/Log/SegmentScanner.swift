@@ -15,6 +15,8 @@ struct ScanOutcome {
   var corruptions: [CorruptRegion] = []
   /// Records of batches that were incomplete or damaged, and so not applied.
   var droppedRecords = 0
+  /// Of those, the records after a batch's lost beginning, which no region reports.
+  var orphanRecords = 0
   /// Whether nothing valid follows `validEnd` (a torn or half-written tail).
   var hasTornTail: Bool { tailBytes > 0 }
   /// Bytes after `validEnd` with no valid record after them.
@@ -81,6 +83,7 @@ struct SegmentScanner {
         if !record.header.startsBatch && pending.isEmpty {
           // The rest of a batch whose beginning was damaged: never applied on its own.
           outcome.droppedRecords += 1
+          outcome.orphanRecords += 1
           position = recordEnd
           outcome.validEnd = position
           continue

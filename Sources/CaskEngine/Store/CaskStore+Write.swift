@@ -315,6 +315,7 @@ extension CaskStore {
   ///
   /// - Complexity: O(n) in the number of keys, once per sealed segment.
   func writeHint(for active: ActiveSegment) throws {
+    guard !active.keepsDamage else { return }
     let live = state.withLock { $0.directory.entries(inSegment: active.segment.id) }
     let entries =
       (live.map { HintEntry(isDelete: false, offset: $0.location.offset, length: $0.location.length, key: $0.key) }

@@ -62,6 +62,9 @@ public final class CaskStore: Sendable {
     /// How far the file is known to reach: `end` plus the zeros reserved ahead of the writer
     /// under `.always` (`CaskStore.reserveSpace`).
     var reserved: UInt64
+    /// Whether the scan at open found damage that stays in the segment: it then gets no hint
+    /// when sealed or closed, so that every open scans it and reports the damage again.
+    var keepsDamage = false
 
     init(segment: Segment, end: UInt64, tombstones: [HintEntry], maxSequence: UInt64) {
       self.segment = segment

@@ -184,6 +184,7 @@ struct StoreOpener {
       var entries: [HintEntry] = []
       var segmentEnd = item.length
       var listed: UInt64 = 0
+      var keepsDamage = false
       if let hint = loadHint(for: segment, length: item.length, cipher: cipher) {
         maxSequence = max(maxSequence, hint.maxSequence)
         indexState.recovery.segmentsFromHints += 1
@@ -243,8 +244,11 @@ struct StoreOpener {
                 length: scanned.outcome.tailBytes, reason: "damaged tail of a sealed segment"))
           }
         }
+        // Damage that stays in the segment (anything but a cut tail) gets no hint, so that every
+        // open scans the segment and reports it, until a compaction rewrites the segment.
+        keepsDamage = scanned.keepsDamage
         if !(isLast && appendsTo(segment, end: segmentEnd)) && !options.readOnly
-          && scanned.outcome.corruptions.isEmpty && !scanned.outcome.hasTornTail && scanned.outcome.reservedBytes == 0
+          && !scanned.keepsDamage && !scanned.outcome.hasTornTail && scanned.outcome.reservedBytes == 0
         {
           // A sealed segment (also the last one, when full) whose hint was lost or is stale:
           // write it now so the next open is fast and no stale hint is left behind.
@@ -272,6 +276,7 @@ struct StoreOpener {
           try fileSystem.removeFile("\(path)/\(Segment.hintName(id: segment.id))")
           writerState.active = CaskStore.ActiveSegment(
             segment: segment, end: segmentEnd, tombstones: lastHints, maxSequence: maxSequence)
+          writerState.active?.keepsDamage = keepsDamage
         }
       }
     }
@@ -331,6 +336,9 @@ struct StoreOpener {
     var entries: [HintEntry]
     var maxSequence: UInt64
     var outcome: ScanOutcome
+    /// Damage that open does not cut away: a damaged region inside, a batch dropped because a
+    /// key did not authenticate, records after a lost batch beginning.
+    var keepsDamage: Bool
   }
 
   /// Reads every record of a segment, decrypting keys only.
@@ -364,7 +372,9 @@ struct StoreOpener {
     }
     report.corruptRegions.append(contentsOf: outcome.corruptions + undecryptable)
     report.droppedRecords += outcome.droppedRecords
-    return Scanned(entries: entries, maxSequence: maxSequence, outcome: outcome)
+    return Scanned(
+      entries: entries, maxSequence: maxSequence, outcome: outcome,
+      keepsDamage: !outcome.corruptions.isEmpty || !undecryptable.isEmpty || outcome.orphanRecords > 0)
   }
 
 }
