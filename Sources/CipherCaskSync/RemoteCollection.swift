@@ -106,7 +106,11 @@ where T.ID: LosslessStringConvertible & Sendable {
       case .none:
         next = nil
       case .nextURL:
-        next = decoded.next.flatMap { URL(string: $0, relativeTo: url)?.absoluteURL }
+        do {
+          next = try decoded.next.flatMap { try PageLink.resolve($0, on: url, walkStartedAt: firstPageURL()) }
+        } catch let error as PageLink.LeavesServer {
+          throw SyncError.decoding(error.reason)
+        }
       case .page(let parameter, _):
         guard !decoded.objects.isEmpty else {
           next = nil

@@ -123,6 +123,13 @@ struct PullTests {
     let second = try cask.run(
       ["pull", "s", server.address("/files/first"), "--collection", "c", "--id-key", "id"] + auth, password: password)
     expectFailure(second, "invalid answer from '\(server.address("/files/first"))' (page 2): malformed JSON")
+    // A next link to another server (port 1: were it followed, the error would be a failed
+    // connection) is refused before any request, with the headers, goes there.
+    try await server.put(file: "away", #"{"result": [{"id": "a"}], "next": "http://127.0.0.1:1/users"}"#)
+    let away = try cask.run(
+      ["pull", "s", server.address("/files/away"), "--collection", "c", "--id-key", "id"] + auth, password: password)
+    expectFailure(
+      away, "invalid answer from '\(server.address("/files/away"))' (page 1): its next link leads to another server")
     // An object without the id field, by its line.
     try await server.put(
       file: "lines", "{\"result\": [\n  {\"id\": \"a\"},\n  {\"id\": \"b\"},\n  {\"name\": \"c\"}\n]}")

@@ -60,4 +60,49 @@ struct SyncEdgeCaseTests {
     }
   }
 
+  @Test("a next link is followed only on the server the walk started on")
+  func pageLinksStayOnTheServer() throws {
+    let first = try #require(URL(string: "http://127.0.0.1:8080/users?page=1"))
+    let page = try #require(URL(string: "http://127.0.0.1:8080/users?page=3"))
+    let same = ["/users?page=4", "?page=4", "http://127.0.0.1:8080/other", "HTTP://127.0.0.1:8080/users"]
+    for link in same {
+      #expect(try PageLink.resolve(link, on: page, walkStartedAt: first) != nil, "\(link)")
+    }
+    let defaultPort = try #require(URL(string: "https://api.example.com/users"))
+    #expect(
+      try PageLink.resolve("https://API.example.com:443/users?p=2", on: defaultPort, walkStartedAt: defaultPort) != nil)
+    let elsewhere = [
+      "http://127.0.0.1:8081/users", "https://127.0.0.1:8080/users", "http://localhost:8080/users",
+      "//evil.example/users", "http://evil.example/users?page=2",
+    ]
+    for link in elsewhere {
+      #expect(throws: PageLink.LeavesServer.self, "\(link)") {
+        try PageLink.resolve(link, on: page, walkStartedAt: first)
+      }
+    }
+  }
+
+  @Test("pullAll refuses a next link to another server, sends it no request, and stores nothing")
+  func nextLinkToAnotherServer() async throws {
+    let fixture = try SyncFixture("next-elsewhere")
+    defer { fixture.close() }
+    // Port 1: were the link followed, the call would fail with a transport error instead.
+    try await fixture.server.put(
+      file: "first",
+      #"{"result": [{"id": "x1", "email": "x@example.com", "first": "X", "last": "Y", "address": null}], "#
+        + #""next": "http://127.0.0.1:1/users?page=2"}"#)
+    let remote = RemoteCollection(
+      fixture.users, baseURL: fixture.server.url("/files/first"),
+      configuration: RemoteConfiguration(
+        envelope: .key("result"), pagination: .nextURL(key: "next"),
+        prepareRequest: { $0.setValue("Bearer \(RESTServer.token)", forHTTPHeaderField: "Authorization") }))
+    let before = fixture.users.count
+    do {
+      _ = try await remote.pullAll()
+      Issue.record("pullAll followed a link to another server")
+    } catch SyncError.decoding(let reason) {
+      #expect(reason.contains("another server"), "\(reason)")
+    }
+    #expect(fixture.users.count == before)
+  }
 }

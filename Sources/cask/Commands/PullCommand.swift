@@ -1,5 +1,6 @@
 import CaskCLIKit
 import CipherCask
+import CipherCaskSync
 import Foundation
 
 /// `cask pull STORE URL --collection NAME --id-key KEY [--header 'Name: value']...`: upserts
@@ -79,7 +80,11 @@ enum PullCommand: Subcommand {
             }
             next = ids.isEmpty ? nil : Self.url(url, parameter: pageParameter, page: number + 1)
           } else {
-            next = page.next.flatMap { URL(string: $0, relativeTo: pageURL)?.absoluteURL }
+            do {
+              next = try page.next.flatMap { try PageLink.resolve($0, on: pageURL, walkStartedAt: url) }
+            } catch let error as PageLink.LeavesServer {
+              throw CaskError.invalidImport(reason: error.reason, line: nil)
+            }
           }
         } catch CaskError.invalidImport(let reason, let line) {
           let at = line.map { ", line \($0)" } ?? ""

@@ -1,0 +1,30 @@
+import Foundation
+
+/// The `next` link of a paged answer, and the rule for following it.
+///
+/// Every page is requested with the same headers (an `Authorization` token, often), so a
+/// link may lead only to the server the walk started on: the same scheme, host and port. A
+/// link elsewhere (a mistaken or hostile answer) would hand that server the headers, which is
+/// why HTTP clients drop credentials on a redirect to another host.
+package enum PageLink {
+  /// The URL `link` names (absolute, or relative to `page`), or `nil` when it is no URL.
+  ///
+  /// - Throws: `PageLink.LeavesServer` when that URL is on another server than `first`.
+  package static func resolve(_ link: String, on page: URL, walkStartedAt first: URL) throws -> URL? {
+    guard let next = URL(string: link, relativeTo: page)?.absoluteURL else { return nil }
+    guard origin(of: next) == origin(of: first) else { throw LeavesServer() }
+    return next
+  }
+
+  /// Thrown for a link to another server; its text names neither link nor server.
+  package struct LeavesServer: Error {
+    package let reason = "its next link leads to another server, which is not sent this request's headers"
+  }
+
+  /// Scheme, host and port, lowercased, with the scheme's default port filled in.
+  private static func origin(of url: URL) -> String {
+    let scheme = url.scheme?.lowercased() ?? ""
+    let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : -1)
+    return "\(scheme)://\(url.host?.lowercased() ?? ""):\(port)"
+  }
+}
