@@ -17,7 +17,8 @@ public enum CaskError: Error, Sendable {
   /// Thrown when the directory holds no CipherCask store (no header, or a header that is not
   /// ours) and `create` was not asked for, or a file at the path is not a directory.
   case notACaskStore(path: String)
-  /// Thrown when the store was written by a newer format version than this library reads.
+  /// Thrown when the store (its header or a segment) has a format version this library does
+  /// not read: a newer one, or the withdrawn version 1.
   case unsupportedVersion(found: Int, supported: Int)
   /// Thrown when another `CaskStore`, in this process or another, has the store open.
   case locked(path: String)

@@ -86,7 +86,8 @@ extension CaskStore {
         let bytes = try file.read(count: Int(try file.size()), at: 0)
         do {
           let hint = try HintFile.decode(bytes, cipher: cipher, path: hintPath)
-          let segmentLength = try segment.file.size()
+          // Capped as open caps it: the hint open writes for a longer file states that length.
+          let segmentLength = min(try segment.file.size(), CaskFormat.maximumSegmentLength)
           // An authentic hint of another segment, or of another length, is not used by open.
           if hint.segmentID != segment.id || hint.segmentLength != segmentLength {
             report.damage.append(
