@@ -89,7 +89,7 @@ extension CaskError: CustomStringConvertible {
     case .reentrantCall(let operation):
       return
         "\(operation) was called from inside a transaction or change observer of the same store, "
-        + "which holds its writer; do it after the transaction returns, or from another queue"
+        + "which holds its writer; do it after the transaction or observer has returned"
     case .corrupt(let file, let offset, let reason):
       return "corrupt data in \(file) at offset \(offset): \(reason)"
     case .io(let operation, let path, let code):
@@ -107,10 +107,13 @@ extension CaskError: CustomStringConvertible {
   public static func summary(of error: any Error) -> String {
     func path(_ codingPath: [any CodingKey]) -> String {
       codingPath.map { key in
+        let keyType = String(describing: type(of: key))
+        // An `[Int: V]` dictionary's keys carry an `intValue` too, and are data.
+        if keyType == "_DictionaryCodingKey" { return "*" }
         if let index = key.intValue { return String(index) }
         // A dictionary's keys are the data's, not field names: the coders' own key types
         // (`_CodingKey`, `_DictionaryCodingKey`, ...) carry them, and are left out.
-        return String(describing: type(of: key)).hasPrefix("_") ? "*" : key.stringValue
+        return keyType.hasPrefix("_") ? "*" : key.stringValue
       }.joined(separator: ".")
     }
     if case .invalidValue(let value, let context) = error as? EncodingError {

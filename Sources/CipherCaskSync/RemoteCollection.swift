@@ -185,15 +185,18 @@ where T.ID: LosslessStringConvertible & Sendable {
 
   /// `baseURL/<remote id>`.
   ///
-  /// - Throws: `CaskError.invalidKey` when the remote id is empty, `.` or `..`: resolved as a
+  /// - Throws: `CaskError.invalidKey` when the remote id is empty or has a `.` or `..` segment: resolved as a
   ///   URL (URLSession removes dot segments), such a path names the resource itself or its
   ///   parent, so a DELETE would answer 404 and count as done while the object stays.
   func objectURL(for id: T.ID) throws -> URL {
     let component = configuration.remoteID(id.description)
-    guard component != "", component != ".", component != ".." else {
+    // Each '/'-separated segment: `a/../b` resolves to `b`, another object, as `..` does.
+    let segments = component.split(separator: "/", omittingEmptySubsequences: false)
+    guard component != "", !segments.contains(where: { $0 == "." || $0 == ".." }) else {
       throw CaskError.invalidKey(
         reason:
-          "an empty, \".\" or \"..\" remote id is not a URL path segment; map it with RemoteConfiguration.remoteID")
+          "a remote id that is empty or has a \".\" or \"..\" segment names another URL; map it with RemoteConfiguration.remoteID"
+      )
     }
     return baseURL.appendingPathComponent(component)
   }

@@ -9,8 +9,9 @@ import Foundation
 /// The library writes OUT's bytes to `.<name>.<random>.partial` beside OUT and renames it at
 /// the end; a process killed by a signal would leave that file (for `decrypt`, plaintext that
 /// has not been authenticated) behind. While `body` runs, SIGINT, SIGTERM and SIGHUP are
-/// blocked and taken by a thread that removes the temporary files that appeared since, then
-/// ends the process by the same signal, as it would have ended without this.
+/// blocked and taken by a thread that removes the temporary files this process has open, then
+/// ends the process by the same signal, as it would have ended without this. A signal the
+/// caller ignores (`nohup`, a background job of a script) stays ignored.
 enum Interruption {
   static let signals = [SIGINT, SIGTERM, SIGHUP]
 
@@ -18,10 +19,16 @@ enum Interruption {
     let directory = (output as NSString).deletingLastPathComponent
     let name = (output as NSString).lastPathComponent
     let folder = directory.isEmpty ? "." : directory
-    let existing = Set(partialFiles(in: folder, of: name))
     var set = sigset_t()
     sigemptyset(&set)
-    for signal in signals { sigaddset(&set, signal) }
+    var taken = 0
+    for signal in signals {
+      var current = sigaction()
+      guard sigaction(signal, nil, &current) == 0, !isIgnore(current.__sigaction_handler.sa_handler) else { continue }
+      sigaddset(&set, signal)
+      taken += 1
+    }
+    guard taken > 0 else { return try body() }
     var previous = sigset_t()
     pthread_sigmask(SIG_BLOCK, &set, &previous)
     defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
@@ -30,9 +37,7 @@ enum Interruption {
       var waiting = blocked
       var received: Int32 = 0
       guard sigwait(&waiting, &received) == 0 else { return }
-      for file in partialFiles(in: folder, of: name) where !existing.contains(file) {
-        unlink("\(folder)/\(file)")
-      }
+      for file in openPartialFiles(in: folder, of: name) { unlink(file) }
       signal(received, SIG_DFL)
       var only = sigset_t()
       sigemptyset(&only)
@@ -44,9 +49,28 @@ enum Interruption {
     return try body()
   }
 
-  /// The names of the library's temporary files for OUT `name` in `folder`.
-  private static func partialFiles(in folder: String, of name: String) -> [String] {
-    let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-    return names.filter { $0.hasPrefix(".\(name).") && $0.hasSuffix(".partial") }
+  private static func isIgnore(_ handler: __sighandler_t?) -> Bool {
+    guard let handler else { return false }
+    return unsafeBitCast(handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
+  }
+
+  /// The library's temporary files for OUT `name` in `folder` that this process has open (so
+  /// its own, not another run's): `.<name, perhaps cut>.<random>.partial`, as absolute paths.
+  private static func openPartialFiles(in folder: String, of name: String) -> [String] {
+    guard let resolved = realpath(folder, nil) else { return [] }
+    let directory = String(cString: resolved)
+    free(resolved)
+    let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+    return descriptors.compactMap { descriptor -> String? in
+      guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(descriptor)"),
+        (target as NSString).deletingLastPathComponent == directory
+      else { return nil }
+      let file = (target as NSString).lastPathComponent
+      guard file.hasPrefix("."), file.hasSuffix(".partial") else { return nil }
+      // `.<cut name>.<random>`: the cut name is a prefix of `name` (RNCryptor+Files).
+      let stem = file.dropFirst().dropLast(".partial".count)
+      guard let dot = stem.lastIndex(of: "."), name.utf8.starts(with: stem[..<dot].utf8) else { return nil }
+      return target
+    }
   }
 }

@@ -1,0 +1,120 @@
+import CaskTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// `Interruption` (encrypt/decrypt under SIGINT/TERM/HUP), found in review (session 5). Input is a FIFO, so the
+/// child is deterministically inside the library's transform (its temporary file exists and
+/// it waits for more input) when the signal is sent: no timing is asserted.
+@Suite(
+  "encrypt and decrypt interrupted by a signal: only their own temporary file goes, an ignored signal stays ignored")
+struct InterruptionTests {
+  let password = "review-pw"
+
+  /// Spawns `sh -c 'SHELLPREFIX exec cask encrypt fifo OUT'` with INT/TERM/HUP at their default
+  /// and unblocked; returns the pid and the FIFO's write end.
+  private func spawnEncrypt(_ cask: CaskRunner, output: String, shellPrefix: String = "") throws -> (pid_t, Int32) {
+    let fifo = cask.path("in.fifo")
+    try #require(mkfifo(fifo, 0o600) == 0)
+    let binary = try CaskRunner.binary()
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var defaults = sigset_t()
+    sigemptyset(&defaults)
+    for signal in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&defaults, signal) }
+    var empty = sigset_t()
+    sigemptyset(&empty)
+    posix_spawnattr_setsigdefault(&attributes, &defaults)
+    posix_spawnattr_setsigmask(&attributes, &empty)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    for descriptor: Int32 in 0...2 {
+      posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0)
+    }
+    var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CASK_") }
+    environment["CASK_PASSWORD"] = password
+    let script = "\(shellPrefix) exec \"$0\" encrypt \"$1\" \"$2\""
+    let words: [String] = ["/bin/sh", "-c", script, binary, fifo, cask.path(output)]
+    let argv = words.map { strdup($0) } + [nil]
+    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer {
+      for pointer in argv + envp { free(pointer) }
+    }
+    var pid: pid_t = 0
+    try #require(posix_spawn(&pid, "/bin/sh", &actions, &attributes, argv, envp) == 0)
+    // O_RDWR: does not wait for the reader; the child's open for reading then returns at once.
+    let writer = open(fifo, O_RDWR)
+    try #require(writer >= 0)
+    _ = "some plaintext".withCString { write(writer, $0, 14) }
+    return (pid, writer)
+  }
+
+  /// Waits (no deadline asserted) until a `.partial` file is in the directory or the child ended.
+  private func waitForPartial(_ cask: CaskRunner, pid: pid_t) throws -> Bool {
+    for _ in 0..<60_000 {
+      var status: Int32 = 0
+      if waitpid(pid, &status, WNOHANG) == pid { return false }
+      if try FileManager.default.contentsOfDirectory(atPath: cask.path("")).contains(where: { $0.hasSuffix(".partial") }
+      ) {
+        return true
+      }
+      usleep(1000)
+    }
+    return false
+  }
+
+  private func wait(_ pid: pid_t) -> Int32 {
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    return status
+  }
+
+  @Test("Ctrl-C during encrypt to a name longer than 200 bytes removes the temporary file too")
+  func longOutputNameInterrupted() throws {
+    let cask = try CaskRunner("review-longname")
+    defer { cask.remove() }
+    let name = String(repeating: "n", count: 230)  // a valid name: NAME_MAX is 255
+    let (pid, writer) = try spawnEncrypt(cask, output: name)
+    defer { close(writer) }
+    try #require(try waitForPartial(cask, pid: pid))
+    kill(pid, SIGINT)
+    let status = wait(pid)
+    #expect(status & 0x7f == SIGINT, "status \(status)")
+    let left = try FileManager.default.contentsOfDirectory(atPath: cask.path("")).filter { $0.hasSuffix(".partial") }
+    #expect(left.isEmpty, "left behind: \(left)")
+  }
+
+  @Test("SIGHUP ignored by the caller (nohup) neither kills encrypt nor removes its output")
+  func ignoredHangupStaysIgnored() throws {
+    let cask = try CaskRunner("review-nohup")
+    defer { cask.remove() }
+    let (pid, writer) = try spawnEncrypt(cask, output: "out", shellPrefix: "trap '' HUP;")
+    try #require(try waitForPartial(cask, pid: pid))
+    kill(pid, SIGHUP)  // what closing the terminal of `nohup cask encrypt ...` sends
+    close(writer)  // the rest of the input: end of file
+    let status = wait(pid)
+    #expect(status == 0, "status \(status): killed by signal \(status & 0x7f)")
+    #expect(FileManager.default.fileExists(atPath: cask.path("out")))
+  }
+
+  @Test("Ctrl-C removes only this process's temporary file, not another run's for the same OUT")
+  func otherRunsPartialFileIsKept() throws {
+    let cask = try CaskRunner("review-foreign")
+    defer { cask.remove() }
+    let (pid, writer) = try spawnEncrypt(cask, output: "out")
+    defer { close(writer) }
+    try #require(try waitForPartial(cask, pid: pid))
+    // Another `cask encrypt ... out` started meanwhile (in another terminal): its temporary file.
+    let foreign = cask.path(".out.0123456789abcdef.partial")
+    try Data("another run's bytes".utf8).write(to: URL(fileURLWithPath: foreign))
+    kill(pid, SIGINT)
+    _ = wait(pid)
+    #expect(FileManager.default.fileExists(atPath: foreign), "another process's temporary file was deleted")
+  }
+}
