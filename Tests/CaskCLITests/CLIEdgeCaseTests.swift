@@ -48,68 +48,6 @@ struct CLIEdgeCaseTests {
     #expect(!result.err.contains("SECRETPART"), "\(result.err)")
   }
 
-  @Test("Ctrl-C during decrypt leaves no temporary file of unauthenticated plaintext beside OUT")
-  func interruptedDecryptLeavesNoPartialFile() throws {
-    let cask = try CaskRunner("review-sigint")
-    defer { cask.remove() }
-    var random = SeededRandom.make(test: "review sigint decrypt")
-    let block = random.bytes(1 << 20)
-    let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: cask.path("plain")).creatingFile())
-    for _ in 0..<400 { try handle.write(contentsOf: block) }
-    try handle.close()
-    #expect(try cask.run(["encrypt", "plain", "sealed"], password: password).status == 0)
-
-    // Spawned with SIGINT at its default action and unblocked, as from a shell (the test
-    // runner's own disposition must not be inherited).
-    let binary = try CaskRunner.binary()
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var defaults = sigset_t()
-    sigemptyset(&defaults)
-    sigaddset(&defaults, SIGINT)
-    var empty = sigset_t()
-    sigemptyset(&empty)
-    posix_spawnattr_setsigdefault(&attributes, &defaults)
-    posix_spawnattr_setsigmask(&attributes, &empty)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    for descriptor: Int32 in 0...2 {
-      posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0)
-    }
-    var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CASK_") }
-    environment["CASK_PASSWORD"] = password
-    let words: [String] = [binary, "decrypt", cask.path("sealed"), cask.path("out")]
-    let argv = words.map { strdup($0) } + [nil]
-    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer {
-      for pointer in argv + envp { free(pointer) }
-    }
-    var pid: pid_t = 0
-    try #require(posix_spawn(&pid, binary, &actions, &attributes, argv, envp) == 0)
-    // Interrupt once the temporary file has appeared, as a user pressing Ctrl-C would.
-    let deadline = Date().addingTimeInterval(30)
-    var status: Int32 = 0
-    var interrupted = false
-    while Date() < deadline {
-      if waitpid(pid, &status, WNOHANG) == pid { break }
-      let names = try FileManager.default.contentsOfDirectory(atPath: cask.path(""))
-      if names.contains(where: { $0.hasSuffix(".partial") }) {
-        interrupted = kill(pid, SIGINT) == 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        break
-      }
-      usleep(1000)
-    }
-    #expect(interrupted && status != 0, "decrypt finished before it could be interrupted")
-    let left = try FileManager.default.contentsOfDirectory(atPath: cask.path("")).filter {
-      $0.contains("out")
-    }
-    #expect(left.isEmpty, "left behind: \(left)")
-  }
-
   @Test("a password line ending in a lone CR means the same from --password-file and --password-stdin")
   func passwordCarriageReturnIsReadAlikeEverywhere() throws {
     let cask = try CaskRunner("review-cr")

@@ -14,9 +14,13 @@ import Testing
 struct InterruptionTests {
   let password = "review-pw"
 
-  /// Spawns `sh -c 'SHELLPREFIX exec cask encrypt fifo OUT'` with INT/TERM/HUP at their default
-  /// and unblocked; returns the pid and the FIFO's write end.
-  private func spawnEncrypt(_ cask: CaskRunner, output: String, shellPrefix: String = "") throws -> (pid_t, Int32) {
+  /// Spawns `sh -c 'SHELLPREFIX exec cask COMMAND fifo OUT'` with INT/TERM/HUP at their
+  /// default and unblocked, as from a shell, and writes `input` into the FIFO; returns the pid
+  /// and the FIFO's write end (closing it ends the input).
+  private func spawn(
+    _ cask: CaskRunner, command: String = "encrypt", output: String, input: Data = Data("some plaintext".utf8),
+    shellPrefix: String = ""
+  ) throws -> (pid_t, Int32) {
     let fifo = cask.path("in.fifo")
     try #require(mkfifo(fifo, 0o600) == 0)
     let binary = try CaskRunner.binary()
@@ -39,7 +43,7 @@ struct InterruptionTests {
     }
     var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CASK_") }
     environment["CASK_PASSWORD"] = password
-    let script = "\(shellPrefix) exec \"$0\" encrypt \"$1\" \"$2\""
+    let script = "\(shellPrefix) exec \"$0\" \(command) \"$1\" \"$2\""
     let words: [String] = ["/bin/sh", "-c", script, binary, fifo, cask.path(output)]
     let argv = words.map { strdup($0) } + [nil]
     let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
@@ -51,7 +55,12 @@ struct InterruptionTests {
     // O_RDWR: does not wait for the reader; the child's open for reading then returns at once.
     let writer = open(fifo, O_RDWR)
     try #require(writer >= 0)
-    _ = "some plaintext".withCString { write(writer, $0, 14) }
+    var written = 0
+    while written < input.count {
+      let count = input.withUnsafeBytes { write(writer, $0.baseAddress! + written, $0.count - written) }
+      try #require(count > 0)
+      written += count
+    }
     return (pid, writer)
   }
 
@@ -80,7 +89,7 @@ struct InterruptionTests {
     let cask = try CaskRunner("review-longname")
     defer { cask.remove() }
     let name = String(repeating: "n", count: 230)  // a valid name: NAME_MAX is 255
-    let (pid, writer) = try spawnEncrypt(cask, output: name)
+    let (pid, writer) = try spawn(cask, output: name)
     defer { close(writer) }
     try #require(try waitForPartial(cask, pid: pid))
     kill(pid, SIGINT)
@@ -94,7 +103,7 @@ struct InterruptionTests {
   func ignoredHangupStaysIgnored() throws {
     let cask = try CaskRunner("review-nohup")
     defer { cask.remove() }
-    let (pid, writer) = try spawnEncrypt(cask, output: "out", shellPrefix: "trap '' HUP;")
+    let (pid, writer) = try spawn(cask, output: "out", shellPrefix: "trap '' HUP;")
     try #require(try waitForPartial(cask, pid: pid))
     kill(pid, SIGHUP)  // what closing the terminal of `nohup cask encrypt ...` sends
     close(writer)  // the rest of the input: end of file
@@ -107,7 +116,7 @@ struct InterruptionTests {
   func otherRunsPartialFileIsKept() throws {
     let cask = try CaskRunner("review-foreign")
     defer { cask.remove() }
-    let (pid, writer) = try spawnEncrypt(cask, output: "out")
+    let (pid, writer) = try spawn(cask, output: "out")
     defer { close(writer) }
     try #require(try waitForPartial(cask, pid: pid))
     // Another `cask encrypt ... out` started meanwhile (in another terminal): its temporary file.
@@ -116,5 +125,24 @@ struct InterruptionTests {
     kill(pid, SIGINT)
     _ = wait(pid)
     #expect(FileManager.default.fileExists(atPath: foreign), "another process's temporary file was deleted")
+  }
+
+  @Test("Ctrl-C during decrypt leaves neither OUT nor a temporary file of unauthenticated plaintext")
+  func interruptedDecrypt() throws {
+    let cask = try CaskRunner("interrupted-decrypt")
+    defer { cask.remove() }
+    var random = SeededRandom.make(test: "InterruptionTests.interruptedDecrypt")
+    try random.bytes(3 << 20).write(to: URL(fileURLWithPath: cask.path("plain")))
+    #expect(try cask.run(["encrypt", "plain", "sealed"], password: password).status == 0)
+    // Two thirds of the message: decrypt streams them into its temporary file and waits for the rest.
+    let sealed = try Data(contentsOf: URL(fileURLWithPath: cask.path("sealed")))
+    let (pid, writer) = try spawn(cask, command: "decrypt", output: "out", input: sealed.prefix(2 << 20))
+    defer { close(writer) }
+    try #require(try waitForPartial(cask, pid: pid))
+    kill(pid, SIGINT)
+    let status = wait(pid)
+    #expect(status & 0x7f == SIGINT, "status \(status)")
+    let left = try FileManager.default.contentsOfDirectory(atPath: cask.path("")).filter { $0.contains("out") }
+    #expect(left.isEmpty, "left behind: \(left)")
   }
 }
