@@ -14,8 +14,7 @@ extension CaskCollection {
       guard let data = try transaction.get(key) else { return nil }
       var object = try decode(data, id: id.description)
       try mutate(&object)
-      // By bytes: a canonically equivalent id (String's `==`) is another key.
-      guard object.id.description.utf8.elementsEqual(id.description.utf8) else {
+      guard Self.sameKey(object.id, id) else {
         throw CaskError.invalidKey(reason: "update must not change an object's id")
       }
       try transaction.put(encode(object), forKey: key)
@@ -38,7 +37,7 @@ extension CaskCollection {
         guard try predicate(object) else { continue }
         let id = object.id.description
         try mutate(&object)
-        guard object.id.description.utf8.elementsEqual(id.utf8) else {
+        guard Self.sameKey(object.id, id) else {
           throw CaskError.invalidKey(reason: "updateAll must not change an object's id")
         }
         try transaction.put(encode(object), forKey: key)

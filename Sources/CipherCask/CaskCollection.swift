@@ -50,6 +50,13 @@ where T.ID: CustomStringConvertible & Sendable {
     return name + Self.separator + id.description
   }
 
+  /// Whether two ids make the same store key: compared by their UTF-8 bytes, as the store tells
+  /// keys apart. (Swift's `==` takes two canonically equivalent strings, "é" as one code point
+  /// and as e + accent, for one; the store keeps two keys.)
+  package static func sameKey(_ id: T.ID, _ other: some CustomStringConvertible) -> Bool {
+    id.description.utf8.elementsEqual(other.description.utf8)
+  }
+
   /// The id part of a key of this collection (after the separator).
   static func idString(fromKey key: String) -> String {
     guard let separator = key.utf8.firstIndex(of: 0) else { return key }

@@ -60,8 +60,7 @@ where T.ID: LosslessStringConvertible & Sendable {
     guard objects.count == 1, let object = objects.first else {
       throw SyncError.decoding("expected one object, got \(objects.count)")
     }
-    // By bytes, as keys are told apart: a canonically equivalent id would be stored under another key.
-    guard object.id.description.utf8.elementsEqual(id.description.utf8) else {
+    guard CaskCollection<T>.sameKey(object.id, id) else {
       throw SyncError.decoding("the server answered with another object's id")
     }
     try await store {
@@ -83,7 +82,8 @@ where T.ID: LosslessStringConvertible & Sendable {
   ) async throws -> CaskCollection<T>.ImportResult {
     var objects: [T] = []
     var moved = SyncProgress()
-    var next: URL? = firstPageURL()
+    let first = firstPageURL()
+    var next: URL? = first
     var page = configuration.pagination.firstPage
     var visited = Set<URL>()
     var previousIDs: [String]?
@@ -107,7 +107,7 @@ where T.ID: LosslessStringConvertible & Sendable {
         next = nil
       case .nextURL:
         do {
-          next = try decoded.next.flatMap { try PageLink.resolve($0, on: url, walkStartedAt: firstPageURL()) }
+          next = try decoded.next.flatMap { try PageLink.resolve($0, on: url, walkStartedAt: first) }
         } catch let error as PageLink.LeavesServer {
           throw SyncError.decoding(error.reason)
         }
@@ -264,7 +264,7 @@ where T.ID: LosslessStringConvertible & Sendable {
     guard objects.count == 1, let object = objects.first else {
       throw SyncError.decoding("expected one object in the answer, got \(objects.count)")
     }
-    guard object.id.description.utf8.elementsEqual(sent.id.description.utf8) else {
+    guard CaskCollection<T>.sameKey(object.id, sent.id) else {
       throw SyncError.decoding("the server answered with another object's id")
     }
     return object
