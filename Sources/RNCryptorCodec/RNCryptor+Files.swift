@@ -10,24 +10,32 @@ extension RNCryptor {
   /// Encrypts the file at `source` into a password message at `destination`.
   ///
   /// Streams in chunks of `chunkSize` bytes; `destination` appears (atomically, by rename)
-  /// only when the whole message has been written and synced.
+  /// only when the whole message has been written and synced. With `replacing: false` a file
+  /// that exists at `destination` when the output is ready (even one made while this ran) is
+  /// left alone and the call throws `.file(operation: "create", path: destination, errno:
+  /// EEXIST)`.
   ///
-  /// - Throws: `.file` for I/O failures, and the codec's errors.
+  /// - Throws: `.file` for I/O failures, and the codec's errors. A failure to sync the
+  ///   directory after the rename is thrown too, though `destination` then already holds the
+  ///   whole output (only its name may not survive a power cut).
   /// - Complexity: two PBKDF2 runs plus O(n), memory O(chunkSize).
   public static func encryptFile(
-    at source: String, to destination: String, password: String, chunkSize: Int = 1 << 20
+    at source: String, to destination: String, password: String, chunkSize: Int = 1 << 20, replacing: Bool = true
   ) throws {
     let encryptor = try Encryptor(password: password)
     try transformFile(
-      at: source, to: destination, chunkSize: chunkSize, update: encryptor.update, finalize: encryptor.finalize)
+      at: source, to: destination, chunkSize: chunkSize, replacing: replacing, update: encryptor.update,
+      finalize: encryptor.finalize)
   }
 
   /// Encrypts the file at `source` into a key message at `destination`.
-  public static func encryptFile(at source: String, to destination: String, keys: Keys, chunkSize: Int = 1 << 20) throws
-  {
+  public static func encryptFile(
+    at source: String, to destination: String, keys: Keys, chunkSize: Int = 1 << 20, replacing: Bool = true
+  ) throws {
     let encryptor = try Encryptor(keys: keys)
     try transformFile(
-      at: source, to: destination, chunkSize: chunkSize, update: encryptor.update, finalize: encryptor.finalize)
+      at: source, to: destination, chunkSize: chunkSize, replacing: replacing, update: encryptor.update,
+      finalize: encryptor.finalize)
   }
 
   /// Decrypts the password message in `source` into `destination`.
@@ -35,23 +43,27 @@ extension RNCryptor {
   /// The plaintext goes to a temporary file beside `destination`, which is synced and renamed
   /// into place only after the HMAC has verified. On any failure, including a wrong password
   /// or a modified or truncated message, the temporary file is removed and `destination` is
-  /// left as it was: no unauthenticated byte ever appears under that name.
+  /// left as it was: no unauthenticated byte ever appears under that name. `replacing` as for
+  /// `encryptFile(at:to:password:chunkSize:replacing:)`.
   ///
   /// - Throws: `.authenticationFailed`, `.messageTooShort`, `.file`, and the header errors.
   public static func decryptFile(
-    at source: String, to destination: String, password: String, chunkSize: Int = 1 << 20
+    at source: String, to destination: String, password: String, chunkSize: Int = 1 << 20, replacing: Bool = true
   ) throws {
     let decryptor = Decryptor(password: password)
     try transformFile(
-      at: source, to: destination, chunkSize: chunkSize, update: decryptor.update, finalize: decryptor.finalize)
+      at: source, to: destination, chunkSize: chunkSize, replacing: replacing, update: decryptor.update,
+      finalize: decryptor.finalize)
   }
 
   /// Decrypts the key message in `source` into `destination`; see `decryptFile(at:to:password:)`.
-  public static func decryptFile(at source: String, to destination: String, keys: Keys, chunkSize: Int = 1 << 20) throws
-  {
+  public static func decryptFile(
+    at source: String, to destination: String, keys: Keys, chunkSize: Int = 1 << 20, replacing: Bool = true
+  ) throws {
     let decryptor = Decryptor(keys: keys)
     try transformFile(
-      at: source, to: destination, chunkSize: chunkSize, update: decryptor.update, finalize: decryptor.finalize)
+      at: source, to: destination, chunkSize: chunkSize, replacing: replacing, update: decryptor.update,
+      finalize: decryptor.finalize)
   }
 
   /// The longest piece of the destination's name that goes into the temporary name, in bytes.
@@ -59,10 +71,10 @@ extension RNCryptor {
   /// The largest chunk read at once (64 MiB); larger `chunkSize` values are cut to it.
   private static let maximumChunkSize = 1 << 26
 
-  /// Streams `source` through `update`/`finalize` into a temporary file, then renames it to
+  /// Streams `source` through `update`/`finalize` into a temporary file, then moves it to
   /// `destination` and syncs the directory.
   private static func transformFile(
-    at source: String, to destination: String, chunkSize: Int,
+    at source: String, to destination: String, chunkSize: Int, replacing: Bool,
     update: (Data) throws -> Data, finalize: () throws -> Data
   ) throws {
     let input = try PlainFile(openForReading: source)
@@ -89,11 +101,33 @@ extension RNCryptor {
     }
     try output.write(finalize())
     try output.sync()
+    try publish(temporary, as: destination, replacing: replacing)
+    renamed = true
+    try PlainFile.syncDirectory(directory.isEmpty ? "." : directory)
+  }
+
+  /// Gives the finished file at `temporary` the name `destination`, atomically. Not
+  /// `replacing`: a hard link, which the kernel refuses if the name exists (no window between
+  /// a check and the rename), then the temporary name goes. On a file system without hard
+  /// links the name is checked, then renamed over.
+  private static func publish(_ temporary: String, as destination: String, replacing: Bool) throws {
+    if !replacing {
+      if link(temporary, destination) == 0 {
+        unlink(temporary)
+        return
+      }
+      let code = errno
+      guard [EPERM, ENOTSUP, EOPNOTSUPP, EMLINK].contains(code) else {
+        throw Error.file(operation: code == EEXIST ? "create" : "link", path: destination, errno: code)
+      }
+      var status = stat()
+      guard lstat(destination, &status) != 0, errno == ENOENT else {
+        throw Error.file(operation: "create", path: destination, errno: EEXIST)
+      }
+    }
     guard rename(temporary, destination) == 0 else {
       throw Error.file(operation: "rename", path: destination, errno: errno)
     }
-    renamed = true
-    try PlainFile.syncDirectory(directory.isEmpty ? "." : directory)
   }
 }
 

@@ -6,11 +6,15 @@ import Testing
   import Glibc
 #endif
 
-/// `Interruption` (encrypt/decrypt under SIGINT/TERM/HUP), found in review (session 5). Input is a FIFO, so the
-/// child is deterministically inside the library's transform (its temporary file exists and
-/// it waits for more input) when the signal is sent: no timing is asserted.
+/// `Interruption` (encrypt/decrypt under SIGINT/TERM/HUP), found in review (session 5), and
+/// an OUT that appears while they run (session 6). Input is a FIFO, so the child is
+/// deterministically inside the library's transform (its temporary file exists and it waits
+/// for more input) when the signal is sent or OUT is made: no timing is asserted.
 @Suite(
-  "encrypt and decrypt interrupted by a signal: only their own temporary file goes, an ignored signal stays ignored")
+  """
+  encrypt and decrypt disturbed while they run: a signal removes only their own temporary file, an ignored signal \
+  stays ignored, an OUT made meanwhile is not replaced without --force
+  """)
 struct InterruptionTests {
   let password = "review-pw"
 
@@ -143,6 +147,30 @@ struct InterruptionTests {
     let status = wait(pid)
     #expect(status & 0x7f == SIGINT, "status \(status)")
     let left = try FileManager.default.contentsOfDirectory(atPath: cask.path("")).filter { $0.contains("out") }
+    #expect(left.isEmpty, "left behind: \(left)")
+  }
+
+  /// Prevents: OUT was checked only before the work, and the output was renamed over whatever
+  /// took the name meanwhile (another run's output, say), silently.
+  @Test("An OUT made by someone else while encrypt runs is not replaced without --force", arguments: [false, true])
+  func outputMadeMeanwhile(force: Bool) throws {
+    let cask = try CaskRunner("out-meanwhile-\(force)")
+    defer { cask.remove() }
+    let (pid, writer) = try spawn(cask, command: force ? "encrypt --force" : "encrypt", output: "out")
+    try #require(try waitForPartial(cask, pid: pid))
+    let theirs = Data("another program's output".utf8)
+    try theirs.write(to: URL(fileURLWithPath: cask.path("out")))
+    close(writer)
+    let status = wait(pid)
+    let now = try Data(contentsOf: URL(fileURLWithPath: cask.path("out")))
+    if force {
+      #expect(status == 0, "status \(status)")
+      #expect(now != theirs, "--force did not replace OUT")
+    } else {
+      #expect(status >> 8 == 1, "status \(status)")
+      #expect(now == theirs, "OUT made meanwhile was replaced")
+    }
+    let left = try FileManager.default.contentsOfDirectory(atPath: cask.path("")).filter { $0.hasSuffix(".partial") }
     #expect(left.isEmpty, "left behind: \(left)")
   }
 }

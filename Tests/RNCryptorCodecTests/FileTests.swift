@@ -137,6 +137,29 @@ struct FileTests {
     #expect(try listing(directory) == ["enc", "short", "good", "out"])
   }
 
+  @Test("replacing: false refuses an existing destination with EEXIST, leaves it and no temporary file")
+  func noReplace() throws {
+    let directory = try TemporaryDirectory("cask-files")
+    defer { directory.remove() }
+    let keys = try Fixture.keys()
+    _ = try encryptedFile(in: directory, keys: keys)
+    let previous = Data("the file that was here before".utf8)
+    try write(previous, to: directory.file("out"))
+    let refused = RNCryptor.Error.file(operation: "create", path: directory.file("out"), errno: EEXIST)
+    #expect(throws: refused) {
+      try RNCryptor.decryptFile(at: directory.file("enc"), to: directory.file("out"), keys: keys, replacing: false)
+    }
+    #expect(throws: refused) {
+      try RNCryptor.encryptFile(at: directory.file("enc"), to: directory.file("out"), keys: keys, replacing: false)
+    }
+    #expect(try read(directory.file("out")) == previous)
+    #expect(try listing(directory) == ["enc", "out"])
+    // A free name: the output appears under it, and only it.
+    try RNCryptor.decryptFile(at: directory.file("enc"), to: directory.file("new"), keys: keys, replacing: false)
+    #expect(try read(directory.file("new")) == Self.filePlaintext())
+    #expect(try listing(directory) == ["enc", "out", "new"])
+  }
+
   @Test("a missing source gives a .file error naming it, and creates nothing")
   func missingSource() throws {
     let directory = try TemporaryDirectory("cask-files")

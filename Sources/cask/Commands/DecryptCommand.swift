@@ -12,10 +12,8 @@ enum DecryptCommand: Subcommand {
     try Interruption.removingPartialFiles(of: output) {
       let progress = ProcessIO.progressBar("Decrypting", total: FileTransfer.size(of: input))
       defer { progress?.finish() }
-      do {
-        try RNCryptor.decryptFile(at: input, to: output, password: password)
-      } catch {
-        throw CLIError.failure(ErrorMessage.describe(error, file: input))
+      try FileTransfer.run(arguments, input: input, output: output) { replacing in
+        try RNCryptor.decryptFile(at: input, to: output, password: password, replacing: replacing)
       }
     }
   }

@@ -12,10 +12,8 @@ enum EncryptCommand: Subcommand {
     try Interruption.removingPartialFiles(of: output) {
       let progress = ProcessIO.progressBar("Encrypting", total: FileTransfer.size(of: input))
       defer { progress?.finish() }
-      do {
-        try RNCryptor.encryptFile(at: input, to: output, password: password)
-      } catch {
-        throw CLIError.failure(ErrorMessage.describe(error, file: input))
+      try FileTransfer.run(arguments, input: input, output: output) { replacing in
+        try RNCryptor.encryptFile(at: input, to: output, password: password, replacing: replacing)
       }
     }
   }
