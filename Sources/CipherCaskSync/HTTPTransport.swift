@@ -70,8 +70,16 @@ struct HTTPTransport: Sendable {
           for (key, value) in http.allHeaderFields {
             if let key = key as? String, let value = value as? String { headers[key] = value }
           }
-          call.finish(.success(HTTPResponse(status: http.statusCode, headers: headers, body: data ?? Data())))
+          let answer = HTTPResponse(status: http.statusCode, headers: headers, body: data ?? Data())
+          if let url = request.url, RedirectGuard.leavesServer(answer, from: url) {
+            call.finish(.failure(SyncError.transport(RedirectGuard.refusal)))
+          } else {
+            call.finish(.success(answer))
+          }
         }
+        // A task's delegate comes before its session's, so the rule holds on a session the
+        // caller passed in too.
+        task.delegate = RedirectGuard.shared
         call.attach(task)
         task.resume()
         let timeout = request.timeoutInterval > 0 ? request.timeoutInterval : 60
@@ -94,6 +102,35 @@ struct HTTPTransport: Sendable {
     case NSURLErrorCannotFindHost: return "unknown host"
     default: return "URL error \(error.code)"
     }
+  }
+}
+
+/// Follows a redirect only on the server the request was sent to (same scheme, host and
+/// port, the rule of `PageLink`): every request carries the caller's headers (an
+/// `Authorization` token, often), and URLSession sends them again to wherever a redirect
+/// points. A redirect elsewhere is not followed; `send` turns its 3xx answer into
+/// `SyncError.transport`.
+final class RedirectGuard: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+  static let shared = RedirectGuard()
+  static let refusal =
+    "the server redirected the request to another server; not followed, as its headers would go along"
+
+  func urlSession(
+    _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+    newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
+  ) {
+    guard let first = task.originalRequest?.url, let next = request.url, PageLink.sameServer(first, next) else {
+      completionHandler(nil)
+      return
+    }
+    completionHandler(request)
+  }
+
+  /// Whether `response` is a redirect (that was not followed) to another server than `url`'s.
+  static func leavesServer(_ response: HTTPResponse, from url: URL) -> Bool {
+    guard (300..<400).contains(response.status), let location = response.header("Location") else { return false }
+    guard let target = URL(string: location, relativeTo: url)?.absoluteURL else { return true }
+    return !PageLink.sameServer(url, target)
   }
 }
 

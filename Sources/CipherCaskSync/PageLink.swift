@@ -12,8 +12,13 @@ package enum PageLink {
   /// - Throws: `PageLink.LeavesServer` when that URL is on another server than `first`.
   package static func resolve(_ link: String, on page: URL, walkStartedAt first: URL) throws -> URL? {
     guard let next = URL(string: link, relativeTo: page)?.absoluteURL else { return nil }
-    guard origin(of: next) == origin(of: first) else { throw LeavesServer() }
+    guard sameServer(next, first) else { throw LeavesServer() }
     return next
+  }
+
+  /// Whether two URLs are on the same server: scheme, host and port.
+  package static func sameServer(_ one: URL, _ other: URL) -> Bool {
+    origin(of: one) == origin(of: other)
   }
 
   /// Thrown for a link to another server; its text names neither link nor server.

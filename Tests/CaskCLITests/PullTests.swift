@@ -107,6 +107,30 @@ struct PullTests {
     #expect(try keys(cask, "users") == ["u1", "u2", "u3", "u4", "u5"])
   }
 
+  /// Found in review (session 6): URLSession followed the 3xx and sent the `--header` values
+  /// along, so a token reached the other server.
+  @Test("a redirect to another server is refused: it gets no request, nothing is written")
+  func redirectElsewhere() async throws {
+    let server = try RESTServer()
+    let other = try RESTServer()
+    defer {
+      server.stop()
+      other.stop()
+    }
+    let cask = try CaskRunner("pullredirect")
+    defer { cask.remove() }
+    _ = try cask.createStore("s", password: password)
+    let target = "http://localhost:\(other.port)/users".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+    let address = server.address("/redirect/302?to=\(target)")
+    let result = try cask.run(
+      ["pull", "s", address, "--collection", "users", "--id-key", "id", "--header", RESTServer.authorization],
+      password: password)
+    expectFailure(
+      result, "cannot pull from '\(server.address("/redirect/302"))?…': network failure: the server redirected")
+    #expect(try keys(cask, "users").isEmpty)
+    #expect(try await other.authorizations().isEmpty, "the other server was sent a request")
+  }
+
   @Test("malformed JSON, on the first page or a later one, writes nothing and names page and line")
   func malformed() async throws {
     let server = try RESTServer()

@@ -11,8 +11,8 @@ import Foundation
 /// 127.0.0.1 and a free port, started for one test and killed after it: `/users` in a `result`
 /// envelope with `next` links (two per page), `Authorization: Bearer test-token`,
 /// `/status/<code>`, `/bad` (malformed JSON), `/echo` (a 400 that repeats the request's
-/// headers), `/files/<name>` (what a PUT left, served as it was) and `/log` (the changes it
-/// applied). Used by the sync and the CLI tests; `cask-bench outbox`, in its own package,
+/// headers), `/files/<name>` (what a PUT left, served as it was), `/log` (the changes it
+/// applied), `/redirect/<code>?to=<URL>` and `/seen` (the `Authorization` headers it got). Used by the sync and the CLI tests; `cask-bench outbox`, in its own package,
 /// starts the same script itself.
 public final class RESTServer: @unchecked Sendable {
   public static let token = "test-token"
@@ -89,6 +89,13 @@ public final class RESTServer: @unchecked Sendable {
     let (_, data) = try await request("GET", "/log")
     let entries = (try JSONSerialization.jsonObject(with: data) as? [[String: String]]) ?? []
     return entries.map { "\($0["method"] ?? "?") \($0["id"] ?? "?")" }
+  }
+
+  /// The `Authorization` header of every request the server has had (`nil` where none came),
+  /// in order; asking does not add to it.
+  public func authorizations() async throws -> [String?] {
+    let (_, data) = try await request("GET", "/seen")
+    return ((try JSONSerialization.jsonObject(with: data) as? [Any]) ?? []).map { $0 as? String }
   }
 
   /// Leaves `contents` at `/files/<name>`, to be served byte for byte.

@@ -10,6 +10,10 @@ import Synchronization
 public struct PosixFileSystem: FileSystem {
   public init() {}
 
+  /// Opens a file of the store. A symbolic link or anything but a regular file under a store
+  /// file's name is refused (`CaskError.io`, `ELOOP` or `EINVAL`): someone who can write the
+  /// directory must not make the store create, read or append to files elsewhere (another
+  /// store's segment, say), or block on a FIFO.
   public func open(_ path: String, mode: FileOpenMode) throws -> any StorageFile {
     let flags: Int32
     switch mode {
@@ -17,7 +21,21 @@ public struct PosixFileSystem: FileSystem {
     case .readWrite: flags = O_RDWR
     case .createNew: flags = O_RDWR | O_CREAT | O_EXCL
     }
-    return PosixFile(descriptor: try Syscall.open(path, flags: flags, mode: 0o600), path: path)
+    return PosixFile(descriptor: try Self.openRegular(path, flags: flags), path: path)
+  }
+
+  /// `open` with `O_NOFOLLOW` (and `O_NONBLOCK`, so that opening a FIFO does not wait), then a
+  /// check that the descriptor is a regular file.
+  private static func openRegular(_ path: String, flags: Int32) throws -> Int32 {
+    let descriptor = try Syscall.open(path, flags: flags | O_NOFOLLOW | O_NONBLOCK, mode: 0o600)
+    var info = stat()
+    guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+      Syscall.close(descriptor)
+      throw CaskError.io(operation: "open (not a regular file)", path: path, errno: EINVAL)
+    }
+    // Regular files ignore O_NONBLOCK; cleared all the same, so the descriptor is as asked.
+    _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
+    return descriptor
   }
 
   public func contentsOfDirectory(_ path: String) throws -> [String] {
@@ -52,7 +70,7 @@ public struct PosixFileSystem: FileSystem {
   }
 
   public func lock(_ path: String, exclusive: Bool) throws -> any FileLock {
-    let descriptor = try Syscall.open(path, flags: O_RDWR | O_CREAT, mode: 0o600)
+    let descriptor = try Self.openRegular(path, flags: O_RDWR | O_CREAT)
     do {
       guard try Syscall.flock(descriptor, exclusive: exclusive, path: path) else {
         throw CaskError.locked(path: path)

@@ -294,10 +294,8 @@ struct KeyDirectory: Sendable {
   /// Every group with its number of keys.
   ///
   /// - Complexity: O(number of groups).
-  var groupCounts: [String: Int] {
-    var counts: [String: Int] = [:]
-    for (group, table) in groups { counts[group.string] = table.count }
-    return counts
+  var groupCounts: [CaskStore.GroupCount] {
+    groups.map { CaskStore.GroupCount(group: $0.key.string, count: $0.value.count) }
   }
 
   /// The number of keys in one group.

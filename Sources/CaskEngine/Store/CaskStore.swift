@@ -287,7 +287,11 @@ public final class CaskStore: Sendable {
     if !options.readOnly {
       do {
         try writer.withLock { writer in
-          guard writer.failure == nil, let active = writer.active else { return }
+          // An earlier failure (a sync the periodic syncer or another writer saw fail) means
+          // writes acknowledged since the last good sync may not be on disk: close says so
+          // rather than return as if it had synced them.
+          if let earlier = writer.failure { throw earlier }
+          guard let active = writer.active else { return }
           // Sealed as when it fills up: a failed sync becomes the writer's failure (a writer
           // that appended before close and waits after it gets that error), a good one marks
           // everything durable.

@@ -32,7 +32,10 @@ public struct CaskTransaction {
   /// The keys of a group as this transaction sees them, sorted.
   public func keys(inGroup group: String) throws -> [String] {
     var keys = Set(try store.keys(inGroup: group).map(IndexKey.init))
-    for (key, value) in pending where KeyDirectory.group(of: key)?.string == group {
+    // By bytes, as the store tells groups apart: `==` on String would take in the keys of a
+    // group whose name differs only in Unicode normalization.
+    let wanted = IndexKey(group)
+    for (key, value) in pending where KeyDirectory.group(of: key) == wanted {
       if value == nil { keys.remove(key) } else { keys.insert(key) }
     }
     return keys.map(\.string).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
@@ -86,11 +89,24 @@ extension CaskStore {
     }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
   }
 
-  /// Every group (for typed collections: every collection name) with its number of keys.
+  /// Every group (for typed collections: every collection name) with its number of keys,
+  /// sorted by the names' UTF-8 bytes. Names that differ only in Unicode normalization are
+  /// two groups, as everywhere in the store (a `[String: Int]` would merge them).
   ///
-  /// - Complexity: O(number of groups).
-  public func groups() -> [String: Int] {
-    state.withLock { $0.directory.groupCounts }
+  /// - Complexity: O(g log g) for g groups.
+  public func groups() -> [GroupCount] {
+    state.withLock { $0.directory.groupCounts }.sorted { $0.group.utf8.lexicographicallyPrecedes($1.group.utf8) }
+  }
+
+  /// A group and its number of keys.
+  public struct GroupCount: Sendable, Hashable {
+    public var group: String
+    public var count: Int
+
+    public init(group: String, count: Int) {
+      self.group = group
+      self.count = count
+    }
   }
 
   /// The number of keys in a group.

@@ -37,26 +37,12 @@ enum ExportCommand: Subcommand {
         throw CLIError.failure("store '\(path)' has no collection '\(collection)'")
       }
       let files = try ExportFiles(directory: directory, encryptedWith: encrypted ? password : nil)
-      let counter = ProgressCounter()
-      let progress = ProgressBar.start("Exporting", total: UInt64(keys.count), unit: .items("values")) {
-        counter.current
+      do {
+        return try export(keys, of: store, to: files, encrypted: encrypted)
+      } catch {
+        files.removeAll()
+        throw error
       }
-      defer { progress?.finish() }
-      var listing = Listing(encoding: encrypted ? "rncryptor" : "json")
-      for key in keys {
-        guard let value = try store.get(key) else { continue }
-        let name = try files.write(value)
-        let separator = key.utf8.firstIndex(of: 0)
-        listing.entries.append(
-          Listing.Entry(
-            file: name, key: key, collection: separator.map { String(key[..<$0]) },
-            id: separator.map { String(key[key.index(after: $0)...]) }))
-        counter.add(1)
-      }
-      let encoder = JSONEncoder()
-      encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-      let listingName = try files.writeListing(encoder.encode(listing))
-      return (listing.entries.count, listingName, files.nonJSONValues)
     }
     let (count, listingName, nonJSON) = summary
     let source = collection.map { "collection '\($0)' of store '\(path)'" } ?? "store '\(path)'"
@@ -71,6 +57,37 @@ enum ExportCommand: Subcommand {
       StandardStream.error.write(
         "warning: the files in '\(directory)' are NOT encrypted: anyone who can read them can read the data\n")
     }
+  }
+
+  /// Writes the value of every key in `keys` and the listing.
+  ///
+  /// Encrypted files are written in a random order: their names are random, and files
+  /// created in key order would give the order away through their inode numbers and times.
+  /// The listing is in key order.
+  private static func export(_ keys: [String], of store: CaskStore, to files: ExportFiles, encrypted: Bool) throws
+    -> (Int, String, Int)
+  {
+    let counter = ProgressCounter()
+    let progress = ProgressBar.start("Exporting", total: UInt64(keys.count), unit: .items("values")) {
+      counter.current
+    }
+    defer { progress?.finish() }
+    var listing = Listing(encoding: encrypted ? "rncryptor" : "json")
+    for key in encrypted ? keys.shuffled() : keys {
+      guard let value = try store.get(key) else { continue }
+      let name = try files.write(value)
+      let separator = key.utf8.firstIndex(of: 0)
+      listing.entries.append(
+        Listing.Entry(
+          file: name, key: key, collection: separator.map { String(key[..<$0]) },
+          id: separator.map { String(key[key.index(after: $0)...]) }))
+      counter.add(1)
+    }
+    if encrypted { listing.entries.sort { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) } }
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    let listingName = try files.writeListing(encoder.encode(listing))
+    return (listing.entries.count, listingName, files.nonJSONValues)
   }
 
   /// DIR must not exist or be an empty directory.

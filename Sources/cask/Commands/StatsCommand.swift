@@ -18,9 +18,21 @@ enum StatsCommand: Subcommand {
       var unreadableSegments: [String]
     }
 
+    /// The collections in byte order; in JSON an object of names and counts, where names that
+    /// differ only in Unicode normalization (two collections to the store) share one entry,
+    /// their counts added.
+    struct Collections: Encodable {
+      var counts: [CaskStore.GroupCount]
+
+      func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(Dictionary(counts.map { ($0.group, $0.count) }, uniquingKeysWith: +))
+      }
+    }
+
     var store: String
     var keys: Int
-    var collections: [String: Int]
+    var collections: Collections
     var liveBytes: UInt64
     var deadBytes: UInt64
     var segments: Int
@@ -43,7 +55,8 @@ enum StatsCommand: Subcommand {
     let stats = store.stats()
     let recovery = stats.recovery
     return Report(
-      store: path, keys: stats.keys, collections: store.groups(), liveBytes: stats.liveBytes,
+      store: path, keys: stats.keys, collections: Report.Collections(counts: store.groups()),
+      liveBytes: stats.liveBytes,
       deadBytes: stats.deadBytes, segments: stats.segments,
       recovery: Report.Recovery(
         clean: recovery.isClean, segmentsFromHints: recovery.segmentsFromHints,
@@ -54,13 +67,13 @@ enum StatsCommand: Subcommand {
   }
 
   static func text(_ report: Report) -> String {
-    let collections = report.collections.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
-    let inCollections = collections.reduce(0) { $0 + $1.value }
+    let collections = report.collections.counts
+    let inCollections = collections.reduce(0) { $0 + $1.count }
     var text = "Store:        \(report.store)\n"
     text += "Keys:         \(report.keys)\n"
     text += "Collections:  \(collections.isEmpty ? "none" : "\(collections.count)")\n"
-    for (name, count) in collections {
-      text += "  \(KeyText.display(name)): \(counted(count, "object"))\n"
+    for collection in collections {
+      text += "  \(KeyText.display(collection.group)): \(counted(collection.count, "object"))\n"
     }
     if !collections.isEmpty && inCollections < report.keys {
       text += "  (outside collections: \(report.keys - inCollections) keys)\n"

@@ -17,13 +17,19 @@ enum ExportFile {
     let descriptor = retrying { open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600) }
     guard descriptor >= 0 else { throw failure("create", path) }
     defer { close(descriptor) }
-    try data.withUnsafeBytes { buffer in
-      var offset = 0
-      while offset < buffer.count {
-        let written = retrying { write(descriptor, buffer.baseAddress! + offset, buffer.count - offset) }
-        guard written > 0 else { throw failure("write", path) }
-        offset += written
+    do {
+      try data.withUnsafeBytes { buffer in
+        var offset = 0
+        while offset < buffer.count {
+          let written = retrying { write(descriptor, buffer.baseAddress! + offset, buffer.count - offset) }
+          guard written > 0 else { throw failure("write", path) }
+          offset += written
+        }
       }
+    } catch {
+      // The file is this call's own (O_EXCL): a part of it is no use to anyone.
+      unlink(path)
+      throw error
     }
   }
 

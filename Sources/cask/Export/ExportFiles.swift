@@ -10,16 +10,30 @@ final class ExportFiles {
   private let keys: RNCryptor.PasswordKeys?
   private var written = 0
   private(set) var nonJSONValues = 0
+  /// The files written so far, and whether this export made the directory: what
+  /// `removeAll()` takes back.
+  private var created: [String] = []
+  private let madeDirectory: Bool
 
   init(directory: String, encryptedWith password: String?) throws {
     self.directory = directory
     keys = try password.map { try RNCryptor.PasswordKeys(password: $0) }
+    madeDirectory = !FileManager.default.fileExists(atPath: directory)
     do {
       try FileManager.default.createDirectory(
         atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     } catch {
       throw CLIError.failure("cannot create '\(directory)'")
     }
+  }
+
+  /// Removes every file this export wrote, and the directory if it made it: an export that
+  /// failed part-way leaves no values behind (plaintext ones above all), and can be made
+  /// again into the same directory.
+  func removeAll() {
+    for name in created { unlink("\(directory)/\(name)") }
+    created = []
+    if madeDirectory { rmdir(directory) }
   }
 
   /// Writes one value and returns the file's name.
@@ -43,6 +57,7 @@ final class ExportFiles {
 
   private func save(_ data: Data, as name: String) throws -> String {
     try ExportFile.create("\(directory)/\(name)", contents: data)
+    created.append(name)
     return name
   }
 }

@@ -12,12 +12,15 @@ Also: /log (the applied changes in order), /slow (answers after 60 s), /bad (mal
 PUT /admin/users/<id> (changes an object behind the client's back). For the cask tool's tests:
 PUT /files/<name> keeps the body as it is and GET /files/<name> serves it (both need the
 token), and /echo answers 400 with the request's headers (a server that echoes a token).
+/redirect/<code>?to=<URL> answers <code> with Location: <URL> (no token needed); /seen lists
+the Authorization header (or null) of every request before it, to show where a token went.
 Prints "PORT <n>" once listening; stops by itself after 10 minutes.
 """
 import json
 import sys
 import threading
 import time
+import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 STATE_LOCK = threading.Lock()
@@ -26,6 +29,7 @@ VERSIONS = {}
 LOG = []
 SEEN = {}
 FILES = {}
+AUTHORIZATIONS = []
 PAGE_SIZE = 2
 
 
@@ -80,6 +84,17 @@ class Handler(BaseHTTPRequestHandler):
         self.raw_body = self.rfile.read(length) if length else b""
         path, _, query = self.path.partition("?")
         parts = [p for p in path.split("/") if p]
+        if parts == ["seen"]:
+            with STATE_LOCK:
+                return self.answer(200, list(AUTHORIZATIONS))
+        with STATE_LOCK:
+            AUTHORIZATIONS.append(self.headers.get("Authorization"))
+        if len(parts) == 2 and parts[0] == "redirect" and query.startswith("to="):
+            self.send_response(int(parts[1]))
+            self.send_header("Location", urllib.parse.unquote(query[3:]))
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return None
         if parts == ["reset"] and method == "POST":
             with STATE_LOCK:
                 reset()
