@@ -8,12 +8,15 @@ import Foundation
 ///
 /// The library writes OUT's bytes to `.<name>.<random>.partial` beside OUT and renames it at
 /// the end; a process killed by a signal would leave that file (for `decrypt`, plaintext that
-/// has not been authenticated) behind. While `body` runs, SIGINT, SIGTERM and SIGHUP are
-/// blocked and taken by a thread that removes the temporary files this process has open, then
-/// ends the process by the same signal, as it would have ended without this. A signal the
-/// caller ignores (`nohup`, a background job of a script) stays ignored.
+/// has not been authenticated) behind. While `body` runs, the signals that would end the
+/// process (Ctrl-C, `kill`, a closed terminal, Ctrl-\\, a user signal, an alarm, a broken pipe,
+/// a CPU or file size limit) are blocked and taken by a thread that removes the temporary
+/// files this process has open, then ends the process by the same signal, as it would have
+/// ended without this. A signal the caller ignores (`nohup`, a background job of a script)
+/// stays ignored. (SIGQUIT is taken from the Swift runtime's backtracer, whose handler would
+/// otherwise end the process without the cleanup.)
 enum Interruption {
-  static let signals = [SIGINT, SIGTERM, SIGHUP]
+  static let signals = [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGPIPE, SIGXCPU, SIGXFSZ]
 
   static func removingPartialFiles<R>(of output: String, _ body: () throws -> R) rethrows -> R {
     let directory = (output as NSString).deletingLastPathComponent
