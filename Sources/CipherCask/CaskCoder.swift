@@ -57,7 +57,8 @@ public struct JSONCaskCoder: CaskCoder {
   }
 }
 
-/// Binary property lists: an alternative measured against JSON in `cask-bench objects`.
+/// Binary property lists: an alternative measured against JSON in `cask-bench objects`. Unlike
+/// JSON, a property list stores an infinite date (a date is a number there) and reads it back.
 public struct PropertyListCaskCoder: CaskCoder {
   public init() {}
 

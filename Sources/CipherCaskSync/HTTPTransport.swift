@@ -48,6 +48,7 @@ struct HTTPTransport: Sendable {
   }
 
   func send(_ request: URLRequest) async throws -> HTTPResponse {
+    let request = Self.lowercasingScheme(request)
     let call = PendingCall()
     return try await withTaskCancellationHandler {
       try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, Error>) in
@@ -92,6 +93,18 @@ struct HTTPTransport: Sendable {
     }
   }
 
+  /// `request` with its URL's scheme in lower case: schemes are case-insensitive (RFC 3986),
+  /// but URLSession on Linux refuses `HTTP://` as an unsupported URL.
+  private static func lowercasingScheme(_ request: URLRequest) -> URLRequest {
+    guard let url = request.url, let scheme = url.scheme, scheme != scheme.lowercased(),
+      var parts = URLComponents(url: url, resolvingAgainstBaseURL: true)
+    else { return request }
+    parts.scheme = scheme.lowercased()
+    var lowered = request
+    lowered.url = parts.url ?? url
+    return lowered
+  }
+
   /// A failure's kind without the URL's query or any header.
   private static func describe(_ error: NSError) -> String {
     switch error.code {
@@ -100,6 +113,7 @@ struct HTTPTransport: Sendable {
     case NSURLErrorNetworkConnectionLost: return "the connection was lost"
     case NSURLErrorNotConnectedToInternet: return "no network"
     case NSURLErrorCannotFindHost: return "unknown host"
+    case NSURLErrorUnsupportedURL: return "not an http or https URL"
     default: return "URL error \(error.code)"
     }
   }

@@ -113,6 +113,36 @@ struct FailureTests {
     #expect(damage.first?["offset"] is Int)
   }
 
+  /// Found in review (session 6): read-only commands said "repaired", and said it again on
+  /// every run, while only a command that writes cuts the torn tail.
+  @Test("a torn tail: read-only commands warn that nothing was repaired, the first write repairs it")
+  func tornTailWarnings() throws {
+    let cask = try CaskRunner("torn-warning")
+    defer { cask.remove() }
+    let path = try cask.createStore("s", password: password)
+    for index in 0..<3 {
+      #expect(try cask.run(["put", "s", "k\(index)"], password: password, stdin: Data("v\(index)".utf8)).status == 0)
+    }
+    let segment = try #require(
+      try FileManager.default.contentsOfDirectory(atPath: path).first {
+        $0.hasSuffix(".\(CaskFormat.segmentExtension)")
+      })
+    // The store was closed cleanly (a hint for no segment: the last one is scanned); cutting
+    // into the last record leaves a torn tail.
+    try FileDamage.truncate("\(path)/\(segment)", to: try FileDamage.size(of: "\(path)/\(segment)") - 10)
+    let readOnly = "warning: store 's' is damaged (opened read-only: nothing was repaired) ("
+    for _ in 0..<2 {
+      let stats = try cask.run(["stats", "s"], password: password)
+      #expect(stats.status == 0)
+      #expect(stats.err.hasPrefix(readOnly), "\(stats.err)")
+    }
+    let put = try cask.run(["put", "s", "k9"], password: password, stdin: Data("v9".utf8))
+    #expect(put.status == 0)
+    #expect(put.err.hasPrefix("warning: store 's' was damaged and repaired when opened ("), "\(put.err)")
+    let after = try cask.run(["stats", "s"], password: password)
+    #expect(after.err.isEmpty, "\(after.err)")
+  }
+
   @Test("without any password source and without a terminal, commands fail at once")
   func noPasswordNoTerminal() throws {
     let cask = try CaskRunner("nopw")

@@ -105,4 +105,18 @@ struct SyncEdgeCaseTests {
     }
     #expect(fixture.users.count == before)
   }
+
+  /// Found in review (session 6): `HTTP://` failed with "URL error -1002", though schemes
+  /// are case-insensitive and `cask` took the argument as a URL.
+  @Test("an upper-case scheme is a URL like any other")
+  func upperCaseScheme() async throws {
+    let fixture = try SyncFixture("upper-scheme")
+    defer { fixture.close() }
+    let source = RemoteJSONSource(
+      configuration: RemoteConfiguration(
+        prepareRequest: { $0.setValue("Bearer \(RESTServer.token)", forHTTPHeaderField: "Authorization") }))
+    let body = try await source.get(URL(string: "HTTP://127.0.0.1:\(fixture.server.port)/users")!)
+    let page = try #require(try JSONSerialization.jsonObject(with: body) as? [String: Any])
+    #expect((page["result"] as? [Any])?.count == 2)
+  }
 }

@@ -86,7 +86,7 @@ enum ImportCommand: Subcommand {
       return totals
     }
     StandardStream.output.write(
-      "Imported \(totals.objects) objects into collection '\(collection)' of store '\(path)': "
+      "Imported \(counted(totals.objects, "object")) into collection '\(collection)' of store '\(path)': "
         + "\(totals.inserted) inserted, \(totals.replaced) replaced.\n")
   }
 

@@ -23,7 +23,7 @@ enum PullCommand: Subcommand {
       return (records.count, try ImportCommand.write(records, to: store))
     }
     StandardStream.output.write(
-      "Pulled \(totals.0) objects from '\(RemoteFetch.display(url))' into collection '\(collection)' of store "
+      "Pulled \(counted(totals.0, "object")) from '\(RemoteFetch.display(url))' into collection '\(collection)' of store "
         + "'\(path)': \(totals.1.inserted) inserted, \(totals.1.replaced) replaced.\n")
   }
 

@@ -6,16 +6,18 @@ import Foundation
 #endif
 
 /// Where passwords come from. Never from a command-line argument: it would show in `ps` and
-/// in the shell's history. For the password of a store or file, in this order:
+/// in the shell's history. For the password of a store or file, in this order (what the
+/// command line asks for before what the environment holds):
 ///
 /// 1. `--password-file F`: the first line of F;
-/// 2. the environment variable `CASK_PASSWORD`;
-/// 3. `--password-stdin`: the first line of standard input;
+/// 2. `--password-stdin`: the first line of standard input;
+/// 3. the environment variable `CASK_PASSWORD`;
 /// 4. a prompt without echo when a terminal is attached (asked twice for a new password).
 ///
 /// `passwd` takes the new password the same way from `--new-password-file`,
-/// `CASK_NEW_PASSWORD`, `--new-password-stdin` (the line after the current password's when
-/// both come from standard input) or a prompt asked twice. Docs/CLI.md has the full rules.
+/// `--new-password-stdin` (the line after the current password's when both come from
+/// standard input), `CASK_NEW_PASSWORD` or a prompt asked twice. Docs/CLI.md has the full
+/// rules.
 struct PasswordSource {
   /// The option names and variable of one password.
   struct Names {
@@ -62,16 +64,19 @@ struct PasswordSource {
       defer { Secret.wipe(&line) }
       return try string(from: line, source: "the password file '\(path)'")
     }
-    if let value = environment(names.environment) {
-      guard !value.isEmpty else { throw CLIError.failure("\(names.environment) is set but empty") }
-      return value
-    }
+    // Before the environment: an exported CASK_PASSWORD must not silently win over the
+    // flag, which made `passwd --password-stdin --new-password-stdin` take line 1 (the
+    // current password) as the new one (found in review, session 6).
     if arguments.flag(names.stdin) {
       guard var line = try StandardStream.input.readLineBytes() else {
         throw CLIError.failure("--\(names.stdin) was given but standard input is empty")
       }
       defer { Secret.wipe(&line) }
       return try string(from: line, source: "standard input")
+    }
+    if let value = environment(names.environment) {
+      guard !value.isEmpty else { throw CLIError.failure("\(names.environment) is set but empty") }
+      return value
     }
     return try prompt(names, confirm: confirm)
   }

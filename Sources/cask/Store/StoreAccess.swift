@@ -53,9 +53,13 @@ enum StoreAccess {
     }
     let recovery = store.stats().recovery
     if !recovery.isClean {
+      // A read-only open works around the damage in memory and changes no file: saying
+      // "repaired" there sent users away believing the next command would find it fixed.
+      let what =
+        options.readOnly
+        ? "is damaged (opened read-only: nothing was repaired)" : "was damaged and repaired when opened"
       StandardStream.error.write(
-        "warning: store '\(path)' was damaged and repaired when opened (\(RecoverySummary(recovery))); "
-          + "run 'cask verify \(path)'\n")
+        "warning: store '\(path)' \(what) (\(RecoverySummary(recovery))); run 'cask verify \(path)'\n")
     }
     return store
   }
