@@ -142,9 +142,22 @@ struct RecordCipher: Sendable {
     }
   }
 
-  /// Opens a key message and checks that it holds valid UTF-8.
+  /// Opens a key message and checks that it holds a key `put` could have written: valid
+  /// UTF-8, 1 to 65,535 bytes. (A message that authenticates is not proof of that: another
+  /// implementation, or a bug, may have sealed an empty key, which trapped the index, or a
+  /// longer one, which trapped the hint writer; found by an independent reader, session 6.)
   func openKey(_ message: Data, file: String, offset: UInt64) throws -> String {
-    let bytes = try open(message, file: file, offset: offset)
+    try Self.validKey(open(message, file: file, offset: offset), file: file, offset: offset)
+  }
+
+  /// The key an opened key message holds; `openKey`'s checks.
+  static func validKey(_ bytes: Data, file: String, offset: UInt64) throws -> String {
+    guard !bytes.isEmpty else { throw CaskError.corrupt(file: file, offset: offset, reason: "key is empty") }
+    guard bytes.count <= CaskFormat.maximumKeyLength else {
+      throw CaskError.corrupt(
+        file: file, offset: offset,
+        reason: "key of \(bytes.count) bytes is longer than \(CaskFormat.maximumKeyLength)")
+    }
     guard let key = String(validating: bytes, as: UTF8.self) else {
       throw CaskError.corrupt(file: file, offset: offset, reason: "key is not valid UTF-8")
     }

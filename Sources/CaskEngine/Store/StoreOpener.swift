@@ -353,13 +353,24 @@ struct StoreOpener {
     let outcome = try scanner.scan { batch in
       var decoded: [HintEntry] = []
       for record in batch {
-        // A key that does not authenticate makes its whole batch unusable.
-        guard let key = try? cipher.openKey(record.keyMessage, file: name, offset: record.offset) else {
+        // A key that does not authenticate, or that `put` could not have written, makes its
+        // whole batch unusable.
+        func drop(_ reason: String) {
           undecryptable.append(
             CorruptRegion(
               file: name, offset: record.offset, length: UInt64(record.header.totalLength),
-              reason: "record does not authenticate; its batch was dropped"))
+              reason: "\(reason); its batch was dropped"))
           report.droppedRecords += batch.count
+        }
+        guard let bytes = try? cipher.open(record.keyMessage, file: name, offset: record.offset) else {
+          drop("record does not authenticate")
+          return
+        }
+        let key: String
+        do {
+          key = try RecordCipher.validKey(bytes, file: name, offset: record.offset)
+        } catch CaskError.corrupt(_, _, let reason) {
+          drop(reason)
           return
         }
         decoded.append(

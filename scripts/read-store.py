@@ -1,0 +1,534 @@
+#!/usr/bin/env python3
+"""An independent reader of a CipherCask store (format version 2).
+
+Written from Docs/FORMAT.md and Docs/CODEC.md only, to check that those pages describe the
+format completely and truly. It never writes to the store.
+
+Usage:  CASK_PASSWORD=... scripts/read-store.py [--check-hints] STORE_DIR
+
+Prints the live contents as JSON lines {"key": <text>, "value": <base64>} sorted by the
+key's UTF-8 bytes. Anything FORMAT.md calls invalid or damaged (and a few things it leaves
+unspecified, marked GAP below) ends the program with exit status 1 and one line on stderr.
+The two conditions FORMAT.md treats as normal after a crash (a torn tail of the last
+segment, reserved zeros at the end of the last ordinary segment) are accepted and noted on
+stderr. Status 2 is a usage error.
+
+Only the standard library and `cryptography` (for AES-256-CBC) are used.
+"""
+
+import base64
+import errno
+import fcntl
+import hashlib
+import hmac
+import json
+import os
+import re
+import struct
+import sys
+
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+
+class Invalid(Exception):
+    """Something the format says is invalid (or that the reader could not decide)."""
+
+
+def fail(message):
+    raise Invalid(message)
+
+
+# --- CRC-32C (FORMAT.md section 1) ------------------------------------------------------
+
+def _crc_table():
+    table = []
+    for n in range(256):
+        c = n
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        table.append(c)
+    return table
+
+
+_CRC_TABLE = _crc_table()
+
+
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    table = _CRC_TABLE
+    for byte in data:
+        crc = table[(crc ^ byte) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+
+
+assert crc32c(b"123456789") == 0xE3069283
+
+# --- RNCryptor v3 (CODEC.md section 1) -----------------------------------------------------
+
+KEY_HEADER = 18
+PASSWORD_HEADER = 34
+HMAC_LENGTH = 32
+BLOCK = 16
+
+
+def _check_shape(message, options, header, what):
+    if len(message) < 2:
+        fail(f"{what}: message too short ({len(message)} bytes)")
+    if message[0] != 3:
+        fail(f"{what}: RNCryptor version {message[0]}, expected 3")
+    if message[1] != options:
+        fail(f"{what}: RNCryptor options byte {message[1]}, expected {options}")
+    body = len(message) - header - HMAC_LENGTH
+    if body < BLOCK or body % BLOCK != 0:
+        fail(f"{what}: message of {len(message)} bytes is too short or not whole blocks")
+
+
+def _open(message, encryption_key, hmac_key, header, what):
+    expected = hmac.new(hmac_key, message[:-HMAC_LENGTH], hashlib.sha256).digest()
+    if not hmac.compare_digest(expected, message[-HMAC_LENGTH:]):
+        fail(f"{what}: HMAC does not verify")
+    iv = message[header - 16:header]
+    ciphertext = message[header:-HMAC_LENGTH]
+    decryptor = Cipher(algorithms.AES(encryption_key), modes.CBC(iv)).decryptor()
+    padded = decryptor.update(ciphertext) + decryptor.finalize()
+    pad = padded[-1]
+    if pad < 1 or pad > BLOCK or padded[-pad:] != bytes([pad]) * pad:
+        fail(f"{what}: bad PKCS#7 padding")
+    return padded[:-pad]
+
+
+def open_key_message(message, keys, what):
+    _check_shape(message, 0, KEY_HEADER, what)
+    return _open(message, keys[0], keys[1], KEY_HEADER, what)
+
+
+def open_password_message(message, password, what):
+    _check_shape(message, 1, PASSWORD_HEADER, what)
+    encryption_salt, hmac_salt = message[2:10], message[10:18]
+    encryption_key = hashlib.pbkdf2_hmac("sha1", password, encryption_salt, 10000, 32)
+    hmac_key = hashlib.pbkdf2_hmac("sha1", password, hmac_salt, 10000, 32)
+    return _open(message, encryption_key, hmac_key, PASSWORD_HEADER, what)
+
+
+# --- Format constants (FORMAT.md) ----------------------------------------------------------
+
+HEADER_MAGIC = b"CIPHCASK"
+SEGMENT_MAGIC = b"CCSEGMNT"
+HINT_MAGIC = b"CCHINTS1"
+FORMAT_VERSION = 2
+SEGMENT_HEADER = 32
+RECORD_HEADER = 24
+MAX_SEGMENT = 2**32 - 1
+TYPE_PUT, TYPE_DELETE = 1, 2
+FLAG_END, FLAG_START = 0x01, 0x02
+
+SEGMENT_NAME = re.compile(r"^([0-9a-f]{8})\.seg$")
+HINT_NAME = re.compile(r"^([0-9a-f]{8})\.hint$")
+# A position that could start a plausible record header: type 1 or 2, no unknown flag bits,
+# reserved bytes zero (FORMAT.md section 9). Used to find candidates for resynchronisation.
+CANDIDATE = re.compile(rb"(?=[\x00-\xff]{4}[\x01\x02][\x00-\x03]\x00\x00)")
+
+
+def u16(data, offset):
+    return struct.unpack_from("<H", data, offset)[0]
+
+
+def u32(data, offset):
+    return struct.unpack_from("<I", data, offset)[0]
+
+
+def u64(data, offset):
+    return struct.unpack_from("<Q", data, offset)[0]
+
+
+def decode_key(raw, what):
+    if not 1 <= len(raw) <= 65535:
+        fail(f"{what}: store key of {len(raw)} bytes (must be 1 - 65,535)")
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        # GAP: FORMAT.md demands valid UTF-8 of hint keys only; for keys in records it says
+        # nothing. (The engine drops such a record's batch as damage, "key is not valid UTF-8".)
+        # A record key of 0 or more than 65,535 bytes is not covered either (the engine traps on
+        # both: an empty one at open, a long one when it writes the segment's hint).
+        fail(f"{what}: store key is not valid UTF-8")
+    return raw
+
+
+# --- The header file CASK (FORMAT.md section 3) --------------------------------------------
+
+def read_header(directory, password):
+    path = os.path.join(directory, "CASK")
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except FileNotFoundError:
+        fail("CASK: no header file: not a CipherCask store")
+    if data[:8] != HEADER_MAGIC:
+        fail("CASK: bad magic: not a CipherCask store")
+    if len(data) < 16:
+        fail("CASK: header is truncated")
+    w = u32(data, 12)
+    if len(data) < 16 + w + 4:
+        fail("CASK: header is truncated")
+    if u32(data, 16 + w) != crc32c(data[:16 + w]):
+        fail("CASK: header checksum mismatch")
+    version = u16(data, 8)
+    if version != FORMAT_VERSION:
+        fail(f"CASK: unsupported format version {version}")
+    flags = u16(data, 10)
+    wrapped = data[16:16 + w]
+    # Bytes after the CRC are ignored (section 3); other flag bits are ignored too.
+    if not flags & 0x0001:
+        fail("CASK: the data key is wrapped under caller keys, not a password (wrongCredentialType)")
+    # GAP: section 3 does not say what happens when the flag and the wrapped message's own
+    # options byte disagree; this reader refuses it.
+    try:
+        data_key = open_password_message(wrapped, password, "CASK wrapped key")
+    except Invalid as error:
+        if "HMAC" in str(error):
+            fail("CASK: wrong password (the wrapped key's HMAC does not verify)")
+        raise
+    if len(data_key) != 64:
+        fail(f"CASK: wrapped data key is {len(data_key)} bytes, expected 64")
+    return (data_key[:32], data_key[32:])
+
+
+# --- Segments (FORMAT.md sections 5, 8, 9) -------------------------------------------------
+
+class Record:
+    __slots__ = ("offset", "length", "type", "flags", "sequence", "key", "value")
+
+    def __init__(self, offset, length, rtype, flags, sequence):
+        self.offset, self.length, self.type, self.flags, self.sequence = offset, length, rtype, flags, sequence
+        self.key = None
+        self.value = None
+
+
+class Segment:
+    def __init__(self, name, file_id, data, base, sub):
+        self.name, self.file_id, self.data, self.base, self.sub = name, file_id, data, base, sub
+        self.records = []       # every valid record, in file order
+        self.applied = []       # the records of complete batches, in file order
+        self.valid_end = SEGMENT_HEADER
+        self.file_length = len(data)
+
+
+def read_segment_header(name, file_id, data):
+    if len(data) < SEGMENT_HEADER:
+        fail(f"{name}: unreadable segment: header is short ({len(data)} bytes)")
+    if data[:8] != SEGMENT_MAGIC:
+        fail(f"{name}: unreadable segment: bad magic")
+    if u32(data, 28) != crc32c(data[:28]):
+        fail(f"{name}: unreadable segment: header checksum mismatch")
+    version = u16(data, 8)
+    if version != FORMAT_VERSION:
+        fail(f"{name}: unsupported format version {version}")
+    if u32(data, 12) != file_id:
+        fail(f"{name}: unreadable segment: header names file id {u32(data, 12):08x}")
+    base, sub = u32(data, 16), u32(data, 20)
+    # GAP (guess): section 8 says a writer's segment gets base = its own file id, sub = 0,
+    # but not that a reader may rely on it. Checked here as a consistency rule (the engine
+    # does not check it: it orders by (base, sub) whatever the id).
+    if sub == 0 and base != file_id:
+        fail(f"{name}: order sub 0 but order base {base:08x} differs from the file id")
+    return base, sub
+
+
+def plausible(data, offset, end):
+    """The header checks of section 9, without the CRC. Returns (type, flags, K, V) or None."""
+    if offset + RECORD_HEADER > end:
+        return None
+    rtype, flags, reserved = data[offset + 4], data[offset + 5], u16(data, offset + 6)
+    k, v = u32(data, offset + 16), u32(data, offset + 20)
+    if rtype not in (TYPE_PUT, TYPE_DELETE) or flags & ~0x03 or reserved != 0 or k == 0:
+        return None
+    if rtype == TYPE_DELETE and v != 0:
+        return None
+    return rtype, flags, k, v
+
+
+def valid_record(data, offset, end):
+    fields = plausible(data, offset, end)
+    if fields is None:
+        return None
+    rtype, flags, k, v = fields
+    length = RECORD_HEADER + k + v
+    if offset + length > end:
+        return None
+    if u32(data, offset) != crc32c(memoryview(data)[offset + 4:offset + length]):
+        return None
+    return rtype, flags, k, v, length
+
+
+def next_valid_record(data, start, end):
+    for match in CANDIDATE.finditer(data, start, end):
+        if valid_record(data, match.start(), end) is not None:
+            return match.start()
+    return None
+
+
+def scan_segment(segment, keys, is_last):
+    data, name = segment.data, segment.name
+    end = min(len(data), MAX_SEGMENT)
+    if len(data) > MAX_SEGMENT:
+        fail(f"{name}: segment longer than the format allows (damage)")
+    position = SEGMENT_HEADER
+    batch = []
+    notes = []
+    while position < end:
+        found = valid_record(data, position, end)
+        if found is None:
+            tail = data[position:end]
+            if is_last and segment.sub == 0 and not batch and tail.count(0) == len(tail):
+                notes.append(f"{name}: {len(tail)} bytes of reserved zeros at {position}")
+                segment.valid_end = position
+                return notes
+            later = next_valid_record(data, position + 1, end)
+            if later is not None:
+                fail(f"{name}: damaged record at offset {position} (a valid record follows at {later})")
+            if not is_last:
+                fail(f"{name}: damaged tail of a sealed segment at offset {position}")
+            notes.append(f"{name}: torn tail of {end - (batch[0].offset if batch else position)} bytes "
+                         f"at {batch[0].offset if batch else position}"
+                         + (f", {len(batch)} record(s) of an unfinished batch dropped" if batch else ""))
+            return notes
+        rtype, flags, k, v, length = found
+        if rtype == TYPE_PUT and v == 0:
+            # Section 5.2: "A put always has V >= 66". Not among the validity checks of
+            # section 9, so a scanner may take such a record as valid. GAP: the engine indexes
+            # it at open and reports it only at get / verify.
+            fail(f"{name}: put record at {position} has no value message (V = 0)")
+        record = Record(position, length, rtype, flags, u64(data, position + 8))
+        what = f"{name} record at {position}"
+        key_message = bytes(data[position + RECORD_HEADER:position + RECORD_HEADER + k])
+        record.key = decode_key(open_key_message(key_message, keys, what + " key message"), what)
+        if rtype == TYPE_PUT:
+            value_message = bytes(data[position + RECORD_HEADER + k:position + length])
+            plain = open_key_message(value_message, keys, what + " value message")
+            if len(plain) < 2:
+                fail(f"{what}: value plaintext shorter than its key length field")
+            key_length = u16(plain, 0)
+            if len(plain) < 2 + key_length or key_length != len(record.key) \
+                    or plain[2:2 + key_length] != record.key:
+                fail(f"{what}: value belongs to another key")
+            record.value = plain[2 + key_length:]
+        segment.records.append(record)
+        if flags & FLAG_START:
+            if batch:
+                fail(f"{name}: batch without its commit marker at {batch[0].offset}")
+            batch = [record]
+        elif not batch:
+            fail(f"{name}: record at {position} continues a batch whose start is missing")
+        else:
+            batch.append(record)
+        if flags & FLAG_END:
+            check_batch(batch, name)
+            segment.applied.extend(batch)
+            batch = []
+            segment.valid_end = position + length
+        position += length
+    if batch:
+        if not is_last:
+            fail(f"{name}: damaged tail of a sealed segment: batch at {batch[0].offset} has no commit marker")
+        notes.append(f"{name}: torn tail: unfinished batch of {len(batch)} record(s) at {batch[0].offset} dropped")
+    return notes
+
+
+def check_batch(batch, name):
+    keys_seen = set()
+    for index, record in enumerate(batch):
+        if record.key in keys_seen:
+            fail(f"{name}: batch at {batch[0].offset} holds key twice (section 5.3 says at most once)")
+        keys_seen.add(record.key)
+        if index and record.sequence != batch[index - 1].sequence + 1:
+            fail(f"{name}: batch at {batch[0].offset}: sequence numbers not consecutive "
+                 f"({batch[index - 1].sequence} then {record.sequence})")
+
+
+# --- Hints (FORMAT.md section 6) ------------------------------------------------------------
+
+def read_hint(directory, name, keys):
+    with open(os.path.join(directory, name), "rb") as handle:
+        data = handle.read()
+    if data[:8] != HINT_MAGIC:
+        fail(f"{name}: bad magic")
+    payload = open_key_message(data[8:], keys, f"{name} payload")
+    if len(payload) < 28:
+        fail(f"{name}: payload of {len(payload)} bytes is shorter than its 28-byte head")
+    version = u16(payload, 0)
+    if version != FORMAT_VERSION:
+        fail(f"{name}: hint version {version}")
+    head = {"id": u32(payload, 4), "length": u64(payload, 8), "max_sequence": u64(payload, 16)}
+    count = u32(payload, 24)
+    entries = []
+    position = 28
+    for index in range(count):
+        if position + 12 > len(payload):
+            fail(f"{name}: payload ends inside entry {index}")
+        etype, key_length = payload[position], u16(payload, position + 2)
+        offset, length = u32(payload, position + 4), u32(payload, position + 8)
+        if etype not in (TYPE_PUT, TYPE_DELETE):
+            fail(f"{name}: entry {index} has type {etype}")
+        key = payload[position + 12:position + 12 + key_length]
+        if len(key) != key_length:
+            fail(f"{name}: payload ends inside the key of entry {index}")
+        decode_key(key, f"{name} entry {index}")
+        entries.append((etype, offset, length, key))
+        position += 12 + key_length
+    if position != len(payload):
+        fail(f"{name}: {len(payload) - position} bytes left over after the last entry")
+    return head, entries
+
+
+def check_hint(name, head, entries, segment):
+    if segment is None:
+        fail(f"{name}: orphan hint (no segment of that id)")
+    if head["id"] != segment.file_id:
+        fail(f"{name}: names segment {head['id']:08x}")
+    if head["length"] != segment.file_length:
+        fail(f"{name}: stale hint: states length {head['length']}, the segment is {segment.file_length} bytes")
+    by_offset = {record.offset: record for record in segment.applied}
+    previous = -1
+    listed = set()
+    for index, (etype, offset, length, key) in enumerate(entries):
+        if offset <= previous:
+            fail(f"{name}: entry {index} is not in increasing record offset")
+        previous = offset
+        if offset < SEGMENT_HEADER or offset + length > segment.file_length:
+            fail(f"{name}: entry {index} lies outside 32 ..< {segment.file_length}")
+        record = by_offset.get(offset)
+        if record is None:
+            fail(f"{name}: entry {index} points at offset {offset}, where no applied record starts")
+        if record.length != length:
+            fail(f"{name}: entry {index} says length {length}, the record at {offset} is {record.length}")
+        if record.type != etype:
+            fail(f"{name}: entry {index} says type {etype}, the record at {offset} has {record.type}")
+        if record.key != key:
+            fail(f"{name}: entry {index} names another key than the record at {offset}")
+        listed.add(offset)
+    max_sequence = max((record.sequence for record in segment.records), default=0)
+    if head["max_sequence"] != max_sequence:
+        fail(f"{name}: max sequence {head['max_sequence']}, the segment's highest is {max_sequence}")
+    last_of_key = {}
+    for record in segment.applied:
+        last_of_key[record.key] = record
+        if record.type == TYPE_DELETE and record.offset not in listed:
+            fail(f"{name}: tombstone at {record.offset} is not listed")
+    for record in last_of_key.values():
+        if record.offset not in listed:
+            fail(f"{name}: the segment's newest record of a key (at {record.offset}) is not listed")
+
+
+# --- The store ------------------------------------------------------------------------------
+
+def apply(index, records):
+    for record in records:
+        if record.type == TYPE_PUT:
+            index[record.key] = record
+        else:
+            index.pop(record.key, None)
+
+
+def read_store(directory, password, check_hints):
+    if not os.path.isdir(directory):
+        fail(f"{directory}: not a directory")
+    names = os.listdir(directory)
+    lock_handle = None
+    if "LOCK" in names:
+        lock_handle = open(os.path.join(directory, "LOCK"), "rb")
+        try:
+            fcntl.flock(lock_handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError as error:
+            if error.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                fail("LOCK: the store is open for writing by another process (locked)")
+            raise
+    keys = read_header(directory, password)
+    notes = []
+    segment_names, hint_names = [], []
+    for name in sorted(names):
+        if name in ("CASK", "LOCK") or name.endswith(".tmp"):
+            continue        # .tmp files are never part of the store (section 7)
+        if SEGMENT_NAME.match(name):
+            segment_names.append(name)
+        elif HINT_NAME.match(name):
+            hint_names.append(name)
+        else:
+            # Section 2: "It holds nothing but these names". GAP: open does not say what it
+            # does with other names (the engine ignores them) or with upper-case hex digits
+            # (the engine reads 0000000A.seg as segment 10 and writes 0000000a.hint for it).
+            # This reader refuses both.
+            fail(f"{name}: unexpected file in the store directory")
+    segments = []
+    for name in segment_names:
+        file_id = int(name[:8], 16)
+        with open(os.path.join(directory, name), "rb") as handle:
+            data = handle.read()
+        base, sub = read_segment_header(name, file_id, data)
+        segments.append(Segment(name, file_id, data, base, sub))
+    segments.sort(key=lambda segment: (segment.base, segment.sub))
+    for before, after in zip(segments, segments[1:]):
+        if (before.base, before.sub) == (after.base, after.sub):
+            # GAP: section 8 gives no rule for two segments with the same order (the engine
+            # accepted both; in the one case tried, the larger file id won).
+            fail(f"{before.name} and {after.name} have the same order ({before.base:08x}, {before.sub})")
+    index = {}
+    for position, segment in enumerate(segments):
+        notes += scan_segment(segment, keys, position == len(segments) - 1)
+        apply(index, segment.applied)
+    if check_hints:
+        by_id = {segment.file_id: segment for segment in segments}
+        hinted = {}
+        for name in hint_names:
+            head, entries = read_hint(directory, name, keys)
+            segment = by_id.get(int(name[:8], 16))
+            check_hint(name, head, entries, segment)
+            hinted[segment.file_id] = entries
+        # Section 6: open applies a hint's entries in order, as it would the records. The
+        # index built from the hints (where there are any) must be the one built by scanning.
+        hint_index = {}
+        for segment in segments:
+            if segment.file_id in hinted:
+                by_offset = {record.offset: record for record in segment.applied}
+                apply(hint_index, [by_offset[offset] for _, offset, _, _ in hinted[segment.file_id]])
+            else:
+                apply(hint_index, segment.applied)
+        if {k: r.offset for k, r in hint_index.items()} != {k: r.offset for k, r in index.items()}:
+            fail("hints: the index built from the hints differs from the one built by scanning")
+        notes.append(f"hints: {len(hinted)} hint file(s) checked, {len(segments) - len(hinted)} segment(s) without one")
+    if lock_handle is not None:
+        lock_handle.close()
+    return index, notes
+
+
+def main(argv):
+    arguments = argv[1:]
+    check_hints = "--check-hints" in arguments
+    arguments = [argument for argument in arguments if argument != "--check-hints"]
+    if len(arguments) != 1 or arguments[0].startswith("-"):
+        print("usage: CASK_PASSWORD=... read-store.py [--check-hints] STORE_DIR", file=sys.stderr)
+        return 2
+    password = os.environ.get("CASK_PASSWORD")
+    if not password:
+        print("read-store: CASK_PASSWORD is not set (or empty)", file=sys.stderr)
+        return 2
+    try:
+        index, notes = read_store(arguments[0], password.encode("utf-8"), check_hints)
+    except Invalid as error:
+        print(f"read-store: invalid: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:
+        print(f"read-store: {error}", file=sys.stderr)
+        return 1
+    for note in notes:
+        print(f"read-store: note: {note}", file=sys.stderr)
+    out = sys.stdout
+    for key in sorted(index):
+        record = index[key]
+        out.write(json.dumps({"key": key.decode("utf-8"), "value": base64.b64encode(record.value).decode("ascii")})
+                  + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
