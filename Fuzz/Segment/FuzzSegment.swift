@@ -9,6 +9,11 @@ import FuzzSupport
 /// Input: one mode byte, then the segment file. Mode bit 0 repairs every CRC the bytes have
 /// room for (so mutations reach the batch and key logic behind the checksums), bit 1 opens
 /// read-only, bit 2 makes the segment count as full (sealed: a hint is written at open).
+/// Bit 3: the rest is not a file but a list of records that the target encodes and seals
+/// with the store's data key (`RecordScript`), so that fuzzed keys and values reach the checks
+/// behind the HMAC: empty keys, keys at the length limit, invalid UTF-8, values bound to
+/// another key, puts without a value, repeated keys and sequence numbers in a batch; bit 4
+/// then makes the segment a compaction output (order sub 1).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzSegment(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
   guard let data else { return 0 }
@@ -23,7 +28,8 @@ enum SegmentTarget {
   static func test(_ bytes: UnsafeRawBufferPointer) {
     var input = FuzzInput(bytes)
     let mode = input.byte()
-    var segment = [UInt8](input.rest())
+    var segment =
+      mode & 8 != 0 ? RecordScript.segment(from: &input, sub: mode & 16 != 0 ? 1 : 0) : [UInt8](input.rest())
     if mode & 1 != 0 { FuzzingEntry.repairSegmentChecksums(&segment) }
     let fileSystem = FuzzStore.disk(with: [("00000001.seg", Data(segment))], on: template)
     let limit: UInt64 = mode & 4 != 0 ? 64 : 1 << 20
@@ -67,7 +73,20 @@ enum SegmentTarget {
     var sealed = SegmentBuilder(sub: 2)
     try sealed.append(key: "compacted", value: "yes", flags: start | end, sequence: 9)
 
+    // Scripts (mode bit 3): a batch of two puts and a delete; an empty key; a key one byte
+    // over the limit; a value bound to another key; a put without a value.
+    let both = CaskFormat.recordFlagBatchStart | CaskFormat.recordFlagBatchEnd
+    let script: [UInt8] =
+      [start << 1, 1, 3, 0, 2, 0] + Array("abc".utf8) + Array("v1".utf8) + [0, 1, 3, 0, 1, 0] + Array("def".utf8)
+      + [Array("w".utf8)[0]] + [1 | end << 1, 1, 3, 0, 0, 0] + Array("abc".utf8)
+    let emptyKey: [UInt8] = [both << 1, 1, 0, 0, 1, 0, 0x78]
+    let longKey: [UInt8] = [both << 1, 1, 1, 1, 1, 0, 0x6B, 0x78]
+    let otherKey: [UInt8] = [both << 1, 1, 1, 0, 1, 1, 0x6B, 0x78]
+    let noValue: [UInt8] = [both << 1, 1, 1, 0, 0, 2, 0x6B]
     return [
+      ("script-batch", Data([8] + script)), ("script-empty-key", Data([8] + emptyKey)),
+      ("script-long-key-full", Data([12] + longKey)), ("script-other-key", Data([8] + otherKey)),
+      ("script-no-value", Data([8] + noValue)),
       ("empty", Data([0] + header)), ("single", Data([0] + single.bytes)), ("batches", Data([0] + batches.bytes)),
       ("batches-readonly", Data([2] + batches.bytes)), ("batches-full", Data([4] + batches.bytes)),
       ("unfinished", Data([0] + unfinished.bytes)), ("torn", Data([0] + torn.bytes)),
@@ -75,5 +94,55 @@ enum SegmentTarget {
       ("reserved-zeros", Data([0] + reserved)), ("reserved-zeros-readonly", Data([2] + reserved)),
       ("torn-in-reserved-zeros", Data([0] + partial)),
     ]
+  }
+}
+
+/// Records described by the fuzz input, encoded and sealed here with the fuzzing store's data
+/// key. Each record: a flags byte (bit 0 a delete, bits 1-2 the batch flags: start, commit
+/// marker), a sequence step, the key's length `L`, a long-key byte `R`, the value's length,
+/// a value mode; then the key's bytes and the value's. With `R` not 0, the key is its first
+/// bytes repeated to 65,535 + (`L` as a signed byte) bytes: around the limit. Value mode bit 0
+/// binds the value to another key, bit 1 leaves a put without its value message, bit 2 writes
+/// a wrong key length into the value's binding.
+enum RecordScript {
+  static func segment(from input: inout FuzzInput, sub: UInt32) -> [UInt8] {
+    var bytes = FuzzingEntry.segmentHeader(id: 1, base: 1, sub: sub)
+    var sequence: UInt64 = 0
+    var serial = 0
+    while input.remaining >= 6 {
+      let flags = input.byte()
+      sequence &+= UInt64(input.byte())
+      let length = input.byte()
+      let long = input.byte()
+      let valueLength = Int(input.byte())
+      let valueMode = input.byte()
+      let key: Data
+      if long == 0 {
+        key = input.take(Int(length))
+      } else {
+        let size = 65_535 + Int(Int8(bitPattern: length))
+        // The pattern doubled until it fills the key (a byte-by-byte loop cost milliseconds).
+        var filled = [UInt8](input.take(Int(length & 15) + 1))
+        if filled.isEmpty { filled = [0x6B] }
+        filled.reserveCapacity(size)
+        while filled.count < size { filled.append(contentsOf: filled.prefix(size - filled.count)) }
+        key = Data(filled)
+      }
+      let value = input.take(valueLength)
+      serial += 1
+      let delete = flags & 1 != 0
+      var valueMessage: Data?
+      if !delete && valueMode & 2 == 0 {
+        let bound = valueMode & 1 != 0 ? key + Data("~".utf8) : key
+        let claimed = bound.count + (valueMode & 4 != 0 ? 1 : 0)
+        var plaintext = Data([UInt8(truncatingIfNeeded: claimed), UInt8(truncatingIfNeeded: claimed >> 8)])
+        plaintext += bound + value
+        valueMessage = FuzzStore.seal(plaintext, iv: 5000 + serial)
+      }
+      FuzzingEntry.appendRecord(
+        to: &bytes, delete: delete, flags: (flags >> 1) & 3, sequence: sequence,
+        keyMessage: FuzzStore.seal(key, iv: serial), valueMessage: valueMessage)
+    }
+    return bytes
   }
 }
