@@ -27,7 +27,9 @@ public enum CaskError: Error, Sendable {
 
   // MARK: Using
 
-  /// Thrown when a key is empty or longer than `CaskFormat.maximumKeyLength` UTF-8 bytes.
+  /// Thrown when a key is empty or longer than `CaskFormat.maximumKeyLength` UTF-8 bytes (and
+  /// by the collection layer for a collection name it cannot use, or a collection of another
+  /// store in a batch).
   case invalidKey(reason: String)
   /// Thrown when a value is larger than `CaskFormat.maximumValueLength` bytes.
   case valueTooLarge(length: Int, maximum: Int)

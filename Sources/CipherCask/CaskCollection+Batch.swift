@@ -86,6 +86,7 @@ extension CaskCollection {
   ///   or that the collection's coder cannot write (nothing is written).
   @discardableResult
   public func importJSON(_ data: Data, decoder: JSONDecoder = JSONDecoder()) throws -> ImportResult {
+    try checkName()
     let objects: [T]
     do {
       objects = try decoder.decode([T].self, from: data)
@@ -115,12 +116,19 @@ extension CaskCollection {
 
 extension CaskBatch {
   /// Saves `object` into `collection` when the batch commits (spanning collections).
+  ///
+  /// - Throws: `CaskError.invalidKey` also when `collection` is of another store than the
+  ///   batch: the object would otherwise land in this batch's store.
   public mutating func save<T>(_ object: T, in collection: CaskCollection<T>) throws {
+    try checkStore(collection.store, for: "collection '\(collection.name)'")
     try put(collection.encode(object), forKey: collection.key(for: object.id))
   }
 
   /// Deletes the object with `id` from `collection` when the batch commits.
+  ///
+  /// - Throws: as `save(_:in:)`.
   public mutating func delete<T>(id: T.ID, from collection: CaskCollection<T>) throws {
+    try checkStore(collection.store, for: "collection '\(collection.name)'")
     try delete(collection.key(for: id))
   }
 }

@@ -24,6 +24,12 @@ extension CaskCollection {
   /// stream is released.
   public func changes() -> AsyncStream<CollectionChange<T.ID>> {
     let (stream, continuation) = AsyncStream.makeStream(of: CollectionChange<T.ID>.self)
+    // An invalid name (empty, or with U+0000) has no objects: its prefix would match keys of
+    // another collection.
+    guard (try? checkName()) != nil else {
+      continuation.finish()
+      return stream
+    }
     let prefix = name + Self.separator
     let observation = store.observeChanges { changes in
       var change = CollectionChange<T.ID>()

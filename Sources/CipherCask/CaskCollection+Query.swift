@@ -21,9 +21,12 @@ extension CaskCollection {
 
   /// A page of objects: those matching `predicate` (all by default), sorted by
   /// `areInIncreasingOrder` (by default in the order of `ids()`), skipping `offset`, at most
-  /// `limit`.
+  /// `limit`. Objects that `areInIncreasingOrder` leaves equal are in the order of `ids()`,
+  /// so that pages are the same however the objects lie in the files (a re-save moves an
+  /// object there).
   ///
-  /// - Complexity: O(n) decodes plus O(m log m) to sort the m matches.
+  /// - Complexity: O(n) decodes plus O(m log m) to sort the m matches (twice with
+  ///   `areInIncreasingOrder`: by id, then by it, stably).
   public func fetch(
     where predicate: (T) throws -> Bool = { _ in true },
     sortedBy areInIncreasingOrder: ((T, T) throws -> Bool)? = nil,
@@ -31,12 +34,9 @@ extension CaskCollection {
     offset: Int = 0
   ) throws -> [T] {
     var matches = try filter(predicate)
-    if let areInIncreasingOrder {
-      try matches.sort(by: areInIncreasingOrder)
-    } else {
-      let ids = matches.map(\.id)
-      matches = Self.positionsInIDOrder(ids).map { matches[$0] }
-    }
+    matches = Self.positionsInIDOrder(matches.map(\.id)).map { matches[$0] }
+    // Swift's sort is stable: ties keep the id order.
+    if let areInIncreasingOrder { try matches.sort(by: areInIncreasingOrder) }
     let start = min(max(0, offset), matches.count)
     // Compared with what is left, not added to `start`: `limit: .max` must not overflow.
     let end = limit.map { start + min(matches.count - start, max(0, $0)) } ?? matches.count

@@ -103,6 +103,7 @@ where T.ID: CustomStringConvertible & Sendable {
   ///
   /// - Complexity: O(n) encodes, one append.
   public func save<S: Sequence<T>>(contentsOf objects: S) throws {
+    try checkName()
     try store.batch { batch in
       for object in objects { try batch.put(encode(object), forKey: key(for: object.id)) }
     }
@@ -136,7 +137,7 @@ where T.ID: CustomStringConvertible & Sendable {
   ///
   /// - Complexity: O(1).
   public var count: Int {
-    store.count(inGroup: name)
+    (try? checkName()) == nil ? 0 : store.count(inGroup: name)
   }
 
   /// The ids of all objects, in ascending order: by `T.ID`'s own `<` when `T.ID` is

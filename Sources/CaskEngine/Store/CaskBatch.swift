@@ -16,8 +16,24 @@ public struct CaskBatch: Sendable {
   }
 
   private(set) var operations: [Operation] = []
+  /// The store whose `batch(_:)` made this batch (`nil` for the one-key batches of `put` and
+  /// `delete`): what `checkStore(_:)` compares with.
+  private let owner: ObjectIdentifier?
 
-  init() {}
+  init(owner: CaskStore? = nil) {
+    self.owner = owner.map(ObjectIdentifier.init)
+  }
+
+  /// Throws unless `store` is the store this batch commits to: for layers above (a typed
+  /// collection) whose objects name their own store, so that an object meant for one store
+  /// does not land in another.
+  ///
+  /// - Throws: `CaskError.invalidKey`.
+  package func checkStore(_ store: CaskStore, for what: String) throws {
+    guard owner == nil || owner == ObjectIdentifier(store) else {
+      throw CaskError.invalidKey(reason: "\(what) belongs to another store than this batch")
+    }
+  }
 
   /// Stores `value` under `key` when the batch commits.
   ///

@@ -242,7 +242,7 @@ public final class CaskStore: Sendable {
   /// - Throws: what `body` throws, and the errors of `put`.
   /// - Complexity: one append and (with `.always`) one sync for the whole batch.
   public func batch(_ body: (inout CaskBatch) throws -> Void) throws {
-    var batch = CaskBatch()
+    var batch = CaskBatch(owner: self)
     try body(&batch)
     _ = try commit(batch)
   }
