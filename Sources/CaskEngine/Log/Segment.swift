@@ -47,9 +47,19 @@ final class Segment: Sendable {
   static func id(fromFileName name: String, extension ext: String) -> UInt32? {
     let suffix = "." + ext
     guard name.hasSuffix(suffix) else { return nil }
-    let stem = name.dropLast(suffix.count)
-    guard stem.count == 8 else { return nil }
-    return UInt32(stem, radix: 16)
+    let stem = name.utf8.dropLast(suffix.utf8.count)
+    // Exactly the names `fileName(id:)` makes: eight lower-case hex digits. (`UInt32(_:radix:)`
+    // also takes upper case and a sign, and compaction, which removes its inputs by the name
+    // made from the id, then left such a file behind to be read again at the next open.)
+    guard stem.count == 8, stem.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else { return nil }
+    return UInt32(String(decoding: stem, as: UTF8.self), radix: 16)
+  }
+
+  /// For a name that is not a segment name but would be one in lower case (`0000000A.seg`):
+  /// its id. Open reports such a file instead of reading it or passing over it in silence.
+  static func id(fromForeignName name: String, extension ext: String) -> UInt32? {
+    guard id(fromFileName: name, extension: ext) == nil else { return nil }
+    return id(fromFileName: name.lowercased(), extension: ext)
   }
 
   private static func hexName(_ id: UInt32) -> String {

@@ -122,6 +122,12 @@ struct StoreOpener {
     var found: [FoundSegment] = []
     var maxID: UInt32 = 0
     for name in names {
+      if let id = Segment.id(fromForeignName: name, extension: CaskFormat.segmentExtension) {
+        // Not written by the engine (upper case): reported, and its number never reused.
+        maxID = max(maxID, id)
+        indexState.recovery.unreadableSegments.append(name)
+        continue
+      }
       guard let id = Segment.id(fromFileName: name, extension: CaskFormat.segmentExtension) else { continue }
       maxID = max(maxID, id)
       let file = try fileSystem.open("\(path)/\(name)", mode: options.readOnly ? .readOnly : .readWrite)
@@ -137,6 +143,10 @@ struct StoreOpener {
       let header = try file.read(count: CaskFormat.segmentHeaderLength, at: 0)
       switch Segment.decodeHeader(header) {
       case .success(let decoded) where decoded.id == id:
+        // A base is a number handed out earlier (a writer's own id, or the newest input's for
+        // a compaction output): new ids go above every base too, so that a segment started
+        // after this open sorts after this one even if its header claims a base beyond the ids.
+        maxID = max(maxID, decoded.order.base)
         found.append(FoundSegment(segment: Segment(id: id, order: decoded.order, file: file), length: length))
       case .failure(.unsupportedVersion(let version, let supported)):
         throw CaskError.unsupportedVersion(found: version, supported: supported)
@@ -144,7 +154,9 @@ struct StoreOpener {
         indexState.recovery.unreadableSegments.append(name)
       }
     }
-    found.sort { $0.segment.order < $1.segment.order }
+    // Two segments with one (base, sub), which the engine never writes, go by file id: the
+    // same order at every open, not the directory listing's.
+    found.sort { ($0.segment.order, $0.segment.id) < ($1.segment.order, $1.segment.id) }
     // Never reuse the number of any file that is or was around: a hint left behind by a crash
     // must not be taken for the hint of a new segment with the same number.
     for name in names {
