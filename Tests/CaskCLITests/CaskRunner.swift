@@ -59,13 +59,17 @@ struct CaskRunner {
   ///   - password: put in `CASK_PASSWORD` when not nil.
   ///   - environment: more variables for the child (the parent's `CASK_*` are never passed on).
   ///   - stdin: bytes for standard input (otherwise /dev/null).
+  ///   - prefix: a command that runs `cask` (its binary and `arguments` follow `prefix`), for
+  ///     example in another mount namespace.
   @discardableResult
   func run(
-    _ arguments: [String], password: String? = nil, environment: [String: String] = [:], stdin: Data? = nil
+    _ arguments: [String], password: String? = nil, environment: [String: String] = [:], stdin: Data? = nil,
+    prefix: [String] = []
   ) throws -> CaskResult {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: try Self.binary())
-    process.arguments = arguments
+    let command = prefix + [try Self.binary()] + arguments
+    process.executableURL = URL(fileURLWithPath: command[0])
+    process.arguments = Array(command.dropFirst())
     process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
     var childEnvironment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CASK_") }
     if let password { childEnvironment["CASK_PASSWORD"] = password }

@@ -69,8 +69,22 @@ public struct PosixFileSystem: FileSystem {
     try Syscall.fsync(descriptor, path: path)
   }
 
+  /// Takes the store's lock file. A shared lock (a read-only open) on a read-only file system
+  /// (a backup on read-only media, a read-only mount) opens an existing `LOCK` for reading,
+  /// which `flock` accepts as well, so that a writer reaching the same files through another,
+  /// writable mount is still seen; with no `LOCK` there (a copy of a store), no lock is needed:
+  /// nobody can write through this path, and a writer elsewhere would have made one.
   public func lock(_ path: String, exclusive: Bool) throws -> any FileLock {
-    let descriptor = try Self.openRegular(path, flags: O_RDWR | O_CREAT)
+    let descriptor: Int32
+    do {
+      descriptor = try Self.openRegular(path, flags: O_RDWR | O_CREAT)
+    } catch CaskError.io(_, _, let code) where !exclusive && code == EROFS {
+      do {
+        descriptor = try Self.openRegular(path, flags: O_RDONLY)
+      } catch CaskError.io(_, _, let code) where code == ENOENT {
+        return NoLock()
+      }
+    }
     do {
       guard try Syscall.flock(descriptor, exclusive: exclusive, path: path) else {
         throw CaskError.locked(path: path)
@@ -137,6 +151,11 @@ final class PosixFile: StorageFile {
 }
 
 /// A held `flock`; the descriptor is closed (releasing the lock) on `unlock()` or deinit.
+/// The lock of a read-only open where no lock file can exist (see `PosixFileSystem.lock`).
+final class NoLock: FileLock {
+  func unlock() {}
+}
+
 final class PosixLock: FileLock {
   private let descriptor: Atomic<Int32>
 
