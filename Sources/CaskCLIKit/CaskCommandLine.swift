@@ -7,8 +7,8 @@ package enum CaskCommandLine {
   package static let abstract = "Encrypted key-value stores and RNCryptor v3 files from the command line."
   package static let discussion = """
     Stores are directories written by CipherCask: every key and value is encrypted. Passwords \
-    are never command-line arguments: they come from --password-file, the CASK_PASSWORD \
-    environment variable, --password-stdin, or a prompt on the terminal, in that order.
+    are never command-line arguments: they come from --password-file, --password-stdin, the \
+    CASK_PASSWORD environment variable, or a prompt on the terminal, in that order.
     """
 
   /// What the command line asks for.

@@ -31,7 +31,7 @@ extension OptionSpec {
   static let passwordOptions = [
     OptionSpec(
       "password-file", value: "file",
-      help: "Read the password from the first line of this file. Otherwise CASK_PASSWORD, --password-stdin or a prompt."
+      help: "Read the password from the first line of this file. Otherwise --password-stdin, CASK_PASSWORD or a prompt."
     ),
     OptionSpec("password-stdin", help: "Read the password from the first line of standard input."),
   ]

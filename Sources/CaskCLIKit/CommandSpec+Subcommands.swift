@@ -235,8 +235,8 @@ extension CommandSpec {
     name: "passwd",
     abstract: "Change the password of a store.",
     discussion: """
-      The current password comes from --password-file, CASK_PASSWORD, --password-stdin or a \
-      prompt; the new one from --new-password-file, CASK_NEW_PASSWORD, --new-password-stdin \
+      The current password comes from --password-file, --password-stdin, CASK_PASSWORD or a \
+      prompt; the new one from --new-password-file, --new-password-stdin, CASK_NEW_PASSWORD \
       or a prompt asked twice. When both come from standard input, the first line is the \
       current password and the second the new one. Only the store's header is rewritten (the \
       data key is re-wrapped), atomically: after a crash the store opens with one of the two.

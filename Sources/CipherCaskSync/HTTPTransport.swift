@@ -79,8 +79,9 @@ struct HTTPTransport: Sendable {
           }
         }
         // A task's delegate comes before its session's, so the rule holds on a session the
-        // caller passed in too.
-        task.delegate = RedirectGuard.shared
+        // caller passed in too; that session's own delegate still decides what the rule
+        // allows, and answers challenges.
+        task.delegate = RedirectGuard(next: session.delegate as? any URLSessionTaskDelegate)
         call.attach(task)
         task.resume()
         let timeout = request.timeoutInterval > 0 ? request.timeoutInterval : 60
@@ -120,31 +121,59 @@ struct HTTPTransport: Sendable {
 }
 
 /// Follows a redirect only on the server the request was sent to (same scheme, host and
-/// port, the rule of `PageLink`): every request carries the caller's headers (an
-/// `Authorization` token, often), and URLSession sends them again to wherever a redirect
-/// points. A redirect elsewhere is not followed; `send` turns its 3xx answer into
-/// `SyncError.transport`.
+/// port, the rule of `PageLink`), or from http to https on the same host: every request
+/// carries the caller's headers (an `Authorization` token, often), and URLSession sends them
+/// again to wherever a redirect points. A redirect elsewhere is not followed; `send` turns its
+/// 3xx answer into `SyncError.transport`. What the rule allows goes on to the delegate of a
+/// session the caller passed in (`next`), which may still refuse it; challenges go there too.
 final class RedirectGuard: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
-  static let shared = RedirectGuard()
   static let refusal =
     "the server redirected the request to another server; not followed, as its headers would go along"
+  private let next: (any URLSessionTaskDelegate)?
+
+  init(next: (any URLSessionTaskDelegate)?) {
+    self.next = next
+  }
 
   func urlSession(
     _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-    newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
+    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
   ) {
-    guard let first = task.originalRequest?.url, let next = request.url, PageLink.sameServer(first, next) else {
+    guard let first = task.currentRequest?.url ?? task.originalRequest?.url, let target = request.url,
+      Self.mayFollow(from: first, to: target)
+    else {
       completionHandler(nil)
       return
     }
-    completionHandler(request)
+    guard let next else { return completionHandler(request) }
+    next.urlSession(
+      session, task: task, willPerformHTTPRedirection: response, newRequest: request,
+      completionHandler: completionHandler)
   }
 
-  /// Whether `response` is a redirect (that was not followed) to another server than `url`'s.
+  func urlSession(
+    _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+    completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+  ) {
+    guard let next else { return completionHandler(.performDefaultHandling, nil) }
+    next.urlSession(session, task: task, didReceive: challenge, completionHandler: completionHandler)
+  }
+
+  /// The same server, or the same host reached over https instead of http (an upgrade many
+  /// servers answer plain requests with; the headers then travel encrypted, to the same host).
+  static func mayFollow(from url: URL, to target: URL) -> Bool {
+    if PageLink.sameServer(url, target) { return true }
+    guard url.scheme?.lowercased() == "http", target.scheme?.lowercased() == "https",
+      let host = url.host?.lowercased(), host == target.host?.lowercased()
+    else { return false }
+    return target.port == nil || target.port == 443
+  }
+
+  /// Whether `response` is a redirect (that was not followed) that the rule refuses.
   static func leavesServer(_ response: HTTPResponse, from url: URL) -> Bool {
     guard (300..<400).contains(response.status), let location = response.header("Location") else { return false }
     guard let target = URL(string: location, relativeTo: url)?.absoluteURL else { return true }
-    return !PageLink.sameServer(url, target)
+    return !mayFollow(from: url, to: target)
   }
 }
 

@@ -117,7 +117,7 @@ extension RNCryptor {
         return
       }
       let code = errno
-      guard [EPERM, ENOTSUP, EOPNOTSUPP, EMLINK].contains(code) else {
+      guard [EPERM, ENOTSUP, EOPNOTSUPP, EMLINK, ENOSYS].contains(code) else {
         throw Error.file(operation: code == EEXIST ? "create" : "link", path: destination, errno: code)
       }
       var status = stat()

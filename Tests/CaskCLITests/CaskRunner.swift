@@ -201,3 +201,48 @@ struct CaskRunner {
     directory.remove()
   }
 }
+
+extension CaskRunner {
+  /// Spawns `sh -c 'SCRIPT'` with `$0` the `cask` binary and `$1`, `$2`, ... `arguments`, as
+  /// from a shell: the signals that end a process at their default action and unblocked (the
+  /// test runner's own dispositions are not inherited), standard streams on /dev/null,
+  /// `password` in `CASK_PASSWORD`. For the tests that send the child a signal.
+  func spawnFromShell(_ script: String, arguments: [String], password: String) throws -> pid_t {
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var defaults = sigset_t()
+    sigemptyset(&defaults)
+    for signal in [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGALRM, SIGXFSZ] { sigaddset(&defaults, signal) }
+    var empty = sigset_t()
+    sigemptyset(&empty)
+    posix_spawnattr_setsigdefault(&attributes, &defaults)
+    posix_spawnattr_setsigmask(&attributes, &empty)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    for descriptor: Int32 in 0...2 {
+      posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0)
+    }
+    var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CASK_") }
+    environment["CASK_PASSWORD"] = password
+    let words = ["/bin/sh", "-c", script, try Self.binary()] + arguments
+    let argv = words.map { strdup($0) } + [nil]
+    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer {
+      for pointer in argv + envp { free(pointer) }
+    }
+    var pid: pid_t = 0
+    let spawned = posix_spawn(&pid, "/bin/sh", &actions, &attributes, argv, envp)
+    guard spawned == 0 else { throw CocoaError(.executableLoad) }
+    return pid
+  }
+
+  /// Waits for a child and returns its wait status.
+  static func wait(_ pid: pid_t) -> Int32 {
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    return status
+  }
+}

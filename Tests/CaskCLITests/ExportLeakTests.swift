@@ -69,6 +69,13 @@ struct ExportLeakTests {
     #expect(result.status != 0)
     #expect(result.err.hasPrefix("Error: "), "\(result.err)")
     #expect(!FileManager.default.fileExists(atPath: cask.path("plain")), "the directory the export made is still there")
+    // Into a new nested directory: the parents the export made go too (found in review of the
+    // session 6 diff: they stayed).
+    let nested = try cask.run(["export", "s", "a/b/plain", "--format", "json"], password: password)
+    #expect(nested.status != 0)
+    #expect(
+      !FileManager.default.fileExists(atPath: cask.path("a")),
+      "left: \((try? FileManager.default.subpathsOfDirectory(atPath: cask.path("a"))) ?? [])")
     // Into a directory the user made: it stays, empty, so that the export can be made again.
     try FileManager.default.createDirectory(atPath: cask.path("mine"), withIntermediateDirectories: false)
     for format in ["json", "rncryptor"] {
@@ -77,5 +84,43 @@ struct ExportLeakTests {
       let left = try FileManager.default.contentsOfDirectory(atPath: cask.path("mine"))
       #expect(left.isEmpty, "the failed \(format) export left files \(left); its error: \(again.err)")
     }
+  }
+
+  /// Found in review of the session 6 diff: the cleanup ran for errors only, so Ctrl-C left
+  /// every plaintext value written so far.
+
+  /// Found in review of the session 6 diff: the cleanup ran for errors only, so Ctrl-C left
+  /// every plaintext value written so far.
+  @Test("Ctrl-C during a --format json export leaves no plaintext value files behind")
+  func interruptedPlaintextExportLeavesNothing() throws {
+    let cask = try CaskRunner("export-sigint")
+    defer { cask.remove() }
+    do {
+      let store = try CaskStore(path: cask.path("s"), password: password, options: .init(durability: .never))
+      let value = Data(("{\"secret\": \"" + String(repeating: "x", count: 2000) + "\"}").utf8)
+      try store.batch { batch in
+        for index in 0..<20_000 { try batch.put(value, forKey: String(format: "k%06d", index)) }
+      }
+      try store.close()
+    }
+    let pid = try cask.spawnFromShell(
+      "cd \"$1\" && exec \"$0\" export s plain --format json", arguments: [cask.directory.path], password: password)
+    var sawFiles = false
+    for _ in 0..<100_000 {
+      if access(cask.path("plain/00000050.json"), F_OK) == 0 {
+        sawFiles = true
+        break
+      }
+      usleep(100)
+    }
+    kill(pid, SIGINT)
+    let status = CaskRunner.wait(pid)
+    try #require(sawFiles, "the export wrote no files in time")
+    let left = (try? FileManager.default.contentsOfDirectory(atPath: cask.path("plain"))) ?? []
+    let valueFiles = left.filter { $0.hasSuffix(".json") && $0 != "listing.json" }.count
+    try #require(
+      !left.contains("listing.json"),
+      "the export finished before the signal (status \(status))")
+    #expect(valueFiles == 0, "an interrupted plaintext export left \(valueFiles) plaintext value files")
   }
 }

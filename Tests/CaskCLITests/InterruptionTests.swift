@@ -27,35 +27,8 @@ struct InterruptionTests {
   ) throws -> (pid_t, Int32) {
     let fifo = cask.path("in.fifo")
     try #require(mkfifo(fifo, 0o600) == 0)
-    let binary = try CaskRunner.binary()
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var defaults = sigset_t()
-    sigemptyset(&defaults)
-    for signal in [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGALRM, SIGXFSZ] { sigaddset(&defaults, signal) }
-    var empty = sigset_t()
-    sigemptyset(&empty)
-    posix_spawnattr_setsigdefault(&attributes, &defaults)
-    posix_spawnattr_setsigmask(&attributes, &empty)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    for descriptor: Int32 in 0...2 {
-      posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0)
-    }
-    var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CASK_") }
-    environment["CASK_PASSWORD"] = password
-    let script = "\(shellPrefix) exec \"$0\" \(command) \"$1\" \"$2\""
-    let words: [String] = ["/bin/sh", "-c", script, binary, fifo, cask.path(output)]
-    let argv = words.map { strdup($0) } + [nil]
-    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer {
-      for pointer in argv + envp { free(pointer) }
-    }
-    var pid: pid_t = 0
-    try #require(posix_spawn(&pid, "/bin/sh", &actions, &attributes, argv, envp) == 0)
+    let pid = try cask.spawnFromShell(
+      "\(shellPrefix) exec \"$0\" \(command) \"$1\" \"$2\"", arguments: [fifo, cask.path(output)], password: password)
     // O_RDWR: does not wait for the reader; the child's open for reading then returns at once.
     let writer = open(fifo, O_RDWR)
     try #require(writer >= 0)
@@ -83,9 +56,7 @@ struct InterruptionTests {
   }
 
   private func wait(_ pid: pid_t) -> Int32 {
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-    return status
+    CaskRunner.wait(pid)
   }
 
   @Test("Ctrl-C during encrypt to a name longer than 200 bytes removes the temporary file too")

@@ -158,4 +158,24 @@ struct StoreCommandTests {
     let empty = try cask.run(["get", "s", "k", "--password-stdin"], stdin: Data())
     #expect(empty.status == 1 && empty.err.contains("standard input is empty"))
   }
+
+  /// Found in review of the session 6 diff: the help still gave the old order.
+  @Test("the help states the password order the code uses (--password-stdin before CASK_PASSWORD)")
+  func helpStatesPasswordOrder() throws {
+    let cask = try CaskRunner("help-order")
+    defer { cask.remove() }
+    try cask.run(["create", "s"], password: "help-order-pw")
+    // The behaviour: with both, standard input wins.
+    let got = try cask.run(
+      ["keys", "s", "--password-stdin"], password: "wrong-password", stdin: Data("help-order-pw\n".utf8))
+    #expect(got.status == 0, "\(got.err)")
+    for command in [["--help"], ["passwd", "--help"]] {
+      let help = try cask.run(command).out.replacingOccurrences(of: "\n", with: " ")
+      let env = try #require(help.range(of: "CASK_PASSWORD"))
+      let stdin = try #require(help.range(of: "--password-stdin"))
+      #expect(stdin.lowerBound < env.lowerBound, "cask \(command.joined(separator: " ")) says: \(help.prefix(400))")
+    }
+  }
+
+  /// ExportFiles makes DIR with intermediate directories, but removeAll() only removes DIR.
 }

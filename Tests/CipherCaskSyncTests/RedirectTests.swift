@@ -90,4 +90,48 @@ struct RedirectTests {
     #expect(fixture.users.count == 0)
     #expect(try await b.authorizations().isEmpty, "the other server was sent a request")
   }
+
+  /// Found in review of the session 6 diff: the task delegate that enforces the rule took
+  /// the place of the caller's session delegate, whose own refusal of redirects was lost.
+  @Test("a caller's session delegate still decides what the rule allows")
+  func callersDelegateStillDecides() async throws {
+    let a = try RESTServer()
+    defer { a.stop() }
+    let delegate = RefusingDelegate()
+    let session = URLSession(configuration: .ephemeral, delegate: delegate, delegateQueue: nil)
+    let source = RemoteJSONSource(configuration: configuration(), session: session)
+    await #expect(throws: SyncError.self) { try await source.get(redirect(on: a, to: "/users?page=2")) }
+    #expect(delegate.asked == 1)
+    #expect(try await a.authorizations().count == 1, "the redirect was followed")
+  }
+
+  @Test("the rule: the same scheme, host and port, or http to https on the same host")
+  func rule() {
+    let from = URL(string: "http://api.example.com/users")!
+    for (target, allowed) in [
+      ("http://api.example.com/other", true), ("https://api.example.com/users", true),
+      ("https://API.example.com:443/users", true), ("https://api.example.com:8443/users", false),
+      ("http://api.example.com:8080/users", false), ("https://example.com/users", false),
+      ("http://other.example.com/users", false),
+    ] {
+      #expect(RedirectGuard.mayFollow(from: from, to: URL(string: target)!) == allowed, "\(target)")
+    }
+    #expect(!RedirectGuard.mayFollow(from: URL(string: "https://h/x")!, to: URL(string: "http://h/x")!))
+  }
+}
+
+/// A session delegate that refuses every redirect and counts how often it was asked (with a
+/// pthread lock, which ThreadSanitizer sees).
+final class RefusingDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+  private let lock = NSLock()
+  private var count = 0
+  var asked: Int { lock.withLock { count } }
+
+  func urlSession(
+    _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+  ) {
+    lock.withLock { count += 1 }
+    completionHandler(nil)
+  }
 }

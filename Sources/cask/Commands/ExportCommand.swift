@@ -37,11 +37,14 @@ enum ExportCommand: Subcommand {
         throw CLIError.failure("store '\(path)' has no collection '\(collection)'")
       }
       let files = try ExportFiles(directory: directory, encryptedWith: encrypted ? password : nil)
-      do {
-        return try export(keys, of: store, to: files, encrypted: encrypted)
-      } catch {
-        files.removeAll()
-        throw error
+      // Ctrl-C, kill or a closed terminal: the files go too, then the process ends by the signal.
+      return try Interruption.cleaningUp({ files.removeAll(keepingLock: true) }) {
+        do {
+          return try export(keys, of: store, to: files, encrypted: encrypted)
+        } catch {
+          files.removeAll()
+          throw error
+        }
       }
     }
     let (count, listingName, nonJSON) = summary

@@ -5,20 +5,28 @@ import Foundation
 /// Writes the files of an export: RNCryptor v3 password messages under random names, with
 /// keys derived once (one PBKDF2 pair for the whole export), or plaintext under sequential
 /// names.
-final class ExportFiles {
+final class ExportFiles: @unchecked Sendable {
   let directory: String
   private let keys: RNCryptor.PasswordKeys?
   private var written = 0
   private(set) var nonJSONValues = 0
-  /// The files written so far, and whether this export made the directory: what
-  /// `removeAll()` takes back.
+  /// The files written so far, and the directories this export made (the deepest last): what
+  /// `removeAll()` takes back. Guarded by `lock`, which `removeAll()` can be told to keep, so
+  /// that no file is made after it (a signal's cleanup runs beside the export).
   private var created: [String] = []
-  private let madeDirectory: Bool
+  private var madeDirectories: [String] = []
+  private let lock = NSLock()
 
   init(directory: String, encryptedWith password: String?) throws {
     self.directory = directory
     keys = try password.map { try RNCryptor.PasswordKeys(password: $0) }
-    madeDirectory = !FileManager.default.fileExists(atPath: directory)
+    var missing: [String] = []
+    var ancestor = directory
+    while !ancestor.isEmpty, ancestor != "/", !FileManager.default.fileExists(atPath: ancestor) {
+      missing.insert(ancestor, at: 0)
+      ancestor = (ancestor as NSString).deletingLastPathComponent
+    }
+    madeDirectories = missing
     do {
       try FileManager.default.createDirectory(
         atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -27,13 +35,17 @@ final class ExportFiles {
     }
   }
 
-  /// Removes every file this export wrote, and the directory if it made it: an export that
-  /// failed part-way leaves no values behind (plaintext ones above all), and can be made
-  /// again into the same directory.
-  func removeAll() {
+  /// Removes every file this export wrote, and the directories it made: an export that
+  /// failed part-way, or was interrupted, leaves no values behind (plaintext ones above all),
+  /// and can be made again into the same directory. With `keepingLock`, no file is written
+  /// after it (for the cleanup of a signal, after which the process ends).
+  func removeAll(keepingLock: Bool = false) {
+    lock.lock()
     for name in created { unlink("\(directory)/\(name)") }
     created = []
-    if madeDirectory { rmdir(directory) }
+    for made in madeDirectories.reversed() { rmdir(made) }
+    madeDirectories = []
+    if !keepingLock { lock.unlock() }
   }
 
   /// Writes one value and returns the file's name.
@@ -56,6 +68,8 @@ final class ExportFiles {
   }
 
   private func save(_ data: Data, as name: String) throws -> String {
+    lock.lock()
+    defer { lock.unlock() }
     try ExportFile.create("\(directory)/\(name)", contents: data)
     created.append(name)
     return name

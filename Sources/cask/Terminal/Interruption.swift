@@ -4,7 +4,7 @@ import Foundation
   import Glibc
 #endif
 
-/// Ctrl-C, `kill` and a closed terminal during `encrypt` and `decrypt`.
+/// Ctrl-C, `kill` and a closed terminal during `encrypt`, `decrypt` and `export`.
 ///
 /// The library writes OUT's bytes to `.<name>.<random>.partial` beside OUT and renames it at
 /// the end; a process killed by a signal would leave that file (for `decrypt`, plaintext that
@@ -22,6 +22,13 @@ enum Interruption {
     let directory = (output as NSString).deletingLastPathComponent
     let name = (output as NSString).lastPathComponent
     let folder = directory.isEmpty ? "." : directory
+    return try cleaningUp({ for file in openPartialFiles(in: folder, of: name) { unlink(file) } }, body)
+  }
+
+  /// Runs `body`; should one of `signals` come meanwhile, runs `cleanup` on a thread of its
+  /// own (while `body` goes on, unless `cleanup` stops it, for example by taking a lock that
+  /// `body` needs) and then ends the process by that signal.
+  static func cleaningUp<R>(_ cleanup: @escaping @Sendable () -> Void, _ body: () throws -> R) rethrows -> R {
     var set = sigset_t()
     sigemptyset(&set)
     var taken = 0
@@ -40,7 +47,7 @@ enum Interruption {
       var waiting = blocked
       var received: Int32 = 0
       guard sigwait(&waiting, &received) == 0 else { return }
-      for file in openPartialFiles(in: folder, of: name) { unlink(file) }
+      cleanup()
       signal(received, SIG_DFL)
       var only = sigset_t()
       sigemptyset(&only)
