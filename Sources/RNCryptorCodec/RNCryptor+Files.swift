@@ -79,7 +79,7 @@ extension RNCryptor {
   ) throws {
     let input = try PlainFile(openForReading: source)
     defer { input.close() }
-    let directory = (destination as NSString).deletingLastPathComponent
+    let directory = FilePath.directory(of: destination)
     // The temporary name adds up to 26 bytes to the destination's: cut the name so that it
     // stays within NAME_MAX (255) for every name the file system accepts.
     var name = Substring((destination as NSString).lastPathComponent)

@@ -94,6 +94,20 @@ struct FileCryptTests {
       if left.isEmpty { return true }
     }
   }
+
+  /// Found in session 6: Foundation's `deletingLastPathComponent` traps on a one-character
+  /// path, and the OUT of encrypt and decrypt went through it.
+  @Test("one-character names for IN and OUT")
+  func oneCharacterNames() throws {
+    let cask = try CaskRunner("one-char")
+    defer { cask.remove() }
+    try Data("tiny".utf8).write(to: URL(fileURLWithPath: cask.path("i")))
+    let encrypted = try cask.run(["encrypt", "i", "o"], password: "one-char-pw")
+    #expect(encrypted.status == 0, "\(encrypted.err)")
+    let decrypted = try cask.run(["decrypt", "o", "p"], password: "one-char-pw")
+    #expect(decrypted.status == 0, "\(decrypted.err)")
+    #expect(try Data(contentsOf: URL(fileURLWithPath: cask.path("p"))) == Data("tiny".utf8))
+  }
 }
 
 extension URL {
@@ -101,4 +115,5 @@ extension URL {
     _ = FileManager.default.createFile(atPath: path, contents: nil)
     return self
   }
+
 }

@@ -24,7 +24,7 @@ final class ExportFiles: @unchecked Sendable {
     var ancestor = directory
     while !ancestor.isEmpty, ancestor != "/", !FileManager.default.fileExists(atPath: ancestor) {
       missing.insert(ancestor, at: 0)
-      ancestor = (ancestor as NSString).deletingLastPathComponent
+      ancestor = FilePath.directory(of: ancestor)
     }
     madeDirectories = missing
     do {

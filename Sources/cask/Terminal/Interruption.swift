@@ -1,3 +1,4 @@
+import CipherCask
 import Foundation
 
 #if canImport(Glibc)
@@ -19,7 +20,7 @@ enum Interruption {
   static let signals = [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGPIPE, SIGXCPU, SIGXFSZ]
 
   static func removingPartialFiles<R>(of output: String, _ body: () throws -> R) rethrows -> R {
-    let directory = (output as NSString).deletingLastPathComponent
+    let directory = FilePath.directory(of: output)
     let name = (output as NSString).lastPathComponent
     let folder = directory.isEmpty ? "." : directory
     return try cleaningUp({ for file in openPartialFiles(in: folder, of: name) { unlink(file) } }, body)
@@ -73,7 +74,7 @@ enum Interruption {
     let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
     return descriptors.compactMap { descriptor -> String? in
       guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(descriptor)"),
-        (target as NSString).deletingLastPathComponent == directory
+        FilePath.directory(of: target) == directory
       else { return nil }
       let file = (target as NSString).lastPathComponent
       guard file.hasPrefix("."), file.hasSuffix(".partial") else { return nil }
