@@ -60,46 +60,51 @@ struct CloseAndGroupTests {
 
   // MARK: groups compared by String ==, not by bytes
 
-  @Test("a transaction's keys(inGroup:) tells groups apart by their bytes, as the store does")
-  func transactionGroupByBytes() throws {
+  /// é as one code point, and e + combining acute: equal to Swift's `==`, other bytes.
+  private static let composed = "caf\u{E9}"
+  private static let decomposed = "cafe\u{301}"
+
+  /// A fresh store for `body`, closed and removed after it.
+  private static func withStore(_ body: (CaskStore) throws -> Void) throws {
     let directory = try TemporaryDirectory("groups-by-bytes")
     defer { directory.remove() }
     let store = try CaskStore(
       path: directory.file("store.cask"), password: "pw",
       options: CaskStore.Options(durability: .never, autoCompaction: nil))
     defer { try? store.close() }
-    let composed = "caf\u{E9}"  // é as one code point
-    let decomposed = "cafe\u{301}"  // e + combining acute: canonically equal, other bytes
-    let twinKey = decomposed + "\u{0}" + "1"
-    let seenInside = try store.transaction { transaction -> [String] in
-      try transaction.put(Data("x".utf8), forKey: twinKey)
-      return try transaction.keys(inGroup: composed)
+    try body(store)
+  }
+
+  @Test("a transaction's keys(inGroup:) tells groups apart by their bytes, as the store does")
+  func transactionGroupByBytes() throws {
+    try Self.withStore { store in
+      let (composed, decomposed) = (Self.composed, Self.decomposed)
+      let twinKey = decomposed + "\u{0}" + "1"
+      let seenInside = try store.transaction { transaction -> [String] in
+        try transaction.put(Data("x".utf8), forKey: twinKey)
+        return try transaction.keys(inGroup: composed)
+      }
+      let seenAfter = try store.keys(inGroup: composed)
+      #expect(seenAfter.isEmpty)
+      #expect(
+        seenInside.map { Array($0.utf8) } == seenAfter.map { Array($0.utf8) },
+        "inside the transaction group \"caf\\u{E9}\" listed a key of group \"cafe\\u{301}\"")
     }
-    let seenAfter = try store.keys(inGroup: composed)
-    #expect(seenAfter.isEmpty)
-    #expect(
-      seenInside.map { Array($0.utf8) } == seenAfter.map { Array($0.utf8) },
-      "inside the transaction group \"caf\\u{E9}\" listed a key of group \"cafe\\u{301}\"")
   }
 
   @Test("groups() counts two groups whose names differ only in normalization separately")
   func groupsByBytes() throws {
-    let directory = try TemporaryDirectory("groups-by-bytes")
-    defer { directory.remove() }
-    let store = try CaskStore(
-      path: directory.file("store.cask"), password: "pw",
-      options: CaskStore.Options(durability: .never, autoCompaction: nil))
-    defer { try? store.close() }
-    let composed = "caf\u{E9}"
-    let decomposed = "cafe\u{301}"
-    try store.put(Data("a".utf8), forKey: composed + "\u{0}1")
-    try store.put(Data("b".utf8), forKey: decomposed + "\u{0}1")
-    try store.put(Data("c".utf8), forKey: decomposed + "\u{0}2")
-    #expect(store.count(inGroup: composed) == 1)
-    #expect(store.count(inGroup: decomposed) == 2)
-    #expect(
-      store.groups()
-        == [.init(group: composed, count: 1), .init(group: decomposed, count: 2)]
-        .sorted { $0.group.utf8.lexicographicallyPrecedes($1.group.utf8) })
+    try Self.withStore { store in
+      let (composed, decomposed) = (Self.composed, Self.decomposed)
+      try store.put(Data("a".utf8), forKey: composed + "\u{0}1")
+      try store.put(Data("b".utf8), forKey: decomposed + "\u{0}1")
+      try store.put(Data("c".utf8), forKey: decomposed + "\u{0}2")
+      #expect(store.count(inGroup: composed) == 1)
+      #expect(store.count(inGroup: decomposed) == 2)
+      #expect(
+        store.groups()
+          == [.init(group: composed, count: 1), .init(group: decomposed, count: 2)]
+          .sorted { $0.group.utf8.lexicographicallyPrecedes($1.group.utf8) })
+    }
   }
 }
