@@ -69,16 +69,17 @@ public struct PosixFileSystem: FileSystem {
     try Syscall.fsync(descriptor, path: path)
   }
 
-  /// Takes the store's lock file. A shared lock (a read-only open) on a read-only file system
-  /// (a backup on read-only media, a read-only mount) opens an existing `LOCK` for reading,
+  /// Takes the store's lock file. A shared lock (a read-only open) that may not write the
+  /// lock file (a read-only file system: a backup on read-only media, a read-only mount; or a
+  /// store another user shares by read permission) opens an existing `LOCK` for reading,
   /// which `flock` accepts as well, so that a writer reaching the same files through another,
-  /// writable mount is still seen; with no `LOCK` there (a copy of a store), no lock is needed:
-  /// nobody can write through this path, and a writer elsewhere would have made one.
+  /// writable mount or as their owner is still seen; with no `LOCK` there (a copy of a store),
+  /// no lock is needed: nobody can write through this path, and a writer would have made one.
   public func lock(_ path: String, exclusive: Bool) throws -> any FileLock {
     let descriptor: Int32
     do {
       descriptor = try Self.openRegular(path, flags: O_RDWR | O_CREAT)
-    } catch CaskError.io(_, _, let code) where !exclusive && code == EROFS {
+    } catch CaskError.io(_, _, let code) where !exclusive && (code == EROFS || code == EACCES) {
       do {
         descriptor = try Self.openRegular(path, flags: O_RDONLY)
       } catch CaskError.io(_, _, let code) where code == ENOENT {
