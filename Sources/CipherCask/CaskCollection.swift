@@ -21,10 +21,25 @@ where T.ID: CustomStringConvertible & Sendable {
   /// How objects are encoded.
   public let coder: any CaskCoder
 
+  /// Why the name may not be used, when it is a default name another type already took.
+  private let nameClash: String?
+
   init(store: CaskStore, name: String, coder: any CaskCoder) {
     self.store = store
     self.name = name
     self.coder = coder
+    self.nameClash = nil
+  }
+
+  /// The collection named after `T`, unless another type of the same name (in another module,
+  /// or nested in another type: `Feed.Item` and `Cart.Item` are both "Item") already took that
+  /// name for this store in this process: then every throwing call fails, instead of the two
+  /// types sharing, decoding and deleting each other's objects.
+  init(store: CaskStore, namedAfterTypeWith coder: any CaskCoder) {
+    self.store = store
+    self.name = String(describing: T.self)
+    self.coder = coder
+    self.nameClash = DefaultNames.claim(name, for: T.self, in: store)
   }
 
   // MARK: Keys
@@ -35,6 +50,7 @@ where T.ID: CustomStringConvertible & Sendable {
     guard !name.isEmpty, !name.utf8.contains(0) else {
       throw CaskError.invalidKey(reason: "collection names must be non-empty and must not contain U+0000")
     }
+    if let nameClash { throw CaskError.invalidKey(reason: nameClash) }
   }
 
   func key(for id: T.ID) throws -> String {
@@ -212,7 +228,7 @@ extension CaskStore {
   public func collection<T: Codable & Identifiable & Sendable>(
     _ type: T.Type, coder: any CaskCoder = JSONCaskCoder()
   ) -> CaskCollection<T> where T.ID: LosslessStringConvertible & Sendable {
-    CaskCollection(store: self, name: String(describing: type), coder: coder)
+    CaskCollection(store: self, namedAfterTypeWith: coder)
   }
 
   /// The collection of `type` named `name`.
@@ -226,7 +242,7 @@ extension CaskStore {
   public func collection<T: Codable & Identifiable & Sendable>(
     _ type: T.Type, coder: any CaskCoder = JSONCaskCoder()
   ) -> CaskCollection<T> where T.ID == UUID {
-    CaskCollection(store: self, name: String(describing: type), coder: coder)
+    CaskCollection(store: self, namedAfterTypeWith: coder)
   }
 
   /// The collection of `type`, whose ids are `UUID`s, named `name`.
@@ -234,5 +250,23 @@ extension CaskStore {
     _ type: T.Type, named name: String, coder: any CaskCoder = JSONCaskCoder()
   ) -> CaskCollection<T> where T.ID == UUID {
     CaskCollection(store: self, name: name, coder: coder)
+  }
+}
+
+/// The default collection names taken in this process, by store path: which type has each.
+enum DefaultNames {
+  private static let taken = Locked<[String: ObjectIdentifier]>([:])
+
+  /// Takes `name` for `type` in `store`; returns why it cannot when another type has it.
+  static func claim(_ name: String, for type: Any.Type, in store: CaskStore) -> String? {
+    let owner = taken.withLock { taken in
+      let key = store.path + "\u{0}" + name
+      if let owner = taken[key] { return owner }
+      taken[key] = ObjectIdentifier(type)
+      return ObjectIdentifier(type)
+    }
+    guard owner != ObjectIdentifier(type) else { return nil }
+    return "the default collection name '\(name)' of \(String(reflecting: type)) is already the name of "
+      + "another type's collection in this store; give one of them a name: collection(_:named:)"
   }
 }

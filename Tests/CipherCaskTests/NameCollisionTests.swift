@@ -91,4 +91,46 @@ struct NameCollisionTests {
       #expect(try store.collection(Counter.self, named: "café").get(id: 1) != nil)
     }
   }
+
+  @Test("two types of the same name (Feed.Item, Cart.Item) do not share the default collection: the second is refused")
+  func sameNamedTypesAreRefused() throws {
+    try withStore { store throws in
+      let feed = store.collection(Feed.Item.self)
+      let cart = store.collection(Cart.Item.self)
+      #expect(feed.name == "Item" && cart.name == "Item")
+      try feed.save(Feed.Item(id: "1", title: "news"))
+      do {
+        try cart.save(Cart.Item(id: "2", quantity: 3))
+        Issue.record("the second type's save was not refused")
+      } catch CaskError.invalidKey(let reason) {
+        #expect(reason.contains("'Item'") && reason.contains("Cart.Item") && reason.contains("collection(_:named:)"))
+      }
+      Self.expectInvalidKey({ _ = try cart.removeAll() }, "removeAll")
+      Self.expectInvalidKey({ _ = try cart.all() }, "all")
+      #expect(cart.count == 0)
+      #expect(try feed.ids() == ["1"], "the first type's objects were neither read nor deleted by the second")
+      #expect(try store.collection(Feed.Item.self).get(id: "1")?.title == "news", "the first type keeps its name")
+      try store.collection(Cart.Item.self, named: "CartItem").save(Cart.Item(id: "2", quantity: 3))
+      #expect(store.collection(Cart.Item.self, named: "CartItem").count == 1)
+    }
+    try withStore { store throws in
+      try store.collection(Cart.Item.self).save(Cart.Item(id: "9", quantity: 1))
+      #expect(store.collection(Cart.Item.self).count == 1, "another store: the name is free there")
+    }
+  }
+}
+
+/// Two model types of the same name, nested in different types.
+enum Feed {
+  struct Item: Codable, Identifiable, Sendable {
+    var id: String
+    var title: String
+  }
+}
+
+enum Cart {
+  struct Item: Codable, Identifiable, Sendable {
+    var id: String
+    var quantity: Int
+  }
 }

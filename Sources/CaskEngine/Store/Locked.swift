@@ -7,17 +7,17 @@ import Foundation
 /// not see, so `swift test --sanitize=thread` reports every access it guards as a data race,
 /// and real races drown in false ones. TSan intercepts pthread mutexes. What it costs: one
 /// allocation per lock, made when a store opens.
-final class Locked<Value>: @unchecked Sendable {
+package final class Locked<Value>: @unchecked Sendable {
   private let lock = NSLock()
   // Guarded by `lock`.
   private var value: Value
 
-  init(_ value: Value) {
+  package init(_ value: Value) {
     self.value = value
   }
 
   /// Runs `body` with exclusive access to the value.
-  func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
+  package func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
     lock.lock()
     defer { lock.unlock() }
     return try body(&value)
