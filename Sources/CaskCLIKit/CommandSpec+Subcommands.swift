@@ -5,7 +5,8 @@
 extension CommandSpec {
   /// Every subcommand, in the order the root help lists them.
   package static let subcommands: [CommandSpec] = [
-    demo, create, put, get, delete, keys, `import`, pull, export, encrypt, decrypt, compact, verify, stats, passwd,
+    demo, create, put, get, delete, keys, `import`, pull, export, encrypt, decrypt, compact, backup, verify, stats,
+    passwd,
   ]
 
   /// `cask demo`.
@@ -204,6 +205,20 @@ extension CommandSpec {
       removes the old ones. Safe to interrupt: the store opens to the same contents either way.
       """,
     arguments: [.store],
+    options: OptionSpec.passwordOptions)
+
+  /// `cask backup`.
+  package static let backup = CommandSpec(
+    name: "backup",
+    abstract: "Copy a store into a new directory, as it is now.",
+    discussion: """
+      Writes a copy of the store into DIR, which must not exist yet or be empty: the same \
+      files, still encrypted, opened with the same password. Each file is synced and the \
+      store's header is written last, so a copy cut short (a crash, a full disk) is not a \
+      store: delete DIR and run it again. A copy that fails removes what it wrote. Programs \
+      can back up a store they have open with CaskStore.backup(to:).
+      """,
+    arguments: [.store, ArgumentSpec(name: "dir", help: "Where to put the copy: a new or empty directory.")],
     options: OptionSpec.passwordOptions)
 
   /// `cask verify`.

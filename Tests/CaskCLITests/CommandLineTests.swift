@@ -25,7 +25,7 @@ struct CommandLineTests {
     }
     let names = [
       "demo", "create", "put", "get", "delete", "keys", "import", "pull", "export", "encrypt", "decrypt", "compact",
-      "verify", "stats", "passwd",
+      "backup", "verify", "stats", "passwd",
     ]
     for name in names {
       #expect(root.out.contains("\n  \(name) "), "root help lists \(name)")
@@ -139,7 +139,7 @@ struct CommandLineTests {
       ["import", "missing", "file", "--collection", "c", "--id-key", "id"],
       ["pull", "missing", "http://127.0.0.1:1/", "--collection", "c", "--id-key", "id"],
       ["export", "missing", "out"], ["encrypt", "missing", "out"], ["decrypt", "missing", "out"],
-      ["compact", "missing"],
+      ["compact", "missing"], ["backup", "missing", "out"],
       ["verify", "missing"], ["stats", "missing"], ["passwd", "missing"],
     ]
     let help = try cask.run(["--help"]).out

@@ -204,6 +204,7 @@ struct UnsyncedFileSystem: FileSystem {
   func createDirectory(_ path: String) throws { try base.createDirectory(path) }
   func fileKind(_ path: String) -> FileKind { base.fileKind(path) }
   func removeFile(_ path: String) throws { try base.removeFile(path) }
+  func removeDirectory(_ path: String) throws { try base.removeDirectory(path) }
   func rename(_ source: String, to destination: String) throws { try base.rename(source, to: destination) }
   func syncDirectory(_ path: String) throws {}
   func lock(_ path: String, exclusive: Bool) throws -> any FileLock { try base.lock(path, exclusive: exclusive) }

@@ -180,6 +180,10 @@ final class SyncTrackingFileSystem: FileSystem {
     state.withLock { _ = $0.files.removeValue(forKey: path) }
   }
 
+  func removeDirectory(_ path: String) throws {
+    try base.removeDirectory(path)
+  }
+
   func rename(_ source: String, to destination: String) throws {
     try base.rename(source, to: destination)
     state.withLock { state in

@@ -38,6 +38,7 @@ final class HookedFileSystem: FileSystem {
   func contentsOfDirectory(_ path: String) throws -> [String] { try base.contentsOfDirectory(path) }
   func createDirectory(_ path: String) throws { try base.createDirectory(path) }
   func removeFile(_ path: String) throws { try base.removeFile(path) }
+  func removeDirectory(_ path: String) throws { try base.removeDirectory(path) }
   func syncDirectory(_ path: String) throws { try base.syncDirectory(path) }
   func lock(_ path: String, exclusive: Bool) throws -> any FileLock { try base.lock(path, exclusive: exclusive) }
 

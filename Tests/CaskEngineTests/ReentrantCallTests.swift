@@ -22,6 +22,7 @@ struct ReentrantCallTests {
     ("verify", { _ = try $0.verify() }),
     ("changePassword", { try $0.changePassword(to: "other") }),
     ("changeKeys", { try $0.changeKeys(to: try RNCryptor.Keys.random()) }),
+    ("backup", { _ = try $0.backup(to: "/nonexistent/backup-from-user-code") }),
     ("close", { try $0.close() }),
   ]
 

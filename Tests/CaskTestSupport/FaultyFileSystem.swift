@@ -245,6 +245,16 @@ public final class FaultyFileSystem: FileSystem {
     }
   }
 
+  public func removeDirectory(_ path: String) throws {
+    try perform(.remove, path, mutating: true) { disk in
+      let (directory, name) = try disk.parent(of: path, operation: "rmdir")
+      guard let inode = disk.inodes[directory]?.entries[name], let node = disk.inodes[inode] else { return }
+      guard node.isDirectory else { throw CaskError.io(operation: "rmdir", path: path, errno: ENOTDIR) }
+      guard node.entries.isEmpty else { throw CaskError.io(operation: "rmdir", path: path, errno: ENOTEMPTY) }
+      disk.unlink(name, in: directory)
+    }
+  }
+
   public func rename(_ source: String, to destination: String) throws {
     try perform(.rename, destination, mutating: true) { disk in
       let (sourceDirectory, sourceName) = try disk.parent(of: source, operation: "rename")

@@ -214,6 +214,19 @@ func migrateScores(in store: CaskStore) throws -> Int {
 
 // MARK: The tests that run them
 
+// MARK: Guide: backups
+
+/// Copies the store into `folder` as `<today>.cask`, then keeps only the newest `keep` copies.
+func dailyBackup(of store: CaskStore, in folder: URL, today: String, keep: Int = 7) throws -> CaskBackupReport {
+  let report = try store.backup(to: folder.appendingPathComponent("\(today).cask").path)
+  let files = FileManager.default
+  let copies = try files.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".cask") }
+  for name in copies.sorted().dropLast(keep) {
+    try files.removeItem(at: folder.appendingPathComponent(name))
+  }
+  return report
+}
+
 @Suite("The guide's and README's samples run as documented")
 struct GuideExamplesTests {
   private static let now = ISO8601DateFormatter().date(from: "2026-01-01T00:00:00Z")!
@@ -343,5 +356,25 @@ struct GuideExamplesTests {
       #expect(after.unreadable.isEmpty)
       #expect(after.members.map(\.score) == [0, 0])
     }
+  }
+
+  @Test("dailyBackup writes copies that open with the store's password and keeps the newest ones")
+  func dailyBackups() throws {
+    let directory = try TemporaryDirectory("guide-backup")
+    defer { directory.remove() }
+    let store = try CaskStore(path: directory.file("app.cask"), password: "pw", options: .init(durability: .never))
+    defer { try? store.close() }
+    let events = store.collection(Event.self)
+    let folder = URL(fileURLWithPath: directory.file("backups"))
+    for (day, event) in sampleEvents().enumerated() {
+      try events.save(event)
+      let report = try dailyBackup(of: store, in: folder, today: "2026-12-0\(day + 1)", keep: 2)
+      #expect(report.segments >= 1 && report.bytes > 0)
+    }
+    let kept = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+    #expect(kept == ["2026-12-03.cask", "2026-12-04.cask"])
+    let copy = try CaskStore(path: folder.appendingPathComponent("2026-12-03.cask").path, password: "pw")
+    defer { try? copy.close() }
+    #expect(try copy.collection(Event.self).ids() == ["a1", "a2", "a3"], "the copy of day 3 holds three events")
   }
 }

@@ -18,6 +18,8 @@ public protocol FileSystem: Sendable {
   func fileKind(_ path: String) -> FileKind
   /// Removes a file; succeeds if it does not exist.
   func removeFile(_ path: String) throws
+  /// Removes an empty directory; succeeds if it does not exist.
+  func removeDirectory(_ path: String) throws
   /// Atomically replaces `destination` with `source` (POSIX `rename`).
   func rename(_ source: String, to destination: String) throws
   /// Makes the directory's entries (creations, renames, removals) durable.

@@ -59,6 +59,10 @@ public struct PosixFileSystem: FileSystem {
     try Syscall.unlink(path)
   }
 
+  public func removeDirectory(_ path: String) throws {
+    try Syscall.rmdir(path)
+  }
+
   public func rename(_ source: String, to destination: String) throws {
     try Syscall.rename(source, destination)
   }

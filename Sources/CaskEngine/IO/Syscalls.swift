@@ -83,6 +83,11 @@ enum Syscall {
     guard result == 0 || code == ENOENT else { throw CaskError.io(operation: "unlink", path: path, errno: code) }
   }
 
+  static func rmdir(_ path: String) throws {
+    let (result, code) = retrying { Glibc.rmdir(path) }
+    guard result == 0 || code == ENOENT else { throw CaskError.io(operation: "rmdir", path: path, errno: code) }
+  }
+
   static func mkdir(_ path: String) throws {
     let (result, code) = retrying { Glibc.mkdir(path, 0o700) }
     guard result == 0 || code == EEXIST else { throw CaskError.io(operation: "mkdir", path: path, errno: code) }

@@ -28,19 +28,7 @@ struct StoreOpener {
       throw CaskError.notACaskStore(path: path)
     case .missing:
       guard options.createIfMissing, !options.readOnly else { throw CaskError.notACaskStore(path: path) }
-      // Every directory created on the way is an entry of its parent: without a sync of each
-      // of those parents a crash can take the whole store, and every write acknowledged in it,
-      // away. The missing ones, deepest first:
-      var created: [String] = []
-      var missing = path
-      while fileSystem.fileKind(missing) == .missing {
-        created.append(missing)
-        let parent = Self.parentDirectory(of: missing)
-        guard parent != missing else { break }
-        missing = parent
-      }
-      try fileSystem.createDirectory(path)
-      for directory in created { try fileSystem.syncDirectory(Self.parentDirectory(of: directory)) }
+      _ = try Self.createDirectoryDurably(path, fileSystem: fileSystem)
     case .directory:
       break
     }
@@ -82,6 +70,25 @@ struct StoreOpener {
   }
 
   /// The directory that holds `path` ("." for a bare name).
+  /// Creates the directory `path` and every missing parent, and syncs the parent of each one
+  /// created: a directory is an entry of its parent, and without that sync a crash can take
+  /// it, and every file written in it, away.
+  ///
+  /// - Returns: the directories created, deepest first.
+  static func createDirectoryDurably(_ path: String, fileSystem: any FileSystem) throws -> [String] {
+    var created: [String] = []
+    var missing = path
+    while fileSystem.fileKind(missing) == .missing {
+      created.append(missing)
+      let parent = parentDirectory(of: missing)
+      guard parent != missing else { break }
+      missing = parent
+    }
+    try fileSystem.createDirectory(path)
+    for directory in created { try fileSystem.syncDirectory(parentDirectory(of: directory)) }
+    return created
+  }
+
   static func parentDirectory(of path: String) -> String {
     var trimmed = Substring(path)
     while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }

@@ -19,6 +19,7 @@ enum CaskCommand {
       EncryptCommand.self,
       DecryptCommand.self,
       CompactCommand.self,
+      BackupCommand.self,
       VerifyCommand.self,
       StatsCommand.self,
       PasswdCommand.self,
