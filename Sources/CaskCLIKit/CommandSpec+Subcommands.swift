@@ -141,6 +141,9 @@ extension CommandSpec {
       OptionSpec(
         "page-parameter", value: "name",
         help: "Ask for pages by number (?name=1, 2, ...) until one is empty, instead of following links."),
+      OptionSpec(
+        "max-pages", value: "n", help: "Fail, writing nothing, after more pages than this (default 10000).",
+        check: .positiveInteger),
     ] + OptionSpec.passwordOptions)
 
   /// `cask export`.

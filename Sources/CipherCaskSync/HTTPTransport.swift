@@ -41,14 +41,14 @@ struct HTTPTransport: Sendable {
       session
       ?? {
         let settings = URLSessionConfiguration.ephemeral
-        settings.timeoutIntervalForRequest = configuration.timeout
+        settings.timeoutIntervalForRequest = Self.bounded(configuration.timeout)
         settings.requestCachePolicy = .reloadIgnoringLocalCacheData
         return URLSession(configuration: settings)
       }()
   }
 
   func send(_ request: URLRequest) async throws -> HTTPResponse {
-    let request = Self.lowercasingScheme(request)
+    let request = Self.boundingTimeout(Self.lowercasingScheme(request))
     let call = PendingCall()
     return try await withTaskCancellationHandler {
       try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, Error>) in
@@ -92,6 +92,23 @@ struct HTTPTransport: Sendable {
     } onCancel: {
       call.finish(.failure(SyncError.cancelled))
     }
+  }
+
+  /// The longest timeout given to URLSession, about 31 years: FoundationNetworking converts a
+  /// timeout to milliseconds in an `Int` and traps on a longer one, on infinity and on NaN.
+  static let longestTimeout: TimeInterval = 1_000_000_000
+
+  /// `timeout` as URLSession takes it: at most `longestTimeout` (as good as none), and NaN as
+  /// `send`'s deadline reads it, 60 seconds.
+  static func bounded(_ timeout: TimeInterval) -> TimeInterval {
+    timeout.isNaN ? 60 : min(timeout, longestTimeout)
+  }
+
+  /// `request` with its timeout `bounded`: `prepareRequest` or an `adjust` hook may have set it.
+  private static func boundingTimeout(_ request: URLRequest) -> URLRequest {
+    var bounded = request
+    bounded.timeoutInterval = Self.bounded(request.timeoutInterval)
+    return bounded
   }
 
   /// `request` with its URL's scheme in lower case: schemes are case-insensitive (RFC 3986),

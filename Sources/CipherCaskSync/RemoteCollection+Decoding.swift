@@ -24,11 +24,11 @@ extension RemoteCollection {
         throw SyncError.decoding("the response has no '\(key)' envelope")
       }
       container = inner
-      if case .nextURL(let nextKey) = configuration.pagination { next = envelope[nextKey] as? String }
+      if case .nextURL(let nextKey) = configuration.pagination { next = try Self.link(envelope[nextKey], key: nextKey) }
     } else if case .nextURL(let nextKey) = configuration.pagination, let envelope = root as? [String: Any],
       envelope[configuration.remoteIDKey] == nil
     {
-      next = envelope[nextKey] as? String
+      next = try Self.link(envelope[nextKey], key: nextKey)
     }
     let elements: [Any]
     if let array = container as? [Any] {
@@ -63,6 +63,19 @@ extension RemoteCollection {
       objects.append(object)
     }
     return DecodedPage(objects: objects, next: next)
+  }
+
+  /// The next page's link in a `next` member's value, or `nil` on the last page: no member,
+  /// `null` or an empty string.
+  ///
+  /// - Throws: `SyncError.decoding` for any other value (a number, an object): read as "no
+  ///   next page", it would end the walk as complete with the pages after it missing.
+  static func link(_ value: Any?, key: String) throws -> String? {
+    switch value {
+    case nil, is NSNull: return nil
+    case let link as String: return link.isEmpty ? nil : link
+    default: throw SyncError.decoding("its '\(key)' is neither a link nor null")
+    }
   }
 
   /// A JSON id (string or number) as text.

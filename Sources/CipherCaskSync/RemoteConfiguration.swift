@@ -42,6 +42,10 @@ public struct RemoteConfiguration: Sendable {
   public var pagination: Pagination = .none
   /// Seconds before a request without an answer fails with `SyncError.transport`.
   public var timeout: TimeInterval = 30
+  /// The most pages `pullAll()` fetches; one more fails the call with `SyncError.decoding`,
+  /// writing nothing. Every object is held in memory until the last page, so this bounds
+  /// what a server whose pages never end (each with new objects) can make the call hold.
+  public var maximumPages = 10_000
   /// Called on every request before it is sent: headers such as Authorization or API keys.
   /// Header values never appear in errors.
   public var prepareRequest: @Sendable (inout URLRequest) -> Void = { _ in }

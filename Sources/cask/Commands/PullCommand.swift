@@ -16,7 +16,8 @@ enum PullCommand: Subcommand {
     let idField = arguments.requiredOption("id-key")
     let pages = Pages(
       envelope: arguments.option("envelope"), nextKey: arguments.option("next-key") ?? "next",
-      pageParameter: arguments.option("page-parameter"))
+      pageParameter: arguments.option("page-parameter"),
+      maximumPages: try arguments.positiveInteger("max-pages") ?? Pages.defaultMaximumPages)
     let fetch = RemoteFetch(headers: arguments.optionValues("header"))
     let totals = try StoreAccess.withStore(path, arguments, mode: .readWrite) { store in
       let records = try pages.fetchAll(from: url, with: fetch, idField: idField, prefix: prefix)
@@ -34,6 +35,11 @@ enum PullCommand: Subcommand {
     var envelope: String?
     var nextKey: String
     var pageParameter: String?
+    /// `--max-pages`: every object is held until the last page, so this bounds what a server
+    /// whose pages never end can make the command hold.
+    var maximumPages: Int
+
+    static let defaultMaximumPages = 10_000
 
     /// Every object of every page, as store keys and the bytes the server sent, in order.
     /// Nothing is written here: a failure on any page leaves the store as it was.
@@ -51,9 +57,14 @@ enum PullCommand: Subcommand {
       var number = 0
       var visited = Set<URL>()
       var previousIDs: [String]?
+      var received = Set<[UInt8]>()
       let place = RemoteFetch.display(url)
       while let pageURL = next {
         number += 1
+        guard number <= maximumPages else {
+          throw CLIError.failure(
+            "'\(place)' has more than \(maximumPages) pages (raise --max-pages if it should); nothing was written")
+        }
         guard visited.insert(pageURL).inserted else {
           throw CLIError.failure(
             "invalid answer from '\(place)' (page \(number - 1)): its next link points back to a page already "
@@ -62,7 +73,8 @@ enum PullCommand: Subcommand {
         let body = try fetch.get(pageURL, doing: "cannot pull from")
         var ids: [String] = []
         do {
-          let page = try PulledPage.parse(body, idKey: idField, envelope: envelope, nextKey: nextKey)
+          let page = try PulledPage.parse(
+            body, idKey: idField, envelope: envelope, nextKey: pageParameter == nil ? nextKey : nil)
           for record in page.records {
             let id = try ImportID.of(record, field: idField)
             let key = prefix + id
@@ -81,10 +93,24 @@ enum PullCommand: Subcommand {
             next = ids.isEmpty ? nil : Self.url(url, parameter: pageParameter, page: number + 1)
           } else {
             do {
-              next = try page.next.flatMap { try PageLink.resolve($0, on: pageURL, walkStartedAt: url) }
+              next = try page.next.map { link in
+                guard let next = try PageLink.resolve(link, on: pageURL, walkStartedAt: url) else {
+                  throw CaskError.invalidImport(reason: "its next link is not a URL", line: nil)
+                }
+                return next
+              }
             } catch let error as PageLink.LeavesServer {
               throw CaskError.invalidImport(reason: error.reason, line: nil)
             }
+          }
+          // Pages that start over (page numbers or cursors that wrap around) come under new
+          // URLs, and the pages between two copies differ: only a page with nothing new tells.
+          var anyNew = false
+          for id in ids { anyNew = received.insert(Array(id.utf8)).inserted || anyNew }
+          guard next == nil || ids.isEmpty || anyNew else {
+            throw CaskError.invalidImport(
+              reason: "it holds only objects of earlier pages, and another page follows it: do the pages start over?",
+              line: nil)
           }
         } catch CaskError.invalidImport(let reason, let line) {
           let at = line.map { ", line \($0)" } ?? ""

@@ -16,9 +16,12 @@ struct PulledPage {
   /// The default envelope member, seed 004's.
   static let defaultEnvelope = "result"
 
+  /// - Parameter nextKey: the member that links to the next page, or `nil` when pages are not
+  ///   linked (`--page-parameter`).
   /// - Throws: `CaskError.invalidImport` (with a line when one is known) for an answer that
-  ///   is not JSON or not of one of the shapes above. Never quotes a value.
-  static func parse(_ body: Data, idKey: String, envelope: String?, nextKey: String) throws -> PulledPage {
+  ///   is not JSON or not of one of the shapes above, or whose `nextKey` member is neither a
+  ///   string nor null. Never quotes a value.
+  static func parse(_ body: Data, idKey: String, envelope: String?, nextKey: String?) throws -> PulledPage {
     let root: Any
     do {
       root = try JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed])
@@ -46,7 +49,7 @@ struct PulledPage {
         reason: "expected an array of objects, an object with '\(idKey)', or a '\(defaultEnvelope)' envelope",
         line: nil)
     }
-    let next = object[nextKey] as? String
+    let next = try nextKey.flatMap { try link(object[$0], key: $0) }
     let inner = object[member]
     if inner is NSNull { return PulledPage(records: [], next: next) }
     guard inner is [Any] || inner is [String: Any], let span = MemberSpan.find(member, in: body) else {
@@ -58,6 +61,17 @@ struct PulledPage {
       return PulledPage(records: try records(inArray: Data(body[span]), firstLine: line), next: next)
     }
     return PulledPage(records: [JSONRecord(line: line, bytes: Data(body[span]))], next: next)
+  }
+
+  /// The link in a `next` member's value, or `nil` on the last page: no member, `null` or an
+  /// empty string. Any other value (a number, an object), read as "no next page", would end the
+  /// walk as complete with the pages after it missing.
+  private static func link(_ value: Any?, key: String) throws -> String? {
+    switch value {
+    case nil, is NSNull: return nil
+    case let link as String: return link.isEmpty ? nil : link
+    default: throw CaskError.invalidImport(reason: "its '\(key)' member is neither a link nor null", line: nil)
+    }
   }
 
   /// The objects of a JSON array, by `JSONRecordReader`, with lines counted from `firstLine`.

@@ -15,7 +15,12 @@ struct RemoteFetch {
   /// - Parameter headers: `--header` values, already checked by the parser.
   init(headers: [String]) {
     let pairs = headers.compactMap(HeaderText.split)
-    secrets = pairs.map(\.value).filter { $0.count >= 4 }
+    // A server may echo a credential without its scheme ("the token X has expired"): the
+    // part after the first space of a value ("Bearer X", "Basic X") counts as a value too.
+    secrets = pairs.flatMap { pair in
+      [pair.value]
+        + pair.value.split(separator: " ", maxSplits: 1).dropFirst().map { $0.trimmingCharacters(in: .whitespaces) }
+    }.filter { $0.count >= 4 }
     let configuration = RemoteConfiguration(prepareRequest: { request in
       for (name, value) in pairs { request.setValue(value, forHTTPHeaderField: name) }
     })

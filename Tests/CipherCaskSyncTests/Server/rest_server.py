@@ -14,6 +14,9 @@ PUT /files/<name> keeps the body as it is and GET /files/<name> serves it (both 
 token), and /echo answers 400 with the request's headers (a server that echoes a token).
 /redirect/<code>?to=<URL> answers <code> with Location: <URL> (no token needed); /seen lists
 the Authorization header (or null) of every request before it, to show where a token went.
+/token-error answers 401 naming the credential of the Authorization header (not the whole
+value). /pages/endless?page=N always has a next page, each with a new object; /pages/wrap?page=N
+has three pages and then starts over (both with next links and page numbers; no token needed).
 Prints "PORT <n>" once listening; stops by itself after 10 minutes.
 """
 import json
@@ -121,6 +124,20 @@ class Handler(BaseHTTPRequestHandler):
             return self.answer(int(parts[1]), {"error": "status %s" % parts[1], "detail": "x" * 500})
         if parts == ["echo"]:
             return self.answer(400, {"headers": dict(self.headers.items())})
+        if parts == ["token-error"]:
+            # Like many APIs' 401: names the credential of "Authorization: <scheme> <credential>".
+            credential = (self.headers.get("Authorization") or "").partition(" ")[2]
+            return self.answer(401, {"error": "the token %s has expired" % credential})
+        if len(parts) == 2 and parts[0] == "pages" and method == "GET":
+            # /pages/endless?page=N: a new object on every page and always a next page.
+            # /pages/wrap?page=N: three pages of one object each; page 4 is page 1 again, ...
+            page = 1
+            for item in query.split("&"):
+                if item.startswith("page="):
+                    page = int(item[5:])
+            number = page if parts[1] == "endless" else (page - 1) % 3 + 1
+            user = {"id": "p%d" % number, "email": "p%d@example.com" % number, "first": "P", "last": "%d" % number}
+            return self.answer(200, {"result": [user], "next": "/pages/%s?page=%d" % (parts[1], page + 1)})
         if not self.authorized():
             return None
         if len(parts) == 2 and parts[0] == "files" and method in ("PUT", "GET"):
