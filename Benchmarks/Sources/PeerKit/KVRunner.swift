@@ -90,7 +90,7 @@ public struct KVRunner {
     let harnessRSS = ProcessFigures.currentRSS()
     for run in 1...Swift.max(1, settings.runs) {
       progress("\(opener.name): run \(run) of \(settings.runs), \(settings.keys) keys")
-      try runOnce(seed: settings.seed &+ UInt64(run) &* 1_000_003)
+      try runOnce(seed: settings.seed &+ UInt64(run) &* 1_000_003, progress: progress)
     }
     var space: SpaceFigures?
     if !bytesAfterOverwrite.isEmpty {
@@ -114,7 +114,7 @@ public struct KVRunner {
     return path
   }
 
-  mutating func runOnce(seed: UInt64) throws {
+  mutating func runOnce(seed: UInt64, progress: (String) -> Void) throws {
     let keys = data.keys
     let data = self.data
     let batch = settings.batchSize
@@ -140,21 +140,28 @@ public struct KVRunner {
       range in
       try store.write(range.map { (key: keys[fillOrder[$0]], value: data.value($0)) })
     }
+    // The value each key holds now, as its index in `data.values`: reads compare every byte they
+    // get back with it, so that an engine returning the wrong value fails instead of looking fast.
+    var holds = [UInt8](repeating: 0, count: keys.count)
+    for (put, key) in fillOrder.enumerated() { holds[key] = WorkloadData.poolIndex(put) }
 
     if wants(KVWorkload.overwrite) {
       let order = data.shuffledIndexes(seed: seed &+ 1).prefix(settings.writeOperations).map { $0 }
       try recorder.timeEach(KVWorkload.overwrite, count: order.count, note: "one put per transaction") { index in
         try store.put(data.value(index &+ 7), forKey: keys[order[index]])
       }
+      for (put, key) in order.enumerated() { holds[key] = WorkloadData.poolIndex(put &+ 7) }
       try store.sync()
       bytesAfterOverwrite.append(Double(ProcessFigures.diskBytes(directory)))
     }
 
+    let expected = holds
     if wants(KVWorkload.readrandom) {
       let order = data.shuffledIndexes(seed: seed &+ 2)
       try recorder.timeEach(KVWorkload.readrandom, count: order.count) { index in
-        guard let value = try store.get(keys[order[index]]), value.count == WorkloadData.valueBytes else {
-          throw PeerError("readrandom: a written key has no value of \(WorkloadData.valueBytes) bytes")
+        let key = order[index]
+        guard try store.get(keys[key]) == data.values[Int(expected[key])] else {
+          throw PeerError("readrandom: key \(keys[key]) did not read back the value last written to it")
         }
       }
     }
@@ -174,7 +181,9 @@ public struct KVRunner {
       let durability = settings.durability
       store = try recorder.timeOnce(KVWorkload.open, note: "open plus one get") {
         let reopened = try opener.open(directory: directory, durability: durability)
-        guard try reopened.get(keys[0]) != nil else { throw PeerError("open: a written key is missing") }
+        guard try reopened.get(keys[0]) == data.values[Int(expected[0])] else {
+          throw PeerError("open: key \(keys[0]) did not read back the value last written to it")
+        }
         return reopened
       }
     }
@@ -187,7 +196,7 @@ public struct KVRunner {
     }
 
     if wants(KVWorkload.readwhilewriting) {
-      try readWhileWriting(store, seed: seed &+ 3)
+      try readWhileWriting(store, seed: seed &+ 3, progress: progress)
     }
 
     if wants(KVWorkload.deleterandom) {
@@ -196,14 +205,21 @@ public struct KVRunner {
         index in
         try store.delete(keys[order[index]])
       }
+      for key in order.prefix(1000) {
+        guard try store.get(keys[key]) == nil else {
+          throw PeerError("deleterandom: key \(keys[key]) still has a value after its delete")
+        }
+      }
     }
     try store.close()
     try FileManager.default.removeItem(atPath: directory)
   }
 
   /// One writer thread overwrites random keys, one put per transaction, until the reader (this
-  /// thread, with its own handle) has timed its gets.
-  mutating func readWhileWriting(_ store: any KeyValueStore, seed: UInt64) throws {
+  /// thread, with its own handle) has timed its gets. Only the reader's rate is recorded; the
+  /// writer's is reported through `progress`, since an engine that holds its writer back makes
+  /// its reader look faster.
+  mutating func readWhileWriting(_ store: any KeyValueStore, seed: UInt64, progress: (String) -> Void) throws {
     let data = self.data
     let reader = try store.makeReader()
     let stop = StopFlag()
@@ -221,10 +237,11 @@ public struct KVRunner {
     let reads = settings.readWhileWritingReads
     let order = (0..<reads).map { _ in Int.random(in: 0..<data.keys.count, using: &generator) }
     let note = "the reader's gets, while one thread overwrites random keys"
+    let start = ProcessFigures.now()
     do {
       try recorder.timeEach(KVWorkload.readwhilewriting, count: reads, note: note) { index in
-        guard try reader.get(data.keys[order[index]]) != nil else {
-          throw PeerError("readwhilewriting: a written key has no value")
+        guard let value = try reader.get(data.keys[order[index]]), value.count == WorkloadData.valueBytes else {
+          throw PeerError("readwhilewriting: a written key has no value of \(WorkloadData.valueBytes) bytes")
         }
       }
     } catch {
@@ -234,9 +251,14 @@ public struct KVRunner {
     }
     stop.raise()
     try writer.wait()
-    if writes.mutex.withLock({ $0 }) == 0 {
+    let seconds = Double(ProcessFigures.now() &- start) / 1e9
+    let puts = writes.mutex.withLock { $0 }
+    if puts == 0 {
       throw PeerError("readwhilewriting: the writer made no put while the reader ran")
     }
+    progress(
+      "\(opener.name): readwhilewriting: the writer made \(puts) puts (\(Int(Double(puts) / seconds)) a second)"
+        + " while the reader ran")
   }
 }
 

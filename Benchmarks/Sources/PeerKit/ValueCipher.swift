@@ -6,7 +6,8 @@ import RNCryptorCodec
 public enum ValueCipher: Sendable {
   /// Password messages whose keys are derived once and cached (`PasswordKeyCache`): the
   /// strongest form of the seed's design, and the same AES and HMAC work per value as CipherCask.
-  case derivedOnce(RNCryptor.PasswordKeyCache)
+  /// Every value is written under `writing`, the store's one salt pair.
+  case derivedOnce(RNCryptor.PasswordKeyCache, writing: RNCryptor.PasswordKeys)
   /// The seed's literal design: `RNCryptor.encrypt(_:password:)` per value, so every write and
   /// every read runs PBKDF2 twice (10,000 iterations each).
   case pbkdf2PerValue(String)
@@ -14,23 +15,40 @@ public enum ValueCipher: Sendable {
   /// The password every benchmark store is opened with.
   public static let password = "cask-bench password"
 
-  /// A cipher whose writing keys are already derived, as an application derives them at open.
-  public static func derivedOnce() throws -> ValueCipher {
+  /// The file in a store's folder that keeps the salt pair its values are written under.
+  public static let saltsFile = "rncryptor-salts"
+
+  /// A cipher whose keys are already derived, as an application derives them at open.
+  ///
+  /// With `directory`, the salt pair is kept in `saltsFile` there and reused when the store is
+  /// opened again, so that an open costs one PBKDF2 pair, as CipherCask's does (its data key is
+  /// wrapped under one salt pair in its header); without, a fresh pair is drawn.
+  public static func derivedOnce(saltsIn directory: String? = nil) throws -> ValueCipher {
     let cache = try RNCryptor.PasswordKeyCache(password: password)
-    _ = try cache.writingKeys()
-    return .derivedOnce(cache)
+    let path = directory.map { $0 + "/" + saltsFile }
+    let writing: RNCryptor.PasswordKeys
+    if let path, let salts = FileManager.default.contents(atPath: path), salts.count % 2 == 0, !salts.isEmpty {
+      writing = try RNCryptor.PasswordKeys(
+        password: password, encryptionSalt: Data(salts.prefix(salts.count / 2)),
+        hmacSalt: Data(salts.suffix(salts.count / 2)))
+    } else {
+      writing = try RNCryptor.PasswordKeys(password: password)
+      if let path { try (writing.encryptionSalt + writing.hmacSalt).write(to: URL(fileURLWithPath: path)) }
+    }
+    cache.insert(writing)
+    return .derivedOnce(cache, writing: writing)
   }
 
   public func seal(_ plaintext: Data) throws -> Data {
     switch self {
-    case .derivedOnce(let cache): try cache.encrypt(plaintext)
+    case .derivedOnce(_, let writing): try RNCryptor.encrypt(plaintext, passwordKeys: writing)
     case .pbkdf2PerValue(let password): try RNCryptor.encrypt(plaintext, password: password)
     }
   }
 
   public func open(_ message: Data) throws -> Data {
     switch self {
-    case .derivedOnce(let cache): try cache.decrypt(message)
+    case .derivedOnce(let cache, _): try cache.decrypt(message)
     case .pbkdf2PerValue(let password): try RNCryptor.decrypt(message, password: password)
     }
   }
@@ -103,13 +121,15 @@ public struct EncryptedOpener: StoreOpener {
     base.setup
       + (perValuePBKDF2
         ? "; each value an RNCryptor password message with its own PBKDF2 (the seed's design)"
-        : "; each value an RNCryptor password message, keys derived once at open")
+        : "; each value an RNCryptor password message, keys derived once at open (one salt pair per store)")
   }
 
   public var compaction: String { base.compaction }
 
   public func open(directory: String, durability: Durability) throws -> any KeyValueStore {
-    let cipher = perValuePBKDF2 ? ValueCipher.pbkdf2PerValue(ValueCipher.password) : try ValueCipher.derivedOnce()
+    let cipher =
+      perValuePBKDF2
+      ? ValueCipher.pbkdf2PerValue(ValueCipher.password) : try ValueCipher.derivedOnce(saltsIn: directory)
     return EncryptedStore(try base.open(directory: directory, durability: durability), cipher: cipher)
   }
 }

@@ -61,7 +61,12 @@ public struct WorkloadData: Sendable {
 
   /// The value of the `index`th put.
   public func value(_ index: Int) -> Data {
-    values[index % values.count]
+    values[Int(Self.poolIndex(index))]
+  }
+
+  /// Where in `values` the `index`th put's value is (the pool has at most 256 values).
+  public static func poolIndex(_ index: Int) -> UInt8 {
+    UInt8(index % valuePool)
   }
 
   /// The indexes `0..<keys.count` shuffled by a generator seeded with `seed`.

@@ -75,7 +75,7 @@ enum ObjectsCommand: BenchCommand {
     if let jsonPath { try JSONReport.checkWritable(jsonPath) }
     if let svgPath { try JSONReport.checkWritable(svgPath) }
     try PeerProcess.checkBuilt((engines + [seedDesign]).map(\.executable))
-    let scratch = try PeerScratch(in: base)
+    let scratch = try ScratchDirectory(in: base)
     defer { scratch.remove() }
     var system = SystemRandomNumberGenerator()
     let settings = Settings(objects: objects, runs: runs, sample: sample, durability: "never", seed: system.next() >> 1)

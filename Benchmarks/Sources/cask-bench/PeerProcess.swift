@@ -42,7 +42,8 @@ enum PeerProcess {
     process.waitUntilExit()
     let command = ([executable] + arguments).joined(separator: " ")
     guard process.terminationReason == .exit, process.terminationStatus == 0 else {
-      throw BenchError("'\(command)' failed with status \(process.terminationStatus)")
+      let how = process.terminationReason == .exit ? "failed with status" : "was killed by signal"
+      throw BenchError("'\(command)' \(how) \(process.terminationStatus)")
     }
     do {
       return try JSONDecoder().decode(PeerReport.self, from: data)
@@ -131,23 +132,5 @@ struct GatheredEngine: Codable {
   var amplificationAfterCompaction: Double? {
     bytesAfterCompaction.isEmpty
       ? nil : PeerStatistics.median(bytesAfterCompaction) / Double(Swift.max(logicalBytes, 1))
-  }
-}
-
-/// A folder for the peers' stores, removed when the command ends.
-struct PeerScratch {
-  let path: String
-
-  init(in base: String) throws {
-    path = base + "/cask-bench-peers-" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
-    do {
-      try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    } catch {
-      throw BenchError("cannot create a folder in '\(base)': \(error.localizedDescription)")
-    }
-  }
-
-  func remove() {
-    try? FileManager.default.removeItem(atPath: path)
   }
 }

@@ -144,7 +144,7 @@ enum PeersCommand: BenchCommand {
     let engines = [cipherCask] + peers.filter { selected.contains($0.name) }
     try PeerProcess.checkBuilt(engines.map(\.executable) + [seedDesign.executable])
 
-    let scratch = try PeerScratch(in: base)
+    let scratch = try ScratchDirectory(in: base)
     defer { scratch.remove() }
     var system = SystemRandomNumberGenerator()
     let settings = Settings(
@@ -180,8 +180,15 @@ enum PeersCommand: BenchCommand {
     ["--dir", directory, "--seed", String(settings.seed)]
   }
 
+  /// `engines` starting at the `round`th (from 1), so that no engine always runs first in its
+  /// round (right after the previous round's last engine, and its disk writes).
+  static func rotated(_ engines: [Engine], round: Int) -> [Engine] {
+    let start = (round - 1) % Swift.max(engines.count, 1)
+    return Array(engines[start...] + engines[..<start])
+  }
+
   /// Runs every engine once per round, round after round, so that each engine's runs are spread
-  /// over the whole measurement.
+  /// over the whole measurement; each round starts with the next engine.
   static func measure(_ settings: Settings, engines: [Engine], scratch: String) throws -> Report {
     var report = Report(
       machine: Machine.current(), date: ISO8601DateFormatter().string(from: Date()), settings: settings)
@@ -189,7 +196,7 @@ enum PeersCommand: BenchCommand {
       let runs = settings.runs(for: keys)
       var gathered: [String: GatheredEngine] = [:]
       for round in 1...runs {
-        for engine in engines {
+        for engine in rotated(engines, round: round) {
           printToStandardError("peers: \(keys) keys, round \(round) of \(runs), \(engine.name)")
           let peer = try PeerProcess.run(
             engine.executable,
@@ -205,7 +212,7 @@ enum PeersCommand: BenchCommand {
 
     var durable: [String: GatheredEngine] = [:]
     for round in 1...settings.durableRuns where settings.durablePuts {
-      for engine in engines {
+      for engine in rotated(engines, round: round) {
         printToStandardError("peers: durable puts, round \(round) of \(settings.durableRuns), \(engine.name)")
         let peer = try PeerProcess.run(
           engine.executable,
