@@ -317,6 +317,7 @@ enum CLIArgsTarget {
         ]
       ),
       ("pull-pages", ["s", "http://127.0.0.1:8080/users", "--collection=u", "--id-key=uid", "--page-parameter", "p"]),
+      ("pull-max-pages", ["s", "http://127.0.0.1:8080/u", "--collection", "c", "--id-key", "id", "--max-pages=0"]),
       ("header-without-colon", ["s", "u", "--collection", "c", "--id-key", "id", "--header", "Bearer abc123"]),
       ("header-with-newline", ["s", "u", "--collection", "c", "--id-key", "id", "--header", "A: b\r\nX: y"]),
       ("import-url", ["s", "https://example.com/e.jsonl", "--collection", "e", "--id-key", "id", "--header", "A: b"]),
