@@ -6,7 +6,7 @@ extension CommandSpec {
   /// Every subcommand, in the order the root help lists them.
   package static let subcommands: [CommandSpec] = [
     demo, create, put, get, delete, keys, `import`, pull, export, encrypt, decrypt, compact, backup, verify, stats,
-    passwd,
+    passwd, rekey,
   ]
 
   /// `cask demo`.
@@ -260,6 +260,24 @@ extension CommandSpec {
       data key is re-wrapped), atomically: after a crash the store opens with one of the two.
       """,
     arguments: [.store],
+    options: OptionSpec.passwordOptions + [
+      OptionSpec("new-password-file", value: "file", help: "Read the new password from the first line of this file."),
+      OptionSpec("new-password-stdin", help: "Read the new password from the next line of standard input."),
+    ])
+
+  /// `cask rekey`.
+  package static let rekey = CommandSpec(
+    name: "rekey",
+    abstract: "Copy a store into a new directory under a new data key and password.",
+    discussion: """
+      Writes every key and value of the store into a new store at DIR (which must not exist) \
+      whose records are encrypted again under a new random data key, wrapped under the new \
+      password. Unlike 'cask passwd', nothing in the copy opens with the store's old data key, \
+      old headers or old passwords: after a compromise, replace the store with the copy and \
+      destroy the store and its backups. The passwords come as for 'cask passwd'. The copy is \
+      built in a hidden directory beside DIR and renamed to DIR when complete and synced.
+      """,
+    arguments: [.store, ArgumentSpec(name: "dir", help: "Where to put the new store: a path that does not exist.")],
     options: OptionSpec.passwordOptions + [
       OptionSpec("new-password-file", value: "file", help: "Read the new password from the first line of this file."),
       OptionSpec("new-password-stdin", help: "Read the new password from the next line of standard input."),

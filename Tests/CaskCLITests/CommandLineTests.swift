@@ -25,7 +25,7 @@ struct CommandLineTests {
     }
     let names = [
       "demo", "create", "put", "get", "delete", "keys", "import", "pull", "export", "encrypt", "decrypt", "compact",
-      "backup", "verify", "stats", "passwd",
+      "backup", "verify", "stats", "passwd", "rekey",
     ]
     for name in names {
       #expect(root.out.contains("\n  \(name) "), "root help lists \(name)")
@@ -140,7 +140,7 @@ struct CommandLineTests {
       ["pull", "missing", "http://127.0.0.1:1/", "--collection", "c", "--id-key", "id"],
       ["export", "missing", "out"], ["encrypt", "missing", "out"], ["decrypt", "missing", "out"],
       ["compact", "missing"], ["backup", "missing", "out"],
-      ["verify", "missing"], ["stats", "missing"], ["passwd", "missing"],
+      ["verify", "missing"], ["stats", "missing"], ["passwd", "missing"], ["rekey", "missing", "out"],
     ]
     let help = try cask.run(["--help"]).out
     for arguments in lines {

@@ -23,6 +23,7 @@ struct ReentrantCallTests {
     ("changePassword", { try $0.changePassword(to: "other") }),
     ("changeKeys", { try $0.changeKeys(to: try RNCryptor.Keys.random()) }),
     ("backup", { _ = try $0.backup(to: "/nonexistent/backup-from-user-code") }),
+    ("rekeyedCopy", { _ = try $0.rekeyedCopy(to: "/nonexistent/rekey-from-user-code", password: "x") }),
     ("close", { try $0.close() }),
   ]
 

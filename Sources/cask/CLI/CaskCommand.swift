@@ -23,6 +23,7 @@ enum CaskCommand {
       VerifyCommand.self,
       StatsCommand.self,
       PasswdCommand.self,
+      RekeyCommand.self,
     ]
   }
 

@@ -1,0 +1,105 @@
+import Foundation
+import RNCryptorCodec
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// What `CaskStore.rekeyedCopy(to:password:)` wrote.
+public struct CaskRekeyReport: Sendable, Equatable {
+  /// Keys copied, each with its value.
+  public var keys: Int
+  /// Bytes of the values copied (before encryption).
+  public var valueBytes: UInt64
+}
+
+extension CaskStore {
+  /// Writes every key and value into a new store at `destination` that has a **new data key**,
+  /// wrapped under `password`: every record is decrypted and encrypted again, so nothing in
+  /// the copy can be read with this store's data key, its old headers or its old passwords.
+  /// This is the remedy after a compromise that a password change is not (Docs/SECURITY.md,
+  /// section 4): once the copy is made, replace the store with it and destroy the store and
+  /// its backups.
+  ///
+  /// The copy is one moment of the store: writers wait until it is done (readers do not). It
+  /// is built in a hidden directory beside `destination` and renamed to it when complete and
+  /// synced, so `destination` is either missing or the whole copy, even after a crash; a crash
+  /// can leave the hidden `.NAME.rekey-…` directory behind, which is safe to delete.
+  ///
+  /// - Parameter destination: a path that does not exist yet (its missing parents are made).
+  /// - Throws: `CaskError.io` (`EEXIST` when `destination` exists; `ENOSPC`, `EIO`),
+  ///   `.invalidKey` for an empty password, `.corrupt` for a record that does not
+  ///   authenticate (nothing is left behind then: run `verify()`), `.closed`,
+  ///   `.reentrantCall` inside a transaction or observer.
+  /// - Complexity: O(size of the live data): one decryption and one encryption per record,
+  ///   two PBKDF2 runs for the new password.
+  @discardableResult
+  public func rekeyedCopy(to destination: String, password: String) throws -> CaskRekeyReport {
+    guard !password.isEmpty else { throw CaskError.invalidKey(reason: "the password is empty") }
+    return try rekeyedCopy(to: destination, credential: .password(SecureBytes(utf8: password)))
+  }
+
+  /// `rekeyedCopy(to:password:)` for a copy opened with raw keys instead of a password.
+  @discardableResult
+  public func rekeyedCopy(to destination: String, keys: RNCryptor.Keys) throws -> CaskRekeyReport {
+    try rekeyedCopy(to: destination, credential: .keys(keys))
+  }
+
+  private func rekeyedCopy(to destination: String, credential: StoreCredential) throws -> CaskRekeyReport {
+    try userCode.refuse("rekeyedCopy")
+    guard fileSystem.fileKind(destination) == .missing else {
+      throw CaskError.io(operation: "rekeyed copy", path: destination, errno: EEXIST)
+    }
+    let parent = StoreOpener.parentDirectory(of: destination)
+    let name = destination.split(separator: "/").last.map(String.init) ?? destination
+    let hidden = "\(parent)/.\(name).rekey-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
+    let created = try StoreOpener.createDirectoryDurably(hidden, fileSystem: fileSystem)
+    var copy: CaskStore?
+    do {
+      let options = Options(
+        durability: .never, segmentSizeLimit: self.options.segmentSizeLimit, autoCompaction: nil,
+        fileSystem: fileSystem)
+      let target = try CaskStore(path: hidden, credential: credential, options: options)
+      copy = target
+      let report = try writer.withLock { writer -> CaskRekeyReport in
+        if writer.closed { throw CaskError.closed }
+        return try copyRecords(into: target)
+      }
+      try target.close()
+      copy = nil
+      try fileSystem.rename(hidden, to: destination)
+      try fileSystem.syncDirectory(parent)
+      return report
+    } catch {
+      try? copy?.close()
+      for file in (try? fileSystem.contentsOfDirectory(hidden)) ?? [] {
+        try? fileSystem.removeFile("\(hidden)/\(file)")
+      }
+      for directory in created { try? fileSystem.removeDirectory(directory) }
+      throw error
+    }
+  }
+
+  /// Copies every key and value into `target`, in batches of about 8 MiB. Called with the
+  /// writer held, so the keys and values are those of one moment.
+  private func copyRecords(into target: CaskStore) throws -> CaskRekeyReport {
+    var report = CaskRekeyReport(keys: 0, valueBytes: 0)
+    var batch = CaskBatch()
+    var batchBytes = 0
+    for key in try keys() {
+      guard let value = try get(key) else { continue }
+      try batch.put(value, forKey: key)
+      batchBytes += value.count + key.utf8.count
+      report.keys += 1
+      report.valueBytes += UInt64(value.count)
+      if batchBytes >= 8 << 20 {
+        _ = try target.commit(batch)
+        batch = CaskBatch()
+        batchBytes = 0
+      }
+    }
+    _ = try target.commit(batch)
+    try target.sync()
+    return report
+  }
+}

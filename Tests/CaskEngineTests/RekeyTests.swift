@@ -1,0 +1,138 @@
+import CaskTestSupport
+import Foundation
+import RNCryptorCodec
+import Testing
+
+@testable import CaskEngine
+
+/// `rekeyedCopy(to:password:)`: a copy with a new data key that holds exactly what the store
+/// held, and that appears at its path whole or not at all.
+@Suite("Rekeyed copy")
+struct RekeyTests {
+  static let destination = "/data/new/rekeyed.cask"
+  static let newPassword = "a new password"
+
+  private static func prepared(_ random: inout SeededRandom) throws -> (FaultyFileSystem, CaskStore, [String: Data]) {
+    let fileSystem = FaultyFileSystem(directories: [FaultWorkload.directory])
+    let options = FaultWorkload.options(fileSystem, durability: .never)
+    var store = try FaultWorkload.open(options)
+    var model: [String: Data] = [:]
+    var serial = 0
+    for _ in 0..<Int.random(in: 30...60, using: &random) {
+      let step = FaultWorkload.step(random: &random, serial: &serial)
+      try FaultWorkload.run(step, on: &store, options: options)
+      model = FaultWorkload.applying(step, to: model)
+    }
+    return (fileSystem, store, model)
+  }
+
+  private static func bytes(_ secret: SecureBytes) -> [UInt8] {
+    secret.withUnsafeBytes { Array($0) }
+  }
+
+  private static func openCopy(_ fileSystem: FaultyFileSystem, password: String = newPassword) throws -> CaskStore {
+    var options = FaultWorkload.options(fileSystem)
+    options.createIfMissing = false
+    return try CaskStore(path: destination, password: password, options: options)
+  }
+
+  @Test(
+    "the copy holds every key and value under a new data key and the new password; the old password does not open it")
+  func roundTrip() throws {
+    var random = SeededRandom.make(test: "rekeyed copy round trip")
+    for iteration in 0..<testIterations(3) {
+      let (fileSystem, store, model) = try Self.prepared(&random)
+      defer { try? store.close() }
+      let report = try store.rekeyedCopy(to: Self.destination, password: Self.newPassword)
+      #expect(report.keys == model.count)
+      #expect(report.valueBytes == model.values.reduce(0) { $0 + UInt64($1.count) })
+      let copy = try Self.openCopy(fileSystem)
+      FaultWorkload.expect(try FaultWorkload.contents(of: copy), isOneOf: [model], "iteration \(iteration)")
+      #expect(
+        Self.bytes(copy.cipher.keys.encryptionKey) != Self.bytes(store.cipher.keys.encryptionKey), "a new data key")
+      #expect(Self.bytes(copy.cipher.keys.hmacKey) != Self.bytes(store.cipher.keys.hmacKey))
+      #expect(try copy.verify().damage.isEmpty)
+      try copy.close()
+      #expect(throws: CaskError.self) { try Self.openCopy(fileSystem, password: FaultWorkload.password) }
+      #expect(try fileSystem.contentsOfDirectory("/data/new") == ["rekeyed.cask"], "no hidden directory left")
+      FaultWorkload.expect(try FaultWorkload.contents(of: store), isOneOf: [model], "the store is unchanged")
+    }
+  }
+
+  @Test("a copy with raw keys opens with those keys and runs no PBKDF2")
+  func withKeys() throws {
+    var random = SeededRandom.make(test: "rekeyed copy with keys")
+    let (fileSystem, store, model) = try Self.prepared(&random)
+    defer { try? store.close() }
+    let keys = try RNCryptor.Keys.random()
+    try store.rekeyedCopy(to: Self.destination, keys: keys)
+    let copy = try CaskStore(path: Self.destination, keys: keys, options: FaultWorkload.options(fileSystem))
+    FaultWorkload.expect(try FaultWorkload.contents(of: copy), isOneOf: [model], "keys")
+    try copy.close()
+  }
+
+  @Test("an existing destination is refused and nothing is written; a full disk leaves nothing behind")
+  func refusedAndFull() throws {
+    var random = SeededRandom.make(test: "rekeyed copy refused")
+    let (fileSystem, store, model) = try Self.prepared(&random)
+    defer { try? store.close() }
+    try fileSystem.createDirectory("/data/taken")
+    for taken in ["/data/taken", FaultWorkload.path] {
+      do {
+        try store.rekeyedCopy(to: taken, password: Self.newPassword)
+        Issue.record("\(taken) was not refused")
+      } catch CaskError.io(_, _, let code) {
+        #expect(code == EEXIST)
+      }
+    }
+    #expect(try fileSystem.contentsOfDirectory("/data/taken").isEmpty)
+    #expect(throws: CaskError.self) { try store.rekeyedCopy(to: Self.destination, password: "") }
+    fileSystem.setFreeBytes(2000)
+    do {
+      try store.rekeyedCopy(to: Self.destination, password: Self.newPassword)
+      Issue.record("the copy did not fail on a full disk")
+    } catch CaskError.io(_, _, let code) {
+      #expect(code == ENOSPC)
+    }
+    #expect(fileSystem.fileKind("/data/new") == .missing, "the directories it made are gone")
+    fileSystem.setFreeBytes(nil)
+    try store.rekeyedCopy(to: Self.destination, password: Self.newPassword)
+    FaultWorkload.expect(try FaultWorkload.contents(of: try Self.openCopy(fileSystem)), isOneOf: [model], "after")
+  }
+
+  @Test("a crash at any point leaves no destination or the whole copy, and the store as it was")
+  func crashDuringCopy() throws {
+    var random = SeededRandom.make(test: "crash during rekeyed copy")
+    let (base, store, model) = try Self.prepared(&random)
+    try store.close()
+    var point = 1
+    var finished = false
+    var crashes = 0
+    while !finished {
+      let context = "crash at mutation \(point)"
+      let fileSystem = base.snapshot()
+      let reopened = try FaultWorkload.open(FaultWorkload.options(fileSystem))
+      fileSystem.scheduleCrash(afterMutations: point)
+      do {
+        try reopened.rekeyedCopy(to: Self.destination, password: Self.newPassword)
+      } catch {
+        #expect(fileSystem.isPoweredOff, "\(context): failed without a fault: \(error)")
+      }
+      finished = !fileSystem.isPoweredOff
+      let survivor = fileSystem.crash(using: &random)
+      if survivor.fileKind(Self.destination) != .missing {
+        let copy = try Self.openCopy(survivor)
+        FaultWorkload.expect(try FaultWorkload.contents(of: copy), isOneOf: [model], "\(context): the copy")
+        try copy.close()
+      } else {
+        #expect(!finished, "\(context): a finished copy is missing")
+      }
+      let original = try FaultWorkload.open(FaultWorkload.options(survivor))
+      FaultWorkload.expect(try FaultWorkload.contents(of: original), isOneOf: [model], "\(context): the original")
+      try original.close()
+      crashes += 1
+      point += Int.random(in: 1...4, using: &random)
+    }
+    #expect(crashes > 3)
+  }
+}
