@@ -86,6 +86,15 @@ struct RekeyTests {
       }
     }
     #expect(try fileSystem.contentsOfDirectory("/data/taken").isEmpty)
+    for (bad, expected) in [("", ENOENT), ("\(FaultWorkload.path)/inner", EINVAL)] {
+      do {
+        try store.rekeyedCopy(to: bad, password: Self.newPassword)
+        Issue.record("'\(bad)' was not refused")
+      } catch CaskError.io(_, _, let code) {
+        #expect(code == expected, "'\(bad)'")
+      }
+    }
+    #expect(fileSystem.fileKind("\(FaultWorkload.path)/inner") == .missing)
     #expect(throws: CaskError.self) { try store.rekeyedCopy(to: Self.destination, password: "") }
     fileSystem.setFreeBytes(2000)
     do {

@@ -27,49 +27,81 @@ extension CaskStore {
   /// A copy that fails (a full disk, EIO) removes what it wrote.
   ///
   /// - Parameter destination: a directory that does not exist yet (its missing parents are
-  ///   made), or an empty one.
+  ///   made), or an empty one; not inside the store's own directory.
   /// - Throws: `CaskError.io` (`EEXIST` when `destination` is a file or a directory that is
-  ///   not empty; `ENOSPC`, `EIO`), `.closed`, the failure of an earlier sync (the disk's
-  ///   state is then unknown, as for writes), `.reentrantCall` inside a transaction or
-  ///   observer.
+  ///   not empty, or another backup is writing into it; `EINVAL` when it is inside the
+  ///   store's directory; `ENOENT` when it is empty; `ENOSPC`, `EIO`), `.closed`, the failure
+  ///   of an earlier sync (the disk's state is then unknown, as for writes),
+  ///   `.reentrantCall` inside a transaction or observer.
   /// - Complexity: O(size of the store on disk). Writers wait only while the files to copy
   ///   are chosen; a running compaction is waited for first.
   @discardableResult
   public func backup(to destination: String) throws -> CaskBackupReport {
     try userCode.refuse("backup")
+    try checkCopyDestination(destination, operation: "backup")
     let sources = try backupSources()
     defer { for source in sources.data where source.owned { source.file.close() } }
+    let claimName = CaskFormat.headerFileName + CaskFormat.temporarySuffix
+    let claimPath = "\(destination)/\(claimName)"
+    let headerPath = "\(destination)/\(CaskFormat.headerFileName)"
     var created: [String] = []
+    // Only files this call made (another backup into the same directory may have made others).
     var written: [String] = []
     do {
       switch fileSystem.fileKind(destination) {
       case .missing:
-        created = try StoreOpener.createDirectoryDurably(destination, fileSystem: fileSystem)
+        try StoreOpener.createDirectoryDurably(destination, fileSystem: fileSystem, created: &created)
       case .directory:
-        guard try fileSystem.contentsOfDirectory(destination).isEmpty else {
-          throw CaskError.io(operation: "backup into a directory that is not empty", path: destination, errno: EEXIST)
-        }
+        break
       case .file:
         throw CaskError.io(operation: "backup", path: destination, errno: EEXIST)
+      }
+      // The header's temporary file is made first, exclusively, and must then be alone in the
+      // directory: a second backup into it at the same time fails here, instead of mixing its
+      // files with this one's or replacing its header.
+      let header = try fileSystem.open(claimPath, mode: .createNew)
+      defer { header.close() }
+      written.append(claimPath)
+      guard try fileSystem.contentsOfDirectory(destination) == [claimName] else {
+        throw CaskError.io(operation: "backup into a directory that is not empty", path: destination, errno: EEXIST)
       }
       var report = CaskBackupReport(segments: 0, hints: 0, bytes: 0)
       for source in sources.data {
         let target = "\(destination)/\(source.name)"
+        let output = try fileSystem.open(target, mode: .createNew)
+        defer { output.close() }
         written.append(target)
-        report.bytes += try Self.copy(source, to: target, fileSystem: fileSystem)
+        report.bytes += try Self.copy(source, into: output)
         if source.isHint { report.hints += 1 } else { report.segments += 1 }
       }
-      try fileSystem.syncDirectory(destination)
       // Last: only a complete copy is a store.
-      let headerPath = "\(destination)/\(CaskFormat.headerFileName)"
+      try sources.header.withUnsafeBytes { try header.write($0, at: 0) }
+      try header.sync()
+      try fileSystem.syncDirectory(destination)
+      try fileSystem.rename(claimPath, to: headerPath)
       written.append(headerPath)
-      try AtomicFile.write(sources.header, to: headerPath, fileSystem: fileSystem, syncingDirectory: destination)
+      try fileSystem.syncDirectory(destination)
       report.bytes += UInt64(sources.header.count)
       return report
     } catch {
       for path in written.reversed() { try? fileSystem.removeFile(path) }
       for directory in created { try? fileSystem.removeDirectory(directory) }
       throw error
+    }
+  }
+
+  /// Refuses a destination for a copy of the store (`backup`, `rekeyedCopy`) that is empty
+  /// (every file would go to the root: "/00000001.seg") or inside the store's directory,
+  /// whose open removes or reads names there (`x.tmp`, `00000009.seg`) and would then fail on
+  /// a directory. Compared as written, `..` resolved: a path through a symbolic link is not
+  /// recognised.
+  ///
+  /// - Throws: `CaskError.io` with `ENOENT` (empty) or `EINVAL` (inside).
+  func checkCopyDestination(_ destination: String, operation: String) throws {
+    guard !destination.isEmpty else { throw CaskError.io(operation: operation, path: destination, errno: ENOENT) }
+    let storeDirectory = URL(fileURLWithPath: path).standardizedFileURL.path
+    guard !URL(fileURLWithPath: destination).standardizedFileURL.path.hasPrefix(storeDirectory + "/") else {
+      throw CaskError.io(operation: "\(operation) into the store's own directory", path: destination, errno: EINVAL)
     }
   }
 
@@ -114,23 +146,23 @@ extension CaskStore {
             BackupSource(
               name: Segment.fileName(id: segment.id), file: segment.file, length: length, isHint: false, owned: false))
           let hintPath = "\(path)/\(Segment.hintName(id: segment.id))"
-          guard !isActive, fileSystem.fileKind(hintPath) == .file else { continue }
-          let hint = try fileSystem.open(hintPath, mode: .readOnly)
+          // A hint open cannot read (a link, say) is left out, as open passes over it: the
+          // copy's open scans the segment instead.
+          guard !isActive, fileSystem.fileKind(hintPath) == .file,
+            let hint = try? fileSystem.open(hintPath, mode: .readOnly), let length = try? hint.size()
+          else { continue }
           hints.append(
-            BackupSource(
-              name: Segment.hintName(id: segment.id), file: hint, length: try hint.size(), isHint: true, owned: true))
+            BackupSource(name: Segment.hintName(id: segment.id), file: hint, length: length, isHint: true, owned: true))
         }
         return BackupSources(header: header, data: sources + hints)
       }
     }
   }
 
-  /// Copies `source.length` bytes of `source` into the new file `target` and syncs it.
+  /// Copies `source.length` bytes of `source` into `output`, a new file, and syncs it.
   ///
   /// - Returns: the bytes copied.
-  private static func copy(_ source: BackupSource, to target: String, fileSystem: any FileSystem) throws -> UInt64 {
-    let output = try fileSystem.open(target, mode: .createNew)
-    defer { output.close() }
+  private static func copy(_ source: BackupSource, into output: any StorageFile) throws -> UInt64 {
     let chunk = 1 << 20
     var buffer = [UInt8](repeating: 0, count: chunk)
     var offset: UInt64 = 0

@@ -47,15 +47,17 @@ extension CaskStore {
 
   private func rekeyedCopy(to destination: String, credential: StoreCredential) throws -> CaskRekeyReport {
     try userCode.refuse("rekeyedCopy")
+    try checkCopyDestination(destination, operation: "rekeyed copy")
     guard fileSystem.fileKind(destination) == .missing else {
       throw CaskError.io(operation: "rekeyed copy", path: destination, errno: EEXIST)
     }
     let parent = StoreOpener.parentDirectory(of: destination)
     let name = destination.split(separator: "/").last.map(String.init) ?? destination
     let hidden = "\(parent)/.\(name).rekey-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
-    let created = try StoreOpener.createDirectoryDurably(hidden, fileSystem: fileSystem)
+    var created: [String] = []
     var copy: CaskStore?
     do {
+      try StoreOpener.createDirectoryDurably(hidden, fileSystem: fileSystem, created: &created)
       let options = Options(
         durability: .never, segmentSizeLimit: self.options.segmentSizeLimit, autoCompaction: nil,
         fileSystem: fileSystem)

@@ -28,7 +28,8 @@ struct StoreOpener {
       throw CaskError.notACaskStore(path: path)
     case .missing:
       guard options.createIfMissing, !options.readOnly else { throw CaskError.notACaskStore(path: path) }
-      _ = try Self.createDirectoryDurably(path, fileSystem: fileSystem)
+      var created: [String] = []
+      try Self.createDirectoryDurably(path, fileSystem: fileSystem, created: &created)
     case .directory:
       break
     }
@@ -74,9 +75,9 @@ struct StoreOpener {
   /// created: a directory is an entry of its parent, and without that sync a crash can take
   /// it, and every file written in it, away.
   ///
-  /// - Returns: the directories created, deepest first.
-  static func createDirectoryDurably(_ path: String, fileSystem: any FileSystem) throws -> [String] {
-    var created: [String] = []
+  /// - Parameter created: receives the directories to create, deepest first, before they
+  ///   are made, so that a caller can remove them also when this throws part-way.
+  static func createDirectoryDurably(_ path: String, fileSystem: any FileSystem, created: inout [String]) throws {
     var missing = path
     while fileSystem.fileKind(missing) == .missing {
       created.append(missing)
@@ -86,7 +87,6 @@ struct StoreOpener {
     }
     try fileSystem.createDirectory(path)
     for directory in created { try fileSystem.syncDirectory(parentDirectory(of: directory)) }
-    return created
   }
 
   static func parentDirectory(of path: String) -> String {
