@@ -15,6 +15,7 @@ let subcommands: [any BenchCommand.Type] = [
   CodersCommand.self,
   OutboxCommand.self,
   RecoveryCommand.self,
+  BackupCommand.self,
 ]
 
 let rootUsage = "cask-bench <subcommand> [options]"

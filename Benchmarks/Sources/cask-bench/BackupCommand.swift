@@ -1,0 +1,114 @@
+import CaskEngine
+import Foundation
+import RNCryptorCodec
+
+/// `cask-bench backup`: what `backup(to:)` and `rekeyedCopy(to:password:)` cost, beside the
+/// plain copy of the same files (`cp -r`, then `sync` of every file and of the directory, so
+/// that it is durable as the backup is) measured in the same run. The three take turns, run
+/// after run. Every copy is opened and must hold every key, or the run fails.
+enum BackupCommand: BenchCommand {
+  static let name = "backup"
+  static let abstract = "Online backup and rekeyed copy of a store, beside cp -r + sync of its files."
+  static let usage = "cask-bench backup [--quick] [--keys N] [--dir DIR]"
+  static let options: [(flag: String, help: String)] = [
+    ("--quick", "20,000 keys and 3 runs, instead of 200,000 and 5."),
+    ("--keys N", "Keys in the store (1 KiB values, 16-byte keys)."),
+    ("--dir DIR", "Where the scratch store and its copies go (default /tmp)."),
+    ("-h, --help", "Show help information."),
+  ]
+
+  static func run(arguments: [String]) throws {
+    var options = Options(arguments)
+    let quick = options.flag("--quick")
+    let keysText = try options.value("--keys")
+    let base = try options.value("--dir") ?? "/tmp"
+    try options.finish()
+    var keys = quick ? 20_000 : 200_000
+    if let keysText {
+      guard let value = Int(keysText), (1...10_000_000).contains(value) else {
+        throw UsageError("--keys takes a whole number from 1 to 10000000, not '\(keysText)'")
+      }
+      keys = value
+    }
+    let scratch = try ScratchDirectory(in: base)
+    defer { scratch.remove() }
+    print(try measure(in: scratch.path, keys: keys, runs: quick ? 3 : 5))
+  }
+
+  static func measure(in directory: String, keys count: Int, runs: Int) throws -> String {
+    let path = "\(directory)/store.cask"
+    let storeKeys = try RNCryptor.Keys.random()
+    printToStandardError("backup: writing \(count) values of 1 KiB")
+    let store = try CaskStore(
+      path: path, keys: storeKeys, options: .init(durability: .never, segmentSizeLimit: 64 << 20, autoCompaction: nil))
+    defer { try? store.close() }
+    var value = Data(count: 1024)
+    var batch = 0
+    while batch * 1000 < count {
+      try store.batch { writes in
+        for index in (batch * 1000)..<min(count, (batch + 1) * 1000) {
+          value[0] = UInt8(truncatingIfNeeded: index)
+          try writes.put(value, forKey: String(format: "key-%012d", index))
+        }
+      }
+      batch += 1
+    }
+    try store.sync()
+    // Hints for the sealed segments, as a store that has been open a while has them.
+    try store.compact()
+    let bytes = try FileManager.default.contentsOfDirectory(atPath: path).reduce(UInt64(0)) { total, name in
+      let size = (try FileManager.default.attributesOfItem(atPath: "\(path)/\(name)")[.size] as? NSNumber)?.uint64Value
+      return total + (size ?? 0)
+    }
+
+    var copySeconds: [Double] = []
+    var backupSeconds: [Double] = []
+    var rekeySeconds: [Double] = []
+    for run in 1...runs {
+      printToStandardError("backup: run \(run) of \(runs)")
+      let copy = "\(directory)/cp-\(run)"
+      copySeconds.append(
+        try Stopwatch.seconds {
+          _ = try Subprocess.output("cp", ["-r", path, copy])
+          let files = try FileManager.default.contentsOfDirectory(atPath: copy).map { "\(copy)/\($0)" }
+          _ = try Subprocess.output("sync", files + [copy])
+        })
+      try FileManager.default.removeItem(atPath: copy)
+
+      let backup = "\(directory)/backup-\(run)"
+      backupSeconds.append(try Stopwatch.seconds { try store.backup(to: backup) })
+      try expectKeys(count, at: backup, keys: storeKeys)
+      try FileManager.default.removeItem(atPath: backup)
+
+      let rekeyed = "\(directory)/rekeyed-\(run)"
+      let newKeys = try RNCryptor.Keys.random()
+      rekeySeconds.append(try Stopwatch.seconds { try store.rekeyedCopy(to: rekeyed, keys: newKeys) })
+      try expectKeys(count, at: rekeyed, keys: newKeys)
+      try FileManager.default.removeItem(atPath: rekeyed)
+    }
+
+    let copyMedian = Statistics.median(copySeconds)
+    var table = Table([
+      ("copy", .left), ("median s", .right), ("MB/s", .right), ("÷ cp -r + sync (time)", .right), ("runs s", .left),
+    ])
+    for (name, seconds) in [
+      ("cp -r + sync", copySeconds), ("backup(to:)", backupSeconds), ("rekeyedCopy(to:keys:)", rekeySeconds),
+    ] {
+      let median = Statistics.median(seconds)
+      table.append([
+        name, Number.fixed(median, 3), Number.fixed(Double(bytes) / median / 1e6, 0),
+        Number.fixed(median / copyMedian, 2) + "×", seconds.map { Number.fixed($0, 3) }.joined(separator: ", "),
+      ])
+    }
+    return "\(count) keys, 1 KiB values: \(Number.fixed(Double(bytes) / 1e6, 1)) MB of store files, \(runs) runs.\n\n"
+      + table.render() + "\n\nMB/s counts the store's files (for the rekeyed copy too, which writes only live "
+      + "records); load average \(EngineCommand.loadAverage())."
+  }
+
+  /// Opens the copy at `path` and checks that it holds `count` keys.
+  private static func expectKeys(_ count: Int, at path: String, keys: RNCryptor.Keys) throws {
+    let copy = try CaskStore(path: path, keys: keys, options: .init(createIfMissing: false, readOnly: true))
+    defer { try? copy.close() }
+    guard copy.count == count else { throw BenchError("the copy at \(path) holds \(copy.count) keys, not \(count)") }
+  }
+}
