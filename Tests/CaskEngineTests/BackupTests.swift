@@ -192,7 +192,8 @@ struct BackupTests {
     defer { stop.store(true, ordering: .releasing) }
     var rounds: [Int] = []
     for copy in 0..<4 {
-      while acknowledged.load(ordering: .acquiring) < (copy + 1) * 20 { usleep(1000) }
+      // A writer that failed (recorded below) stops here instead of hanging the test.
+      while acknowledged.load(ordering: .acquiring) < (copy + 1) * 20 && !writer.isFinished { usleep(1000) }
       let before = acknowledged.load(ordering: .acquiring)
       let path = directory.file("copy-\(copy).cask")
       try store.backup(to: path)
