@@ -14,13 +14,16 @@ final class HookedFileSystem: FileSystem {
   private let base = PosixFileSystem()
   private let beforeRename: @Sendable (_ source: String) -> Void
   private let afterFileKind: @Sendable (_ path: String, _ kind: FileKind) -> Void
+  private let beforeCreateDirectory: @Sendable (_ path: String) -> Void
 
   init(
     beforeRename: @escaping @Sendable (_ source: String) -> Void = { _ in },
-    afterFileKind: @escaping @Sendable (_ path: String, _ kind: FileKind) -> Void = { _, _ in }
+    afterFileKind: @escaping @Sendable (_ path: String, _ kind: FileKind) -> Void = { _, _ in },
+    beforeCreateDirectory: @escaping @Sendable (_ path: String) -> Void = { _ in }
   ) {
     self.beforeRename = beforeRename
     self.afterFileKind = afterFileKind
+    self.beforeCreateDirectory = beforeCreateDirectory
   }
 
   func rename(_ source: String, to destination: String) throws {
@@ -36,7 +39,15 @@ final class HookedFileSystem: FileSystem {
 
   func open(_ path: String, mode: FileOpenMode) throws -> any StorageFile { try base.open(path, mode: mode) }
   func contentsOfDirectory(_ path: String) throws -> [String] { try base.contentsOfDirectory(path) }
-  func createDirectory(_ path: String) throws { try base.createDirectory(path) }
+  func createDirectory(_ path: String) throws {
+    if armed.load(ordering: .acquiring) { beforeCreateDirectory(path) }
+    try base.createDirectory(path)
+  }
+
+  func createDirectoryExclusively(_ path: String) throws {
+    if armed.load(ordering: .acquiring) { beforeCreateDirectory(path) }
+    try base.createDirectoryExclusively(path)
+  }
   func removeFile(_ path: String) throws { try base.removeFile(path) }
   func removeDirectory(_ path: String) throws { try base.removeDirectory(path) }
   func syncDirectory(_ path: String) throws { try base.syncDirectory(path) }

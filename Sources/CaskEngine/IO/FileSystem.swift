@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// The small file protocol every byte of the engine goes through.
 ///
 /// `PosixFileSystem` is the real one. Tests substitute a file system that loses unsynced
@@ -14,6 +18,10 @@ public protocol FileSystem: Sendable {
   func contentsOfDirectory(_ path: String) throws -> [String]
   /// Creates a directory (and its parents); succeeds if it exists.
   func createDirectory(_ path: String) throws
+  /// Creates the directory `path`, whose parent exists, for its owner only; fails with
+  /// `EEXIST` when anything is at `path` already, a symbolic link included: a directory that
+  /// only this call made (the hidden directory of a rekeyed copy).
+  func createDirectoryExclusively(_ path: String) throws
   /// Whether a file or directory exists at `path`, and whether it is a directory.
   func fileKind(_ path: String) -> FileKind
   /// Removes a file; succeeds if it does not exist.
@@ -71,6 +79,15 @@ public protocol StorageFile: AnyObject, Sendable {
 /// A held advisory lock, released by `unlock()` or deinit.
 public protocol FileLock: AnyObject, Sendable {
   func unlock()
+}
+
+extension FileSystem {
+  /// `fileKind`, then `createDirectory`: not atomic, for file systems (of tests) where nothing
+  /// else makes the directory between the two calls. `PosixFileSystem` makes it with one `mkdir`.
+  public func createDirectoryExclusively(_ path: String) throws {
+    guard fileKind(path) == .missing else { throw CaskError.io(operation: "mkdir", path: path, errno: EEXIST) }
+    try createDirectory(path)
+  }
 }
 
 extension StorageFile {

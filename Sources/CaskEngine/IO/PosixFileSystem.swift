@@ -51,6 +51,10 @@ public struct PosixFileSystem: FileSystem {
     }
   }
 
+  public func createDirectoryExclusively(_ path: String) throws {
+    try Syscall.mkdir(path, exclusive: true)
+  }
+
   public func fileKind(_ path: String) -> FileKind {
     Syscall.kind(path)
   }

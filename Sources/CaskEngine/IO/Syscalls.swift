@@ -88,9 +88,12 @@ enum Syscall {
     guard result == 0 || code == ENOENT else { throw CaskError.io(operation: "rmdir", path: path, errno: code) }
   }
 
-  static func mkdir(_ path: String) throws {
+  /// - Parameter exclusive: fail with `EEXIST` when something is at `path` (else that is success).
+  static func mkdir(_ path: String, exclusive: Bool = false) throws {
     let (result, code) = retrying { Glibc.mkdir(path, 0o700) }
-    guard result == 0 || code == EEXIST else { throw CaskError.io(operation: "mkdir", path: path, errno: code) }
+    guard result == 0 || (code == EEXIST && !exclusive) else {
+      throw CaskError.io(operation: "mkdir", path: path, errno: code)
+    }
   }
 
   /// `flock` without waiting. - Returns: `false` when someone else holds a conflicting lock.

@@ -27,7 +27,8 @@ extension CaskStore {
   /// can leave the hidden `.NAME.rekey-…` directory behind, which is safe to delete.
   ///
   /// - Parameter destination: a path that does not exist yet (its missing parents are made).
-  /// - Throws: `CaskError.io` (`EEXIST` when `destination` exists; `ENOSPC`, `EIO`),
+  /// - Throws: `CaskError.io` (`EEXIST` when `destination` exists, also when it appeared while
+  ///   the copy was built, or something is at the hidden directory's name; `ENOSPC`, `EIO`),
   ///   `.invalidKey` for an empty password, `.corrupt` for a record that does not
   ///   authenticate (nothing is left behind then: run `verify()`), `.closed`,
   ///   `.reentrantCall` inside a transaction or observer.
@@ -54,10 +55,19 @@ extension CaskStore {
     let parent = StoreOpener.parentDirectory(of: destination)
     let name = destination.split(separator: "/").last.map(String.init) ?? destination
     let hidden = "\(parent)/.\(name).rekey-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
+    // Made by this call, deepest first: the hidden directory (first) and missing parents.
     var created: [String] = []
     var copy: CaskStore?
     do {
-      try StoreOpener.createDirectoryDurably(hidden, fileSystem: fileSystem, created: &created)
+      if fileSystem.fileKind(parent) == .missing {
+        try StoreOpener.createDirectoryDurably(parent, fileSystem: fileSystem, created: &created)
+      }
+      // Exclusively: a directory or a link already at that name (left by a crash, or planted by
+      // someone who can write `parent`, to have the copy built where they read it, or to have
+      // their files removed below) is neither built in nor emptied.
+      try fileSystem.createDirectoryExclusively(hidden)
+      created.insert(hidden, at: 0)
+      try fileSystem.syncDirectory(parent)
       let options = Options(
         durability: .never, segmentSizeLimit: self.options.segmentSizeLimit, autoCompaction: nil,
         fileSystem: fileSystem)
@@ -69,13 +79,20 @@ extension CaskStore {
       }
       try target.close()
       copy = nil
+      // Again: an empty directory made at `destination` while the copy was built would be
+      // replaced by the rename (POSIX) without a word.
+      guard fileSystem.fileKind(destination) == .missing else {
+        throw CaskError.io(operation: "rekeyed copy", path: destination, errno: EEXIST)
+      }
       try fileSystem.rename(hidden, to: destination)
       try fileSystem.syncDirectory(parent)
       return report
     } catch {
       try? copy?.close()
-      for file in (try? fileSystem.contentsOfDirectory(hidden)) ?? [] {
-        try? fileSystem.removeFile("\(hidden)/\(file)")
+      if created.first == hidden {
+        for file in (try? fileSystem.contentsOfDirectory(hidden)) ?? [] {
+          try? fileSystem.removeFile("\(hidden)/\(file)")
+        }
       }
       for directory in created { try? fileSystem.removeDirectory(directory) }
       throw error
