@@ -144,4 +144,20 @@ struct RekeyTests {
     }
     #expect(crashes > 3)
   }
+
+  @Test("a destination name of 255 bytes works: the hidden name is cut to fit")
+  func longestName() throws {
+    let directory = try TemporaryDirectory("rekey-long-name")
+    defer { directory.remove() }
+    let store = try CaskStore(path: directory.file("s.cask"), password: "pw", options: .init(durability: .never))
+    defer { try? store.close() }
+    try store.put(Data("v".utf8), forKey: "k")
+    let name = String(repeating: "é", count: 127) + "x"
+    #expect(name.utf8.count == 255)
+    try store.rekeyedCopy(to: directory.file(name), password: Self.newPassword)
+    let copy = try CaskStore(path: directory.file(name), password: Self.newPassword)
+    #expect(try copy.get("k") == Data("v".utf8))
+    try copy.close()
+    #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == [name, "s.cask"].sorted())
+  }
 }

@@ -54,7 +54,10 @@ extension CaskStore {
     }
     let parent = StoreOpener.parentDirectory(of: destination)
     let name = destination.split(separator: "/").last.map(String.init) ?? destination
-    let hidden = "\(parent)/.\(name).rekey-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
+    // At most 200 bytes of the name, so that the hidden name (16 bytes more) fits where the
+    // destination's does (255 bytes); a cut inside a character leaves U+FFFD, still a name.
+    let stem = String(decoding: name.utf8.prefix(200), as: UTF8.self)
+    let hidden = "\(parent)/.\(stem).rekey-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
     // Made by this call, deepest first: the hidden directory (first) and missing parents.
     var created: [String] = []
     var copy: CaskStore?
