@@ -217,9 +217,9 @@ extension CommandSpec {
     discussion: """
       Writes a copy of the store into DIR, which must not exist yet or be empty: the same \
       files, still encrypted, opened with the same password. Each file is synced and the \
-      store's header is written last, so a copy cut short (a crash, a full disk) is not a \
-      store: delete DIR and run it again. A copy that fails removes what it wrote. Programs \
-      can back up a store they have open with CaskStore.backup(to:).
+      store's header is written last, so a copy cut short (a crash, a signal) is not a store: \
+      delete DIR and run it again. A copy that fails with an error (a full disk) removes what \
+      it wrote. Programs can back up a store they have open with CaskStore.backup(to:).
       """,
     arguments: [.store, ArgumentSpec(name: "dir", help: "Where to put the copy: a new or empty directory.")],
     options: OptionSpec.passwordOptions)

@@ -53,6 +53,23 @@ struct BackupCommandTests {
     }
     #expect(try FileManager.default.contentsOfDirectory(atPath: cask.path("full")) == ["notes.txt"])
     #expect(try Data(contentsOf: URL(fileURLWithPath: cask.path("plain"))) == Data("file".utf8))
+    for (destination, message) in [
+      ("", "Error: the destination is an empty path\n"),
+      ("s/inner", "Error: 's/inner' is inside store 's'; put the copy elsewhere\n"),
+    ] {
+      for command in ["backup", "rekey"] {
+        // No password given: refused before one is asked for.
+        let result = try cask.run([command, "s", destination])
+        #expect(result.status == 1 && result.err == message, "\(command) '\(destination)': \(result.err)")
+      }
+    }
+    #expect(!FileManager.default.fileExists(atPath: cask.path("s/inner")))
+    // A path with a line break and an escape in it: the message stays one line.
+    try FileManager.default.createDirectory(atPath: cask.path("bad\ndir\u{1b}"), withIntermediateDirectories: true)
+    try Data("x".utf8).write(to: URL(fileURLWithPath: cask.path("bad\ndir\u{1b}/x")))
+    let odd = try cask.run(["backup", "s", "bad\ndir\u{1b}"], password: password)
+    #expect(odd.status == 1)
+    #expect(odd.err == "Error: 'bad\\ndir\\u{1b}' already exists and is not an empty directory\n", "\(odd.err)")
     let missing = try cask.run(["backup", "nothing-here", "b"], password: password)
     #expect(missing.status == 1 && missing.err.split(separator: "\n").count == 1, "\(missing.err)")
     #expect(!FileManager.default.fileExists(atPath: cask.path("b")))

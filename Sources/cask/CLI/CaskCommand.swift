@@ -36,10 +36,12 @@ enum CaskCommand {
       StandardStream.error.write("Error: \(message)\n" + HelpText.usageHint(spec))
       return CLIError.usageStatus
     } catch CLIError.failure(let message) {
-      StandardStream.error.write("Error: \(message)\n")
+      // Escaped as a whole: a path the message names (a store, a file) may hold a line break
+      // or a terminal escape, and a failure is one line.
+      StandardStream.error.write("Error: \(MessageText.escaped(message))\n")
       return CLIError.failureStatus
     } catch {
-      StandardStream.error.write("Error: \(ErrorMessage.describe(error))\n")
+      StandardStream.error.write("Error: \(MessageText.escaped(ErrorMessage.describe(error)))\n")
       return CLIError.failureStatus
     }
   }

@@ -10,6 +10,7 @@ enum BackupCommand: Subcommand {
     let path = arguments.argument("store")
     let destination = arguments.argument("dir")
     // Checked before the password is asked for; the store checks again.
+    try DestinationCheck.refuse(destination, insideStore: path)
     var isDirectory: ObjCBool = false
     if FileManager.default.fileExists(atPath: destination, isDirectory: &isDirectory) {
       let empty =
@@ -22,5 +23,18 @@ enum BackupCommand: Subcommand {
     StandardStream.output.write(
       "Backed up store '\(path)' into '\(destination)': \(counted(report.segments, "segment file")), "
         + "\(counted(report.hints, "hint file")), \(ByteCount.format(report.bytes)).\n")
+  }
+}
+
+/// The checks of a copy's destination (`backup`, `rekey`) that need no password.
+enum DestinationCheck {
+  /// Refuses an empty destination and one inside the store's directory, whose open would
+  /// then trip over it.
+  static func refuse(_ destination: String, insideStore store: String) throws {
+    guard !destination.isEmpty else { throw CLIError.failure("the destination is an empty path") }
+    let storeDirectory = URL(fileURLWithPath: store).standardizedFileURL.path
+    guard !URL(fileURLWithPath: destination).standardizedFileURL.path.hasPrefix(storeDirectory + "/") else {
+      throw CLIError.failure("'\(destination)' is inside store '\(store)'; put the copy elsewhere")
+    }
   }
 }

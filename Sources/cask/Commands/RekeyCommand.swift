@@ -10,6 +10,7 @@ enum RekeyCommand: Subcommand {
     let path = arguments.argument("store")
     let destination = arguments.argument("dir")
     // Checked before any password is asked for; the store checks again.
+    try DestinationCheck.refuse(destination, insideStore: path)
     guard !FileManager.default.fileExists(atPath: destination) else {
       throw CLIError.failure("'\(destination)' already exists")
     }
