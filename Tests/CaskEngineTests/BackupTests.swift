@@ -12,30 +12,6 @@ import Testing
 struct BackupTests {
   static let destination = "/data/copies/backup.cask"
 
-  /// A store on a fresh faulty disk after a random workload (with compactions and reopens), and
-  /// its model; the store stays open.
-  private static func prepared(
-    _ random: inout SeededRandom, steps: ClosedRange<Int> = 30...60, readOnly: Bool = false
-  ) throws -> (FaultyFileSystem, CaskStore, [String: Data]) {
-    let fileSystem = FaultyFileSystem(directories: [FaultWorkload.directory])
-    let options = FaultWorkload.options(fileSystem, durability: .never)
-    var store = try FaultWorkload.open(options)
-    var model: [String: Data] = [:]
-    var serial = 0
-    for _ in 0..<Int.random(in: steps, using: &random) {
-      let step = FaultWorkload.step(random: &random, serial: &serial)
-      try FaultWorkload.run(step, on: &store, options: options)
-      model = FaultWorkload.applying(step, to: model)
-    }
-    if readOnly {
-      try store.close()
-      var readOnlyOptions = options
-      readOnlyOptions.readOnly = true
-      store = try FaultWorkload.open(readOnlyOptions)
-    }
-    return (fileSystem, store, model)
-  }
-
   /// Opens a copy, never making one: a directory without a whole copy is `notACaskStore`.
   private static func openCopy(_ fileSystem: FaultyFileSystem, _ path: String = destination) throws -> CaskStore {
     var options = FaultWorkload.options(fileSystem)
@@ -47,7 +23,7 @@ struct BackupTests {
   func roundTrip() throws {
     var random = SeededRandom.make(test: "backup round trip")
     for iteration in 0..<testIterations(4) {
-      let (fileSystem, store, model) = try Self.prepared(&random, readOnly: iteration % 2 == 1)
+      let (fileSystem, store, model) = try FaultWorkload.prepared(&random, readOnly: iteration % 2 == 1)
       let report = try store.backup(to: Self.destination)
       let names = try fileSystem.contentsOfDirectory(Self.destination)
       #expect(report.segments == names.filter { $0.hasSuffix(".seg") }.count, "iteration \(iteration)")
@@ -73,7 +49,7 @@ struct BackupTests {
   func crashDuringBackup() throws {
     var random = SeededRandom.make(test: "crash during backup")
     for iteration in 0..<testIterations(2) {
-      let (base, store, model) = try Self.prepared(&random)
+      let (base, store, model) = try FaultWorkload.prepared(&random)
       try store.close()
       var point = 1
       var finished = false
@@ -111,7 +87,7 @@ struct BackupTests {
   @Test("a full disk fails the backup with ENOSPC and removes what it wrote, made directories included")
   func fullDisk() throws {
     var random = SeededRandom.make(test: "backup on a full disk")
-    let (fileSystem, store, model) = try Self.prepared(&random)
+    let (fileSystem, store, model) = try FaultWorkload.prepared(&random)
     defer { try? store.close() }
     // Room for about half of the store's files: the copy fails part-way.
     let size = try fileSystem.contentsOfDirectory(FaultWorkload.path).reduce(0) {
@@ -135,7 +111,7 @@ struct BackupTests {
   @Test("a destination that is a file or a directory with files in it is refused and left alone; an empty one is used")
   func destinations() throws {
     var random = SeededRandom.make(test: "backup destinations")
-    let (fileSystem, store, model) = try Self.prepared(&random, steps: 5...10)
+    let (fileSystem, store, model) = try FaultWorkload.prepared(&random, steps: 5...10)
     defer { try? store.close() }
     try fileSystem.createDirectory("/data/full")
     let keep = try fileSystem.open("/data/full/notes.txt", mode: .createNew)

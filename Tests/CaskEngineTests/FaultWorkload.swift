@@ -175,4 +175,28 @@ enum FaultWorkload {
     guard let colon = value.firstIndex(of: UInt8(ascii: ":")) else { return "a value that was never written" }
     return String(decoding: value[value.startIndex..<colon], as: UTF8.self) + " (\(value.count) bytes)"
   }
+
+  /// A store on a fresh faulty disk after a random workload (with compactions and reopens), and
+  /// its model; the store stays open.
+  static func prepared(
+    _ random: inout SeededRandom, steps: ClosedRange<Int> = 30...60, readOnly: Bool = false
+  ) throws -> (FaultyFileSystem, CaskStore, [String: Data]) {
+    let fileSystem = FaultyFileSystem(directories: [directory])
+    let options = options(fileSystem, durability: .never)
+    var store = try open(options)
+    var model: [String: Data] = [:]
+    var serial = 0
+    for _ in 0..<Int.random(in: steps, using: &random) {
+      let step = step(random: &random, serial: &serial)
+      try run(step, on: &store, options: options)
+      model = applying(step, to: model)
+    }
+    if readOnly {
+      try store.close()
+      var readOnlyOptions = options
+      readOnlyOptions.readOnly = true
+      store = try open(readOnlyOptions)
+    }
+    return (fileSystem, store, model)
+  }
 }

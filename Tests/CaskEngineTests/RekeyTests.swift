@@ -12,20 +12,6 @@ struct RekeyTests {
   static let destination = "/data/new/rekeyed.cask"
   static let newPassword = "a new password"
 
-  private static func prepared(_ random: inout SeededRandom) throws -> (FaultyFileSystem, CaskStore, [String: Data]) {
-    let fileSystem = FaultyFileSystem(directories: [FaultWorkload.directory])
-    let options = FaultWorkload.options(fileSystem, durability: .never)
-    var store = try FaultWorkload.open(options)
-    var model: [String: Data] = [:]
-    var serial = 0
-    for _ in 0..<Int.random(in: 30...60, using: &random) {
-      let step = FaultWorkload.step(random: &random, serial: &serial)
-      try FaultWorkload.run(step, on: &store, options: options)
-      model = FaultWorkload.applying(step, to: model)
-    }
-    return (fileSystem, store, model)
-  }
-
   private static func bytes(_ secret: SecureBytes) -> [UInt8] {
     secret.withUnsafeBytes { Array($0) }
   }
@@ -41,7 +27,7 @@ struct RekeyTests {
   func roundTrip() throws {
     var random = SeededRandom.make(test: "rekeyed copy round trip")
     for iteration in 0..<testIterations(3) {
-      let (fileSystem, store, model) = try Self.prepared(&random)
+      let (fileSystem, store, model) = try FaultWorkload.prepared(&random)
       defer { try? store.close() }
       let report = try store.rekeyedCopy(to: Self.destination, password: Self.newPassword)
       #expect(report.keys == model.count)
@@ -62,7 +48,7 @@ struct RekeyTests {
   @Test("a copy with raw keys opens with those keys and runs no PBKDF2")
   func withKeys() throws {
     var random = SeededRandom.make(test: "rekeyed copy with keys")
-    let (fileSystem, store, model) = try Self.prepared(&random)
+    let (fileSystem, store, model) = try FaultWorkload.prepared(&random)
     defer { try? store.close() }
     let keys = try RNCryptor.Keys.random()
     try store.rekeyedCopy(to: Self.destination, keys: keys)
@@ -74,7 +60,7 @@ struct RekeyTests {
   @Test("an existing destination is refused and nothing is written; a full disk leaves nothing behind")
   func refusedAndFull() throws {
     var random = SeededRandom.make(test: "rekeyed copy refused")
-    let (fileSystem, store, model) = try Self.prepared(&random)
+    let (fileSystem, store, model) = try FaultWorkload.prepared(&random)
     defer { try? store.close() }
     try fileSystem.createDirectory("/data/taken")
     for taken in ["/data/taken", FaultWorkload.path] {
@@ -112,7 +98,7 @@ struct RekeyTests {
   @Test("a crash at any point leaves no destination or the whole copy, and the store as it was")
   func crashDuringCopy() throws {
     var random = SeededRandom.make(test: "crash during rekeyed copy")
-    let (base, store, model) = try Self.prepared(&random)
+    let (base, store, model) = try FaultWorkload.prepared(&random)
     try store.close()
     var point = 1
     var finished = false
