@@ -42,12 +42,12 @@ extension CaskStore {
   public func compact() throws -> CompactionReport? {
     guard !options.readOnly else { throw CaskError.readOnly }
     try userCode.refuse("compact")
-    return try compactionLock.withLock { _ in try runCompaction() }
+    return try compactionLock.run { try runCompaction() }
   }
 
   /// Waits for a running compaction to finish.
   func waitForCompaction() {
-    compactionLock.withLock { _ in }
+    compactionLock.run {}
   }
 
   private struct CopiedRecord {

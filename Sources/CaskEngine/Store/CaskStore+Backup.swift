@@ -125,7 +125,7 @@ extension CaskStore {
   /// up to its last record) and the hints of the sealed ones. The descriptors it keeps stay
   /// readable after a compaction removes their files.
   private func backupSources() throws -> BackupSources {
-    try compactionLock.withLock { _ in
+    try compactionLock.run {
       try writer.withLock { writer in
         if writer.closed { throw CaskError.closed }
         if let failure = writer.failure { throw failure }

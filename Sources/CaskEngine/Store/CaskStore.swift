@@ -21,7 +21,7 @@ public final class CaskStore: Sendable {
   let syncGate = SyncGate()
   let state: Locked<IndexState>
   let writer: Locked<WriterState>
-  let compactionLock = Locked(())
+  let compactionLock = CriticalSection()
   let background: BackgroundWork
   let observers = ChangeObservers()
   /// Set while a transaction body or an observer runs with the writer held.
