@@ -55,7 +55,7 @@ extension CaskCollection {
     try await offload { _ in try self.save(object) }
   }
 
-  public func save(contentsOf objects: [T]) async throws {
+  public func save<S: Sequence<T> & Sendable>(contentsOf objects: S) async throws {
     try await offload { _ in try self.save(contentsOf: objects) }
   }
 
@@ -125,7 +125,7 @@ extension CaskCollection {
   }
 
   @discardableResult
-  public func upsert(_ objects: [T]) async throws -> ImportResult {
+  public func upsert<S: Sequence<T> & Sendable>(_ objects: S) async throws -> ImportResult {
     try await offload { _ in try self.upsert(objects) }
   }
 

@@ -132,3 +132,33 @@ extension CaskBatch {
     try delete(collection.key(for: id))
   }
 }
+
+extension CaskTransaction {
+  /// The object with `id` in `collection` as this transaction sees it: the store's, or what
+  /// the transaction saved or deleted before. No other writer can change it until the
+  /// transaction commits.
+  ///
+  /// - Throws: `CaskError.decoding` if it no longer decodes as `T`; `CaskError.invalidKey`
+  ///   when `collection` is of another store than the transaction.
+  public func get<T>(id: T.ID, from collection: CaskCollection<T>) throws -> T? {
+    try checkStore(collection.store, for: "collection '\(collection.name)'")
+    guard let data = try get(collection.key(for: id)) else { return nil }
+    return try collection.decode(data, id: id.description)
+  }
+
+  /// Saves `object` into `collection` when the transaction commits.
+  ///
+  /// - Throws: as `get(id:from:)`, and `EncodingError`.
+  public mutating func save<T>(_ object: T, in collection: CaskCollection<T>) throws {
+    try checkStore(collection.store, for: "collection '\(collection.name)'")
+    try put(collection.encode(object), forKey: collection.key(for: object.id))
+  }
+
+  /// Deletes the object with `id` from `collection` when the transaction commits.
+  ///
+  /// - Throws: as `get(id:from:)`.
+  public mutating func delete<T>(id: T.ID, from collection: CaskCollection<T>) throws {
+    try checkStore(collection.store, for: "collection '\(collection.name)'")
+    try delete(collection.key(for: id))
+  }
+}

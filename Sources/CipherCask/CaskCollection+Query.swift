@@ -6,7 +6,12 @@ extension CaskCollection {
   /// - Complexity: O(n) reads and decodes: objects are encrypted, so there is no index on
   ///   their fields.
   public func filter(_ isIncluded: (T) throws -> Bool) throws -> [T] {
-    try all().filter(isIncluded)
+    var matches: [T] = []
+    var failures: [CaskError] = []
+    try forEachObject(onDecodingFailure: .fail, failures: &failures) { object in
+      if try isIncluded(object) { matches.append(object) }
+    }
+    return matches
   }
 
   /// The first object, in the order of `ids()`, that satisfies `predicate`.

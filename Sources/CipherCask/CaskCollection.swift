@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// A named collection of model objects in a store, addressed by their `id`.
 ///
 /// Objects are encoded with the collection's `CaskCoder` and stored under the key
@@ -87,6 +91,9 @@ where T.ID: CustomStringConvertible & Sendable {
   /// Reads an id back from its `description`: `init?(_:)` for a `LosslessStringConvertible`
   /// id, `init?(uuidString:)` for a `UUID`.
   static func parseID(_ text: String) -> T.ID? {
+    // `Character.init(_:)` traps unless the text is one character: the id "" or "ab" of
+    // another type sharing the collection's name would otherwise end the process.
+    if T.ID.self == Character.self, text.count != 1 { return nil }
     if let lossless = T.ID.self as? any LosslessStringConvertible.Type {
       return lossless.init(text) as? T.ID
     }
@@ -194,17 +201,29 @@ where T.ID: CustomStringConvertible & Sendable {
 
   /// Every object, skipping (and reporting) those that no longer decode when asked to.
   public func all(onDecodingFailure policy: DecodingFailurePolicy) throws -> DecodedObjects {
-    try checkName()
     var result = DecodedObjects(objects: [], failures: [])
-    for entry in try store.entries(inGroup: name) {
+    try forEachObject(onDecodingFailure: policy, failures: &result.failures) { result.objects.append($0) }
+    return result
+  }
+
+  /// Decodes every object, in file order, and hands each to `body` before the next is read:
+  /// a scan that `body` stops (by throwing) reads no further, and what `body` does not keep
+  /// is not held. The objects are those of the moment of the call.
+  func forEachObject(
+    onDecodingFailure policy: DecodingFailurePolicy, failures: inout [CaskError], _ body: (T) throws -> Void
+  ) throws {
+    try checkName()
+    try store.forEachEntry(inGroup: name) { key, value in
+      let object: T
       do {
-        result.objects.append(try decode(entry.value, id: Self.idString(fromKey: entry.key)))
+        object = try decode(value, id: Self.idString(fromKey: key))
       } catch let error as CaskError {
         guard policy == .skip else { throw error }
-        result.failures.append(error)
+        failures.append(error)
+        return
       }
+      try body(object)
     }
-    return result
   }
 
   /// Removes every object of this collection in one atomic batch.
@@ -253,14 +272,16 @@ extension CaskStore {
   }
 }
 
-/// The default collection names taken in this process, by store path: which type has each.
+/// The default collection names taken in this process, by store directory: which type has
+/// each.
 enum DefaultNames {
   private static let taken = Locked<[String: ObjectIdentifier]>([:])
 
   /// Takes `name` for `type` in `store`; returns why it cannot when another type has it.
   static func claim(_ name: String, for type: Any.Type, in store: CaskStore) -> String? {
+    let directory = canonicalPath(store.path)
     let owner = taken.withLock { taken in
-      let key = store.path + "\u{0}" + name
+      let key = directory + "\u{0}" + name
       if let owner = taken[key] { return owner }
       taken[key] = ObjectIdentifier(type)
       return ObjectIdentifier(type)
@@ -268,5 +289,13 @@ enum DefaultNames {
     guard owner != ObjectIdentifier(type) else { return nil }
     return "the default collection name '\(name)' of \(String(reflecting: type)) is already the name of "
       + "another type's collection in this store; give one of them a name: collection(_:named:)"
+  }
+
+  /// The directory's path with links, `.`, `..` and repeated or trailing slashes resolved, so
+  /// that every spelling of one store's path is one key (`s.cask`, `./s.cask/`, a link to it).
+  private static func canonicalPath(_ path: String) -> String {
+    guard let resolved = realpath(path, nil) else { return URL(fileURLWithPath: path).standardizedFileURL.path }
+    defer { free(resolved) }
+    return String(cString: resolved)
   }
 }

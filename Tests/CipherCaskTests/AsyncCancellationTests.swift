@@ -38,6 +38,10 @@ struct AsyncCancellationTests {
       let events = store.collection(Event.self)
       let sample = sampleEvents()
       try await events.save(contentsOf: sample)
+      // Last in id order and in the files: an object that no longer decodes, which a scan
+      // stopped at the first object never reaches (filter and fetch read every object before
+      // their first check, and failed on it; found in review, session 8).
+      try store.put(Data("{}".utf8), forKey: try events.storageKey(for: "zz"))
       let calls: [@Sendable (@escaping @Sendable (Event) -> Bool) async throws -> Void] = [
         { predicate in _ = try await events.updateAll(where: predicate) { $0.city = "Changed" } },
         { predicate in _ = try await events.deleteAll(where: predicate) },
@@ -58,7 +62,9 @@ struct AsyncCancellationTests {
         handle.know(task)
         #expect(await task.value == .cancelled, "call \(index)")
         #expect(handle.cancels == 1, "call \(index): the predicate ran once, then the scan stopped")
-        #expect(try await events.all().sorted { $0.id < $1.id } == sample, "call \(index) changed nothing")
+        let left = try await events.all(onDecodingFailure: .skip)
+        #expect(left.objects.sorted { $0.id < $1.id } == sample, "call \(index) changed nothing")
+        #expect(left.failures.count == 1, "call \(index) changed nothing")
       }
     }
   }

@@ -198,18 +198,20 @@ func readableMembers(in store: CaskStore) throws -> (members: [MemberWithScore],
   return (result.objects, unreadable)
 }
 
-/// Rewrites the members saved before `score` existed, with a score of 0, in one batch.
+/// Rewrites the members saved before `score` existed, with a score of 0, in one transaction:
+/// no other writer can save a member between the read and the rewrite.
 func migrateScores(in store: CaskStore) throws -> Int {
   let old = store.collection(Member.self, named: "members")
   let new = store.collection(MemberWithScore.self, named: "members")
-  let unreadable = try readableMembers(in: store).unreadable
-  try store.batch { batch in
-    for id in unreadable {
-      guard let member = try old.get(id: id) else { continue }
-      try batch.save(MemberWithScore(id: member.id, name: member.name, city: member.city, score: 0), in: new)
+  return try store.transaction { transaction in
+    var migrated = 0
+    for id in try readableMembers(in: store).unreadable {
+      guard let member = try transaction.get(id: id, from: old) else { continue }
+      try transaction.save(MemberWithScore(id: member.id, name: member.name, city: member.city, score: 0), in: new)
+      migrated += 1
     }
+    return migrated
   }
-  return unreadable.count
 }
 
 // MARK: The tests that run them

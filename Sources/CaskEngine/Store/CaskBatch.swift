@@ -31,7 +31,7 @@ public struct CaskBatch: Sendable {
   /// - Throws: `CaskError.invalidKey`.
   package func checkStore(_ store: CaskStore, for what: String) throws {
     guard owner == nil || owner == ObjectIdentifier(store) else {
-      throw CaskError.invalidKey(reason: "\(what) belongs to another store than this batch")
+      throw CaskError.invalidKey(reason: "\(what) belongs to another store than this batch or transaction")
     }
   }
 

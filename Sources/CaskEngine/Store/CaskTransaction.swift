@@ -8,11 +8,20 @@ import Foundation
 /// body already holds the turn.
 public struct CaskTransaction {
   private let store: CaskStore
-  private(set) var batch = CaskBatch()
+  private(set) var batch: CaskBatch
   private var pending: [IndexKey: Data?] = [:]
 
   init(store: CaskStore) {
     self.store = store
+    self.batch = CaskBatch(owner: store)
+  }
+
+  /// Refuses what belongs to another store than this transaction's (a collection, say),
+  /// whose objects would otherwise be read from and written to this store.
+  ///
+  /// - Throws: `CaskError.invalidKey`.
+  package func checkStore(_ other: CaskStore, for what: String) throws {
+    try batch.checkStore(other, for: what)
   }
 
   /// The value of `key` as this transaction sees it.
@@ -124,6 +133,23 @@ extension CaskStore {
   public func entries(
     inGroup group: String, onDamage: (String, CaskError) throws -> Void = { throw $1 }
   ) throws -> [(key: String, value: Data)] {
+    var result: [(key: String, value: Data)] = []
+    try forEachEntry(inGroup: group, onDamage: onDamage) { result.append(($0, $1)) }
+    return result
+  }
+
+  /// Calls `body` with every key of a group and its value, one at a time, in file order
+  /// (sequential I/O): a value `body` does not keep is not held, and a `body` that throws
+  /// stops the reading there. The keys and values are those of the moment of the call, also
+  /// when they are overwritten or deleted while `body` runs (their records stay readable).
+  ///
+  /// - Parameter onDamage: as for `entries(inGroup:onDamage:)`.
+  /// - Throws: what `body` or `onDamage` throws, `CaskError.closed`, `.io`.
+  /// - Complexity: O(m) reads and decryptions for the m keys of the group, until `body` stops.
+  public func forEachEntry(
+    inGroup group: String, onDamage: (String, CaskError) throws -> Void = { throw $1 },
+    _ body: (_ key: String, _ value: Data) throws -> Void
+  ) throws {
     let located = try state.withLock { state -> [(String, RecordLocation, Segment)] in
       guard !state.closed else { throw CaskError.closed }
       return state.directory.entries(inGroup: group).compactMap { entry in
@@ -133,17 +159,17 @@ extension CaskStore {
     let ordered = located.sorted {
       ($0.2.order, $0.1.offset) < ($1.2.order, $1.1.offset)
     }
-    var result: [(key: String, value: Data)] = []
-    result.reserveCapacity(ordered.count)
     for (key, location, segment) in ordered {
+      let value: Data
       do {
-        result.append((key, try readValue(at: location, in: segment, key: key)))
+        value = try readValue(at: location, in: segment, key: key)
       } catch let error as CaskError {
         guard case .corrupt = error else { throw error }
         try onDamage(key, error)
+        continue
       }
+      try body(key, value)
     }
-    return result
   }
 }
 
