@@ -137,7 +137,9 @@ extension CommandSpec {
       OptionSpec(
         "envelope", value: "key",
         help: "The member of each answer that holds the objects (default: the answer itself, or 'result')."),
-      OptionSpec("next-key", value: "key", help: "The envelope member that links to the next page (default next)."),
+      OptionSpec(
+        "next-key", value: "key",
+        help: "The envelope member that links to the next page (default next; not with --page-parameter)."),
       OptionSpec(
         "page-parameter", value: "name",
         help: "Ask for pages by number (?name=1, 2, ...) until one is empty, instead of following links."),

@@ -20,8 +20,9 @@ package enum KeyText {
   }
 
   /// A key for a line of text output: control characters (such as the U+0000 between a
-  /// collection's name and an id) are shown as escapes, so that every key takes one line.
-  /// `--json` prints keys exactly.
+  /// collection's name and an id; all that `MessageText.isControl` names, C1 and U+2028/U+2029
+  /// included) are shown as escapes, so that every key takes one line and sends no terminal
+  /// escape. `--json` prints keys exactly.
   package static func display(_ key: String) -> String {
     var text = ""
     for scalar in key.unicodeScalars {
@@ -30,7 +31,7 @@ package enum KeyText {
       case "\n": text += "\\n"
       case "\r": text += "\\r"
       case "\t": text += "\\t"
-      case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+      case _ where MessageText.isControl(scalar):
         text += "\\u{" + String(scalar.value, radix: 16) + "}"
       default: text.unicodeScalars.append(scalar)
       }

@@ -44,7 +44,9 @@ extension RNCryptor {
     case randomGeneratorFailed
     /// Thrown when a libcrypto call fails; `function` names it, `code` is OpenSSL's error code.
     case libcrypto(function: String, code: UInt)
-    /// Thrown when a file could not be read, written or renamed by the file helpers.
+    /// Thrown when a file could not be read, written or renamed by the file helpers. A failure
+    /// on the hidden temporary file beside the destination names the destination (operation
+    /// `write` when the temporary file cannot be created).
     case file(operation: String, path: String, errno: Int32)
   }
 

@@ -86,7 +86,8 @@ extension RNCryptor {
     while name.utf8.count > maximumNameInTemporary { name = name.dropLast() }
     let random = try LibCrypto.randomData(count: 8).map { String($0, radix: 16) }.joined()
     let temporary = (directory.isEmpty ? "" : directory + "/") + ".\(name).\(random).partial"
-    let output = try PlainFile(creating: temporary)
+    // Errors about the temporary file name `destination`: the caller never typed the hidden name.
+    let output = try PlainFile(creating: temporary, reportedAs: destination)
     var renamed = false
     defer {
       output.close()
@@ -134,6 +135,7 @@ extension RNCryptor {
 /// A file descriptor with the few operations the file helpers need, retrying `EINTR`.
 private final class PlainFile {
   private var descriptor: Int32
+  /// The path errors name.
   private let path: String
 
   init(openForReading path: String) throws {
@@ -141,16 +143,20 @@ private final class PlainFile {
     descriptor = try PlainFile.open(path, O_RDONLY | O_CLOEXEC, 0)
   }
 
-  init(creating path: String) throws {
-    self.path = path
-    descriptor = try PlainFile.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+  /// Creates the file at `path`; errors (a failed create as `write`) name `name`.
+  init(creating path: String, reportedAs name: String) throws {
+    self.path = name
+    descriptor = try PlainFile.open(
+      path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600, operation: "write", reportedAs: name)
   }
 
-  private static func open(_ path: String, _ flags: Int32, _ mode: mode_t) throws -> Int32 {
+  private static func open(
+    _ path: String, _ flags: Int32, _ mode: mode_t, operation: String = "open", reportedAs name: String? = nil
+  ) throws -> Int32 {
     while true {
       let descriptor = Glibc.open(path, flags, mode)
       if descriptor >= 0 { return descriptor }
-      if errno != EINTR { throw RNCryptor.Error.file(operation: "open", path: path, errno: errno) }
+      if errno != EINTR { throw RNCryptor.Error.file(operation: operation, path: name ?? path, errno: errno) }
     }
   }
 

@@ -145,28 +145,9 @@ struct CaskRunner {
   func runWithTerminalStderr(_ arguments: [String], password: String, environment: [String: String] = [:])
     throws -> CaskResult
   {
-    // posix_openpt and friends are not visible from Swift's Glibc module; these are their
-    // ioctls (Linux's generic encoding: _IOR('T', 0x30, int) and _IOW('T', 0x31, int)).
-    let getNumber: UInt = 0x8004_5430
-    let setLock: UInt = 0x4004_5431
-    let master = open("/dev/ptmx", O_RDWR | O_NOCTTY)
-    guard master >= 0 else { throw CocoaError(.fileReadUnknown) }
+    let (master, terminal) = try Self.openPseudoTerminal()
     defer { close(master) }
-    var unlocked: Int32 = 0
-    var number: UInt32 = 0
-    guard ioctl(master, setLock, &unlocked) == 0, ioctl(master, getNumber, &number) == 0 else {
-      throw CocoaError(.fileReadUnknown)
-    }
-    let terminal = open("/dev/pts/\(number)", O_RDWR | O_NOCTTY)
-    guard terminal >= 0 else { throw CocoaError(.fileReadUnknown) }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: try Self.binary())
-    process.arguments = arguments
-    process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
-    var childEnvironment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CASK_") }
-    childEnvironment["CASK_PASSWORD"] = password
-    childEnvironment.merge(environment) { $1 }
-    process.environment = childEnvironment
+    let process = try process(arguments, password: password, environment: environment)
     let outPath = path(".tty-out")
     _ = FileManager.default.createFile(atPath: outPath, contents: nil)
     let outHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
@@ -188,6 +169,41 @@ struct CaskRunner {
     }
     return CaskResult(
       status: process.terminationStatus, stdout: try Data(contentsOf: URL(fileURLWithPath: outPath)), stderr: written)
+  }
+
+  /// A new pseudo-terminal: its master side and its terminal side, both open (the caller
+  /// closes them).
+  static func openPseudoTerminal() throws -> (master: Int32, terminal: Int32) {
+    // posix_openpt and friends are not visible from Swift's Glibc module; these are their
+    // ioctls (Linux's generic encoding: _IOR('T', 0x30, int) and _IOW('T', 0x31, int)).
+    let getNumber: UInt = 0x8004_5430
+    let setLock: UInt = 0x4004_5431
+    let master = open("/dev/ptmx", O_RDWR | O_NOCTTY)
+    guard master >= 0 else { throw CocoaError(.fileReadUnknown) }
+    var unlocked: Int32 = 0
+    var number: UInt32 = 0
+    let terminal =
+      ioctl(master, setLock, &unlocked) == 0 && ioctl(master, getNumber, &number) == 0
+      ? open("/dev/pts/\(number)", O_RDWR | O_NOCTTY) : -1
+    guard terminal >= 0 else {
+      close(master)
+      throw CocoaError(.fileReadUnknown)
+    }
+    return (master, terminal)
+  }
+
+  /// A `cask` process with `arguments`, in this runner's directory, with `password` in
+  /// `CASK_PASSWORD`, `environment` added and no other `CASK_` variable; not started.
+  func process(_ arguments: [String], password: String, environment: [String: String] = [:]) throws -> Process {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: try Self.binary())
+    process.arguments = arguments
+    process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
+    var childEnvironment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("CASK_") }
+    childEnvironment["CASK_PASSWORD"] = password
+    childEnvironment.merge(environment) { $1 }
+    process.environment = childEnvironment
+    return process
   }
 
   /// Makes a store with `cask create`, checking that it worked.

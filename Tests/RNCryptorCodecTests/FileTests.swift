@@ -170,6 +170,18 @@ struct FileTests {
     }
     #expect(try listing(directory).isEmpty)
   }
+
+  @Test("a destination in a missing directory gives a .file error naming the destination, not the temporary file")
+  func missingDestinationDirectory() throws {
+    let directory = try TemporaryDirectory("cask-files")
+    defer { directory.remove() }
+    try write(Data("plain".utf8), to: directory.file("plain"))
+    let destination = directory.file("absent/out")
+    #expect(throws: RNCryptor.Error.file(operation: "write", path: destination, errno: ENOENT)) {
+      try RNCryptor.encryptFile(at: directory.file("plain"), to: destination, keys: Fixture.keys())
+    }
+    #expect(try listing(directory) == ["plain"])
+  }
 }
 
 /// Ways a stored message gets damaged, with the error decrypting it must give.

@@ -13,7 +13,9 @@ public struct PosixFileSystem: FileSystem {
   /// Opens a file of the store. A symbolic link or anything but a regular file under a store
   /// file's name is refused (`CaskError.io`, `ELOOP` or `EINVAL`): someone who can write the
   /// directory must not make the store create, read or append to files elsewhere (another
-  /// store's segment, say), or block on a FIFO.
+  /// store's segment, say), or block on a FIFO. The descriptor is never 0, 1 or 2, also in a
+  /// process started with those closed (`Syscall.raised`): what the program writes to its
+  /// standard output or error must not land in a store file.
   public func open(_ path: String, mode: FileOpenMode) throws -> any StorageFile {
     let flags: Int32
     switch mode {

@@ -18,10 +18,42 @@ enum Syscall {
     }
   }
 
+  /// `open`, with the result always above the standard descriptors (see `raised`).
   static func open(_ path: String, flags: Int32, mode: mode_t = 0o644) throws -> Int32 {
     let (descriptor, code) = retrying { Glibc.open(path, flags | O_CLOEXEC, mode) }
     guard descriptor >= 0 else { throw CaskError.io(operation: "open", path: path, errno: code) }
-    return descriptor
+    return try raised(descriptor, path: path)
+  }
+
+  /// The descriptor of a store file, never 0, 1 or 2. In a process started with a standard
+  /// descriptor closed, `open` hands out that number, and whatever the program (or a library
+  /// in it) then writes to "standard error" lands in the store file: a repair warning once
+  /// destroyed a segment's header that way. So a descriptor below 3 is moved above 2
+  /// (`F_DUPFD_CLOEXEC`) and `/dev/null` takes the low number, so it is not handed out again.
+  /// (SQLite keeps its files off these descriptors the same way.)
+  ///
+  /// - Throws: `CaskError.io` when the descriptor cannot be moved or `/dev/null` not opened;
+  ///   `descriptor` is closed then.
+  static func raised(_ descriptor: Int32, path: String) throws -> Int32 {
+    guard descriptor >= 0, descriptor <= STDERR_FILENO else { return descriptor }
+    let (moved, code) = retrying { fcntl(descriptor, F_DUPFD_CLOEXEC, STDERR_FILENO + 1) }
+    guard moved >= 0 else {
+      _ = Glibc.close(descriptor)
+      throw CaskError.io(operation: "fcntl (move off a standard descriptor)", path: path, errno: code)
+    }
+    // Not O_CLOEXEC: a standard descriptor is one that child processes inherit.
+    let (null, nullCode) = retrying { Glibc.open("/dev/null", O_RDWR) }
+    guard null >= 0 else {
+      _ = Glibc.close(moved)
+      _ = Glibc.close(descriptor)
+      throw CaskError.io(operation: "open /dev/null (for a closed standard descriptor)", path: path, errno: nullCode)
+    }
+    // dup2 replaces the store file's low number with /dev/null in one step. A `null` that
+    // itself came out below 3 (two standard descriptors were closed) stays: it is /dev/null.
+    // Should dup2 fail, the store file must at least not stay on the low number.
+    if retrying({ dup2(null, descriptor) }).0 < 0 { _ = Glibc.close(descriptor) }
+    if null > STDERR_FILENO { _ = Glibc.close(null) }
+    return moved
   }
 
   static func close(_ descriptor: Int32) {

@@ -48,17 +48,20 @@ enum ExportCommand: Subcommand {
       }
     }
     let (count, listingName, nonJSON) = summary
-    let source = collection.map { "collection '\($0)' of store '\(path)'" } ?? "store '\(path)'"
+    // Names escaped as in failures: a line break or an escape in a path stays one line.
+    let named = MessageText.quoted(path)
+    let source = collection.map { "collection \(MessageText.quoted($0)) of store \(named)" } ?? "store \(named)"
+    let folder = MessageText.quoted(directory)
     if encrypted {
       StandardStream.output.write(
-        "Exported \(count) values of \(source) to '\(directory)' as RNCryptor v3 files; "
+        "Exported \(count) values of \(source) to \(folder) as RNCryptor v3 files; "
           + "\(listingName) (encrypted too) maps the file names to keys.\n")
     } else {
       StandardStream.output.write(
-        "Exported \(count) values of \(source) to '\(directory)' as plaintext files; \(listingName) maps them to keys"
+        "Exported \(count) values of \(source) to \(folder) as plaintext files; \(listingName) maps them to keys"
           + (nonJSON > 0 ? " (\(nonJSON) values that are not JSON were written as .bin files).\n" : ".\n"))
       StandardStream.error.write(
-        "warning: the files in '\(directory)' are NOT encrypted: anyone who can read them can read the data\n")
+        "warning: the files in \(folder) are NOT encrypted: anyone who can read them can read the data\n")
     }
   }
 

@@ -14,6 +14,9 @@ enum PullCommand: Subcommand {
     let collection = arguments.requiredOption("collection")
     let prefix = try KeyText.collectionPrefix(collection, spec)
     let idField = arguments.requiredOption("id-key")
+    if arguments.option("page-parameter") != nil && arguments.option("next-key") != nil {
+      throw CLIError.usage("--next-key cannot be used with --page-parameter: numbered pages have no next link", spec)
+    }
     let pages = Pages(
       envelope: arguments.option("envelope"), nextKey: arguments.option("next-key") ?? "next",
       pageParameter: arguments.option("page-parameter"),

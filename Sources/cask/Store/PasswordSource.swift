@@ -53,7 +53,7 @@ struct PasswordSource {
   /// prompting; `nil` when none was (for `demo`, which then uses its fixed password).
   static func explicitPassword(_ arguments: ParsedArguments) throws -> String? {
     let given =
-      arguments.option("password-file") != nil || environment(environmentVariable) != nil
+      arguments.option("password-file") != nil || getenv(environmentVariable) != nil
       || arguments.flag("password-stdin")
     return given ? try password(arguments, subject: "the demo store") : nil
   }
@@ -74,9 +74,10 @@ struct PasswordSource {
       defer { Secret.wipe(&line) }
       return try string(from: line, source: "standard input")
     }
-    if let value = environment(names.environment) {
+    if var value = environmentBytes(names.environment) {
+      defer { Secret.wipe(&value) }
       guard !value.isEmpty else { throw CLIError.failure("\(names.environment) is set but empty") }
-      return value
+      return try string(from: value, source: names.environment)
     }
     return try prompt(names, confirm: confirm)
   }
@@ -98,8 +99,15 @@ struct PasswordSource {
     return try string(from: first, source: "the prompt")
   }
 
-  private static func environment(_ name: String) -> String? {
-    ProcessInfo.processInfo.environment[name]
+  /// The bytes of the variable `name`, as the process received them. (Foundation's
+  /// `ProcessInfo.environment` repairs bytes that are not UTF-8 to U+FFFD, so two different
+  /// passwords would become one; they are refused instead, as from a password file.)
+  private static func environmentBytes(_ name: String) -> [UInt8]? {
+    guard let value = getenv(name) else { return nil }
+    var bytes = [UInt8]()
+    bytes.reserveCapacity(strlen(value) + 1)  // no copies left behind as the array grows
+    bytes.append(contentsOf: UnsafeRawBufferPointer(start: value, count: strlen(value)))
+    return bytes
   }
 
   /// The first line of a file, without its line ending.

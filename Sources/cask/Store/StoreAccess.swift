@@ -59,7 +59,8 @@ enum StoreAccess {
         options.readOnly
         ? "is damaged (opened read-only: nothing was repaired)" : "was damaged and repaired when opened"
       StandardStream.error.write(
-        "warning: store '\(path)' \(what) (\(RecoverySummary(recovery))); run 'cask verify \(path)'\n")
+        "warning: store \(MessageText.quoted(path)) \(what) (\(RecoverySummary(recovery))); "
+          + "run 'cask verify \(MessageText.escaped(path))'\n")
     }
     return store
   }

@@ -45,7 +45,8 @@ enum PasswordPrompt {
       _ = tcsetattr(terminal, TCSAFLUSH, &original)
       stream.write("\n")
     }
-    stream.write(prompt)
+    // The prompt names a store or file by the path typed: escaped, so that it stays one line.
+    stream.write(MessageText.escaped(prompt))
     return try readLine(from: stream)
   }
 

@@ -11,6 +11,11 @@ import Synchronization
 /// It appears only when standard error is a terminal, and only once the work has taken half a
 /// second (`CASK_PROGRESS_DELAY`, in seconds, changes that; 0 draws the first frame at once),
 /// so quick commands and pipes never see it. `finish()` erases it.
+///
+/// The bar never ends the process: a frame that cannot be written (the terminal hung up, and
+/// writes fail with `EIO`) stops the bar silently, and the work goes on to its end and its
+/// cleanup. (It used to end the process from the bar's thread, leaving `decrypt`'s temporary
+/// file of unauthenticated plaintext behind.)
 final class ProgressBar: Sendable {
   /// What is being counted.
   enum Unit: Sendable {
@@ -40,8 +45,17 @@ final class ProgressBar: Sendable {
     self.total = total
     self.unit = unit
     self.sample = sample
-    let seconds = ProcessInfo.processInfo.environment["CASK_PROGRESS_DELAY"].flatMap(Double.init) ?? 0.5
-    delay = .milliseconds(Int(max(0, seconds) * 1000))
+    delay = Self.delay(ProcessInfo.processInfo.environment["CASK_PROGRESS_DELAY"])
+  }
+
+  /// The longest delay: a year, which is never for a command.
+  private static let longestDelay: Double = 365 * 24 * 3600
+
+  /// `CASK_PROGRESS_DELAY` in seconds: half a second when unset, not a number, or `nan`;
+  /// a negative value is 0, and `inf` or anything beyond a year is a year (no bar).
+  static func delay(_ text: String?) -> Duration {
+    guard let seconds = text.flatMap(Double.init), !seconds.isNaN else { return .milliseconds(500) }
+    return .milliseconds(Int(min(max(0, seconds), longestDelay) * 1000))
   }
 
   /// Starts a bar that polls `sample` for the amount done so far, out of `total` (`nil` when
@@ -64,7 +78,7 @@ final class ProgressBar: Sendable {
     state.withLock { state in
       guard !state.finished else { return }
       state.finished = true
-      if state.shown { StandardStream.error.write("\r\u{1B}[K") }
+      if state.shown { _ = StandardStream.error.writeIfPossible("\r\u{1B}[K") }
     }
   }
 
@@ -75,7 +89,8 @@ final class ProgressBar: Sendable {
     }
   }
 
-  /// Draws a frame once the delay has passed; `false` once the bar is finished.
+  /// Draws a frame once the delay has passed; `false` once the bar is finished, or stopped
+  /// because the frame could not be written.
   @discardableResult
   private func draw() -> Bool {
     state.withLock { state -> Bool in
@@ -84,7 +99,12 @@ final class ProgressBar: Sendable {
       guard elapsed >= delay else { return true }
       state.shown = true
       state.frame += 1
-      StandardStream.error.write("\r" + line(done: sample(), elapsed: elapsed, frame: state.frame) + "\u{1B}[K")
+      let frame = "\r" + line(done: sample(), elapsed: elapsed, frame: state.frame) + "\u{1B}[K"
+      guard StandardStream.error.writeIfPossible(frame) else {
+        // Nothing to erase on a terminal that is gone, and nowhere to say so.
+        state.finished = true
+        return false
+      }
       return true
     }
   }

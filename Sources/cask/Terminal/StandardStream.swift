@@ -16,42 +16,87 @@ struct StandardStream: Sendable {
   static let output = StandardStream(descriptor: STDOUT_FILENO, name: "standard output")
   static let error = StandardStream(descriptor: STDERR_FILENO, name: "standard error")
 
+  /// The standard descriptors (0, 1, 2) that were closed when the process started; each now
+  /// holds `/dev/null`. Evaluated first thing in `main`: a descriptor left closed would be the
+  /// next file's (a store's `LOCK`, a segment), and a message to standard error would land in
+  /// it, or `put` would read a store file as its value.
+  static let closedAtStart: Set<Int32> = {
+    var closed = Set<Int32>()
+    for descriptor in [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO] where fcntl(descriptor, F_GETFD) < 0 {
+      guard errno == EBADF else { continue }
+      closed.insert(descriptor)
+      // The lowest free descriptor, so `descriptor` itself (the lower ones are open by now).
+      let null = open("/dev/null", descriptor == STDIN_FILENO ? O_RDONLY : O_WRONLY)
+      if null >= 0 && null != descriptor {
+        dup2(null, descriptor)
+        close(null)
+      }
+    }
+    return closed
+  }()
+
+  /// Fails when the stream is standard input and that was closed at startup: a command that
+  /// needs input must not take `/dev/null`'s nothing for an empty value.
+  private func requireOpen() throws {
+    guard descriptor == STDIN_FILENO, Self.closedAtStart.contains(STDIN_FILENO) else { return }
+    throw CLIError.failure("standard input is closed")
+  }
+
   /// Whether the stream is a terminal.
   var isTerminal: Bool { isatty(descriptor) == 1 }
 
-  /// Writes all of `text` as UTF-8.
+  /// Writes all of `text` as UTF-8. A failed write ends the process, as `write(_: Data)` says.
   func write(_ text: String) {
     var text = text
-    text.withUTF8 { writeAll(UnsafeRawBufferPointer($0)) }
+    text.withUTF8 { endOnFailure(writeAll(UnsafeRawBufferPointer($0))) }
   }
 
   /// Writes all of `data`. A failed write (a closed pipe, a full disk) ends the process with
-  /// status 1, as there is nowhere left to report it.
+  /// status 1, as there is nowhere left to report it. Only for the main thread: ending the
+  /// process from another thread would skip the cleanup of the work under way.
   func write(_ data: Data) {
-    data.withUnsafeBytes { writeAll($0) }
+    data.withUnsafeBytes { endOnFailure(writeAll($0)) }
   }
 
-  private func writeAll(_ bytes: UnsafeRawBufferPointer) {
-    guard var cursor = bytes.baseAddress else { return }
+  /// Writes all of `text` as UTF-8 and says whether that worked, never ending the process:
+  /// for what is drawn beside the work (the progress bar, from its own thread), which must
+  /// stop quietly when its terminal is gone (`EIO` after a hangup).
+  ///
+  /// - Returns: `false` when a write failed.
+  func writeIfPossible(_ text: String) -> Bool {
+    var text = text
+    return text.withUTF8 { writeAll(UnsafeRawBufferPointer($0)) } == 0
+  }
+
+  private func endOnFailure(_ code: Int32) {
+    guard code != 0 else { return }
+    if descriptor != STDERR_FILENO {
+      StandardStream.error.write("Error: cannot write to \(name): \(String(cString: strerror(code)))\n")
+    }
+    exit(CLIError.failureStatus)
+  }
+
+  /// - Returns: 0, or the `errno` of the write that failed.
+  private func writeAll(_ bytes: UnsafeRawBufferPointer) -> Int32 {
+    guard var cursor = bytes.baseAddress else { return 0 }
     var remaining = bytes.count
     while remaining > 0 {
       let written = Glibc.write(descriptor, cursor, remaining)
       if written < 0 {
         if errno == EINTR { continue }
-        if descriptor != STDERR_FILENO {
-          StandardStream.error.write("Error: cannot write to \(name): \(String(cString: strerror(errno)))\n")
-        }
-        exit(CLIError.failureStatus)
+        return errno
       }
       cursor += written
       remaining -= written
     }
+    return 0
   }
 
   /// Reads up to `count` bytes; an empty result means end of input.
   ///
   /// - Throws: `CLIError.failure` when the read fails.
   func read(upTo count: Int) throws -> Data {
+    try requireOpen()
     var data = Data(count: count)
     let received = try data.withUnsafeMutableBytes { buffer -> Int in
       while true {
@@ -95,6 +140,7 @@ struct StandardStream: Sendable {
 
   /// Reads one byte; `nil` at end of input.
   func readByte() throws -> UInt8? {
+    try requireOpen()
     var byte: UInt8 = 0
     while true {
       let result = Glibc.read(descriptor, &byte, 1)
