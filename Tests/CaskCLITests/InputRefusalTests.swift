@@ -69,6 +69,50 @@ struct InputRefusalTests {
     #expect(listed.out == ids.map { $0 + "\n" }.joined())
   }
 
+  @Test("seeded: an integer id written in any JSON spelling (a fraction of zeros, an exponent) is its decimal")
+  func integerIDsInEverySpelling() throws {
+    var random = SeededRandom.make(test: "import integer id spellings")
+    let cask = try CaskRunner("id-spellings")
+    defer { cask.remove() }
+    _ = try cask.createStore("s", password: password)
+    var expected = Set<String>()
+    var lines = ""
+    for _ in 0..<testIterations(200) {
+      // The integer: up to 40 digits, no leading zero; then its sign.
+      let length = Int(random.next() % 40) + 1
+      var digits = (0..<length).map { _ in String(random.next() % 10) }.joined()
+      while digits.count > 1 && digits.hasPrefix("0") { digits.removeFirst() }
+      let negative = digits != "0" && random.next() % 2 == 0
+      guard expected.insert((negative ? "-" : "") + digits).inserted else { continue }
+      // A spelling of it: the point moved left by `shift` places and an exponent of `shift`
+      // (plus trailing zeros that the exponent takes back), a fraction of zeros, or as it is.
+      let spelling: String
+      switch random.next() % 3 {
+      case 0 where digits != "0":  // "00.00e-1" would not be JSON
+        let zeros = Int(random.next() % 4)
+        let padded = digits + String(repeating: "0", count: zeros)
+        let shift = Int(random.next() % UInt64(padded.count))
+        let point = padded.index(padded.endIndex, offsetBy: -shift)
+        let mantissa = shift == 0 ? padded : padded[..<point] + "." + padded[point...]
+        let exponent = shift - zeros
+        spelling =
+          mantissa + (random.next() % 2 == 0 ? "e" : "E") + (exponent >= 0 && random.next() % 2 == 0 ? "+" : "")
+          + String(exponent)
+      case 1:
+        spelling = digits + "." + String(repeating: "0", count: Int(random.next() % 5) + 1)
+      default:
+        spelling = digits
+      }
+      lines += "{\"id\": \(negative ? "-" : "")\(spelling)}\n"
+    }
+    try Data(lines.utf8).write(to: URL(fileURLWithPath: cask.path("objects.jsonl")))
+    let imported = try cask.run(
+      ["import", "s", "objects.jsonl", "--collection", "c", "--id-key", "id"], password: password)
+    #expect(imported.status == 0, "\(imported.err)")
+    let listed = try cask.run(["keys", "s", "--collection", "c"], password: password)
+    #expect(Set(listed.out.split(separator: "\n").map(String.init)) == expected)
+  }
+
   @Test("a fractional id that a Double cannot hold exactly is refused, naming its line; nothing is written")
   func inexactFractionalIDRefused() throws {
     let cask = try CaskRunner("inexact-id")
