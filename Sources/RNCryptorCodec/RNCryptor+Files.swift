@@ -155,7 +155,13 @@ private final class PlainFile {
   ) throws -> Int32 {
     while true {
       let descriptor = Glibc.open(path, flags, mode)
-      if descriptor >= 0 { return descriptor }
+      if descriptor >= 0 {
+        switch StandardDescriptors.keepingOff(descriptor) {
+        case .success(let raised): return raised
+        case .failure(let failure):
+          throw RNCryptor.Error.file(operation: failure.operation, path: name ?? path, errno: failure.code)
+        }
+      }
       if errno != EINTR { throw RNCryptor.Error.file(operation: operation, path: name ?? path, errno: errno) }
     }
   }

@@ -1,3 +1,5 @@
+import RNCryptorCodec
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
@@ -25,35 +27,15 @@ enum Syscall {
     return try raised(descriptor, path: path)
   }
 
-  /// The descriptor of a store file, never 0, 1 or 2. In a process started with a standard
-  /// descriptor closed, `open` hands out that number, and whatever the program (or a library
-  /// in it) then writes to "standard error" lands in the store file: a repair warning once
-  /// destroyed a segment's header that way. So a descriptor below 3 is moved above 2
-  /// (`F_DUPFD_CLOEXEC`) and `/dev/null` takes the low number, so it is not handed out again.
-  /// (SQLite keeps its files off these descriptors the same way.)
+  /// The descriptor of a store file, never 0, 1 or 2 (`StandardDescriptors` says why).
   ///
   /// - Throws: `CaskError.io` when the descriptor cannot be moved or `/dev/null` not opened;
   ///   `descriptor` is closed then.
   static func raised(_ descriptor: Int32, path: String) throws -> Int32 {
-    guard descriptor >= 0, descriptor <= STDERR_FILENO else { return descriptor }
-    let (moved, code) = retrying { fcntl(descriptor, F_DUPFD_CLOEXEC, STDERR_FILENO + 1) }
-    guard moved >= 0 else {
-      _ = Glibc.close(descriptor)
-      throw CaskError.io(operation: "fcntl (move off a standard descriptor)", path: path, errno: code)
+    switch StandardDescriptors.keepingOff(descriptor) {
+    case .success(let raised): return raised
+    case .failure(let failure): throw CaskError.io(operation: failure.operation, path: path, errno: failure.code)
     }
-    // Not O_CLOEXEC: a standard descriptor is one that child processes inherit.
-    let (null, nullCode) = retrying { Glibc.open("/dev/null", O_RDWR) }
-    guard null >= 0 else {
-      _ = Glibc.close(moved)
-      _ = Glibc.close(descriptor)
-      throw CaskError.io(operation: "open /dev/null (for a closed standard descriptor)", path: path, errno: nullCode)
-    }
-    // dup2 replaces the store file's low number with /dev/null in one step. A `null` that
-    // itself came out below 3 (two standard descriptors were closed) stays: it is /dev/null.
-    // Should dup2 fail, the store file must at least not stay on the low number.
-    if retrying({ dup2(null, descriptor) }).0 < 0 { _ = Glibc.close(descriptor) }
-    if null > STDERR_FILENO { _ = Glibc.close(null) }
-    return moved
   }
 
   static func close(_ descriptor: Int32) {
