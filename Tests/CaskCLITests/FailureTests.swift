@@ -135,12 +135,34 @@ struct FailureTests {
       let stats = try cask.run(["stats", "s"], password: password)
       #expect(stats.status == 0)
       #expect(stats.err.hasPrefix(readOnly), "\(stats.err)")
+      // Found by a docs check (session 8): it said "cut" while nothing was.
+      #expect(stats.err.contains("bytes of a torn tail left unread"), "\(stats.err)")
+      #expect(stats.out.contains("torn tail (left unread): "), "\(stats.out)")
     }
     let put = try cask.run(["put", "s", "k9"], password: password, stdin: Data("v9".utf8))
     #expect(put.status == 0)
     #expect(put.err.hasPrefix("warning: store 's' was damaged and repaired when opened ("), "\(put.err)")
+    #expect(put.err.contains("bytes of a torn tail cut"), "\(put.err)")
     let after = try cask.run(["stats", "s"], password: password)
     #expect(after.err.isEmpty, "\(after.err)")
+  }
+
+  /// Found by a docs check (session 8): a writable open called every damage "repaired", also
+  /// an unreadable segment it only left out; verify's summary counted intact records as if
+  /// they were all it checked.
+  @Test("damage an open does not repair is not called repaired; verify's summary counts intact records")
+  func unrepairedDamageWording() throws {
+    let cask = try CaskRunner("unrepaired")
+    defer { cask.remove() }
+    let path = try cask.createStore("s", password: password)
+    #expect(try cask.run(["put", "s", "k"], password: password, stdin: Data("v".utf8)).status == 0)
+    try Data("not a segment".utf8).write(to: URL(fileURLWithPath: "\(path)/0000002A.seg"))
+    let put = try cask.run(["put", "s", "k2"], password: password, stdin: Data("v2".utf8))
+    #expect(put.status == 0)
+    #expect(put.err.hasPrefix("warning: store 's' is damaged (1 unreadable segments left out); "), "\(put.err)")
+    let verify = try cask.run(["verify", "s"], password: password)
+    #expect(verify.out.hasPrefix("Checked "), "\(verify.out)")
+    #expect(verify.out.contains("records intact, "), "\(verify.out)")
   }
 
   @Test("without any password source and without a terminal, commands fail at once")

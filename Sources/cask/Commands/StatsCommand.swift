@@ -84,13 +84,16 @@ enum StatsCommand: Subcommand {
     let recovery = report.recovery
     text +=
       "Last open:    \(counted(recovery.segmentsFromHints, "segment")) from hints, \(recovery.segmentsScanned) scanned; "
-      + (recovery.clean ? "clean" : "repaired damage") + "\n"
+      + (recovery.clean ? "clean" : "damage found (this read-only open changed nothing)") + "\n"
     if recovery.zeroTailBytes > 0 {
-      text += "  zero tail cut (space reserved by .always, or unsynced writes): \(recovery.zeroTailBytes) bytes\n"
+      text += "  zero tail (space reserved by .always, or unsynced writes): \(recovery.zeroTailBytes) bytes\n"
     }
     if !recovery.clean {
-      if recovery.truncatedBytes > 0 { text += "  torn tail cut: \(recovery.truncatedBytes) bytes\n" }
-      if recovery.droppedRecords > 0 { text += "  records of unfinished batches dropped: \(recovery.droppedRecords)\n" }
+      // Cut by the next command that writes.
+      if recovery.truncatedBytes > 0 { text += "  torn tail (left unread): \(recovery.truncatedBytes) bytes\n" }
+      if recovery.droppedRecords > 0 {
+        text += "  records of unfinished batches (left unread): \(recovery.droppedRecords)\n"
+      }
       for region in recovery.corruptRegions {
         text += "  damaged: \(region.file) at offset \(region.offset), \(region.length) bytes: \(region.reason)\n"
       }

@@ -43,8 +43,8 @@ enum VerifyCommand: Subcommand {
       try JSONOutput.write(report)
     } else {
       var text =
-        "Checked \(counted(report.segmentsChecked, "segment")) and \(counted(report.recordsChecked, "record")) "
-        + "of store '\(path)': "
+        "Checked \(counted(report.segmentsChecked, "segment")) of store '\(path)': "
+        + "\(counted(report.recordsChecked, "record")) intact, "
       text += report.clean ? "no damage.\n" : "\(counted(report.damage.count, "damaged region")).\n"
       for region in report.damage {
         text += "  \(region.file) at offset \(region.offset), \(region.length) bytes: \(region.reason)\n"

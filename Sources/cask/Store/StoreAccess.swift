@@ -55,11 +55,15 @@ enum StoreAccess {
     if !recovery.isClean {
       // A read-only open works around the damage in memory and changes no file: saying
       // "repaired" there sent users away believing the next command would find it fixed.
+      // Only a torn tail or an unfinished batch is repaired by a writable open (cut); damaged
+      // regions and unreadable segments stay as they are, and say so.
+      let repaired = !options.readOnly && (recovery.truncatedBytes > 0 || recovery.droppedRecords > 0)
       let what =
         options.readOnly
-        ? "is damaged (opened read-only: nothing was repaired)" : "was damaged and repaired when opened"
+        ? "is damaged (opened read-only: nothing was repaired)"
+        : repaired ? "was damaged and repaired when opened" : "is damaged"
       StandardStream.error.write(
-        "warning: store \(MessageText.quoted(path)) \(what) (\(RecoverySummary(recovery))); "
+        "warning: store \(MessageText.quoted(path)) \(what) (\(RecoverySummary(recovery, readOnly: options.readOnly))); "
           + "run 'cask verify \(MessageText.escaped(path))'\n")
     }
     return store
@@ -98,15 +102,21 @@ enum StoreAccess {
 /// A short account of a `RecoveryReport`, without keys or values.
 struct RecoverySummary: CustomStringConvertible {
   let report: RecoveryReport
+  /// Whether the open was read-only, which cuts nothing: the tail is then left unread.
+  let readOnly: Bool
 
-  init(_ report: RecoveryReport) {
+  init(_ report: RecoveryReport, readOnly: Bool) {
     self.report = report
+    self.readOnly = readOnly
   }
 
   var description: String {
     var parts: [String] = []
-    if report.truncatedBytes > 0 { parts.append("\(report.truncatedBytes) bytes of a torn tail cut") }
-    if report.droppedRecords > 0 { parts.append("\(report.droppedRecords) records of unfinished batches dropped") }
+    let cut = readOnly ? "left unread" : "cut"
+    if report.truncatedBytes > 0 { parts.append("\(report.truncatedBytes) bytes of a torn tail \(cut)") }
+    if report.droppedRecords > 0 {
+      parts.append("\(report.droppedRecords) records of unfinished batches \(readOnly ? "left unread" : "dropped")")
+    }
     if !report.corruptRegions.isEmpty { parts.append("\(report.corruptRegions.count) damaged regions skipped") }
     if !report.unreadableSegments.isEmpty {
       parts.append("\(report.unreadableSegments.count) unreadable segments left out")
