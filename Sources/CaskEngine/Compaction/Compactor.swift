@@ -185,11 +185,13 @@ extension CaskStore {
   /// The records of a sealed segment, from its hint file, or by scanning it.
   private func hintEntries(of segment: Segment, length: UInt64) throws -> [HintEntry] {
     let hintPath = "\(path)/\(Segment.hintName(id: segment.id))"
-    if fileSystem.fileKind(hintPath) == .file {
-      let file = try fileSystem.open(hintPath, mode: .readOnly)
+    // A hint open cannot use (a link or a FIFO under its name, refused with ELOOP or EINVAL; a
+    // failed read) is passed over as open passes over it: the segment is scanned instead
+    // (compaction used to fail on it, every time, until the file was gone).
+    if fileSystem.fileKind(hintPath) == .file, let file = try? fileSystem.open(hintPath, mode: .readOnly) {
       defer { file.close() }
-      let bytes = try file.read(count: Int(try file.size()), at: 0)
-      if let hint = try? HintFile.decode(bytes, cipher: cipher, path: hintPath), hint.segmentID == segment.id,
+      if let bytes = try? file.read(count: Int(try file.size()), at: 0),
+        let hint = try? HintFile.decode(bytes, cipher: cipher, path: hintPath), hint.segmentID == segment.id,
         hint.segmentLength == length
       {
         return hint.entries
@@ -304,7 +306,14 @@ extension CaskStore {
     let finalPath = "\(path)/\(Segment.fileName(id: id))"
     let temporaryPath = finalPath + CaskFormat.temporarySuffix
     let file = try fileSystem.open(temporaryPath, mode: .createNew)
-    try file.write(Data(Segment.encodeHeader(id: id, order: order)), at: 0)
+    do {
+      try file.write(Data(Segment.encodeHeader(id: id, order: order)), at: 0)
+    } catch {
+      // Not yet among the outputs the caller's cleanup removes.
+      file.close()
+      try? fileSystem.removeFile(temporaryPath)
+      throw error
+    }
     return OutputSegment(
       segment: Segment(id: id, order: order, file: file), temporaryPath: temporaryPath, finalPath: finalPath,
       end: UInt64(CaskFormat.segmentHeaderLength), hints: [], maxSequence: 0)

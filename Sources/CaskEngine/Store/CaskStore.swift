@@ -27,6 +27,11 @@ public final class CaskStore: Sendable {
   /// Set while a transaction body or an observer runs with the writer held.
   let userCode = UserCodeMark()
   private let lock: Locked<(any FileLock)?>
+  /// One `close()` at a time: a second waits for the first to finish.
+  private let closeSection = CriticalSection()
+  /// The thread running `close()` (whose `onClose` callbacks may call it again), and the error
+  /// a failed close threw, for the closes after it.
+  private let closing = Locked<(thread: pthread_t?, failure: (any Error)?)>((nil, nil))
 
   /// The index and the open segments, guarded by `state`. Readers hold the lock only to look
   /// up a location and take a reference to its segment.
@@ -272,15 +277,37 @@ public final class CaskStore: Sendable {
 
   /// Syncs, writes the hint of the segment being appended to, and releases the lock. Later
   /// calls throw `CaskError.closed`. Called by `deinit` if you do not.
+  ///
+  /// A `close()` made while another runs returns when that one has finished (the lock
+  /// released), and every `close()` after a failed one throws its error; one made from an
+  /// `onClose` callback of this close returns at once.
   public func close() throws {
     try userCode.refuse("close")
+    let current = pthread_self()
+    guard !closing.withLock({ $0.thread.map { pthread_equal($0, current) != 0 } ?? false }) else { return }
+    try closeSection.run {
+      closing.withLock { $0.thread = current }
+      defer { closing.withLock { $0.thread = nil } }
+      do {
+        try closeOnce()
+      } catch {
+        closing.withLock { $0.failure = error }
+        throw error
+      }
+    }
+  }
+
+  private func closeOnce() throws {
     background.stop()
     waitForCompaction()
     let firstClose = writer.withLock { writer -> Bool in
       defer { writer.closed = true }
       return !writer.closed
     }
-    guard firstClose else { return }
+    guard firstClose else {
+      if let failure = closing.withLock({ $0.failure }) { throw failure }
+      return
+    }
     // After the writer lock: every commit has notified its observers, and none will again.
     observers.closeAll()
     var failure: Error?
