@@ -147,11 +147,15 @@ private final class PlainFile {
   init(creating path: String, reportedAs name: String) throws {
     self.path = name
     descriptor = try PlainFile.open(
-      path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600, operation: "write", reportedAs: name)
+      path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600, operation: "write", reportedAs: name,
+      removingOnFailure: true)
   }
 
+  /// - Parameter removingOnFailure: the file was made by this open (`O_CREAT | O_EXCL`), so
+  ///   a failure after it (moving the descriptor off 0-2) removes it again.
   private static func open(
-    _ path: String, _ flags: Int32, _ mode: mode_t, operation: String = "open", reportedAs name: String? = nil
+    _ path: String, _ flags: Int32, _ mode: mode_t, operation: String = "open", reportedAs name: String? = nil,
+    removingOnFailure: Bool = false
   ) throws -> Int32 {
     while true {
       let descriptor = Glibc.open(path, flags, mode)
@@ -159,6 +163,7 @@ private final class PlainFile {
         switch StandardDescriptors.keepingOff(descriptor) {
         case .success(let raised): return raised
         case .failure(let failure):
+          if removingOnFailure { unlink(path) }
           throw RNCryptor.Error.file(operation: failure.operation, path: name ?? path, errno: failure.code)
         }
       }
