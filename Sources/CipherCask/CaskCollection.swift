@@ -279,7 +279,7 @@ enum DefaultNames {
 
   /// Takes `name` for `type` in `store`; returns why it cannot when another type has it.
   static func claim(_ name: String, for type: Any.Type, in store: CaskStore) -> String? {
-    let directory = canonicalPath(store.path)
+    let directory = store.resolvedPath
     let owner = taken.withLock { taken in
       let key = directory + "\u{0}" + name
       if let owner = taken[key] { return owner }
@@ -290,10 +290,13 @@ enum DefaultNames {
     return "the default collection name '\(name)' of \(String(reflecting: type)) is already the name of "
       + "another type's collection in this store; give one of them a name: collection(_:named:)"
   }
+}
 
-  /// The directory's path with links, `.`, `..` and repeated or trailing slashes resolved, so
-  /// that every spelling of one store's path is one key (`s.cask`, `./s.cask/`, a link to it).
-  private static func canonicalPath(_ path: String) -> String {
+extension CaskStore {
+  /// The store's directory with links, `.`, `..` and repeated or trailing slashes resolved,
+  /// so that every spelling of one store's path (`s.cask`, `./s.cask/`, a link to it) is one
+  /// key: for what is kept per store in this process (default collection names, sync turns).
+  package var resolvedPath: String {
     guard let resolved = realpath(path, nil) else { return URL(fileURLWithPath: path).standardizedFileURL.path }
     defer { free(resolved) }
     return String(cString: resolved)

@@ -47,9 +47,14 @@ struct HTTPTransport: Sendable {
       }()
   }
 
-  func send(_ request: URLRequest) async throws -> HTTPResponse {
+  /// Sends `request` and waits for its answer, its cancellation or its timeout.
+  ///
+  /// - Parameter observe: for tests, given the call's bookkeeping object before the request
+  ///   goes out, so that a test can hold a weak reference to it and see it released.
+  func send(_ request: URLRequest, observe: ((AnyObject) -> Void)? = nil) async throws -> HTTPResponse {
     let request = Self.boundingTimeout(Self.lowercasingScheme(request))
     let call = PendingCall()
+    observe?(call)
     return try await withTaskCancellationHandler {
       try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, Error>) in
         call.start(continuation)
@@ -82,12 +87,18 @@ struct HTTPTransport: Sendable {
         // caller passed in too; that session's own delegate still decides what the rule
         // allows, and answers challenges.
         task.delegate = RedirectGuard(next: session.delegate as? any URLSessionTaskDelegate)
-        call.attach(task)
-        task.resume()
+        // A timer source, cancelled when the call ends and holding the call weakly: a timer
+        // that held it kept its answer (and task) in memory until the timeout, for ever with
+        // no timeout; a cancelled `asyncAfter` block still waits in its queue until then.
         let timeout = request.timeoutInterval > 0 ? request.timeoutInterval : 60
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
-          call.finish(.failure(SyncError.transport("the request timed out")))
+        let timer = DispatchSource.makeTimerSource(queue: .global())
+        timer.schedule(deadline: .now() + timeout)
+        timer.setEventHandler { [weak call] in
+          call?.finish(.failure(SyncError.transport("the request timed out")))
         }
+        call.attach(task, timer: timer)
+        task.resume()
+        timer.resume()  // also when cancelled already: a source released suspended traps
       }
     } onCancel: {
       call.finish(.failure(SyncError.cancelled))
@@ -195,11 +206,14 @@ final class RedirectGuard: NSObject, URLSessionTaskDelegate, @unchecked Sendable
 }
 
 /// One request in flight: resumes its continuation exactly once, with the first outcome, and
-/// cancels the URLSession task when that outcome is not the answer.
+/// cancels the URLSession task when that outcome is not the answer. Once it has an outcome it
+/// lets go of its task and cancels its timer, so nothing keeps it (and the answer) alive.
 private final class PendingCall: @unchecked Sendable {
   private let lock = NSLock()
+  // Guarded by `lock`.
   private var continuation: CheckedContinuation<HTTPResponse, Error>?
   private var task: URLSessionTask?
+  private var timer: (any DispatchSourceTimer)?
   private var outcome: Result<HTTPResponse, Error>?
 
   func start(_ continuation: CheckedContinuation<HTTPResponse, Error>) {
@@ -213,12 +227,20 @@ private final class PendingCall: @unchecked Sendable {
     lock.unlock()
   }
 
-  func attach(_ task: URLSessionTask) {
+  /// Keeps `task` (to cancel it) and `timer` (to cancel it when the call ends), or, when the
+  /// call has already ended, cancels both.
+  func attach(_ task: URLSessionTask, timer: any DispatchSourceTimer) {
     lock.lock()
     let finished = outcome != nil
-    self.task = task
+    if !finished {
+      self.task = task
+      self.timer = timer
+    }
     lock.unlock()
-    if finished { task.cancel() }
+    if finished {
+      task.cancel()
+      timer.cancel()
+    }
   }
 
   func finish(_ result: Result<HTTPResponse, Error>) {
@@ -231,7 +253,11 @@ private final class PendingCall: @unchecked Sendable {
     let continuation = self.continuation
     self.continuation = nil
     let task = self.task
+    let timer = self.timer
+    self.task = nil  // the task's completion handler holds this call
+    self.timer = nil
     lock.unlock()
+    timer?.cancel()
     continuation?.resume(with: result)
     if case .failure = result { task?.cancel() }
   }

@@ -94,6 +94,36 @@ struct OutboxIndex: Sendable {
     }
   }
 
+  /// Whether any change is queued, in `transaction`; for a queue written before the index
+  /// existed, builds the index first, so that `queuedCount(of:in:)` reads it right.
+  ///
+  /// - Complexity: O(m log m) in memory for the m queued changes (listing their keys).
+  func hasQueue(in transaction: inout CaskTransaction) throws -> Bool {
+    guard try !transaction.keys(inGroup: queueGroup).isEmpty else { return false }
+    _ = try lastSequence(in: &transaction)
+    return true
+  }
+
+  /// How many changes to `id` are queued, in a transaction after `hasQueue(in:)`.
+  ///
+  /// - Complexity: O(1).
+  func queuedCount(of id: String, in transaction: CaskTransaction) throws -> Int {
+    try count(of: id, in: transaction)
+  }
+
+  /// How many changes to `id` are queued, read from `store`.
+  ///
+  /// - Complexity: O(1); for a queue written before the index existed, O(m) reads and decodes.
+  func queuedCount(of id: String, in store: CaskStore) throws -> Int {
+    if try store.get(tailKey) != nil {
+      return try store.get(countKey(id)).map { try Self.number(in: $0) }.map(Int.init) ?? 0
+    }
+    return try store.keys(inGroup: queueGroup).reduce(0) { total, key in
+      guard let data = try store.get(key) else { return total }
+      return total + (try Self.decode(data).id == id ? 1 : 0)
+    }
+  }
+
   // MARK: Bookkeeping
 
   /// How many changes to `id` are queued.

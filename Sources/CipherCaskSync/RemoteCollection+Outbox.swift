@@ -65,6 +65,11 @@ extension RemoteCollection {
   /// in the middle resends from the first unaccepted change; the `Idempotency-Key` header
   /// lets the server apply a resent change once.
   ///
+  /// The whole run takes one turn (`SyncSerializer`): a second run, or a pull, waits for it.
+  /// When the last queued change to an object is accepted, the local copy becomes what the
+  /// server accepted (the answer, the body sent when the answer has none, no object after a
+  /// delete), whatever a pull stored meanwhile.
+  ///
   /// - Returns: how many changes were sent.
   /// - Throws: `SyncError.conflict` (the change stays queued, later ones wait), and the other
   ///   `SyncError`s; changes sent before the error stay sent.
@@ -74,6 +79,13 @@ extension RemoteCollection {
   @discardableResult
   public func pushPending(
     adjust: RequestHook? = nil, progress: (@Sendable (SyncProgress) -> Void)? = nil
+  ) async throws -> Int {
+    try await serializer.run { try await sendQueue(adjust: adjust, progress: progress) }
+  }
+
+  /// `pushPending`'s work, in its turn.
+  private func sendQueue(
+    adjust: RequestHook?, progress: (@Sendable (SyncProgress) -> Void)?
   ) async throws -> Int {
     let outbox = self.outbox
     var sent = 0
@@ -113,12 +125,14 @@ extension RemoteCollection {
     case .save:
       let body = entry.body ?? Data()
       let response = try await sendChange(id: id, body: body, changeID: entry.change, adjust: adjust)
-      let answered = response.body.isEmpty ? nil : try answer(response, sent: decodeSent(body))
+      // An answer without a body means the server holds what was sent.
+      let answered = try answer(response, sent: decodeSent(body))
       try await store {
         try local.store.transaction { transaction in
           let later = try outbox.remove(key, id: entry.id, in: &transaction)
-          // A later queued change to the same object keeps the local version.
-          if let answered, later == 0 {
+          // A later queued change to the same object keeps the local version; the last one
+          // makes the local copy what the server accepted (a pull may have replaced it).
+          if later == 0 {
             try transaction.put(local.coder.encode(answered), forKey: local.storageKey(for: id))
           }
           try metadata.record(etag: response.header("ETag"), for: id, in: &transaction)
@@ -129,7 +143,12 @@ extension RemoteCollection {
       let response = try await sendDelete(id: id, changeID: entry.change, adjust: adjust)
       try await store {
         try local.store.transaction { transaction in
-          try outbox.remove(key, id: entry.id, in: &transaction)
+          let later = try outbox.remove(key, id: entry.id, in: &transaction)
+          // The last queued change removes a copy a pull brought back meanwhile.
+          if later == 0 {
+            let stored = try local.storageKey(for: id)
+            if try transaction.contains(stored) { try transaction.delete(stored) }
+          }
           try metadata.forget(id, in: &transaction)
         }
       }

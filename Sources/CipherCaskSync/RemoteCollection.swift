@@ -16,7 +16,9 @@ import Foundation
 ///   at once and sends later, surviving crashes; see RemoteCollection+Outbox.swift.
 ///
 /// On any error the local store is unchanged by that call. All calls are `async` and
-/// cancellable (`SyncError.cancelled`).
+/// cancellable (`SyncError.cancelled`). The calls that send and store (`pull`, `pullAll`,
+/// `push`, `delete`, `pushPending`) take turns per store and collection (`SyncSerializer`),
+/// so answers are stored in the order the server gave them.
 public struct RemoteCollection<T: Codable & Identifiable & Sendable>: Sendable
 where T.ID: LosslessStringConvertible & Sendable {
   /// The local collection.
@@ -26,6 +28,8 @@ where T.ID: LosslessStringConvertible & Sendable {
   /// Where ids and objects sit in responses, pagination, request hooks.
   public let configuration: RemoteConfiguration
   let transport: HTTPTransport
+  /// Takes turns with every other sync call that changes this collection's local state.
+  let serializer: SyncSerializer
 
   /// - Parameters:
   ///   - local: the collection objects are upserted into.
@@ -40,6 +44,7 @@ where T.ID: LosslessStringConvertible & Sendable {
     self.baseURL = baseURL
     self.configuration = configuration
     self.transport = HTTPTransport(configuration: configuration, session: session)
+    self.serializer = SyncSerializer.shared(path: local.store.resolvedPath, collection: local.name)
   }
 
   /// A hook that changes one request of one call (headers, query items).
@@ -54,6 +59,12 @@ where T.ID: LosslessStringConvertible & Sendable {
   ///   `.transport`, `.cancelled`; `CaskError` from the store.
   public func pull(
     id: T.ID, adjust: RequestHook? = nil, progress: (@Sendable (SyncProgress) -> Void)? = nil
+  ) async throws -> T {
+    try await serializer.run { try await pullOne(id: id, adjust: adjust, progress: progress) }
+  }
+
+  private func pullOne(
+    id: T.ID, adjust: RequestHook?, progress: (@Sendable (SyncProgress) -> Void)?
   ) async throws -> T {
     let response = try await send(method: "GET", url: try objectURL(for: id), body: nil, adjust: adjust)
     let objects = try decodeObjects(from: response.body).objects
@@ -74,11 +85,19 @@ where T.ID: LosslessStringConvertible & Sendable {
   }
 
   /// Fetches every object (`GET base`, then each next page) and upserts them all in one
-  /// atomic batch. Objects that exist locally but not remotely are left alone.
+  /// atomic batch. Objects that exist locally but not remotely are left alone. A list has no
+  /// ETags: what the client knew of an object is cleared, except for an object with changes
+  /// queued, whose ETag those changes were made against (their conflict check).
   ///
   /// - Returns: how many objects were inserted and replaced.
   public func pullAll(
     adjust: RequestHook? = nil, progress: (@Sendable (SyncProgress) -> Void)? = nil
+  ) async throws -> CaskCollection<T>.ImportResult {
+    try await serializer.run { try await pullPages(adjust: adjust, progress: progress) }
+  }
+
+  private func pullPages(
+    adjust: RequestHook?, progress: (@Sendable (SyncProgress) -> Void)?
   ) async throws -> CaskCollection<T>.ImportResult {
     var objects: [T] = []
     var moved = SyncProgress()
@@ -142,12 +161,17 @@ where T.ID: LosslessStringConvertible & Sendable {
       }
     }
     let fetched = objects
+    let outbox = self.outbox
     return try await store {
       try local.store.transaction { transaction in
         var tally = UpsertTally()
+        let queue = try outbox.hasQueue(in: &transaction)
         for object in fetched {
           try transaction.upsert(
             local.coder.encode(object), forKey: local.storageKey(for: object.id), counting: &tally)
+          // A list carries no ETags. What the client knew of an object with changes queued
+          // stays: it is what those changes were made against, and their conflict check.
+          if queue, try outbox.queuedCount(of: object.id.description, in: transaction) > 0 { continue }
           try metadata.record(etag: nil, for: object.id, in: &transaction)
         }
         return CaskCollection<T>.ImportResult(inserted: tally.inserted, replaced: tally.replaced)
@@ -162,10 +186,21 @@ where T.ID: LosslessStringConvertible & Sendable {
   /// `object` itself when the answer has no body).
   ///
   /// - Returns: the object as stored.
-  /// - Throws: `SyncError.conflict` for 409/412 (nothing changes locally), and as `pull`.
+  /// - Throws: `SyncError.conflict` for 409/412 (nothing changes locally);
+  ///   `SyncError.pendingChanges` when changes to the object are queued (nothing is sent: the
+  ///   older queued change would undo this one); and as `pull`.
   @discardableResult
   public func push(
     _ object: T, adjust: RequestHook? = nil, progress: (@Sendable (SyncProgress) -> Void)? = nil
+  ) async throws -> T {
+    try await serializer.run {
+      try await refuseIfQueued(object.id)
+      return try await pushOne(object, adjust: adjust, progress: progress)
+    }
+  }
+
+  private func pushOne(
+    _ object: T, adjust: RequestHook?, progress: (@Sendable (SyncProgress) -> Void)?
   ) async throws -> T {
     let body = try jsonBody(for: object)
     let response = try await sendChange(id: object.id, body: body, changeID: nil, adjust: adjust)
@@ -184,8 +219,17 @@ where T.ID: LosslessStringConvertible & Sendable {
   /// then locally. A 404 or 410 counts as already deleted.
   ///
   /// - Returns: whether a local object was removed.
+  /// - Throws: `SyncError.pendingChanges` when changes to the object are queued (nothing is
+  ///   sent), `SyncError.conflict` for 409/412, and as `pull`.
   @discardableResult
   public func delete(id: T.ID, adjust: RequestHook? = nil) async throws -> Bool {
+    try await serializer.run {
+      try await refuseIfQueued(id)
+      return try await deleteOne(id: id, adjust: adjust)
+    }
+  }
+
+  private func deleteOne(id: T.ID, adjust: RequestHook?) async throws -> Bool {
     _ = try await sendDelete(id: id, changeID: nil, adjust: adjust)
     return try await store {
       try local.store.transaction { transaction in
@@ -196,6 +240,14 @@ where T.ID: LosslessStringConvertible & Sendable {
         return existed
       }
     }
+  }
+
+  /// Throws `SyncError.pendingChanges` when changes to `id` wait in the outbox: a direct
+  /// change sent before them would be undone by them.
+  private func refuseIfQueued(_ id: T.ID) async throws {
+    let outbox = self.outbox
+    let queued = try await store { try outbox.queuedCount(of: id.description, in: local.store) }
+    if queued > 0 { throw SyncError.pendingChanges(id: id.description) }
   }
 
   // MARK: Requests

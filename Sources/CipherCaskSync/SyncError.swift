@@ -15,6 +15,10 @@ public enum SyncError: Error, Sendable, Equatable {
   case transport(String)
   /// Thrown when the call was cancelled.
   case cancelled
+  /// Thrown when `push` or `delete(id:)` is called for an object with changes waiting in the
+  /// outbox: sent first, the direct change would be undone by the older queued one. Nothing
+  /// was sent; send the queue (`pushPending`) first, or queue the change.
+  case pendingChanges(id: String)
 }
 
 extension SyncError: CustomStringConvertible {
@@ -23,14 +27,21 @@ extension SyncError: CustomStringConvertible {
     case .http(let status, let body):
       return body.isEmpty ? "HTTP \(status)" : "HTTP \(status): \(body)"
     case .conflict(let id, _, _):
-      return "conflict: the server has another version of object '\(id.count > 64 ? String(id.prefix(64)) + "…" : id)'"
+      return "conflict: the server has another version of object '\(Self.shortened(id))'"
     case .decoding(let detail):
       return "undecodable response: \(detail)"
     case .transport(let detail):
       return "network failure: \(detail)"
     case .cancelled:
       return "cancelled"
+    case .pendingChanges(let id):
+      return "object '\(Self.shortened(id))' has changes waiting in the outbox: send them first (pushPending)"
     }
+  }
+
+  /// An id cut at 64 characters.
+  static func shortened(_ id: String) -> String {
+    id.count > 64 ? String(id.prefix(64)) + "…" : id
   }
 
   /// The first 200 characters of a body, on one line.
