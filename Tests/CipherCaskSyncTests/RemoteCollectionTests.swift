@@ -132,14 +132,13 @@ struct RemoteCollectionTests {
     let patient = RemoteCollection(
       fixture.users, baseURL: fixture.server.url("/slow"),
       configuration: RemoteConfiguration(envelope: .key("result"), timeout: 30))
-    let started = Date()
     let task = Task { try await patient.pullAll() }
     try await Task.sleep(nanoseconds: 200_000_000)
     task.cancel()
     let result = await task.result
+    // A call that waited for the server's answer (after 60 s) would have stored its objects.
+    // (No wall-clock bound: CI's sanitizer run once starved the cooperative pool for 116 s.)
     #expect(throws: SyncError.cancelled) { try result.get() }
-    // The server answers after 60 s: ending well before that shows the call did not wait.
-    #expect(Date().timeIntervalSince(started) < 30)
     #expect(fixture.store.count == 0)
   }
 }
