@@ -218,10 +218,10 @@ extension CommandSpec {
     abstract: "Copy a store into a new directory, as it is now.",
     discussion: """
       Writes a copy of the store into DIR, which must not exist yet or be empty: the same \
-      files, still encrypted, opened with the same password. Each file is synced and the \
-      store's header is written last, so a copy cut short (a crash, a signal) is not a store: \
-      delete DIR and run it again. A copy that fails with an error (a full disk) removes what \
-      it wrote. Programs can back up a store they have open with CaskStore.backup(to:).
+      files, still encrypted, opened with the same password. A copy that fails with an error \
+      (a full disk) or is interrupted (Ctrl-C, kill) removes what it wrote. Each file is \
+      synced and the store's header is written last, so a copy cut short by a crash or kill -9 \
+      is not a store: delete DIR and run it again. Programs can back up a store they have open with CaskStore.backup(to:).
       """,
     arguments: [.store, ArgumentSpec(name: "dir", help: "Where to put the copy: a new or empty directory.")],
     options: OptionSpec.passwordOptions)

@@ -1,4 +1,5 @@
 import CaskTestSupport
+import CipherCask
 import Foundation
 import Testing
 
@@ -166,5 +167,59 @@ struct InterruptionTests {
     }
     let left = try FileManager.default.contentsOfDirectory(atPath: cask.path("")).filter { $0.hasSuffix(".partial") }
     #expect(left.isEmpty, "left behind: \(left)")
+  }
+}
+
+/// `cask backup` and `cask rekey` interrupted: before, Ctrl-C left a partial directory (not a
+/// store, but to be deleted by hand). The child is signalled when its copy's directory
+/// appears; no timing is asserted: a copy that finished first must be whole instead.
+@Suite("backup and rekey interrupted by a signal leave nothing or a whole copy")
+struct CopyInterruptionTests {
+  let password = "copy-pw"
+
+  @Test("Ctrl-C or kill during backup or rekey", arguments: [("backup", SIGINT), ("rekey", SIGTERM)])
+  func interruptedCopy(command: String, signal: Int32) throws {
+    let cask = try CaskRunner("copy-\(command)")
+    defer { cask.remove() }
+    var random = SeededRandom.make(test: "CopyInterruptionTests.\(command)")
+    let store = try CaskStore(path: cask.path("s.cask"), password: password, options: .init(durability: .never))
+    var model: [String: Data] = [:]
+    for index in 0..<32 {
+      model["value-\(index)"] = random.bytes(1 << 20)
+      try store.put(model["value-\(index)"]!, forKey: "value-\(index)")
+    }
+    try store.close()
+    let pid = try cask.spawnFromShell(
+      "CASK_NEW_PASSWORD=new-pw exec \"$0\" \(command) \"$1\" \"$2\"",
+      arguments: [cask.path("s.cask"), cask.path("copies/copy.cask")], password: password)
+    var status: Int32 = 0
+    var ended = false
+    for _ in 0..<60_000 {
+      if waitpid(pid, &status, WNOHANG) == pid {
+        ended = true
+        break
+      }
+      if FileManager.default.fileExists(atPath: cask.path("copies")) { break }
+      usleep(200)
+    }
+    if !ended {
+      kill(pid, signal)
+      status = CaskRunner.wait(pid)
+    }
+    let left = (try? FileManager.default.contentsOfDirectory(atPath: cask.path("")).sorted()) ?? []
+    if status == 0 {
+      let copy = try CaskStore(
+        path: cask.path("copies/copy.cask"), password: command == "backup" ? password : "new-pw",
+        options: .init(readOnly: true))
+      defer { try? copy.close() }
+      #expect(Set(try copy.keys()) == Set(model.keys), "a copy that finished first is whole")
+      for (key, value) in model { #expect(try copy.get(key) == value) }
+    } else {
+      #expect(status & 0x7f == signal, "status \(status)")
+      #expect(left == ["s.cask"], "left behind: \(left)")
+    }
+    let original = try CaskStore(path: cask.path("s.cask"), password: password, options: .init(readOnly: true))
+    defer { try? original.close() }
+    #expect(Set(try original.keys()) == Set(model.keys), "the store is as it was")
   }
 }

@@ -229,6 +229,11 @@ func dailyBackup(of store: CaskStore, in folder: URL, today: String, keep: Int =
   return report
 }
 
+/// A backup the caller can stop (when the user leaves the screen, say) with `cancel()`.
+func startBackup(of store: CaskStore, to path: String) -> Task<CaskBackupReport, any Error> {
+  Task { try await store.backup(to: path) }
+}
+
 @Suite("The guide's and README's samples run as documented")
 struct GuideExamplesTests {
   private static let now = ISO8601DateFormatter().date(from: "2026-01-01T00:00:00Z")!
@@ -357,6 +362,29 @@ struct GuideExamplesTests {
       let after = try readableMembers(in: store)
       #expect(after.unreadable.isEmpty)
       #expect(after.members.map(\.score) == [0, 0])
+    }
+  }
+
+  @Test("startBackup's task makes a whole copy, or, cancelled, leaves none")
+  func cancellableBackup() async throws {
+    let directory = try TemporaryDirectory("guide-cancel")
+    defer { directory.remove() }
+    let store = try CaskStore(path: directory.file("app.cask"), password: "pw", options: .init(durability: .never))
+    defer { try? store.close() }
+    try await store.collection(Event.self).save(contentsOf: sampleEvents())
+    let report = try await startBackup(of: store, to: directory.file("whole.cask")).value
+    #expect(report.segments >= 1)
+    let copy = try CaskStore(path: directory.file("whole.cask"), password: "pw")
+    #expect(copy.collection(Event.self).count == sampleEvents().count)
+    try copy.close()
+    let stopped = startBackup(of: store, to: directory.file("stopped.cask"))
+    stopped.cancel()
+    switch await stopped.result {
+    case .success:
+      #expect(FileManager.default.fileExists(atPath: directory.file("stopped.cask/CASK")), "returned: a whole copy")
+    case .failure(let error):
+      #expect(error is CancellationError, "\(error)")
+      #expect(!FileManager.default.fileExists(atPath: directory.file("stopped.cask")), "cancelled: nothing left")
     }
   }
 

@@ -24,19 +24,27 @@ extension CaskStore {
   /// key derived. Every file is synced, and the header is written last (atomically): until
   /// it is there, `destination` is not a store, so a copy cut short by a crash is never taken
   /// for a complete one (opening it throws `notACaskStore`; delete it and back up again).
-  /// A copy that fails (a full disk, EIO) removes what it wrote.
+  /// A copy that fails (a full disk, EIO) or is stopped by `shouldContinue` removes what it
+  /// wrote, and the directories it made.
   ///
-  /// - Parameter destination: a directory that does not exist yet (its missing parents are
-  ///   made), or an empty one; not inside the store's own directory.
-  /// - Throws: `CaskError.io` (`EEXIST` when `destination` is a file or a directory that is
-  ///   not empty, or another backup is writing into it; `EINVAL` when it is inside the
+  /// - Parameters:
+  ///   - destination: a directory that does not exist yet (its missing parents are made), or
+  ///     an empty one; not inside the store's own directory.
+  ///   - shouldContinue: asked before each MiB is copied and before the header is put in
+  ///     place; when it returns `false` the copy stops, what it wrote is removed and the call
+  ///     throws `CancellationError`. Once it has returned `true` for the header, the copy
+  ///     completes. For a `Ctrl-C` handler or a task's cancellation (`CipherCask` has an
+  ///     `async` form that passes the task's).
+  /// - Throws: `CancellationError` when `shouldContinue` stopped the copy; `CaskError.io`
+  ///   (`EEXIST` when `destination` is a file or a directory that is not empty, or another
+  ///   backup is writing into it; `EINVAL` when it is inside the
   ///   store's directory; `ENOENT` when it is empty; `ENOSPC`, `EIO`), `.closed`, the failure
   ///   of an earlier sync (the disk's state is then unknown, as for writes),
   ///   `.reentrantCall` inside a transaction or observer.
   /// - Complexity: O(size of the store on disk). Writers wait only while the files to copy
   ///   are chosen; a running compaction is waited for first.
   @discardableResult
-  public func backup(to destination: String) throws -> CaskBackupReport {
+  public func backup(to destination: String, shouldContinue: () -> Bool = { true }) throws -> CaskBackupReport {
     try userCode.refuse("backup")
     try checkCopyDestination(destination, operation: "backup")
     let sources = try backupSources()
@@ -71,10 +79,11 @@ extension CaskStore {
         let output = try fileSystem.open(target, mode: .createNew)
         defer { output.close() }
         written.append(target)
-        report.bytes += try Self.copy(source, into: output)
+        report.bytes += try Self.copy(source, into: output, shouldContinue: shouldContinue)
         if source.isHint { report.hints += 1 } else { report.segments += 1 }
       }
       // Last: only a complete copy is a store.
+      guard shouldContinue() else { throw CancellationError() }
       try sources.header.withUnsafeBytes { try header.write($0, at: 0) }
       try header.sync()
       try fileSystem.syncDirectory(destination)
@@ -159,14 +168,19 @@ extension CaskStore {
     }
   }
 
-  /// Copies `source.length` bytes of `source` into `output`, a new file, and syncs it.
+  /// Copies `source.length` bytes of `source` into `output`, a new file, and syncs it,
+  /// asking `shouldContinue` before each chunk.
   ///
   /// - Returns: the bytes copied.
-  private static func copy(_ source: BackupSource, into output: any StorageFile) throws -> UInt64 {
+  /// - Throws: `CancellationError` when `shouldContinue` returns `false`; `CaskError.io`.
+  private static func copy(
+    _ source: BackupSource, into output: any StorageFile, shouldContinue: () -> Bool
+  ) throws -> UInt64 {
     let chunk = 1 << 20
     var buffer = [UInt8](repeating: 0, count: chunk)
     var offset: UInt64 = 0
     while offset < source.length {
+      guard shouldContinue() else { throw CancellationError() }
       let count = Int(min(UInt64(chunk), source.length - offset))
       let received = try buffer.withUnsafeMutableBytes { bytes in
         try source.file.readFully(into: UnsafeMutableRawBufferPointer(rebasing: bytes[0..<count]), at: offset)

@@ -26,27 +26,42 @@ extension CaskStore {
   /// synced, so `destination` is either missing or the whole copy, even after a crash; a crash
   /// can leave the hidden `.NAME.rekey-…` directory behind, which is safe to delete.
   ///
-  /// - Parameter destination: a path that does not exist yet (its missing parents are made).
-  /// - Throws: `CaskError.io` (`EEXIST` when `destination` exists, also when it appeared while
-  ///   the copy was built, or something is at the hidden directory's name; `ENOSPC`, `EIO`),
+  /// - Parameters:
+  ///   - destination: a path that does not exist yet (its missing parents are made).
+  ///   - shouldContinue: asked before each key is copied and before the copy is renamed to
+  ///     `destination`; when it returns `false` the copy stops, the hidden directory (and the
+  ///     parents this call made) are removed and the call throws `CancellationError`. Once it
+  ///     has returned `true` for the rename, the copy completes. For a `Ctrl-C` handler or a
+  ///     task's cancellation (`CipherCask` has an `async` form that passes the task's). It
+  ///     runs with the writer held: it must not write to this store.
+  /// - Throws: `CancellationError` when `shouldContinue` stopped the copy; `CaskError.io`
+  ///   (`EEXIST` when `destination` exists, also when it appeared while the copy was built, or something is at the hidden directory's name; `ENOSPC`, `EIO`),
   ///   `.invalidKey` for an empty password, `.corrupt` for a record that does not
   ///   authenticate (nothing is left behind then: run `verify()`), `.closed`,
   ///   `.reentrantCall` inside a transaction or observer.
   /// - Complexity: O(size of the live data): one decryption and one encryption per record,
   ///   two PBKDF2 runs for the new password.
   @discardableResult
-  public func rekeyedCopy(to destination: String, password: String) throws -> CaskRekeyReport {
+  public func rekeyedCopy(
+    to destination: String, password: String, shouldContinue: () -> Bool = { true }
+  ) throws -> CaskRekeyReport {
     guard !password.isEmpty else { throw CaskError.invalidKey(reason: "the password is empty") }
-    return try rekeyedCopy(to: destination, credential: .password(SecureBytes(utf8: password)))
+    return try rekeyedCopy(
+      to: destination, credential: .password(SecureBytes(utf8: password)), shouldContinue: shouldContinue)
   }
 
-  /// `rekeyedCopy(to:password:)` for a copy opened with raw keys instead of a password.
+  /// `rekeyedCopy(to:password:shouldContinue:)` for a copy opened with raw keys instead of a
+  /// password.
   @discardableResult
-  public func rekeyedCopy(to destination: String, keys: RNCryptor.Keys) throws -> CaskRekeyReport {
-    try rekeyedCopy(to: destination, credential: .keys(keys))
+  public func rekeyedCopy(
+    to destination: String, keys: RNCryptor.Keys, shouldContinue: () -> Bool = { true }
+  ) throws -> CaskRekeyReport {
+    try rekeyedCopy(to: destination, credential: .keys(keys), shouldContinue: shouldContinue)
   }
 
-  private func rekeyedCopy(to destination: String, credential: StoreCredential) throws -> CaskRekeyReport {
+  private func rekeyedCopy(
+    to destination: String, credential: StoreCredential, shouldContinue: () -> Bool
+  ) throws -> CaskRekeyReport {
     try userCode.refuse("rekeyedCopy")
     try checkCopyDestination(destination, operation: "rekeyed copy")
     guard fileSystem.fileKind(destination) == .missing else {
@@ -78,10 +93,11 @@ extension CaskStore {
       copy = target
       let report = try writer.withLock { writer -> CaskRekeyReport in
         if writer.closed { throw CaskError.closed }
-        return try copyRecords(into: target)
+        return try copyRecords(into: target, shouldContinue: shouldContinue)
       }
       try target.close()
       copy = nil
+      guard shouldContinue() else { throw CancellationError() }
       // Again: an empty directory made at `destination` while the copy was built would be
       // replaced by the rename (POSIX) without a word.
       guard fileSystem.fileKind(destination) == .missing else {
@@ -102,13 +118,15 @@ extension CaskStore {
     }
   }
 
-  /// Copies every key and value into `target`, in batches of about 8 MiB. Called with the
-  /// writer held, so the keys and values are those of one moment.
-  private func copyRecords(into target: CaskStore) throws -> CaskRekeyReport {
+  /// Copies every key and value into `target`, in batches of about 8 MiB, asking
+  /// `shouldContinue` before each key. Called with the writer held, so the keys and values
+  /// are those of one moment.
+  private func copyRecords(into target: CaskStore, shouldContinue: () -> Bool) throws -> CaskRekeyReport {
     var report = CaskRekeyReport(keys: 0, valueBytes: 0)
     var batch = CaskBatch()
     var batchBytes = 0
     for key in try keys() {
+      guard shouldContinue() else { throw CancellationError() }
       guard let value = try get(key) else { continue }
       try batch.put(value, forKey: key)
       batchBytes += value.count + key.utf8.count

@@ -18,7 +18,10 @@ enum BackupCommand: Subcommand {
       guard empty else { throw CLIError.failure("'\(destination)' already exists and is not an empty directory") }
     }
     let report = try StoreAccess.withStore(path, arguments, mode: .readOnly) { store in
-      try store.backup(to: destination)
+      // Ctrl-C or `kill` stops the copy, which removes what it wrote, before the process ends.
+      try Interruption.stoppingOnSignal { shouldContinue in
+        try store.backup(to: destination, shouldContinue: shouldContinue)
+      }
     }
     StandardStream.output.write(
       "Backed up store '\(path)' into '\(destination)': \(counted(report.segments, "segment file")), "

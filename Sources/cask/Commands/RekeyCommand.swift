@@ -18,7 +18,9 @@ enum RekeyCommand: Subcommand {
       let newPassword = try PasswordSource.newPassword(arguments, subject: "the new store '\(destination)'")
       let progress = ProgressBar.start("Re-encrypting", total: nil, unit: .time) { 0 }
       defer { progress?.finish() }
-      return try store.rekeyedCopy(to: destination, password: newPassword)
+      return try Interruption.stoppingOnSignal { shouldContinue in
+        try store.rekeyedCopy(to: destination, password: newPassword, shouldContinue: shouldContinue)
+      }
     }
     StandardStream.output.write(
       "Copied store '\(path)' into '\(destination)' under a new data key: \(counted(report.keys, "key")), "

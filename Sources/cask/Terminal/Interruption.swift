@@ -1,11 +1,13 @@
 import CipherCask
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
 #endif
 
-/// Ctrl-C, `kill` and a closed terminal during `encrypt`, `decrypt` and `export`.
+/// Ctrl-C, `kill` and a closed terminal during `encrypt`, `decrypt`, `export`, `backup` and
+/// `rekey`.
 ///
 /// The library writes OUT's bytes to `.<name>.<random>.partial` beside OUT and renames it at
 /// the end; a process killed by a signal would leave that file (for `decrypt`, plaintext that
@@ -24,6 +26,21 @@ enum Interruption {
     let name = (output as NSString).lastPathComponent
     let folder = directory.isEmpty ? "." : directory
     return try cleaningUp({ for file in openPartialFiles(in: folder, of: name) { unlink(file) } }, body)
+  }
+
+  /// Runs `body`, a copy that asks `shouldContinue` as it goes and removes what it wrote when
+  /// that turns `false` (`CaskStore.backup`, `rekeyedCopy`). Should one of `signals` come,
+  /// `shouldContinue` turns `false` and, once `body` has returned (its files removed, or the
+  /// copy complete if the signal came after its last question), the process ends by that
+  /// signal. The thread that ran `body` goes no further: it prints nothing and does not exit
+  /// with a status of its own.
+  static func stoppingOnSignal<R>(_ body: (_ shouldContinue: () -> Bool) throws -> R) rethrows -> R {
+    let stop = StopRequest()
+    let cleanup: @Sendable () -> Void = { stop.requestAndWaitForBody() }
+    return try cleaningUp(cleanup) {
+      defer { stop.bodyReturned() }
+      return try body { !stop.isRequested }
+    }
   }
 
   /// Runs `body`; should one of `signals` come meanwhile, runs `cleanup` on a thread of its
@@ -83,5 +100,27 @@ enum Interruption {
       guard let dot = stem.lastIndex(of: "."), name.utf8.starts(with: stem[..<dot].utf8) else { return nil }
       return target
     }
+  }
+}
+
+/// A stop asked for by a signal, and the moment the work it stops has returned.
+private final class StopRequest: Sendable {
+  private let requested = Atomic(false)
+  private let returned = DispatchSemaphore(value: 0)
+
+  var isRequested: Bool { requested.load(ordering: .acquiring) }
+
+  /// On the signal's thread: asks the work to stop, and waits until it has returned.
+  func requestAndWaitForBody() {
+    requested.store(true, ordering: .releasing)
+    returned.wait()
+  }
+
+  /// On the work's thread, when it returns or throws. Stopped by a signal, the thread waits
+  /// here for the process to end by it.
+  func bodyReturned() {
+    returned.signal()
+    guard isRequested else { return }
+    while true { sleep(60) }
   }
 }

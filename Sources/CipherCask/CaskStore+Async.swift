@@ -1,0 +1,25 @@
+import Foundation
+
+/// The store's long copies in `async` form: run off the cooperative thread pool, and stopped
+/// by the task's cancellation.
+extension CaskStore {
+  /// `backup(to:shouldContinue:)` on a Dispatch thread. Cancelling the task stops the copy
+  /// before its next MiB: what it wrote is removed and the call throws `CancellationError`.
+  /// A copy whose header is being put in place completes.
+  @discardableResult
+  public func backup(to destination: String) async throws -> CaskBackupReport {
+    try await offload { cancelled in
+      try self.backup(to: destination, shouldContinue: { !cancelled.isSet })
+    }
+  }
+
+  /// `rekeyedCopy(to:password:shouldContinue:)` on a Dispatch thread. Cancelling the task
+  /// stops the copy before its next key: the hidden directory is removed, `destination` is not
+  /// made, and the call throws `CancellationError`.
+  @discardableResult
+  public func rekeyedCopy(to destination: String, password: String) async throws -> CaskRekeyReport {
+    try await offload { cancelled in
+      try self.rekeyedCopy(to: destination, password: password, shouldContinue: { !cancelled.isSet })
+    }
+  }
+}
