@@ -302,7 +302,7 @@ extension CaskStore {
 
   /// Creates an output segment under a temporary name, with an id from the writer's sequence.
   private func startOutput(order: SegmentOrder) throws -> OutputSegment {
-    let id = try writer.withLock { writer in try Self.allocateSegmentID(&writer) }
+    let id = try writer.withLock { writer in try allocateSegmentID(&writer) }
     let finalPath = "\(path)/\(Segment.fileName(id: id))"
     let temporaryPath = finalPath + CaskFormat.temporarySuffix
     let file = try fileSystem.open(temporaryPath, mode: .createNew)

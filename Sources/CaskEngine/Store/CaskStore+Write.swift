@@ -268,7 +268,7 @@ extension CaskStore {
 
   /// Creates the next segment file (header written and synced, then renamed into place).
   func startSegment(writer: inout WriterState) throws {
-    let id = try Self.allocateSegmentID(&writer)
+    let id = try allocateSegmentID(&writer)
     let segment = try createSegment(id: id, order: SegmentOrder(base: id, sub: 0))
     writer.active = ActiveSegment(
       segment: segment, end: UInt64(CaskFormat.segmentHeaderLength), tombstones: [], maxSequence: 0)
@@ -277,13 +277,17 @@ extension CaskStore {
 
   /// The next unused segment number.
   ///
-  /// - Throws: `CaskError.corrupt` when all 2³² − 1 numbers are used (a file named
-  ///   `ffffffff.seg` or `.hint` exists, which CipherCask itself never writes): copy the data
-  ///   into a new store (for example with `cask export --format json` and `cask import`).
-  static func allocateSegmentID(_ writer: inout WriterState) throws -> UInt32 {
+  /// - Throws: `CaskError.io` with `EEXIST`, naming the file, when all 2³² − 1 numbers are
+  ///   taken: a file numbered `ffffffff` (or a segment whose header claims that number) is in
+  ///   the store, which CipherCask itself never writes. Reads go on; for writes, make a
+  ///   rekeyed copy (`rekeyedCopy`, `cask rekey`), whose numbers start again at 1.
+  func allocateSegmentID(_ writer: inout WriterState) throws -> UInt32 {
     guard writer.nextSegmentID < UInt32.max else {
-      throw CaskError.corrupt(
-        file: "ffffffff.seg", offset: 0, reason: "segment numbers are exhausted (a file with the last number exists)")
+      throw CaskError.io(
+        operation:
+          "start a segment (every segment number is taken by this file, which CipherCask never writes; "
+          + "a rekeyed copy of the store numbers its segments from 1 again)",
+        path: "\(path)/\(writer.lastNumberHolder ?? Segment.fileName(id: UInt32.max))", errno: EEXIST)
     }
     defer { writer.nextSegmentID += 1 }
     return writer.nextSegmentID

@@ -118,25 +118,41 @@ struct StoreOpener {
     var writerState = CaskStore.WriterState()
     let names = try fileSystem.contentsOfDirectory(path)
 
-    // 4. Remove what a crash left half-written (never a finished file).
+    // 4. Remove what a crash left half-written (never a finished file), and the hints whose
+    // segment is gone (compaction removed it, or a crash).
+    var removed: Set<String> = []
     if !options.readOnly {
-      for name in names where name.hasSuffix(CaskFormat.temporarySuffix) {
+      let segmentIDs = Set(names.compactMap { Segment.id(fromFileName: $0, extension: CaskFormat.segmentExtension) })
+      for name in names {
+        let orphanHint = Segment.id(fromFileName: name, extension: CaskFormat.hintExtension).map {
+          !segmentIDs.contains($0)
+        }
+        guard name.hasSuffix(CaskFormat.temporarySuffix) || orphanHint == true else { continue }
         try fileSystem.removeFile("\(path)/\(name)")
+        removed.insert(name)
       }
+      // Durably gone, so their numbers can be handed out again (below).
+      if !removed.isEmpty { try fileSystem.syncDirectory(path) }
     }
 
     // 5. Open every segment, check its header, and sort them into history order.
     var found: [FoundSegment] = []
     var maxID: UInt32 = 0
+    // The file that holds the last number, if one does: no segment can be started then.
+    var lastNumberHolder: String?
+    func reserve(_ id: UInt32, for name: String) {
+      maxID = max(maxID, id)
+      if id == UInt32.max { lastNumberHolder = name }
+    }
     for name in names {
       if let id = Segment.id(fromForeignName: name, extension: CaskFormat.segmentExtension) {
         // Not written by the engine (upper case): reported, and its number never reused.
-        maxID = max(maxID, id)
+        reserve(id, for: name)
         indexState.recovery.unreadableSegments.append(name)
         continue
       }
       guard let id = Segment.id(fromFileName: name, extension: CaskFormat.segmentExtension) else { continue }
-      maxID = max(maxID, id)
+      reserve(id, for: name)
       let file = try fileSystem.open("\(path)/\(name)", mode: options.readOnly ? .readOnly : .readWrite)
       let fullLength = try file.size()
       // No valid segment is longer than 32-bit offsets reach; anything beyond is not read.
@@ -153,7 +169,7 @@ struct StoreOpener {
         // A base is a number handed out earlier (a writer's own id, or the newest input's for
         // a compaction output): new ids go above every base too, so that a segment started
         // after this open sorts after this one even if its header claims a base beyond the ids.
-        maxID = max(maxID, decoded.order.base)
+        reserve(decoded.order.base, for: name)
         found.append(FoundSegment(segment: Segment(id: id, order: decoded.order, file: file), length: length))
       case .failure(.unsupportedVersion(let version, let supported)):
         throw CaskError.unsupportedVersion(found: version, supported: supported)
@@ -164,28 +180,21 @@ struct StoreOpener {
     // Two segments with one (base, sub), which the engine never writes, go by file id: the
     // same order at every open, not the directory listing's.
     found.sort { ($0.segment.order, $0.segment.id) < ($1.segment.order, $1.segment.id) }
-    // Never reuse the number of any file that is or was around: a hint left behind by a crash
-    // must not be taken for the hint of a new segment with the same number.
-    for name in names {
+    // Never reuse the number of any file that is around: a hint left behind by a crash must
+    // not be taken for the hint of a new segment with the same number. (The files removed
+    // above are gone for good: the directory was synced.)
+    for name in names where !removed.contains(name) {
       let stem =
         name.hasSuffix(CaskFormat.temporarySuffix) ? String(name.dropLast(CaskFormat.temporarySuffix.count)) : name
       if let id = Segment.id(fromFileName: stem, extension: CaskFormat.segmentExtension)
         ?? Segment.id(fromFileName: stem, extension: CaskFormat.hintExtension)
       {
-        maxID = max(maxID, id)
+        reserve(id, for: name)
       }
     }
     // The last number is never handed out, so a file named ffffffff cannot overflow it.
     writerState.nextSegmentID = maxID == UInt32.max ? UInt32.max : maxID + 1
-    // Hints whose segment is gone (compaction removed it, or a crash) are removed.
-    if !options.readOnly {
-      let segmentIDs = Set(names.compactMap { Segment.id(fromFileName: $0, extension: CaskFormat.segmentExtension) })
-      for name in names {
-        if let id = Segment.id(fromFileName: name, extension: CaskFormat.hintExtension), !segmentIDs.contains(id) {
-          try fileSystem.removeFile("\(path)/\(name)")
-        }
-      }
-    }
+    writerState.lastNumberHolder = lastNumberHolder
 
     // 6. Index each segment in order, from its hint when the hint is valid, else by scanning.
     var maxSequence: UInt64 = 0
