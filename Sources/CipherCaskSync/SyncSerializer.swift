@@ -13,33 +13,75 @@ import Foundation
 /// first request to after the last store, the turn makes the order of storing the order of
 /// the server's answers.
 ///
-/// A caller waiting for its turn is not woken by cancellation; once its turn comes, the call
-/// sees the cancellation before its first request and ends with `SyncError.cancelled`.
+/// A caller cancelled while it waits for its turn leaves the line at once and throws
+/// `SyncError.cancelled`, having done nothing; the callers behind it keep their places.
 final class SyncSerializer: @unchecked Sendable {
   private let lock = NSLock()
   // Guarded by `lock`.
   private var busy = false
-  private var waiting: [CheckedContinuation<Void, Never>] = []
+  private var waiting: [Waiter] = []
+  /// Callers that asked for a turn and are not yet in `waiting` nor running: a cancellation
+  /// that comes meanwhile removes the id, and the caller then leaves without waiting.
+  private var arriving: Set<UInt64> = []
+  private var lastID: UInt64 = 0
+
+  private struct Waiter {
+    var id: UInt64
+    /// Resumed with `true` for the turn, `false` when cancelled.
+    var continuation: CheckedContinuation<Bool, Never>
+  }
 
   /// Runs `body` once every call that asked for a turn before it has ended.
+  ///
+  /// - Throws: `SyncError.cancelled` when the task is cancelled before its turn comes
+  ///   (`body` is not run); what `body` throws.
   func run<R: Sendable>(_ body: () async throws -> R) async throws -> R {
-    await acquire()
+    try await acquire()
     defer { release() }
     return try await body()
   }
 
-  private func acquire() async {
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+  /// How many callers wait for a turn (for tests).
+  var waitingCount: Int {
+    lock.withLock { waiting.count }
+  }
+
+  private func acquire() async throws {
+    let id = lock.withLock {
+      lastID += 1
+      arriving.insert(lastID)
+      return lastID
+    }
+    let granted = await withTaskCancellationHandler {
+      await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+        lock.lock()
+        guard arriving.remove(id) != nil else {
+          lock.unlock()
+          continuation.resume(returning: false)
+          return
+        }
+        if busy {
+          waiting.append(Waiter(id: id, continuation: continuation))
+          lock.unlock()
+        } else {
+          busy = true
+          lock.unlock()
+          continuation.resume(returning: true)
+        }
+      }
+    } onCancel: {
       lock.lock()
-      if busy {
-        waiting.append(continuation)
+      if arriving.remove(id) != nil {
         lock.unlock()
+      } else if let index = waiting.firstIndex(where: { $0.id == id }) {
+        let waiter = waiting.remove(at: index)
+        lock.unlock()
+        waiter.continuation.resume(returning: false)
       } else {
-        busy = true
         lock.unlock()
-        continuation.resume()
       }
     }
+    guard granted else { throw SyncError.cancelled }
   }
 
   private func release() {
@@ -51,7 +93,7 @@ final class SyncSerializer: @unchecked Sendable {
     }
     let next = waiting.removeFirst()
     lock.unlock()
-    next.resume()
+    next.continuation.resume(returning: true)
   }
 
   // MARK: One per store and collection
