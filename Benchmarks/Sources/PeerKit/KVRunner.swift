@@ -10,6 +10,11 @@ public struct KVSettings: Sendable {
   public var batchSize = 1000
   /// Gets the reader of `readwhilewriting` times.
   public var readWhileWritingReads: Int
+  /// The pace of `readwhilewriting`'s writer, in puts a second; 0: as fast as it can (each
+  /// engine then writes at its own pace, and a slower writer leaves the reader more CPU).
+  public var readWhileWritingRate = KVSettings.defaultReadWhileWritingRate
+  /// Below every engine's unpaced rate on the development machine (SQLCipher's, about 2,100).
+  public static let defaultReadWhileWritingRate = 1_000
   /// Puts of `overwrite` and deletes of `deleterandom`: every key (the default), or fewer to
   /// keep a large store's run short.
   public var writeOperations: Int
@@ -215,28 +220,45 @@ public struct KVRunner {
     try FileManager.default.removeItem(atPath: directory)
   }
 
-  /// One writer thread overwrites random keys, one put per transaction, until the reader (this
-  /// thread, with its own handle) has timed its gets. Only the reader's rate is recorded; the
-  /// writer's is reported through `progress`, since an engine that holds its writer back makes
-  /// its reader look faster.
+  /// One writer thread overwrites random keys, one put per transaction, at
+  /// `settings.readWhileWritingRate` puts a second (the same load for every engine), until the
+  /// reader (this thread, with its own handle) has timed its gets. Only the reader's rate is
+  /// recorded; the writer's is reported through `progress`, with a warning when it fell behind
+  /// its pace (the engine's reader then had an easier time than the others').
   mutating func readWhileWriting(_ store: any KeyValueStore, seed: UInt64, progress: (String) -> Void) throws {
     let data = self.data
     let reader = try store.makeReader()
     let stop = StopFlag()
     let writes = Shared(0)
+    let rate = UInt64(Swift.max(settings.readWhileWritingRate, 0))
     let writer = Thread.detachedRun {
       var generator = SeededGenerator(seed: seed)
-      var count = 0
+      var count: UInt64 = 0
+      let start = ProcessFigures.now()
       while !stop.isRaised {
-        try store.put(data.value(count), forKey: data.keys[Int.random(in: 0..<data.keys.count, using: &generator)])
+        if rate > 0 {
+          // Put number `count` is due `count / rate` seconds after the start; a writer that
+          // is late catches up without sleeping.
+          let due = count * 1_000_000_000 / rate
+          let elapsed = ProcessFigures.now() &- start
+          if due > elapsed {
+            usleep(useconds_t(Swift.min((due - elapsed) / 1_000, 10_000)))
+            continue
+          }
+        }
+        try store.put(
+          data.value(Int(count)), forKey: data.keys[Int.random(in: 0..<data.keys.count, using: &generator)])
         count += 1
       }
-      writes.mutex.withLock { $0 = count }
+      writes.mutex.withLock { $0 = Int(count) }
     }
     var generator = SeededGenerator(seed: seed &+ 1)
     let reads = settings.readWhileWritingReads
     let order = (0..<reads).map { _ in Int.random(in: 0..<data.keys.count, using: &generator) }
-    let note = "the reader's gets, while one thread overwrites random keys"
+    let note =
+      rate > 0
+      ? "the reader's gets, while one thread overwrites random keys at \(rate) puts a second"
+      : "the reader's gets, while one thread overwrites random keys as fast as it can"
     let start = ProcessFigures.now()
     do {
       try recorder.timeEach(KVWorkload.readwhilewriting, count: reads, note: note) { index in
@@ -256,9 +278,16 @@ public struct KVRunner {
     if puts == 0 {
       throw PeerError("readwhilewriting: the writer made no put while the reader ran")
     }
+    let achieved = Double(puts) / seconds
     progress(
-      "\(opener.name): readwhilewriting: the writer made \(puts) puts (\(Int(Double(puts) / seconds)) a second)"
-        + " while the reader ran")
+      "\(opener.name): readwhilewriting: the writer made \(puts) puts (\(Int(achieved)) a second"
+        + (rate > 0 ? ", paced at \(rate)" : "") + ") while the reader ran")
+    // The first put is due at once, so a short run's rate reads a little above the pace.
+    if rate > 0 && achieved < 0.9 * Double(rate) && seconds > 0.5 {
+      progress(
+        "\(opener.name): readwhilewriting: WARNING: the writer fell behind its pace (\(Int(achieved)) of \(rate) puts"
+          + " a second): this engine's reader had less write load than the others'")
+    }
   }
 }
 

@@ -54,6 +54,7 @@ public enum PeerMain {
       var settings = KVSettings(
         keys: keys, runs: runs, workloads: Set(workloads), durability: durability, directory: directory, seed: seed)
       if let reads = try options.optionalInteger("--rww-reads") { settings.readWhileWritingReads = reads }
+      if let rate = try options.optionalInteger("--rww-rate") { settings.readWhileWritingRate = rate }
       if let writes = try options.optionalInteger("--write-ops") { settings.writeOperations = Swift.min(writes, keys) }
       if mode == "durable" {
         settings.durablePuts = [

@@ -13,7 +13,7 @@ enum PeersCommand: BenchCommand {
   static let name = "peers"
   static let abstract = "CipherCask beside SQLite, SQLCipher, LMDB and LevelDB: db_bench workloads, ratios."
   static let usage =
-    "cask-bench peers [--quick] [--keys N[,N...]] [--runs N] [--large-runs N] [--write-ops N] [--workloads LIST]"
+    "cask-bench peers [--quick] [--keys N[,N...]] [--runs N] [--large-runs N] [--write-ops N] [--rww-rate N] [--workloads LIST]"
     + " [--peers LIST] [--dir DIR] [--json FILE] [--svg FILE]"
   static let options: [(flag: String, help: String)] = [
     ("--quick", "Every workload at 10,000 keys, one run, few durable puts: for CI; the figures are noisy."),
@@ -21,6 +21,11 @@ enum PeersCommand: BenchCommand {
     ("--runs N", "Runs behind each median at sizes up to 200,000 keys (default 5; 1 with --quick)."),
     ("--large-runs N", "Runs behind each median above 200,000 keys (default 3)."),
     ("--write-ops N", "At most N puts in overwrite and N deletes in deleterandom (default: every key)."),
+    (
+      "--rww-rate N",
+      "readwhilewriting's writer makes N puts a second, the same load for every engine (default "
+        + "\(KVSettings.defaultReadWhileWritingRate); 0: as fast as each engine can).",
+    ),
     (
       "--workloads LIST",
       "Comma-separated workloads (default all): " + (KVWorkload.all + ["durable", "seed"]).joined(separator: ",") + ".",
@@ -59,6 +64,8 @@ enum PeersCommand: BenchCommand {
     let largeSize: Int
     /// The cap on overwrite's puts and deleterandom's deletes, if any.
     let writeOperations: Int?
+    /// readwhilewriting's writer's puts a second (0: unpaced).
+    let readWhileWritingRate: Int
     /// The key-value workloads run at each size, and whether durable puts and the seed's
     /// design are measured.
     let workloads: [String]
@@ -106,6 +113,7 @@ enum PeersCommand: BenchCommand {
     let runsArgument = try options.value("--runs")
     let largeRunsArgument = try options.value("--large-runs")
     let writeOpsArgument = try options.value("--write-ops")
+    let rateArgument = try options.value("--rww-rate")
     let workloadsArgument = try options.value("--workloads")
     let peersArgument = try options.value("--peers")
     let base = try options.value("--dir") ?? "/tmp"
@@ -125,6 +133,13 @@ enum PeersCommand: BenchCommand {
     let runs = try positive(runsArgument, "--runs") ?? (quick ? 1 : 5)
     let largeRuns = try positive(largeRunsArgument, "--large-runs") ?? 3
     let writeOperations = try positive(writeOpsArgument, "--write-ops")
+    var readWhileWritingRate = KVSettings.defaultReadWhileWritingRate
+    if let rateArgument {
+      guard let rate = Int(rateArgument), rate >= 0 else {
+        throw UsageError("'--rww-rate' needs a whole number of puts a second (0: unpaced)")
+      }
+      readWhileWritingRate = rate
+    }
     var workloads = KVWorkload.all + ["durable", "seed"]
     if let workloadsArgument {
       workloads = workloadsArgument.split(separator: ",").map(String.init)
@@ -149,7 +164,8 @@ enum PeersCommand: BenchCommand {
     var system = SystemRandomNumberGenerator()
     let settings = Settings(
       quick: quick, sizes: sizes, runs: runs, largeRuns: largeRuns, largeSize: 200_000,
-      writeOperations: writeOperations, workloads: workloads.filter { KVWorkload.all.contains($0) },
+      writeOperations: writeOperations, readWhileWritingRate: readWhileWritingRate,
+      workloads: workloads.filter { KVWorkload.all.contains($0) },
       durablePuts: workloads.contains("durable"), seedDesign: workloads.contains("seed"), peers: selected,
       durability: "never (durable puts: always)", durablePuts1: quick ? 20 : 200, durablePuts8: quick ? 48 : 400,
       durableRuns: quick ? 1 : 5, seedSample: quick ? 20 : 100, seedRuns: quick ? 1 : 3, directory: base,
@@ -202,6 +218,7 @@ enum PeersCommand: BenchCommand {
             engine.executable,
             ["kv", "--engine", engine.name, "--keys", String(keys), "--runs", "1", "--durability", "never"]
               + (settings.writeOperations.map { ["--write-ops", String($0)] } ?? [])
+              + ["--rww-rate", String(settings.readWhileWritingRate)]
               + ["--workloads", settings.workloads.joined(separator: ",")]
               + common(settings, directory: scratch))
           gathered[engine.name, default: GatheredEngine(engine: peer.engine, setup: peer.setup, keys: keys)].add(peer)
