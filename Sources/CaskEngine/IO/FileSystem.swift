@@ -30,6 +30,10 @@ public protocol FileSystem: Sendable {
   func removeDirectory(_ path: String) throws
   /// Atomically replaces `destination` with `source` (POSIX `rename`).
   func rename(_ source: String, to destination: String) throws
+  /// Renames `source` to `destination` only if nothing is at `destination`: fails with
+  /// `EEXIST` otherwise, an empty directory included (which `rename` would replace). The
+  /// rekeyed copy's last step.
+  func renameNoReplace(_ source: String, to destination: String) throws
   /// Makes the directory's entries (creations, renames, removals) durable.
   func syncDirectory(_ path: String) throws
   /// Takes an advisory lock on `path` (created if missing) without waiting.
@@ -82,6 +86,16 @@ public protocol FileLock: AnyObject, Sendable {
 }
 
 extension FileSystem {
+  /// `fileKind`, then `rename`: not atomic, for file systems (of tests) where nothing else
+  /// makes `destination` between the two calls. `PosixFileSystem` renames with one
+  /// `renameat2(RENAME_NOREPLACE)`.
+  public func renameNoReplace(_ source: String, to destination: String) throws {
+    guard fileKind(destination) == .missing else {
+      throw CaskError.io(operation: "rename", path: destination, errno: EEXIST)
+    }
+    try rename(source, to: destination)
+  }
+
   /// `fileKind`, then `createDirectory`: not atomic, for file systems (of tests) where nothing
   /// else makes the directory between the two calls. `PosixFileSystem` makes it with one `mkdir`.
   public func createDirectoryExclusively(_ path: String) throws {

@@ -73,6 +73,17 @@ public struct PosixFileSystem: FileSystem {
     try Syscall.rename(source, destination)
   }
 
+  /// One `renameat2(RENAME_NOREPLACE)` (Linux 3.15, glibc 2.28); where the kernel or the file
+  /// system lacks it (`ENOSYS`, `EINVAL`), a check and a `rename`, which an empty directory
+  /// made between the two would lose to.
+  public func renameNoReplace(_ source: String, to destination: String) throws {
+    if try Syscall.renameNoReplace(source, destination) { return }
+    guard fileKind(destination) == .missing else {
+      throw CaskError.io(operation: "rename", path: destination, errno: EEXIST)
+    }
+    try Syscall.rename(source, destination)
+  }
+
   public func syncDirectory(_ path: String) throws {
     let descriptor = try Syscall.open(path, flags: O_RDONLY | O_DIRECTORY)
     defer { Syscall.close(descriptor) }

@@ -92,6 +92,27 @@ enum Syscall {
     guard result == 0 else { throw CaskError.io(operation: "rename", path: destination, errno: code) }
   }
 
+  /// glibc's `renameat2`, looked up at run time: Swift's Glibc module does not declare it.
+  private static let renameat2:
+    (@convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32)? = {
+      guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "renameat2") else { return nil }
+      return unsafeBitCast(
+        symbol, to: (@convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32).self)
+    }()
+
+  /// Renames `source` to `destination` unless something is there (`RENAME_NOREPLACE`).
+  ///
+  /// - Returns: `false` when this kernel, C library or file system cannot (nothing was done).
+  /// - Throws: `CaskError.io` (`EEXIST` when something is at `destination`).
+  static func renameNoReplace(_ source: String, _ destination: String) throws -> Bool {
+    guard let renameat2 else { return false }
+    let noReplace: UInt32 = 1  // RENAME_NOREPLACE, <linux/fs.h>
+    let (result, code) = retrying { renameat2(AT_FDCWD, source, AT_FDCWD, destination, noReplace) }
+    if result == 0 { return true }
+    if code == ENOSYS || code == EINVAL { return false }
+    throw CaskError.io(operation: "rename", path: destination, errno: code)
+  }
+
   static func unlink(_ path: String) throws {
     let (result, code) = retrying { Glibc.unlink(path) }
     guard result == 0 || code == ENOENT else { throw CaskError.io(operation: "unlink", path: path, errno: code) }

@@ -98,12 +98,13 @@ extension CaskStore {
       try target.close()
       copy = nil
       guard shouldContinue() else { throw CancellationError() }
-      // Again: an empty directory made at `destination` while the copy was built would be
-      // replaced by the rename (POSIX) without a word.
-      guard fileSystem.fileKind(destination) == .missing else {
+      // Never over something made at `destination` while the copy was built: a plain rename
+      // would replace an empty directory without a word.
+      do {
+        try fileSystem.renameNoReplace(hidden, to: destination)
+      } catch CaskError.io(_, _, EEXIST) {
         throw CaskError.io(operation: "rekeyed copy", path: destination, errno: EEXIST)
       }
-      try fileSystem.rename(hidden, to: destination)
       try fileSystem.syncDirectory(parent)
       return report
     } catch {
