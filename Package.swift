@@ -45,7 +45,7 @@ let package = Package(
     ),
     .executableTarget(
       name: "cask-crash-writer",
-      dependencies: ["CaskEngine", "CaskTestSupport"],
+      dependencies: ["CaskEngine", "CaskTestSupport", "RNCryptorCodec"],
       path: "Tests/CrashWriter"
     ),
     .target(

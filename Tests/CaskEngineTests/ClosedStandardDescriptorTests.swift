@@ -48,3 +48,32 @@ struct ClosedStandardDescriptorTests {
     #expect(stored == model)
   }
 }
+
+/// With 0-2 closed and no free descriptor above them, a file made by the codec (a temporary
+/// output) or by the engine (`createNew`) lands on a standard descriptor that cannot be moved
+/// off (`EMFILE`): the call fails, and the file it made is removed. The engine used to leave
+/// it (harmless for its `.tmp` names, which the next open removes; a backup's `CASK.tmp` then
+/// kept its directory from being removed); the codec's removal had no test. Run in a child
+/// (`cask-crash-writer --no-spare-descriptor`), whose descriptor table it fills.
+@Suite("No spare descriptor above the standard ones")
+struct NoSpareDescriptorTests {
+  @Test("the codec's temporary output and the engine's new file are removed when they cannot leave fds 0-2")
+  func createdFilesAreRemoved() throws {
+    let directory = try TemporaryDirectory("no-spare-fd")
+    defer { directory.remove() }
+    let binary = try CrashWriterBinary.locate()
+    let process = Process()
+    process.executableURL = binary
+    process.arguments = ["--no-spare-descriptor", directory.path]
+    try process.run()
+    process.waitUntilExit()
+    let meanings: [Int32: String] = [
+      2: "the set-up failed", 10: "the codec did not fail", 11: "the codec failed with another error",
+      12: "the codec left its temporary file", 20: "the engine did not fail",
+      21: "the engine failed with another error", 22: "the engine left the file it made",
+    ]
+    #expect(
+      process.terminationReason == .exit && process.terminationStatus == 0,
+      "\(process.terminationStatus): \(meanings[process.terminationStatus] ?? "killed")")
+  }
+}

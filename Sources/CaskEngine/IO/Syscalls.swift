@@ -20,11 +20,18 @@ enum Syscall {
     }
   }
 
-  /// `open`, with the result always above the standard descriptors (see `raised`).
+  /// `open`, with the result always above the standard descriptors (see `raised`). A file
+  /// this call created (`O_CREAT | O_EXCL`) is removed again when its descriptor cannot be
+  /// raised (no free descriptor above 2: `EMFILE`).
   static func open(_ path: String, flags: Int32, mode: mode_t = 0o644) throws -> Int32 {
     let (descriptor, code) = retrying { Glibc.open(path, flags | O_CLOEXEC, mode) }
     guard descriptor >= 0 else { throw CaskError.io(operation: "open", path: path, errno: code) }
-    return try raised(descriptor, path: path)
+    do {
+      return try raised(descriptor, path: path)
+    } catch {
+      if flags & (O_CREAT | O_EXCL) == O_CREAT | O_EXCL { _ = Glibc.unlink(path) }
+      throw error
+    }
   }
 
   /// The descriptor of a store file, never 0, 1 or 2 (`StandardDescriptors` says why).
