@@ -1,7 +1,9 @@
 import Foundation
 
 /// The store's long copies in `async` form: run off the cooperative thread pool, and stopped
-/// by the task's cancellation.
+/// by the task's cancellation. In `async` code Swift picks these over the blocking forms, so
+/// a call there is written `try await store.backup(to:)` (since session 9; `try
+/// store.backup(to:)` without `await` no longer compiles in an `async` function).
 extension CaskStore {
   /// `backup(to:shouldContinue:)` on a Dispatch thread. Cancelling the task stops the copy
   /// before its next MiB: what it wrote is removed and the call throws `CancellationError`.
@@ -20,6 +22,15 @@ extension CaskStore {
   public func rekeyedCopy(to destination: String, password: String) async throws -> CaskRekeyReport {
     try await offload { cancelled in
       try self.rekeyedCopy(to: destination, password: password, shouldContinue: { !cancelled.isSet })
+    }
+  }
+
+  /// `rekeyedCopy(to:keys:shouldContinue:)` on a Dispatch thread, stopped by the task's
+  /// cancellation as `rekeyedCopy(to:password:)` is.
+  @discardableResult
+  public func rekeyedCopy(to destination: String, keys: RNCryptor.Keys) async throws -> CaskRekeyReport {
+    try await offload { cancelled in
+      try self.rekeyedCopy(to: destination, keys: keys, shouldContinue: { !cancelled.isSet })
     }
   }
 }

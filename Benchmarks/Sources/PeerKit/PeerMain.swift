@@ -54,7 +54,7 @@ public enum PeerMain {
       var settings = KVSettings(
         keys: keys, runs: runs, workloads: Set(workloads), durability: durability, directory: directory, seed: seed)
       if let reads = try options.optionalInteger("--rww-reads") { settings.readWhileWritingReads = reads }
-      if let rate = try options.optionalInteger("--rww-rate") { settings.readWhileWritingRate = rate }
+      if let rate = try options.optionalCount("--rww-rate") { settings.readWhileWritingRate = rate }
       if let writes = try options.optionalInteger("--write-ops") { settings.writeOperations = Swift.min(writes, keys) }
       if mode == "durable" {
         settings.durablePuts = [
@@ -126,6 +126,13 @@ struct PeerOptions {
   mutating func optionalInteger(_ name: String) throws -> Int? {
     guard let text = values.removeValue(forKey: name) else { return nil }
     guard let value = Int(text), value > 0 else { throw PeerUsageError("'\(name)' needs a positive whole number") }
+    return value
+  }
+
+  /// A whole number that may be 0 (`--rww-rate 0`: unpaced).
+  mutating func optionalCount(_ name: String) throws -> Int? {
+    guard let text = values.removeValue(forKey: name) else { return nil }
+    guard let value = Int(text), value >= 0 else { throw PeerUsageError("'\(name)' needs a whole number, 0 or more") }
     return value
   }
 

@@ -9,7 +9,7 @@ extension PeersCommand {
     (KVWorkload.overwrite, "overwrite: every key once more, random order, one put per transaction"),
     (KVWorkload.readrandom, "readrandom: every key once, random order, hot"),
     (KVWorkload.readmissing, "readmissing: keys never written"),
-    (KVWorkload.readwhilewriting, "readwhilewriting: the reader's gets while one thread overwrites at a set pace"),
+    (KVWorkload.readwhilewriting, "readwhilewriting: the reader's gets while one thread overwrites at --rww-rate"),
     (KVWorkload.deleterandom, "deleterandom: every key, random order, one delete per transaction"),
   ]
 

@@ -73,12 +73,12 @@ public struct PosixFileSystem: FileSystem {
     try Syscall.rename(source, destination)
   }
 
-  /// One `renameat2(RENAME_NOREPLACE)` (Linux 3.15, glibc 2.28); where the kernel or the file
-  /// system lacks it (`ENOSYS`, `EINVAL`), a check and a `rename`, which an empty directory
-  /// made between the two would lose to.
+  /// One `renameat2(RENAME_NOREPLACE)` (Linux 3.15, glibc 2.28); where the kernel, the file
+  /// system or a sandbox refuses it (`ENOSYS`, `EINVAL`, `EPERM`), a check (`lstat`: a dangling
+  /// link counts) and a `rename`, which an empty directory made between the two would lose to.
   public func renameNoReplace(_ source: String, to destination: String) throws {
     if try Syscall.renameNoReplace(source, destination) { return }
-    guard fileKind(destination) == .missing else {
+    guard !Syscall.exists(destination) else {
       throw CaskError.io(operation: "rename", path: destination, errno: EEXIST)
     }
     try Syscall.rename(source, destination)

@@ -88,6 +88,12 @@ enum Syscall {
     return UInt64(info.st_size)
   }
 
+  /// Whether anything is at `path`, a symbolic link (dangling or not) included.
+  static func exists(_ path: String) -> Bool {
+    var info = stat()
+    return lstat(path, &info) == 0
+  }
+
   static func kind(_ path: String) -> FileKind {
     var info = stat()
     guard stat(path, &info) == 0 else { return .missing }
@@ -116,7 +122,9 @@ enum Syscall {
     let noReplace: UInt32 = 1  // RENAME_NOREPLACE, <linux/fs.h>
     let (result, code) = retrying { renameat2(AT_FDCWD, source, AT_FDCWD, destination, noReplace) }
     if result == 0 { return true }
-    if code == ENOSYS || code == EINVAL { return false }
+    // ENOSYS: an old kernel; EINVAL: a file system without the flag; EPERM: a sandbox
+    // (seccomp) that refuses system calls it does not know.
+    if code == ENOSYS || code == EINVAL || code == EPERM { return false }
     throw CaskError.io(operation: "rename", path: destination, errno: code)
   }
 

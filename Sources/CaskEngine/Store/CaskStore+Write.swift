@@ -277,17 +277,18 @@ extension CaskStore {
 
   /// The next unused segment number.
   ///
-  /// - Throws: `CaskError.io` with `EEXIST`, naming the file, when all 2³² − 1 numbers are
-  ///   taken: a file numbered `ffffffff` (or a segment whose header claims that number) is in
-  ///   the store, which CipherCask itself never writes. Reads go on; for writes, make a
-  ///   rekeyed copy (`rekeyedCopy`, `cask rekey`), whose numbers start again at 1.
+  /// - Throws: `CaskError.io` with `EEXIST`, naming the file with the highest number, when no
+  ///   number is left above it: a file numbered `ffffffff` or `fffffffe` (or a segment whose
+  ///   header claims such a number) is in the store, which CipherCask would write only after
+  ///   four billion segments. Reads go on; for writes, make a rekeyed copy (`rekeyedCopy`,
+  ///   `cask rekey`), whose numbers start again at 1.
   func allocateSegmentID(_ writer: inout WriterState) throws -> UInt32 {
     guard writer.nextSegmentID < UInt32.max else {
       throw CaskError.io(
         operation:
-          "start a segment (every segment number is taken by this file, which CipherCask never writes; "
-          + "a rekeyed copy of the store numbers its segments from 1 again)",
-        path: "\(path)/\(writer.lastNumberHolder ?? Segment.fileName(id: UInt32.max))", errno: EEXIST)
+          "start a segment (no segment number is left after this file's, the highest in the store; "
+          + "a rekeyed copy numbers its segments from 1 again)",
+        path: "\(path)/\(writer.highestNumberHolder ?? Segment.fileName(id: UInt32.max))", errno: EEXIST)
     }
     defer { writer.nextSegmentID += 1 }
     return writer.nextSegmentID

@@ -48,9 +48,9 @@ public final class CaskStore: Sendable {
     var active: ActiveSegment?
     var nextSequence: UInt64 = 1
     var nextSegmentID: UInt32 = 1
-    /// The file whose number (or order base) is the last one, 0xffffffff, which CipherCask
-    /// never writes: with it in the store no segment can be started.
-    var lastNumberHolder: String?
+    /// The file whose number (or order base) is the highest in the store: the one to name when
+    /// no number is left above it.
+    var highestNumberHolder: String?
     /// Incremented by every write; `GroupCommit` makes tickets durable.
     var ticket: UInt64 = 0
     /// Set after a failed sync: the state of the disk is unknown, so writes stop until reopen.

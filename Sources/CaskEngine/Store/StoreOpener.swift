@@ -138,11 +138,16 @@ struct StoreOpener {
     // 5. Open every segment, check its header, and sort them into history order.
     var found: [FoundSegment] = []
     var maxID: UInt32 = 0
-    // The file that holds the last number, if one does: no segment can be started then.
-    var lastNumberHolder: String?
+    // The file with the highest number (a segment rather than its hint), which the refusal
+    // names when no number is left above it.
+    var highestNumberHolder: String?
     func reserve(_ id: UInt32, for name: String) {
+      let isSegment = name.lowercased().hasSuffix(CaskFormat.segmentExtension)
+      let holderIsSegment = highestNumberHolder?.lowercased().hasSuffix(CaskFormat.segmentExtension) ?? false
+      if id > maxID || highestNumberHolder == nil || (id == maxID && isSegment && !holderIsSegment) {
+        highestNumberHolder = name
+      }
       maxID = max(maxID, id)
-      if id == UInt32.max { lastNumberHolder = name }
     }
     for name in names {
       if let id = Segment.id(fromForeignName: name, extension: CaskFormat.segmentExtension) {
@@ -194,7 +199,7 @@ struct StoreOpener {
     }
     // The last number is never handed out, so a file named ffffffff cannot overflow it.
     writerState.nextSegmentID = maxID == UInt32.max ? UInt32.max : maxID + 1
-    writerState.lastNumberHolder = lastNumberHolder
+    writerState.highestNumberHolder = highestNumberHolder
 
     // 6. Index each segment in order, from its hint when the hint is valid, else by scanning.
     var maxSequence: UInt64 = 0

@@ -16,10 +16,11 @@ enum RekeyCommand: Subcommand {
     }
     let report = try StoreAccess.withStore(path, arguments, mode: .readOnly) { store in
       let newPassword = try PasswordSource.newPassword(arguments, subject: "the new store '\(destination)'")
-      let progress = ProgressBar.start("Re-encrypting", total: nil, unit: .time) { 0 }
-      defer { progress?.finish() }
+      // The bar starts inside, so that it is erased before the process ends by a signal.
       return try Interruption.stoppingOnSignal { shouldContinue in
-        try store.rekeyedCopy(to: destination, password: newPassword, shouldContinue: shouldContinue)
+        let progress = ProgressBar.start("Re-encrypting", total: nil, unit: .time) { 0 }
+        defer { progress?.finish() }
+        return try store.rekeyedCopy(to: destination, password: newPassword, shouldContinue: shouldContinue)
       }
     }
     StandardStream.output.write(

@@ -33,7 +33,8 @@ enum Interruption {
   /// `shouldContinue` turns `false` and, once `body` has returned (its files removed, or the
   /// copy complete if the signal came after its last question), the process ends by that
   /// signal. The thread that ran `body` goes no further: it prints nothing and does not exit
-  /// with a status of its own.
+  /// with a status of its own. A second signal while `body` stops ends the process at once,
+  /// leaving what `body` has not removed yet.
   static func stoppingOnSignal<R>(_ body: (_ shouldContinue: () -> Bool) throws -> R) rethrows -> R {
     let stop = StopRequest()
     let cleanup: @Sendable () -> Void = { stop.requestAndWaitForBody() }
@@ -41,6 +42,22 @@ enum Interruption {
       defer { stop.bodyReturned() }
       return try body { !stop.isRequested }
     }
+  }
+
+  /// Whether one of `signals` is pending (blocked, and not yet taken).
+  static func anotherSignalIsPending() -> Bool {
+    var pending = sigset_t()
+    guard sigpending(&pending) == 0 else { return false }
+    return signals.contains { sigismember(&pending, $0) == 1 }
+  }
+
+  /// Blocks `signals` in the calling thread (a helper thread's first step), so that the
+  /// process's signal goes to a thread that takes it.
+  static func blockInThisThread() {
+    var set = sigset_t()
+    sigemptyset(&set)
+    for signal in signals { sigaddset(&set, signal) }
+    pthread_sigmask(SIG_BLOCK, &set, nil)
   }
 
   /// Runs `body`; should one of `signals` come meanwhile, runs `cleanup` on a thread of its
@@ -110,10 +127,13 @@ private final class StopRequest: Sendable {
 
   var isRequested: Bool { requested.load(ordering: .acquiring) }
 
-  /// On the signal's thread: asks the work to stop, and waits until it has returned.
+  /// On the signal's thread: asks the work to stop, and waits until it has returned, or
+  /// until a second signal comes (a copy stuck in I/O can still be ended at once, as before).
   func requestAndWaitForBody() {
     requested.store(true, ordering: .releasing)
-    returned.wait()
+    while returned.wait(timeout: .now() + .milliseconds(100)) == .timedOut {
+      if Interruption.anotherSignalIsPending() { return }
+    }
   }
 
   /// On the work's thread, when it returns or throws. Stopped by a signal, the thread waits

@@ -68,7 +68,13 @@ final class ProgressBar: Sendable {
     guard StandardStream.error.isTerminal else { return nil }
     let bar = ProgressBar(label: label, total: total, unit: unit, sample: sample)
     if bar.delay == .zero { bar.draw() }
-    let thread = Thread { bar.loop() }
+    let thread = Thread {
+      // A signal that ends the process goes to a thread that handles it (`Interruption`'s
+      // watcher), never to this one, where its default action would end the process before
+      // any cleanup (the bar's thread used to take Ctrl-C during `cask rekey`).
+      Interruption.blockInThisThread()
+      bar.loop()
+    }
     thread.start()
     return bar
   }
