@@ -147,3 +147,28 @@ struct RekeyTests {
     #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == [name, "s.cask"].sorted())
   }
 }
+
+/// Found in a security review (session 9): the copy was written in key order, so its record
+/// sizes and sequence numbers told anyone holding the files how the keys sort (where each
+/// collection starts, the order of ids). Encrypted `cask export` shuffles for the same reason.
+@Suite("Rekeyed copy: record order")
+struct RekeyOrderTests {
+  @Test("the copy's records are not written in the order of their keys")
+  func recordsAreNotInKeyOrder() throws {
+    let fileSystem = FaultyFileSystem(directories: [FaultWorkload.directory])
+    let store = try FaultWorkload.open(FaultWorkload.options(fileSystem, durability: .never, segmentSizeLimit: 1 << 20))
+    defer { try? store.close() }
+    for index in 0..<50 { try store.put(Data("value \(index)".utf8), forKey: String(format: "user\u{0}%03d", index)) }
+    try store.rekeyedCopy(to: RekeyTests.destination, password: RekeyTests.newPassword)
+    let copy = try CaskStore(
+      path: RekeyTests.destination, password: RekeyTests.newPassword, options: FaultWorkload.options(fileSystem))
+    defer { try? copy.close() }
+    let written = copy.state.withLock { state in
+      state.segments.keys.flatMap { state.directory.entries(inSegment: $0) }
+    }
+    .sorted { ($0.location.segment, $0.location.offset) < ($1.location.segment, $1.location.offset) }
+    .map(\.key)
+    #expect(written.count == 50)
+    #expect(written != written.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }, "the copy is in key order")
+  }
+}

@@ -121,12 +121,14 @@ extension CaskStore {
 
   /// Copies every key and value into `target`, in batches of about 8 MiB, asking
   /// `shouldContinue` before each key. Called with the writer held, so the keys and values
-  /// are those of one moment.
+  /// are those of one moment. In a random order: records written in key order would give the
+  /// order of the keys (where each collection starts, the order of ids) to anyone who reads
+  /// the copy's record sizes and sequence numbers.
   private func copyRecords(into target: CaskStore, shouldContinue: () -> Bool) throws -> CaskRekeyReport {
     var report = CaskRekeyReport(keys: 0, valueBytes: 0)
     var batch = CaskBatch()
     var batchBytes = 0
-    for key in try keys() {
+    for key in try keys().shuffled() {
       guard shouldContinue() else { throw CancellationError() }
       guard let value = try get(key) else { continue }
       try batch.put(value, forKey: key)

@@ -161,7 +161,7 @@ public final class CaskStore: Sendable {
     try locate(key) != nil
   }
 
-  /// The number of keys.
+  /// The number of keys (0 once the store is closed: `close()` releases the index).
   ///
   /// - Complexity: O(1).
   public var count: Int {
@@ -336,6 +336,9 @@ public final class CaskStore: Sendable {
     state.withLock { state in
       state.closed = true
       state.segments.removeAll()
+      // The index holds every key in plaintext: released now, not when the last reference
+      // to the store goes (its memory is freed, not wiped).
+      state.directory = KeyDirectory()
     }
     lock.withLock { held in
       held?.unlock()

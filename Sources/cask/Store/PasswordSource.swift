@@ -102,11 +102,18 @@ struct PasswordSource {
   /// The bytes of the variable `name`, as the process received them. (Foundation's
   /// `ProcessInfo.environment` repairs bytes that are not UTF-8 to U+FFFD, so two different
   /// passwords would become one; they are refused instead, as from a password file.)
+  ///
+  /// Then the variable is wiped where the process received it and removed: the kernel shows
+  /// that memory in `/proc/PID/environ` to the same user (and to root) for as long as the
+  /// process runs, and children would inherit the variable.
   private static func environmentBytes(_ name: String) -> [UInt8]? {
     guard let value = getenv(name) else { return nil }
+    let count = strlen(value)
     var bytes = [UInt8]()
-    bytes.reserveCapacity(strlen(value) + 1)  // no copies left behind as the array grows
-    bytes.append(contentsOf: UnsafeRawBufferPointer(start: value, count: strlen(value)))
+    bytes.reserveCapacity(count + 1)  // no copies left behind as the array grows
+    bytes.append(contentsOf: UnsafeRawBufferPointer(start: value, count: count))
+    explicit_bzero(value, count)
+    unsetenv(name)
     return bytes
   }
 
