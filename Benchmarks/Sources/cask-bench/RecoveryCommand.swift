@@ -69,10 +69,11 @@ enum RecoveryCommand: BenchCommand {
         let opened = try CaskStore(path: path, keys: keys, options: options)
         let seconds = Double(Stopwatch.now() - start) / 1e9
         let recovery = opened.stats().recovery
+        let found = opened.count
         try opened.close()
-        guard opened.count == expected, recovery.corruptRegions.count == regions else {
+        guard found == expected, recovery.corruptRegions.count == regions else {
           throw BenchError(
-            "open found \(opened.count) keys and \(recovery.corruptRegions.count) damaged regions; "
+            "open found \(found) keys and \(recovery.corruptRegions.count) damaged regions; "
               + "expected \(expected) and \(regions)")
         }
         return seconds

@@ -290,7 +290,10 @@ extension CaskStore {
           + "a rekeyed copy numbers its segments from 1 again)",
         path: "\(path)/\(writer.highestNumberHolder ?? Segment.fileName(id: UInt32.max))", errno: EEXIST)
     }
-    defer { writer.nextSegmentID += 1 }
+    defer {
+      writer.highestNumberHolder = Segment.fileName(id: writer.nextSegmentID)
+      writer.nextSegmentID += 1
+    }
     return writer.nextSegmentID
   }
 

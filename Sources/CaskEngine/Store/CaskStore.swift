@@ -278,8 +278,10 @@ public final class CaskStore: Sendable {
     }
   }
 
-  /// Syncs, writes the hint of the segment being appended to, and releases the lock. Later
-  /// calls throw `CaskError.closed`. Called by `deinit` if you do not.
+  /// Syncs, writes the hint of the segment being appended to, releases the in-memory index
+  /// (every key, in plain text) and the lock. Later calls throw `CaskError.closed`, except
+  /// the ones that cannot throw: `count`, `stats()` (and a collection's `count`) then report
+  /// an empty store, so read them before closing. Called by `deinit` if you do not.
   ///
   /// A `close()` made while another runs returns when that one has finished (the lock
   /// released), and every `close()` after a failed one throws its error; one made from an

@@ -33,8 +33,8 @@ enum Interruption {
   /// `shouldContinue` turns `false` and, once `body` has returned (its files removed, or the
   /// copy complete if the signal came after its last question), the process ends by that
   /// signal. The thread that ran `body` goes no further: it prints nothing and does not exit
-  /// with a status of its own. A second signal while `body` stops ends the process at once,
-  /// leaving what `body` has not removed yet.
+  /// with a status of its own. A Ctrl-C (or Ctrl-\\) while `body` stops ends the process at
+  /// once, leaving what `body` has not removed yet.
   static func stoppingOnSignal<R>(_ body: (_ shouldContinue: () -> Bool) throws -> R) rethrows -> R {
     let stop = StopRequest()
     let cleanup: @Sendable () -> Void = { stop.requestAndWaitForBody() }
@@ -44,11 +44,20 @@ enum Interruption {
     }
   }
 
-  /// Whether one of `signals` is pending (blocked, and not yet taken).
-  static func anotherSignalIsPending() -> Bool {
+  /// Takes (and drops) every one of `signals` that is pending now, without waiting.
+  static func takePendingSignals() {
+    var set = sigset_t()
+    sigemptyset(&set)
+    for signal in signals { sigaddset(&set, signal) }
+    var none = timespec(tv_sec: 0, tv_nsec: 0)
+    while sigtimedwait(&set, nil, &none) > 0 {}
+  }
+
+  /// Whether Ctrl-C (SIGINT) or Ctrl-\\ (SIGQUIT) is pending (blocked, and not yet taken).
+  static func keyboardSignalIsPending() -> Bool {
     var pending = sigset_t()
     guard sigpending(&pending) == 0 else { return false }
-    return signals.contains { sigismember(&pending, $0) == 1 }
+    return sigismember(&pending, SIGINT) == 1 || sigismember(&pending, SIGQUIT) == 1
   }
 
   /// Blocks `signals` in the calling thread (a helper thread's first step), so that the
@@ -128,11 +137,14 @@ private final class StopRequest: Sendable {
   var isRequested: Bool { requested.load(ordering: .acquiring) }
 
   /// On the signal's thread: asks the work to stop, and waits until it has returned, or
-  /// until a second signal comes (a copy stuck in I/O can still be ended at once, as before).
+  /// until the user presses Ctrl-C (or Ctrl-\\) again (a copy stuck in I/O can still be ended
+  /// at once, as before). Signals already pending are taken first and do not count: a closed
+  /// terminal sends SIGHUP more than once, and a service manager SIGTERM then SIGHUP.
   func requestAndWaitForBody() {
     requested.store(true, ordering: .releasing)
+    Interruption.takePendingSignals()
     while returned.wait(timeout: .now() + .milliseconds(100)) == .timedOut {
-      if Interruption.anotherSignalIsPending() { return }
+      if Interruption.keyboardSignalIsPending() { return }
     }
   }
 
