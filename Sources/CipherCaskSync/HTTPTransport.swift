@@ -22,6 +22,9 @@ struct HTTPResponse: Sendable {
   var status: Int
   var headers: [String: String]
   var body: Data
+  /// The request's header values that an error about this answer must not show
+  /// (`HTTPTransport.secrets(of:)`).
+  var secrets: [String] = []
 
   func header(_ name: String) -> String? {
     headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
@@ -45,6 +48,36 @@ struct HTTPTransport: Sendable {
         settings.requestCachePolicy = .reloadIgnoringLocalCacheData
         return URLSession(configuration: settings)
       }()
+  }
+
+  /// What percent-encoding leaves as it is (RFC 3986's unreserved characters).
+  private static let unreserved = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-._~"))
+
+  /// Headers whose values are not secret: the ones the library sets itself.
+  private static let plainHeaders: Set<String> = [
+    "accept", "content-type", "content-length", "if-match", "if-none-match", "idempotency-key",
+  ]
+
+  /// The values of `request`'s headers that an error must not show (an `Authorization` token,
+  /// an API key): every value but those of `plainHeaders`, and the part after the first space
+  /// of each ("Bearer X": a server may echo X alone); each also as JSON escapes it (`/` as
+  /// `\/`) and as a URL query does (percent-encoded). Values under 4 characters are left.
+  static func secrets(of request: URLRequest) -> [String] {
+    let values = (request.allHTTPHeaderFields ?? [:]).filter { !plainHeaders.contains($0.key.lowercased()) }
+      .map(\.value)
+    let plain = values.flatMap { value in
+      [value] + value.split(separator: " ", maxSplits: 1).dropFirst().map { $0.trimmingCharacters(in: .whitespaces) }
+    }.filter { $0.count >= 4 }
+    let spellings = plain.flatMap { value in
+      [
+        value,
+        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+          .replacingOccurrences(of: "/", with: "\\/"),
+        value.addingPercentEncoding(withAllowedCharacters: unreserved) ?? value,
+      ]
+    }
+    // Longest first: a value's own spelling goes before a shorter one found inside it.
+    return Array(Set(spellings)).sorted { $0.count > $1.count }
   }
 
   /// Sends `request` and waits for its answer, its cancellation or its timeout.
@@ -76,7 +109,8 @@ struct HTTPTransport: Sendable {
           for (key, value) in http.allHeaderFields {
             if let key = key as? String, let value = value as? String { headers[key] = value }
           }
-          let answer = HTTPResponse(status: http.statusCode, headers: headers, body: data ?? Data())
+          let answer = HTTPResponse(
+            status: http.statusCode, headers: headers, body: data ?? Data(), secrets: Self.secrets(of: request))
           if let url = request.url, RedirectGuard.leavesServer(answer, from: url) {
             call.finish(.failure(SyncError.transport(RedirectGuard.refusal)))
           } else {

@@ -44,10 +44,27 @@ extension SyncError: CustomStringConvertible {
     id.count > 64 ? String(id.prefix(64)) + "…" : id
   }
 
-  /// The first 200 characters of a body, on one line.
-  static func excerpt(_ data: Data) -> String {
+  /// The first 200 characters of a body, on one line, with every one of `secrets` (the
+  /// request's header values, should the server have echoed one) replaced by `…`.
+  static func excerpt(_ data: Data, hiding secrets: [String] = []) -> String {
     let text = String(decoding: data.prefix(200), as: UTF8.self)
     let line = text.map { $0.isNewline ? " " : $0 }
-    return String(line) + (data.count > 200 ? "…" : "")
+    return hiding(secrets, in: String(line) + (data.count > 200 ? "…" : ""))
+  }
+
+  /// `text` with every one of `secrets` replaced by `…`, also one cut by the `…` that ends an
+  /// excerpt (its first characters just before the mark).
+  package static func hiding(_ secrets: [String], in text: String) -> String {
+    var text = text
+    for secret in secrets where !secret.isEmpty {
+      text = text.replacingOccurrences(of: secret, with: "…")
+      guard text.hasSuffix("…") else { continue }
+      let kept = Array(text.dropLast().utf8)
+      let start = Array(secret.utf8)
+      if let length = (1..<start.count).last(where: { kept.suffix($0).elementsEqual(start.prefix($0)) }) {
+        text = String(decoding: kept.dropLast(length), as: UTF8.self) + "…"
+      }
+    }
+    return text
   }
 }

@@ -86,18 +86,8 @@ struct RemoteFetch {
   /// `text` (a server's error excerpt, say) without control characters and with every header
   /// value, should the server have echoed one, replaced by `…`.
   func scrubbed(_ text: String) -> String {
-    var text = MessageText.escaped(text)
-    for secret in secrets.map(MessageText.escaped) {
-      text = text.replacingOccurrences(of: secret, with: "…")
-      // A server's excerpt is cut after 200 bytes and marked `…`: a value echoed across the
-      // cut leaves its first characters just before the mark.
-      guard text.hasSuffix("…") else { continue }
-      let kept = Array(text.dropLast().utf8)
-      let start = Array(secret.utf8)
-      if let length = (1..<start.count).last(where: { kept.suffix($0).elementsEqual(start.prefix($0)) }) {
-        text = String(decoding: kept.dropLast(length), as: UTF8.self) + "…"
-      }
-    }
-    return text
+    // The library hides the headers it sent from `SyncError.http`'s excerpt already; this
+    // covers every other text too, after control characters are escaped.
+    SyncError.hiding(secrets.map(MessageText.escaped), in: MessageText.escaped(text))
   }
 }
