@@ -22,9 +22,15 @@ struct HTTPResponse: Sendable {
   var status: Int
   var headers: [String: String]
   var body: Data
-  /// The request's header values that an error about this answer must not show
-  /// (`HTTPTransport.secrets(of:)`).
-  var secrets: [String] = []
+  /// The request's headers, kept so that an error about this answer can leave their values
+  /// out (`HTTPTransport.secrets(of:)`, worked out only for an error).
+  var sentHeaders: [String: String] = [:]
+
+  /// `SyncError.http` for this answer: its status and a short excerpt of its body, without
+  /// the request's header values should the server have echoed them.
+  var failure: SyncError {
+    .http(status: status, body: SyncError.excerpt(body, hiding: HTTPTransport.secrets(of: sentHeaders)))
+  }
 
   func header(_ name: String) -> String? {
     headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
@@ -58,13 +64,12 @@ struct HTTPTransport: Sendable {
     "accept", "content-type", "content-length", "if-match", "if-none-match", "idempotency-key",
   ]
 
-  /// The values of `request`'s headers that an error must not show (an `Authorization` token,
+  /// The values of `headers` (a request's) that an error must not show (an `Authorization` token,
   /// an API key): every value but those of `plainHeaders`, and the part after the first space
   /// of each ("Bearer X": a server may echo X alone); each also as JSON escapes it (`/` as
   /// `\/`) and as a URL query does (percent-encoded). Values under 4 characters are left.
-  static func secrets(of request: URLRequest) -> [String] {
-    let values = (request.allHTTPHeaderFields ?? [:]).filter { !plainHeaders.contains($0.key.lowercased()) }
-      .map(\.value)
+  static func secrets(of headers: [String: String]) -> [String] {
+    let values = headers.filter { !plainHeaders.contains($0.key.lowercased()) }.map(\.value)
     let plain = values.flatMap { value in
       [value] + value.split(separator: " ", maxSplits: 1).dropFirst().map { $0.trimmingCharacters(in: .whitespaces) }
     }.filter { $0.count >= 4 }
@@ -110,7 +115,8 @@ struct HTTPTransport: Sendable {
             if let key = key as? String, let value = value as? String { headers[key] = value }
           }
           let answer = HTTPResponse(
-            status: http.statusCode, headers: headers, body: data ?? Data(), secrets: Self.secrets(of: request))
+            status: http.statusCode, headers: headers, body: data ?? Data(),
+            sentHeaders: request.allHTTPHeaderFields ?? [:])
           if let url = request.url, RedirectGuard.leavesServer(answer, from: url) {
             call.finish(.failure(SyncError.transport(RedirectGuard.refusal)))
           } else {

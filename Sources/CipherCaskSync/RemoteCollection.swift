@@ -351,7 +351,7 @@ where T.ID: LosslessStringConvertible & Sendable {
   /// `response` if its status is 2xx, else `SyncError.http` with a short excerpt of the body.
   static func checkStatus(_ response: HTTPResponse) throws -> HTTPResponse {
     guard (200..<300).contains(response.status) else {
-      throw SyncError.http(status: response.status, body: SyncError.excerpt(response.body, hiding: response.secrets))
+      throw response.failure
     }
     return response
   }

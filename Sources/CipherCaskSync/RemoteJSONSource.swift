@@ -44,7 +44,7 @@ public struct RemoteJSONSource: Sendable {
       throw SyncError.cancelled
     }
     guard (200..<300).contains(response.status) else {
-      throw SyncError.http(status: response.status, body: SyncError.excerpt(response.body, hiding: response.secrets))
+      throw response.failure
     }
     return response.body
   }

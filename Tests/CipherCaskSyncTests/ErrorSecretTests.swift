@@ -40,7 +40,7 @@ struct ErrorSecretTests {
     var request = URLRequest(url: URL(string: "http://127.0.0.1/x")!)
     request.setValue("Bearer \(Self.token)", forHTTPHeaderField: "Authorization")
     request.setValue("application/json", forHTTPHeaderField: "Accept")
-    let secrets = HTTPTransport.secrets(of: request)
+    let secrets = HTTPTransport.secrets(of: request.allHTTPHeaderFields ?? [:])
     #expect(!secrets.contains("application/json"), "a header the library sets is not a secret")
     let escaped = #"{"error": "token sk-live\/9a8b+7c6d=5e4f", "q": "t=sk-live%2F9a8b%2B7c6d%3D5e4f"}"#
     let excerpt = SyncError.excerpt(Data(escaped.utf8), hiding: secrets)

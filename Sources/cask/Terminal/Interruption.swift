@@ -44,11 +44,17 @@ enum Interruption {
     }
   }
 
-  /// Takes (and drops) every one of `signals` that is pending now, without waiting.
-  static func takePendingSignals() {
+  /// `signals` as a set.
+  private static var signalSet: sigset_t {
     var set = sigset_t()
     sigemptyset(&set)
     for signal in signals { sigaddset(&set, signal) }
+    return set
+  }
+
+  /// Takes (and drops) every one of `signals` that is pending now, without waiting.
+  static func takePendingSignals() {
+    var set = signalSet
     var none = timespec(tv_sec: 0, tv_nsec: 0)
     while sigtimedwait(&set, nil, &none) > 0 {}
   }
@@ -63,9 +69,7 @@ enum Interruption {
   /// Blocks `signals` in the calling thread (a helper thread's first step), so that the
   /// process's signal goes to a thread that takes it.
   static func blockInThisThread() {
-    var set = sigset_t()
-    sigemptyset(&set)
-    for signal in signals { sigaddset(&set, signal) }
+    var set = signalSet
     pthread_sigmask(SIG_BLOCK, &set, nil)
   }
 
