@@ -15,13 +15,17 @@ let package = Package(
       name: "CLibCrypto",
       providers: [.apt(["libssl-dev"])]
     ),
+    // The operating system below every module: the one EINTR retry, standard descriptors, paths.
+    .target(
+      name: "CaskPlatform"
+    ),
     .target(
       name: "RNCryptorCodec",
-      dependencies: ["CLibCrypto"]
+      dependencies: ["CLibCrypto", "CaskPlatform"]
     ),
     .target(
       name: "CaskEngine",
-      dependencies: ["RNCryptorCodec"]
+      dependencies: ["RNCryptorCodec", "CaskPlatform"]
     ),
     .target(
       name: "CipherCask",
@@ -32,7 +36,7 @@ let package = Package(
     ),
     .executableTarget(
       name: "cask",
-      dependencies: ["CaskCLIKit", "CipherCask", "CipherCaskSync"]
+      dependencies: ["CaskCLIKit", "CaskPlatform", "CipherCask", "CipherCaskSync"]
     ),
     .target(
       name: "CipherCaskSync",

@@ -1,4 +1,5 @@
 import Foundation
+internal import CaskPlatform
 
 #if canImport(Glibc)
   import Glibc
@@ -157,34 +158,29 @@ private final class PlainFile {
     _ path: String, _ flags: Int32, _ mode: mode_t, operation: String = "open", reportedAs name: String? = nil,
     removingOnFailure: Bool = false
   ) throws -> Int32 {
-    while true {
-      let descriptor = Glibc.open(path, flags, mode)
-      if descriptor >= 0 {
-        switch StandardDescriptors.keepingOff(descriptor) {
-        case .success(let raised): return raised
-        case .failure(let failure):
-          if removingOnFailure { unlink(path) }
-          throw RNCryptor.Error.file(operation: failure.operation, path: name ?? path, errno: failure.code)
-        }
-      }
-      if errno != EINTR { throw RNCryptor.Error.file(operation: operation, path: name ?? path, errno: errno) }
+    let (descriptor, code) = SystemCall.retrying { Glibc.open(path, flags, mode) }
+    guard descriptor >= 0 else { throw RNCryptor.Error.file(operation: operation, path: name ?? path, errno: code) }
+    switch StandardDescriptors.keepingOff(descriptor) {
+    case .success(let raised): return raised
+    case .failure(let failure):
+      if removingOnFailure { unlink(path) }
+      throw RNCryptor.Error.file(operation: failure.operation, path: name ?? path, errno: failure.code)
     }
   }
 
   static func syncDirectory(_ path: String) throws {
     let directory = try PlainFile.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0)
     defer { Glibc.close(directory) }
-    guard fsync(directory) == 0 else { throw RNCryptor.Error.file(operation: "fsync", path: path, errno: errno) }
+    let (result, code) = SystemCall.retrying { fsync(directory) }
+    guard result == 0 else { throw RNCryptor.Error.file(operation: "fsync", path: path, errno: code) }
   }
 
   func read(upTo count: Int) throws -> Data {
     var data = Data(count: count)
     let received = try data.withUnsafeMutableBytes { buffer -> Int in
-      while true {
-        let result = Glibc.read(descriptor, buffer.baseAddress, count)
-        if result >= 0 { return result }
-        if errno != EINTR { throw RNCryptor.Error.file(operation: "read", path: path, errno: errno) }
-      }
+      let (result, code) = SystemCall.retrying { Glibc.read(descriptor, buffer.baseAddress, count) }
+      guard result >= 0 else { throw RNCryptor.Error.file(operation: "read", path: path, errno: code) }
+      return result
     }
     data.count = received
     return data
@@ -194,18 +190,18 @@ private final class PlainFile {
     try data.withUnsafeBytes { buffer in
       var offset = 0
       while offset < buffer.count {
-        let result = Glibc.write(descriptor, buffer.baseAddress!.advanced(by: offset), buffer.count - offset)
-        if result < 0 {
-          if errno == EINTR { continue }
-          throw RNCryptor.Error.file(operation: "write", path: path, errno: errno)
+        let (result, code) = SystemCall.retrying {
+          Glibc.write(descriptor, buffer.baseAddress!.advanced(by: offset), buffer.count - offset)
         }
+        guard result >= 0 else { throw RNCryptor.Error.file(operation: "write", path: path, errno: code) }
         offset += result
       }
     }
   }
 
   func sync() throws {
-    guard fsync(descriptor) == 0 else { throw RNCryptor.Error.file(operation: "fsync", path: path, errno: errno) }
+    let (result, code) = SystemCall.retrying { fsync(descriptor) }
+    guard result == 0 else { throw RNCryptor.Error.file(operation: "fsync", path: path, errno: code) }
   }
 
   func close() {

@@ -30,13 +30,12 @@ public struct PosixFileSystem: FileSystem {
   /// check that the descriptor is a regular file.
   private static func openRegular(_ path: String, flags: Int32) throws -> Int32 {
     let descriptor = try Syscall.open(path, flags: flags | O_NOFOLLOW | O_NONBLOCK, mode: 0o600)
-    var info = stat()
-    guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+    guard Syscall.isRegularFile(descriptor) else {
       Syscall.close(descriptor)
       throw CaskError.io(operation: "open (not a regular file)", path: path, errno: EINVAL)
     }
     // Regular files ignore O_NONBLOCK; cleared all the same, so the descriptor is as asked.
-    _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
+    Syscall.clearNonBlocking(descriptor)
     return descriptor
   }
 

@@ -1,4 +1,4 @@
-import RNCryptorCodec
+import CaskPlatform
 
 #if canImport(Glibc)
   import Glibc
@@ -6,18 +6,15 @@ import RNCryptorCodec
   import Darwin
 #endif
 
-/// The only place the engine makes raw system calls. Each wrapper retries `EINTR` and turns a
-/// failure into `CaskError.io` carrying the operation, the path and `errno`.
+/// The engine's system calls on store files. Each wrapper retries `EINTR` (through
+/// `SystemCall.retrying`, the package's one retry rule) and turns a failure into `CaskError.io`
+/// carrying the operation, the path and `errno`. (The lock file and the codec's own file
+/// helpers make their calls through the same retry; `AtomicFile` and `PosixFileSystem` call
+/// only these wrappers.)
 enum Syscall {
-  /// Runs `call` until it stops failing with `EINTR`.
   @inline(__always)
   private static func retrying<T: BinaryInteger>(_ call: () -> T) -> (T, Int32) {
-    while true {
-      let result = call()
-      if result >= 0 { return (result, 0) }
-      let code = errno
-      if code != EINTR { return (result, code) }
-    }
+    SystemCall.retrying(call)
   }
 
   /// `open`, with the result always above the standard descriptors (see `raised`). A file
@@ -86,6 +83,18 @@ enum Syscall {
     let (result, code) = retrying { fstat(descriptor, &info) }
     guard result == 0 else { throw CaskError.io(operation: "fstat", path: path, errno: code) }
     return UInt64(info.st_size)
+  }
+
+  /// Whether `descriptor` is open on a regular file (not a FIFO, device or directory).
+  static func isRegularFile(_ descriptor: Int32) -> Bool {
+    var info = stat()
+    return retrying { fstat(descriptor, &info) }.0 == 0 && info.st_mode & S_IFMT == S_IFREG
+  }
+
+  /// Clears `O_NONBLOCK` (set while opening, so that a FIFO at the path does not block `open`).
+  static func clearNonBlocking(_ descriptor: Int32) {
+    let flags = retrying { fcntl(descriptor, F_GETFL) }.0
+    if flags >= 0 { _ = retrying { fcntl(descriptor, F_SETFL, flags & ~O_NONBLOCK) } }
   }
 
   /// Whether anything is at `path`, a symbolic link (dangling or not) included.

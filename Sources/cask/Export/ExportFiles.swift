@@ -1,3 +1,4 @@
+import CaskPlatform
 import CaskCLIKit
 import CipherCask
 import Foundation

@@ -1,3 +1,4 @@
+import CaskPlatform
 import CipherCask
 import Foundation
 import Synchronization

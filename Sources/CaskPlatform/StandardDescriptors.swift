@@ -24,13 +24,13 @@ package enum StandardDescriptors {
   /// - Returns: the descriptor to use, or the step that failed (`descriptor` is closed then).
   package static func keepingOff(_ descriptor: Int32) -> Result<Int32, Failure> {
     guard descriptor >= 0, descriptor <= STDERR_FILENO else { return .success(descriptor) }
-    let (moved, code) = retrying { fcntl(descriptor, F_DUPFD_CLOEXEC, STDERR_FILENO + 1) }
+    let (moved, code) = SystemCall.retrying { fcntl(descriptor, F_DUPFD_CLOEXEC, STDERR_FILENO + 1) }
     guard moved >= 0 else {
       _ = close(descriptor)
       return .failure(Failure(operation: "fcntl (move off a standard descriptor)", code: code))
     }
     // Not O_CLOEXEC: a standard descriptor is one that child processes inherit.
-    let (null, nullCode) = retrying { open("/dev/null", O_RDWR) }
+    let (null, nullCode) = SystemCall.retrying { open("/dev/null", O_RDWR) }
     guard null >= 0 else {
       _ = close(moved)
       _ = close(descriptor)
@@ -39,18 +39,9 @@ package enum StandardDescriptors {
     // dup2 replaces the file's low number with /dev/null in one step. A `null` that itself
     // came out below 3 (two standard descriptors were closed) stays: it is /dev/null. Should
     // dup2 fail, the file must at least not stay on the low number.
-    if retrying({ dup2(null, descriptor) }).0 < 0 { _ = close(descriptor) }
+    if SystemCall.retrying({ dup2(null, descriptor) }).result < 0 { _ = close(descriptor) }
     if null > STDERR_FILENO { _ = close(null) }
     return .success(moved)
   }
 
-  /// Runs `call` until it stops failing with `EINTR`.
-  private static func retrying(_ call: () -> Int32) -> (Int32, Int32) {
-    while true {
-      let result = call()
-      if result >= 0 { return (result, 0) }
-      let code = errno
-      if code != EINTR { return (result, code) }
-    }
-  }
 }

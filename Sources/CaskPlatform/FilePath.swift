@@ -1,6 +1,6 @@
 /// The directory part of a path, by hand: Foundation's `NSString.deletingLastPathComponent`
-/// traps on a one-character name (`"a"`), which made `cask encrypt IN o` and an export into
-/// `a/b` crash (found in session 6).
+/// traps on a one-character name (`"a"`). Prevents: `cask encrypt IN o` and an export into
+/// `a/b` ending the process.
 package enum FilePath {
   /// `"a/b/c"` -> `"a/b"`, `"/c"` -> `"/"`, `"c"` -> `""` (trailing slashes ignored).
   package static func directory(of path: String) -> String {
