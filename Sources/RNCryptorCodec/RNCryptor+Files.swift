@@ -1,5 +1,5 @@
-import Foundation
 internal import CaskPlatform
+import Foundation
 
 #if canImport(Glibc)
   import Glibc

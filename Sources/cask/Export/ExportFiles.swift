@@ -1,5 +1,5 @@
-import CaskPlatform
 import CaskCLIKit
+import CaskPlatform
 import CipherCask
 import Foundation
 
