@@ -1,0 +1,115 @@
+internal import CLibCrypto
+import Foundation
+
+/// An AES-256 key with its expanded key schedules, ready to encrypt or decrypt messages.
+///
+/// Each direction keeps a pool of contexts already initialised with the key; a message only
+/// sets its IV, which skips the key expansion.
+final class CipherKey: Sendable {
+  let key: SecureBytes
+  fileprivate let encryptors = ContextPool(release: { EVP_CIPHER_CTX_free($0) })
+  fileprivate let decryptors = ContextPool(release: { EVP_CIPHER_CTX_free($0) })
+
+  init(key: SecureBytes) {
+    self.key = key
+  }
+
+  /// A context for one message with `iv`.
+  func start(iv: UnsafeRawBufferPointer, encrypt: Bool) throws -> CipherContext {
+    let pool = encrypt ? encryptors : decryptors
+    let ivPointer = iv.baseAddress?.assumingMemoryBound(to: UInt8.self)
+    if let context = pool.take() {
+      guard EVP_CipherInit_ex2(context, nil, nil, ivPointer, encrypt ? 1 : 0, nil) == 1 else {
+        EVP_CIPHER_CTX_free(context)
+        throw LibCrypto.failure("EVP_CipherInit_ex2")
+      }
+      return CipherContext(context: context, pool: pool)
+    }
+    let algorithm = try LibCrypto.algorithms().aes256CBC
+    guard let context = EVP_CIPHER_CTX_new() else { throw LibCrypto.failure("EVP_CIPHER_CTX_new") }
+    let status = key.withUnsafeBytes { keyBytes in
+      EVP_CipherInit_ex2(
+        context, algorithm, keyBytes.baseAddress?.assumingMemoryBound(to: UInt8.self), ivPointer, encrypt ? 1 : 0,
+        nil)
+    }
+    guard status == 1 else {
+      EVP_CIPHER_CTX_free(context)
+      throw LibCrypto.failure("EVP_CipherInit_ex2")
+    }
+    return CipherContext(context: context, pool: pool)
+  }
+}
+
+extension CipherKey {
+  /// Decrypts whole blocks of a CBC ciphertext that starts after `iv`, without padding:
+  /// `input` and `output` are the same length, a multiple of 16.
+  func decryptBlocks(iv: UnsafeRawBufferPointer, _ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawPointer)
+    throws
+  {
+    let context = try start(iv: iv, encrypt: false)
+    context.setPadding(false)
+    defer { context.setPadding(true) }  // as the pool's contexts expect
+    guard try context.update(input, into: output) == input.count else { throw LibCrypto.failure("EVP_CipherUpdate") }
+  }
+}
+
+/// An AES-256-CBC context with PKCS#7 padding, encrypting or decrypting one message. It goes
+/// back to its key's pool when released.
+final class CipherContext {
+  private let context: OpaquePointer
+  private let pool: ContextPool
+  /// Set for a message whose plaintext is a secret: the context keeps the last block's
+  /// plaintext in its block buffer after `finish`, so it is freed (libcrypto wipes it) instead
+  /// of going back to the pool.
+  var holdsSecret = false
+
+  fileprivate init(context: OpaquePointer, pool: ContextPool) {
+    self.context = context
+    self.pool = pool
+  }
+
+  deinit {
+    if holdsSecret {
+      EVP_CIPHER_CTX_free(context)
+    } else {
+      pool.give(context)
+    }
+  }
+
+  /// Turns PKCS#7 padding off (whole blocks in, the same blocks out) or back on.
+  func setPadding(_ on: Bool) {
+    EVP_CIPHER_CTX_set_padding(context, on ? 1 : 0)
+  }
+
+  /// Processes `input` into `output`, which must have room for `input.count + 16` bytes.
+  /// - Returns: the number of bytes written.
+  func update(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawPointer) throws -> Int {
+    guard let base = input.baseAddress, input.count > 0 else { return 0 }
+    var written: Int32 = 0
+    // OpenSSL takes an int length: feed large inputs in pieces.
+    var offset = 0
+    var total = 0
+    while offset < input.count {
+      let length = Swift.min(input.count - offset, 1 << 30)
+      let status = EVP_CipherUpdate(
+        context, output.advanced(by: total).assumingMemoryBound(to: UInt8.self), &written,
+        base.advanced(by: offset).assumingMemoryBound(to: UInt8.self), Int32(length))
+      guard status == 1 else { throw LibCrypto.failure("EVP_CipherUpdate") }
+      offset += length
+      total += Int(written)
+    }
+    return total
+  }
+
+  /// Writes the last block (encryption: padding; decryption: checks and strips it).
+  /// - Returns: the number of bytes written, or `nil` when decryption found bad padding.
+  func finish(into output: UnsafeMutableRawPointer) -> Int? {
+    var written: Int32 = 0
+    let status = EVP_CipherFinal_ex(context, output.assumingMemoryBound(to: UInt8.self), &written)
+    guard status == 1 else {
+      ERR_clear_error()
+      return nil
+    }
+    return Int(written)
+  }
+}
