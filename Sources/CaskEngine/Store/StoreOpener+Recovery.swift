@@ -1,0 +1,108 @@
+import Foundation
+import RNCryptorCodec
+
+/// Reading one segment's index at open: its hint when the hint can be trusted, otherwise a
+/// scan of its records (FORMAT.md, "Opening a store", step 6).
+extension StoreOpener {
+  /// Whether the last segment is appended to after open: an ordinary segment with room left.
+  func appendsTo(_ segment: Segment, end: UInt64) -> Bool {
+    !options.readOnly && segment.order.sub == 0
+      && end < min(options.segmentSizeLimit, CaskFormat.maximumSegmentLength)
+  }
+
+  /// The entry count the segment's hint claims, unauthenticated (`HintPayload.claimedCount`);
+  /// 0 without a readable hint.
+  func claimedHintCount(for segment: Segment, cipher: RecordCipher) -> Int {
+    let hintPath = "\(path)/\(Segment.hintName(id: segment.id))"
+    guard fileSystem.fileKind(hintPath) == .file, let file = try? fileSystem.open(hintPath, mode: .readOnly) else {
+      return 0
+    }
+    defer { file.close() }
+    var head = [UInt8](repeating: 0, count: HintPayload.headLength)
+    guard let size = try? file.size(),
+      let received = try? head.withUnsafeMutableBytes({ try file.readFully(into: $0, at: 0) }), received == head.count
+    else { return 0 }
+    return head.withUnsafeBytes { HintPayload.claimedCount(head: $0, fileLength: size, cipher: cipher) } ?? 0
+  }
+
+  /// The segment's hint, if it authenticates, describes this segment and its exact length,
+  /// and every entry lies inside the segment.
+  func loadHint(for segment: Segment, length: UInt64, cipher: RecordCipher) -> HintPayload? {
+    let hintPath = "\(path)/\(Segment.hintName(id: segment.id))"
+    guard fileSystem.fileKind(hintPath) == .file,
+      let file = try? fileSystem.open(hintPath, mode: .readOnly)
+    else { return nil }
+    defer { file.close() }
+    // Read into a mapped buffer, returned to the system afterwards (see `TransientBuffer`).
+    guard let size = try? file.size(), let buffer = try? TransientBuffer(count: Int(size), purpose: hintPath),
+      let received = try? file.readFully(into: buffer.bytes, at: 0), received == Int(size),
+      let hint = try? HintPayload(
+        file: UnsafeRawBufferPointer(buffer.bytes), cipher: cipher, path: hintPath),
+      hint.segmentID == segment.id, hint.segmentLength == length
+    else { return nil }
+    // Every entry must lie inside the segment, or the hint is not trusted.
+    var inside = true
+    try? hint.forEachEntry { _, offset, entryLength, _ in
+      if UInt64(offset) < UInt64(CaskFormat.segmentHeaderLength) || UInt64(offset) + UInt64(entryLength) > length {
+        inside = false
+      }
+    }
+    return inside ? hint : nil
+  }
+
+  struct Scanned {
+    var entries: [HintEntry]
+    var maxSequence: UInt64
+    var outcome: ScanOutcome
+    /// Damage that open does not cut away: a damaged region inside, a batch dropped because a
+    /// key did not authenticate, records after a lost batch beginning.
+    var keepsDamage: Bool
+  }
+
+  /// Reads every record of a segment, decrypting keys only.
+  func scan(
+    _ segment: Segment, length: UInt64, allowsReserved: Bool, cipher: RecordCipher, report: inout RecoveryReport
+  ) throws -> Scanned {
+    var entries: [HintEntry] = []
+    var maxSequence: UInt64 = 0
+    var scanner = SegmentScanner(file: segment.file, length: length, allowsReserved: allowsReserved)
+    var undecryptable: [CorruptRegion] = []
+    let name = Segment.fileName(id: segment.id)
+    let outcome = try scanner.scan { batch in
+      var decoded: [HintEntry] = []
+      for record in batch {
+        // A key that does not authenticate, or that `put` could not have written, makes its
+        // whole batch unusable.
+        func drop(_ reason: String) {
+          undecryptable.append(
+            CorruptRegion(
+              file: name, offset: record.offset, length: UInt64(record.header.totalLength),
+              reason: "\(reason); its batch was dropped"))
+          report.droppedRecords += batch.count
+        }
+        guard let bytes = try? cipher.open(record.keyMessage, file: name, offset: record.offset) else {
+          drop("record does not authenticate")
+          return
+        }
+        let key: String
+        do {
+          key = try RecordCipher.validKey(bytes, file: name, offset: record.offset)
+        } catch CaskError.corrupt(_, _, let reason) {
+          drop(reason)
+          return
+        }
+        decoded.append(
+          HintEntry(
+            isDelete: record.header.isDelete, offset: UInt32(record.offset),
+            length: UInt32(record.header.totalLength), key: key))
+        maxSequence = max(maxSequence, record.header.sequence)
+      }
+      entries.append(contentsOf: decoded)
+    }
+    report.corruptRegions.append(contentsOf: outcome.corruptions + undecryptable)
+    report.droppedRecords += outcome.droppedRecords
+    return Scanned(
+      entries: entries, maxSequence: maxSequence, outcome: outcome,
+      keepsDamage: !outcome.corruptions.isEmpty || !undecryptable.isEmpty || outcome.orphanRecords > 0)
+  }
+}

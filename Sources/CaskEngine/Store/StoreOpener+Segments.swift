@@ -1,0 +1,264 @@
+import Foundation
+import RNCryptorCodec
+
+/// Steps 4 to 8 of opening a store (FORMAT.md, "Opening a store"): clear what a crash left
+/// half-written, find the segments and their order, and index each one.
+extension StoreOpener {
+  func loadSegments(cipher: RecordCipher) throws -> (CaskStore.IndexState, CaskStore.WriterState) {
+    var indexState = CaskStore.IndexState()
+    var writerState = CaskStore.WriterState()
+    let names = try fileSystem.contentsOfDirectory(path)
+    let removed = try removeLeftovers(names)
+    var numbers = SegmentNumbers()
+    let found = try findSegments(names, numbers: &numbers, report: &indexState.recovery)
+    // Never reuse the number of any file that is around: a hint left behind by a crash must
+    // not be taken for the hint of a new segment with the same number. (The files removed
+    // in step 4 are gone for good: the directory was synced.)
+    for name in names where !removed.contains(name) {
+      let stem =
+        name.hasSuffix(CaskFormat.temporarySuffix) ? String(name.dropLast(CaskFormat.temporarySuffix.count)) : name
+      if let id = Segment.id(fromFileName: stem, extension: CaskFormat.segmentExtension)
+        ?? Segment.id(fromFileName: stem, extension: CaskFormat.hintExtension)
+      {
+        numbers.reserve(id, for: name)
+      }
+    }
+    // The last number is never handed out, so a file named ffffffff cannot overflow it.
+    writerState.nextSegmentID = numbers.maxID == UInt32.max ? UInt32.max : numbers.maxID + 1
+    writerState.highestNumberHolder = numbers.highestNumberHolder
+    try indexSegments(found, cipher: cipher, indexState: &indexState, writerState: &writerState)
+    return (indexState, writerState)
+  }
+
+  /// Step 4: removes what a crash left half-written (never a finished file), and the hints
+  /// whose segment is gone (compaction removed it, or a crash).
+  ///
+  /// - Returns: the names removed.
+  private func removeLeftovers(_ names: [String]) throws -> Set<String> {
+    var removed: Set<String> = []
+    guard !options.readOnly else { return removed }
+    let segmentIDs = Set(names.compactMap { Segment.id(fromFileName: $0, extension: CaskFormat.segmentExtension) })
+    for name in names {
+      let orphanHint = Segment.id(fromFileName: name, extension: CaskFormat.hintExtension).map {
+        !segmentIDs.contains($0)
+      }
+      guard name.hasSuffix(CaskFormat.temporarySuffix) || orphanHint == true else { continue }
+      try fileSystem.removeFile("\(path)/\(name)")
+      removed.insert(name)
+    }
+    // Durably gone, so their numbers can be handed out again.
+    if !removed.isEmpty { try fileSystem.syncDirectory(path) }
+    return removed
+  }
+
+  /// The file numbers in use, so that new segments get numbers above all of them.
+  struct SegmentNumbers {
+    var maxID: UInt32 = 0
+    /// The file with the highest number (a segment rather than its hint), which the refusal
+    /// names when no number is left above it.
+    var highestNumberHolder: String?
+
+    mutating func reserve(_ id: UInt32, for name: String) {
+      let isSegment = name.lowercased().hasSuffix(CaskFormat.segmentExtension)
+      let holderIsSegment = highestNumberHolder?.lowercased().hasSuffix(CaskFormat.segmentExtension) ?? false
+      if id > maxID || highestNumberHolder == nil || (id == maxID && isSegment && !holderIsSegment) {
+        highestNumberHolder = name
+      }
+      maxID = max(maxID, id)
+    }
+  }
+
+  /// Step 5: opens every segment, checks its header, and sorts them into history order.
+  private func findSegments(
+    _ names: [String], numbers: inout SegmentNumbers, report: inout RecoveryReport
+  ) throws -> [FoundSegment] {
+    var found: [FoundSegment] = []
+    for name in names {
+      if let id = Segment.id(fromForeignName: name, extension: CaskFormat.segmentExtension) {
+        // Not written by the engine (upper case): reported, and its number never reused.
+        numbers.reserve(id, for: name)
+        report.unreadableSegments.append(name)
+        continue
+      }
+      guard let id = Segment.id(fromFileName: name, extension: CaskFormat.segmentExtension) else { continue }
+      numbers.reserve(id, for: name)
+      let file = try fileSystem.open("\(path)/\(name)", mode: options.readOnly ? .readOnly : .readWrite)
+      let fullLength = try file.size()
+      // No valid segment is longer than 32-bit offsets reach; anything beyond is not read.
+      let length = min(fullLength, CaskFormat.maximumSegmentLength)
+      if fullLength > length {
+        report.corruptRegions.append(
+          CorruptRegion(
+            file: name, offset: length, length: fullLength - length,
+            reason: "segment longer than the format allows; the excess is ignored"))
+      }
+      let header = try file.read(count: CaskFormat.segmentHeaderLength, at: 0)
+      switch Segment.decodeHeader(header) {
+      case .success(let decoded) where decoded.id == id:
+        // A base is a number handed out earlier (a writer's own id, or the newest input's for
+        // a compaction output): new ids go above every base too, so that a segment started
+        // after this open sorts after this one even if its header claims a base beyond the ids.
+        numbers.reserve(decoded.order.base, for: name)
+        found.append(FoundSegment(segment: Segment(id: id, order: decoded.order, file: file), length: length))
+      case .failure(.unsupportedVersion(let version, let supported)):
+        throw CaskError.unsupportedVersion(found: version, supported: supported)
+      default:
+        report.unreadableSegments.append(name)
+      }
+    }
+    // Two segments with one (base, sub), which the engine never writes, go by file id: the
+    // same order at every open, not the directory listing's.
+    found.sort { ($0.segment.order, $0.segment.id) < ($1.segment.order, $1.segment.id) }
+    return found
+  }
+
+  /// What indexing one segment found.
+  private struct IndexedSegment {
+    /// The segment's entries, kept only where they are needed afterwards (the last segment's
+    /// tombstones come from them).
+    var entries: [HintEntry] = []
+    /// Where its records end (before a cut tail or reserved zeros).
+    var end: UInt64
+    /// The bytes of records the index was given (live or not).
+    var listed: UInt64 = 0
+    var maxSequence: UInt64 = 0
+    /// Damage stays in the segment (anything but a cut tail).
+    var keepsDamage = false
+  }
+
+  /// Steps 6 to 8: indexes each segment in order, from its hint when the hint is valid, else
+  /// by scanning, and makes the last one the active segment while it has room.
+  private func indexSegments(
+    _ found: [FoundSegment], cipher: RecordCipher, indexState: inout CaskStore.IndexState,
+    writerState: inout CaskStore.WriterState
+  ) throws {
+    var maxSequence: UInt64 = 0
+    // Size the index once for every entry the hints claim (read from each hint's first blocks;
+    // each whole hint is read and authenticated below, one at a time): growing it key by key
+    // rehashes it again and again.
+    var hinted = 0
+    for item in found { hinted += claimedHintCount(for: item.segment, cipher: cipher) }
+    indexState.directory.reserveCapacity(additional: hinted)
+    for (position, item) in found.enumerated() {
+      let isLast = position == found.count - 1
+      let segment = item.segment
+      indexState.segments[segment.id] = segment
+      let indexed: IndexedSegment
+      if let hint = loadHint(for: segment, length: item.length, cipher: cipher) {
+        indexed = try index(segment, from: hint, length: item.length, isLast: isLast, into: &indexState)
+      } else {
+        indexed = try index(segment, byScanning: item.length, isLast: isLast, cipher: cipher, into: &indexState)
+      }
+      maxSequence = max(maxSequence, indexed.maxSequence)
+      // A hint leaves out records that were already overwritten when it was written.
+      let recordBytes = indexed.end - min(indexed.end, UInt64(CaskFormat.segmentHeaderLength))
+      if recordBytes > indexed.listed {
+        indexState.directory.addDeadBytes(recordBytes - indexed.listed, in: segment.id)
+      }
+      // 8. Keep appending to the last segment while it has room; its hint (now stale) goes.
+      if isLast && appendsTo(segment, end: indexed.end) {
+        try fileSystem.removeFile("\(path)/\(Segment.hintName(id: segment.id))")
+        writerState.active = CaskStore.ActiveSegment(
+          segment: segment, end: indexed.end, tombstones: indexed.entries.filter(\.isDelete),
+          maxSequence: maxSequence)
+        writerState.active?.keepsDamage = indexed.keepsDamage
+      }
+    }
+    // A damaged or crafted sequence field (records are only CRC-protected) may claim the
+    // largest sequence; appends then fail with `corrupt` instead of overflowing.
+    writerState.nextSequence = maxSequence == .max ? .max : maxSequence + 1
+  }
+
+  /// Indexes a segment straight from its decrypted hint: no `String` for a key of up to 15
+  /// bytes. In batches whose index slots are fetched together first (`KeyDirectory.warm`): a
+  /// large index misses the cache on almost every key, and one miss at a time made the
+  /// lookups most of open's time.
+  private func index(
+    _ segment: Segment, from hint: HintPayload, length: UInt64, isLast: Bool,
+    into indexState: inout CaskStore.IndexState
+  ) throws -> IndexedSegment {
+    var indexed = IndexedSegment(end: length, maxSequence: hint.maxSequence)
+    indexState.recovery.segmentsFromHints += 1
+    try hint.forEachBatch(of: KeyDirectory.warmBatch) { batch in
+      indexState.directory.warm(batch.lazy.map { $0.key })
+      for entry in batch {
+        let location = RecordLocation(segment: segment.id, offset: entry.offset, length: entry.length)
+        indexed.listed += UInt64(entry.length)
+        if entry.isDelete {
+          indexState.directory.applyDelete(keyBytes: entry.key, at: location)
+          if isLast {
+            indexed.entries.append(
+              HintEntry(
+                isDelete: true, offset: entry.offset, length: entry.length,
+                key: String(decoding: entry.key, as: UTF8.self)))
+          }
+        } else {
+          indexState.directory.applyPut(keyBytes: entry.key, at: location)
+        }
+      }
+    }
+    return indexed
+  }
+
+  /// Indexes a segment without a usable hint by scanning its records; cuts a torn tail or
+  /// reserved zeros off the last segment (step 7) and writes the hint of a sealed one.
+  private func index(
+    _ segment: Segment, byScanning length: UInt64, isLast: Bool, cipher: RecordCipher,
+    into indexState: inout CaskStore.IndexState
+  ) throws -> IndexedSegment {
+    // Only an ordinary segment (order sub 0) is appended to, so only it can end in reserved zeros.
+    let scanned = try scan(
+      segment, length: length, allowsReserved: isLast && segment.order.sub == 0, cipher: cipher,
+      report: &indexState.recovery)
+    var indexed = IndexedSegment(entries: scanned.entries, end: length, maxSequence: scanned.maxSequence)
+    indexState.recovery.segmentsScanned += 1
+    if scanned.outcome.reservedBytes > 0 {
+      // 7. The zeros a writer under `.always` reserved ahead of itself: not damage, and
+      // nothing was written there. Cut, so the file ends at its last record again.
+      if !options.readOnly {
+        try segment.file.truncate(to: scanned.outcome.validEnd)
+        try segment.file.sync()
+      }
+      indexed.end = scanned.outcome.validEnd
+      indexState.recovery.zeroTailBytes += scanned.outcome.reservedBytes
+    }
+    if scanned.outcome.hasTornTail {
+      if isLast && !options.readOnly {
+        // 7. Cut the torn tail of the last segment so appends resume on a record boundary.
+        try segment.file.truncate(to: scanned.outcome.validEnd)
+        try segment.file.sync()
+        indexed.end = scanned.outcome.validEnd
+      }
+      if isLast {
+        indexState.recovery.truncatedBytes += scanned.outcome.tailBytes
+      } else {
+        indexState.recovery.corruptRegions.append(
+          CorruptRegion(
+            file: Segment.fileName(id: segment.id), offset: scanned.outcome.validEnd,
+            length: scanned.outcome.tailBytes, reason: "damaged tail of a sealed segment"))
+      }
+    }
+    // Damage that stays in the segment (anything but a cut tail) gets no hint, so that every
+    // open scans the segment and reports it, until a compaction rewrites the segment.
+    indexed.keepsDamage = scanned.keepsDamage
+    if !(isLast && appendsTo(segment, end: indexed.end)) && !options.readOnly
+      && !scanned.keepsDamage && !scanned.outcome.hasTornTail && scanned.outcome.reservedBytes == 0
+    {
+      // A sealed segment (also the last one, when full) whose hint was lost or is stale:
+      // write it now so the next open is fast and no stale hint is left behind.
+      try? HintFile(
+        segmentID: segment.id, segmentLength: length, maxSequence: scanned.maxSequence, entries: scanned.entries
+      ).write(in: path, fileSystem: fileSystem, cipher: cipher)
+    }
+    for entry in scanned.entries {
+      let location = RecordLocation(segment: segment.id, offset: entry.offset, length: entry.length)
+      indexed.listed += UInt64(entry.length)
+      if entry.isDelete {
+        indexState.directory.applyDelete(IndexKey(entry.key), at: location)
+      } else {
+        indexState.directory.applyPut(IndexKey(entry.key), at: location)
+      }
+    }
+    return indexed
+  }
+}
