@@ -55,7 +55,7 @@ struct SyncFailureTests {
     // the failure under the writer lock, another writer's append does not fit and seals.
     let file = try #require(store.writer.withLock { $0.active?.segment.file })
     fileSystem.inject(FaultyFileSystem.Fault([.sync], times: 1))
-    #expect(throws: CaskError.self) { try store.syncGate.sync(file) }
+    #expect(throws: CaskError.self) { try store.groupCommit.sync(file) }
     #expect(throws: CaskError.self) { _ = try Self.append(store, "w3", bytes: 3900) }
     var acknowledged = false
     do {

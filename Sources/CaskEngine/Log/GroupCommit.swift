@@ -1,51 +1,100 @@
 import Foundation
 
-/// Shares one `fdatasync` among concurrent writers (group commit).
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Group commit: shares one `fdatasync` among concurrent writers, and is the one path by which
+/// the segment being appended to is synced (by a group's leader, a seal, or `close()`).
 ///
-/// Each write gets a ticket. A writer that needs its ticket durable either finds it already
+/// Each append gets a ticket. A writer that needs its ticket durable either finds it already
 /// covered, waits for the sync in progress, or becomes the leader: it syncs the file and so
 /// covers every ticket written before the sync started, its own and other writers'.
 ///
-/// Writers under `.always` also say when they start a commit (`begin`), and arrive in
-/// `waitUntilDurable` once it is appended (or call `end` if they will not wait). A sync
-/// starts when the group is complete: no announced commit is on its way, and every writer
-/// in `waitUntilDurable` waits for a ticket the sync would cover (writers the last sync
-/// covered but that have not woken up yet will be back with their next commit). The writer
-/// whose arrival completes the group syncs at once, without waking anyone; the others sleep
-/// until that sync ends. On a machine with fewer cores than writers the others are still
-/// waking up or encrypting when the first one arrives, and a sync started then would leave
-/// them for the next one (and, in a run measured here, kept doing so: one commit per sync).
-/// A group that does not complete (a writer stopped writing) is synced anyway after
-/// `gatherLimit`, or after `settleTime` when no commit is on its way.
+/// Writers under `.always` announce a commit before they encrypt it (`begin()`, which returns
+/// an `Announcement`), and the announcement ends when the commit arrives in the wait, or when
+/// it is dropped (the commit failed or wrote nothing). A sync starts when the group is
+/// complete: no announced commit is on its way, and every writer in the wait waits for a ticket
+/// the sync would cover. The writer whose arrival completes the group syncs at once, without
+/// waking anyone; the others sleep until that sync ends. On a machine with fewer cores than
+/// writers the others are still waking up or encrypting when the first one arrives, and a sync
+/// started then would leave them for the next one (in a run measured on two cores it kept
+/// doing so: one commit per sync). A writer that a sync covered and that leaves the wait wakes
+/// the others, since its leaving may complete their group. A group that does not complete (a
+/// writer stopped writing) is synced anyway after `gatherLimit`, or after `settleTime` when no
+/// commit is on its way. Deadlines are on the monotonic clock (`MonotonicCondition`).
+///
+/// Syncs are made one at a time, and the first failure sticks: every later sync fails with it.
+/// Prevents: after a failed `fdatasync` the kernel may have dropped the dirty pages and reports
+/// the error to one caller only; a leader's failed sync and a seal's successful one (the seal
+/// runs under the writer lock, the leader does not) could otherwise overlap, and the seal
+/// would mark as durable the writes whose pages the failure lost.
 final class GroupCommit: @unchecked Sendable {
   /// The longest the first waiting writer waits for commits on their way before a sync
-  /// starts (about one `fdatasync` of a small write on an SSD).
-  static let gatherLimit: Double = 0.000_5
+  /// starts, in nanoseconds (about one `fdatasync` of a small write on an SSD).
+  let gatherLimit: UInt64
   /// The longest it waits when no commit is on its way but writers covered by the last sync
-  /// have not left yet.
-  static let settleTime: Double = 0.000_1
+  /// have not left yet, in nanoseconds.
+  let settleTime: UInt64
 
   // State guarded by `condition`.
-  private let condition = NSCondition()
+  private let condition = MonotonicCondition()
   private var durableTicket: UInt64 = 0
   private var syncing = false
-  /// Commits between `begin` and their arrival in `waitUntilDurable` (or `end`).
+  /// Commits announced and not yet arrived in the wait (or dropped).
   private var inFlight = 0
-  /// The tickets of the writers in `waitUntilDurable`, durable or not yet (a handful: one
-  /// per waiting thread).
+  /// The tickets of the writers in the wait, durable or not yet (a handful: one per waiting
+  /// thread).
   private var waiting: [UInt64] = []
-  /// When the first writer of the group being gathered arrived.
-  private var gatherStart: Date?
+  /// When the first writer of the group being gathered arrived (a `MonotonicCondition.now()`).
+  private var gatherStart: UInt64?
+  /// Waits for a group that ended at their deadline rather than by a wake-up.
+  private var deadlinesPassed = 0
 
-  /// A commit that will wait for durability has started (before it encrypts).
-  func begin() {
+  // The sync itself, one at a time; guarded by `syncLock`.
+  private let syncLock = NSLock()
+  private var syncFailure: CaskError?
+
+  init(gatherLimit: UInt64 = 500_000, settleTime: UInt64 = 100_000) {
+    self.gatherLimit = gatherLimit
+    self.settleTime = settleTime
+  }
+
+  /// A commit that will wait for durability is starting (before it encrypts).
+  func begin() -> Announcement {
     condition.lock()
     inFlight += 1
     condition.unlock()
+    return Announcement(owner: self)
   }
 
-  /// A commit announced with `begin` will not wait for durability (it failed, or wrote nothing).
-  func end() {
+  /// A commit on its way to the wait: counted from `begin()` until it arrives there
+  /// (`waitUntilDurable`) or is dropped, which tells the group that it will not come.
+  struct Announcement: ~Copyable {
+    // Trivially destroyed (so that `discard self` is allowed); the store that owns the group
+    // commit outlives every commit in it.
+    private unowned(unsafe) let owner: GroupCommit
+
+    fileprivate init(owner: GroupCommit) {
+      self.owner = owner
+    }
+
+    /// Returns once `ticket`, the announced commit's, is durable.
+    ///
+    /// - Parameter sync: syncs the store and returns the highest ticket it covered.
+    consuming func waitUntilDurable(_ ticket: UInt64, sync: () throws -> UInt64) throws {
+      let owner = self.owner
+      discard self
+      try owner.wait(for: ticket, arriving: true, sync: sync)
+    }
+
+    deinit {
+      owner.withdraw()
+    }
+  }
+
+  /// A commit announced with `begin()` will not arrive: it failed, or wrote nothing.
+  private func withdraw() {
     condition.lock()
     inFlight -= 1
     // Writers gathering for the group may have been waiting for this one.
@@ -53,32 +102,33 @@ final class GroupCommit: @unchecked Sendable {
     condition.unlock()
   }
 
-  /// Returns once `ticket` is durable.
+  /// Returns once `ticket` is durable, for a caller that announced nothing (`sync()`, a
+  /// transaction).
   ///
-  /// - Parameters:
-  ///   - announced: the caller's commit was announced with `begin` (and has been appended).
-  ///   - sync: syncs the store and returns the highest ticket it covered.
-  func waitUntilDurable(_ ticket: UInt64, announced: Bool = false, sync: () throws -> UInt64) throws {
+  /// - Parameter sync: syncs the store and returns the highest ticket it covered.
+  func waitUntilDurable(_ ticket: UInt64, sync: () throws -> UInt64) throws {
+    try wait(for: ticket, arriving: false, sync: sync)
+  }
+
+  private func wait(for ticket: UInt64, arriving: Bool, sync: () throws -> UInt64) throws {
     condition.lock()
     defer { condition.unlock() }
-    if announced { inFlight -= 1 }
+    if arriving { inFlight -= 1 }
     guard durableTicket < ticket else {
-      if announced && inFlight == 0 && !waiting.isEmpty { condition.broadcast() }
+      if arriving && inFlight == 0 && !waiting.isEmpty { condition.broadcast() }
       return
     }
     waiting.append(ticket)
-    defer {
-      if let index = waiting.firstIndex(of: ticket) { waiting.remove(at: index) }
-    }
+    defer { leave(ticket) }
     while durableTicket < ticket {
       if syncing {
         condition.wait()
         continue
       }
       if let deadline = gatherDeadline() {
-        // The group is not complete: sleep until it is (its last writer syncs) or until the
-        // deadline, whichever comes first.
-        _ = condition.wait(until: deadline)
+        // The group is not complete: sleep until it is (its last writer syncs, or a covered
+        // writer leaves) or until the deadline, whichever comes first.
+        if !condition.wait(until: deadline) { deadlinesPassed += 1 }
         continue
       }
       syncing = true
@@ -96,14 +146,26 @@ final class GroupCommit: @unchecked Sendable {
     }
   }
 
+  /// Called with the lock held: the writer of `ticket` leaves the wait. When that completes
+  /// the group of those still waiting, they are woken, so that one of them syncs now instead
+  /// of at its deadline.
+  private func leave(_ ticket: UInt64) {
+    if let index = waiting.firstIndex(of: ticket) { waiting.remove(at: index) }
+    if !syncing && !waiting.isEmpty && groupIsComplete { condition.broadcast() }
+  }
+
+  private var groupIsComplete: Bool {
+    inFlight == 0 && waiting.allSatisfy { $0 > durableTicket }
+  }
+
   /// Called with the lock held by a waiting writer when no sync runs: `nil` when a sync
   /// should start now, else when to look again.
-  private func gatherDeadline() -> Date? {
-    if inFlight == 0 && waiting.allSatisfy({ $0 > durableTicket }) { return nil }
-    let now = Date()
+  private func gatherDeadline() -> UInt64? {
+    if groupIsComplete { return nil }
+    let now = MonotonicCondition.now()
     let start = gatherStart ?? now
     gatherStart = start
-    let deadline = start.addingTimeInterval(inFlight > 0 ? Self.gatherLimit : Self.settleTime)
+    let deadline = start + (inFlight > 0 ? gatherLimit : settleTime)
     return now >= deadline ? nil : deadline
   }
 
@@ -114,5 +176,42 @@ final class GroupCommit: @unchecked Sendable {
     gatherStart = nil
     condition.broadcast()
     condition.unlock()
+  }
+
+  /// Syncs `file`, the segment being appended to, unless a sync has failed before.
+  ///
+  /// - Throws: the first failure, `CaskError.io` with the errno.
+  func sync(_ file: any StorageFile) throws {
+    syncLock.lock()
+    defer { syncLock.unlock() }
+    if let syncFailure { throw syncFailure }
+    do {
+      try file.sync()
+    } catch {
+      let failed = error as? CaskError ?? .io(operation: "fdatasync", path: file.path, errno: EIO)
+      syncFailure = failed
+      throw failed
+    }
+  }
+
+  /// The failure that stopped syncs, if any.
+  var syncFailed: CaskError? {
+    syncLock.lock()
+    defer { syncLock.unlock() }
+    return syncFailure
+  }
+
+  /// How many writers are in the wait (for tests of the gathering rule).
+  var waitingWriters: Int {
+    condition.lock()
+    defer { condition.unlock() }
+    return waiting.count
+  }
+
+  /// How many waits for a group ended at their deadline (for tests of the gathering rule).
+  var deadlinesPassedWaiting: Int {
+    condition.lock()
+    defer { condition.unlock() }
+    return deadlinesPassed
   }
 }

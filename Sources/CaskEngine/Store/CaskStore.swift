@@ -16,9 +16,9 @@ public final class CaskStore: Sendable {
 
   let fileSystem: any FileSystem
   let cipher: RecordCipher
+  /// Shares syncs among writers; every sync of the active segment (a group's, a seal's,
+  /// close's) goes through it, one at a time.
   let groupCommit = GroupCommit()
-  /// Every sync of the active segment (group commit, seal, close), one at a time.
-  let syncGate = SyncGate()
   let state: Locked<IndexState>
   let writer: Locked<WriterState>
   let compactionLock = CriticalSection()

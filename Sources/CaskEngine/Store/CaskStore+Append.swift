@@ -1,0 +1,170 @@
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+extension CaskStore {
+  /// Appends under the writer lock. Deletes of absent keys are dropped here, where no other
+  /// writer can interleave. Sets each record's flags, sequence and CRC in place.
+  func append(_ operations: inout [Prepared], writer: inout WriterState) throws -> (UInt64, CommitResult) {
+    if writer.closed { throw CaskError.closed }
+    if let failure = writer.failure { throw failure }
+    dropDeletesOfAbsentKeys(&operations)
+    guard !operations.isEmpty else { return (writer.ticket, CommitResult()) }
+    try number(&operations, writer: writer)
+    let buffer = Self.joined(operations)
+    let start = try write(buffer, writer: &writer)
+    // Taken out of the writer state (not copied), so appending to its tombstones stays O(1)
+    // instead of copying the whole array on every write.
+    guard var active = writer.active.take() else { throw CaskError.closed }
+    writer.nextSequence += UInt64(operations.count)
+    writer.ticket += 1
+    var result = CommitResult(written: operations.count)
+    let changes = publish(operations, at: start, in: &active, result: &result)
+    active.maxSequence = writer.nextSequence - 1
+    writer.active = active
+    // Under the writer lock, so observers see commits in the order they happened. Checked after
+    // the index update: an observer that registers later than this reads the commit instead.
+    if observers.isObserved {
+      let changes = zip(operations, changes).compactMap { operation, kind in
+        kind.map { CaskChange(key: operation.key.string, kind: $0) }
+      }
+      userCode.running { observers.notify(changes) }
+    }
+    return (writer.ticket, result)
+  }
+
+  /// Leaves out the deletes of keys the index does not have: they would write a tombstone
+  /// for nothing.
+  private func dropDeletesOfAbsentKeys(_ operations: inout [Prepared]) {
+    guard operations.contains(where: { $0.isDelete }) else { return }
+    let present = state.withLock { state in
+      operations.map { !$0.isDelete || state.directory[$0.key] != nil }
+    }
+    operations = zip(operations, present).filter { $0.1 }.map { $0.0 }
+  }
+
+  /// Gives the records consecutive sequence numbers, the batch flags, and their CRCs.
+  private func number(_ operations: inout [Prepared], writer: WriterState) throws {
+    let firstSequence = writer.nextSequence
+    guard UInt64.max - firstSequence >= UInt64(operations.count) else {
+      // Only a damaged or crafted record or hint claims a sequence this large (see open).
+      throw CaskError.corrupt(
+        file: writer.active.map { Segment.fileName(id: $0.segment.id) } ?? CaskFormat.headerFileName,
+        offset: writer.active?.end ?? 0,
+        reason: "no sequence numbers left: a record or hint of this store claims a sequence near 2^64")
+    }
+    for index in operations.indices {
+      let isLast = index == operations.count - 1
+      let flags = (isLast ? CaskFormat.recordFlagBatchEnd : 0) | (index == 0 ? CaskFormat.recordFlagBatchStart : 0)
+      operations[index].record.withUnsafeMutableBytes {
+        RecordEncoder.finish($0, flags: flags, sequence: firstSequence + UInt64(index))
+      }
+    }
+  }
+
+  /// The records as one buffer, for one `pwrite` (a single record is not copied).
+  private static func joined(_ operations: [Prepared]) -> [UInt8] {
+    if operations.count == 1 { return operations[0].record }
+    var joined: [UInt8] = []
+    joined.reserveCapacity(operations.reduce(0) { $0 + $1.record.count })
+    for operation in operations { joined.append(contentsOf: operation.record) }
+    return joined
+  }
+
+  /// Writes `buffer` at the end of the active segment (sealing and starting one first when it
+  /// does not fit).
+  ///
+  /// - Returns: the offset it was written at.
+  /// - Throws: the write's error, after cutting a partial write off again (or marking the
+  ///   writer failed when even that fails).
+  private func write(_ buffer: [UInt8], writer: inout WriterState) throws -> UInt64 {
+    try ensureRoom(for: UInt64(buffer.count), writer: &writer)
+    guard let segment = writer.active?.segment, let start = writer.active?.end else { throw CaskError.closed }
+    if options.durability == .always { reserveSpace(for: UInt64(buffer.count), writer: &writer) }
+    do {
+      try buffer.withUnsafeBytes { try segment.file.write($0, at: start) }
+    } catch {
+      // Cut any partial write (and the reserved zeros) so the next append starts on a record
+      // boundary.
+      do {
+        try segment.file.truncate(to: start)
+        writer.active?.reserved = start
+      } catch {
+        writer.failure = error as? CaskError ?? .io(operation: "truncate", path: segment.path, errno: EIO)
+      }
+      throw error
+    }
+    return start
+  }
+
+  /// Points the index at the records written at `start` (or removes their keys), and keeps
+  /// the tombstones for the segment's hint.
+  ///
+  /// - Returns: what each operation did to its key (nil: a delete of a key that was gone),
+  ///   for the change observers.
+  private func publish(
+    _ operations: [Prepared], at start: UInt64, in active: inout ActiveSegment, result: inout CommitResult
+  ) -> [CaskChange.Kind?] {
+    withUnsafeTemporaryAllocation(of: RecordLocation.self, capacity: operations.count) { locations in
+      var offset = start
+      for (index, operation) in operations.enumerated() {
+        let length = UInt32(operation.record.count)
+        locations[index] = RecordLocation(segment: active.segment.id, offset: UInt32(offset), length: length)
+        if operation.isDelete {
+          active.tombstones.append(
+            HintEntry(isDelete: true, offset: UInt32(offset), length: length, key: operation.key.string))
+        }
+        offset += UInt64(length)
+      }
+      active.end = offset
+      active.reserved = max(active.reserved, offset)
+      return state.withLock { state in
+        operations.indices.map { index -> CaskChange.Kind? in
+          let operation = operations[index]
+          if operation.isDelete {
+            guard state.directory.applyDelete(operation.key, at: locations[index]) else { return nil }
+            result.deleted += 1
+            return .deleted
+          }
+          return state.directory.applyPut(operation.key, at: locations[index]) ? .updated : .inserted
+        }
+      }
+    }
+  }
+
+  /// How many zero bytes `reserveSpace` writes ahead of the writer at a time.
+  static let reserveChunk: UInt64 = 1 << 20
+
+  /// Under `.always`, makes sure the file already reaches past the next `length` bytes, by
+  /// writing zeros up to a megabyte ahead, so that most syncs rewrite blocks the file already
+  /// has: on ext4 and XFS an `fdatasync` that changes the file's size also commits the journal,
+  /// which doubled its time for a group of 8 commits on this project's test machine
+  /// (Docs/BENCHMARKS.md). Open, seal and close cut the zeros off again (Docs/FORMAT.md,
+  /// "Reserved space").
+  ///
+  /// A failure here (a full disk, say) is not the append's: the append then writes past the
+  /// zeros that were written as it would without them, and reports its own failure.
+  private func reserveSpace(for length: UInt64, writer: inout WriterState) {
+    // A record larger than a chunk pays for its own growth: its data dominates the sync anyway.
+    guard length <= Self.reserveChunk, let active = writer.active, active.end + length > active.reserved else {
+      return
+    }
+    let limit = max(min(options.segmentSizeLimit, CaskFormat.maximumSegmentLength), active.end + length)
+    let target = min(active.end + length + Self.reserveChunk, limit)
+    let start = max(active.reserved, active.end)
+    let zeros = [UInt8](repeating: 0, count: Int(target - start))
+    // Also when the write fails: part of the zeros may be there, and `reserved` must reach
+    // past them for seal and close to cut them.
+    try? zeros.withUnsafeBytes { try active.segment.file.write($0, at: start) }
+    writer.active?.reserved = target
+  }
+
+  /// Cuts the zeros reserved after the last record of `active` (before it is synced for good).
+  func releaseReservedSpace(of active: inout ActiveSegment) throws {
+    guard active.reserved > active.end else { return }
+    try active.segment.file.truncate(to: active.end)
+    active.reserved = active.end
+  }
+}

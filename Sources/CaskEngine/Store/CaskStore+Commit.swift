@@ -1,0 +1,120 @@
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+extension CaskStore {
+  /// An operation encrypted into its record, ready to append.
+  struct Prepared {
+    var key: IndexKey
+    /// The whole record; its flags, sequence and CRC are set under the writer lock.
+    var record: [UInt8]
+    var isDelete: Bool
+  }
+
+  /// What a commit changed.
+  struct CommitResult {
+    var written = 0
+    var deleted = 0
+  }
+
+  /// Encrypts a batch outside any lock, then appends it as one write under the writer lock,
+  /// updates the index, and waits for durability as the options ask.
+  func commit(_ batch: CaskBatch) throws -> CommitResult {
+    guard !options.readOnly else { throw CaskError.readOnly }
+    try userCode.refuse("a write")
+    // Dropped on any way out but the wait (a failure, nothing to write), which tells the group.
+    let announcement = options.durability == .always ? groupCommit.begin() : nil
+    var prepared = try prepare(batch)
+    guard !prepared.isEmpty else { return CommitResult() }
+    let (ticket, result) = try writer.withLock { writer in try append(&prepared, writer: &writer) }
+    try finishCommit(ticket: ticket, result: result, announcement: announcement)
+    return result
+  }
+
+  /// After the writer lock is released: durability as the options ask, and the compaction check.
+  ///
+  /// - Parameter announcement: the commit's announcement to group commit, if it made one.
+  func finishCommit(
+    ticket: UInt64, result: CommitResult, announcement: consuming GroupCommit.Announcement? = nil
+  ) throws {
+    guard result.written > 0 else { return }
+    if options.durability == .always { try waitUntilDurable(ticket, announcement: announcement) }
+    background.noteWrite(store: self)
+  }
+
+  /// Encrypts the operations of a batch, keeping one per key (the last operation on a key
+  /// wins), in the order of their last occurrence. Each message is sealed straight into its
+  /// record.
+  func prepare(_ batch: CaskBatch) throws -> [Prepared] {
+    let operations = batch.operations
+    if operations.count == 1 { return [try prepare(operations[0])] }
+    var lastIndex: [IndexKey: Int] = [:]
+    for (index, operation) in operations.enumerated() { lastIndex[IndexKey(operation.key)] = index }
+    var prepared: [Prepared] = []
+    prepared.reserveCapacity(lastIndex.count)
+    for (index, operation) in operations.enumerated() where lastIndex[IndexKey(operation.key)] == index {
+      prepared.append(try prepare(operation))
+    }
+    return prepared
+  }
+
+  private func prepare(_ operation: CaskBatch.Operation) throws -> Prepared {
+    let key = operation.key
+    let record = try IndexKey.withUTF8(of: key) { keyBytes -> [UInt8] in
+      let keyMessageLength = RecordCipher.messageLength(plaintextLength: keyBytes.count)
+      switch operation {
+      case .put(_, let value):
+        return try value.withUnsafeBytes { valueBytes in
+          try RecordEncoder.make(
+            type: CaskFormat.recordTypePut, keyMessageLength: keyMessageLength,
+            valueMessageLength: RecordCipher.valueMessageLength(
+              valueLength: valueBytes.count, keyLength: keyBytes.count)
+          ) { keyMessage, valueMessage in
+            try cipher.sealKey(keyBytes, into: keyMessage)
+            try cipher.sealValue(valueBytes, forKey: keyBytes, into: valueMessage)
+          }
+        }
+      case .delete:
+        return try RecordEncoder.make(
+          type: CaskFormat.recordTypeDelete, keyMessageLength: keyMessageLength, valueMessageLength: 0
+        ) { keyMessage, _ in
+          try cipher.sealKey(keyBytes, into: keyMessage)
+        }
+      }
+    }
+    let isDelete: Bool
+    if case .delete = operation { isDelete = true } else { isDelete = false }
+    return Prepared(key: IndexKey(key), record: record, isDelete: isDelete)
+  }
+
+  /// Blocks until every write with a ticket up to `ticket` is on disk, sharing syncs.
+  ///
+  /// - Parameter announcement: the announcement of the commit of `ticket`, if it made one.
+  func waitUntilDurable(_ ticket: UInt64, announcement: consuming GroupCommit.Announcement? = nil) throws {
+    func sync() throws -> UInt64 {
+      let (covered, file) = try writer.withLock { writer -> (UInt64, (any StorageFile)?) in
+        if let failure = writer.failure { throw failure }
+        return (writer.ticket, writer.active?.segment.file)
+      }
+      do {
+        if let file {
+          try groupCommit.sync(file)
+        } else if let failure = groupCommit.syncFailed {
+          // No active segment: every ticket is in a sealed (synced) one, unless that sync failed.
+          throw failure
+        }
+      } catch {
+        let failure = error as? CaskError ?? CaskError.io(operation: "fdatasync", path: path, errno: EIO)
+        writer.withLock { $0.failure = failure }
+        throw failure
+      }
+      return covered
+    }
+    switch consume announcement {
+    case .some(let announced): try announced.waitUntilDurable(ticket, sync: sync)
+    case .none: try groupCommit.waitUntilDurable(ticket, sync: sync)
+    }
+  }
+}

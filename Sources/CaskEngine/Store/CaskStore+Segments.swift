@@ -1,0 +1,111 @@
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+extension CaskStore {
+  /// Seals the active segment and starts a new one if `length` more bytes would not fit.
+  /// A batch larger than the limit gets a segment of its own.
+  func ensureRoom(for length: UInt64, writer: inout WriterState) throws {
+    let limit = min(options.segmentSizeLimit, CaskFormat.maximumSegmentLength)
+    let header = UInt64(CaskFormat.segmentHeaderLength)
+    // Offsets are 32-bit: a batch must fit in an empty segment.
+    guard header + length <= CaskFormat.maximumSegmentLength else {
+      throw CaskError.valueTooLarge(length: Int(length), maximum: Int(CaskFormat.maximumSegmentLength - header))
+    }
+    if let active = writer.active {
+      if active.end + length <= limit
+        || (active.end == header && active.end + length <= CaskFormat.maximumSegmentLength)
+      {
+        return
+      }
+      try seal(active, writer: &writer)
+    }
+    try startSegment(writer: &writer)
+  }
+
+  /// Syncs a full segment and writes its hint; everything written so far is then durable.
+  func seal(_ active: ActiveSegment, writer: inout WriterState) throws {
+    var active = active
+    do {
+      try releaseReservedSpace(of: &active)
+      try groupCommit.sync(active.segment.file)
+    } catch {
+      // What reached the disk is unknown: stop writing until the store is reopened.
+      writer.failure = error as? CaskError ?? .io(operation: "fdatasync", path: active.segment.path, errno: EIO)
+      throw error
+    }
+    groupCommit.markDurable(writer.ticket)
+    try writeHint(for: active)
+    writer.active = nil
+  }
+
+  /// Creates the next segment file (header written and synced, then renamed into place).
+  func startSegment(writer: inout WriterState) throws {
+    let id = try allocateSegmentID(&writer)
+    let segment = try createSegment(id: id, order: SegmentOrder(base: id, sub: 0))
+    writer.active = ActiveSegment(
+      segment: segment, end: UInt64(CaskFormat.segmentHeaderLength), tombstones: [], maxSequence: 0)
+    state.withLock { $0.segments[id] = segment }
+  }
+
+  /// The next unused segment number.
+  ///
+  /// - Throws: `CaskError.io` with `EEXIST`, naming the file with the highest number, when no
+  ///   number is left above it: a file numbered `ffffffff` or `fffffffe` (or a segment whose
+  ///   header claims such a number) is in the store, which CipherCask would write only after
+  ///   four billion segments. Reads go on; for writes, make a rekeyed copy (`rekeyedCopy`,
+  ///   `cask rekey`), whose numbers start again at 1.
+  func allocateSegmentID(_ writer: inout WriterState) throws -> UInt32 {
+    guard writer.nextSegmentID < UInt32.max else {
+      throw CaskError.io(
+        operation:
+          "start a segment (no segment number is left after this file's, the highest in the store; "
+          + "a rekeyed copy numbers its segments from 1 again)",
+        path: "\(path)/\(writer.highestNumberHolder ?? Segment.fileName(id: UInt32.max))", errno: EEXIST)
+    }
+    defer {
+      writer.highestNumberHolder = Segment.fileName(id: writer.nextSegmentID)
+      writer.nextSegmentID += 1
+    }
+    return writer.nextSegmentID
+  }
+
+  /// Creates a segment file with its header, synced and visible under its final name.
+  func createSegment(id: UInt32, order: SegmentOrder) throws -> Segment {
+    let finalPath = "\(path)/\(Segment.fileName(id: id))"
+    let temporary = finalPath + CaskFormat.temporarySuffix
+    try? fileSystem.removeFile(temporary)
+    let file = try fileSystem.open(temporary, mode: .createNew)
+    do {
+      try file.write(Data(Segment.encodeHeader(id: id, order: order)), at: 0)
+      try file.sync()
+      try fileSystem.rename(temporary, to: finalPath)
+      try fileSystem.syncDirectory(path)
+    } catch {
+      file.close()
+      try? fileSystem.removeFile(temporary)
+      throw error
+    }
+    return Segment(id: id, order: order, file: file)
+  }
+
+  /// Writes the hint file of a segment (temporary file, sync, rename).
+  ///
+  /// The hint lists the segment's live records (from the index) and its tombstones; records
+  /// already overwritten are left out (open counts their bytes as dead).
+  ///
+  /// - Complexity: O(n) in the number of keys, once per sealed segment.
+  func writeHint(for active: ActiveSegment) throws {
+    guard !active.keepsDamage else { return }
+    let live = state.withLock { $0.directory.entries(inSegment: active.segment.id) }
+    let entries =
+      (live.map { HintEntry(isDelete: false, offset: $0.location.offset, length: $0.location.length, key: $0.key) }
+      + active.tombstones).sorted { $0.offset < $1.offset }
+    let hint = HintFile(
+      segmentID: active.segment.id, segmentLength: active.end, maxSequence: active.maxSequence,
+      entries: entries)
+    try hint.write(in: path, fileSystem: fileSystem, cipher: cipher)
+  }
+}
