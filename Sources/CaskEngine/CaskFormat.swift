@@ -71,6 +71,17 @@ public enum CaskFormat {
   /// type(1) + reserved(1) + key length(2) + record offset(4) + record length(4), before the key.
   public static let hintEntryFixedLength = 12
 
+  // MARK: Keys
+
+  /// The byte that closes a key's group, its namespace: the key `group + U+0000 + rest` is in
+  /// the group `group`, and a key without the byte is in none. The engine indexes each group
+  /// in its own table (listing or counting a group costs that group's size); the collection
+  /// layer gives each collection one group, named after it (Docs/FORMAT.md, "Keys and groups").
+  /// The byte is in the key's plaintext only: on disk the whole key is one sealed message.
+  public static let keyGroupSeparator: UInt8 = 0
+  /// `keyGroupSeparator` as text, for building keys.
+  public static let keyGroupSeparatorText = String(UnicodeScalar(keyGroupSeparator))
+
   // MARK: Limits
 
   /// A value message's plaintext starts with the key's length (2 bytes, little-endian) and the

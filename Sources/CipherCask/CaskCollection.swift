@@ -48,10 +48,10 @@ where T.ID: CustomStringConvertible & Sendable {
 
   // MARK: Keys
 
-  static var separator: String { "\u{0}" }
+  static var separator: String { CaskFormat.keyGroupSeparatorText }
 
   func checkName() throws {
-    guard !name.isEmpty, !name.utf8.contains(0) else {
+    guard !name.isEmpty, !name.utf8.contains(CaskFormat.keyGroupSeparator) else {
       throw CaskError.invalidKey(reason: "collection names must be non-empty and must not contain U+0000")
     }
     if let nameClash { throw CaskError.invalidKey(reason: nameClash) }
@@ -79,7 +79,7 @@ where T.ID: CustomStringConvertible & Sendable {
 
   /// The id part of a key of this collection (after the separator).
   static func idString(fromKey key: String) -> String {
-    guard let separator = key.utf8.firstIndex(of: 0) else { return key }
+    guard let separator = key.utf8.firstIndex(of: CaskFormat.keyGroupSeparator) else { return key }
     return String(key[key.index(after: separator)...])
   }
 

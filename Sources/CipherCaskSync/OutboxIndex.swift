@@ -23,7 +23,7 @@ struct OutboxIndex: Sendable {
     indexGroup = "__outbox-index:" + collection
   }
 
-  private static let separator = "\u{0}"
+  private static let separator = CaskFormat.keyGroupSeparatorText
   private static let sequenceDigits = 20
   private var tailKey: String { indexGroup + Self.separator + "#tail" }
 
@@ -40,7 +40,7 @@ struct OutboxIndex: Sendable {
 
   /// The sequence number in a key of the queue, or `nil`.
   static func sequence(ofKey key: String) -> UInt64? {
-    guard let separator = key.utf8.firstIndex(of: 0) else { return nil }
+    guard let separator = key.utf8.firstIndex(of: CaskFormat.keyGroupSeparator) else { return nil }
     return UInt64(key[key.index(after: separator)...])
   }
 

@@ -14,7 +14,7 @@ struct SyncMetadata<T: Codable & Identifiable & Sendable>: Sendable where T.ID: 
   var group: String { "__sync:" + collection.name }
 
   func key(for id: T.ID) -> String {
-    group + "\u{0}" + id.description
+    group + CaskFormat.keyGroupSeparatorText + id.description
   }
 
   /// What is known about `id`, or `nil` if the server has never confirmed it.

@@ -68,9 +68,9 @@ struct SegmentUsage: Sendable {
 
 /// The in-memory hash index: key -> location of its newest record, plus per-segment usage.
 ///
-/// Keys that contain U+0000 are *grouped* by the part before it (the typed collections store
-/// `name + "\u{0}" + id`): each group has its own table, so listing or counting one group
-/// costs O(size of the group), whatever else the store holds.
+/// Keys that contain `CaskFormat.keyGroupSeparator` (U+0000) are *grouped* by the part before
+/// it (the typed collections store `name + "\u{0}" + id`): each group has its own table, so
+/// listing or counting one group costs O(size of the group), whatever else the store holds.
 struct KeyDirectory: Sendable {
   private var ungrouped = KeyTable()
   private var groups: [IndexKey: KeyTable] = [:]
@@ -81,13 +81,15 @@ struct KeyDirectory: Sendable {
   /// The group of a key: the part before its first U+0000, or `nil`.
   static func group(of key: IndexKey) -> IndexKey? {
     let utf8 = key.string.utf8
-    guard let separator = utf8.firstIndex(of: 0) else { return nil }
+    guard let separator = utf8.firstIndex(of: CaskFormat.keyGroupSeparator) else { return nil }
     return IndexKey(String(key.string[..<separator]))
   }
 
   /// The group of a key given as bytes: the part before its first 0 byte, or `nil`.
   private static func group(ofBytes key: UnsafeRawBufferPointer) -> IndexKey? {
-    guard let base = key.baseAddress, let zero = memchr(base, 0, key.count) else { return nil }
+    guard let base = key.baseAddress, let zero = memchr(base, Int32(CaskFormat.keyGroupSeparator), key.count) else {
+      return nil
+    }
     let length = base.distance(to: UnsafeRawPointer(zero))
     return IndexKey(String(decoding: UnsafeRawBufferPointer(start: base, count: length), as: UTF8.self))
   }

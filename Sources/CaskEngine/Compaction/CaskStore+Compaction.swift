@@ -1,0 +1,65 @@
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// What one compaction did.
+public struct CompactionReport: Sendable, Equatable {
+  /// Segments replaced.
+  public var inputSegments: Int
+  /// Segments written.
+  public var outputSegments: Int
+  /// Live records copied (without decrypting them).
+  public var recordsCopied: Int
+  /// Bytes of the replaced segments.
+  public var bytesBefore: UInt64
+  /// Bytes of the new segments.
+  public var bytesAfter: UInt64
+  /// Live records that were damaged and so not copied: their keys are gone.
+  public var damagedRecords: [CorruptRegion]
+}
+
+extension CaskStore {
+  /// Rewrites every sealed segment into new ones holding only live records, then removes the
+  /// old ones. Records are copied as they are, still encrypted: nothing is decrypted.
+  ///
+  /// Readers and writers keep working throughout: the index lock is taken only for short
+  /// stretches, writes go to a fresh segment, and a reader that looked up an old segment reads
+  /// on from it (its file is unlinked, but stays open until the last reader lets go).
+  ///
+  /// Crash safety: outputs are written under temporary names, synced, and renamed into place
+  /// before any input is removed; they sort after their inputs and before every newer segment
+  /// (`SegmentOrder`), so with or without the inputs the store opens to the same contents.
+  ///
+  /// - Returns: what was done, or `nil` if there was nothing to compact.
+  /// - Throws: `.readOnly`, `.closed`, `.io`. A failed compaction leaves the store's contents
+  ///   as they were; if removing its partial output fails too, the store refuses writes until
+  ///   it is reopened (open then sees every file).
+  /// - Complexity: O(live bytes) of I/O, O(live keys) of short index lookups.
+  @discardableResult
+  public func compact() throws -> CompactionReport? {
+    guard !options.readOnly else { throw CaskError.readOnly }
+    try userCode.refuse("compact")
+    return try compactionLock.run { try runCompaction() }
+  }
+
+  /// Waits for a running compaction to finish.
+  func waitForCompaction() {
+    compactionLock.run {}
+  }
+
+  private func runCompaction() throws -> CompactionReport? {
+    guard var compactor = try Compactor(store: self) else { return nil }
+    do {
+      try compactor.copyLiveRecords()
+      try compactor.installOutputs()
+    } catch {
+      compactor.removeOutputs()
+      throw error
+    }
+    compactor.repointIndex()
+    compactor.removeInputs()
+    return compactor.report
+  }
+}

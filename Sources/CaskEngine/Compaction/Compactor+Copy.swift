@@ -1,0 +1,142 @@
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Reading the inputs and writing the outputs of a compaction.
+extension Compactor {
+  /// The records of a sealed segment, from its hint file, or by scanning it.
+  func hintEntries(of segment: Segment, length: UInt64) throws -> [HintEntry] {
+    let hintPath = "\(store.path)/\(Segment.hintName(id: segment.id))"
+    // A hint open cannot use (a link or a FIFO under its name, refused with ELOOP or EINVAL; a
+    // failed read) is passed over as open passes over it: the segment is scanned instead
+    // (Prevents: a compaction that fails on such a file every time, until the file is gone.)
+    if store.fileSystem.fileKind(hintPath) == .file, let file = try? store.fileSystem.open(hintPath, mode: .readOnly) {
+      defer { file.close() }
+      if let bytes = try? file.read(count: Int(try file.size()), at: 0),
+        let hint = try? HintFile.decode(bytes, cipher: store.cipher, path: hintPath), hint.segmentID == segment.id,
+        hint.segmentLength == length
+      {
+        return hint.entries
+      }
+    }
+    var entries: [HintEntry] = []
+    var scanner = SegmentScanner(file: segment.file, length: length)
+    _ = try scanner.scan { batch in
+      for record in batch {
+        guard
+          let key = try? store.cipher.openKey(
+            record.keyMessage, file: Segment.fileName(id: segment.id), offset: record.offset)
+        else { continue }
+        entries.append(
+          HintEntry(
+            isDelete: record.header.isDelete, offset: UInt32(record.offset),
+            length: UInt32(record.header.totalLength), key: key))
+      }
+    }
+    return entries
+  }
+
+  /// Copies live records of one input into the outputs, in file order, with large writes.
+  mutating func copy(_ live: [(IndexKey, RecordLocation)], from input: Segment) throws {
+    let orderBase = newestInput
+    let limit = min(store.options.segmentSizeLimit, CaskFormat.maximumSegmentLength)
+    var buffer: [UInt8] = []
+    buffer.reserveCapacity(1 << 20)
+    var index = 0
+    while index < live.count {
+      // Read a run of records in one positioned read when they sit close together.
+      var runEnd = index + 1
+      let runStart = UInt64(live[index].1.offset)
+      var runBytes = UInt64(live[index].1.length)
+      while runEnd < live.count, UInt64(live[runEnd].1.offset) + UInt64(live[runEnd].1.length) - runStart <= 1 << 20 {
+        runBytes = UInt64(live[runEnd].1.offset) + UInt64(live[runEnd].1.length) - runStart
+        runEnd += 1
+      }
+      let run = try input.file.read(count: Int(runBytes), at: runStart)
+      guard run.count == Int(runBytes) else {
+        throw CaskError.corrupt(file: input.path, offset: runStart, reason: "segment ended early during compaction")
+      }
+      for (key, location) in live[index..<runEnd] {
+        let start = run.startIndex + Int(UInt64(location.offset) - runStart)
+        var record = Array(run[start..<start + Int(location.length)])
+        guard let header = record.withUnsafeBytes({ RecordHeader.parse($0) }),
+          header.totalLength == record.count,
+          record.withUnsafeBytes({ RecordHeader.checksumMatches($0) })
+        else {
+          // A damaged record cannot be served anyway (get reports it as corrupt); it is not
+          // copied, so the key goes with its segment, and the report says so.
+          damaged.append(
+            DamagedRecord(
+              key: key, location: location,
+              region: CorruptRegion(
+                file: Segment.fileName(id: input.id), offset: UInt64(location.offset),
+                length: UInt64(location.length), reason: "damaged record left out by compaction")))
+          continue
+        }
+        // Each copy stands alone: mark it as the end of its own batch.
+        record[CaskFormat.recordFlagsOffset] = CaskFormat.recordFlagBatchStart | CaskFormat.recordFlagBatchEnd
+        RecordEncoder.setChecksum(in: &record, recordAt: 0, length: record.count)
+
+        if outputs.isEmpty || outputs[outputs.count - 1].end + UInt64(buffer.count + record.count) > limit {
+          try flush(&buffer)
+          if outputs.isEmpty
+            || outputs[outputs.count - 1].end + UInt64(record.count) > limit
+              && outputs[outputs.count - 1].end > UInt64(CaskFormat.segmentHeaderLength)
+          {
+            // Only a segment header the engine did not write has an order sub this close to
+            // 2^32 (each compaction adds its output count to the last input's).
+            let (sub, overflow) = orderBase.order.sub.addingReportingOverflow(UInt32(clamping: outputs.count + 1))
+            guard !overflow else {
+              throw CaskError.corrupt(
+                file: Segment.fileName(id: orderBase.id), offset: 0,
+                reason: "the segment's order leaves no room for compaction output")
+            }
+            outputs.append(try startOutput(order: SegmentOrder(base: orderBase.order.base, sub: sub)))
+          }
+        }
+        // Changed in place: a copy of the output would copy its hint array on every record.
+        let last = outputs.count - 1
+        let offset = outputs[last].end + UInt64(buffer.count)
+        let to = RecordLocation(segment: outputs[last].segment.id, offset: UInt32(offset), length: UInt32(record.count))
+        outputs[last].hints.append(HintEntry(isDelete: false, offset: to.offset, length: to.length, key: key.string))
+        outputs[last].maxSequence = max(outputs[last].maxSequence, header.sequence)
+        copied.append(CopiedRecord(key: key, from: location, to: to))
+        buffer.append(contentsOf: record)
+        if buffer.count >= 1 << 20 { try flush(&buffer) }
+      }
+      index = runEnd
+    }
+    try flush(&buffer)
+  }
+
+  /// Appends what `buffer` holds to the newest output, and empties it.
+  mutating func flush(_ buffer: inout [UInt8]) throws {
+    guard !buffer.isEmpty, let last = outputs.indices.last else { return }
+    let output = outputs[last].segment
+    let end = outputs[last].end
+    try buffer.withUnsafeBytes { try output.file.write($0, at: end) }
+    outputs[last].end += UInt64(buffer.count)
+    buffer.removeAll(keepingCapacity: true)
+  }
+
+  /// Creates an output segment under a temporary name, with an id from the writer's sequence.
+  func startOutput(order: SegmentOrder) throws -> OutputSegment {
+    let id = try store.writer.withLock { writer in try store.allocateSegmentID(&writer) }
+    let finalPath = "\(store.path)/\(Segment.fileName(id: id))"
+    let temporaryPath = finalPath + CaskFormat.temporarySuffix
+    let file = try store.fileSystem.open(temporaryPath, mode: .createNew)
+    do {
+      try file.write(Data(Segment.encodeHeader(id: id, order: order)), at: 0)
+    } catch {
+      // Not yet among the outputs the caller's cleanup removes.
+      file.close()
+      try? store.fileSystem.removeFile(temporaryPath)
+      throw error
+    }
+    return OutputSegment(
+      segment: Segment(id: id, order: order, file: file), temporaryPath: temporaryPath, finalPath: finalPath,
+      end: UInt64(CaskFormat.segmentHeaderLength), hints: [], maxSequence: 0)
+  }
+}

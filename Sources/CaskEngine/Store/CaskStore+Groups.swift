@@ -1,0 +1,91 @@
+import Foundation
+
+/// Key groups: the keys whose part before the first U+0000 (`CaskFormat.keyGroupSeparator`)
+/// is the same. The engine keeps each group in its own index table (`KeyDirectory`), so that
+/// listing or counting a group costs the size of that group, whatever else the store holds.
+/// The collection layer stores each collection as one group.
+extension CaskStore {
+  /// The keys whose part before the first U+0000 is `group`, sorted by UTF-8 bytes.
+  ///
+  /// - Complexity: O(m log m) for the m keys of the group, whatever else the store holds.
+  public func keys(inGroup group: String) throws -> [String] {
+    try state.withLock { state in
+      guard !state.closed else { throw CaskError.closed }
+      return state.directory.keys(inGroup: group)
+    }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+  }
+
+  /// Every group (for typed collections: every collection name) with its number of keys,
+  /// sorted by the names' UTF-8 bytes. Names that differ only in Unicode normalization are
+  /// two groups, as everywhere in the store (a `[String: Int]` would merge them).
+  ///
+  /// - Complexity: O(g log g) for g groups.
+  public func groups() -> [GroupCount] {
+    state.withLock { $0.directory.groupCounts }.sorted { $0.group.utf8.lexicographicallyPrecedes($1.group.utf8) }
+  }
+
+  /// A group and its number of keys.
+  public struct GroupCount: Sendable, Hashable {
+    public var group: String
+    public var count: Int
+
+    public init(group: String, count: Int) {
+      self.group = group
+      self.count = count
+    }
+  }
+
+  /// The number of keys in a group.
+  ///
+  /// - Complexity: O(1).
+  public func count(inGroup group: String) -> Int {
+    state.withLock { $0.directory.count(inGroup: group) }
+  }
+
+  /// Every key of a group with its value, read in file order (sequential I/O).
+  ///
+  /// - Parameter onDamage: called for a record that fails to authenticate, with its key;
+  ///   return normally to skip it, or throw to stop. By default the error is thrown.
+  /// - Complexity: O(m) reads and decryptions for the m keys of the group.
+  public func entries(
+    inGroup group: String, onDamage: (String, CaskError) throws -> Void = { throw $1 }
+  ) throws -> [(key: String, value: Data)] {
+    var result: [(key: String, value: Data)] = []
+    try forEachEntry(inGroup: group, onDamage: onDamage) { result.append(($0, $1)) }
+    return result
+  }
+
+  /// Calls `body` with every key of a group and its value, one at a time, in file order
+  /// (sequential I/O): a value `body` does not keep is not held, and a `body` that throws
+  /// stops the reading there. The keys and values are those of the moment of the call, also
+  /// when they are overwritten or deleted while `body` runs (their records stay readable).
+  ///
+  /// - Parameter onDamage: as for `entries(inGroup:onDamage:)`.
+  /// - Throws: what `body` or `onDamage` throws, `CaskError.closed`, `.io`.
+  /// - Complexity: O(m) reads and decryptions for the m keys of the group, until `body` stops.
+  public func forEachEntry(
+    inGroup group: String, onDamage: (String, CaskError) throws -> Void = { throw $1 },
+    _ body: (_ key: String, _ value: Data) throws -> Void
+  ) throws {
+    let located = try state.withLock { state -> [(String, RecordLocation, Segment)] in
+      guard !state.closed else { throw CaskError.closed }
+      return state.directory.entries(inGroup: group).compactMap { entry in
+        state.segments[entry.location.segment].map { (entry.key, entry.location, $0) }
+      }
+    }
+    let ordered = located.sorted {
+      ($0.2.order, $0.1.offset) < ($1.2.order, $1.1.offset)
+    }
+    for (key, location, segment) in ordered {
+      let value: Data
+      do {
+        value = try readValue(at: location, in: segment, key: key)
+      } catch let error as CaskError {
+        guard case .corrupt = error else { throw error }
+        try onDamage(key, error)
+        continue
+      }
+      try body(key, value)
+    }
+  }
+}
