@@ -178,4 +178,16 @@ struct StoreCommandTests {
   }
 
   /// ExportFiles makes DIR with intermediate directories, but removeAll() only removes DIR.
+
+  @Test("a password line ending in a lone CR means the same from --password-file and --password-stdin")
+  func passwordCarriageReturnIsReadAlikeEverywhere() throws {
+    let cask = try CaskRunner("password-cr")
+    defer { cask.remove() }
+    try Data("pw-with-cr\r".utf8).write(to: URL(fileURLWithPath: cask.path("pw")))
+    let created = try cask.run(["create", "s", "--password-file", "pw"])
+    #expect(created.status == 0, "\(created.err)")
+    #expect(try cask.run(["put", "s", "k", "--file", "pw", "--password-file", "pw"]).status == 0)
+    let fromStdin = try cask.run(["get", "s", "k", "--password-stdin"], stdin: Data("pw-with-cr\r".utf8))
+    #expect(fromStdin.status == 0, "\(fromStdin.err)")
+  }
 }

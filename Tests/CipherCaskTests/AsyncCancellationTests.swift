@@ -103,6 +103,30 @@ struct AsyncCancellationTests {
       return .failed("\(error)")
     }
   }
+
+  @Test("the async save(contentsOf:) and upsert take any sequence, and follow cancellation with it")
+  func asyncFormsTakeSequences() async throws {
+    try await withStore("async-slices") { store in
+      let events = store.collection(Event.self)
+      let sample = sampleEvents()
+      try await events.save(contentsOf: sample[0..<2])
+      #expect(try await events.upsert(sample[1...]) == .init(inserted: 2, replaced: 1))
+      try await events.removeAll()
+      let outcome = await Task {
+        withUnsafeCurrentTask { $0?.cancel() }
+        do {
+          try await events.save(contentsOf: sample[1...])
+          return "saved"
+        } catch is CancellationError {
+          return "cancelled"
+        } catch {
+          return "\(error)"
+        }
+      }.value
+      #expect(outcome == "cancelled")
+      #expect(try await events.ids().isEmpty, "a cancelled save of a slice saved nothing")
+    }
+  }
 }
 
 /// Lets work running on another thread cancel a task that is made after the work's closure:

@@ -9,12 +9,11 @@ import Testing
   import Glibc
 #endif
 
-/// Review of `backup(to:)` (session 7): a failed or concurrent backup must not remove or
-/// replace files it did not write, a failure removes the directories it made, an empty
-/// destination is not the file system's root, and a hint the store's open passes over does
-/// not fail the backup.
-@Suite("Online backup, review")
-struct BackupReviewTests {
+/// Where `backup(to:)` writes: a failed or concurrent backup does not remove or replace files
+/// it did not write, a failure removes the directories it made, an empty destination is not
+/// the file system's root, and a destination inside the store is refused.
+@Suite("Online backup: the destination")
+struct BackupDestinationTests {
   private static let options = CaskStore.Options(durability: .never, segmentSizeLimit: 4096, autoCompaction: nil)
 
   /// Puts `count` keys with values of about 300 bytes (several segments at 4 KiB); returns them.
@@ -40,7 +39,7 @@ struct BackupReviewTests {
 
   @Test("a backup that finds its destination taken by another backup of the same store removes none of its files")
   func concurrentBackupOfTheSameStore() throws {
-    let directory = try TemporaryDirectory("backup-review-same")
+    let directory = try TemporaryDirectory("backup-same-store")
     defer { directory.remove() }
     let destination = directory.file("copy.cask")
     let current = Locked<CaskStore?>(nil)
@@ -78,7 +77,7 @@ struct BackupReviewTests {
 
   @Test("two stores backed up into one destination at once: one backup fails, the other's copy stays whole")
   func concurrentBackupsOfTwoStores() throws {
-    let directory = try TemporaryDirectory("backup-review-two")
+    let directory = try TemporaryDirectory("backup-two-stores")
     defer { directory.remove() }
     let destination = directory.file("copy.cask")
     let other = Locked<CaskStore?>(nil)
@@ -188,7 +187,7 @@ struct BackupReviewTests {
 
   @Test("an empty destination is refused, not taken for the root directory")
   func emptyDestination() throws {
-    let directory = try TemporaryDirectory("backup-review-empty")
+    let directory = try TemporaryDirectory("backup-empty-destination")
     defer { directory.remove() }
     let fileSystem = FencedFileSystem(root: directory.path)
     var options = Self.options
@@ -200,30 +199,9 @@ struct BackupReviewTests {
     #expect(fileSystem.escapes.withLock { $0 }.isEmpty, "wrote outside: \(fileSystem.escapes.withLock { $0 })")
   }
 
-  @Test("a hint that open passes over (here a symbolic link) does not fail the backup; the copy scans instead")
-  func unreadableHintIsLeftOut() throws {
-    let directory = try TemporaryDirectory("backup-review-hint")
-    defer { directory.remove() }
-    let path = directory.file("s.cask")
-    let store = try CaskStore(path: path, password: "pw", options: Self.options)
-    let values = try Self.fill(store, prefix: "key", count: 20)
-    try store.close()
-    let hint = "\(path)/\(Segment.hintName(id: 1))"
-    try FileManager.default.moveItem(atPath: hint, toPath: directory.file("moved.hint"))
-    try FileManager.default.createSymbolicLink(atPath: hint, withDestinationPath: directory.file("moved.hint"))
-    // `cask backup` opens read-only: the link stays, and the open scans segment 1.
-    var readOnly = Self.options
-    readOnly.readOnly = true
-    let reader = try CaskStore(path: path, password: "pw", options: readOnly)
-    defer { try? reader.close() }
-    #expect(reader.stats().recovery.segmentsScanned == 1)
-    try reader.backup(to: directory.file("copy.cask"))
-    #expect(try Self.contents(directory.file("copy.cask"), password: "pw") == values)
-  }
-
   @Test("a destination inside the store's own directory is refused: the store's open reads and removes names there")
   func destinationInsideTheStore() throws {
-    let directory = try TemporaryDirectory("backup-review-inside")
+    let directory = try TemporaryDirectory("backup-inside-store")
     defer { directory.remove() }
     let path = directory.file("s.cask")
     let store = try CaskStore(path: path, password: "pw", options: Self.options)
@@ -234,29 +212,5 @@ struct BackupReviewTests {
     try store.close()
     #expect(try FileManager.default.contentsOfDirectory(atPath: path).allSatisfy { !$0.hasSuffix(".tmp") })
     #expect(try Self.contents(path, password: "pw") == values, "the store no longer opens")
-  }
-
-  @Test("under .always the copy of the segment being appended to ends at its last record, not in reserved zeros")
-  func reservedSpaceIsNotCopied() throws {
-    let directory = try TemporaryDirectory("backup-review-reserved")
-    defer { directory.remove() }
-    let path = directory.file("s.cask")
-    let store = try CaskStore(path: path, password: "pw", options: .init(durability: .always, autoCompaction: nil))
-    defer { try? store.close() }
-    let values = try Self.fill(store, prefix: "key", count: 10)
-    let segment = "\(path)/\(Segment.fileName(id: 1))"
-    #expect(try FileDamage.size(of: segment) >= 1 << 20, "the writer reserved space ahead")
-    let copy = directory.file("copy.cask")
-    let report = try store.backup(to: copy)
-    #expect(report.segments == 1 && report.hints == 0)
-    #expect(try FileDamage.size(of: "\(copy)/\(Segment.fileName(id: 1))") < 1 << 14)
-    let reopened = try CaskStore(path: copy, password: "pw", options: .init(durability: .never))
-    defer { try? reopened.close() }
-    let recovery = reopened.stats().recovery
-    #expect(recovery.zeroTailBytes == 0 && recovery.truncatedBytes == 0 && recovery.corruptRegions.isEmpty)
-    #expect(try reopened.verify().isClean)
-    var contents: [String: Data] = [:]
-    for key in try reopened.keys() { contents[key] = try reopened.get(key) }
-    #expect(contents == values)
   }
 }
