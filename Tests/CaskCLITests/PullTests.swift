@@ -107,8 +107,8 @@ struct PullTests {
     #expect(try keys(cask, "users") == ["u1", "u2", "u3", "u4", "u5"])
   }
 
-  /// Found in review (session 6): URLSession followed the 3xx and sent the `--header` values
-  /// along, so a token reached the other server.
+  /// Prevents URLSession following the 3xx and sending the `--header` values along, so that a
+  /// token reached the other server.
   @Test("a redirect to another server is refused: it gets no request, nothing is written")
   func redirectElsewhere() async throws {
     let server = try RESTServer()

@@ -112,8 +112,8 @@ struct StoreCommandTests {
     #expect(try cask.run(["get", "s", "k"], password: "old").status == 1)
     #expect(try cask.run(["get", "s", "k"], password: "newer").out == "v")
 
-    // The options win over an exported CASK_PASSWORD (found in review, session 6: the
-    // variable was taken as the current password and line 1 became the new one, silently).
+    // The options win over an exported CASK_PASSWORD. Prevents the variable being taken as
+    // the current password and line 1 becoming the new one, silently.
     let overEnvironment = try cask.run(
       ["passwd", "s", "--password-stdin", "--new-password-stdin"], password: "newer",
       stdin: Data("newer\nstdin-new\n".utf8))
@@ -159,7 +159,7 @@ struct StoreCommandTests {
     #expect(empty.status == 1 && empty.err.contains("standard input is empty"))
   }
 
-  /// Found in review of the session 6 diff: the help still gave the old order.
+  /// Prevents a help text that gives another order than the code follows.
   @Test("the help states the password order the code uses (--password-stdin before CASK_PASSWORD)")
   func helpStatesPasswordOrder() throws {
     let cask = try CaskRunner("help-order")

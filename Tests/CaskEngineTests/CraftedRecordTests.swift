@@ -8,7 +8,7 @@ import Testing
 /// Records whose messages authenticate but hold a key `put` never writes: an empty key, or
 /// one longer than 65,535 bytes. Another implementation, or a bug, could seal them with the
 /// store's data key. Prevents the trap in the index at open (empty key) and in the hint
-/// writer (long key): found by the independent reader `scripts/read-store.py` (session 6).
+/// writer (long key), as `scripts/read-store.py`, an independent reader, can write them.
 /// Each such record's batch is reported as damage, like any record that does not read.
 @Suite("Authenticated records with keys put never writes are damage, not a trap")
 struct CraftedRecordTests {

@@ -5,11 +5,10 @@ import Testing
 @testable import CaskEngine
 
 /// Segment files the engine never writes: a name in upper case, a header whose order base is
-/// beyond the ids, two segments with one order. Found by the independent reader's review of
-/// FORMAT.md (session 6): an upper-case name was read as a segment but left behind by
-/// compaction (which removes inputs by the lower-case name), so a deleted key came back; a
-/// stray base made every later write lose to older records at the next open; ties between
-/// orders followed the directory listing.
+/// beyond the ids, two segments with one order. Prevents: an upper-case name read as a
+/// segment but left behind by compaction (which removes inputs by the lower-case name), so a
+/// deleted key came back; a stray base that made every later write lose to older records at
+/// the next open; ties between orders that followed the directory listing.
 @Suite("Segments the engine never writes: upper-case names, stray order bases, equal orders")
 struct ForeignSegmentTests {
   private let options = CaskStore.Options(durability: .never, segmentSizeLimit: 64, autoCompaction: nil)

@@ -7,14 +7,14 @@ import Testing
 
 /// Symlinks and other non-files planted in a store directory by someone who can write it (the
 /// "someone who can change the files" of Docs/SECURITY.md section 3) must not make the store
-/// create, read or write files outside the directory, or hang (found in review, session 6).
+/// create, read or write files outside the directory, or hang.
 @Suite("Planted symlinks and FIFOs in a store directory are refused, not followed")
 struct PlantedFileTests {
   let options = CaskStore.Options(durability: .never, autoCompaction: nil)
 
   @Test("a LOCK symlink planted in the store directory does not make open create a file elsewhere")
   func lockSymlinkIsNotFollowed() throws {
-    let directory = try TemporaryDirectory("review-s6-lock")
+    let directory = try TemporaryDirectory("planted-lock")
     defer { directory.remove() }
     let path = directory.file("store.cask")
     let store = try CaskStore(path: path, password: "pw", options: options)
@@ -34,7 +34,7 @@ struct PlantedFileTests {
 
   @Test("a segment symlink planted in the store directory does not make the store append to a file elsewhere")
   func segmentSymlinkIsNotWrittenThrough() throws {
-    let directory = try TemporaryDirectory("review-s6-segment")
+    let directory = try TemporaryDirectory("planted-segment")
     defer { directory.remove() }
     // The victim: another store of the same user, outside the attacked directory.
     let victimPath = directory.file("victim.cask")

@@ -31,7 +31,7 @@ struct HTTPTransportTests {
         envelope: .key("result"), pagination: .nextURL(key: "next"), timeout: timeout,
         prepareRequest: { $0.setValue("Bearer \(RESTServer.token)", forHTTPHeaderField: "Authorization") }))
     #expect(try await remote.pullAll() == .init(inserted: 5, replaced: 0))
-    // The same through `adjust`, on a `RemoteJSONSource` and a session of the caller's.
+    // The same through `adjust`, on a `RemoteJSONSource` and a URLSession of the caller's.
     let source = RemoteJSONSource(
       configuration: RemoteConfiguration(
         timeout: 10,
@@ -61,8 +61,8 @@ struct HTTPTransportTests {
     #expect(!watch.isAlive, "the call (with its answer) is still held after 5 s")
   }
 
-  /// Found in review (session 6): `HTTP://` failed with "URL error -1002", though schemes
-  /// are case-insensitive and `cask` took the argument as a URL.
+  /// Prevents `HTTP://` failing with "URL error -1002": schemes are case-insensitive, and
+  /// `cask` takes the argument as a URL.
   @Test("an upper-case scheme is a URL like any other")
   func upperCaseScheme() async throws {
     let fixture = try SyncFixture("upper-scheme")

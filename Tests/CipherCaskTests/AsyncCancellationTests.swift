@@ -6,7 +6,7 @@ import Testing
 /// The `async` forms follow Swift cancellation: a cancelled call throws `CancellationError` and
 /// has changed nothing, a scan with a predicate stops at the next object, and a write that has
 /// got past its last check commits and returns normally. Prevents cancelled tasks running
-/// their whole batch (the async forms ignored cancellation; found in review, session 6).
+/// their whole batch (async forms that ignored cancellation).
 @Suite("Async forms follow cancellation")
 struct AsyncCancellationTests {
   @Test("a task cancelled before the call: saves, deletes and reads throw CancellationError and change nothing")
@@ -40,7 +40,7 @@ struct AsyncCancellationTests {
       try await events.save(contentsOf: sample)
       // Last in id order and in the files: an object that no longer decodes, which a scan
       // stopped at the first object never reaches (filter and fetch read every object before
-      // their first check, and failed on it; found in review, session 8).
+      // their first check, and failed on it).
       try store.put(Data("{}".utf8), forKey: try events.storageKey(for: "zz"))
       let calls: [@Sendable (@escaping @Sendable (Event) -> Bool) async throws -> Void] = [
         { predicate in _ = try await events.updateAll(where: predicate) { $0.city = "Changed" } },

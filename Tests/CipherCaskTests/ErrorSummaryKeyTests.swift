@@ -8,7 +8,7 @@ import Testing
 struct ErrorSummaryKeyTests {
   @Test("an import error does not quote an Int dictionary key of the data it refused")
   func intDictionaryKeyIsNotQuoted() throws {
-    try withStore("review-summary") { store throws in
+    try withStore("summary-key") { store throws in
       let balances = store.collection(Balances.self)
       let json = Data(#"[{"id": "a", "byAccount": {"4111111111111111": "not a number"}}]"#.utf8)
       do {

@@ -152,7 +152,7 @@ struct ObjectLossTests {
     var intervals: [Double] = [0, 0.1, -0.1, -1e-20, 1e-20, -0.5, -0.75, -1, -1.5, 1.5e-7, 0.999_999_999_999_999_9]
     intervals += [-978_307_200.000_001, 1e10 + 0.5, -6e10 + 0.25, 812_345_678.123_456_7, 5_000_000.5]
     intervals += [Date.distantPast, Date.distantFuture].map(\.timeIntervalSinceReferenceDate)
-    // Far dates (fuzz-import's finding: 3.5e61 s came back as another date): written as numbers.
+    // Far dates (3.5e61 s came back as another date, found by fuzz-import): written as numbers.
     intervals += [
       3.5e61, -3.5e61, 1e12, -1e12, 1e12 - 0.5, 999_999_999_999.25, 1e15 + 0.5, -2.5e14, .greatestFiniteMagnitude,
     ]
