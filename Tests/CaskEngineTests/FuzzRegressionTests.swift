@@ -14,7 +14,9 @@ struct FuzzRegressionTests {
   static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent()
 
-  @Test("every seed and every saved crash input runs through its fuzz target with every invariant holding", arguments: targets)
+  @Test(
+    "every seed and every saved crash input runs through its fuzz target with every invariant holding",
+    arguments: targets)
   func replay(target: String) throws {
     let name = "fuzz-\(target)"
     let binary = try Self.locate(name)
