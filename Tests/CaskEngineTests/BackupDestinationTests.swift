@@ -145,12 +145,14 @@ struct BackupDestinationTests {
 
   /// The real file system, but a path outside `root` cannot be created, written or removed
   /// (EACCES); each attempt is noted.
-  private final class FencedFileSystem: FileSystem {
-    private let base = PosixFileSystem()
+  private final class FencedFileSystem: ForwardingFileSystem, @unchecked Sendable {
     private let root: String
     let escapes = Locked<[String]>([])
 
-    init(root: String) { self.root = root }
+    init(root: String) {
+      self.root = root
+      super.init()
+    }
 
     private func check(_ path: String) throws {
       guard !path.hasPrefix(root + "/") else { return }
@@ -158,31 +160,42 @@ struct BackupDestinationTests {
       throw CaskError.io(operation: "fenced", path: path, errno: EACCES)
     }
 
-    func open(_ path: String, mode: FileOpenMode) throws -> any StorageFile {
+    override func open(_ path: String, mode: FileOpenMode) throws -> any StorageFile {
       if mode != .readOnly { try check(path) }
-      return try base.open(path, mode: mode)
+      return try super.open(path, mode: mode)
     }
-    func contentsOfDirectory(_ path: String) throws -> [String] { try base.contentsOfDirectory(path) }
-    func createDirectory(_ path: String) throws {
+
+    override func createDirectory(_ path: String) throws {
       if !path.isEmpty { try check(path) }
-      try base.createDirectory(path)
+      try super.createDirectory(path)
     }
-    func fileKind(_ path: String) -> FileKind { base.fileKind(path) }
-    func removeFile(_ path: String) throws {
+
+    override func createDirectoryExclusively(_ path: String) throws {
+      if !path.isEmpty { try check(path) }
+      try super.createDirectoryExclusively(path)
+    }
+
+    override func removeFile(_ path: String) throws {
       try check(path)
-      try base.removeFile(path)
+      try super.removeFile(path)
     }
-    func removeDirectory(_ path: String) throws {
+
+    override func removeDirectory(_ path: String) throws {
       if !path.isEmpty { try check(path) }
-      try base.removeDirectory(path)
+      try super.removeDirectory(path)
     }
-    func rename(_ source: String, to destination: String) throws {
+
+    override func rename(_ source: String, to destination: String) throws {
       try check(source)
       try check(destination)
-      try base.rename(source, to: destination)
+      try super.rename(source, to: destination)
     }
-    func syncDirectory(_ path: String) throws { try base.syncDirectory(path) }
-    func lock(_ path: String, exclusive: Bool) throws -> any FileLock { try base.lock(path, exclusive: exclusive) }
+
+    override func renameNoReplace(_ source: String, to destination: String) throws {
+      try check(source)
+      try check(destination)
+      try super.renameNoReplace(source, to: destination)
+    }
   }
 
   @Test("an empty destination is refused, not taken for the root directory")

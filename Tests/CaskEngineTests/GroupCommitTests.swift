@@ -101,7 +101,7 @@ private final class PowerCutLog: Sendable {
 /// The real file system, plus a record of each file's contents as of the start of its last
 /// completed `sync()`: what a power cut would surely leave of it. Directory changes count as durable at once, so this models
 /// the loss of unsynced file data only (enough for group commit, which syncs data).
-final class SyncTrackingFileSystem: FileSystem {
+final class SyncTrackingFileSystem: ForwardingFileSystem, @unchecked Sendable {
   private struct State {
     var nextFile = 0
     /// The tracked file each path names (renames move the entry).
@@ -114,13 +114,12 @@ final class SyncTrackingFileSystem: FileSystem {
     var syncs = 0
   }
 
-  private let base = PosixFileSystem()
   private let state = Locked(State())
 
   var syncCount: Int { state.withLock { $0.syncs } }
 
-  func open(_ path: String, mode: FileOpenMode) throws -> any StorageFile {
-    let file = try base.open(path, mode: mode)
+  override func open(_ path: String, mode: FileOpenMode) throws -> any StorageFile {
+    let file = try super.open(path, mode: mode)
     // A file that existed before it was opened here is taken to be durable as it is.
     let existing = mode == .createNew ? Data() : try file.read(count: Int(try file.size()), at: 0)
     let id = state.withLock { state -> Int in
@@ -130,7 +129,7 @@ final class SyncTrackingFileSystem: FileSystem {
       state.durable[state.nextFile] = existing
       return state.nextFile
     }
-    return TrackedFile(inner: file, id: id, owner: self)
+    return TrackedFile(file, id: id, owner: self)
   }
 
   /// Called by a tracked file as a sync starts: its contents now are what the sync makes
@@ -169,23 +168,22 @@ final class SyncTrackingFileSystem: FileSystem {
     }
   }
 
-  func contentsOfDirectory(_ path: String) throws -> [String] { try base.contentsOfDirectory(path) }
-  func createDirectory(_ path: String) throws { try base.createDirectory(path) }
-  func fileKind(_ path: String) -> FileKind { base.fileKind(path) }
-  func syncDirectory(_ path: String) throws { try base.syncDirectory(path) }
-  func lock(_ path: String, exclusive: Bool) throws -> any FileLock { try base.lock(path, exclusive: exclusive) }
-
-  func removeFile(_ path: String) throws {
-    try base.removeFile(path)
+  override func removeFile(_ path: String) throws {
+    try super.removeFile(path)
     state.withLock { _ = $0.files.removeValue(forKey: path) }
   }
 
-  func removeDirectory(_ path: String) throws {
-    try base.removeDirectory(path)
+  override func rename(_ source: String, to destination: String) throws {
+    try super.rename(source, to: destination)
+    moved(source, to: destination)
   }
 
-  func rename(_ source: String, to destination: String) throws {
-    try base.rename(source, to: destination)
+  override func renameNoReplace(_ source: String, to destination: String) throws {
+    try super.renameNoReplace(source, to: destination)
+    moved(source, to: destination)
+  }
+
+  private func moved(_ source: String, to destination: String) {
     state.withLock { state in
       state.files[destination] = state.files.removeValue(forKey: source)
     }
@@ -193,31 +191,19 @@ final class SyncTrackingFileSystem: FileSystem {
 }
 
 /// A file of `SyncTrackingFileSystem`: each sync hands the owner the contents it covers.
-private final class TrackedFile: StorageFile {
-  let inner: any StorageFile
+private final class TrackedFile: ForwardingStorageFile, @unchecked Sendable {
   let id: Int
   let owner: SyncTrackingFileSystem
 
-  init(inner: any StorageFile, id: Int, owner: SyncTrackingFileSystem) {
-    self.inner = inner
+  init(_ base: any StorageFile, id: Int, owner: SyncTrackingFileSystem) {
     self.id = id
     self.owner = owner
+    super.init(base)
   }
 
-  var path: String { inner.path }
-
-  func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
-    try inner.read(into: buffer, at: offset)
-  }
-
-  func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws { try inner.write(bytes, at: offset) }
-  func size() throws -> UInt64 { try inner.size() }
-  func truncate(to length: UInt64) throws { try inner.truncate(to: length) }
-  func close() { inner.close() }
-
-  func sync() throws {
-    let (stamp, contents) = try owner.syncStarts(inner)
-    try inner.sync()
+  override func sync() throws {
+    let (stamp, contents) = try owner.syncStarts(base)
+    try base.sync()
     owner.syncEnded(id, stamp: stamp, contents: contents)
   }
 }
