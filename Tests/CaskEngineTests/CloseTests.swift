@@ -59,44 +59,42 @@ struct CloseTests {
 
   @Test("a close() made while another runs returns only when that one has released the store")
   func secondCloseWaits() throws {
-    let directory = try TemporaryDirectory("close-twice")
-    defer { directory.remove() }
-    let path = directory.file("s.cask")
-    let store = try CaskStore(path: path, password: "pw", options: Self.options)
-    try store.put(Data("v".utf8), forKey: "k")
-    let inClose = DispatchSemaphore(value: 0)
-    let proceed = DispatchSemaphore(value: 0)
-    let observation = store.observeChanges(
-      { _ in },
-      onClose: {
-        inClose.signal()
-        proceed.wait()
-      })
-    defer { observation.cancel() }
-    let first = DispatchSemaphore(value: 0)
-    Thread.detachNewThread {
-      try? store.close()
-      first.signal()
+    try withStore(options: Self.options, label: "close-twice") { store, path throws in
+      try store.put(Data("v".utf8), forKey: "k")
+      let inClose = DispatchSemaphore(value: 0)
+      let proceed = DispatchSemaphore(value: 0)
+      let observation = store.observeChanges(
+        { _ in },
+        onClose: {
+          inClose.signal()
+          proceed.wait()
+        })
+      defer { observation.cancel() }
+      let first = DispatchSemaphore(value: 0)
+      Thread.detachNewThread {
+        try? store.close()
+        first.signal()
+      }
+      inClose.wait()
+      let secondReturned = Locked(false)
+      let second = DispatchSemaphore(value: 0)
+      let secondFailure = Locked<String?>(nil)
+      Thread.detachNewThread {
+        do { try store.close() } catch { secondFailure.withLock { $0 = "\(error)" } }
+        secondReturned.withLock { $0 = true }
+        second.signal()
+      }
+      // Time for the second close to return early, as it did; the check holds however long it takes.
+      usleep(100_000)
+      #expect(!secondReturned.withLock { $0 }, "the second close() returned while the first was still closing")
+      proceed.signal()
+      first.wait()
+      second.wait()
+      #expect(secondFailure.withLock { $0 } == nil)
+      let reopened = try CaskStore(path: path, password: "pw", options: Self.options)
+      defer { try? reopened.close() }
+      #expect(try reopened.get("k") == Data("v".utf8))
     }
-    inClose.wait()
-    let secondReturned = Locked(false)
-    let second = DispatchSemaphore(value: 0)
-    let secondFailure = Locked<String?>(nil)
-    Thread.detachNewThread {
-      do { try store.close() } catch { secondFailure.withLock { $0 = "\(error)" } }
-      secondReturned.withLock { $0 = true }
-      second.signal()
-    }
-    // Time for the second close to return early, as it did; the check holds however long it takes.
-    usleep(100_000)
-    #expect(!secondReturned.withLock { $0 }, "the second close() returned while the first was still closing")
-    proceed.signal()
-    first.wait()
-    second.wait()
-    #expect(secondFailure.withLock { $0 } == nil)
-    let reopened = try CaskStore(path: path, password: "pw", options: Self.options)
-    defer { try? reopened.close() }
-    #expect(try reopened.get("k") == Data("v".utf8))
   }
 
   @Test("every close() after one that failed throws its error")

@@ -9,79 +9,79 @@ struct GroupCommitTests {
   @Test("8 concurrent writers under .always all succeed, and a power cut at any moment keeps every acknowledged put")
   func concurrentAlwaysWriters() throws {
     var random = SeededRandom.make(test: "group-commit")
-    let directory = try TemporaryDirectory("group-commit")
-    defer { directory.remove() }
-    let path = directory.file("store.cask")
-    let disk = SyncTrackingFileSystem()
-    let options = CaskStore.Options(
-      durability: .always, segmentSizeLimit: 16 << 10, autoCompaction: nil, fileSystem: disk)
-    let store = try CaskStore(path: path, password: "pw", options: options)
-    let writers = 8
-    let puts = testIterations(40)
-    let log = PowerCutLog(writers: writers)
-    let shared = SharedProgress(writers: writers)
+    try withTemporaryDirectory("group-commit") { directory throws in
+      let path = directory.file("store.cask")
+      let disk = SyncTrackingFileSystem()
+      let options = CaskStore.Options(
+        durability: .always, segmentSizeLimit: 16 << 10, autoCompaction: nil, fileSystem: disk)
+      let store = try CaskStore(path: path, password: "pw", options: options)
+      let writers = 8
+      let puts = testIterations(40)
+      let log = PowerCutLog(writers: writers)
+      let shared = SharedProgress(writers: writers)
 
-    // Each writer puts fresh keys in order and counts a put only after it returned.
-    var bodies: [@Sendable () throws -> Void] = (0..<writers).map { writer in
-      {
-        defer { shared.writersRunning.subtract(1, ordering: .releasing) }
-        for index in 0..<puts {
-          let key = Self.key(writer: writer, index: index)
-          try store.put(ThreadValue.make(key: key, version: index), forKey: key)
-          log.acknowledged.withLock { $0[writer] = index + 1 }
-        }
-      }
-    }
-    // Meanwhile, power cuts: images of what the disk holds durably at random moments, each
-    // paired with the puts acknowledged before it was taken.
-    let pauses = (0..<8).map { _ in UInt32(500 + random.next() % 4_000) }
-    bodies.append {
-      for (number, pause) in pauses.enumerated() {
-        usleep(pause)
-        let before = log.acknowledged.withLock { $0 }
-        let image = directory.file("cut-\(number).cask")
-        try disk.writeDurableImage(of: path, to: image)
-        log.cuts.withLock { $0.append((image, before)) }
-        if shared.writersRunning.load(ordering: .acquiring) == 0 { break }
-      }
-    }
-    runOnThreads(bodies, failures: shared)
-    let problems = shared.failures.withLock { $0 }
-    #expect(problems.isEmpty, "\(problems.prefix(10).joined(separator: "\n"))")
-    // The last cut comes after every put returned: all of them must be in it.
-    try disk.writeDurableImage(of: path, to: directory.file("cut-final.cask"))
-    log.cuts.withLock { $0.append((directory.file("cut-final.cask"), Array(repeating: puts, count: writers))) }
-    print("[group-commit] \(writers * puts) acknowledged puts shared \(disk.syncCount) syncs")
-
-    for cut in log.cuts.withLock({ $0 }) {
-      let survivor = try CaskStore(path: cut.image, password: "pw", options: CaskStore.Options(autoCompaction: nil))
-      let recovery = survivor.stats().recovery
-      #expect(recovery.corruptRegions.isEmpty && recovery.unreadableSegments.isEmpty)
-      for writer in 0..<writers {
-        for index in 0..<puts {
-          let key = Self.key(writer: writer, index: index)
-          let found = try survivor.get(key)
-          if index < cut.acknowledged[writer] {
-            #expect(found == ThreadValue.make(key: key, version: index), "acknowledged \(key) lost by a power cut")
-          } else if let found {
-            #expect(found == ThreadValue.make(key: key, version: index), "\(key) holds a value never written")
+      // Each writer puts fresh keys in order and counts a put only after it returned.
+      var bodies: [@Sendable () throws -> Void] = (0..<writers).map { writer in
+        {
+          defer { shared.writersRunning.subtract(1, ordering: .releasing) }
+          for index in 0..<puts {
+            let key = Self.key(writer: writer, index: index)
+            try store.put(ThreadValue.make(key: key, version: index), forKey: key)
+            log.acknowledged.withLock { $0[writer] = index + 1 }
           }
         }
       }
-      #expect(try survivor.verify().isClean)
-      try survivor.close()
-    }
-
-    try store.close()
-    let reopened = try CaskStore(path: path, password: "pw", options: CaskStore.Options(autoCompaction: nil))
-    #expect(reopened.count == writers * puts)
-    for writer in 0..<writers {
-      for index in 0..<puts {
-        let key = Self.key(writer: writer, index: index)
-        #expect(try reopened.get(key) == ThreadValue.make(key: key, version: index))
+      // Meanwhile, power cuts: images of what the disk holds durably at random moments, each
+      // paired with the puts acknowledged before it was taken.
+      let pauses = (0..<8).map { _ in UInt32(500 + random.next() % 4_000) }
+      bodies.append {
+        for (number, pause) in pauses.enumerated() {
+          usleep(pause)
+          let before = log.acknowledged.withLock { $0 }
+          let image = directory.file("cut-\(number).cask")
+          try disk.writeDurableImage(of: path, to: image)
+          log.cuts.withLock { $0.append((image, before)) }
+          if shared.writersRunning.load(ordering: .acquiring) == 0 { break }
+        }
       }
+      runOnThreads(bodies, failures: shared)
+      let problems = shared.failures.withLock { $0 }
+      #expect(problems.isEmpty, "\(problems.prefix(10).joined(separator: "\n"))")
+      // The last cut comes after every put returned: all of them must be in it.
+      try disk.writeDurableImage(of: path, to: directory.file("cut-final.cask"))
+      log.cuts.withLock { $0.append((directory.file("cut-final.cask"), Array(repeating: puts, count: writers))) }
+      print("[group-commit] \(writers * puts) acknowledged puts shared \(disk.syncCount) syncs")
+
+      for cut in log.cuts.withLock({ $0 }) {
+        let survivor = try CaskStore(path: cut.image, password: "pw", options: CaskStore.Options(autoCompaction: nil))
+        let recovery = survivor.stats().recovery
+        #expect(recovery.corruptRegions.isEmpty && recovery.unreadableSegments.isEmpty)
+        for writer in 0..<writers {
+          for index in 0..<puts {
+            let key = Self.key(writer: writer, index: index)
+            let found = try survivor.get(key)
+            if index < cut.acknowledged[writer] {
+              #expect(found == ThreadValue.make(key: key, version: index), "acknowledged \(key) lost by a power cut")
+            } else if let found {
+              #expect(found == ThreadValue.make(key: key, version: index), "\(key) holds a value never written")
+            }
+          }
+        }
+        #expect(try survivor.verify().isClean)
+        try survivor.close()
+      }
+
+      try store.close()
+      let reopened = try CaskStore(path: path, password: "pw", options: CaskStore.Options(autoCompaction: nil))
+      #expect(reopened.count == writers * puts)
+      for writer in 0..<writers {
+        for index in 0..<puts {
+          let key = Self.key(writer: writer, index: index)
+          #expect(try reopened.get(key) == ThreadValue.make(key: key, version: index))
+        }
+      }
+      try reopened.close()
     }
-    try reopened.close()
   }
 
   static func key(writer: Int, index: Int) -> String { "writer\(writer)/\(index)" }

@@ -17,7 +17,7 @@ struct GroupKeyTests {
 
   @Test("a transaction's keys(inGroup:) tells groups apart by their bytes, as the store does")
   func transactionGroupByBytes() throws {
-    try withStore(options: Self.options) { store, _ in
+    try withStore(options: Self.options) { store, _ throws in
       let (composed, decomposed) = (Self.composed, Self.decomposed)
       let twinKey = decomposed + "\u{0}" + "1"
       let seenInside = try store.transaction { transaction -> [String] in
@@ -34,7 +34,7 @@ struct GroupKeyTests {
 
   @Test("groups() counts two groups whose names differ only in normalization separately")
   func groupsByBytes() throws {
-    try withStore(options: Self.options) { store, _ in
+    try withStore(options: Self.options) { store, _ throws in
       let (composed, decomposed) = (Self.composed, Self.decomposed)
       try store.put(Data("a".utf8), forKey: composed + "\u{0}1")
       try store.put(Data("b".utf8), forKey: decomposed + "\u{0}1")

@@ -197,15 +197,14 @@ struct ObjectLossTests {
 
   @Test("operations on a closed store throw CaskError.closed")
   func closedStoreRefuses() throws {
-    let directory = try TemporaryDirectory("closed")
-    defer { directory.remove() }
-    let store = try CaskStore(path: directory.file("s.cask"), password: "pw", options: .init(durability: .never))
-    let events = store.collection(Event.self)
-    try events.save(sampleEvents()[0])
-    try store.close()
-    #expect(throws: CaskError.closed) { try events.get(id: "a1") }
-    #expect(throws: CaskError.closed) { try events.save(sampleEvents()[1]) }
-    #expect(throws: CaskError.closed) { try events.all() }
-    #expect(throws: CaskError.closed) { try events.ids() }
+    try withStore(options: .init(durability: .never), label: "closed") { store, _ throws in
+      let events = store.collection(Event.self)
+      try events.save(sampleEvents()[0])
+      try store.close()
+      #expect(throws: CaskError.closed) { try events.get(id: "a1") }
+      #expect(throws: CaskError.closed) { try events.save(sampleEvents()[1]) }
+      #expect(throws: CaskError.closed) { try events.all() }
+      #expect(throws: CaskError.closed) { try events.ids() }
+    }
   }
 }
