@@ -86,6 +86,11 @@ let package = Package(
       exclude: ["Server"]
     ),
     .testTarget(
+      name: "CaskCLIKitTests",
+      dependencies: ["CaskCLIKit"],
+      path: "Tests/CaskCLIKitTests"
+    ),
+    .testTarget(
       name: "RNCryptorCodecTests",
       // CLibCrypto: PBKDF2Tests checks the codec's PBKDF2 against OpenSSL's own.
       dependencies: ["RNCryptorCodec", "CaskTestSupport", "CLibCrypto"],

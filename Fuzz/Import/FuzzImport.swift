@@ -8,7 +8,7 @@ import Synchronization
 /// Input: a mode byte, then the JSON. Mode bit 0 decodes with snake-case keys and ISO 8601
 /// dates (as the demo events do). Only `CaskError` may be thrown; an import that succeeds
 /// counts each distinct id once, and every id then reads back as its last occurrence in the
-/// array, exactly (dates included: the first finding, Docs/RELIABILITY.md, "Findings"); a
+/// array, exactly (dates included: far dates came back as other dates once); a
 /// failed import writes nothing.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzImport(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {

@@ -82,7 +82,7 @@ package enum FuzzStore {
 
   /// Opens the store on `fileSystem` and reads everything it claims to hold: every key's
   /// value, then `verify()`. Only `CaskError` may come out of any of it; a crash, a trap or
-  /// another error is a finding.
+  /// another error is a defect.
   ///
   /// - Returns: the opened store's number of keys, or `nil` when open refused the files.
   @discardableResult

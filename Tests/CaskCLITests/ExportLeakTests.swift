@@ -7,9 +7,9 @@ import Testing
   import Glibc
 #endif
 
-/// What an export's files say beyond their contents (found in review, session 6): a failed
-/// plaintext export left the values it had written, and the files of an encrypted export,
-/// written in key order, gave that order away through their inode numbers and times.
+/// What an export's files say beyond their contents. Prevents a failed plaintext export
+/// leaving the values it had written, and the files of an encrypted export, written in key
+/// order, giving that order away through their inode numbers and times.
 @Suite("cask export leaks nothing: no plaintext after a failure, no key order in the files")
 struct ExportLeakTests {
   let password = "export-leak-pw"
@@ -71,8 +71,7 @@ struct ExportLeakTests {
     #expect(result.status != 0)
     #expect(result.err.hasPrefix("Error: "), "\(result.err)")
     #expect(!FileManager.default.fileExists(atPath: cask.path("plain")), "the directory the export made is still there")
-    // Into a new nested directory: the parents the export made go too (found in review of the
-    // session 6 diff: they stayed).
+    // Into a new nested directory: the parents the export made go too, not only the last.
     let nested = try cask.run(["export", "s", "a/b/plain", "--format", "json"], password: password)
     #expect(nested.status == 1)
     #expect(nested.err.hasPrefix("Error: store 's' is damaged"), "\(nested.err)")
@@ -89,11 +88,8 @@ struct ExportLeakTests {
     }
   }
 
-  /// Found in review of the session 6 diff: the cleanup ran for errors only, so Ctrl-C left
-  /// every plaintext value written so far.
-
-  /// Found in review of the session 6 diff: the cleanup ran for errors only, so Ctrl-C left
-  /// every plaintext value written so far.
+  /// Prevents a cleanup that runs for errors only, so that Ctrl-C left every plaintext value
+  /// written so far.
   @Test("Ctrl-C during a --format json export leaves no plaintext value files behind")
   func interruptedPlaintextExportLeavesNothing() throws {
     let cask = try CaskRunner("export-sigint")

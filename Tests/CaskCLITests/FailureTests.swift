@@ -113,8 +113,8 @@ struct FailureTests {
     #expect(damage.first?["offset"] is Int)
   }
 
-  /// Found in review (session 6): read-only commands said "repaired", and said it again on
-  /// every run, while only a command that writes cuts the torn tail.
+  /// Prevents read-only commands saying "repaired", again on every run, while only a command
+  /// that writes cuts the torn tail.
   @Test("a torn tail: read-only commands warn that nothing was repaired, the first write repairs it")
   func tornTailWarnings() throws {
     let cask = try CaskRunner("torn-warning")
@@ -135,7 +135,7 @@ struct FailureTests {
       let stats = try cask.run(["stats", "s"], password: password)
       #expect(stats.status == 0)
       #expect(stats.err.hasPrefix(readOnly), "\(stats.err)")
-      // Found by a docs check (session 8): it said "cut" while nothing was.
+      // Not "cut": nothing was.
       #expect(stats.err.contains("bytes of a torn tail left unread"), "\(stats.err)")
       #expect(stats.out.contains("torn tail (left unread): "), "\(stats.out)")
     }
@@ -147,9 +147,9 @@ struct FailureTests {
     #expect(after.err.isEmpty, "\(after.err)")
   }
 
-  /// Found by a docs check (session 8): a writable open called every damage "repaired", also
-  /// an unreadable segment it only left out; verify's summary counted intact records as if
-  /// they were all it checked.
+  /// Prevents a writable open calling every damage "repaired", also an unreadable segment it
+  /// only left out, and verify's summary counting intact records as if they were all it
+  /// checked.
   @Test("damage an open does not repair is not called repaired; verify's summary counts intact records")
   func unrepairedDamageWording() throws {
     let cask = try CaskRunner("unrepaired")

@@ -95,8 +95,8 @@ struct FileCryptTests {
     }
   }
 
-  /// Found in session 6: Foundation's `deletingLastPathComponent` traps on a one-character
-  /// path, and the OUT of encrypt and decrypt went through it.
+  /// Prevents a trap: Foundation's `deletingLastPathComponent` traps on a one-character path,
+  /// and the OUT of encrypt and decrypt went through it.
   @Test("one-character names for IN and OUT")
   func oneCharacterNames() throws {
     let cask = try CaskRunner("one-char")

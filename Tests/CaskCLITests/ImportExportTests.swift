@@ -142,6 +142,26 @@ struct ImportExportTests {
     let listing = try Data(contentsOf: URL(fileURLWithPath: cask.path("plain/listing.json")))
     #expect(String(decoding: listing, as: UTF8.self).contains("\"key\" : \"b\""))
   }
+
+  @Test("an array error right after a committed batch names the line from which nothing was written")
+  func importErrorAfterFullBatchNamesTheRightLine() throws {
+    let cask = try CaskRunner("import-batch-line")
+    defer { cask.remove() }
+    _ = try cask.createStore("s", password: password)
+    // Batches of 2: lines 2-3 and 4-5 are committed; line 6 lacks its comma.
+    let input = "[\n{\"id\": 1},\n{\"id\": 2},\n{\"id\": 3},\n{\"id\": 4}\n{\"id\": 5}\n]\n"
+    try Data(input.utf8).write(to: URL(fileURLWithPath: cask.path("a.json")))
+    let result = try cask.run(
+      ["import", "s", "a.json", "--collection", "c", "--id-key", "id", "--batch-size", "2"], password: password)
+    #expect(result.status == 1)
+    #expect(try cask.run(["keys", "s", "--collection", "c"], password: password).out == "1\n2\n3\n4\n")
+    // Objects 3 and 4 (lines 4 and 5) are in the store: the message must not say that nothing
+    // from line 4 on was written.
+    #expect(
+      result.err
+        == "Error: invalid import at line 6 of 'a.json': expected ',' or ']' after an object of the array; "
+        + "the 4 objects before line 6 were imported, nothing from that line on\n", "\(result.err)")
+  }
 }
 
 extension Optional {

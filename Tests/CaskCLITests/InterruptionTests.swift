@@ -7,8 +7,8 @@ import Testing
   import Glibc
 #endif
 
-/// `Interruption` (encrypt/decrypt under SIGINT/TERM/HUP), found in review (session 5), and
-/// an OUT that appears while they run (session 6). Input is a FIFO, so the child is
+/// `Interruption` (encrypt/decrypt under SIGINT/TERM/HUP), and an OUT that appears while they
+/// run. Input is a FIFO, so the child is
 /// deterministically inside the library's transform (its temporary file exists and it waits
 /// for more input) when the signal is sent or OUT is made: no timing is asserted.
 @Suite(
@@ -17,7 +17,7 @@ import Testing
   stays ignored, an OUT made meanwhile is not replaced without --force
   """)
 struct InterruptionTests {
-  let password = "review-pw"
+  let password = "interrupt-pw"
 
   /// Spawns `sh -c 'SHELLPREFIX exec cask COMMAND fifo OUT'` with INT/TERM/HUP at their
   /// default and unblocked, as from a shell, and writes `input` into the FIFO; returns the pid
@@ -62,7 +62,7 @@ struct InterruptionTests {
 
   @Test("Ctrl-C during encrypt to a name longer than 200 bytes removes the temporary file too")
   func longOutputNameInterrupted() throws {
-    let cask = try CaskRunner("review-longname")
+    let cask = try CaskRunner("interrupt-longname")
     defer { cask.remove() }
     let name = String(repeating: "n", count: 230)  // a valid name: NAME_MAX is 255
     let (pid, writer) = try spawn(cask, output: name)
@@ -77,7 +77,7 @@ struct InterruptionTests {
 
   @Test("SIGHUP ignored by the caller (nohup) neither kills encrypt nor removes its output")
   func ignoredHangupStaysIgnored() throws {
-    let cask = try CaskRunner("review-nohup")
+    let cask = try CaskRunner("interrupt-nohup")
     defer { cask.remove() }
     let (pid, writer) = try spawn(cask, output: "out", shellPrefix: "trap '' HUP;")
     try #require(try waitForPartial(cask, pid: pid))
@@ -90,7 +90,7 @@ struct InterruptionTests {
 
   @Test("Ctrl-C removes only this process's temporary file, not another run's for the same OUT")
   func otherRunsPartialFileIsKept() throws {
-    let cask = try CaskRunner("review-foreign")
+    let cask = try CaskRunner("interrupt-foreign")
     defer { cask.remove() }
     let (pid, writer) = try spawn(cask, output: "out")
     defer { close(writer) }
@@ -103,8 +103,8 @@ struct InterruptionTests {
     #expect(FileManager.default.fileExists(atPath: foreign), "another process's temporary file was deleted")
   }
 
-  /// Prevents: only SIGINT, SIGTERM and SIGHUP were taken (found in review, session 6); the
-  /// others that end a process left the plaintext behind. No core file: `ulimit -c 0`.
+  /// Prevents: only SIGINT, SIGTERM and SIGHUP were taken; the others that end a process left
+  /// the plaintext behind. No core file: `ulimit -c 0`.
   @Test(
     "Ctrl-\\, a user signal, an alarm or a file size limit during decrypt leave no temporary file",
     arguments: [SIGQUIT, SIGUSR1, SIGALRM, SIGXFSZ])
@@ -183,9 +183,8 @@ struct CopyInterruptionTests {
   }
 
   /// A closed terminal sends SIGHUP more than once (the shell, then the kernel). A second one
-  /// pending while the copy stops was taken, for a moment in session 9, for a user's second
-  /// Ctrl-C that ends the process at once; now signals pending then are dropped and only a
-  /// later Ctrl-C counts. The window is the stop itself (milliseconds), which this test does
+  /// pending while the copy stops must not be taken for a user's second Ctrl-C that ends the
+  /// process at once: signals pending then are dropped and only a later Ctrl-C counts. The window is the stop itself (milliseconds), which this test does
   /// not reliably hit (two signals sent together also merge into one): it checks that the
   /// burst cleans up.
   @Test("two SIGHUPs in a row (a closed terminal) during backup or rekey still clean up")
@@ -195,7 +194,7 @@ struct CopyInterruptionTests {
 
   /// Prevents: `rekey`'s progress bar started its thread before the signals were blocked, and
   /// on a terminal (where the bar is drawn) that thread took Ctrl-C at its default action:
-  /// the process ended at once and the hidden directory stayed (found in review, session 9).
+  /// the process ended at once and the hidden directory stayed.
   @Test("Ctrl-C during backup or rekey with standard error on a terminal, the progress bar drawn")
   func interruptedCopyOnTerminal() throws {
     for command in ["backup", "rekey"] { try interrupt(command, with: [SIGINT], onTerminal: true) }

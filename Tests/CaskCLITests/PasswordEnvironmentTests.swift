@@ -8,7 +8,7 @@ import Testing
 
 /// `CASK_PASSWORD` stayed in the process's environment after it was read: readable in
 /// `/proc/PID/environ` by the same user (and root) for as long as a long `cask` command ran
-/// (found in a security review, session 9). The child is an `encrypt` that waits on a FIFO
+/// (prevented here: it is wiped once read). The child is an `encrypt` that waits on a FIFO
 /// for its input, so it has read the password and is still running when the test looks.
 @Suite("the password in the environment is wiped once read")
 struct PasswordEnvironmentTests {

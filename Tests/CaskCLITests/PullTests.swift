@@ -107,8 +107,8 @@ struct PullTests {
     #expect(try keys(cask, "users") == ["u1", "u2", "u3", "u4", "u5"])
   }
 
-  /// Found in review (session 6): URLSession followed the 3xx and sent the `--header` values
-  /// along, so a token reached the other server.
+  /// Prevents URLSession following the 3xx and sending the `--header` values along, so that a
+  /// token reached the other server.
   @Test("a redirect to another server is refused: it gets no request, nothing is written")
   func redirectElsewhere() async throws {
     let server = try RESTServer()
@@ -292,5 +292,43 @@ struct PullTests {
     #expect(result.err.contains("objects"))
     #expect(result.err.hasSuffix("\r\u{1B}[K"), "the bar is not erased")
     #expect(result.out.hasSuffix(": 5 inserted, 0 replaced.\n"))
+  }
+
+  @Test("a header value cut by the 200-byte excerpt of a server's error is not shown in part")
+  func headerValueCutByTheExcerptIsScrubbed() throws {
+    let server = try RESTServer()
+    defer { server.stop() }
+    let cask = try CaskRunner("pull-echo-cut")
+    defer { cask.remove() }
+    _ = try cask.createStore("s", password: password)
+    // /echo answers 400 with the request's headers; the excerpt ends inside this long value.
+    let token = "tk" + String(repeating: "SECRETPART", count: 20)
+    let result = try cask.run(
+      ["pull", "s", server.address("/echo"), "--collection", "c", "--id-key", "id", "--header", "X-Token: \(token)"],
+      password: password)
+    #expect(result.status == 1)
+    #expect(result.err.hasPrefix("Error: cannot pull from "), "\(result.err)")
+    #expect(!result.err.contains("SECRETPART"), "\(result.err)")
+  }
+
+  /// Many APIs' 401 names the token, without the `Bearer ` of the header: only whole header
+  /// values were replaced, so the token itself went into the message.
+  @Test("a token the server echoes without its scheme is left out of the message")
+  func echoedCredential() throws {
+    let server = try RESTServer()
+    defer { server.stop() }
+    let cask = try CaskRunner("pulltoken")
+    defer { cask.remove() }
+    _ = try cask.createStore("s", password: password)
+    for command in [
+      ["pull", "s", server.address("/token-error"), "--collection", "c", "--id-key", "id"],
+      ["import", "s", server.address("/token-error"), "--collection", "c", "--id-key", "id"],
+    ] {
+      let result = try cask.run(
+        command + ["--header", "Authorization: Bearer sk-live-5f4e3d2c1b"], password: password)
+      #expect(result.status == 1)
+      #expect(result.err.contains("HTTP 401"), "\(result.err)")
+      #expect(!result.err.contains("5f4e3d2c1b"), "\(result.err)")
+    }
   }
 }

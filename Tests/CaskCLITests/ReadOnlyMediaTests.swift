@@ -4,8 +4,8 @@ import Testing
 
 /// A store on a read-only file system (a backup on read-only media, a read-only mount): the
 /// commands that only read it work, and those that write fail with one clear line. Prevents
-/// the read-only open failing on its lock file, which it opened for writing (found in review,
-/// session 6). The read-only mount is a bind mount in a mount namespace of the child's own
+/// the read-only open failing on its lock file, which it opened for writing. The read-only
+/// mount is a bind mount in a mount namespace of the child's own
 /// (`unshare -m`), so nothing outside the child sees it.
 @Suite(
   "A store on a read-only file system can be read",
@@ -63,7 +63,7 @@ enum ReadOnlyMount {
 
 /// A store its owner shares by read permission (`chmod -R go+rX`): another user reads it, and
 /// a write fails with one line. Prevents the read-only open failing on its lock file, which
-/// it opened for writing, with "Permission denied" (found in review, session 6). The other
+/// it opened for writing, with "Permission denied". The other
 /// user is `nobody`, through `setpriv`, so the suite runs only as root.
 @Suite(
   "A store shared by read permission can be read by another user",

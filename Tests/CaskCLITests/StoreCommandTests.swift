@@ -112,8 +112,8 @@ struct StoreCommandTests {
     #expect(try cask.run(["get", "s", "k"], password: "old").status == 1)
     #expect(try cask.run(["get", "s", "k"], password: "newer").out == "v")
 
-    // The options win over an exported CASK_PASSWORD (found in review, session 6: the
-    // variable was taken as the current password and line 1 became the new one, silently).
+    // The options win over an exported CASK_PASSWORD. Prevents the variable being taken as
+    // the current password and line 1 becoming the new one, silently.
     let overEnvironment = try cask.run(
       ["passwd", "s", "--password-stdin", "--new-password-stdin"], password: "newer",
       stdin: Data("newer\nstdin-new\n".utf8))
@@ -159,7 +159,7 @@ struct StoreCommandTests {
     #expect(empty.status == 1 && empty.err.contains("standard input is empty"))
   }
 
-  /// Found in review of the session 6 diff: the help still gave the old order.
+  /// Prevents a help text that gives another order than the code follows.
   @Test("the help states the password order the code uses (--password-stdin before CASK_PASSWORD)")
   func helpStatesPasswordOrder() throws {
     let cask = try CaskRunner("help-order")
@@ -178,4 +178,16 @@ struct StoreCommandTests {
   }
 
   /// ExportFiles makes DIR with intermediate directories, but removeAll() only removes DIR.
+
+  @Test("a password line ending in a lone CR means the same from --password-file and --password-stdin")
+  func passwordCarriageReturnIsReadAlikeEverywhere() throws {
+    let cask = try CaskRunner("password-cr")
+    defer { cask.remove() }
+    try Data("pw-with-cr\r".utf8).write(to: URL(fileURLWithPath: cask.path("pw")))
+    let created = try cask.run(["create", "s", "--password-file", "pw"])
+    #expect(created.status == 0, "\(created.err)")
+    #expect(try cask.run(["put", "s", "k", "--file", "pw", "--password-file", "pw"]).status == 0)
+    let fromStdin = try cask.run(["get", "s", "k", "--password-stdin"], stdin: Data("pw-with-cr\r".utf8))
+    #expect(fromStdin.status == 0, "\(fromStdin.err)")
+  }
 }

@@ -138,53 +138,123 @@ struct BackupTests {
 
   @Test("copies taken while writers commit batches and compaction runs each hold one whole batch, never a mix")
   func whileWritingAndCompacting() throws {
-    let directory = try TemporaryDirectory("backup-live")
-    defer { directory.remove() }
-    let options = CaskStore.Options(durability: .never, segmentSizeLimit: 4096, autoCompaction: nil)
-    let store = try CaskStore(path: directory.file("s.cask"), password: "pw", options: options)
-    defer { try? store.close() }
-    let keys = (0..<10).map { "key-\($0)" }
-    let acknowledged = Atomic(0)
-    let stop = Atomic(false)
-    let writerFailure = Locked<String?>(nil)
-    let writer = Thread {
-      var round = 0
-      do {
-        while !stop.load(ordering: .acquiring) {
-          round += 1
-          try store.batch { batch in
-            for key in keys {
-              try batch.put(Data("round \(round) \(String(repeating: "x", count: 200))".utf8), forKey: key)
+    try withTemporaryDirectory("backup-live") { directory throws in
+      let options = CaskStore.Options(durability: .never, segmentSizeLimit: 4096, autoCompaction: nil)
+      let store = try CaskStore(path: directory.file("s.cask"), password: "pw", options: options)
+      defer { try? store.close() }
+      let keys = (0..<10).map { "key-\($0)" }
+      let acknowledged = Atomic(0)
+      let stop = Atomic(false)
+      let writerFailure = Locked<String?>(nil)
+      let writer = Thread {
+        var round = 0
+        do {
+          while !stop.load(ordering: .acquiring) {
+            round += 1
+            try store.batch { batch in
+              for key in keys {
+                try batch.put(Data("round \(round) \(String(repeating: "x", count: 200))".utf8), forKey: key)
+              }
             }
+            acknowledged.store(round, ordering: .releasing)
+            if round % 7 == 0 { try store.compact() }
           }
-          acknowledged.store(round, ordering: .releasing)
-          if round % 7 == 0 { try store.compact() }
+        } catch {
+          writerFailure.withLock { $0 = "\(error)" }
         }
-      } catch {
-        writerFailure.withLock { $0 = "\(error)" }
       }
+      writer.start()
+      defer { stop.store(true, ordering: .releasing) }
+      var rounds: [Int] = []
+      for copy in 0..<4 {
+        // A writer that failed (recorded below) stops here instead of hanging the test.
+        while acknowledged.load(ordering: .acquiring) < (copy + 1) * 20 && !writer.isFinished { usleep(1000) }
+        let before = acknowledged.load(ordering: .acquiring)
+        let path = directory.file("copy-\(copy).cask")
+        try store.backup(to: path)
+        let restored = try CaskStore(path: path, password: "pw", options: .init(durability: .never))
+        let values = Set(try keys.map { try restored.get($0).map { String(decoding: $0, as: UTF8.self) } ?? "missing" })
+        #expect(values.count == 1, "copy \(copy) mixes batches: \(values.map { $0.prefix(12) })")
+        let round = values.first.flatMap { Int($0.split(separator: " ")[1]) } ?? 0
+        #expect(round >= before, "copy \(copy) holds round \(round), older than round \(before) acknowledged before it")
+        #expect(try restored.verify().damage.isEmpty)
+        try restored.close()
+        rounds.append(round)
+      }
+      stop.store(true, ordering: .releasing)
+      while !writer.isFinished { usleep(1000) }
+      #expect(writerFailure.withLock { $0 } == nil)
+      #expect(rounds == rounds.sorted(), "later copies hold no earlier rounds: \(rounds)")
     }
-    writer.start()
-    defer { stop.store(true, ordering: .releasing) }
-    var rounds: [Int] = []
-    for copy in 0..<4 {
-      // A writer that failed (recorded below) stops here instead of hanging the test.
-      while acknowledged.load(ordering: .acquiring) < (copy + 1) * 20 && !writer.isFinished { usleep(1000) }
-      let before = acknowledged.load(ordering: .acquiring)
-      let path = directory.file("copy-\(copy).cask")
-      try store.backup(to: path)
-      let restored = try CaskStore(path: path, password: "pw", options: .init(durability: .never))
-      let values = Set(try keys.map { try restored.get($0).map { String(decoding: $0, as: UTF8.self) } ?? "missing" })
-      #expect(values.count == 1, "copy \(copy) mixes batches: \(values.map { $0.prefix(12) })")
-      let round = values.first.flatMap { Int($0.split(separator: " ")[1]) } ?? 0
-      #expect(round >= before, "copy \(copy) holds round \(round), older than round \(before) acknowledged before it")
-      #expect(try restored.verify().damage.isEmpty)
-      try restored.close()
-      rounds.append(round)
+  }
+
+  // MARK: On the real file system
+
+  private static let realOptions = CaskStore.Options(durability: .never, segmentSizeLimit: 4096, autoCompaction: nil)
+
+  /// Puts `count` keys with values of about 300 bytes (several segments at 4 KiB); returns them.
+  private static func fillReal(_ store: CaskStore, prefix: String, count: Int) throws -> [String: Data] {
+    var values: [String: Data] = [:]
+    for index in 0..<count {
+      let value = Data("\(prefix) \(index) \(String(repeating: "v", count: 300))".utf8)
+      try store.put(value, forKey: "\(prefix)-\(index)")
+      values["\(prefix)-\(index)"] = value
     }
-    stop.store(true, ordering: .releasing)
-    while !writer.isFinished { usleep(1000) }
-    #expect(writerFailure.withLock { $0 } == nil)
-    #expect(rounds == rounds.sorted(), "later copies hold no earlier rounds: \(rounds)")
+    return values
+  }
+
+  private static func realContents(_ path: String, password: String) throws -> [String: Data] {
+    var options = CaskStore.Options(durability: .never)
+    options.createIfMissing = false
+    let store = try CaskStore(path: path, password: password, options: options)
+    defer { try? store.close() }
+    var contents: [String: Data] = [:]
+    for key in try store.keys() { contents[key] = try store.get(key) }
+    return contents
+  }
+
+  @Test("a hint that open passes over (here a symbolic link) does not fail the backup; the copy scans instead")
+  func unreadableHintIsLeftOut() throws {
+    try withTemporaryDirectory("backup-linked-hint") { directory throws in
+      let path = directory.file("s.cask")
+      let store = try CaskStore(path: path, password: "pw", options: Self.realOptions)
+      let values = try Self.fillReal(store, prefix: "key", count: 20)
+      try store.close()
+      let hint = "\(path)/\(Segment.hintName(id: 1))"
+      try FileManager.default.moveItem(atPath: hint, toPath: directory.file("moved.hint"))
+      try FileManager.default.createSymbolicLink(atPath: hint, withDestinationPath: directory.file("moved.hint"))
+      // `cask backup` opens read-only: the link stays, and the open scans segment 1.
+      var readOnly = Self.realOptions
+      readOnly.readOnly = true
+      let reader = try CaskStore(path: path, password: "pw", options: readOnly)
+      defer { try? reader.close() }
+      #expect(reader.stats().recovery.segmentsScanned == 1)
+      try reader.backup(to: directory.file("copy.cask"))
+      #expect(try Self.realContents(directory.file("copy.cask"), password: "pw") == values)
+    }
+  }
+
+  @Test("under .always the copy of the segment being appended to ends at its last record, not in reserved zeros")
+  func reservedSpaceIsNotCopied() throws {
+    try withTemporaryDirectory("backup-reserved-space") { directory throws in
+      let path = directory.file("s.cask")
+      let store = try CaskStore(path: path, password: "pw", options: .init(durability: .always, autoCompaction: nil))
+      defer { try? store.close() }
+      let values = try Self.fillReal(store, prefix: "key", count: 10)
+      let segment = "\(path)/\(Segment.fileName(id: 1))"
+      #expect(try FileDamage.size(of: segment) >= 1 << 20, "the writer reserved space ahead")
+      let copy = directory.file("copy.cask")
+      let report = try store.backup(to: copy)
+      #expect(report.segments == 1 && report.hints == 0)
+      #expect(try FileDamage.size(of: "\(copy)/\(Segment.fileName(id: 1))") < 1 << 14)
+      let reopened = try CaskStore(path: copy, password: "pw", options: .init(durability: .never))
+      defer { try? reopened.close() }
+      let recovery = reopened.stats().recovery
+      #expect(recovery.zeroTailBytes == 0 && recovery.truncatedBytes == 0 && recovery.corruptRegions.isEmpty)
+      #expect(try reopened.verify().isClean)
+      var contents: [String: Data] = [:]
+      for key in try reopened.keys() { contents[key] = try reopened.get(key) }
+      #expect(contents == values)
+    }
   }
 }

@@ -13,40 +13,38 @@ import Testing
 struct CompactionLockTests {
   @Test("a compaction started while the lock is held waits, then compacts")
   func compactionWaitsForTheLock() throws {
-    let directory = try TemporaryDirectory("compaction-lock")
-    defer { directory.remove() }
     let options = CaskStore.Options(durability: .never, segmentSizeLimit: 4096, autoCompaction: nil)
-    let store = try CaskStore(path: directory.file("s.cask"), password: "pw", options: options)
-    defer { try? store.close() }
-    for round in 0..<20 {
-      try store.put(Data("round \(round) \(String(repeating: "x", count: 400))".utf8), forKey: "key")
-    }
-    // The thread is started before the lock is taken and learns that it is held through a
-    // relaxed atomic, which orders nothing: as in a store, where the compacting thread has no
-    // synchronisation with the one holding the lock but the lock itself.
-    let held = Atomic(false)
-    let finished = DispatchSemaphore(value: 0)
-    let outcome = Locked<String?>(nil)
-    Thread.detachNewThread {
-      while !held.load(ordering: .relaxed) { usleep(100) }
-      let text: String
-      do {
-        text = try store.compact().map { "compacted \($0.inputSegments) segments" } ?? "nothing to compact"
-      } catch {
-        text = "failed: \(error)"
+    try withStore(options: options, label: "compaction-lock") { store, _ throws in
+      for round in 0..<20 {
+        try store.put(Data("round \(round) \(String(repeating: "x", count: 400))".utf8), forKey: "key")
       }
-      outcome.withLock { $0 = text }
-      finished.signal()
+      // The thread is started before the lock is taken and learns that it is held through a
+      // relaxed atomic, which orders nothing: as in a store, where the compacting thread has no
+      // synchronisation with the one holding the lock but the lock itself.
+      let held = Atomic(false)
+      let finished = DispatchSemaphore(value: 0)
+      let outcome = Locked<String?>(nil)
+      Thread.detachNewThread {
+        while !held.load(ordering: .relaxed) { usleep(100) }
+        let text: String
+        do {
+          text = try store.compact().map { "compacted \($0.inputSegments) segments" } ?? "nothing to compact"
+        } catch {
+          text = "failed: \(error)"
+        }
+        outcome.withLock { $0 = text }
+        finished.signal()
+      }
+      store.compactionLock.run {
+        held.store(true, ordering: .relaxed)
+        // Gives the thread time to reach the lock; the assertion holds however long it takes.
+        usleep(50_000)
+        #expect(outcome.withLock { $0 } == nil, "the compaction ran while the lock was held")
+      }
+      finished.wait()
+      let text = try #require(outcome.withLock { $0 })
+      #expect(text.hasPrefix("compacted"), "\(text)")
+      #expect(try store.get("key").map { String(decoding: $0.prefix(8), as: UTF8.self) } == "round 19")
     }
-    store.compactionLock.run {
-      held.store(true, ordering: .relaxed)
-      // Gives the thread time to reach the lock; the assertion holds however long it takes.
-      usleep(50_000)
-      #expect(outcome.withLock { $0 } == nil, "the compaction ran while the lock was held")
-    }
-    finished.wait()
-    let text = try #require(outcome.withLock { $0 })
-    #expect(text.hasPrefix("compacted"), "\(text)")
-    #expect(try store.get("key").map { String(decoding: $0.prefix(8), as: UTF8.self) } == "round 19")
   }
 }

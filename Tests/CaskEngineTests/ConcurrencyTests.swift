@@ -16,83 +16,81 @@ struct ConcurrencyTests {
   func mixedWorkload() throws {
     var random = SeededRandom.make(test: "concurrency-mixed")
     let seed = random.next()
-    let directory = try TemporaryDirectory("concurrent")
-    defer { directory.remove() }
-    let path = directory.file("store.cask")
     // Small segments: the writers keep sealing and starting segments while compaction replaces them.
     let options = CaskStore.Options(
       durability: .periodic(seconds: 0.005), segmentSizeLimit: 4 << 10, autoCompaction: nil)
-    let store = try CaskStore(path: path, password: "pw-0", options: options)
-    let writers = 4
-    let operations = testIterations(300)
-    let shared = SharedProgress(writers: writers)
+    try withStore(options: options, password: "pw-0", label: "concurrent") { store, path throws in
+      let writers = 4
+      let operations = testIterations(300)
+      let shared = SharedProgress(writers: writers)
 
-    var bodies: [@Sendable () throws -> Void] = []
-    for writer in 0..<writers {
+      var bodies: [@Sendable () throws -> Void] = []
+      for writer in 0..<writers {
+        bodies.append {
+          defer { shared.writersRunning.subtract(1, ordering: .releasing) }
+          var generator = SeededRandom(seed: seed &+ UInt64(writer) &* 7_919)
+          let model = try Self.writerLoop(
+            store: store, writer: writer, writers: writers, operations: operations, random: &generator, shared: shared)
+          shared.models.withLock { $0[writer] = model }
+        }
+      }
       bodies.append {
-        defer { shared.writersRunning.subtract(1, ordering: .releasing) }
-        var generator = SeededRandom(seed: seed &+ UInt64(writer) &* 7_919)
-        let model = try Self.writerLoop(
-          store: store, writer: writer, writers: writers, operations: operations, random: &generator, shared: shared)
-        shared.models.withLock { $0[writer] = model }
+        // Reader: any value it sees must be one that was written under that key; verify must
+        // never find damage in what is there, whatever is being appended or compacted.
+        var generator = SeededRandom(seed: seed &+ 101)
+        var rounds = 0
+        repeat {
+          let key = Self.key(writer: Int(generator.next() % UInt64(writers)), index: Int(generator.next() % 24))
+          if let value = try store.get(key), !ThreadValue.isGenuine(value, for: key) {
+            shared.fail("reader: get(\(key)) returned a value never written under that key")
+          }
+          for listed in try store.keys(withPrefix: "w1/") where !listed.hasPrefix("w1/") {
+            shared.fail("reader: keys(withPrefix:) returned \(listed)")
+          }
+          rounds += 1
+          if rounds % 64 == 0 {
+            let report = try store.verify()
+            if !report.isClean { shared.fail("verify during the run found damage: \(report.damage)") }
+          }
+        } while shared.writersRunning.load(ordering: .acquiring) > 0
       }
-    }
-    bodies.append {
-      // Reader: any value it sees must be one that was written under that key; verify must
-      // never find damage in what is there, whatever is being appended or compacted.
-      var generator = SeededRandom(seed: seed &+ 101)
-      var rounds = 0
-      repeat {
-        let key = Self.key(writer: Int(generator.next() % UInt64(writers)), index: Int(generator.next() % 24))
-        if let value = try store.get(key), !ThreadValue.isGenuine(value, for: key) {
-          shared.fail("reader: get(\(key)) returned a value never written under that key")
-        }
-        for listed in try store.keys(withPrefix: "w1/") where !listed.hasPrefix("w1/") {
-          shared.fail("reader: keys(withPrefix:) returned \(listed)")
-        }
-        rounds += 1
-        if rounds % 64 == 0 {
-          let report = try store.verify()
-          if !report.isClean { shared.fail("verify during the run found damage: \(report.damage)") }
-        }
-      } while shared.writersRunning.load(ordering: .acquiring) > 0
-    }
-    bodies.append {
-      repeat {
-        try store.compact()
-      } while shared.writersRunning.load(ordering: .acquiring) > 0
-    }
-    let passwordChanges = testIterations(6)
-    bodies.append {
-      // Each change holds the writers' lock for two PBKDF2 runs and a header rewrite: a few are
-      // enough to land in the middle of appends, segment switches and compactions.
-      for next in 1...passwordChanges where shared.writersRunning.load(ordering: .acquiring) > 0 {
-        usleep(15_000)
-        try store.changePassword(to: "pw-\(next)")
-        shared.password.store(next, ordering: .releasing)
+      bodies.append {
+        repeat {
+          try store.compact()
+        } while shared.writersRunning.load(ordering: .acquiring) > 0
       }
+      let passwordChanges = testIterations(6)
+      bodies.append {
+        // Each change holds the writers' lock for two PBKDF2 runs and a header rewrite: a few are
+        // enough to land in the middle of appends, segment switches and compactions.
+        for next in 1...passwordChanges where shared.writersRunning.load(ordering: .acquiring) > 0 {
+          usleep(15_000)
+          try store.changePassword(to: "pw-\(next)")
+          shared.password.store(next, ordering: .releasing)
+        }
+      }
+      runOnThreads(bodies, failures: shared)
+
+      let problems = shared.failures.withLock { $0 }
+      #expect(problems.isEmpty, "\(problems.prefix(10).joined(separator: "\n"))")
+      let models = shared.models.withLock { $0 }
+      var expected: [String: Data] = [:]
+      for model in models { expected.merge(model) { first, _ in first } }
+      let password = "pw-\(shared.password.load(ordering: .acquiring))"
+      #expect(store.stats().compactions > 0, "compaction never ran beside the writers")
+      print(
+        "[concurrency-mixed] \(store.stats().compactions) compactions and "
+          + "\(shared.password.load(ordering: .acquiring)) password changes beside \(writers) writers")
+      #expect(try Self.contents(of: store) == expected, "contents after the run, seed \(seed)")
+      try store.close()
+
+      #expect(throws: CaskError.wrongPassword) { try CaskStore(path: path, password: "pw-0", options: options) }
+      let reopened = try CaskStore(path: path, password: password, options: options)
+      #expect(try Self.contents(of: reopened) == expected, "contents after reopening, seed \(seed)")
+      let report = try reopened.verify()
+      #expect(report.isClean, "verify after reopening: \(report.damage)")
+      try reopened.close()
     }
-    runOnThreads(bodies, failures: shared)
-
-    let problems = shared.failures.withLock { $0 }
-    #expect(problems.isEmpty, "\(problems.prefix(10).joined(separator: "\n"))")
-    let models = shared.models.withLock { $0 }
-    var expected: [String: Data] = [:]
-    for model in models { expected.merge(model) { first, _ in first } }
-    let password = "pw-\(shared.password.load(ordering: .acquiring))"
-    #expect(store.stats().compactions > 0, "compaction never ran beside the writers")
-    print(
-      "[concurrency-mixed] \(store.stats().compactions) compactions and "
-        + "\(shared.password.load(ordering: .acquiring)) password changes beside \(writers) writers")
-    #expect(try Self.contents(of: store) == expected, "contents after the run, seed \(seed)")
-    try store.close()
-
-    #expect(throws: CaskError.wrongPassword) { try CaskStore(path: path, password: "pw-0", options: options) }
-    let reopened = try CaskStore(path: path, password: password, options: options)
-    #expect(try Self.contents(of: reopened) == expected, "contents after reopening, seed \(seed)")
-    let report = try reopened.verify()
-    #expect(report.isClean, "verify after reopening: \(report.damage)")
-    try reopened.close()
   }
 
   /// One writer's run over its own keys; checks every read of them against its model.
@@ -147,80 +145,78 @@ struct ConcurrencyTests {
 
   @Test("a second CaskStore on the same path in the same process fails with locked, also while the first is busy")
   func secondOpenIsLocked() throws {
-    let directory = try TemporaryDirectory("locked-busy")
-    defer { directory.remove() }
-    let path = directory.file("store.cask")
     let options = CaskStore.Options(durability: .never, segmentSizeLimit: 4 << 10, autoCompaction: nil)
-    let store = try CaskStore(path: path, password: "pw", options: options)
-    let shared = SharedProgress(writers: 1)
-    let writes = testIterations(400)
-    runOnThreads(
-      [
-        {
-          defer { shared.writersRunning.subtract(1, ordering: .releasing) }
-          for index in 0..<writes {
-            try store.put(ThreadValue.make(key: "k\(index % 50)", version: index), forKey: "k\(index % 50)")
-          }
-        },
-        {
-          var attempts = 0
-          repeat {
-            attempts += 1
-            for readOnly in [false, true] {
-              var second = options
-              second.readOnly = readOnly
-              // The lock is taken before the header is read: a wrong password also gets `locked`.
-              for password in ["pw", "not the password"] {
-                do {
-                  let intruder = try CaskStore(path: path, password: password, options: second)
-                  try? intruder.close()
-                  shared.fail("a second open (readOnly: \(readOnly)) succeeded while the store was open")
-                } catch let error as CaskError {
-                  if error != .locked(path: path + "/" + CaskFormat.lockFileName) {
-                    shared.fail("a second open (readOnly: \(readOnly)) threw \(error), not locked")
+    try withStore(options: options, label: "locked-busy") { store, path throws in
+      let shared = SharedProgress(writers: 1)
+      let writes = testIterations(400)
+      runOnThreads(
+        [
+          {
+            defer { shared.writersRunning.subtract(1, ordering: .releasing) }
+            for index in 0..<writes {
+              try store.put(ThreadValue.make(key: "k\(index % 50)", version: index), forKey: "k\(index % 50)")
+            }
+          },
+          {
+            var attempts = 0
+            repeat {
+              attempts += 1
+              for readOnly in [false, true] {
+                var second = options
+                second.readOnly = readOnly
+                // The lock is taken before the header is read: a wrong password also gets `locked`.
+                for password in ["pw", "not the password"] {
+                  do {
+                    let intruder = try CaskStore(path: path, password: password, options: second)
+                    try? intruder.close()
+                    shared.fail("a second open (readOnly: \(readOnly)) succeeded while the store was open")
+                  } catch let error as CaskError {
+                    if error != .locked(path: path + "/" + CaskFormat.lockFileName) {
+                      shared.fail("a second open (readOnly: \(readOnly)) threw \(error), not locked")
+                    }
                   }
                 }
               }
-            }
-          } while shared.writersRunning.load(ordering: .acquiring) > 0 || attempts < 3
-        },
-      ], failures: shared)
-    let problems = shared.failures.withLock { $0 }
-    #expect(problems.isEmpty, "\(problems.prefix(10).joined(separator: "\n"))")
-    // The refused opens changed nothing: the writer's data is intact, and the lock is free after close.
-    for index in writes - 50..<writes {
-      #expect(try store.get("k\(index % 50)") == ThreadValue.make(key: "k\(index % 50)", version: index))
+            } while shared.writersRunning.load(ordering: .acquiring) > 0 || attempts < 3
+          },
+        ], failures: shared)
+      let problems = shared.failures.withLock { $0 }
+      #expect(problems.isEmpty, "\(problems.prefix(10).joined(separator: "\n"))")
+      // The refused opens changed nothing: the writer's data is intact, and the lock is free after close.
+      for index in writes - 50..<writes {
+        #expect(try store.get("k\(index % 50)") == ThreadValue.make(key: "k\(index % 50)", version: index))
+      }
+      try store.close()
+      let reopened = try CaskStore(path: path, password: "pw", options: options)
+      #expect(reopened.count == min(50, writes))
+      #expect(try reopened.verify().isClean)
+      try reopened.close()
     }
-    try store.close()
-    let reopened = try CaskStore(path: path, password: "pw", options: options)
-    #expect(reopened.count == min(50, writes))
-    #expect(try reopened.verify().isClean)
-    try reopened.close()
   }
 
   @Test("verify() does not fail when a hint disappears between its check and its open, as beside a compaction")
   func verifyWhileHintsDisappear() throws {
-    let directory = try TemporaryDirectory("verify-beside-compaction")
-    defer { directory.remove() }
-    // Compaction removes a replaced segment's hint, then the segment, while verify may hold the
-    // segment and be about to read the hint. The hook removes each hint right after verify saw it.
-    let disk = HookedFileSystem(afterFileKind: { path, kind in
-      guard kind == .file, path.hasSuffix("." + CaskFormat.hintExtension) else { return }
-      try? FileManager.default.removeItem(atPath: path)
-    })
-    let options = CaskStore.Options(
-      durability: .never, segmentSizeLimit: 1 << 10, autoCompaction: nil, fileSystem: disk)
-    let store = try CaskStore(path: directory.file("store.cask"), password: "pw", options: options)
-    defer { try? store.close() }
-    for index in 0..<40 {
-      try store.put(ThreadValue.make(key: "k\(index)", version: index), forKey: "k\(index)")
+    try withTemporaryDirectory("verify-beside-compaction") { directory throws in
+      // Compaction removes a replaced segment's hint, then the segment, while verify may hold the
+      // segment and be about to read the hint. The hook removes each hint right after verify saw it.
+      let disk = HookedFileSystem(afterFileKind: { path, kind in
+        guard kind == .file, path.hasSuffix("." + CaskFormat.hintExtension) else { return }
+        try? FileManager.default.removeItem(atPath: path)
+      })
+      let options = CaskStore.Options(
+        durability: .never, segmentSizeLimit: 1 << 10, autoCompaction: nil, fileSystem: disk)
+      let store = try CaskStore(path: directory.file("store.cask"), password: "pw", options: options)
+      defer { try? store.close() }
+      for index in 0..<40 {
+        try store.put(ThreadValue.make(key: "k\(index)", version: index), forKey: "k\(index)")
+      }
+      try #require(store.stats().segments > 2)
+      disk.armed.store(true, ordering: .releasing)
+      let report = try store.verify()
+      disk.armed.store(false, ordering: .releasing)
+      #expect(report.isClean)
+      #expect(report.recordsChecked == 40)
     }
-    try #require(store.stats().segments > 2)
-    disk.armed.store(true, ordering: .releasing)
-    let report = try store.verify()
-    disk.armed.store(false, ordering: .releasing)
-    #expect(report.isClean)
-    #expect(report.recordsChecked == 40)
   }
 
   static func key(writer: Int, index: Int) -> String { "w\(writer)/\(index)" }

@@ -26,67 +26,67 @@ struct CrashRecoveryTests {
     let writer = try CrashWriterBinary.locate()
     var random = SeededRandom.make(test: "crash-kill")
     let seed = random.next()
-    let directory = try TemporaryDirectory("crash")
-    defer { directory.remove() }
-    let path = directory.file("store.cask")
-    // Create the store first, so that even the first run can be killed before it writes anything.
-    try CaskStore(path: path, password: Self.password, options: CaskStore.Options(durability: .never)).close()
+    try withTemporaryDirectory("crash") { directory throws in
+      let path = directory.file("store.cask")
+      // Create the store first, so that even the first run can be killed before it writes anything.
+      try CaskStore(path: path, password: Self.password, options: CaskStore.Options(durability: .never)).close()
 
-    var model: [String: Data] = [:]
-    var acknowledged = 0
-    var inFlightApplied = 0
-    var tornTails = 0
-    let runs = testIterations(20)
-    for run in 0..<runs {
-      let limits: [UInt64] = [4 << 10, 8 << 10, 32 << 10]
-      let segmentLimit = limits[Int(random.next() % UInt64(limits.count))]
-      let plan: KillPlan
-      if random.next() % 8 == 0 {
-        // Kill during start-up: exec, open, recovery of the previous crash.
-        plan = KillPlan(afterAcknowledgements: nil, delayMicroseconds: UInt32(random.next() % 40_000))
-      } else {
-        let most: UInt64 = random.next() % 5 == 0 ? 300 : 60
-        plan = KillPlan(
-          afterAcknowledgements: Int(1 + random.next() % most), delayMicroseconds: UInt32(random.next() % 3_000))
+      var model: [String: Data] = [:]
+      var acknowledged = 0
+      var inFlightApplied = 0
+      var tornTails = 0
+      let runs = testIterations(20)
+      for run in 0..<runs {
+        let limits: [UInt64] = [4 << 10, 8 << 10, 32 << 10]
+        let segmentLimit = limits[Int(random.next() % UInt64(limits.count))]
+        let plan: KillPlan
+        if random.next() % 8 == 0 {
+          // Kill during start-up: exec, open, recovery of the previous crash.
+          plan = KillPlan(afterAcknowledgements: nil, delayMicroseconds: UInt32(random.next() % 40_000))
+        } else {
+          let most: UInt64 = random.next() % 5 == 0 ? 300 : 60
+          plan = KillPlan(
+            afterAcknowledgements: Int(1 + random.next() % most), delayMicroseconds: UInt32(random.next() % 3_000))
+        }
+        let context = "run \(run) of seed \(seed) (CASK_TEST_SEED replays the whole test)"
+        let count = try CrashWriterProcess.run(
+          binary: writer,
+          arguments: [path, Self.password, String(seed), String(run), String(segmentLimit)],
+          plan: plan, log: directory.file("writer-\(run).log"), context: context)
+        acknowledged += count
+
+        // Replay what the writer did: the acknowledged prefix, and the one operation in flight.
+        var workload = CrashWorkload(seed: seed, run: run)
+        for _ in 0..<count { CrashWorkload.apply(workload.next(), to: &model) }
+        var withInFlight = model
+        CrashWorkload.apply(workload.next(), to: &withInFlight)
+        // Every other check opens read-only, so that the next writer itself recovers a crashed store.
+        let (found, recovery) = try Self.checkStore(at: path, readOnly: run % 2 == 0, context: context)
+        if recovery.truncatedBytes > 0 { tornTails += 1 }
+        if found == model {
+          continue
+        } else if found == withInFlight {
+          model = withInFlight
+          inFlightApplied += 1
+        } else {
+          Issue.record(
+            Comment(
+              rawValue: "after \(context), killed after \(count) acknowledged operations, the store holds neither "
+                + "the acknowledged state nor that plus the operation in flight:\n"
+                + Self.difference(expected: model, found: found)))
+          return
+        }
       }
-      let context = "run \(run) of seed \(seed) (CASK_TEST_SEED replays the whole test)"
-      let count = try CrashWriterProcess.run(
-        binary: writer,
-        arguments: [path, Self.password, String(seed), String(run), String(segmentLimit)],
-        plan: plan, log: directory.file("writer-\(run).log"), context: context)
-      acknowledged += count
 
-      // Replay what the writer did: the acknowledged prefix, and the one operation in flight.
-      var workload = CrashWorkload(seed: seed, run: run)
-      for _ in 0..<count { CrashWorkload.apply(workload.next(), to: &model) }
-      var withInFlight = model
-      CrashWorkload.apply(workload.next(), to: &withInFlight)
-      // Every other check opens read-only, so that the next writer itself recovers a crashed store.
-      let (found, recovery) = try Self.checkStore(at: path, readOnly: run % 2 == 0, context: context)
-      if recovery.truncatedBytes > 0 { tornTails += 1 }
-      if found == model {
-        continue
-      } else if found == withInFlight {
-        model = withInFlight
-        inFlightApplied += 1
-      } else {
-        Issue.record(
-          Comment(
-            rawValue: "after \(context), killed after \(count) acknowledged operations, the store holds neither "
-              + "the acknowledged state nor that plus the operation in flight:\n"
-              + Self.difference(expected: model, found: found)))
-        return
+      // A clean open and a reopen from hint files see the same contents.
+      for _ in 0..<2 {
+        #expect(try Self.checkStore(at: path, readOnly: false, context: "final open of seed \(seed)").contents == model)
       }
+      print(
+        "[crash-kill] \(runs) kills, \(acknowledged) acknowledged operations, "
+          + "\(inFlightApplied) in-flight operations found applied, \(tornTails) torn tails, "
+          + "\(model.count) keys at the end")
     }
-
-    // A clean open and a reopen from hint files see the same contents.
-    for _ in 0..<2 {
-      #expect(try Self.checkStore(at: path, readOnly: false, context: "final open of seed \(seed)").contents == model)
-    }
-    print(
-      "[crash-kill] \(runs) kills, \(acknowledged) acknowledged operations, "
-        + "\(inFlightApplied) in-flight operations found applied, \(tornTails) torn tails, "
-        + "\(model.count) keys at the end")
   }
 
   /// Opens the store after a crash, checks its health and returns its contents.

@@ -194,35 +194,15 @@ func expectServes(
 /// The real file system with every sync skipped. Damage tests change files by hand between
 /// clean closes and never crash, so durability is not what they test; skipping `fsync` keeps
 /// their hundreds of opens quick.
-struct UnsyncedFileSystem: FileSystem {
-  private let base = PosixFileSystem()
-
-  func open(_ path: String, mode: FileOpenMode) throws -> any StorageFile {
-    UnsyncedFile(try base.open(path, mode: mode))
+final class UnsyncedFileSystem: ForwardingFileSystem, @unchecked Sendable {
+  override func open(_ path: String, mode: FileOpenMode) throws -> any StorageFile {
+    UnsyncedFile(try super.open(path, mode: mode))
   }
-  func contentsOfDirectory(_ path: String) throws -> [String] { try base.contentsOfDirectory(path) }
-  func createDirectory(_ path: String) throws { try base.createDirectory(path) }
-  func fileKind(_ path: String) -> FileKind { base.fileKind(path) }
-  func removeFile(_ path: String) throws { try base.removeFile(path) }
-  func removeDirectory(_ path: String) throws { try base.removeDirectory(path) }
-  func rename(_ source: String, to destination: String) throws { try base.rename(source, to: destination) }
-  func syncDirectory(_ path: String) throws {}
-  func lock(_ path: String, exclusive: Bool) throws -> any FileLock { try base.lock(path, exclusive: exclusive) }
+
+  override func syncDirectory(_ path: String) throws {}
 }
 
 /// A file whose `sync()` does nothing.
-final class UnsyncedFile: StorageFile {
-  private let base: any StorageFile
-
-  init(_ base: any StorageFile) { self.base = base }
-
-  var path: String { base.path }
-  func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
-    try base.read(into: buffer, at: offset)
-  }
-  func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws { try base.write(bytes, at: offset) }
-  func sync() throws {}
-  func size() throws -> UInt64 { try base.size() }
-  func truncate(to length: UInt64) throws { try base.truncate(to: length) }
-  func close() { base.close() }
+final class UnsyncedFile: ForwardingStorageFile, @unchecked Sendable {
+  override func sync() throws {}
 }

@@ -4,7 +4,7 @@ import Testing
 /// Replays every fuzz target's committed seeds and every input that once crashed a target
 /// (`Tests/<Module>Tests/Regressions/fuzz-<target>/`) through the target's plain build, which
 /// `swift test` builds beside the test bundle. A plain build has no libFuzzer: it runs each input
-/// once through the same `LLVMFuzzerTestOneInput` body, whose invariants trap on a finding.
+/// once through the same `LLVMFuzzerTestOneInput` body, whose invariants trap when one fails.
 /// Under `swift test --sanitize=address` the replays run under AddressSanitizer too.
 @Suite("Fuzz corpora and regressions")
 struct FuzzRegressionTests {
@@ -14,7 +14,9 @@ struct FuzzRegressionTests {
   static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent()
 
-  @Test("every seed and every saved crash input runs through its fuzz target without a finding", arguments: targets)
+  @Test(
+    "every seed and every saved crash input runs through its fuzz target with every invariant holding",
+    arguments: targets)
   func replay(target: String) throws {
     let name = "fuzz-\(target)"
     let binary = try Self.locate(name)

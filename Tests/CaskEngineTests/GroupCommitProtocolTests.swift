@@ -7,7 +7,7 @@ import Testing
 /// `GroupCommit` alone, with a sync that only records what it covered: threads announce
 /// commits, abandon some (`end`), wait for others, and call `sync()`-style waits, in a seeded
 /// random mix; one thread stops early. Every wait must return, and never before a sync covered
-/// its ticket. (Written in review, session 4, to check the gathering rule.)
+/// its ticket. Prevents a gathering rule that wakes a waiter before a sync covered its commit.
 @Suite("GroupCommit's protocol")
 struct GroupCommitProtocolTests {
   @Test("random begin / end / wait / sync(): every waiter returns, none before its ticket is covered")

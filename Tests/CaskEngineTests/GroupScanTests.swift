@@ -9,15 +9,13 @@ import Testing
 @Suite("Scanning a group one entry at a time")
 struct GroupScanTests {
   private static func withGroup(_ body: (CaskStore, [String]) throws -> Void) throws {
-    let directory = try TemporaryDirectory("group-scan")
-    defer { directory.remove() }
-    let store = try CaskStore(path: directory.file("s.cask"), password: "pw", options: .init(durability: .never))
-    defer { try? store.close() }
-    let keys = ["g\u{0}c", "g\u{0}a", "g\u{0}d", "g\u{0}b"]
-    for key in keys { try store.put(Data("value of \(key)".utf8), forKey: key) }
-    try store.put(Data("other".utf8), forKey: "h\u{0}a")
-    try store.put(Data("other".utf8), forKey: "g")
-    try body(store, keys)
+    try withStore(label: "group-scan") { store, _ throws in
+      let keys = ["g\u{0}c", "g\u{0}a", "g\u{0}d", "g\u{0}b"]
+      for key in keys { try store.put(Data("value of \(key)".utf8), forKey: key) }
+      try store.put(Data("other".utf8), forKey: "h\u{0}a")
+      try store.put(Data("other".utf8), forKey: "g")
+      try body(store, keys)
+    }
   }
 
   @Test("every key of the group, in the order written, and nothing of other groups; entries agrees")

@@ -72,4 +72,65 @@ struct HintDamageTests {
       atPath: "\(path)/\(DamageFixture.hintName(of: fixture.segments[1]))", toPath: "\(path)/\(hint)")
     try Self.expectFallsBackToScanning(path, hint: hint, fixture: fixture)
   }
+
+  // MARK: A hint that open passes over
+
+  private static let linkOptions = CaskStore.Options(
+    durability: .never, segmentSizeLimit: 4096, autoCompaction: nil)
+
+  /// Puts `count` keys with values of about 300 bytes: several segments at 4 KiB.
+  private static func fill(_ store: CaskStore, count: Int) throws {
+    for index in 0..<count {
+      try store.put(Data("value \(index) \(String(repeating: "v", count: 300))".utf8), forKey: "key-\(index)")
+    }
+  }
+
+  /// A store of several sealed segments, closed, whose first hint is then a symbolic link to
+  /// its own bytes elsewhere: open passes over it (refused with `ELOOP`) and scans.
+  private static func storeWithLinkedHint(_ directory: TemporaryDirectory) throws -> String {
+    let path = directory.file("s.cask")
+    let store = try CaskStore(path: path, password: "pw", options: Self.linkOptions)
+    try Self.fill(store, count: 30)
+    for index in 0..<30 where index % 2 == 0 { try store.delete("key-\(index)") }
+    try store.close()
+    let hint = "\(path)/\(Segment.hintName(id: 1))"
+    try FileManager.default.moveItem(atPath: hint, toPath: directory.file("moved.hint"))
+    try FileManager.default.createSymbolicLink(atPath: hint, withDestinationPath: directory.file("moved.hint"))
+    return path
+  }
+
+  @Test("verify() reports a hint that open passes over instead of failing on it")
+  func verifyReportsLinkedHint() throws {
+    try withTemporaryDirectory("linked-hint-verify") { directory throws in
+      let path = try Self.storeWithLinkedHint(directory)
+      var readOnly = Self.linkOptions
+      readOnly.readOnly = true
+      let reader = try CaskStore(path: path, password: "pw", options: readOnly)
+      defer { try? reader.close() }
+      let report = try reader.verify()
+      #expect(report.damage.map(\.file) == [Segment.hintName(id: 1)], "\(report.damage)")
+      #expect(report.damage.first?.reason.contains("cannot be opened") == true)
+    }
+  }
+
+  @Test("compact() scans a segment whose hint open would pass over instead of failing on it")
+  func compactPassesOverLinkedHint() throws {
+    try withTemporaryDirectory("linked-hint-compact") { directory throws in
+      let path = directory.file("s.cask")
+      let store = try CaskStore(path: path, password: "pw", options: Self.linkOptions)
+      defer { try? store.close() }
+      try Self.fill(store, count: 30)
+      for index in 0..<30 where index % 2 == 0 { try store.delete("key-\(index)") }
+      // Made a link while the store is open (a writable open replaces such a hint with its own).
+      let hint = "\(path)/\(Segment.hintName(id: 1))"
+      try FileManager.default.moveItem(atPath: hint, toPath: directory.file("moved.hint"))
+      try FileManager.default.createSymbolicLink(atPath: hint, withDestinationPath: directory.file("moved.hint"))
+      let report = try #require(try store.compact())
+      #expect(report.inputSegments > 1)
+      for index in 0..<30 {
+        let expected = index % 2 == 0 ? nil : Data("value \(index) \(String(repeating: "v", count: 300))".utf8)
+        #expect(try store.get("key-\(index)") == expected, "key-\(index)")
+      }
+    }
+  }
 }

@@ -1,3 +1,4 @@
+import CaskTestSupport
 import Foundation
 import Synchronization
 
@@ -8,10 +9,11 @@ import Synchronization
 /// the store, which is what a SIGKILL at that moment would leave, since a kill loses nothing
 /// that reached the page cache; or remove a file, as a compaction on another thread may) lands
 /// between two steps of the engine every time, not by luck of scheduling.
-final class HookedFileSystem: FileSystem {
+///
+/// Every other call reaches the real file system unchanged (`ForwardingFileSystem`).
+final class HookedFileSystem: ForwardingFileSystem, @unchecked Sendable {
   /// Whether the hooks run.
   let armed = Atomic(false)
-  private let base = PosixFileSystem()
   private let beforeRename: @Sendable (_ source: String) -> Void
   private let afterFileKind: @Sendable (_ path: String, _ kind: FileKind) -> Void
   private let beforeCreateDirectory: @Sendable (_ path: String) -> Void
@@ -24,34 +26,34 @@ final class HookedFileSystem: FileSystem {
     self.beforeRename = beforeRename
     self.afterFileKind = afterFileKind
     self.beforeCreateDirectory = beforeCreateDirectory
+    super.init()
   }
 
-  func rename(_ source: String, to destination: String) throws {
+  override func rename(_ source: String, to destination: String) throws {
     if armed.load(ordering: .acquiring) { beforeRename(source) }
-    try base.rename(source, to: destination)
+    try super.rename(source, to: destination)
   }
 
-  func fileKind(_ path: String) -> FileKind {
-    let kind = base.fileKind(path)
+  override func renameNoReplace(_ source: String, to destination: String) throws {
+    if armed.load(ordering: .acquiring) { beforeRename(source) }
+    try super.renameNoReplace(source, to: destination)
+  }
+
+  override func fileKind(_ path: String) -> FileKind {
+    let kind = super.fileKind(path)
     if armed.load(ordering: .acquiring) { afterFileKind(path, kind) }
     return kind
   }
 
-  func open(_ path: String, mode: FileOpenMode) throws -> any StorageFile { try base.open(path, mode: mode) }
-  func contentsOfDirectory(_ path: String) throws -> [String] { try base.contentsOfDirectory(path) }
-  func createDirectory(_ path: String) throws {
+  override func createDirectory(_ path: String) throws {
     if armed.load(ordering: .acquiring) { beforeCreateDirectory(path) }
-    try base.createDirectory(path)
+    try super.createDirectory(path)
   }
 
-  func createDirectoryExclusively(_ path: String) throws {
+  override func createDirectoryExclusively(_ path: String) throws {
     if armed.load(ordering: .acquiring) { beforeCreateDirectory(path) }
-    try base.createDirectoryExclusively(path)
+    try super.createDirectoryExclusively(path)
   }
-  func removeFile(_ path: String) throws { try base.removeFile(path) }
-  func removeDirectory(_ path: String) throws { try base.removeDirectory(path) }
-  func syncDirectory(_ path: String) throws { try base.syncDirectory(path) }
-  func lock(_ path: String, exclusive: Bool) throws -> any FileLock { try base.lock(path, exclusive: exclusive) }
 
   /// Copies every file of a store directory but its lock into a new directory.
   static func copyStore(_ source: String, to destination: String) throws {

@@ -181,4 +181,18 @@ struct IOErrorTests {
       try reopened.close()
     }
   }
+
+  @Test("a compaction output whose header cannot be written is removed, not left behind")
+  func failedOutputHeaderIsRemoved() throws {
+    let fileSystem = FaultyFileSystem(directories: [FaultWorkload.directory])
+    let store = try FaultWorkload.open(FaultWorkload.options(fileSystem, durability: .never))
+    defer { try? store.close() }
+    for index in 0..<40 { try store.put(Data(repeating: UInt8(index), count: 200), forKey: "key-\(index % 10)") }
+    fileSystem.inject(FaultyFileSystem.Fault([.write], times: 1, paths: { $0.hasSuffix(".seg.tmp") }))
+    #expect(throws: CaskError.self) { try store.compact() }
+    let left = try fileSystem.contentsOfDirectory(FaultWorkload.path).filter { $0.hasSuffix(".tmp") }
+    #expect(left.isEmpty, "\(left)")
+    #expect(try store.compact() != nil, "the next compaction works")
+    for index in 0..<10 { #expect(try store.get("key-\(index)") == Data(repeating: UInt8(index + 30), count: 200)) }
+  }
 }

@@ -18,123 +18,119 @@ struct IndependentReaderTests {
   @Test("several segments, overwrites, deletes, batches, odd keys and large values; then compaction")
   func workloadThenCompaction() throws {
     var random = SeededRandom.make(test: "IndependentReaderTests.workloadThenCompaction")
-    let directory = try TemporaryDirectory("independent-reader")
-    defer { directory.remove() }
-    let path = directory.file("store.cask")
-    let options = CaskStore.Options(durability: .never, segmentSizeLimit: 16 << 10, autoCompaction: nil)
-    var model = Model()
+    try withTemporaryDirectory("independent-reader") { directory throws in
+      let path = directory.file("store.cask")
+      let options = CaskStore.Options(durability: .never, segmentSizeLimit: 16 << 10, autoCompaction: nil)
+      var model = Model()
 
-    let store = try CaskStore(path: path, password: Self.password, options: options)
-    try Workload.run(on: store, model: &model, operations: 400, random: &random)
-    // Large values for certain (the workload adds some at random): one alone, one in a batch
-    // that gets a segment of its own, one overwritten, each a few MiB.
-    let large = [random.bytes(3 << 20), random.bytes(3 << 19), random.bytes(2 << 20), random.bytes(5 << 19)]
-    try store.put(large[0], forKey: "large\u{0}alone")
-    try store.batch { batch in
-      try batch.put(large[1], forKey: "large-in-batch-é")
-      try batch.put(Data(), forKey: "empty-beside-large")
+      let store = try CaskStore(path: path, password: Self.password, options: options)
+      try Workload.run(on: store, model: &model, operations: 400, random: &random)
+      // Large values for certain (the workload adds some at random): one alone, one in a batch
+      // that gets a segment of its own, one overwritten, each a few MiB.
+      let large = [random.bytes(3 << 20), random.bytes(3 << 19), random.bytes(2 << 20), random.bytes(5 << 19)]
+      try store.put(large[0], forKey: "large\u{0}alone")
+      try store.batch { batch in
+        try batch.put(large[1], forKey: "large-in-batch-é")
+        try batch.put(Data(), forKey: "empty-beside-large")
+      }
+      try store.put(large[2], forKey: "large-overwritten")
+      try store.put(large[3], forKey: "large-overwritten")
+      model[Data("large\u{0}alone".utf8)] = large[0]
+      model[Data("large-in-batch-é".utf8)] = large[1]
+      model[Data("empty-beside-large".utf8)] = Data()
+      model[Data("large-overwritten".utf8)] = large[3]
+      try Workload.run(on: store, model: &model, operations: 50, random: &random)
+      try store.close()
+      try Self.compare(path, password: Self.password, model: model, checkHints: true, context: "after close")
+
+      let reopened = try CaskStore(path: path, password: Self.password, options: options)
+      try Workload.run(on: reopened, model: &model, operations: 150, random: &random)
+      _ = try #require(try reopened.compact())
+      try reopened.close()
+      try Self.compare(path, password: Self.password, model: model, checkHints: true, context: "after compaction")
+
+      // Writes after a compaction: segments with a larger base than the outputs (section 8).
+      let third = try CaskStore(path: path, password: Self.password, options: options)
+      try Workload.run(on: third, model: &model, operations: 150, random: &random)
+      _ = try #require(try third.compact())
+      try Workload.run(on: third, model: &model, operations: 100, random: &random)
+      try third.close()
+      try Self.compare(
+        path, password: Self.password, model: model, checkHints: true, context: "after writes around a compaction")
     }
-    try store.put(large[2], forKey: "large-overwritten")
-    try store.put(large[3], forKey: "large-overwritten")
-    model[Data("large\u{0}alone".utf8)] = large[0]
-    model[Data("large-in-batch-é".utf8)] = large[1]
-    model[Data("empty-beside-large".utf8)] = Data()
-    model[Data("large-overwritten".utf8)] = large[3]
-    try Workload.run(on: store, model: &model, operations: 50, random: &random)
-    try store.close()
-    try Self.compare(path, password: Self.password, model: model, checkHints: true, context: "after close")
-
-    let reopened = try CaskStore(path: path, password: Self.password, options: options)
-    try Workload.run(on: reopened, model: &model, operations: 150, random: &random)
-    _ = try #require(try reopened.compact())
-    try reopened.close()
-    try Self.compare(path, password: Self.password, model: model, checkHints: true, context: "after compaction")
-
-    // Writes after a compaction: segments with a larger base than the outputs (section 8).
-    let third = try CaskStore(path: path, password: Self.password, options: options)
-    try Workload.run(on: third, model: &model, operations: 150, random: &random)
-    _ = try #require(try third.compact())
-    try Workload.run(on: third, model: &model, operations: 100, random: &random)
-    try third.close()
-    try Self.compare(
-      path, password: Self.password, model: model, checkHints: true, context: "after writes around a compaction")
   }
 
   @Test("after a password change the reader needs the new password, and the old one is refused")
   func passwordChange() throws {
     var random = SeededRandom.make(test: "IndependentReaderTests.passwordChange")
-    let directory = try TemporaryDirectory("independent-reader-pw")
-    defer { directory.remove() }
-    let path = directory.file("store.cask")
     let options = CaskStore.Options(durability: .never, segmentSizeLimit: 8 << 10, autoCompaction: nil)
     var model = Model()
-    let store = try CaskStore(path: path, password: Self.password, options: options)
-    try Workload.run(on: store, model: &model, operations: 200, random: &random, largeValues: false)
-    try store.changePassword(to: "a new password, ünïcödé")
-    try Workload.run(on: store, model: &model, operations: 50, random: &random, largeValues: false)
-    try store.close()
-    try Self.compare(
-      path, password: "a new password, ünïcödé", model: model, checkHints: true, context: "after changePassword")
-    let refused = try IndependentReader.run(path, password: Self.password, checkHints: false)
-    #expect(refused.status == 1, "the old password must be refused; stderr: \(refused.stderr)")
-    #expect(refused.stderr.contains("wrong password"), "stderr: \(refused.stderr)")
+    try withStore(options: options, password: Self.password, label: "independent-reader-pw") { store, path throws in
+      try Workload.run(on: store, model: &model, operations: 200, random: &random, largeValues: false)
+      try store.changePassword(to: "a new password, ünïcödé")
+      try Workload.run(on: store, model: &model, operations: 50, random: &random, largeValues: false)
+      try store.close()
+      try Self.compare(
+        path, password: "a new password, ünïcödé", model: model, checkHints: true, context: "after changePassword")
+      let refused = try IndependentReader.run(path, password: Self.password, checkHints: false)
+      #expect(refused.status == 1, "the old password must be refused; stderr: \(refused.stderr)")
+      #expect(refused.stderr.contains("wrong password"), "stderr: \(refused.stderr)")
+    }
   }
 
   @Test("a store left without close (.always: reserved zeros, no hint for the active segment)")
   func leftWithoutClose() throws {
     var random = SeededRandom.make(test: "IndependentReaderTests.leftWithoutClose")
-    let directory = try TemporaryDirectory("independent-reader-crash")
-    defer { directory.remove() }
-    let path = directory.file("store.cask")
-    let image = directory.file("image.cask")
-    let options = CaskStore.Options(durability: .always, segmentSizeLimit: 64 << 10, autoCompaction: nil)
-    var model = Model()
-    let store = try CaskStore(path: path, password: Self.password, options: options)
-    try Workload.run(on: store, model: &model, operations: 250, random: &random, largeValues: false)
-    // The files as a crash would leave them: copied while the store is open.
-    try Self.copyStore(from: path, to: image)
-    let names = try FileManager.default.contentsOfDirectory(atPath: image)
-    let segments = names.filter { $0.hasSuffix(".seg") }.sorted()
-    let hints = Set(names.filter { $0.hasSuffix(".hint") })
-    let last = try #require(segments.last)
-    #expect(!hints.contains(last.replacingOccurrences(of: ".seg", with: ".hint")), "the active segment has no hint")
-    try Self.expectSame(store, model: model, context: "the open store")
-    try Self.compare(image, password: Self.password, model: model, checkHints: true, context: "crash image")
-    let result = try IndependentReader.run(image, password: Self.password, checkHints: false)
-    #expect(result.stderr.contains("reserved zeros"), "an .always writer reserves zeros; stderr: \(result.stderr)")
-    try store.close()
-    try Self.compare(path, password: Self.password, model: model, checkHints: true, context: "after the late close")
+    try withTemporaryDirectory("independent-reader-crash") { directory throws in
+      let path = directory.file("store.cask")
+      let image = directory.file("image.cask")
+      let options = CaskStore.Options(durability: .always, segmentSizeLimit: 64 << 10, autoCompaction: nil)
+      var model = Model()
+      let store = try CaskStore(path: path, password: Self.password, options: options)
+      try Workload.run(on: store, model: &model, operations: 250, random: &random, largeValues: false)
+      // The files as a crash would leave them: copied while the store is open.
+      try Self.copyStore(from: path, to: image)
+      let names = try FileManager.default.contentsOfDirectory(atPath: image)
+      let segments = names.filter { $0.hasSuffix(".seg") }.sorted()
+      let hints = Set(names.filter { $0.hasSuffix(".hint") })
+      let last = try #require(segments.last)
+      #expect(!hints.contains(last.replacingOccurrences(of: ".seg", with: ".hint")), "the active segment has no hint")
+      try Self.expectSame(store, model: model, context: "the open store")
+      try Self.compare(image, password: Self.password, model: model, checkHints: true, context: "crash image")
+      let result = try IndependentReader.run(image, password: Self.password, checkHints: false)
+      #expect(result.stderr.contains("reserved zeros"), "an .always writer reserves zeros; stderr: \(result.stderr)")
+      try store.close()
+      try Self.compare(path, password: Self.password, model: model, checkHints: true, context: "after the late close")
+    }
   }
 
   @Test("a torn last batch is dropped by the reader exactly as by a read-only open")
   func tornTail() throws {
     var random = SeededRandom.make(test: "IndependentReaderTests.tornTail")
-    let directory = try TemporaryDirectory("independent-reader-torn")
-    defer { directory.remove() }
-    let path = directory.file("store.cask")
     let options = CaskStore.Options(durability: .never, segmentSizeLimit: 64 << 10, autoCompaction: nil)
     var model = Model()
-    let store = try CaskStore(path: path, password: Self.password, options: options)
-    try Workload.run(on: store, model: &model, operations: 120, random: &random, largeValues: false)
-    try store.close()
-    // Cut the last segment by a few bytes, inside its last record, and drop its hint.
-    let segments = try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".seg") }.sorted()
-    let last = try #require(segments.last)
-    let lastPath = "\(path)/\(last)"
-    let cut = Int(random.next() % 40) + 1
-    try FileDamage.truncate(lastPath, to: try FileDamage.size(of: lastPath) - cut)
-    try? FileManager.default.removeItem(atPath: lastPath.replacingOccurrences(of: ".seg", with: ".hint"))
+    try withStore(options: options, password: Self.password, label: "independent-reader-torn") { store, path throws in
+      try Workload.run(on: store, model: &model, operations: 120, random: &random, largeValues: false)
+      try store.close()
+      // Cut the last segment by a few bytes, inside its last record, and drop its hint.
+      let segments = try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".seg") }.sorted()
+      let last = try #require(segments.last)
+      let lastPath = "\(path)/\(last)"
+      let cut = Int(random.next() % 40) + 1
+      try FileDamage.truncate(lastPath, to: try FileDamage.size(of: lastPath) - cut)
+      try? FileManager.default.removeItem(atPath: lastPath.replacingOccurrences(of: ".seg", with: ".hint"))
 
-    let result = try IndependentReader.run(path, password: Self.password, checkHints: true)
-    #expect(result.status == 0, "reader failed: \(result.stderr)")
-    #expect(result.stderr.contains("torn tail"), "stderr: \(result.stderr)")
-    var readOnly = options
-    readOnly.readOnly = true
-    let engine = try CaskStore(path: path, password: Self.password, options: readOnly)
-    let seen = try Self.contents(of: engine)
-    try engine.close()
-    Self.expectEqual(
-      result.entries, seen, context: "reader against a read-only open after a torn tail (cut \(cut) bytes)")
+      let result = try IndependentReader.run(path, password: Self.password, checkHints: true)
+      #expect(result.status == 0, "reader failed: \(result.stderr)")
+      #expect(result.stderr.contains("torn tail"), "stderr: \(result.stderr)")
+      var readOnly = options
+      readOnly.readOnly = true
+      let engine = try CaskStore(path: path, password: Self.password, options: readOnly)
+      let seen = try Self.contents(of: engine)
+      try engine.close()
+      Self.expectEqual(
+        result.entries, seen, context: "reader against a read-only open after a torn tail (cut \(cut) bytes)")
+    }
   }
 
   // MARK: - Helpers

@@ -44,95 +44,95 @@ struct ModelDivergenceTests {
   }
 
   private static func run(_ run: Int, steps: Int, random: inout SeededRandom) throws {
-    let directory = try TemporaryDirectory("model")
-    defer { directory.remove() }
-    let path = directory.file("store.cask")
-    // No fsync: this test never crashes the store, and syncs would make it I/O-bound.
-    var options = CaskStore.Options(durability: .never, autoCompaction: nil, fileSystem: UnsyncedFileSystem())
-    options.segmentSizeLimit = [4 << 10, 8 << 10, 16 << 10, 64 << 10].randomElement(using: &random)!
-    if Bool.random(using: &random) {
-      // Background compaction races the steps below; it must not change what they see.
-      options.autoCompaction = CaskStore.AutoCompaction(deadRatio: 0.3, minimumDeadBytes: 0)
-    }
-    var keys = fixedKeys
-    for _ in 0..<12 {
-      let length = Int.random(in: 1...24, using: &random)
-      keys.append(String((0..<length).map { _ in alphabet.randomElement(using: &random)! }))
-    }
-    var password = "first password \(run)"
-    var previousPassword: String?
-    var store = try CaskStore(path: path, password: password, options: options)
-    var model: Model = [:]
-    var log: [String] = []
-    defer { try? store.close() }
-
-    for step in 0..<steps {
-      let roll = Int.random(in: 0..<100, using: &random)
-      let key = keys.randomElement(using: &random)!
-      switch roll {
-      case 0..<32:
-        let value = randomValue(&random)
-        log.append("put \(describe(key)) (\(value.count) bytes)")
-        try store.put(value, forKey: key)
-        model[Array(key.utf8)] = value
-      case 32..<47:
-        // Mostly keys that exist, sometimes ones that do not.
-        let target = Bool.random(using: &random) ? existingKey(in: model, &random) ?? key : key
-        log.append("delete \(describe(target))")
-        let existed = try store.delete(target)
-        #expect(existed == (model.removeValue(forKey: Array(target.utf8)) != nil), "step \(step): delete result")
-      case 47..<70:
-        // With background compaction running, file sizes may change under the check.
-        try batchStep(
-          store, keys: keys, model: &model, log: &log, random: &random,
-          path: options.autoCompaction == nil ? path : nil)
-      case 70..<80:
-        // Close and open again; sometimes lose the active segment's hint, as a crash would.
-        let dropHint = Bool.random(using: &random)
-        log.append("reopen\(dropHint ? " without the last hint" : "")")
-        try store.close()
-        if dropHint, let last = try DamageFixture.segmentNames(in: path).last {
-          try? FileManager.default.removeItem(atPath: "\(path)/\(DamageFixture.hintName(of: last))")
-        }
-        if let old = previousPassword {
-          #expect(throws: CaskError.wrongPassword) { try CaskStore(path: path, password: old, options: options) }
-          previousPassword = nil
-        }
-        store = try CaskStore(path: path, password: password, options: options)
-        #expect(store.stats().recovery.isClean, "step \(step): \(store.stats().recovery)")
-      case 80..<90:
-        log.append("compact")
-        if try store.compact() != nil, options.autoCompaction == nil {
-          #expect(store.stats().deadBytes == 0, "step \(step): dead bytes after compaction")
-        }
-      case 90..<95:
-        previousPassword = previousPassword ?? password
-        password = "pässwörd \(run).\(step) 🔑"
-        log.append("changePassword")
-        try store.changePassword(to: password)
-      case 95..<97:
-        // Many small overwrites: enough writes for the automatic compaction check (every 256
-        // writes) to start a background compaction that races the next steps.
-        let hot = (0..<4).map { _ in keys.randomElement(using: &random)! }
-        log.append("300 overwrites of 4 keys")
-        for index in 0..<300 {
-          let value = random.bytes(Int.random(in: 0...32, using: &random))
-          try store.put(value, forKey: hot[index % hot.count])
-          model[Array(hot[index % hot.count].utf8)] = value
-        }
-      default:
-        log.append("verify")
-        let report = try store.verify()
-        #expect(report.isClean, "step \(step): \(report.damage)")
-        #expect(report.recordsChecked >= model.count)
+    try withTemporaryDirectory("model") { directory throws in
+      let path = directory.file("store.cask")
+      // No fsync: this test never crashes the store, and syncs would make it I/O-bound.
+      var options = CaskStore.Options(durability: .never, autoCompaction: nil, fileSystem: UnsyncedFileSystem())
+      options.segmentSizeLimit = [4 << 10, 8 << 10, 16 << 10, 64 << 10].randomElement(using: &random)!
+      if Bool.random(using: &random) {
+        // Background compaction races the steps below; it must not change what they see.
+        options.autoCompaction = CaskStore.AutoCompaction(deadRatio: 0.3, minimumDeadBytes: 0)
       }
-      try expectAgrees(store, model, keys: keys, step: step, log: log)
+      var keys = fixedKeys
+      for _ in 0..<12 {
+        let length = Int.random(in: 1...24, using: &random)
+        keys.append(String((0..<length).map { _ in alphabet.randomElement(using: &random)! }))
+      }
+      var password = "first password \(run)"
+      var previousPassword: String?
+      var store = try CaskStore(path: path, password: password, options: options)
+      var model: Model = [:]
+      var log: [String] = []
+      defer { try? store.close() }
+
+      for step in 0..<steps {
+        let roll = Int.random(in: 0..<100, using: &random)
+        let key = keys.randomElement(using: &random)!
+        switch roll {
+        case 0..<32:
+          let value = randomValue(&random)
+          log.append("put \(describe(key)) (\(value.count) bytes)")
+          try store.put(value, forKey: key)
+          model[Array(key.utf8)] = value
+        case 32..<47:
+          // Mostly keys that exist, sometimes ones that do not.
+          let target = Bool.random(using: &random) ? existingKey(in: model, &random) ?? key : key
+          log.append("delete \(describe(target))")
+          let existed = try store.delete(target)
+          #expect(existed == (model.removeValue(forKey: Array(target.utf8)) != nil), "step \(step): delete result")
+        case 47..<70:
+          // With background compaction running, file sizes may change under the check.
+          try batchStep(
+            store, keys: keys, model: &model, log: &log, random: &random,
+            path: options.autoCompaction == nil ? path : nil)
+        case 70..<80:
+          // Close and open again; sometimes lose the active segment's hint, as a crash would.
+          let dropHint = Bool.random(using: &random)
+          log.append("reopen\(dropHint ? " without the last hint" : "")")
+          try store.close()
+          if dropHint, let last = try DamageFixture.segmentNames(in: path).last {
+            try? FileManager.default.removeItem(atPath: "\(path)/\(DamageFixture.hintName(of: last))")
+          }
+          if let old = previousPassword {
+            #expect(throws: CaskError.wrongPassword) { try CaskStore(path: path, password: old, options: options) }
+            previousPassword = nil
+          }
+          store = try CaskStore(path: path, password: password, options: options)
+          #expect(store.stats().recovery.isClean, "step \(step): \(store.stats().recovery)")
+        case 80..<90:
+          log.append("compact")
+          if try store.compact() != nil, options.autoCompaction == nil {
+            #expect(store.stats().deadBytes == 0, "step \(step): dead bytes after compaction")
+          }
+        case 90..<95:
+          previousPassword = previousPassword ?? password
+          password = "pässwörd \(run).\(step) 🔑"
+          log.append("changePassword")
+          try store.changePassword(to: password)
+        case 95..<97:
+          // Many small overwrites: enough writes for the automatic compaction check (every 256
+          // writes) to start a background compaction that races the next steps.
+          let hot = (0..<4).map { _ in keys.randomElement(using: &random)! }
+          log.append("300 overwrites of 4 keys")
+          for index in 0..<300 {
+            let value = random.bytes(Int.random(in: 0...32, using: &random))
+            try store.put(value, forKey: hot[index % hot.count])
+            model[Array(hot[index % hot.count].utf8)] = value
+          }
+        default:
+          log.append("verify")
+          let report = try store.verify()
+          #expect(report.isClean, "step \(step): \(report.damage)")
+          #expect(report.recordsChecked >= model.count)
+        }
+        try expectAgrees(store, model, keys: keys, step: step, log: log)
+      }
+      let report = try store.verify()
+      #expect(report.isClean, "final verify: \(report.damage)")
+      try store.close()
+      store = try CaskStore(path: path, password: password, options: options)
+      try expectAgrees(store, model, keys: keys, step: steps, log: log)
     }
-    let report = try store.verify()
-    #expect(report.isClean, "final verify: \(report.damage)")
-    try store.close()
-    store = try CaskStore(path: path, password: password, options: options)
-    try expectAgrees(store, model, keys: keys, step: steps, log: log)
   }
 
   /// A batch of 1–8 mixed operations, sometimes on one key twice; sometimes its body throws

@@ -11,45 +11,41 @@ import Testing
 struct ObserverCloseTests {
   @Test("onClose runs once, after the handler saw every commit; an observer added later is closed at once")
   func onCloseAfterLastCommit() throws {
-    let directory = try TemporaryDirectory("observer-close")
-    defer { directory.remove() }
-    let store = try CaskStore(
-      path: directory.file("store.cask"), password: "pw", options: CaskStore.Options(durability: .never))
-    let events = Mutex<[String]>([])
-    let observation = store.observeChanges { changes in
-      events.withLock { $0.append(contentsOf: changes.map(\.key)) }
-    } onClose: {
-      events.withLock { $0.append("closed") }
-    }
-    try store.put(Data("1".utf8), forKey: "a")
-    try store.put(Data("2".utf8), forKey: "b")
-    try store.close()
-    try store.close()
-    observation.cancel()
-    #expect(events.withLock { $0 } == ["a", "b", "closed"])
+    try withStore(options: CaskStore.Options(durability: .never), label: "observer-close") { store, _ throws in
+      let events = Mutex<[String]>([])
+      let observation = store.observeChanges { changes in
+        events.withLock { $0.append(contentsOf: changes.map(\.key)) }
+      } onClose: {
+        events.withLock { $0.append("closed") }
+      }
+      try store.put(Data("1".utf8), forKey: "a")
+      try store.put(Data("2".utf8), forKey: "b")
+      try store.close()
+      try store.close()
+      observation.cancel()
+      #expect(events.withLock { $0 } == ["a", "b", "closed"])
 
-    let late = Mutex(0)
-    let lateObservation = store.observeChanges { _ in
-    } onClose: {
-      late.withLock { $0 += 1 }
+      let late = Mutex(0)
+      let lateObservation = store.observeChanges { _ in
+      } onClose: {
+        late.withLock { $0 += 1 }
+      }
+      #expect(late.withLock { $0 } == 1)
+      lateObservation.cancel()
     }
-    #expect(late.withLock { $0 } == 1)
-    lateObservation.cancel()
   }
 
   @Test("an observer cancelled before the close is not told")
   func cancelledObserverIsNotTold() throws {
-    let directory = try TemporaryDirectory("observer-cancel")
-    defer { directory.remove() }
-    let store = try CaskStore(
-      path: directory.file("store.cask"), password: "pw", options: CaskStore.Options(durability: .never))
-    let told = Mutex(false)
-    let observation = store.observeChanges { _ in
-    } onClose: {
-      told.withLock { $0 = true }
+    try withStore(options: CaskStore.Options(durability: .never), label: "observer-cancel") { store, _ throws in
+      let told = Mutex(false)
+      let observation = store.observeChanges { _ in
+      } onClose: {
+        told.withLock { $0 = true }
+      }
+      observation.cancel()
+      try store.close()
+      #expect(told.withLock { $0 } == false)
     }
-    observation.cancel()
-    try store.close()
-    #expect(told.withLock { $0 } == false)
   }
 }

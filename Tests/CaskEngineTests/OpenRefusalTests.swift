@@ -11,106 +11,108 @@ struct OpenRefusalTests {
 
   @Test("a regular file at the path is notACaskStore and is left as it was")
   func regularFile() throws {
-    let directory = try TemporaryDirectory("refuse-file")
-    defer { directory.remove() }
-    let path = directory.file("plain.txt")
-    try Data("just a text file".utf8).write(to: URL(fileURLWithPath: path))
-    for readOnly in [false, true] {
-      var options = options
-      options.readOnly = readOnly
-      #expect(throws: CaskError.notACaskStore(path: path)) {
-        try CaskStore(path: path, password: "pw", options: options)
+    try withTemporaryDirectory("refuse-file") { directory throws in
+      let path = directory.file("plain.txt")
+      try Data("just a text file".utf8).write(to: URL(fileURLWithPath: path))
+      for readOnly in [false, true] {
+        var options = options
+        options.readOnly = readOnly
+        #expect(throws: CaskError.notACaskStore(path: path)) {
+          try CaskStore(path: path, password: "pw", options: options)
+        }
       }
+      #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data("just a text file".utf8))
     }
-    #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data("just a text file".utf8))
   }
 
   @Test("a non-empty directory that is not a store is notACaskStore and gains no file")
   func foreignDirectory() throws {
-    let directory = try TemporaryDirectory("refuse-dir")
-    defer { directory.remove() }
-    let path = directory.file("photos")
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    try Data("not ours".utf8).write(to: URL(fileURLWithPath: "\(path)/notes.txt"))
-    for readOnly in [false, true] {
-      var options = options
-      options.readOnly = readOnly
-      #expect(throws: CaskError.notACaskStore(path: path)) {
-        try CaskStore(path: path, password: "pw", options: options)
+    try withTemporaryDirectory("refuse-dir") { directory throws in
+      let path = directory.file("photos")
+      try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+      try Data("not ours".utf8).write(to: URL(fileURLWithPath: "\(path)/notes.txt"))
+      for readOnly in [false, true] {
+        var options = options
+        options.readOnly = readOnly
+        #expect(throws: CaskError.notACaskStore(path: path)) {
+          try CaskStore(path: path, password: "pw", options: options)
+        }
       }
+      #expect(try FileManager.default.contentsOfDirectory(atPath: path) == ["notes.txt"])
     }
-    #expect(try FileManager.default.contentsOfDirectory(atPath: path) == ["notes.txt"])
   }
 
   @Test("a missing store is notACaskStore for a read-only open or without createIfMissing, and is not created")
   func missingWithoutCreate() throws {
-    let directory = try TemporaryDirectory("refuse-missing")
-    defer { directory.remove() }
-    let path = directory.file("absent.cask")
-    #expect(throws: CaskError.notACaskStore(path: path)) {
-      try CaskStore(path: path, password: "pw", options: CaskStore.Options(readOnly: true))
+    try withTemporaryDirectory("refuse-missing") { directory throws in
+      let path = directory.file("absent.cask")
+      #expect(throws: CaskError.notACaskStore(path: path)) {
+        try CaskStore(path: path, password: "pw", options: CaskStore.Options(readOnly: true))
+      }
+      #expect(throws: CaskError.notACaskStore(path: path)) {
+        try CaskStore(path: path, password: "pw", options: CaskStore.Options(createIfMissing: false))
+      }
+      #expect(!FileManager.default.fileExists(atPath: path))
     }
-    #expect(throws: CaskError.notACaskStore(path: path)) {
-      try CaskStore(path: path, password: "pw", options: CaskStore.Options(createIfMissing: false))
-    }
-    #expect(!FileManager.default.fileExists(atPath: path))
   }
 
   @Test("a header of a newer format version (with a valid CRC) is unsupportedVersion")
   func newerHeaderVersion() throws {
-    let directory = try TemporaryDirectory("refuse-version")
-    defer { directory.remove() }
-    let path = directory.file("store.cask")
-    try makeStore(path)
-    let header = "\(path)/\(CaskFormat.headerFileName)"
-    var bytes = try Data(contentsOf: URL(fileURLWithPath: header))
-    Self.setVersion(CaskFormat.formatVersion + 1, in: &bytes, at: 8, checksummedLength: bytes.count - 4)
-    try bytes.write(to: URL(fileURLWithPath: header))
-    let expected = CaskError.unsupportedVersion(
-      found: Int(CaskFormat.formatVersion) + 1, supported: Int(CaskFormat.formatVersion))
-    #expect(throws: expected) { try CaskStore(path: path, password: "pw", options: options) }
-    #expect(throws: expected) { try CaskStore(path: path, password: "pw", options: CaskStore.Options(readOnly: true)) }
+    try withTemporaryDirectory("refuse-version") { directory throws in
+      let path = directory.file("store.cask")
+      try makeStore(path)
+      let header = "\(path)/\(CaskFormat.headerFileName)"
+      var bytes = try Data(contentsOf: URL(fileURLWithPath: header))
+      Self.setVersion(CaskFormat.formatVersion + 1, in: &bytes, at: 8, checksummedLength: bytes.count - 4)
+      try bytes.write(to: URL(fileURLWithPath: header))
+      let expected = CaskError.unsupportedVersion(
+        found: Int(CaskFormat.formatVersion) + 1, supported: Int(CaskFormat.formatVersion))
+      #expect(throws: expected) { try CaskStore(path: path, password: "pw", options: options) }
+      #expect(throws: expected) {
+        try CaskStore(path: path, password: "pw", options: CaskStore.Options(readOnly: true))
+      }
+    }
   }
 
   @Test("a segment of a newer format version (with a valid CRC) is unsupportedVersion, not skipped")
   func newerSegmentVersion() throws {
-    let directory = try TemporaryDirectory("refuse-segment-version")
-    defer { directory.remove() }
-    let path = directory.file("store.cask")
-    try makeStore(path)
-    let segment = "\(path)/\(try #require(try DamageFixture.segmentNames(in: path).first))"
-    var bytes = try Data(contentsOf: URL(fileURLWithPath: segment))
-    Self.setVersion(CaskFormat.formatVersion + 1, in: &bytes, at: 8, checksummedLength: 28)
-    try bytes.write(to: URL(fileURLWithPath: segment))
-    let before = try DamageFixture.snapshot(path)
-    let expected = CaskError.unsupportedVersion(
-      found: Int(CaskFormat.formatVersion) + 1, supported: Int(CaskFormat.formatVersion))
-    #expect(throws: expected) {
-      try CaskStore(path: path, password: "pw", options: options)
+    try withTemporaryDirectory("refuse-segment-version") { directory throws in
+      let path = directory.file("store.cask")
+      try makeStore(path)
+      let segment = "\(path)/\(try #require(try DamageFixture.segmentNames(in: path).first))"
+      var bytes = try Data(contentsOf: URL(fileURLWithPath: segment))
+      Self.setVersion(CaskFormat.formatVersion + 1, in: &bytes, at: 8, checksummedLength: 28)
+      try bytes.write(to: URL(fileURLWithPath: segment))
+      let before = try DamageFixture.snapshot(path)
+      let expected = CaskError.unsupportedVersion(
+        found: Int(CaskFormat.formatVersion) + 1, supported: Int(CaskFormat.formatVersion))
+      #expect(throws: expected) {
+        try CaskStore(path: path, password: "pw", options: options)
+      }
+      #expect(try DamageFixture.snapshot(path) == before)
     }
-    #expect(try DamageFixture.snapshot(path) == before)
   }
 
   @Test("a store made with keys refuses a password, and the reverse, with wrongCredentialType")
   func wrongCredentialType() throws {
-    let directory = try TemporaryDirectory("refuse-credential")
-    defer { directory.remove() }
-    let keyed = directory.file("keyed.cask")
-    let keys = try RNCryptor.Keys.random()
-    let store = try CaskStore(path: keyed, keys: keys, options: options)
-    try store.put(Data("v".utf8), forKey: "k")
-    try store.close()
-    #expect(throws: CaskError.wrongCredentialType) { try CaskStore(path: keyed, password: "pw", options: options) }
-    #expect(throws: CaskError.wrongPassword) {
-      try CaskStore(path: keyed, keys: try RNCryptor.Keys.random(), options: options)
-    }
-    let reopened = try CaskStore(path: keyed, keys: keys, options: options)
-    #expect(try reopened.get("k") == Data("v".utf8))
-    try reopened.close()
+    try withTemporaryDirectory("refuse-credential") { directory throws in
+      let keyed = directory.file("keyed.cask")
+      let keys = try RNCryptor.Keys.random()
+      let store = try CaskStore(path: keyed, keys: keys, options: options)
+      try store.put(Data("v".utf8), forKey: "k")
+      try store.close()
+      #expect(throws: CaskError.wrongCredentialType) { try CaskStore(path: keyed, password: "pw", options: options) }
+      #expect(throws: CaskError.wrongPassword) {
+        try CaskStore(path: keyed, keys: try RNCryptor.Keys.random(), options: options)
+      }
+      let reopened = try CaskStore(path: keyed, keys: keys, options: options)
+      #expect(try reopened.get("k") == Data("v".utf8))
+      try reopened.close()
 
-    let protected = directory.file("password.cask")
-    try makeStore(protected)
-    #expect(throws: CaskError.wrongCredentialType) { try CaskStore(path: protected, keys: keys, options: options) }
+      let protected = directory.file("password.cask")
+      try makeStore(protected)
+      #expect(throws: CaskError.wrongCredentialType) { try CaskStore(path: protected, keys: keys, options: options) }
+    }
   }
 
   private func makeStore(_ path: String) throws {

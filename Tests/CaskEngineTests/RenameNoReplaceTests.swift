@@ -23,39 +23,39 @@ struct RenameNoReplaceTests {
 
   @Test("an empty directory, a file or a symbolic link at the destination is kept, with EEXIST; the source stays")
   func somethingThereIsKept() throws {
-    let directory = try TemporaryDirectory("rename-noreplace")
-    defer { directory.remove() }
-    let source = try Self.makeCopy(in: directory)
-    let fileSystem = PosixFileSystem()
-    let emptyDirectory = directory.file("empty")
-    try FileManager.default.createDirectory(atPath: emptyDirectory, withIntermediateDirectories: false)
-    let file = directory.file("file")
-    try Data("theirs".utf8).write(to: URL(fileURLWithPath: file))
-    let danglingLink = directory.file("link")
-    #expect(symlink(directory.file("nowhere"), danglingLink) == 0)
-    for destination in [emptyDirectory, file, danglingLink] {
-      do {
-        try fileSystem.renameNoReplace(source, to: destination)
-        Issue.record("\(destination) was replaced")
-      } catch CaskError.io(_, let path, let code) {
-        #expect(code == EEXIST, "\(destination)")
-        #expect(path == destination)
+    try withTemporaryDirectory("rename-noreplace") { directory throws in
+      let source = try Self.makeCopy(in: directory)
+      let fileSystem = PosixFileSystem()
+      let emptyDirectory = directory.file("empty")
+      try FileManager.default.createDirectory(atPath: emptyDirectory, withIntermediateDirectories: false)
+      let file = directory.file("file")
+      try Data("theirs".utf8).write(to: URL(fileURLWithPath: file))
+      let danglingLink = directory.file("link")
+      #expect(symlink(directory.file("nowhere"), danglingLink) == 0)
+      for destination in [emptyDirectory, file, danglingLink] {
+        do {
+          try fileSystem.renameNoReplace(source, to: destination)
+          Issue.record("\(destination) was replaced")
+        } catch CaskError.io(_, let path, let code) {
+          #expect(code == EEXIST, "\(destination)")
+          #expect(path == destination)
+        }
+        #expect(fileSystem.fileKind(source + "/CASK") == .file, "the source stays whole")
       }
-      #expect(fileSystem.fileKind(source + "/CASK") == .file, "the source stays whole")
+      #expect(try FileManager.default.contentsOfDirectory(atPath: emptyDirectory).isEmpty)
+      #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == Data("theirs".utf8))
+      #expect(try FileManager.default.destinationOfSymbolicLink(atPath: danglingLink) == directory.file("nowhere"))
     }
-    #expect(try FileManager.default.contentsOfDirectory(atPath: emptyDirectory).isEmpty)
-    #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == Data("theirs".utf8))
-    #expect(try FileManager.default.destinationOfSymbolicLink(atPath: danglingLink) == directory.file("nowhere"))
   }
 
   @Test("a missing destination gets the source")
   func missingDestination() throws {
-    let directory = try TemporaryDirectory("rename-noreplace-missing")
-    defer { directory.remove() }
-    let source = try Self.makeCopy(in: directory)
-    try PosixFileSystem().renameNoReplace(source, to: directory.file("copy.cask"))
-    #expect(PosixFileSystem().fileKind(source) == .missing)
-    #expect(
-      try Data(contentsOf: URL(fileURLWithPath: directory.file("copy.cask/CASK"))) == Data("a file of the copy".utf8))
+    try withTemporaryDirectory("rename-noreplace-missing") { directory throws in
+      let source = try Self.makeCopy(in: directory)
+      try PosixFileSystem().renameNoReplace(source, to: directory.file("copy.cask"))
+      #expect(PosixFileSystem().fileKind(source) == .missing)
+      #expect(
+        try Data(contentsOf: URL(fileURLWithPath: directory.file("copy.cask/CASK"))) == Data("a file of the copy".utf8))
+    }
   }
 }

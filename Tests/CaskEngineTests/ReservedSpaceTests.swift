@@ -39,143 +39,141 @@ struct ReservedSpaceTests {
 
   @Test("a crash image with reserved zeros opens clean, serves every write, and the zeros are cut (or kept read-only)")
   func crashImageOpensClean() throws {
-    let directory = try TemporaryDirectory("reserved")
-    defer { directory.remove() }
-    let path = directory.file("s.cask")
-    let store = try CaskStore(path: path, password: "pw", options: CaskStore.Options(durability: .always))
-    let values = Self.values(120, seed: 7)
-    for (key, value) in values.sorted(by: { $0.key < $1.key }).prefix(100) { try store.put(value, forKey: key) }
-    try store.batch { batch in
-      for (key, value) in values.sorted(by: { $0.key < $1.key }).dropFirst(100) { try batch.put(value, forKey: key) }
+    try withTemporaryDirectory("reserved") { directory throws in
+      let path = directory.file("s.cask")
+      let store = try CaskStore(path: path, password: "pw", options: CaskStore.Options(durability: .always))
+      let values = Self.values(120, seed: 7)
+      for (key, value) in values.sorted(by: { $0.key < $1.key }).prefix(100) { try store.put(value, forKey: key) }
+      try store.batch { batch in
+        for (key, value) in values.sorted(by: { $0.key < $1.key }).dropFirst(100) { try batch.put(value, forKey: key) }
+      }
+      let (segmentPath, end, reserved) = try Self.active(store)
+      let name = String(segmentPath.split(separator: "/").last!)
+      #expect(reserved > end, "nothing reserved")
+      #expect(reserved <= end + CaskStore.reserveChunk)
+      #expect(try FileDamage.size(of: segmentPath) == Int(reserved))
+      let tail = try Data(contentsOf: URL(fileURLWithPath: segmentPath)).suffix(from: Int(end))
+      #expect(tail.allSatisfy { $0 == 0 }, "the reserved space must hold zeros only")
+
+      // Read-only: the zeros stay, nothing is reported, everything is served.
+      let readOnlyImage = try Self.crashImage(of: path, in: directory, "read-only")
+      let readOnly = try CaskStore(path: readOnlyImage, password: "pw", options: CaskStore.Options(readOnly: true))
+      #expect(readOnly.stats().recovery.isClean, "\(readOnly.stats().recovery)")
+      #expect(readOnly.stats().recovery.zeroTailBytes == reserved - end)
+      #expect(try readOnly.verify().isClean)
+      for (key, value) in values { #expect(try readOnly.get(key) == value) }
+      #expect(try FileDamage.size(of: "\(readOnlyImage)/\(name)") == Int(reserved))
+      try readOnly.close()
+
+      // Writable: the zeros are cut, nothing is reported, appends resume at the last record.
+      let image = try Self.crashImage(of: path, in: directory, "writable")
+      let reopened = try CaskStore(path: image, password: "pw")
+      #expect(reopened.stats().recovery.isClean, "\(reopened.stats().recovery)")
+      #expect(reopened.stats().recovery.zeroTailBytes == reserved - end)
+      #expect(reopened.count == values.count)
+      for (key, value) in values { #expect(try reopened.get(key) == value) }
+      #expect(try FileDamage.size(of: "\(image)/\(name)") == Int(end))
+      #expect(try Self.active(reopened).end == end)
+      try reopened.put(Data("after".utf8), forKey: "after")
+      try reopened.close()
+      let again = try CaskStore(path: image, password: "pw")
+      #expect(again.stats().recovery.isClean)
+      #expect(again.stats().recovery.zeroTailBytes == 0, "close() left reserved zeros")
+      #expect(try again.get("after") == Data("after".utf8))
+      #expect(try again.verify().isClean)
+      try again.close()
+
+      // A clean close cuts them too, before the hint records the segment's length.
+      try store.close()
+      #expect(try FileDamage.size(of: segmentPath) == Int(end))
+      let closed = try CaskStore(path: path, password: "pw")
+      #expect(closed.stats().recovery.segmentsFromHints == 1)
+      #expect(closed.stats().recovery.isClean)
+      try closed.close()
     }
-    let (segmentPath, end, reserved) = try Self.active(store)
-    let name = String(segmentPath.split(separator: "/").last!)
-    #expect(reserved > end, "nothing reserved")
-    #expect(reserved <= end + CaskStore.reserveChunk)
-    #expect(try FileDamage.size(of: segmentPath) == Int(reserved))
-    let tail = try Data(contentsOf: URL(fileURLWithPath: segmentPath)).suffix(from: Int(end))
-    #expect(tail.allSatisfy { $0 == 0 }, "the reserved space must hold zeros only")
-
-    // Read-only: the zeros stay, nothing is reported, everything is served.
-    let readOnlyImage = try Self.crashImage(of: path, in: directory, "read-only")
-    let readOnly = try CaskStore(path: readOnlyImage, password: "pw", options: CaskStore.Options(readOnly: true))
-    #expect(readOnly.stats().recovery.isClean, "\(readOnly.stats().recovery)")
-    #expect(readOnly.stats().recovery.zeroTailBytes == reserved - end)
-    #expect(try readOnly.verify().isClean)
-    for (key, value) in values { #expect(try readOnly.get(key) == value) }
-    #expect(try FileDamage.size(of: "\(readOnlyImage)/\(name)") == Int(reserved))
-    try readOnly.close()
-
-    // Writable: the zeros are cut, nothing is reported, appends resume at the last record.
-    let image = try Self.crashImage(of: path, in: directory, "writable")
-    let reopened = try CaskStore(path: image, password: "pw")
-    #expect(reopened.stats().recovery.isClean, "\(reopened.stats().recovery)")
-    #expect(reopened.stats().recovery.zeroTailBytes == reserved - end)
-    #expect(reopened.count == values.count)
-    for (key, value) in values { #expect(try reopened.get(key) == value) }
-    #expect(try FileDamage.size(of: "\(image)/\(name)") == Int(end))
-    #expect(try Self.active(reopened).end == end)
-    try reopened.put(Data("after".utf8), forKey: "after")
-    try reopened.close()
-    let again = try CaskStore(path: image, password: "pw")
-    #expect(again.stats().recovery.isClean)
-    #expect(again.stats().recovery.zeroTailBytes == 0, "close() left reserved zeros")
-    #expect(try again.get("after") == Data("after".utf8))
-    #expect(try again.verify().isClean)
-    try again.close()
-
-    // A clean close cuts them too, before the hint records the segment's length.
-    try store.close()
-    #expect(try FileDamage.size(of: segmentPath) == Int(end))
-    let closed = try CaskStore(path: path, password: "pw")
-    #expect(closed.stats().recovery.segmentsFromHints == 1)
-    #expect(closed.stats().recovery.isClean)
-    try closed.close()
   }
 
   @Test("a record that reached the reserved space only in part is a torn tail: cut, reported, earlier writes kept")
   func partialWriteIntoReservedSpaceIsTorn() throws {
-    let directory = try TemporaryDirectory("reserved-torn")
-    defer { directory.remove() }
-    let path = directory.file("s.cask")
-    let store = try CaskStore(path: path, password: "pw", options: CaskStore.Options(durability: .always))
-    let values = Self.values(20, seed: 11)
-    for (key, value) in values { try store.put(value, forKey: key) }
-    let (segmentPath, end, reserved) = try Self.active(store)
-    let name = String(segmentPath.split(separator: "/").last!)
-    // The next record, of which only a later sector reached the disk.
-    try store.put(Data(repeating: 0xAB, count: 6000), forKey: "unacknowledged")
-    let next = try Data(contentsOf: URL(fileURLWithPath: segmentPath))[Int(end)..<Int(reserved)]
-    try store.close()
+    try withTemporaryDirectory("reserved-torn") { directory throws in
+      let path = directory.file("s.cask")
+      let store = try CaskStore(path: path, password: "pw", options: CaskStore.Options(durability: .always))
+      let values = Self.values(20, seed: 11)
+      for (key, value) in values { try store.put(value, forKey: key) }
+      let (segmentPath, end, reserved) = try Self.active(store)
+      let name = String(segmentPath.split(separator: "/").last!)
+      // The next record, of which only a later sector reached the disk.
+      try store.put(Data(repeating: 0xAB, count: 6000), forKey: "unacknowledged")
+      let next = try Data(contentsOf: URL(fileURLWithPath: segmentPath))[Int(end)..<Int(reserved)]
+      try store.close()
 
-    // One byte of the record's body that is not zero.
-    let single = try #require((30..<next.count).first { next[next.startIndex + $0] != 0 })
-    for (label, survivingRange) in [
-      ("later sector", 4096..<5000), ("first bytes", 0..<10), ("one byte", single..<single + 1),
-    ] {
-      let image = directory.file("image-\(label)")
-      try FileManager.default.createDirectory(atPath: image, withIntermediateDirectories: false)
-      for file in try FileManager.default.contentsOfDirectory(atPath: path) where !file.hasSuffix(".hint") {
-        try FileManager.default.copyItem(atPath: "\(path)/\(file)", toPath: "\(image)/\(file)")
+      // One byte of the record's body that is not zero.
+      let single = try #require((30..<next.count).first { next[next.startIndex + $0] != 0 })
+      for (label, survivingRange) in [
+        ("later sector", 4096..<5000), ("first bytes", 0..<10), ("one byte", single..<single + 1),
+      ] {
+        let image = directory.file("image-\(label)")
+        try FileManager.default.createDirectory(atPath: image, withIntermediateDirectories: false)
+        for file in try FileManager.default.contentsOfDirectory(atPath: path) where !file.hasSuffix(".hint") {
+          try FileManager.default.copyItem(atPath: "\(path)/\(file)", toPath: "\(image)/\(file)")
+        }
+        // The segment as it was before the record: its records, then zeros up to `reserved`,
+        // with the surviving part of the record written over them.
+        var segment = try Data(contentsOf: URL(fileURLWithPath: "\(image)/\(name)")).prefix(Int(end))
+        var zeros = Data(count: Int(reserved - end))
+        let surviving = next.startIndex + survivingRange.lowerBound..<next.startIndex + survivingRange.upperBound
+        zeros.replaceSubrange(survivingRange, with: next[surviving])
+        #expect(zeros.contains { $0 != 0 }, "\(label): the surviving part must not be all zero")
+        segment.append(zeros)
+        try segment.write(to: URL(fileURLWithPath: "\(image)/\(name)"))
+
+        let reopened = try CaskStore(path: image, password: "pw")
+        let recovery = reopened.stats().recovery
+        #expect(recovery.truncatedBytes == reserved - end, "\(label): \(recovery)")
+        #expect(recovery.corruptRegions.isEmpty, "\(label): \(recovery)")
+        #expect(try reopened.get("unacknowledged") == nil)
+        for (key, value) in values { #expect(try reopened.get(key) == value, "\(label)") }
+        #expect(try FileDamage.size(of: "\(image)/\(name)") == Int(end))
+        try reopened.close()
       }
-      // The segment as it was before the record: its records, then zeros up to `reserved`,
-      // with the surviving part of the record written over them.
-      var segment = try Data(contentsOf: URL(fileURLWithPath: "\(image)/\(name)")).prefix(Int(end))
-      var zeros = Data(count: Int(reserved - end))
-      let surviving = next.startIndex + survivingRange.lowerBound..<next.startIndex + survivingRange.upperBound
-      zeros.replaceSubrange(survivingRange, with: next[surviving])
-      #expect(zeros.contains { $0 != 0 }, "\(label): the surviving part must not be all zero")
-      segment.append(zeros)
-      try segment.write(to: URL(fileURLWithPath: "\(image)/\(name)"))
-
-      let reopened = try CaskStore(path: image, password: "pw")
-      let recovery = reopened.stats().recovery
-      #expect(recovery.truncatedBytes == reserved - end, "\(label): \(recovery)")
-      #expect(recovery.corruptRegions.isEmpty, "\(label): \(recovery)")
-      #expect(try reopened.get("unacknowledged") == nil)
-      for (key, value) in values { #expect(try reopened.get(key) == value, "\(label)") }
-      #expect(try FileDamage.size(of: "\(image)/\(name)") == Int(end))
-      try reopened.close()
     }
   }
 
   @Test("zeros at the end of a sealed segment are damage, not reserved space")
   func zerosInSealedSegmentAreDamage() throws {
-    let directory = try TemporaryDirectory("reserved-sealed")
-    defer { directory.remove() }
-    let path = directory.file("s.cask")
     var options = CaskStore.Options(durability: .always)
     options.segmentSizeLimit = 16 * 1024
-    let store = try CaskStore(path: path, password: "pw", options: options)
-    let values = Self.values(40, seed: 13)
-    for (key, value) in values.sorted(by: { $0.key < $1.key }) {
-      try store.put(value, forKey: key)
-      // Never reserved past the segment limit (a record larger than the room left gets a
-      // segment of its own, which may be longer).
-      let (segmentPath, end, _) = try Self.active(store)
-      #expect(try UInt64(FileDamage.size(of: segmentPath)) <= max(options.segmentSizeLimit, end))
-    }
-    try store.close()
-    let segments = try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".seg") }.sorted()
-    try #require(segments.count >= 3)
-    let sealed = segments[0]
-    let sealedSize = try FileDamage.size(of: "\(path)/\(sealed)")
-    try FileManager.default.removeItem(atPath: "\(path)/\(sealed.dropLast(4)).hint")
-    let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: "\(path)/\(sealed)"))
-    try handle.seekToEnd()
-    try handle.write(contentsOf: Data(count: 4096))
-    try handle.close()
+    try withStore(options: options, label: "reserved-sealed") { store, path throws in
+      let values = Self.values(40, seed: 13)
+      for (key, value) in values.sorted(by: { $0.key < $1.key }) {
+        try store.put(value, forKey: key)
+        // Never reserved past the segment limit (a record larger than the room left gets a
+        // segment of its own, which may be longer).
+        let (segmentPath, end, _) = try Self.active(store)
+        #expect(try UInt64(FileDamage.size(of: segmentPath)) <= max(options.segmentSizeLimit, end))
+      }
+      try store.close()
+      let segments = try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".seg") }.sorted()
+      try #require(segments.count >= 3)
+      let sealed = segments[0]
+      let sealedSize = try FileDamage.size(of: "\(path)/\(sealed)")
+      try FileManager.default.removeItem(atPath: "\(path)/\(sealed.dropLast(4)).hint")
+      let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: "\(path)/\(sealed)"))
+      try handle.seekToEnd()
+      try handle.write(contentsOf: Data(count: 4096))
+      try handle.close()
 
-    let reopened = try CaskStore(path: path, password: "pw", options: options)
-    let recovery = reopened.stats().recovery
-    #expect(recovery.truncatedBytes == 0)
-    #expect(
-      recovery.corruptRegions == [
-        CorruptRegion(
-          file: sealed, offset: UInt64(sealedSize), length: 4096, reason: "damaged tail of a sealed segment")
-      ])
-    for (key, value) in values { #expect(try reopened.get(key) == value) }
-    try reopened.close()
+      let reopened = try CaskStore(path: path, password: "pw", options: options)
+      let recovery = reopened.stats().recovery
+      #expect(recovery.truncatedBytes == 0)
+      #expect(
+        recovery.corruptRegions == [
+          CorruptRegion(
+            file: sealed, offset: UInt64(sealedSize), length: 4096, reason: "damaged tail of a sealed segment")
+        ])
+      for (key, value) in values { #expect(try reopened.get(key) == value) }
+      try reopened.close()
+    }
   }
 
   @Test("zeros written in part on a full disk are cut at close, also under a record that fitted in them")
@@ -209,16 +207,16 @@ struct ReservedSpaceTests {
 
   @Test("without .always nothing is reserved")
   func otherDurabilitiesReserveNothing() throws {
-    let directory = try TemporaryDirectory("reserved-never")
-    defer { directory.remove() }
-    for (label, durability) in [("never", CaskStore.Durability.never), ("periodic", .periodic(seconds: 60))] {
-      let store = try CaskStore(
-        path: directory.file("\(label).cask"), password: "pw", options: CaskStore.Options(durability: durability))
-      for index in 0..<30 { try store.put(Data(repeating: 7, count: 900), forKey: "k\(index)") }
-      let (segmentPath, end, reserved) = try Self.active(store)
-      #expect(reserved == end, "\(label)")
-      #expect(try FileDamage.size(of: segmentPath) == Int(end), "\(label)")
-      try store.close()
+    try withTemporaryDirectory("reserved-never") { directory throws in
+      for (label, durability) in [("never", CaskStore.Durability.never), ("periodic", .periodic(seconds: 60))] {
+        let store = try CaskStore(
+          path: directory.file("\(label).cask"), password: "pw", options: CaskStore.Options(durability: durability))
+        for index in 0..<30 { try store.put(Data(repeating: 7, count: 900), forKey: "k\(index)") }
+        let (segmentPath, end, reserved) = try Self.active(store)
+        #expect(reserved == end, "\(label)")
+        #expect(try FileDamage.size(of: segmentPath) == Int(end), "\(label)")
+        try store.close()
+      }
     }
   }
 }

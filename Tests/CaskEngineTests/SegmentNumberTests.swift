@@ -5,8 +5,8 @@ import Testing
 @testable import CaskEngine
 
 /// The last segment number, 0xffffffff, which the engine never hands out (Docs/FORMAT.md,
-/// section 14, defect 1 until session 9): a leftover that open removes no longer takes it,
-/// and a file that does take it stops only new segments, with an error that names the file.
+/// section 14): a leftover that open removes does not take it, and a file that does take it
+/// stops only new segments, with an error that names the file.
 @Suite("The last segment number")
 struct SegmentNumberTests {
   /// A store with a few full segments, closed, and its model.

@@ -12,32 +12,32 @@ struct StaleLockTests {
   @Test("a writer SIGKILLed while holding the lock leaves LOCK behind, and the next open takes it at once")
   func killedHolder() throws {
     let writer = try CrashWriterBinary.locate()
-    let directory = try TemporaryDirectory("stale-lock")
-    defer { directory.remove() }
-    let path = directory.file("store.cask")
-    try CaskStore(path: path, password: "pw", options: CaskStore.Options(durability: .never)).close()
+    try withTemporaryDirectory("stale-lock") { directory throws in
+      let path = directory.file("store.cask")
+      try CaskStore(path: path, password: "pw", options: CaskStore.Options(durability: .never)).close()
 
-    let seed: UInt64 = 42
-    let count = try CrashWriterProcess.run(
-      binary: writer, arguments: [path, "pw", String(seed), "0", String(1 << 20)],
-      plan: KillPlan(afterAcknowledgements: 5, delayMicroseconds: 0), log: directory.file("writer.log"),
-      context: "stale lock")
-    #expect(count >= 5)
-    #expect(FileManager.default.fileExists(atPath: path + "/" + CaskFormat.lockFileName))
+      let seed: UInt64 = 42
+      let count = try CrashWriterProcess.run(
+        binary: writer, arguments: [path, "pw", String(seed), "0", String(1 << 20)],
+        plan: KillPlan(afterAcknowledgements: 5, delayMicroseconds: 0), log: directory.file("writer.log"),
+        context: "stale lock")
+      #expect(count >= 5)
+      #expect(FileManager.default.fileExists(atPath: path + "/" + CaskFormat.lockFileName))
 
-    var workload = CrashWorkload(seed: seed, run: 0)
-    var acknowledged: [String: Data] = [:]
-    for _ in 0..<count { CrashWorkload.apply(workload.next(), to: &acknowledged) }
-    var withInFlight = acknowledged
-    CrashWorkload.apply(workload.next(), to: &withInFlight)
+      var workload = CrashWorkload(seed: seed, run: 0)
+      var acknowledged: [String: Data] = [:]
+      for _ in 0..<count { CrashWorkload.apply(workload.next(), to: &acknowledged) }
+      var withInFlight = acknowledged
+      CrashWorkload.apply(workload.next(), to: &withInFlight)
 
-    for readOnly in [true, false] {
-      let options = CaskStore.Options(durability: .never, autoCompaction: nil, readOnly: readOnly)
-      let store = try CaskStore(path: path, password: "pw", options: options)
-      var contents: [String: Data] = [:]
-      for key in try store.keys() { contents[key] = try store.get(key) }
-      #expect(contents == acknowledged || contents == withInFlight, "readOnly: \(readOnly)")
-      try store.close()
+      for readOnly in [true, false] {
+        let options = CaskStore.Options(durability: .never, autoCompaction: nil, readOnly: readOnly)
+        let store = try CaskStore(path: path, password: "pw", options: options)
+        var contents: [String: Data] = [:]
+        for key in try store.keys() { contents[key] = try store.get(key) }
+        #expect(contents == acknowledged || contents == withInFlight, "readOnly: \(readOnly)")
+        try store.close()
+      }
     }
   }
 }
@@ -78,26 +78,26 @@ struct InheritedLockTests {
 
   @Test("close() releases the lock even while a child process still holds the LOCK descriptor")
   func childHoldsDescriptor() throws {
-    let directory = try TemporaryDirectory("inherited-lock")
-    defer { directory.remove() }
-    let path = directory.file("store.cask")
-    let keys = try RNCryptor.Keys.random()
-    let options = CaskStore.Options(durability: .never, autoCompaction: nil)
-    let store = try CaskStore(path: path, keys: keys, options: options)
-    try store.put(Data("v".utf8), forKey: "k")
-    let lockDescriptors = try Self.descriptors(openOn: "\(path)/\(CaskFormat.lockFileName)")
-    #expect(lockDescriptors.count == 1)
-    let lockDescriptor = try #require(lockDescriptors.first)
-    let child = try Self.spawnHolding(lockDescriptor)
-    defer {
-      kill(child, SIGKILL)
-      var status: Int32 = 0
-      while waitpid(child, &status, 0) < 0 && errno == EINTR {}
-    }
-    try store.close()
+    try withTemporaryDirectory("inherited-lock") { directory throws in
+      let path = directory.file("store.cask")
+      let keys = try RNCryptor.Keys.random()
+      let options = CaskStore.Options(durability: .never, autoCompaction: nil)
+      let store = try CaskStore(path: path, keys: keys, options: options)
+      try store.put(Data("v".utf8), forKey: "k")
+      let lockDescriptors = try Self.descriptors(openOn: "\(path)/\(CaskFormat.lockFileName)")
+      #expect(lockDescriptors.count == 1)
+      let lockDescriptor = try #require(lockDescriptors.first)
+      let child = try Self.spawnHolding(lockDescriptor)
+      defer {
+        kill(child, SIGKILL)
+        var status: Int32 = 0
+        while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+      }
+      try store.close()
 
-    let reopened = try CaskStore(path: path, keys: keys, options: options)
-    #expect(try reopened.get("k") == Data("v".utf8))
-    try reopened.close()
+      let reopened = try CaskStore(path: path, keys: keys, options: options)
+      #expect(try reopened.get("k") == Data("v".utf8))
+      try reopened.close()
+    }
   }
 }

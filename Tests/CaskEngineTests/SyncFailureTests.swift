@@ -5,9 +5,9 @@ import Testing
 @testable import CaskEngine
 
 /// A writer is told its write is durable only when a sync that covered it succeeded, also when
-/// that sync failed in `close()` or beside a seal. Both cases were found in review (session 4)
-/// and fail on the code before the fix; each test plays the interleaving step by step through
-/// the internal API.
+/// that sync failed in `close()` or beside a seal. Prevents a writer that waited on such a
+/// sync returning as if its write were on disk; each test plays the interleaving step by step
+/// through the internal API.
 @Suite("A failed sync never lets a writer believe its write is durable")
 struct SyncFailureTests {
   /// Appends a one-put batch under the writer lock, as `commit` does, without waiting.

@@ -10,7 +10,7 @@ import Testing
 
 /// `SyncError.http` keeps the start of an error answer's body, and a server that echoes the
 /// request (many APIs' 401 names the token) put the caller's credential in it: only the
-/// `cask` tool removed it, not the library (found in a security review, session 9).
+/// `cask` tool removed it, not the library. Prevented here: the library removes it.
 @Suite("HTTP errors do not show the request's credentials")
 struct ErrorSecretTests {
   static let token = "sk-live/9a8b+7c6d=5e4f"

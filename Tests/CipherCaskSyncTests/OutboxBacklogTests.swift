@@ -29,54 +29,54 @@ struct OutboxBacklogTests {
   func backlogReachesServerOnceInOrder() async throws {
     let server = try RESTServer()
     defer { server.stop() }
-    let directory = try TemporaryDirectory("outbox-backlog")
-    defer { directory.remove() }
-    let path = directory.file("s.cask")
-    var store = try CaskStore(path: path, password: "pw", options: .init(durability: .never))
-    var sync = SyncFixture.remote(store.collection(User.self), server)
+    try await withTemporaryDirectory("outbox-backlog") { directory async throws in
+      let path = directory.file("s.cask")
+      var store = try CaskStore(path: path, password: "pw", options: .init(durability: .never))
+      var sync = SyncFixture.remote(store.collection(User.self), server)
 
-    // Four passes over backlog/4 objects: create, update twice, then delete every third
-    // object and update the others.
-    let objects = Self.backlog / 4
-    var expected: [String] = []
-    for index in 0..<(objects * 4) {
-      let (pass, id) = (index / objects, "o\(index % objects)")
-      if pass == 3 && (index % objects) % 3 == 0 {
-        try await sync.deleteAndQueue(id: id)
-        expected.append("DELETE \(id)")
-      } else {
-        try await sync.saveAndQueue(Self.user(id, revision: pass))
-        expected.append("\(pass == 0 ? "POST" : "PUT") \(id)")
+      // Four passes over backlog/4 objects: create, update twice, then delete every third
+      // object and update the others.
+      let objects = Self.backlog / 4
+      var expected: [String] = []
+      for index in 0..<(objects * 4) {
+        let (pass, id) = (index / objects, "o\(index % objects)")
+        if pass == 3 && (index % objects) % 3 == 0 {
+          try await sync.deleteAndQueue(id: id)
+          expected.append("DELETE \(id)")
+        } else {
+          try await sync.saveAndQueue(Self.user(id, revision: pass))
+          expected.append("\(pass == 0 ? "POST" : "PUT") \(id)")
+        }
       }
-    }
-    #expect(sync.pendingCount == expected.count)
+      #expect(sync.pendingCount == expected.count)
 
-    // Midway, the server applies a change but its answer is lost; then the process dies.
-    let counter = RequestCounter()
-    let lost = expected.count / 2
-    await #expect(throws: SyncError.self) {
-      try await sync.pushPending(adjust: { request in
-        if counter.next() == lost { request.setValue("1", forHTTPHeaderField: "X-Drop-Response") }
-      })
-    }
-    #expect(sync.pendingCount == expected.count - lost + 1)
-    try store.close()
-    store = try CaskStore(path: path, password: "pw", options: .init(durability: .never))
-    sync = SyncFixture.remote(store.collection(User.self), server)
-    #expect(try await sync.pushPending() == expected.count - lost + 1)
+      // Midway, the server applies a change but its answer is lost; then the process dies.
+      let counter = RequestCounter()
+      let lost = expected.count / 2
+      await #expect(throws: SyncError.self) {
+        try await sync.pushPending(adjust: { request in
+          if counter.next() == lost { request.setValue("1", forHTTPHeaderField: "X-Drop-Response") }
+        })
+      }
+      #expect(sync.pendingCount == expected.count - lost + 1)
+      try store.close()
+      store = try CaskStore(path: path, password: "pw", options: .init(durability: .never))
+      sync = SyncFixture.remote(store.collection(User.self), server)
+      #expect(try await sync.pushPending() == expected.count - lost + 1)
 
-    #expect(sync.pendingCount == 0)
-    let log = try await server.log()
-    #expect(log.count == expected.count)
-    #expect(log == expected)
-    let users = store.collection(User.self)
-    for number in 0..<objects {
-      let local = try await users.get(id: "o\(number)")
-      #expect(number % 3 == 0 ? local == nil : local?.last == "rev3", "o\(number)")
+      #expect(sync.pendingCount == 0)
+      let log = try await server.log()
+      #expect(log.count == expected.count)
+      #expect(log == expected)
+      let users = store.collection(User.self)
+      for number in 0..<objects {
+        let local = try await users.get(id: "o\(number)")
+        #expect(number % 3 == 0 ? local == nil : local?.last == "rev3", "o\(number)")
+      }
+      // Nothing is left of the bookkeeping but the tail's sequence number.
+      #expect(store.count(inGroup: "__outbox-index:User") == 1)
+      try store.close()
     }
-    // Nothing is left of the bookkeeping but the tail's sequence number.
-    #expect(store.count(inGroup: "__outbox-index:User") == 1)
-    try store.close()
   }
 
   @Test("while a later change to an object waits, the answer to an earlier one does not replace the local copy")

@@ -15,48 +15,48 @@ struct OutboxTests {
   func crashMidPush() async throws {
     let server = try RESTServer()
     defer { server.stop() }
-    let directory = try TemporaryDirectory("outbox")
-    defer { directory.remove() }
-    let path = directory.file("s.cask")
-    var store = try CaskStore(path: path, password: "pw", options: .init(durability: .never))
-    var users = store.collection(User.self)
-    var sync = SyncFixture.remote(users, server)
-    let a = User(id: "a", email: "a@example.com", first: "A", last: "One", address: nil)
-    var b = User(id: "b", email: "b@example.com", first: "B", last: "Two", address: nil)
-    try await sync.saveAndQueue(a)
-    try await sync.saveAndQueue(b)
-    b.last = "Three"
-    try await sync.saveAndQueue(b)
-    try await sync.deleteAndQueue(id: "a")
-    #expect(sync.pendingCount == 4)
-    #expect(try await users.get(id: "b")?.last == "Three")
-    #expect(try await users.contains(id: "a") == false)
+    try await withTemporaryDirectory("outbox") { directory async throws in
+      let path = directory.file("s.cask")
+      var store = try CaskStore(path: path, password: "pw", options: .init(durability: .never))
+      var users = store.collection(User.self)
+      var sync = SyncFixture.remote(users, server)
+      let a = User(id: "a", email: "a@example.com", first: "A", last: "One", address: nil)
+      var b = User(id: "b", email: "b@example.com", first: "B", last: "Two", address: nil)
+      try await sync.saveAndQueue(a)
+      try await sync.saveAndQueue(b)
+      b.last = "Three"
+      try await sync.saveAndQueue(b)
+      try await sync.deleteAndQueue(id: "a")
+      #expect(sync.pendingCount == 4)
+      #expect(try await users.get(id: "b")?.last == "Three")
+      #expect(try await users.contains(id: "a") == false)
 
-    // The second change is applied by the server, but its answer never arrives.
-    let counter = RequestCounter()
-    do {
-      try await sync.pushPending(adjust: { request in
-        if counter.next() == 2 { request.setValue("1", forHTTPHeaderField: "X-Drop-Response") }
-      })
-      Issue.record("expected the dropped answer to fail the push")
-    } catch let error as SyncError {
-      guard case .transport = error else { throw error }
+      // The second change is applied by the server, but its answer never arrives.
+      let counter = RequestCounter()
+      do {
+        try await sync.pushPending(adjust: { request in
+          if counter.next() == 2 { request.setValue("1", forHTTPHeaderField: "X-Drop-Response") }
+        })
+        Issue.record("expected the dropped answer to fail the push")
+      } catch let error as SyncError {
+        guard case .transport = error else { throw error }
+      }
+      #expect(sync.pendingCount == 3)
+
+      // The process dies: reopen the store and push again.
+      try store.close()
+      store = try CaskStore(path: path, password: "pw", options: .init(durability: .never))
+      users = store.collection(User.self)
+      sync = SyncFixture.remote(users, server)
+      #expect(sync.pendingCount == 3)
+      #expect(try await sync.pushPending() == 3)
+      #expect(sync.pendingCount == 0)
+      #expect(try await server.log() == ["POST a", "POST b", "PUT b", "DELETE a"])
+      let (status, body) = try await server.request("GET", "/users/b")
+      #expect(status == 200)
+      #expect(String(decoding: body, as: UTF8.self).contains("Three"))
+      try store.close()
     }
-    #expect(sync.pendingCount == 3)
-
-    // The process dies: reopen the store and push again.
-    try store.close()
-    store = try CaskStore(path: path, password: "pw", options: .init(durability: .never))
-    users = store.collection(User.self)
-    sync = SyncFixture.remote(users, server)
-    #expect(sync.pendingCount == 3)
-    #expect(try await sync.pushPending() == 3)
-    #expect(sync.pendingCount == 0)
-    #expect(try await server.log() == ["POST a", "POST b", "PUT b", "DELETE a"])
-    let (status, body) = try await server.request("GET", "/users/b")
-    #expect(status == 200)
-    #expect(String(decoding: body, as: UTF8.self).contains("Three"))
-    try store.close()
   }
 
   @Test("a conflict keeps the queued change and stops the queue")

@@ -12,7 +12,7 @@ import Testing
 /// Every request carries the caller's headers (an `Authorization` token, often), and
 /// URLSession sends them again to wherever a redirect points. Prevents a server (mistaken, or
 /// taken over) from handing the token to another server with a 3xx, around the same-server
-/// rule of `next` links (found in review, session 6). Server B is `localhost`, A `127.0.0.1`:
+/// rule of `next` links. Server B is `localhost`, A `127.0.0.1`:
 /// another host, as well as another port.
 @Suite("Redirects are followed on the same server only; the headers never go elsewhere")
 struct RedirectTests {
@@ -60,7 +60,7 @@ struct RedirectTests {
     #expect(try await a.authorizations() == [Self.authorization, Self.authorization])
   }
 
-  @Test("a redirect given on a session of the caller's is held to the same rule")
+  @Test("a redirect given on a URLSession of the caller's is held to the same rule")
   func callersSessionToo() async throws {
     let a = try RESTServer()
     let b = try RESTServer()
@@ -91,9 +91,9 @@ struct RedirectTests {
     #expect(try await b.authorizations().isEmpty, "the other server was sent a request")
   }
 
-  /// Found in review of the session 6 diff: the task delegate that enforces the rule took
-  /// the place of the caller's session delegate, whose own refusal of redirects was lost.
-  @Test("a caller's session delegate still decides what the rule allows")
+  /// Prevents the task delegate that enforces the rule taking the place of the caller's
+  /// URLSession delegate, whose own refusal of redirects was then lost.
+  @Test("a caller's URLSession delegate still decides what the rule allows")
   func callersDelegateStillDecides() async throws {
     let a = try RESTServer()
     defer { a.stop() }
@@ -120,7 +120,7 @@ struct RedirectTests {
   }
 }
 
-/// A session delegate that refuses every redirect and counts how often it was asked (with a
+/// A URLSession delegate that refuses every redirect and counts how often it was asked (with a
 /// pthread lock, which ThreadSanitizer sees).
 final class RefusingDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
   private let lock = NSLock()

@@ -141,6 +141,24 @@ struct RemoteCollectionTests {
     #expect(throws: SyncError.cancelled) { try result.get() }
     #expect(fixture.store.count == 0)
   }
+
+  @Test("pull(id:) refuses an answer whose id is only canonically equivalent, not stored under another key")
+  func pullAnswerWithEquivalentIdIsRefused() async throws {
+    let fixture = try SyncFixture("nfd")
+    defer { fixture.close() }
+    let sync = fixture.remote()
+    let composed = "caf\u{E9}"
+    let decomposed = "cafe\u{301}"
+    // The server keeps the object at /users/caf%C3%A9 but spells its id decomposed.
+    let (status, _) = try await fixture.server.request(
+      "PUT", "/admin/users/caf%C3%A9",
+      json: ["id": decomposed, "email": "c@example.com", "first": "C", "last": "Afe"])
+    #expect(status == 200)
+    _ = try? await sync.pull(id: composed)
+    // Either refused (nothing stored), or stored where `get(id: composed)` finds it.
+    let found = try await fixture.users.get(id: composed)
+    #expect(fixture.users.count == 0 || found != nil)
+  }
 }
 
 /// Collects progress reports from a callback.

@@ -51,7 +51,7 @@ struct SyncGuide {
       pagination: .nextURL(key: "next"),  // {"result": [...], "next": "/users?page=2"}
       timeout: 20,
       prepareRequest: { request in
-        // Every request of this collection: seed 004's "session headers".
+        // Every request of this collection: seed 004's per-collection headers.
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         request.setValue("ios-app", forHTTPHeaderField: "x-app-id")
       })

@@ -6,7 +6,7 @@ import Testing
 /// The `async` forms follow Swift cancellation: a cancelled call throws `CancellationError` and
 /// has changed nothing, a scan with a predicate stops at the next object, and a write that has
 /// got past its last check commits and returns normally. Prevents cancelled tasks running
-/// their whole batch (the async forms ignored cancellation; found in review, session 6).
+/// their whole batch (async forms that ignored cancellation).
 @Suite("Async forms follow cancellation")
 struct AsyncCancellationTests {
   @Test("a task cancelled before the call: saves, deletes and reads throw CancellationError and change nothing")
@@ -40,7 +40,7 @@ struct AsyncCancellationTests {
       try await events.save(contentsOf: sample)
       // Last in id order and in the files: an object that no longer decodes, which a scan
       // stopped at the first object never reaches (filter and fetch read every object before
-      // their first check, and failed on it; found in review, session 8).
+      // their first check, and failed on it).
       try store.put(Data("{}".utf8), forKey: try events.storageKey(for: "zz"))
       let calls: [@Sendable (@escaping @Sendable (Event) -> Bool) async throws -> Void] = [
         { predicate in _ = try await events.updateAll(where: predicate) { $0.city = "Changed" } },
@@ -101,6 +101,30 @@ struct AsyncCancellationTests {
       return .cancelled
     } catch {
       return .failed("\(error)")
+    }
+  }
+
+  @Test("the async save(contentsOf:) and upsert take any sequence, and follow cancellation with it")
+  func asyncFormsTakeSequences() async throws {
+    try await withStore("async-slices") { store in
+      let events = store.collection(Event.self)
+      let sample = sampleEvents()
+      try await events.save(contentsOf: sample[0..<2])
+      #expect(try await events.upsert(sample[1...]) == .init(inserted: 2, replaced: 1))
+      try await events.removeAll()
+      let outcome = await Task {
+        withUnsafeCurrentTask { $0?.cancel() }
+        do {
+          try await events.save(contentsOf: sample[1...])
+          return "saved"
+        } catch is CancellationError {
+          return "cancelled"
+        } catch {
+          return "\(error)"
+        }
+      }.value
+      #expect(outcome == "cancelled")
+      #expect(try await events.ids().isEmpty, "a cancelled save of a slice saved nothing")
     }
   }
 }

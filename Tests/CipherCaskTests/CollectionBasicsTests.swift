@@ -5,15 +5,6 @@ import Testing
 
 @Suite("Typed collections")
 struct CollectionBasicsTests {
-  private func withStore(_ body: (CaskStore) throws -> Void) throws {
-    let directory = try TemporaryDirectory("collections")
-    defer { directory.remove() }
-    let store = try CaskStore(
-      path: directory.file("events.cask"), password: "pw", options: .init(durability: .never))
-    defer { try? store.close() }
-    try body(store)
-  }
-
   @Test("seed 003: import events, filter by city, batch-update a venue, delete past events")
   func seedEventsWorkflow() throws {
     try withStore { store in
@@ -88,19 +79,18 @@ struct CollectionBasicsTests {
 
   @Test("changes() reports inserted, updated and deleted ids per commit")
   func changeStream() async throws {
-    let directory = try TemporaryDirectory("changes")
-    defer { directory.remove() }
-    let store = try CaskStore(path: directory.file("s.cask"), password: "pw", options: .init(durability: .never))
-    let events = store.collection(Event.self)
-    var iterator = events.changes().makeAsyncIterator()
-    try await events.importJSON(sampleEventsJSON, decoder: .events)
-    try await events.update(id: "e1") { $0.title = "Renamed" }
-    try await events.delete(id: "e2")
-    let inserted = await iterator.next()
-    #expect(inserted?.inserted.sorted() == ["e1", "e2", "e3"])
-    #expect(await iterator.next()?.updated == ["e1"])
-    #expect(await iterator.next()?.deleted == ["e2"])
-    try store.close()
+    try await withStore(options: .init(durability: .never), label: "changes") { store, _ async throws in
+      let events = store.collection(Event.self)
+      var iterator = events.changes().makeAsyncIterator()
+      try await events.importJSON(sampleEventsJSON, decoder: .events)
+      try await events.update(id: "e1") { $0.title = "Renamed" }
+      try await events.delete(id: "e2")
+      let inserted = await iterator.next()
+      #expect(inserted?.inserted.sorted() == ["e1", "e2", "e3"])
+      #expect(await iterator.next()?.updated == ["e1"])
+      #expect(await iterator.next()?.deleted == ["e2"])
+      try store.close()
+    }
   }
 
   @Test("an object that no longer decodes is reported, and can be skipped by all()")

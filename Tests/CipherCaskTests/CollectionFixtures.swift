@@ -41,24 +41,17 @@ func sampleEvents() -> [Event] {
 }
 
 /// Runs `body` with a fresh store (durability `.never`) in a temporary directory; closes the
-/// store and removes the directory afterwards.
+/// store and removes the directory afterwards (`CaskTestSupport`'s `withStore`, for bodies that
+/// need no path).
 func withStore<R>(_ label: String = "collections", _ body: (CaskStore) throws -> R) throws -> R {
-  let directory = try TemporaryDirectory(label)
-  defer { directory.remove() }
-  let store = try CaskStore(path: directory.file("s.cask"), password: "pw", options: .init(durability: .never))
-  defer { try? store.close() }
-  return try body(store)
+  try withStore(label: label) { store, _ in try body(store) }
 }
 
 /// The `async` version of `withStore`.
 func withStore<R>(
   _ label: String = "collections", _ body: (CaskStore) async throws -> R
 ) async throws -> R {
-  let directory = try TemporaryDirectory(label)
-  defer { directory.remove() }
-  let store = try CaskStore(path: directory.file("s.cask"), password: "pw", options: .init(durability: .never))
-  defer { try? store.close() }
-  return try await body(store)
+  try await withStore(label: label) { store, _ in try await body(store) }
 }
 
 /// Records every commit of a store, synchronously (observers run before the write returns), so

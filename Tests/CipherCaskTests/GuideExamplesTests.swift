@@ -240,29 +240,29 @@ struct GuideExamplesTests {
 
   @Test("README quick start: open, collection, save, get, filter")
   func readmeQuickStart() throws {
-    let directory = try TemporaryDirectory("readme")
-    defer { directory.remove() }
-    let (ann, locals) = try quickStart(path: directory.file("app.cask"))
-    #expect(ann?.name == "Ann")
-    #expect(locals.map(\.id) == ["u1"])
+    try withTemporaryDirectory("readme") { directory throws in
+      let (ann, locals) = try quickStart(path: directory.file("app.cask"))
+      #expect(ann?.name == "Ann")
+      #expect(locals.map(\.id) == ["u1"])
+    }
   }
 
   @Test("the worked example: import a file, filter by city, move a venue, delete past events")
   func workedExample() throws {
-    let directory = try TemporaryDirectory("guide")
-    defer { directory.remove() }
-    let file = URL(fileURLWithPath: directory.file("events.json"))
-    try sampleEventsJSON.write(to: file)
-    let path = directory.file("events.cask")
-    let store = try CaskStore(path: path, password: "correct horse")
-    defer { try? store.close() }
-    let events = store.collection(Event.self)
-    #expect(try importEvents(from: file, into: events) == .init(inserted: 3, replaced: 0))
-    #expect(try eventsByDate(in: "Amsterdam", from: events).map(\.id) == ["e3", "e1"])
-    #expect(try moveVenue(from: "Hall A", to: "Main Hall", in: events) == 1)
-    #expect(try events.get(id: "e1")?.venue == "Main Hall")
-    #expect(try deletePastEvents(from: events, now: Self.now) == 1)
-    #expect(try events.ids() == ["e1", "e2"])
+    try withTemporaryDirectory("guide") { directory throws in
+      let file = URL(fileURLWithPath: directory.file("events.json"))
+      try sampleEventsJSON.write(to: file)
+      let path = directory.file("events.cask")
+      let store = try CaskStore(path: path, password: "correct horse")
+      defer { try? store.close() }
+      let events = store.collection(Event.self)
+      #expect(try importEvents(from: file, into: events) == .init(inserted: 3, replaced: 0))
+      #expect(try eventsByDate(in: "Amsterdam", from: events).map(\.id) == ["e3", "e1"])
+      #expect(try moveVenue(from: "Hall A", to: "Main Hall", in: events) == 1)
+      #expect(try events.get(id: "e1")?.venue == "Main Hall")
+      #expect(try deletePastEvents(from: events, now: Self.now) == 1)
+      #expect(try events.ids() == ["e1", "e2"])
+    }
   }
 
   @Test("follow and followFromNow see the commits, and stop when cancelled")
@@ -367,44 +367,44 @@ struct GuideExamplesTests {
 
   @Test("startBackup's task makes a whole copy, or, cancelled, leaves none")
   func cancellableBackup() async throws {
-    let directory = try TemporaryDirectory("guide-cancel")
-    defer { directory.remove() }
-    let store = try CaskStore(path: directory.file("app.cask"), password: "pw", options: .init(durability: .never))
-    defer { try? store.close() }
-    try await store.collection(Event.self).save(contentsOf: sampleEvents())
-    let report = try await startBackup(of: store, to: directory.file("whole.cask")).value
-    #expect(report.segments >= 1)
-    let copy = try CaskStore(path: directory.file("whole.cask"), password: "pw")
-    #expect(copy.collection(Event.self).count == sampleEvents().count)
-    try copy.close()
-    let stopped = startBackup(of: store, to: directory.file("stopped.cask"))
-    stopped.cancel()
-    switch await stopped.result {
-    case .success:
-      #expect(FileManager.default.fileExists(atPath: directory.file("stopped.cask/CASK")), "returned: a whole copy")
-    case .failure(let error):
-      #expect(error is CancellationError, "\(error)")
-      #expect(!FileManager.default.fileExists(atPath: directory.file("stopped.cask")), "cancelled: nothing left")
+    try await withTemporaryDirectory("guide-cancel") { directory async throws in
+      let store = try CaskStore(path: directory.file("app.cask"), password: "pw", options: .init(durability: .never))
+      defer { try? store.close() }
+      try await store.collection(Event.self).save(contentsOf: sampleEvents())
+      let report = try await startBackup(of: store, to: directory.file("whole.cask")).value
+      #expect(report.segments >= 1)
+      let copy = try CaskStore(path: directory.file("whole.cask"), password: "pw")
+      #expect(copy.collection(Event.self).count == sampleEvents().count)
+      try copy.close()
+      let stopped = startBackup(of: store, to: directory.file("stopped.cask"))
+      stopped.cancel()
+      switch await stopped.result {
+      case .success:
+        #expect(FileManager.default.fileExists(atPath: directory.file("stopped.cask/CASK")), "returned: a whole copy")
+      case .failure(let error):
+        #expect(error is CancellationError, "\(error)")
+        #expect(!FileManager.default.fileExists(atPath: directory.file("stopped.cask")), "cancelled: nothing left")
+      }
     }
   }
 
   @Test("dailyBackup writes copies that open with the store's password and keeps the newest ones")
   func dailyBackups() throws {
-    let directory = try TemporaryDirectory("guide-backup")
-    defer { directory.remove() }
-    let store = try CaskStore(path: directory.file("app.cask"), password: "pw", options: .init(durability: .never))
-    defer { try? store.close() }
-    let events = store.collection(Event.self)
-    let folder = URL(fileURLWithPath: directory.file("backups"))
-    for (day, event) in sampleEvents().enumerated() {
-      try events.save(event)
-      let report = try dailyBackup(of: store, in: folder, today: "2026-12-0\(day + 1)", keep: 2)
-      #expect(report.segments >= 1 && report.bytes > 0)
+    try withTemporaryDirectory("guide-backup") { directory throws in
+      let store = try CaskStore(path: directory.file("app.cask"), password: "pw", options: .init(durability: .never))
+      defer { try? store.close() }
+      let events = store.collection(Event.self)
+      let folder = URL(fileURLWithPath: directory.file("backups"))
+      for (day, event) in sampleEvents().enumerated() {
+        try events.save(event)
+        let report = try dailyBackup(of: store, in: folder, today: "2026-12-0\(day + 1)", keep: 2)
+        #expect(report.segments >= 1 && report.bytes > 0)
+      }
+      let kept = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+      #expect(kept == ["2026-12-03.cask", "2026-12-04.cask"])
+      let copy = try CaskStore(path: folder.appendingPathComponent("2026-12-03.cask").path, password: "pw")
+      defer { try? copy.close() }
+      #expect(try copy.collection(Event.self).ids() == ["a1", "a2", "a3"], "the copy of day 3 holds three events")
     }
-    let kept = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
-    #expect(kept == ["2026-12-03.cask", "2026-12-04.cask"])
-    let copy = try CaskStore(path: folder.appendingPathComponent("2026-12-03.cask").path, password: "pw")
-    defer { try? copy.close() }
-    #expect(try copy.collection(Event.self).ids() == ["a1", "a2", "a3"], "the copy of day 3 holds three events")
   }
 }

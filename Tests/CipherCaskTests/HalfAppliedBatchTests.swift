@@ -8,6 +8,11 @@ import Testing
 /// throwing closure, an id change) leaves the collection exactly as it was.
 @Suite("Batch operations are applied whole or not at all")
 struct HalfAppliedBatchTests {
+  struct Item: Codable, Identifiable, Sendable, Equatable {
+    var id: String
+    var value: Int
+  }
+
   private struct Refused: Error {}
 
   @Test("save(contentsOf:) is one commit holding every object")
@@ -219,6 +224,26 @@ struct HalfAppliedBatchTests {
       #expect(archive.count == 1)
       #expect(try events.removeAll() == 0)
       #expect(log.commits.count == 1)
+    }
+  }
+
+  @Test("a batch of one store refuses a collection of another store instead of writing into itself")
+  func batchWithCollectionOfAnotherStore() throws {
+    try withTemporaryDirectory("batch-two-stores") { directory throws in
+      let main = try CaskStore(path: directory.file("main.cask"), password: "pw", options: .init(durability: .never))
+      defer { try? main.close() }
+      let cache = try CaskStore(path: directory.file("cache.cask"), password: "pw", options: .init(durability: .never))
+      defer { try? cache.close() }
+      let cached = cache.collection(Item.self)
+      var wrote = false
+      do {
+        try main.batch { batch in try batch.save(Item(id: "x", value: 1), in: cached) }
+        wrote = true
+      } catch {}
+      // Either refused, or the object is where the collection says it is.
+      let inCache = try cached.get(id: "x") != nil
+      #expect(!wrote || inCache, "the batch succeeded but the cache store has no object")
+      #expect(main.count == 0, "the object went into the batch's store, not the collection's")
     }
   }
 }

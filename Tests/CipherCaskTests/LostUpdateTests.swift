@@ -116,4 +116,25 @@ struct LostUpdateTests {
       #expect(counters.count == 1 + 8 * increments)
     }
   }
+
+  @Test("a save from inside update's closure throws reentrantCall instead of deadlocking; the update stands")
+  func saveInsideUpdate() throws {
+    try withStore { store throws in
+      let counters = store.collection(Counter.self)
+      try counters.save(Counter(id: 1, value: 1))
+      let updated = try counters.update(id: 1) { counter in
+        do {
+          try counters.save(Counter(id: 2, value: 2))
+          Issue.record("a save inside update did not throw")
+        } catch CaskError.reentrantCall {
+        } catch {
+          Issue.record("a save inside update threw \(error), not reentrantCall")
+        }
+        counter.value = 10
+      }
+      #expect(updated?.value == 10)
+      #expect(try counters.get(id: 1)?.value == 10)
+      #expect(try counters.get(id: 2) == nil)
+    }
+  }
 }

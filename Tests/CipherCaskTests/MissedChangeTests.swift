@@ -151,26 +151,25 @@ struct MissedChangeTests {
 
   @Test("a stream finishes when its store is closed, after every change committed before the close")
   func streamFinishesWhenStoreCloses() async throws {
-    let directory = try TemporaryDirectory("changes-close")
-    defer { directory.remove() }
-    let store = try CaskStore(path: directory.file("s.cask"), password: "pw", options: .init(durability: .never))
-    let counters = store.collection(Counter.self)
-    let collector = ChangeCollector(counters.changes())
-    let other = ChangeCollector(store.collection(Counter.self, named: "other").changes())
-    for id in 0..<3 { try await counters.save(Counter(id: id, value: id)) }
-    try store.close()
-    // No cancel: the for-await loop must end by itself. (A generous bound, so that a broken
-    // close fails the test instead of hanging it.)
-    await waitUntil(seconds: 30) { collector.hasFinished && other.hasFinished }
-    #expect(collector.hasFinished)
-    #expect(other.hasFinished)
-    #expect(Self.seen(collector.changes) == (0..<3).map { Seen(inserted: [$0]) })
-    #expect(other.changes.isEmpty)
-    // A stream asked for after the close is finished from the start.
-    let late = ChangeCollector(counters.changes())
-    await waitUntil(seconds: 30) { late.hasFinished }
-    #expect(late.hasFinished)
-    #expect(late.changes.isEmpty)
+    try await withStore(options: .init(durability: .never), label: "changes-close") { store, _ async throws in
+      let counters = store.collection(Counter.self)
+      let collector = ChangeCollector(counters.changes())
+      let other = ChangeCollector(store.collection(Counter.self, named: "other").changes())
+      for id in 0..<3 { try await counters.save(Counter(id: id, value: id)) }
+      try store.close()
+      // No cancel: the for-await loop must end by itself. (A generous bound, so that a broken
+      // close fails the test instead of hanging it.)
+      await waitUntil(seconds: 30) { collector.hasFinished && other.hasFinished }
+      #expect(collector.hasFinished)
+      #expect(other.hasFinished)
+      #expect(Self.seen(collector.changes) == (0..<3).map { Seen(inserted: [$0]) })
+      #expect(other.changes.isEmpty)
+      // A stream asked for after the close is finished from the start.
+      let late = ChangeCollector(counters.changes())
+      await waitUntil(seconds: 30) { late.hasFinished }
+      #expect(late.hasFinished)
+      #expect(late.changes.isEmpty)
+    }
   }
 
   private static func sorted(_ change: Seen<String>) -> Seen<String> {

@@ -121,6 +121,26 @@ struct NameCollisionTests {
       #expect(store.collection(Cart.Item.self).count == 1, "another store: the name is free there")
     }
   }
+
+  @Test("the default-name guard knows the store under every spelling of its path")
+  func defaultNameGuardSeesAliases() throws {
+    try withTemporaryDirectory("name-alias") { directory throws in
+      let path = directory.file("s.cask")
+      do {
+        let store = try CaskStore(path: path, password: "pw", options: .init(durability: .never))
+        defer { try? store.close() }
+        try store.collection(Feed.Item.self).save(Feed.Item(id: "1", title: "news"))
+      }
+      try FileManager.default.createSymbolicLink(atPath: directory.file("link.cask"), withDestinationPath: path)
+      for alias in [directory.path + "/./s.cask", path + "/", directory.file("link.cask")] {
+        let store = try CaskStore(path: alias, password: "pw", options: .init(durability: .never))
+        defer { try? store.close() }
+        let cart = store.collection(Cart.Item.self)
+        #expect(throws: CaskError.self, "\(alias)") { _ = try cart.removeAll() }
+        #expect(try store.collection(Feed.Item.self).ids() == ["1"], "\(alias): the first type's object is still there")
+      }
+    }
+  }
 }
 
 /// Two model types of the same name, nested in different types.

@@ -152,7 +152,7 @@ struct ObjectLossTests {
     var intervals: [Double] = [0, 0.1, -0.1, -1e-20, 1e-20, -0.5, -0.75, -1, -1.5, 1.5e-7, 0.999_999_999_999_999_9]
     intervals += [-978_307_200.000_001, 1e10 + 0.5, -6e10 + 0.25, 812_345_678.123_456_7, 5_000_000.5]
     intervals += [Date.distantPast, Date.distantFuture].map(\.timeIntervalSinceReferenceDate)
-    // Far dates (fuzz-import's finding: 3.5e61 s came back as another date): written as numbers.
+    // Far dates (3.5e61 s came back as another date, found by fuzz-import): written as numbers.
     intervals += [
       3.5e61, -3.5e61, 1e12, -1e12, 1e12 - 0.5, 999_999_999_999.25, 1e15 + 0.5, -2.5e14, .greatestFiniteMagnitude,
     ]
@@ -197,15 +197,14 @@ struct ObjectLossTests {
 
   @Test("operations on a closed store throw CaskError.closed")
   func closedStoreRefuses() throws {
-    let directory = try TemporaryDirectory("closed")
-    defer { directory.remove() }
-    let store = try CaskStore(path: directory.file("s.cask"), password: "pw", options: .init(durability: .never))
-    let events = store.collection(Event.self)
-    try events.save(sampleEvents()[0])
-    try store.close()
-    #expect(throws: CaskError.closed) { try events.get(id: "a1") }
-    #expect(throws: CaskError.closed) { try events.save(sampleEvents()[1]) }
-    #expect(throws: CaskError.closed) { try events.all() }
-    #expect(throws: CaskError.closed) { try events.ids() }
+    try withStore(options: .init(durability: .never), label: "closed") { store, _ throws in
+      let events = store.collection(Event.self)
+      try events.save(sampleEvents()[0])
+      try store.close()
+      #expect(throws: CaskError.closed) { try events.get(id: "a1") }
+      #expect(throws: CaskError.closed) { try events.save(sampleEvents()[1]) }
+      #expect(throws: CaskError.closed) { try events.all() }
+      #expect(throws: CaskError.closed) { try events.ids() }
+    }
   }
 }

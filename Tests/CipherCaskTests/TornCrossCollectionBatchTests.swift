@@ -102,4 +102,45 @@ struct TornCrossCollectionBatchTests {
       #expect(archive.count == 0)
     }
   }
+
+  @Test("a transaction reads, saves and deletes objects of several collections, sees its writes, commits all or none")
+  func transactionsOnCollections() throws {
+    try withStore("collection-transactions") { store in
+      let events = store.collection(Event.self)
+      let counters = store.collection(Counter.self)
+      let sample = sampleEvents()
+      try events.save(contentsOf: sample)
+      try counters.save(Counter(id: 1, value: 10))
+      let moved = try store.transaction { transaction -> Int in
+        guard var counter = try transaction.get(id: 1, from: counters) else { return -1 }
+        #expect(try transaction.get(id: "a1", from: events)?.city == "Amsterdam")
+        try transaction.delete(id: "a1", from: events)
+        #expect(try transaction.get(id: "a1", from: events) == nil, "its own delete is seen")
+        counter.value += 1
+        try transaction.save(counter, in: counters)
+        #expect(try transaction.get(id: 1, from: counters)?.value == 11, "its own save is seen")
+        #expect(try counters.get(id: 1)?.value == 10, "nothing is committed before the body returns")
+        return counter.value
+      }
+      #expect(moved == 11)
+      #expect(try counters.get(id: 1)?.value == 11)
+      #expect(try events.ids() == ["a2", "a3", "a4"])
+      struct Stop: Error {}
+      #expect(throws: Stop.self) {
+        try store.transaction { transaction in
+          try transaction.save(Counter(id: 2, value: 0), in: counters)
+          try transaction.delete(id: "a2", from: events)
+          throw Stop()
+        }
+      }
+      #expect(try counters.ids() == [1] && events.count == 3, "a body that throws writes nothing")
+      try withStore("collection-transactions-other") { other in
+        let foreign = other.collection(Counter.self)
+        #expect(throws: CaskError.self) { try store.transaction { try $0.save(Counter(id: 3, value: 0), in: foreign) } }
+        #expect(throws: CaskError.self) { try store.transaction { _ = try $0.get(id: 1, from: foreign) } }
+        #expect(throws: CaskError.self) { try store.transaction { try $0.delete(id: 1, from: foreign) } }
+      }
+      #expect(try counters.ids() == [1])
+    }
+  }
 }

@@ -8,6 +8,11 @@ import Testing
 /// the edges of a page.
 @Suite("Queries return exactly the asked objects and page")
 struct WrongPageTests {
+  struct Item: Codable, Identifiable, Sendable, Equatable {
+    var id: String
+    var value: Int
+  }
+
   /// Twelve counters with ids 0..<12 and values that are not in id order.
   private static let counters = (0..<12).map { Counter(id: $0, value: ($0 * 7) % 12, label: $0 % 3 == 0 ? "x" : "y") }
 
@@ -120,6 +125,54 @@ struct WrongPageTests {
         where: { $0.venue == "Hall A" }, sortedBy: { $0.date > $1.date }, limit: 5, offset: 1)
       #expect(second.map(\.id) == ["a1"])
       #expect(try events.fetch(where: { $0.city == "Paris" }, limit: 3).isEmpty)
+    }
+  }
+
+  @Test("fetch without sortedBy lists ids that compare equal in the same order as ids(), whatever the write order")
+  func fetchTiesFollowIDs() throws {
+    try withStore { store throws in
+      let items = store.collection(Item.self)
+      let composed = "\u{E9}"  // é, one code point
+      let decomposed = "e\u{301}"  // e + combining acute: == composed in Swift, another key
+      try items.save(Item(id: composed, value: 1))
+      try items.save(Item(id: decomposed, value: 2))
+      let ids = try items.ids()
+      #expect(ids.count == 2)
+      let fetched = try items.fetch().map(\.id)
+      #expect(fetched.map { Array($0.utf8) } == ids.map { Array($0.utf8) }, "fetch and ids() disagree")
+      #expect(try items.first { _ in true }?.value == items.fetch(limit: 1).first?.value)
+
+      // Paging: re-saving one object (no id added or removed) must not move it to the other page.
+      let page1 = try items.fetch(limit: 1, offset: 0).map(\.value)
+      if let first = try items.fetch(limit: 1, offset: 0).first { try items.save(first) }
+      let page2 = try items.fetch(limit: 1, offset: 1).map(\.value)
+      #expect(Set(page1 + page2) == [1, 2], "pages \(page1) and \(page2)")
+    }
+  }
+
+  @Test("fetch sorted by a field with ties pages the same objects after an unrelated re-save")
+  func sortedTiesPageConsistently() throws {
+    try withStore { store throws in
+      let items = store.collection(Item.self)
+      // Every object has the same value: the sort decides nothing, ids do not come into it.
+      try items.save(contentsOf: (0..<6).map { Item(id: "i\($0)", value: 7) })
+      let byValue: (Item, Item) -> Bool = { $0.value < $1.value }
+      let first = try items.fetch(sortedBy: byValue, limit: 3, offset: 0).map(\.id)
+      // Rewrite one object of the first page, unchanged: no id added, removed or changed.
+      try items.save(Item(id: first[0], value: 7))
+      let second = try items.fetch(sortedBy: byValue, limit: 3, offset: 3).map(\.id)
+      #expect(Set(first + second).count == 6, "pages \(first) and \(second)")
+    }
+  }
+
+  @Test("fetch with a huge limit and a non-zero offset pages instead of trapping on overflow")
+  func hugeLimitWithOffsetDoesNotTrap() throws {
+    try withStore { store throws in
+      let counters = store.collection(Counter.self)
+      try counters.save(contentsOf: (0..<5).map { Counter(id: $0, value: $0) })
+      // `limit: .max` reads as "no limit"; start + limit overflowed Int and trapped.
+      #expect(try counters.fetch(limit: .max, offset: 2).map(\.id) == [2, 3, 4])
+      #expect(try counters.fetch(sortedBy: { $0.id > $1.id }, limit: .max, offset: 1).map(\.id) == [3, 2, 1, 0])
     }
   }
 }

@@ -70,57 +70,57 @@ struct ErrorSecrecyTests {
     let passwordMessage = try RNCryptor.encrypt(Self.plaintext, passwordKeys: passwordKeys)
     var tampered = passwordMessage
     tampered[40] ^= 0x04
-    let directory = try TemporaryDirectory("cask-secrecy")
-    defer { directory.remove() }
-    let finished = try RNCryptor.Encryptor(keys: keys)
-    _ = try finished.finalize()
+    try withTemporaryDirectory("cask-secrecy") { directory throws in
+      let finished = try RNCryptor.Encryptor(keys: keys)
+      _ = try finished.finalize()
 
-    let provoked: [(String, () throws -> Any)] = [
-      ("wrong password", { try RNCryptor.decrypt(passwordMessage, password: password + "x") }),
-      ("wrong keys", { try RNCryptor.decrypt(keyMessage, keys: otherKeys) }),
-      ("tampered", { try RNCryptor.decrypt(tampered, password: password) }),
-      (
-        "streaming wrong password",
-        {
-          let decryptor = RNCryptor.Decryptor(password: password + "x")
-          return try stream(passwordMessage, through: decryptor, chunkLengths: [passwordMessage.count])
-        }
-      ),
-      ("key message to password", { try RNCryptor.decrypt(keyMessage, password: password) }),
-      ("password message to keys", { try RNCryptor.decrypt(passwordMessage, keys: keys) }),
-      ("truncated", { try RNCryptor.decrypt(passwordMessage.prefix(50), password: password) }),
-      ("version", { try RNCryptor.decrypt(Data([2]) + passwordMessage.dropFirst(), password: password) }),
-      ("options", { try RNCryptor.decrypt(Data([3, 7]) + keyMessage.dropFirst(2), keys: keys) }),
-      ("empty password", { try RNCryptor.encrypt(Self.plaintext, password: "") }),
-      ("short key", { try RNCryptor.Keys(encryptionKey: Self.encryptionKey.prefix(31), hmacKey: Self.hmacKey) }),
-      (
-        "short salt",
-        { try RNCryptor.Keys(password: password, encryptionSalt: Data(count: 7), hmacSalt: Data(count: 8)) }
-      ),
-      ("bad padding", { try RNCryptor.decrypt(badlyPaddedMessage(keys: keys), keys: keys) }),
-      ("finished stream", { try finished.update(Self.plaintext) }),
-      (
-        "missing file",
-        { try RNCryptor.decryptFile(at: directory.file("absent"), to: directory.file("out"), keys: keys) }
-      ),
-    ]
-    var covered: Set<String> = []
-    for (label, body) in provoked {
-      guard let error = thrown(label, body) else { continue }
-      covered.insert(Self.caseName(error))
-      let renderings = [
-        error.description, String(describing: error), String(reflecting: error), error.localizedDescription,
+      let provoked: [(String, () throws -> Any)] = [
+        ("wrong password", { try RNCryptor.decrypt(passwordMessage, password: password + "x") }),
+        ("wrong keys", { try RNCryptor.decrypt(keyMessage, keys: otherKeys) }),
+        ("tampered", { try RNCryptor.decrypt(tampered, password: password) }),
+        (
+          "streaming wrong password",
+          {
+            let decryptor = RNCryptor.Decryptor(password: password + "x")
+            return try stream(passwordMessage, through: decryptor, chunkLengths: [passwordMessage.count])
+          }
+        ),
+        ("key message to password", { try RNCryptor.decrypt(keyMessage, password: password) }),
+        ("password message to keys", { try RNCryptor.decrypt(passwordMessage, keys: keys) }),
+        ("truncated", { try RNCryptor.decrypt(passwordMessage.prefix(50), password: password) }),
+        ("version", { try RNCryptor.decrypt(Data([2]) + passwordMessage.dropFirst(), password: password) }),
+        ("options", { try RNCryptor.decrypt(Data([3, 7]) + keyMessage.dropFirst(2), keys: keys) }),
+        ("empty password", { try RNCryptor.encrypt(Self.plaintext, password: "") }),
+        ("short key", { try RNCryptor.Keys(encryptionKey: Self.encryptionKey.prefix(31), hmacKey: Self.hmacKey) }),
+        (
+          "short salt",
+          { try RNCryptor.Keys(password: password, encryptionSalt: Data(count: 7), hmacSalt: Data(count: 8)) }
+        ),
+        ("bad padding", { try RNCryptor.decrypt(badlyPaddedMessage(keys: keys), keys: keys) }),
+        ("finished stream", { try finished.update(Self.plaintext) }),
+        (
+          "missing file",
+          { try RNCryptor.decryptFile(at: directory.file("absent"), to: directory.file("out"), keys: keys) }
+        ),
       ]
-      for text in renderings {
-        for secret in Self.secrets {
-          #expect(!text.contains(secret), "\(label): error text \"\(text)\" contains a secret")
+      var covered: Set<String> = []
+      for (label, body) in provoked {
+        guard let error = thrown(label, body) else { continue }
+        covered.insert(Self.caseName(error))
+        let renderings = [
+          error.description, String(describing: error), String(reflecting: error), error.localizedDescription,
+        ]
+        for text in renderings {
+          for secret in Self.secrets {
+            #expect(!text.contains(secret), "\(label): error text \"\(text)\" contains a secret")
+          }
         }
       }
+      let expected: Set = [
+        "authenticationFailed", "wrongCredentialType", "messageTooShort", "unknownVersion", "unknownOptions",
+        "emptyPassword", "invalidKeyLength", "invalidSaltLength", "streamFinished", "badPadding", "file",
+      ]
+      #expect(covered == expected)
     }
-    let expected: Set = [
-      "authenticationFailed", "wrongCredentialType", "messageTooShort", "unknownVersion", "unknownOptions",
-      "emptyPassword", "invalidKeyLength", "invalidSaltLength", "streamFinished", "badPadding", "file",
-    ]
-    #expect(covered == expected)
   }
 }

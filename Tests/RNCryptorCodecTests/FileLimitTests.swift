@@ -10,17 +10,17 @@ import Testing
 struct FileLimitTests {
   @Test("a destination name of 250 bytes (NAME_MAX is 255) works both ways")
   func longDestinationName() throws {
-    let directory = try TemporaryDirectory("cask-files")
-    defer { directory.remove() }
-    let plaintext = Data("long names are legal".utf8)
-    try plaintext.write(to: URL(fileURLWithPath: directory.file("plain")))
-    let keys = try Fixture.keys()
-    let encrypted = directory.file(String(repeating: "e", count: 250))
-    let decrypted = directory.file(String(repeating: "d", count: 250))
+    try withTemporaryDirectory("cask-files") { directory throws in
+      let plaintext = Data("long names are legal".utf8)
+      try plaintext.write(to: URL(fileURLWithPath: directory.file("plain")))
+      let keys = try Fixture.keys()
+      let encrypted = directory.file(String(repeating: "e", count: 250))
+      let decrypted = directory.file(String(repeating: "d", count: 250))
 
-    try RNCryptor.encryptFile(at: directory.file("plain"), to: encrypted, keys: keys)
-    try RNCryptor.decryptFile(at: encrypted, to: decrypted, keys: keys)
-    #expect(try Data(contentsOf: URL(fileURLWithPath: decrypted)) == plaintext)
+      try RNCryptor.encryptFile(at: directory.file("plain"), to: encrypted, keys: keys)
+      try RNCryptor.decryptFile(at: encrypted, to: decrypted, keys: keys)
+      #expect(try Data(contentsOf: URL(fileURLWithPath: decrypted)) == plaintext)
+    }
   }
 
   @Test("chunkSize: .max reads the file in large pieces instead of trapping")

@@ -2,7 +2,7 @@ import CipherCask
 import Foundation
 import PeerKit
 
-/// Issue 4's cost rule, measured: `all()` of a collection of 10,000 `BenchObject`s in a store
+/// The isolation cost rule, measured: `all()` of a collection of 10,000 `BenchObject`s in a store
 /// that holds only them ("alone"), and in a store that holds the same collection plus other
 /// objects in another collection, up to `storeKeys` keys in all ("crowded"). The crowd is
 /// written interleaved with the collection (about 99 others between two of its objects at
@@ -24,7 +24,7 @@ extension ObjectsCommand {
 
     var aloneMedian: Double { Statistics.median(aloneSeconds) }
     var crowdedMedian: Double { Statistics.median(crowdedSeconds) }
-    /// Crowded ÷ alone: issue 4 asks for at most 2.
+    /// Crowded ÷ alone: the rule asks for at most 2.
     var ratio: Double { crowdedMedian / Swift.max(aloneMedian, 1e-9) }
 
     enum CodingKeys: String, CodingKey {
@@ -68,7 +68,7 @@ extension ObjectsCommand {
     }
   }
 
-  /// Objects in the listed collection: issue 4's figure.
+  /// Objects in the listed collection: the rule's figure.
   static let isolationObjects = 10_000
 
   /// Fills the two stores in `directory` and times `all()` in each `runs` times.

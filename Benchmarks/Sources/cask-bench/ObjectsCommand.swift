@@ -5,7 +5,7 @@ import PeerKit
 /// CipherCask (JSON, the default coder, and property lists) beside SQLite storing the same JSON
 /// encrypted per row with RNCryptor, and beside the seed's design (PBKDF2 per object) on a
 /// small sample. Workloads: save (one per transaction), get (random order), all, filter.
-/// Then, in this process, issue 4's cost rule: `all()` of 10,000 objects alone in a store and
+/// Then, in this process, the isolation cost rule: `all()` of 10,000 objects alone in a store and
 /// in a crowded store (ObjectsCommand+Isolation.swift).
 enum ObjectsCommand: BenchCommand {
   static let name = "objects"
@@ -56,7 +56,7 @@ enum ObjectsCommand: BenchCommand {
     var engines: [GatheredEngine] = []
     var seedSample: GatheredEngine?
     var targets: [PeerTarget] = []
-    /// `all()` alone and in a crowded store (issue 4).
+    /// `all()` alone and in a crowded store (the isolation cost rule).
     var isolation: Isolation?
   }
 

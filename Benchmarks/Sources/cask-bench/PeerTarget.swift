@@ -1,4 +1,4 @@
-/// One of issue 6's targets, as a ratio (or a figure) measured in the run, and whether it was met.
+/// One of the peer comparison's targets, as a ratio (or a figure) measured in the run, and whether it was met.
 struct PeerTarget: Codable {
   let target: String
   /// Where it was measured (`1,000,000 keys`, `durable puts, 8 writers`).

@@ -9,11 +9,10 @@ import Testing
   import FoundationNetworking
 #endif
 
-/// Defects found in a review of the outbox against pulls, direct calls and itself: changes
-/// the server accepted that the device did not reflect, conflicts that went unnoticed, older
-/// changes sent after newer ones, and answers kept in memory until their timeout.
-@Suite("Sync review: the outbox against pulls, direct calls, overlapping runs; released answers")
-struct SyncOrderingReviewTests {
+/// The outbox against pulls, direct calls and itself: a change the server accepted is what the
+/// device keeps, a conflict is noticed, and an older change is never sent after a newer one.
+@Suite("The outbox against pulls, direct calls and overlapping runs")
+struct OutboxOrderingTests {
   /// The pull between `deleteAndQueue` and `pushPending` brought the object back; the server
   /// accepted the delete, and the queue entry and sync record went, but the object stayed on
   /// the device, where a later `saveAndQueue` would have POSTed it back to life.
@@ -134,23 +133,6 @@ struct SyncOrderingReviewTests {
     #expect(try await fixture.server.log() == ["PUT u1", "PUT u1"])
   }
 
-  /// Every request's bookkeeping (its answer, body included, and its URLSession task) was held
-  /// by a timer until the timeout fired: 30 s of page bodies by default, forever with
-  /// `timeout: .infinity`.
-  @Test("a completed request is released at once, not when its timeout would have fired")
-  func completedCallIsReleased() async throws {
-    let fixture = try SyncFixture("rev-release")
-    defer { fixture.close() }
-    let transport = HTTPTransport(configuration: RemoteConfiguration(timeout: 600), session: nil)
-    let watch = WeakBox()
-    var request = URLRequest(url: fixture.server.url("/users"))
-    request.setValue("Bearer \(RESTServer.token)", forHTTPHeaderField: "Authorization")
-    let response = try await transport.send(request, observe: { watch.set($0) })
-    #expect(response.status == 200 && !response.body.isEmpty)
-    // URLSession lets go of its completion handler on a queue of its own: wait for that.
-    for _ in 0..<250 where watch.isAlive { try await Task.sleep(for: .milliseconds(20)) }
-    #expect(!watch.isAlive, "the call (with its answer) is still held after 5 s")
-  }
 }
 
 /// Holds the first `adjust` call of a push until released (a pthread-blocking wait: the
@@ -188,22 +170,4 @@ private final class Gate: @unchecked Sendable {
   }
 
   func release() { released.signal() }
-}
-
-/// A weak reference set from a `@Sendable` callback.
-private final class WeakBox: @unchecked Sendable {
-  private let lock = NSLock()
-  private weak var object: AnyObject?
-
-  var isAlive: Bool {
-    lock.lock()
-    defer { lock.unlock() }
-    return object != nil
-  }
-
-  func set(_ object: AnyObject) {
-    lock.lock()
-    self.object = object
-    lock.unlock()
-  }
 }

@@ -10,10 +10,11 @@ import Testing
   import FoundationNetworking
 #endif
 
-/// Defects found in a review of the sync layer: pages that never end, next links that end a
-/// walk as if it were complete, and timeouts URLSession traps on.
-@Suite("Sync review: endless and wrapping pages, next links that are no link, unbounded timeouts")
-struct ReviewSyncFindingsTests {
+/// A walk over pages ends, and only where the server says the last page is: pages that never
+/// end or wrap around stop it with an error, a `next` that is no link is not taken for the
+/// last page, a link to another server is not followed, the last page number does not trap.
+@Suite("Walking the pages of a resource")
+struct PageWalkTests {
   /// `users` synced with `path` on `server`, in a `result` envelope, with the token.
   private func remote(
     _ fixture: SyncFixture, _ path: String, pagination: RemoteConfiguration.Pagination, maximumPages: Int = 10_000
@@ -129,32 +130,62 @@ struct ReviewSyncFindingsTests {
     }
   }
 
-  /// FoundationNetworking converts a request's timeout to milliseconds in an `Int`
-  /// (`_HTTPURLProtocol.configureEasyHandle`), which traps for infinity, NaN or more than
-  /// about 9.2e15 seconds: `timeout: .infinity`, a natural way to ask for no timeout, took the
-  /// whole process down on the first request.
-  @Test(
-    "a timeout of infinity, or one too long for URLSession, means no timeout instead of a crash",
-    arguments: [TimeInterval.infinity, 1e300])
-  func unboundedTimeout(timeout: TimeInterval) async throws {
-    let fixture = try SyncFixture("no-timeout")
+  @Test("paging from the largest page number ends at its empty page instead of trapping on overflow")
+  func lastPageNumber() async throws {
+    let fixture = try SyncFixture("last-page")
     defer { fixture.close() }
+    // The test server has no object on such a page: the pull ends there. It used to count on
+    // to the next page number first, past Int.max.
+    for first in [Int.max, Int.max - 1] {
+      let result = try await fixture.remote(pagination: .page(parameter: "page", first: first)).pullAll()
+      #expect(result == .init(inserted: 0, replaced: 0))
+    }
+  }
+
+  @Test("a next link is followed only on the server the walk started on")
+  func pageLinksStayOnTheServer() throws {
+    let first = try #require(URL(string: "http://127.0.0.1:8080/users?page=1"))
+    let page = try #require(URL(string: "http://127.0.0.1:8080/users?page=3"))
+    let same = ["/users?page=4", "?page=4", "http://127.0.0.1:8080/other", "HTTP://127.0.0.1:8080/users"]
+    for link in same {
+      #expect(try PageLink.resolve(link, on: page, walkStartedAt: first) != nil, "\(link)")
+    }
+    let defaultPort = try #require(URL(string: "https://api.example.com/users"))
+    #expect(
+      try PageLink.resolve("https://API.example.com:443/users?p=2", on: defaultPort, walkStartedAt: defaultPort) != nil)
+    let elsewhere = [
+      "http://127.0.0.1:8081/users", "https://127.0.0.1:8080/users", "http://localhost:8080/users",
+      "//evil.example/users", "http://evil.example/users?page=2",
+    ]
+    for link in elsewhere {
+      #expect(throws: PageLink.LeavesServer.self, "\(link)") {
+        try PageLink.resolve(link, on: page, walkStartedAt: first)
+      }
+    }
+  }
+
+  @Test("pullAll refuses a next link to another server, sends it no request, and stores nothing")
+  func nextLinkToAnotherServer() async throws {
+    let fixture = try SyncFixture("next-elsewhere")
+    defer { fixture.close() }
+    // Port 1: were the link followed, the call would fail with a transport error instead.
+    try await fixture.server.put(
+      file: "first",
+      #"{"result": [{"id": "x1", "email": "x@example.com", "first": "X", "last": "Y", "address": null}], "#
+        + #""next": "http://127.0.0.1:1/users?page=2"}"#)
     let remote = RemoteCollection(
-      fixture.users, baseURL: fixture.server.url("/users"),
+      fixture.users, baseURL: fixture.server.url("/files/first"),
       configuration: RemoteConfiguration(
-        envelope: .key("result"), pagination: .nextURL(key: "next"), timeout: timeout,
+        envelope: .key("result"), pagination: .nextURL(key: "next"),
         prepareRequest: { $0.setValue("Bearer \(RESTServer.token)", forHTTPHeaderField: "Authorization") }))
-    #expect(try await remote.pullAll() == .init(inserted: 5, replaced: 0))
-    // The same through `adjust`, on a `RemoteJSONSource` and a session of the caller's.
-    let source = RemoteJSONSource(
-      configuration: RemoteConfiguration(
-        timeout: 10,
-        prepareRequest: { request in
-          request.setValue("Bearer \(RESTServer.token)", forHTTPHeaderField: "Authorization")
-          request.timeoutInterval = timeout
-        }),
-      session: URLSession(configuration: .ephemeral))
-    #expect(try await !source.get(fixture.server.url("/users")).isEmpty)
+    let before = fixture.users.count
+    do {
+      _ = try await remote.pullAll()
+      Issue.record("pullAll followed a link to another server")
+    } catch SyncError.decoding(let reason) {
+      #expect(reason.contains("another server"), "\(reason)")
+    }
+    #expect(fixture.users.count == before)
   }
 }
 

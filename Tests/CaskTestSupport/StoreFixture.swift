@@ -1,0 +1,77 @@
+import CaskEngine
+import Foundation
+
+/// The password `withStore` opens its stores with, for tests that reopen the store themselves.
+public let testPassword = "pw"
+
+/// Runs `body` with a fresh temporary directory, removed afterwards, also when `body` throws.
+///
+/// - Parameter label: the start of the directory's name, to tell test leftovers apart.
+public func withTemporaryDirectory<R>(
+  _ label: String = "cask", _ body: (_ directory: TemporaryDirectory) throws -> R
+) throws -> R {
+  let directory = try TemporaryDirectory(label)
+  defer { directory.remove() }
+  return try body(directory)
+}
+
+/// The `async` form of `withTemporaryDirectory(_:_:)`.
+public func withTemporaryDirectory<R>(
+  _ label: String = "cask", _ body: (_ directory: TemporaryDirectory) async throws -> R
+) async throws -> R {
+  let directory = try TemporaryDirectory(label)
+  defer { directory.remove() }
+  return try await body(directory)
+}
+
+/// Runs `body` with a new store at `path` (`store.cask` in a fresh temporary directory), opened
+/// with `password` and `options`; then closes the store and removes the directory, also when
+/// `body` throws.
+///
+/// The body may close the store and reopen `path` itself (a second `close()` of a store closed
+/// cleanly does nothing). A close that fails after a body that returned is thrown: a test must
+/// not pass over a store that could not sync. `options.fileSystem` must see the temporary
+/// directory (the real file system does; a `FaultyFileSystem` does not).
+///
+/// - Parameters:
+///   - options: how to open the store; `.never` durability by default, as tests need no fsync.
+///   - password: the store's password, `testPassword` by default.
+///   - label: the start of the directory's name.
+public func withStore<R>(
+  options: CaskStore.Options = CaskStore.Options(durability: .never), password: String = testPassword,
+  label: String = "store", _ body: (_ store: CaskStore, _ path: String) throws -> R
+) throws -> R {
+  try withTemporaryDirectory(label) { directory in
+    let path = directory.file("store.cask")
+    let store = try CaskStore(path: path, password: password, options: options)
+    let result: R
+    do {
+      result = try body(store, path)
+    } catch {
+      try? store.close()
+      throw error
+    }
+    try store.close()
+    return result
+  }
+}
+
+/// The `async` form of `withStore(options:password:label:_:)`.
+public func withStore<R>(
+  options: CaskStore.Options = CaskStore.Options(durability: .never), password: String = testPassword,
+  label: String = "store", _ body: (_ store: CaskStore, _ path: String) async throws -> R
+) async throws -> R {
+  try await withTemporaryDirectory(label) { directory in
+    let path = directory.file("store.cask")
+    let store = try CaskStore(path: path, password: password, options: options)
+    let result: R
+    do {
+      result = try await body(store, path)
+    } catch {
+      try? store.close()
+      throw error
+    }
+    try store.close()
+    return result
+  }
+}
