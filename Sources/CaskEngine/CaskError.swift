@@ -20,8 +20,11 @@ public enum CaskError: Error, Sendable {
   /// Thrown when the store (its header or a segment) has a format version this library does
   /// not read: a newer one, or the withdrawn version 1.
   case unsupportedVersion(found: Int, supported: Int)
-  /// Thrown when another `CaskStore`, in this process or another, has the store open.
+  /// Thrown when another process has the store open (for writing, or, for a writer, at all).
   case locked(path: String)
+  /// Thrown when another `CaskStore` of this process has the store open: use that one (a
+  /// `CaskStore` is `Sendable`), or close it first.
+  case alreadyOpen(path: String)
   /// Thrown when a store opened with a password is given keys, or the reverse.
   case wrongCredentialType
 
@@ -33,7 +36,8 @@ public enum CaskError: Error, Sendable {
   case invalidKey(reason: String)
   /// Thrown when a value is larger than `CaskFormat.maximumValueLength` bytes.
   case valueTooLarge(length: Int, maximum: Int)
-  /// Thrown when the store has been closed, or opened read-only and asked to write.
+  /// Thrown when the store has been closed. (A write to a store opened read-only throws
+  /// `readOnly`.)
   case closed
   /// Thrown when a write is attempted on a store opened read-only.
   case readOnly
@@ -77,7 +81,9 @@ extension CaskError: CustomStringConvertible {
     case .unsupportedVersion(let found, let supported):
       return "store format version \(found) is not one this library reads (it reads version \(supported))"
     case .locked(let path):
-      return "store is locked by another user (\(path))"
+      return "store is locked by another process (\(path))"
+    case .alreadyOpen(let path):
+      return "store is already open in this process (\(path)); use that CaskStore or close it first"
     case .wrongCredentialType:
       return "the store was created with the other kind of credential (password or keys)"
     case .invalidKey(let reason):
@@ -142,6 +148,7 @@ extension CaskError: Equatable {
       (.readOnly, .readOnly):
       return true
     case (.notACaskStore(let a), .notACaskStore(let b)), (.locked(let a), .locked(let b)),
+      (.alreadyOpen(let a), .alreadyOpen(let b)),
       (.invalidKey(let a), .invalidKey(let b)), (.crypto(let a), .crypto(let b)):
       return a == b
     case (.unsupportedVersion(let a, let b), .unsupportedVersion(let c, let d)),

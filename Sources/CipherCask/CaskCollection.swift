@@ -272,18 +272,28 @@ extension CaskStore {
   }
 }
 
-/// The default collection names taken in this process, by store directory: which type has
-/// each.
+/// The default collection names taken in each open store: which type has each.
+///
+/// Claims belong to one `CaskStore` instance and end with it. Prevents: a store recreated at
+/// the same path (or opened again after a close) inheriting the claims of the one before it,
+/// and a `realpath` on every `collection(_:)` call.
 enum DefaultNames {
-  private static let taken = Locked<[String: ObjectIdentifier]>([:])
+  private struct Claims {
+    weak var store: CaskStore?
+    var names: [String: ObjectIdentifier] = [:]
+  }
+
+  private static let taken = Locked<[ObjectIdentifier: Claims]>([:])
 
   /// Takes `name` for `type` in `store`; returns why it cannot when another type has it.
   static func claim(_ name: String, for type: Any.Type, in store: CaskStore) -> String? {
-    let directory = store.resolvedPath
     let owner = taken.withLock { taken in
-      let key = directory + "\u{0}" + name
-      if let owner = taken[key] { return owner }
-      taken[key] = ObjectIdentifier(type)
+      // Stores that are gone leave no claims behind (a new store can reuse an old address).
+      if taken.count > 16 { taken = taken.filter { $0.value.store != nil } }
+      var claims = taken[ObjectIdentifier(store)].flatMap { $0.store === store ? $0 : nil } ?? Claims(store: store)
+      if let owner = claims.names[name] { return owner }
+      claims.names[name] = ObjectIdentifier(type)
+      taken[ObjectIdentifier(store)] = claims
       return ObjectIdentifier(type)
     }
     guard owner != ObjectIdentifier(type) else { return nil }
@@ -295,7 +305,7 @@ enum DefaultNames {
 extension CaskStore {
   /// The store's directory with links, `.`, `..` and repeated or trailing slashes resolved,
   /// so that every spelling of one store's path (`s.cask`, `./s.cask/`, a link to it) is one
-  /// key: for what is kept per store in this process (default collection names, sync turns).
+  /// key: for what is kept per store in this process (sync turns).
   package var resolvedPath: String {
     guard let resolved = realpath(path, nil) else { return URL(fileURLWithPath: path).standardizedFileURL.path }
     defer { free(resolved) }

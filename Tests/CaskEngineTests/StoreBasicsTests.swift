@@ -44,10 +44,10 @@ struct StoreBasicsTests {
     }
   }
 
-  @Test("a second open of the same store fails with locked")
-  func locked() throws {
+  @Test("a second open of the same store in one process says it is already open here")
+  func alreadyOpenInThisProcess() throws {
     try withStore(options: options, label: "locked") { store, path throws in
-      #expect(throws: CaskError.locked(path: path + "/LOCK")) {
+      #expect(throws: CaskError.alreadyOpen(path: path + "/LOCK")) {
         try CaskStore(path: path, password: "pw", options: options)
       }
       try store.close()

@@ -54,7 +54,7 @@ extension Compactor {
         runBytes = UInt64(live[runEnd].1.offset) + UInt64(live[runEnd].1.length) - runStart
         runEnd += 1
       }
-      let run = try input.file.read(count: Int(runBytes), at: runStart)
+      let run = try input.file.read(upTo: Int(runBytes), at: runStart)
       guard run.count == Int(runBytes) else {
         throw CaskError.corrupt(file: input.path, offset: runStart, reason: "segment ended early during compaction")
       }

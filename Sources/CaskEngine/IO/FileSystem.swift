@@ -38,7 +38,7 @@ public protocol FileSystem: Sendable {
   func syncDirectory(_ path: String) throws
   /// Takes an advisory lock on `path` (created if missing) without waiting.
   ///
-  /// - Throws: `CaskError.locked` when another holder has it.
+  /// - Throws: `CaskError.locked` when another process holds it, `.alreadyOpen` when this one does.
   func lock(_ path: String, exclusive: Bool) throws -> any FileLock
 }
 
@@ -107,8 +107,18 @@ extension FileSystem {
 extension StorageFile {
   /// Reads exactly `count` bytes at `offset`.
   ///
-  /// - Throws: `CaskError.io` with `EIO`-like detail when the file ends early.
+  /// - Throws: `CaskError.io` (`EIO`, operation "read (the file ends early)") when the file
+  ///   ends before `count` bytes; the errors of `read(into:at:)`.
   public func read(count: Int, at offset: UInt64) throws -> Data {
+    let data = try read(upTo: count, at: offset)
+    guard data.count == count else {
+      throw CaskError.io(operation: "read (the file ends early)", path: path, errno: EIO)
+    }
+    return data
+  }
+
+  /// Reads `count` bytes at `offset`, or fewer when the file ends first.
+  public func read(upTo count: Int, at offset: UInt64) throws -> Data {
     var data = Data(count: count)
     let received = try data.withUnsafeMutableBytes { (buffer: UnsafeMutableRawBufferPointer) in
       try readFully(into: buffer, at: offset)

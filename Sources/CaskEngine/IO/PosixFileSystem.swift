@@ -106,15 +106,20 @@ public struct PosixFileSystem: FileSystem {
         return NoLock()
       }
     }
+    let file = Syscall.fileID(descriptor)
     do {
       guard try Syscall.flock(descriptor, exclusive: exclusive, path: path) else {
+        // A `flock` is held per open file, so this process's own holder conflicts too.
+        if let file, PosixLock.held.withLock({ $0[file, default: 0] > 0 }) {
+          throw CaskError.alreadyOpen(path: path)
+        }
         throw CaskError.locked(path: path)
       }
     } catch {
       Syscall.close(descriptor)
       throw error
     }
-    return PosixLock(descriptor: descriptor)
+    return PosixLock(descriptor: descriptor, file: file)
   }
 }
 
@@ -178,10 +183,18 @@ final class NoLock: FileLock {
 }
 
 final class PosixLock: FileLock {
-  private let descriptor: Atomic<Int32>
+  /// The lock files this process holds locks on, by device and inode, with how many locks
+  /// (several read-only opens share one file): so that a refused lock can say whether this
+  /// process is the holder.
+  static let held = Locked<[Syscall.FileID: Int]>([:])
 
-  init(descriptor: Int32) {
+  private let descriptor: Atomic<Int32>
+  private let file: Syscall.FileID?
+
+  init(descriptor: Int32, file: Syscall.FileID?) {
     self.descriptor = Atomic(descriptor)
+    self.file = file
+    if let file { Self.held.withLock { $0[file, default: 0] += 1 } }
   }
 
   deinit {
@@ -195,6 +208,12 @@ final class PosixLock: FileLock {
   func unlock() {
     let old = descriptor.exchange(-1, ordering: .acquiringAndReleasing)
     if old >= 0 {
+      if let file {
+        Self.held.withLock { held in
+          held[file, default: 1] -= 1
+          if held[file] == 0 { held[file] = nil }
+        }
+      }
       Syscall.unlock(old)
       Syscall.close(old)
     }

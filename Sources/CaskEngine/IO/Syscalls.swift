@@ -85,6 +85,19 @@ enum Syscall {
     return UInt64(info.st_size)
   }
 
+  /// A file's identity: its device and inode.
+  struct FileID: Hashable, Sendable {
+    var device: UInt64
+    var inode: UInt64
+  }
+
+  /// The identity of the file `descriptor` is open on, or `nil` if `fstat` fails.
+  static func fileID(_ descriptor: Int32) -> FileID? {
+    var info = stat()
+    guard retrying({ fstat(descriptor, &info) }).0 == 0 else { return nil }
+    return FileID(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+  }
+
   /// Whether `descriptor` is open on a regular file (not a FIFO, device or directory).
   static func isRegularFile(_ descriptor: Int32) -> Bool {
     var info = stat()

@@ -186,7 +186,7 @@ struct SegmentScanner {
   /// go straight to the file).
   private mutating func bytes(at offset: UInt64, count: Int) throws -> Data {
     if !windowHolds(offset, count: count) {
-      if count >= chunk { return try file.read(count: count, at: offset) }
+      if count >= chunk { return try file.read(upTo: count, at: offset) }
       try loadWindow(at: offset)
     }
     let start = window.startIndex + Int(offset - windowStart)
@@ -201,6 +201,6 @@ struct SegmentScanner {
   /// Reads up to `chunk` bytes from `offset` into the window.
   private mutating func loadWindow(at offset: UInt64) throws {
     windowStart = offset
-    window = try file.read(count: Int(min(UInt64(chunk), length - offset)), at: offset)
+    window = try file.read(upTo: Int(min(UInt64(chunk), length - offset)), at: offset)
   }
 }

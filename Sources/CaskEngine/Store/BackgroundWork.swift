@@ -1,6 +1,10 @@
 import Foundation
 import Synchronization
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// The store's two background jobs: the periodic sync of `.periodic` durability, and
 /// automatic compaction when dead bytes pass the configured threshold. Both hold the store
 /// weakly and end with `stop()` (called by `close()`).
@@ -9,10 +13,13 @@ final class BackgroundWork: Sendable {
     var stopped = false
     var compacting = false
     var writesSinceCheck = 0
+    /// The error of the last automatic compaction, if it failed; cleared by one that works.
+    var compactionFailure: CaskError?
   }
 
   private let state = Locked(State())
-  private let wake = NSCondition()
+  /// Monotonic, so that a wall clock set back does not stop the periodic sync for that long.
+  private let wake = MonotonicCondition()
   private let finished = DispatchGroup()
 
   /// Starts the periodic syncer when the store's durability asks for one.
@@ -29,7 +36,7 @@ final class BackgroundWork: Sendable {
         // before this point (the thread was starting, or busy in `sync()`) is seen here rather
         // than its wake-up missed, which made `close()` wait out a whole interval.
         if !self.state.withLock({ $0.stopped }) {
-          _ = self.wake.wait(until: Date(timeIntervalSinceNow: interval))
+          self.wake.wait(until: MonotonicCondition.now() + UInt64(interval * 1e9))
         }
         self.wake.unlock()
         guard !self.state.withLock({ $0.stopped }), let store else { return }
@@ -69,11 +76,25 @@ final class BackgroundWork: Sendable {
         self.state.withLock { $0.compacting = false }
         self.finished.leave()
       }
-      _ = try? store?.compact()
+      // Kept for `stats()` (automaticCompactionFailure) rather than dropped. One that stopped
+      // because the store is closing did not fail.
+      let outcome: CaskError?
+      do {
+        _ = try store?.compact()
+        outcome = nil
+      } catch CaskError.closed {
+        return
+      } catch {
+        outcome = error as? CaskError ?? .io(operation: "compaction", path: store?.path ?? "", errno: EIO)
+      }
+      self.state.withLock { $0.compactionFailure = outcome }
     }
     thread.name = "CipherCask compaction"
     thread.start()
   }
+
+  /// The error of the last automatic compaction, if it failed.
+  var compactionFailure: CaskError? { state.withLock { $0.compactionFailure } }
 
   /// Whether `close()` has begun; compaction checks it between steps.
   var isStopped: Bool { state.withLock { $0.stopped } }

@@ -98,4 +98,8 @@ public struct CaskStats: Sendable, Equatable {
   public var recovery: RecoveryReport
   /// Compactions completed since open.
   public var compactions: Int
+  /// Why the last automatic compaction failed (a full disk, say), or `nil` when it worked or
+  /// none ran. The store stays as it was before a failed compaction; the next one that is due
+  /// tries again.
+  public var automaticCompactionFailure: CaskError? = nil
 }

@@ -11,7 +11,8 @@ extension CaskStore {
   ///   error from the last step (the directory sync, after the new header was renamed into
   ///   place) leaves it unknown which header the disk keeps: as after a crash, the store then
   ///   opens with the old password or the new one, so keep both until one has opened it.
-  /// - Complexity: O(1) in the size of the store; two PBKDF2 runs.
+  /// - Complexity: O(1) in the size of the store; two PBKDF2 runs, made before the writer lock
+  ///   is taken, so writers wait only for the header's write.
   public func changePassword(to newPassword: String) throws {
     guard !newPassword.isEmpty else { throw CaskError.invalidKey(reason: "the password is empty") }
     try replaceCredential(with: .password(SecureBytes(utf8: newPassword)))
@@ -26,10 +27,12 @@ extension CaskStore {
   private func replaceCredential(with credential: StoreCredential) throws {
     guard !options.readOnly else { throw CaskError.readOnly }
     try userCode.refuse("a password change")
+    // Derived before the writer lock is taken. Prevents: every writer stalling for the two
+    // PBKDF2 runs of the new password. (The data key never changes, so the wrap cannot go
+    // stale while it waits for the lock.)
+    let header = try credential.wrap(StoreCredential.concatenate(cipher.keys))
     try writer.withLock { writer in
       if writer.closed { throw CaskError.closed }
-      let dataKey = StoreCredential.concatenate(cipher.keys)
-      let header = try credential.wrap(dataKey)
       try StoreOpener.writeHeader(
         header, at: "\(path)/\(CaskFormat.headerFileName)", fileSystem: fileSystem, directory: path)
     }

@@ -91,7 +91,7 @@ public final class CaskStore: Sendable {
   ///   - path: the store's directory, for example `users.cask`.
   ///   - password: unlocks the data key; never stored.
   ///   - options: durability, segment size, compaction, read-only.
-  /// - Throws: `CaskError.wrongPassword` (nothing is written), `.locked`, `.notACaskStore`,
+  /// - Throws: `CaskError.wrongPassword` (nothing is written), `.locked` (another process has it open), `.alreadyOpen` (this one has), `.notACaskStore`,
   ///   `.unsupportedVersion`, `.corrupt` for a damaged header, `.io`.
   /// - Complexity: two PBKDF2 runs, plus reading every hint file (or, for segments without a
   ///   valid hint, every record's key).
@@ -274,7 +274,7 @@ public final class CaskStore: Sendable {
       CaskStats(
         keys: state.directory.count, liveBytes: state.directory.liveBytes,
         deadBytes: state.directory.deadBytes, segments: state.segments.count, recovery: state.recovery,
-        compactions: state.compactions)
+        compactions: state.compactions, automaticCompactionFailure: background.compactionFailure)
     }
   }
 

@@ -92,7 +92,7 @@ extension StoreOpener {
             file: name, offset: length, length: fullLength - length,
             reason: "segment longer than the format allows; the excess is ignored"))
       }
-      let header = try file.read(count: CaskFormat.segmentHeaderLength, at: 0)
+      let header = try file.read(upTo: CaskFormat.segmentHeaderLength, at: 0)
       switch Segment.decodeHeader(header) {
       case .success(let decoded) where decoded.id == id:
         // A base is a number handed out earlier (a writer's own id, or the newest input's for

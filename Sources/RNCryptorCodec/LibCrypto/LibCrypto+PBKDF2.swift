@@ -1,12 +1,14 @@
 internal import CLibCrypto
 import Foundation
+import Synchronization
 
 extension LibCrypto {
   /// PBKDF2-HMAC-SHA1 with RNCryptor v3's parameters into a wiping buffer.
   static func deriveKey(password: SecureBytes, salt: UnsafeRawBufferPointer) throws
     -> SecureBytes
   {
-    try SecureBytes(count: RNCryptor.Format.keyLength) { (output) throws in
+    RNCryptor.keyDerivations.add(1, ordering: .relaxed)
+    return try SecureBytes(count: RNCryptor.Format.keyLength) { (output) throws in
       try password.withUnsafeBytes { passwordBytes in
         try pbkdf2SHA1(
           password: passwordBytes, salt: salt, iterations: RNCryptor.Format.pbkdf2Iterations, into: output)
@@ -136,4 +138,10 @@ extension LibCrypto {
       blockIndex += 1
     }
   }
+}
+
+extension RNCryptor {
+  /// How many PBKDF2 key derivations this process has run: for tests that check where a
+  /// derivation happens (a password change derives before it takes the store's writer lock).
+  package static let keyDerivations = Atomic<Int>(0)
 }

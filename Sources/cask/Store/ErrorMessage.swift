@@ -17,6 +17,8 @@ enum ErrorMessage {
       return "wrong password for store '\(path)'"
     case .locked:
       return "store '\(path)' is locked: another process has it open"
+    case .alreadyOpen:
+      return "store '\(path)' is already open in this process"
     case .notACaskStore:
       return "'\(path)' is not a CipherCask store"
     case .unsupportedVersion(let found, let supported):
