@@ -168,7 +168,7 @@ struct BackupTests {
       var rounds: [Int] = []
       for copy in 0..<4 {
         // A writer that failed (recorded below) stops here instead of hanging the test.
-        while acknowledged.load(ordering: .acquiring) < (copy + 1) * 20 && !writer.isFinished { usleep(1000) }
+        waitUntil { acknowledged.load(ordering: .acquiring) >= (copy + 1) * 20 || writer.isFinished }
         let before = acknowledged.load(ordering: .acquiring)
         let path = directory.file("copy-\(copy).cask")
         try store.backup(to: path)
@@ -182,7 +182,7 @@ struct BackupTests {
         rounds.append(round)
       }
       stop.store(true, ordering: .releasing)
-      while !writer.isFinished { usleep(1000) }
+      #expect(waitUntil { writer.isFinished }, "the writer did not stop")
       #expect(writerFailure.withLock { $0 } == nil)
       #expect(rounds == rounds.sorted(), "later copies hold no earlier rounds: \(rounds)")
     }

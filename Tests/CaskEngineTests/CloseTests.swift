@@ -17,15 +17,6 @@ struct CloseTests {
 
   private static func isSegment(_ path: String) -> Bool { path.contains(".seg") }
 
-  /// Waits (without asserting on time) until `condition` holds, or gives up after many tries.
-  private static func eventually(_ condition: () -> Bool) -> Bool {
-    for _ in 0..<20_000 {
-      if condition() { return true }
-      usleep(1_000)
-    }
-    return condition()
-  }
-
   @Test("close() reports that the periodic sync failed instead of returning as if everything were synced")
   func closeAfterFailedPeriodicSync() throws {
     let fileSystem = FaultyFileSystem(directories: ["/data"])
@@ -38,7 +29,7 @@ struct CloseTests {
     fileSystem.inject(.init([.sync], paths: Self.isSegment))
     try store.put(Data("acknowledged".utf8), forKey: "acknowledged")
     // The periodic syncer tries, fails, and keeps the failure to itself.
-    let failed = Self.eventually { store.writer.withLock { $0.failure != nil } }
+    let failed = waitUntil { store.writer.withLock { $0.failure != nil } }
     try #require(failed, "the periodic sync never ran")
 
     // close() promises to sync; it cannot have, so it must say so.

@@ -57,8 +57,7 @@ struct GroupCommitProtocolTests {
         }
       }
     }
-    let deadline = Date().addingTimeInterval(120)
-    while counters.withLock({ $0.finished }) < threads && Date() < deadline { usleep(10_000) }
+    waitUntil(interval: 0.01) { counters.withLock { $0.finished } >= threads }
     let final = counters.withLock { $0 }
     #expect(final.finished == threads, "a waiter never returned")
     #expect(final.violations == 0, "a waiter returned before a sync covered its ticket")

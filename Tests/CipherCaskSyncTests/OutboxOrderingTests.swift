@@ -115,7 +115,7 @@ struct OutboxOrderingTests {
     try await sync.saveAndQueue(user)
     let gate = Gate()
     let first = Task { try await sync.pushPending(adjust: { _ in gate.holdOnce() }) }
-    while !gate.isHolding { try await Task.sleep(for: .milliseconds(10)) }
+    try #require(try await eventually { gate.isHolding }, "the first run never reached its request")
     user.first = "B"
     try await sync.saveAndQueue(user)
     let second = Task {

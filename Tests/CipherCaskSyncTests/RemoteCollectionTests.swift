@@ -132,8 +132,11 @@ struct RemoteCollectionTests {
     let patient = RemoteCollection(
       fixture.users, baseURL: fixture.server.url("/slow"),
       configuration: RemoteConfiguration(envelope: .key("result"), timeout: 30))
+    let asked = try await fixture.server.authorizations().count
     let task = Task { try await patient.pullAll() }
-    try await Task.sleep(nanoseconds: 200_000_000)
+    // Cancelled while its request waits for the answer: once the server has it.
+    let arrived = try await eventually { try await fixture.server.authorizations().count > asked }
+    #expect(arrived, "the request never reached the server")
     task.cancel()
     let result = await task.result
     // A call that waited for the server's answer (after 60 s) would have stored its objects.

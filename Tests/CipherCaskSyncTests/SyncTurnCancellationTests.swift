@@ -1,3 +1,4 @@
+import CaskTestSupport
 import Foundation
 import Testing
 
@@ -20,11 +21,6 @@ struct SyncTurnCancellationTests {
     return true
   }
 
-  /// Polls (no deadline asserted) until `condition` holds.
-  private static func waitUntil(_ condition: () -> Bool) async throws {
-    while !condition() { try await Task.sleep(nanoseconds: 1_000_000) }
-  }
-
   @Test("leaves the line at once with SyncError.cancelled, without running; the callers behind it keep their turns")
   func cancelledWhileWaiting() async throws {
     let serializer = SyncSerializer()
@@ -37,18 +33,18 @@ struct SyncTurnCancellationTests {
         log.append("first ended")
       }
     }
-    try await Self.waitUntil { log.all == ["first started"] }
+    try #require(try await eventually { log.all == ["first started"] })
     let secondEnded = Log()
     let second = Task {
       defer { secondEnded.append("ended") }
       try await serializer.run { log.append("second") }
     }
     let third = Task { try await serializer.run { log.append("third") } }
-    try await Self.waitUntil { serializer.waitingCount == 2 }
+    try #require(try await eventually { serializer.waitingCount == 2 })
     second.cancel()
     // Had the cancelled call kept waiting (as it used to), it would end only after the first;
     // so the first is let go after a generous wait, to end the test rather than hang it.
-    for _ in 0..<60_000 where secondEnded.all.isEmpty { try await Task.sleep(nanoseconds: 1_000_000) }
+    try await eventually(timeout: 60) { !secondEnded.all.isEmpty }
     #expect(secondEnded.all == ["ended"], "the cancelled call still waits for its turn")
     #expect(log.all == ["first started"], "the cancelled call ended while the first still held the turn")
     #expect(serializer.waitingCount == 1)
