@@ -90,12 +90,26 @@ enum StoreAccess {
       try? store.close()
       throw CLIError.failure(ErrorMessage.describe(error, store: store.path))
     }
+    // Prevents: a write reported as failed that was applied. Every write of `body` was
+    // synced before it returned (`durability: .always`), so what fails after it (the hint
+    // file, closing) costs none of it: a warning, not a failure.
     do {
       try store.close()
     } catch {
-      throw CLIError.failure(ErrorMessage.describe(error, store: store.path))
+      warn(store.path, "closing it failed after the command's work was synced: \(ErrorMessage.describe(error))")
+    }
+    if let failure = store.hintWriteFailure {
+      warn(
+        store.path,
+        "a hint file could not be written (\(ErrorMessage.describe(failure))); nothing was lost: "
+          + "the next open reads its segment instead")
     }
     return result
+  }
+
+  /// One warning line about the store at `path` on standard error.
+  static func warn(_ path: String, _ message: String) {
+    StandardStream.error.write("warning: store \(MessageText.quoted(path)): \(MessageText.escaped(message))\n")
   }
 }
 
