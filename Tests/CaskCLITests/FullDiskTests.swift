@@ -41,6 +41,31 @@ struct FullDiskTests {
   }
 }
 
+extension FullDiskTests {
+  @Test("import that fills the disk says how many objects it kept and through which line")
+  func importOnFullDisk() throws {
+    let cask = try CaskRunner("full-disk-import")
+    defer { cask.remove() }
+    let disk = try SmallDisk(cask.path("disk"), size: 512 * 1024)
+    defer { disk.unmount() }
+    _ = try cask.createStore("disk/s", password: password)
+    let lines = (0..<5000).map { #"{"id": \#($0), "pad": "\#(String(repeating: "x", count: 100))"}"# }
+    try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: cask.path("in.jsonl")))
+    let result = try cask.run(
+      ["import", "disk/s", "in.jsonl", "--collection", "c", "--id-key", "id", "--batch-size", "500"],
+      password: password)
+    #expect(result.status == 1)
+    let keys = try cask.run(["keys", "disk/s", "--collection", "c"], password: password)
+    let kept = keys.out.split(separator: "\n").count
+    #expect(kept > 0 && kept < 5000 && kept % 500 == 0, "\(kept) objects")
+    #expect(result.err.contains("No space left on device"), "\(result.err)")
+    #expect(
+      result.err.hasSuffix(
+        "; \(kept) objects were imported, through line \(kept) of 'in.jsonl'; nothing after that line was written\n"),
+      "\(result.err)")
+  }
+}
+
 /// A tmpfs of a few pages, mounted on a directory the test made.
 struct SmallDisk {
   let path: String
