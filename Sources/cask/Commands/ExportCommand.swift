@@ -54,11 +54,11 @@ enum ExportCommand: Subcommand {
     let folder = MessageText.quoted(directory)
     if encrypted {
       StandardStream.output.write(
-        "Exported \(count) values of \(source) to \(folder) as RNCryptor v3 files; "
+        "Exported \(counted(count, "value")) of \(source) to \(folder) as RNCryptor v3 files; "
           + "\(listingName) (encrypted too) maps the file names to keys.\n")
     } else {
       StandardStream.output.write(
-        "Exported \(count) values of \(source) to \(folder) as plaintext files; \(listingName) maps them to keys"
+        "Exported \(counted(count, "value")) of \(source) to \(folder) as plaintext files; \(listingName) maps them to keys"
           + (nonJSON > 0 ? " (\(nonJSON) values that are not JSON were written as .bin files).\n" : ".\n"))
       StandardStream.error.write(
         "warning: the files in \(folder) are NOT encrypted: anyone who can read them can read the data\n")

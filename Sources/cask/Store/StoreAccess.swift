@@ -127,13 +127,18 @@ struct RecoverySummary: CustomStringConvertible {
   var description: String {
     var parts: [String] = []
     let cut = readOnly ? "left unread" : "cut"
-    if report.truncatedBytes > 0 { parts.append("\(report.truncatedBytes) bytes of a torn tail \(cut)") }
-    if report.droppedRecords > 0 {
-      parts.append("\(report.droppedRecords) records of unfinished batches \(readOnly ? "left unread" : "dropped")")
+    if report.truncatedBytes > 0 {
+      parts.append("\(counted(Int(report.truncatedBytes), "byte")) of a torn tail \(cut)")
     }
-    if !report.corruptRegions.isEmpty { parts.append("\(report.corruptRegions.count) damaged regions skipped") }
+    if report.droppedRecords > 0 {
+      parts.append(
+        "\(counted(report.droppedRecords, "record")) of unfinished batches \(readOnly ? "left unread" : "dropped")")
+    }
+    if !report.corruptRegions.isEmpty {
+      parts.append("\(counted(report.corruptRegions.count, "damaged region")) skipped")
+    }
     if !report.unreadableSegments.isEmpty {
-      parts.append("\(report.unreadableSegments.count) unreadable segments left out")
+      parts.append("\(counted(report.unreadableSegments.count, "unreadable segment")) left out")
     }
     return parts.isEmpty ? "clean" : parts.joined(separator: ", ")
   }
