@@ -6,7 +6,7 @@ extension CommandSpec {
   /// Every subcommand, in the order the root help lists them.
   package static let subcommands: [CommandSpec] = [
     demo, create, put, get, delete, keys, `import`, pull, export, encrypt, decrypt, compact, backup, verify, stats,
-    passwd, rekey,
+    passwd, rekey, salvage, completion,
   ]
 
   /// `cask demo`.
@@ -167,6 +167,9 @@ extension CommandSpec {
       OptionSpec(
         "format", value: "format", help: "The kind of files to write (default rncryptor).",
         allowedValues: ["rncryptor", "json"]),
+      OptionSpec(
+        "skip-damaged",
+        help: "Leave out the values that cannot be read, list them, and exit 1 if there were any."),
     ] + OptionSpec.passwordOptions)
 
   /// `cask encrypt`.
@@ -284,4 +287,32 @@ extension CommandSpec {
       OptionSpec("new-password-file", value: "file", help: "Read the new password from the first line of this file."),
       OptionSpec("new-password-stdin", help: "Read the new password from the next line of standard input."),
     ])
+
+  /// `cask salvage`.
+  package static let salvage = CommandSpec(
+    name: "salvage",
+    abstract: "Copy every value that still reads from a damaged store into a new store.",
+    discussion: """
+      Opens the store read-only and writes every value that reads intact into a new store at \
+      NEWSTORE (which must not exist), under the same password. Values that cannot be read, \
+      and the damaged regions the open passed over, are listed on standard error by file and \
+      offset (never by key); the exit status is 1 if anything was left out.
+      """,
+    arguments: [
+      .store, ArgumentSpec(name: "newstore", help: "Where to put the new store: a path that does not exist."),
+    ],
+    options: OptionSpec.passwordOptions)
+
+  /// `cask completion`.
+  package static let completion = CommandSpec(
+    name: "completion",
+    abstract: "Print a shell completion script (bash, zsh or fish).",
+    discussion: """
+      Prints a script that completes cask's subcommands and options. Load it with \
+      'source <(cask completion bash)' (bash), 'source <(cask completion zsh)' (zsh) or \
+      'cask completion fish | source' (fish), or install it where the shell looks for \
+      completions.
+      """,
+    arguments: [ArgumentSpec(name: "shell", help: "bash, zsh or fish.")],
+    options: [])
 }

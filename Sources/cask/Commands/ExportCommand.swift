@@ -31,6 +31,8 @@ enum ExportCommand: Subcommand {
     try StoreAccess.requireExisting(path)
     let password = try PasswordSource.password(arguments, subject: "store '\(path)'")
     let store = try StoreAccess.open(path, password: password, options: StoreAccess.options(.readOnly))
+    let regions = store.stats().recovery.corruptRegions
+    let unreadable = store.stats().recovery.unreadableSegments
     let summary = try StoreAccess.run(store) { store in
       let keys = try collection.map { try store.keys(inGroup: $0) } ?? store.keys()
       if let collection, keys.isEmpty {
@@ -40,14 +42,15 @@ enum ExportCommand: Subcommand {
       // Ctrl-C, kill or a closed terminal: the files go too, then the process ends by the signal.
       return try Interruption.cleaningUp({ files.removeAll(keepingLock: true) }) {
         do {
-          return try export(keys, of: store, to: files, encrypted: encrypted)
+          return try export(
+            keys, of: store, to: files, encrypted: encrypted, skippingDamaged: arguments.flag("skip-damaged"))
         } catch {
           files.removeAll()
           throw error
         }
       }
     }
-    let (count, listingName, nonJSON) = summary
+    let (count, listingName, nonJSON, skipped) = summary
     // Names escaped as in failures: a line break or an escape in a path stays one line.
     let named = MessageText.quoted(path)
     let source = collection.map { "collection \(MessageText.quoted($0)) of store \(named)" } ?? "store \(named)"
@@ -63,6 +66,13 @@ enum ExportCommand: Subcommand {
       StandardStream.error.write(
         "warning: the files in \(folder) are NOT encrypted: anyone who can read them can read the data\n")
     }
+    guard arguments.flag("skip-damaged") else { return }
+    let lost = DamageList.lines(skipped: skipped, regions: regions, unreadable: unreadable)
+    for line in lost { StandardStream.error.write(line + "\n") }
+    if !lost.isEmpty {
+      throw CLIError.failure(
+        "store '\(path)' is damaged: \(counted(lost.count, "damaged place")) left out of the export (listed above)")
+    }
   }
 
   /// Writes the value of every key in `keys` and the listing.
@@ -70,9 +80,10 @@ enum ExportCommand: Subcommand {
   /// Encrypted files are written in a random order: their names are random, and files
   /// created in key order would give the order away through their inode numbers and times.
   /// The listing is in key order.
-  private static func export(_ keys: [String], of store: CaskStore, to files: ExportFiles, encrypted: Bool) throws
-    -> (Int, String, Int)
-  {
+  private static func export(
+    _ keys: [String], of store: CaskStore, to files: ExportFiles, encrypted: Bool, skippingDamaged: Bool
+  ) throws -> (Int, String, Int, [DamageList.Value]) {
+    var skipped: [DamageList.Value] = []
     let counter = ProgressCounter()
     let progress = ProgressBar.start("Exporting", total: UInt64(keys.count), unit: .items("values")) {
       counter.current
@@ -80,7 +91,15 @@ enum ExportCommand: Subcommand {
     defer { progress?.finish() }
     var listing = Listing(encoding: encrypted ? "rncryptor" : "json")
     for key in encrypted ? keys.shuffled() : keys {
-      guard let value = try store.get(key) else { continue }
+      let read: Data?
+      do {
+        read = try store.get(key)
+      } catch CaskError.corrupt(let file, let offset, let reason) where skippingDamaged {
+        skipped.append(DamageList.Value(file: (file as NSString).lastPathComponent, offset: offset, reason: reason))
+        counter.add(1)
+        continue
+      }
+      guard let value = read else { continue }
       let name = try files.write(value)
       let separator = key.utf8.firstIndex(of: 0)
       listing.entries.append(
@@ -93,7 +112,7 @@ enum ExportCommand: Subcommand {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
     let listingName = try files.writeListing(encoder.encode(listing))
-    return (listing.entries.count, listingName, files.nonJSONValues)
+    return (listing.entries.count, listingName, files.nonJSONValues, skipped)
   }
 
   /// DIR must not exist or be an empty directory.
