@@ -166,7 +166,7 @@ extension CommandSpec {
         "collection", value: "name", help: "Export only the objects of this collection.", check: .collectionName),
       OptionSpec(
         "format", value: "format", help: "The kind of files to write (default rncryptor).",
-        allowedValues: ["rncryptor", "json"]),
+        allowedValues: ["rncryptor", "json", "jsonl"]),
       OptionSpec(
         "skip-damaged",
         help: "Leave out the values that cannot be read, list them, and exit 1 if there were any."),

@@ -26,7 +26,10 @@ enum ExportCommand: Subcommand {
     let directory = arguments.argument("dir")
     let collection = arguments.option("collection")
     if let collection { _ = try KeyText.collectionPrefix(collection, spec) }
-    let encrypted = (arguments.option("format") ?? "rncryptor") == "rncryptor"
+    let format = arguments.option("format") ?? "rncryptor"
+    let encrypted = format == "rncryptor"
+    if format == "jsonl" { return try runJSONLines(arguments, path: path, destination: directory) }
+    if directory == "-" { throw CLIError.usage("'-' (standard output) needs --format jsonl", spec) }
     try checkDestination(directory)
     try StoreAccess.requireExisting(path)
     let password = try PasswordSource.password(arguments, subject: "store '\(path)'")
@@ -113,6 +116,45 @@ enum ExportCommand: Subcommand {
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
     let listingName = try files.writeListing(encoder.encode(listing))
     return (listing.entries.count, listingName, files.nonJSONValues, skipped)
+  }
+
+  /// `--format jsonl`: the lines to standard output or a new file.
+  private static func runJSONLines(_ arguments: ParsedArguments, path: String, destination: String) throws {
+    let collection = arguments.option("collection")
+    if destination != "-" && FileManager.default.fileExists(atPath: destination) {
+      throw CLIError.failure("'\(destination)' already exists")
+    }
+    try StoreAccess.requireExisting(path)
+    let password = try PasswordSource.password(arguments, subject: "store '\(path)'")
+    let store = try StoreAccess.open(path, password: password, options: StoreAccess.options(.readOnly))
+    let recovery = store.stats().recovery
+    let (count, skipped) = try StoreAccess.run(store) { store in
+      let keys = try collection.map { try store.keys(inGroup: $0) } ?? store.keys()
+      if let collection, keys.isEmpty {
+        throw CLIError.failure("store '\(path)' has no collection '\(collection)'")
+      }
+      return try JSONLinesExport.run(
+        keys, of: store, to: destination, skippingDamaged: arguments.flag("skip-damaged"))
+    }
+    let named = MessageText.quoted(path)
+    let source = collection.map { "collection \(MessageText.quoted($0)) of store \(named)" } ?? "store \(named)"
+    // Standard output carries the lines: the report goes to standard error then.
+    let report =
+      "Exported \(counted(count, "value")) of \(source) to "
+      + (destination == "-" ? "standard output" : MessageText.quoted(destination)) + " as JSON Lines.\n"
+    (destination == "-" ? StandardStream.error : StandardStream.output).write(report)
+    if destination != "-" {
+      StandardStream.error.write(
+        "warning: \(MessageText.quoted(destination)) is NOT encrypted: anyone who can read it can read the data\n")
+    }
+    guard arguments.flag("skip-damaged") else { return }
+    let lost = DamageList.lines(
+      skipped: skipped, regions: recovery.corruptRegions, unreadable: recovery.unreadableSegments)
+    for line in lost { StandardStream.error.write(line + "\n") }
+    if !lost.isEmpty {
+      throw CLIError.failure(
+        "store '\(path)' is damaged: \(counted(lost.count, "damaged place")) left out of the export (listed above)")
+    }
   }
 
   /// DIR must not exist or be an empty directory.
