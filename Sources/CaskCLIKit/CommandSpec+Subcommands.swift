@@ -102,6 +102,7 @@ extension CommandSpec {
         name: "file", help: "The JSON or JSON Lines file, '-' for standard input, or an http:// or https:// URL."),
     ],
     options: [
+      .json,
       OptionSpec(
         "collection", value: "name", help: "The collection to import into.", isRequired: true,
         check: .collectionName),
@@ -130,6 +131,7 @@ extension CommandSpec {
       """,
     arguments: [.store, ArgumentSpec(name: "url", help: "The resource, an http:// or https:// URL.")],
     options: [
+      .json,
       OptionSpec(
         "collection", value: "name", help: "The collection to upsert into.", isRequired: true, check: .collectionName),
       OptionSpec("id-key", value: "key", help: "The field of each object that holds its id.", isRequired: true),
@@ -162,6 +164,7 @@ extension CommandSpec {
       """,
     arguments: [.store, ArgumentSpec(name: "dir", help: "The directory to write the files to.")],
     options: [
+      .json,
       OptionSpec(
         "collection", value: "name", help: "Export only the objects of this collection.", check: .collectionName),
       OptionSpec(
@@ -213,7 +216,7 @@ extension CommandSpec {
       removes the old ones. Safe to interrupt: the store opens to the same contents either way.
       """,
     arguments: [.store],
-    options: OptionSpec.passwordOptions)
+    options: [.json] + OptionSpec.passwordOptions)
 
   /// `cask backup`.
   package static let backup = CommandSpec(
@@ -227,7 +230,7 @@ extension CommandSpec {
       is not a store: delete DIR and run it again. Programs can back up a store they have open with CaskStore.backup(to:).
       """,
     arguments: [.store, ArgumentSpec(name: "dir", help: "Where to put the copy: a new or empty directory.")],
-    options: OptionSpec.passwordOptions)
+    options: [.json] + OptionSpec.passwordOptions)
 
   /// `cask verify`.
   package static let verify = CommandSpec(
@@ -265,7 +268,7 @@ extension CommandSpec {
       data key is re-wrapped), atomically: after a crash the store opens with one of the two.
       """,
     arguments: [.store],
-    options: OptionSpec.passwordOptions + [
+    options: [.json] + OptionSpec.passwordOptions + [
       OptionSpec("new-password-file", value: "file", help: "Read the new password from the first line of this file."),
       OptionSpec("new-password-stdin", help: "Read the new password from the next line of standard input."),
     ])
@@ -301,7 +304,7 @@ extension CommandSpec {
     arguments: [
       .store, ArgumentSpec(name: "newstore", help: "Where to put the new store: a path that does not exist."),
     ],
-    options: OptionSpec.passwordOptions)
+    options: [.json] + OptionSpec.passwordOptions)
 
   /// `cask completion`.
   package static let completion = CommandSpec(

@@ -58,7 +58,12 @@ enum ExportCommand: Subcommand {
     let named = MessageText.quoted(path)
     let source = collection.map { "collection \(MessageText.quoted($0)) of store \(named)" } ?? "store \(named)"
     let folder = MessageText.quoted(directory)
-    if encrypted {
+    if arguments.flag("json") {
+      try JSONOutput.write(
+        Reports.Export(
+          store: path, collection: collection, destination: directory, format: format, values: count,
+          skipped: Reports.skipped(skipped)))
+    } else if encrypted {
       StandardStream.output.write(
         "Exported \(counted(count, "value")) of \(source) to \(folder) as RNCryptor v3 files; "
           + "\(listingName) (encrypted too) maps the file names to keys.\n")
@@ -66,6 +71,8 @@ enum ExportCommand: Subcommand {
       StandardStream.output.write(
         "Exported \(counted(count, "value")) of \(source) to \(folder) as plaintext files; \(listingName) maps them to keys"
           + (nonJSON > 0 ? " (\(nonJSON) values that are not JSON were written as .bin files).\n" : ".\n"))
+    }
+    if !encrypted {
       StandardStream.error.write(
         "warning: the files in \(folder) are NOT encrypted: anyone who can read them can read the data\n")
     }
@@ -142,7 +149,21 @@ enum ExportCommand: Subcommand {
     let report =
       "Exported \(counted(count, "value")) of \(source) to "
       + (destination == "-" ? "standard output" : MessageText.quoted(destination)) + " as JSON Lines.\n"
-    (destination == "-" ? StandardStream.error : StandardStream.output).write(report)
+    if arguments.flag("json") {
+      let document = Reports.Export(
+        store: path, collection: collection, destination: destination, format: "jsonl", values: count,
+        skipped: Reports.skipped(skipped))
+      // Standard output carries the lines when DEST is '-': the document goes to standard error.
+      if destination == "-" {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        StandardStream.error.write(try encoder.encode(document) + Data("\n".utf8))
+      } else {
+        try JSONOutput.write(document)
+      }
+    } else {
+      (destination == "-" ? StandardStream.error : StandardStream.output).write(report)
+    }
     if destination != "-" {
       StandardStream.error.write(
         "warning: \(MessageText.quoted(destination)) is NOT encrypted: anyone who can read it can read the data\n")

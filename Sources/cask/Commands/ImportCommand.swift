@@ -113,6 +113,12 @@ enum ImportCommand: Subcommand {
         return totals
       }
     }
+    if arguments.flag("json") {
+      return try JSONOutput.write(
+        Reports.Upsert(
+          store: path, collection: collection, source: file == "-" ? "-" : remote.map(RemoteFetch.display) ?? file,
+          objects: totals.objects, inserted: totals.inserted, replaced: totals.replaced))
+    }
     StandardStream.output.write(
       "Imported \(counted(totals.objects, "object")) into collection '\(collection)' of store '\(path)': "
         + "\(totals.inserted) inserted, \(totals.replaced) replaced.\n")

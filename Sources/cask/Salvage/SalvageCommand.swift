@@ -33,9 +33,14 @@ enum SalvageCommand: Subcommand {
         throw error
       }
     }
-    StandardStream.output.write(
-      "Salvaged \(counted(copied, "value")) of store \(MessageText.quoted(path)) into \(MessageText.quoted(destination))"
-        + (skipped.isEmpty ? ".\n" : "; \(counted(skipped.count, "damaged value")) left out.\n"))
+    if arguments.flag("json") {
+      try JSONOutput.write(
+        Reports.Salvage(store: path, destination: destination, values: copied, skipped: Reports.skipped(skipped)))
+    } else {
+      StandardStream.output.write(
+        "Salvaged \(counted(copied, "value")) of store \(MessageText.quoted(path)) into \(MessageText.quoted(destination))"
+          + (skipped.isEmpty ? ".\n" : "; \(counted(skipped.count, "damaged value")) left out.\n"))
+    }
     let lost = DamageList.lines(skipped: skipped, regions: regions, unreadable: unreadable)
     for line in lost { StandardStream.error.write(line + "\n") }
     if !lost.isEmpty {
