@@ -68,9 +68,23 @@ enum FileTransfer {
       try transfer(force)
     } catch RNCryptor.Error.file(operation: "create", path: output, errno: EEXIST) where !force {
       throw exists(output)
+    } catch RNCryptor.Error.file(let operation, let path, let code)
+      where ["open", "fsync"].contains(operation) && path == directoryToSync(of: output)
+    {
+      // Prevents: a file reported as not written that is in place. The directory is synced
+      // after the rename: OUT is whole; only its name may not survive a power cut.
+      StandardStream.error.write(
+        "warning: \(MessageText.quoted(output)) was written, but syncing its directory failed "
+          + "(\(String(cString: strerror(code)))): its name may not survive a power cut\n")
     } catch {
       throw CLIError.failure(ErrorMessage.describe(error, file: input))
     }
+  }
+
+  /// The directory the library syncs after putting `output` in place.
+  private static func directoryToSync(of output: String) -> String {
+    let directory = FilePath.directory(of: output)
+    return directory.isEmpty ? "." : directory
   }
 
   static func size(of path: String) -> UInt64 {
