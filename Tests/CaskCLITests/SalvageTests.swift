@@ -3,6 +3,10 @@ import CipherCask
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// `cask salvage` and `cask export --skip-damaged` on a store damaged in several places (bytes
 /// flipped in three segments, one segment cut short, no hint files): every value that still
 /// reads is recovered byte for byte, what was not is listed by file and offset (never by
@@ -79,5 +83,40 @@ struct SalvageTests {
     #expect(result.err.contains("\nskipped: ") || result.err.hasPrefix("skipped: "), "\(result.err)")
     // Without the flag a damaged value still fails the export, as before, and it leaves nothing.
     if without.status != 0 { #expect(!FileManager.default.fileExists(atPath: cask.path("out"))) }
+  }
+
+  @Test("Ctrl-C during salvage removes the new store, then ends the command by the signal")
+  func interruptedSalvage() throws {
+    let cask = try CaskRunner("salvage-interrupt")
+    defer { cask.remove() }
+    var random = SeededRandom.make(test: "salvage interrupt")
+    let store = try CaskStore(path: cask.path("s"), password: password, options: .init(durability: .never))
+    for index in 0..<2000 { try store.put(random.bytes(16 << 10), forKey: "value-\(index)") }
+    try store.close()
+    let pid = try cask.spawnFromShell(
+      #"exec "$0" salvage "$1" "$2""#, arguments: [cask.path("s"), cask.path("new")], password: password)
+    var status: Int32 = 0
+    var ended = false
+    for _ in 0..<60_000 {
+      if waitpid(pid, &status, WNOHANG) == pid {
+        ended = true
+        break
+      }
+      if FileManager.default.fileExists(atPath: cask.path("new/CASK")) { break }
+      usleep(200)
+    }
+    if !ended {
+      kill(pid, SIGINT)
+      status = CaskRunner.wait(pid)
+    }
+    if status == 0 {
+      // It finished before the signal: then the copy is whole.
+      let copy = try CaskStore(path: cask.path("new"), password: password, options: .init(readOnly: true))
+      defer { try? copy.close() }
+      #expect(copy.count == 2000)
+    } else {
+      #expect(status & 0x7f == SIGINT, "status \(status)")
+      #expect(!FileManager.default.fileExists(atPath: cask.path("new")), "the new store was left behind")
+    }
   }
 }

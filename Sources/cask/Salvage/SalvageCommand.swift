@@ -22,15 +22,22 @@ enum SalvageCommand: Subcommand {
     let regions = store.stats().recovery.corruptRegions
     let unreadable = store.stats().recovery.unreadableSegments
     let (copied, skipped) = try StoreAccess.run(store) { store in
-      let target = try StoreAccess.open(
-        destination, password: password, options: StoreAccess.options(.readWrite, create: true))
-      do {
-        let result = try StoreAccess.run(target) { target in try copy(store, into: target) }
-        return result
-      } catch {
-        // Nothing half-made stays behind: the command can be run again.
-        try? FileManager.default.removeItem(atPath: destination)
-        throw error
+      // Ctrl-C, kill or a closed terminal: the copy stops before its next batch and removes
+      // what it made, then the process ends by the signal.
+      try Interruption.stoppingOnSignal { shouldContinue in
+        let target = try StoreAccess.open(
+          destination, password: password, options: StoreAccess.options(.readWrite, create: true))
+        do {
+          let result = try StoreAccess.run(target) { target in
+            try copy(store, into: target, shouldContinue: shouldContinue)
+          }
+          if !shouldContinue() { try? FileManager.default.removeItem(atPath: destination) }
+          return result
+        } catch {
+          // Nothing half-made stays behind: the command can be run again.
+          try? FileManager.default.removeItem(atPath: destination)
+          throw error
+        }
       }
     }
     if arguments.flag("json") {
@@ -52,7 +59,9 @@ enum SalvageCommand: Subcommand {
 
   /// Copies every key whose value reads into `target`, in batches; the damaged ones are
   /// returned, by place.
-  private static func copy(_ store: CaskStore, into target: CaskStore) throws -> (Int, [DamageList.Value]) {
+  private static func copy(
+    _ store: CaskStore, into target: CaskStore, shouldContinue: () -> Bool
+  ) throws -> (Int, [DamageList.Value]) {
     let keys = try store.keys()
     let counter = ProgressCounter()
     let progress = ProgressBar.start("Salvaging", total: UInt64(keys.count), unit: .items("values")) {
@@ -62,10 +71,11 @@ enum SalvageCommand: Subcommand {
     var skipped: [DamageList.Value] = []
     var copied = 0
     var start = keys.startIndex
-    while start < keys.endIndex {
+    while start < keys.endIndex, shouldContinue() {
       let end = min(start + batchSize, keys.endIndex)
       var values: [(String, Data)] = []
       for key in keys[start..<end] {
+        guard shouldContinue() else { return (copied, skipped) }
         do {
           if let value = try store.get(key) { values.append((key, value)) }
         } catch CaskError.corrupt(let file, let offset, let reason) {
