@@ -308,6 +308,12 @@ enum CLIArgsTarget {
       ("repeated-option", ["s", "k", "--collection", "a", "--collection", "b"]),
       ("help-after-dash-dash", ["s", "--", "--help"]),
       ("unknown-subcommand", ["frobnicate"]),
+      ("mistyped-subcommand", ["improt"]),
+      ("mistyped-option", ["keys", "s", "--prefx", "a"]),
+      ("help-help", ["help", "help"]),
+      ("completion", ["completion", "bash"]),
+      ("import-batch-negative", ["s", "f", "--collection", "c", "--id-key", "id", "--batch-size", "-1"]),
+      ("export-jsonl-dash", ["s", "-", "--format", "jsonl", "--skip-damaged", "--json"]),
       ("root-option-with-value", ["--password=hunter2", "get"]),
       (
         "pull",

@@ -51,7 +51,11 @@ package struct ArgumentParser {
         let value: String
         if let inlineValue {
           value = inlineValue
-        } else if index < words.count, !OptionSyntax.isOption(words[index]) {
+        } else if index < words.count,
+          !OptionSyntax.isOption(words[index]) || (option.check == .positiveInteger && isNegativeNumber(words[index]))
+        {
+          // Prevents: `--batch-size -1` reported as a missing value rather than as a number
+          // that is not positive.
           value = words[index]
           index += 1
         } else {
@@ -83,7 +87,8 @@ package struct ArgumentParser {
           "Passwords are never taken as command-line arguments; use --\(name)-file, "
             + "\(variable), --\(name)-stdin or the prompt")
       }
-      throw usage("Unknown option \(MessageText.quoted("--" + name))")
+      let hint = Suggestion.hint(name, in: spec.options.map(\.name) + ["help"], prefix: "--")
+      throw usage("Unknown option \(MessageText.quoted("--" + name))\(hint)")
     }
     var afterDash = ""
     afterDash.unicodeScalars.append(contentsOf: word.unicodeScalars.dropFirst())
@@ -127,6 +132,13 @@ package struct ArgumentParser {
         }
       }
     }
+  }
+
+  /// Whether `word` is `-` followed by digits (a negative number, not an option).
+  private func isNegativeNumber(_ word: String) -> Bool {
+    let scalars = word.unicodeScalars.dropFirst()
+    return word.unicodeScalars.first == "-" && !scalars.isEmpty
+      && scalars.allSatisfy { $0.properties.numericType == .decimal && $0.isASCII }
   }
 
   private func usage(_ message: String) -> CLIError {

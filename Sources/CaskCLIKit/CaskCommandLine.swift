@@ -56,18 +56,36 @@ package enum CaskCommandLine {
       return HelpText.rootHelp(subcommands: subcommands)
     }
     guard words.count == 1 else { throw CLIError.usage("'help' takes at most one subcommand name", nil) }
+    if name == "help" { return helpOfHelp }
     guard let spec = subcommands.first(where: { $0.name == name }) else {
       throw unknown(name)
     }
     return HelpText.help(for: spec)
   }
 
+  /// `cask help help`.
+  static let helpOfHelp = """
+    OVERVIEW: Show the help of cask, or of one subcommand.
+
+    USAGE: cask help [<subcommand>]
+
+    ARGUMENTS:
+      <subcommand>            The subcommand whose help to show.
+
+    OPTIONS:
+      -h, --help              Show help information.
+
+    """
+
   /// The error for a first word (or a word after `help`) that names no subcommand. An option
   /// is quoted without its value: `--password=SECRET` must not show SECRET.
   private static func unknown(_ word: String) -> CLIError {
     if OptionSyntax.isOption(word) {
-      return CLIError.usage("Unknown option \(MessageText.quoted(OptionSyntax.withoutValue(word)))", nil)
+      let name = OptionSyntax.withoutValue(word)
+      let hint = Suggestion.hint(String(name.drop { $0 == "-" }), in: ["help", "version"], prefix: "--")
+      return CLIError.usage("Unknown option \(MessageText.quoted(name))\(hint)", nil)
     }
-    return CLIError.usage("Unknown subcommand \(MessageText.quoted(word))", nil)
+    let hint = Suggestion.hint(word, in: CommandSpec.subcommands.map(\.name) + ["help"])
+    return CLIError.usage("Unknown subcommand \(MessageText.quoted(word))\(hint)", nil)
   }
 }

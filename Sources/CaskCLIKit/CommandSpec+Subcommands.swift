@@ -6,7 +6,7 @@ extension CommandSpec {
   /// Every subcommand, in the order the root help lists them.
   package static let subcommands: [CommandSpec] = [
     demo, create, put, get, delete, keys, `import`, pull, export, encrypt, decrypt, compact, backup, verify, stats,
-    passwd, rekey,
+    passwd, rekey, salvage, completion,
   ]
 
   /// `cask demo`.
@@ -102,6 +102,7 @@ extension CommandSpec {
         name: "file", help: "The JSON or JSON Lines file, '-' for standard input, or an http:// or https:// URL."),
     ],
     options: [
+      .json,
       OptionSpec(
         "collection", value: "name", help: "The collection to import into.", isRequired: true,
         check: .collectionName),
@@ -130,6 +131,7 @@ extension CommandSpec {
       """,
     arguments: [.store, ArgumentSpec(name: "url", help: "The resource, an http:// or https:// URL.")],
     options: [
+      .json,
       OptionSpec(
         "collection", value: "name", help: "The collection to upsert into.", isRequired: true, check: .collectionName),
       OptionSpec("id-key", value: "key", help: "The field of each object that holds its id.", isRequired: true),
@@ -162,11 +164,15 @@ extension CommandSpec {
       """,
     arguments: [.store, ArgumentSpec(name: "dir", help: "The directory to write the files to.")],
     options: [
+      .json,
       OptionSpec(
         "collection", value: "name", help: "Export only the objects of this collection.", check: .collectionName),
       OptionSpec(
         "format", value: "format", help: "The kind of files to write (default rncryptor).",
-        allowedValues: ["rncryptor", "json"]),
+        allowedValues: ["rncryptor", "json", "jsonl"]),
+      OptionSpec(
+        "skip-damaged",
+        help: "Leave out the values that cannot be read, list them, and exit 1 if there were any."),
     ] + OptionSpec.passwordOptions)
 
   /// `cask encrypt`.
@@ -210,7 +216,7 @@ extension CommandSpec {
       removes the old ones. Safe to interrupt: the store opens to the same contents either way.
       """,
     arguments: [.store],
-    options: OptionSpec.passwordOptions)
+    options: [.json] + OptionSpec.passwordOptions)
 
   /// `cask backup`.
   package static let backup = CommandSpec(
@@ -224,7 +230,7 @@ extension CommandSpec {
       is not a store: delete DIR and run it again. Programs can back up a store they have open with CaskStore.backup(to:).
       """,
     arguments: [.store, ArgumentSpec(name: "dir", help: "Where to put the copy: a new or empty directory.")],
-    options: OptionSpec.passwordOptions)
+    options: [.json] + OptionSpec.passwordOptions)
 
   /// `cask verify`.
   package static let verify = CommandSpec(
@@ -262,7 +268,7 @@ extension CommandSpec {
       data key is re-wrapped), atomically: after a crash the store opens with one of the two.
       """,
     arguments: [.store],
-    options: OptionSpec.passwordOptions + [
+    options: [.json] + OptionSpec.passwordOptions + [
       OptionSpec("new-password-file", value: "file", help: "Read the new password from the first line of this file."),
       OptionSpec("new-password-stdin", help: "Read the new password from the next line of standard input."),
     ])
@@ -284,4 +290,32 @@ extension CommandSpec {
       OptionSpec("new-password-file", value: "file", help: "Read the new password from the first line of this file."),
       OptionSpec("new-password-stdin", help: "Read the new password from the next line of standard input."),
     ])
+
+  /// `cask salvage`.
+  package static let salvage = CommandSpec(
+    name: "salvage",
+    abstract: "Copy every value that still reads from a damaged store into a new store.",
+    discussion: """
+      Opens the store read-only and writes every value that reads intact into a new store at \
+      NEWSTORE (which must not exist), under the same password. Values that cannot be read, \
+      and the damaged regions the open passed over, are listed on standard error by file and \
+      offset (never by key); the exit status is 1 if anything was left out.
+      """,
+    arguments: [
+      .store, ArgumentSpec(name: "newstore", help: "Where to put the new store: a path that does not exist."),
+    ],
+    options: [.json] + OptionSpec.passwordOptions)
+
+  /// `cask completion`.
+  package static let completion = CommandSpec(
+    name: "completion",
+    abstract: "Print a shell completion script (bash, zsh or fish).",
+    discussion: """
+      Prints a script that completes cask's subcommands and options. Load it with \
+      'source <(cask completion bash)' (bash), 'source <(cask completion zsh)' (zsh) or \
+      'cask completion fish | source' (fish), or install it where the shell looks for \
+      completions.
+      """,
+    arguments: [ArgumentSpec(name: "shell", help: "bash, zsh or fish.")],
+    options: [])
 }

@@ -159,7 +159,7 @@ struct FailureTests {
     try Data("not a segment".utf8).write(to: URL(fileURLWithPath: "\(path)/0000002A.seg"))
     let put = try cask.run(["put", "s", "k2"], password: password, stdin: Data("v2".utf8))
     #expect(put.status == 0)
-    #expect(put.err.hasPrefix("warning: store 's' is damaged (1 unreadable segments left out); "), "\(put.err)")
+    #expect(put.err.hasPrefix("warning: store 's' is damaged (1 unreadable segment left out); "), "\(put.err)")
     let verify = try cask.run(["verify", "s"], password: password)
     #expect(verify.out.hasPrefix("Checked "), "\(verify.out)")
     #expect(verify.out.contains("records intact, "), "\(verify.out)")

@@ -63,61 +63,146 @@ struct SegmentScanner {
 
   /// Scans from the end of the segment header to the end of the file.
   ///
+  /// A batch is handed over when its commit marker is read. One that was damaged after it
+  /// was written (Docs/FORMAT.md, sections 5.3 and 9) is handed over too, without its damaged
+  /// records, when its commit marker is there and the damage does not look like a write that
+  /// never reached the disk (a whole sector of zeros, which a crash leaves where pages were
+  /// lost: such a batch may never have been acknowledged, and applying part of it would
+  /// break its atomicity, also once its segment is sealed); every other batch with damage in
+  /// it is dropped.
+  ///
   /// - Parameter commit: called with the records of each complete batch, in order.
   mutating func scan(commit: ([ScannedRecord]) throws -> Void) throws -> ScanOutcome {
     var position = UInt64(CaskFormat.segmentHeaderLength)
     var outcome = ScanOutcome(validEnd: position)
-    var pending: [ScannedRecord] = []
+    var batch = OpenBatch()
     while position < length {
       if let record = try record(at: position) {
         let recordEnd = position + UInt64(record.header.totalLength)
-        if record.header.startsBatch && !pending.isEmpty {
-          // The open batch never reached its commit marker: a record of it was lost.
-          outcome.corruptions.append(
-            CorruptRegion(
-              file: name, offset: pending[0].offset, length: position - pending[0].offset,
-              reason: "batch without its commit marker; the batch was dropped"))
-          outcome.droppedRecords += pending.count
-          pending.removeAll(keepingCapacity: true)
+        if record.header.startsBatch && batch.isOpen {
+          // The open batch never reached its commit marker, or lost it to damage: in a sealed
+          // segment, which was synced whole before it was sealed, it had committed.
+          try end(&batch, committed: keepsUnmarked(batch), before: position, into: &outcome, commit)
         }
-        if !record.header.startsBatch && pending.isEmpty {
-          // The rest of a batch whose beginning was damaged: never applied on its own.
+        if !record.header.startsBatch && !batch.isOpen {
+          // The rest of a batch whose beginning was lost: never applied on its own.
           outcome.droppedRecords += 1
           outcome.orphanRecords += 1
           position = recordEnd
           outcome.validEnd = position
           continue
         }
-        pending.append(record)
+        batch.records.append(record)
         position = recordEnd
         if record.header.endsBatch {
-          try commit(pending)
-          pending.removeAll(keepingCapacity: true)
+          try end(&batch, committed: !batch.looksUnwritten, before: position, into: &outcome, commit)
           outcome.validEnd = position
         }
         continue
       }
-      if allowsReserved, pending.isEmpty, try isZero(from: position) {
+      if allowsReserved, !batch.isOpen, try isZero(from: position) {
         outcome.reservedBytes = length - position
         outcome.validEnd = position
         return outcome
       }
-      guard let resume = try resynchronize(after: position) else { break }
-      let start = pending.first?.offset ?? position
-      outcome.corruptions.append(
-        CorruptRegion(
-          file: name, offset: start, length: resume - start,
-          reason: pending.isEmpty ? "damaged record" : "damaged record inside a batch; the batch was dropped"))
-      outcome.droppedRecords += pending.count
-      pending.removeAll(keepingCapacity: true)
+      guard let resume = try resynchronize(after: position) else {
+        // Nothing valid follows. In a sealed segment a batch open here was synced whole:
+        // its damaged end is damage, not a torn write.
+        if !allowsReserved, !batch.records.isEmpty {
+          batch.damage.append((position, length - position))
+          if try holdsZeroSector(from: position, to: length) { batch.looksUnwritten = true }
+          position = length
+          outcome.validEnd = position
+        }
+        break
+      }
+      batch.damage.append((position, resume - position))
+      if try holdsZeroSector(from: position, to: resume) { batch.looksUnwritten = true }
       position = resume
       outcome.validEnd = position
     }
-    // A batch still open at the end of the file was being written when the writer stopped.
-    if let first = pending.first { outcome.validEnd = first.offset }
-    outcome.droppedRecords += pending.count
+    if !batch.damage.isEmpty {
+      // Damage, then records of its batch and no commit marker before the end.
+      try end(&batch, committed: keepsUnmarked(batch), before: position, into: &outcome, commit)
+    } else if let first = batch.records.first {
+      // A batch still open at the end of the file was being written when the writer stopped.
+      outcome.validEnd = first.offset
+      outcome.droppedRecords += batch.records.count
+    }
     outcome.tailBytes = length - outcome.validEnd
     return outcome
+  }
+
+  /// The batch being read: its intact records and the damaged stretches among them.
+  private struct OpenBatch {
+    var records: [ScannedRecord] = []
+    var damage: [(offset: UInt64, length: UInt64)] = []
+    /// Whether a damaged stretch holds a whole zero sector: what a write lost in a crash
+    /// leaves, rather than damage to bytes that were written.
+    var looksUnwritten = false
+
+    var isOpen: Bool { !records.isEmpty || !damage.isEmpty }
+    var start: UInt64? { [records.first?.offset, damage.first?.offset].compactMap { $0 }.min() }
+  }
+
+  /// Whether a damaged batch whose commit marker is not there is kept all the same: in a
+  /// sealed segment (every segment but the last, which alone can hold a write a crash tore),
+  /// unless the damage looks like a lost write.
+  private func keepsUnmarked(_ batch: OpenBatch) -> Bool {
+    !allowsReserved && !batch.damage.isEmpty && !batch.looksUnwritten && !batch.records.isEmpty
+  }
+
+  /// Hands `batch` over when it `committed`, then closes it.
+  private func end(
+    _ batch: inout OpenBatch, committed: Bool, before position: UInt64, into outcome: inout ScanOutcome,
+    _ commit: ([ScannedRecord]) throws -> Void
+  ) throws {
+    if committed { try commit(batch.records) }
+    close(&batch, dropping: !committed, before: position, into: &outcome)
+  }
+
+  /// Ends `batch`, reporting its damage: as regions of a batch that was kept (`dropping`
+  /// false), or as one region from its first byte to `end` for a batch that was dropped.
+  private func close(_ batch: inout OpenBatch, dropping: Bool, before end: UInt64, into outcome: inout ScanOutcome) {
+    defer { batch = OpenBatch() }
+    guard let start = batch.start, !batch.damage.isEmpty || dropping else { return }
+    if !dropping {
+      for stretch in batch.damage {
+        outcome.corruptions.append(
+          CorruptRegion(
+            file: name, offset: stretch.offset, length: stretch.length,
+            reason: "damaged record inside a committed batch; its other records were kept"))
+      }
+      return
+    }
+    if batch.records.isEmpty {
+      // Damage between batches (or a whole batch of it): nothing of a batch to drop.
+      for stretch in batch.damage {
+        outcome.corruptions.append(
+          CorruptRegion(file: name, offset: stretch.offset, length: stretch.length, reason: "damaged record"))
+      }
+      return
+    }
+    let reason =
+      batch.damage.isEmpty
+      ? "batch without its commit marker; the batch was dropped"
+      : "damaged record inside a batch that did not finish; the batch was dropped"
+    let last = batch.records.last.map { $0.offset + UInt64($0.header.totalLength) } ?? start
+    let stop = batch.damage.isEmpty ? end : max(last, batch.damage.last.map { $0.offset + $0.length } ?? start)
+    outcome.corruptions.append(CorruptRegion(file: name, offset: start, length: stop - start, reason: reason))
+    outcome.droppedRecords += batch.records.count
+  }
+
+  /// Whether `[from, to)` holds a 512-byte block of zeros at a 512-byte boundary.
+  private mutating func holdsZeroSector(from: UInt64, to: UInt64) throws -> Bool {
+    let sector = UInt64(512)
+    var block = (from + sector - 1) / sector * sector
+    while block + sector <= to {
+      let bytes = try bytes(at: block, count: Int(sector))
+      if bytes.count == Int(sector) && bytes.allSatisfy({ $0 == 0 }) { return true }
+      block += sector
+    }
+    return false
   }
 
   /// The record at `offset` if its header is plausible, it fits in the file and its CRC matches.

@@ -37,7 +37,14 @@ extension CaskStore {
       throw error
     }
     groupCommit.markDurable(writer.ticket)
-    try writeHint(for: active)
+    do {
+      try writeHint(for: active)
+    } catch {
+      // Prevents: a durable write reported as failed (a full disk at close). A hint only
+      // speeds up the next open, which scans a segment that has none; the failure is kept
+      // for `hintFailure`, not thrown.
+      hintFailure.withLock { $0 = error as? CaskError ?? .io(operation: "write hint", path: path, errno: EIO) }
+    }
     writer.active = nil
   }
 

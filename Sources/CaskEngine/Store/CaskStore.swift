@@ -32,6 +32,8 @@ public final class CaskStore: Sendable {
   /// The thread running `close()` (whose `onClose` callbacks may call it again), and the error
   /// a failed close threw, for the closes after it.
   private let closing = Locked<(thread: pthread_t?, failure: (any Error)?)>((nil, nil))
+  /// The last hint file that could not be written (`hintFailure`).
+  let hintFailure = Locked<CaskError?>(nil)
 
   /// The index and the open segments, guarded by `state`. Readers hold the lock only to look
   /// up a location and take a reference to its segment.
@@ -278,7 +280,14 @@ public final class CaskStore: Sendable {
     }
   }
 
-  /// Syncs, writes the hint of the segment being appended to, releases the in-memory index
+  /// The last failure to write a hint file (a full disk, say) since the store was opened, or
+  /// nil. It cost nothing written: the segment it was for is durable and is scanned at the
+  /// next open instead of read from its hint. `close()` does not throw it; still readable
+  /// after `close()`.
+  public var hintWriteFailure: CaskError? { hintFailure.withLock { $0 } }
+
+  /// Syncs, writes the hint of the segment being appended to (a hint that cannot be written
+  /// is not an error: `hintWriteFailure`), releases the in-memory index
   /// (every key, in plain text) and the lock. Later calls throw `CaskError.closed`, except
   /// the ones that cannot throw: `count`, `stats()` (and a collection's `count`) then report
   /// an empty store, so read them before closing. Called by `deinit` if you do not.

@@ -24,6 +24,8 @@ enum CaskCommand {
       StatsCommand.self,
       PasswdCommand.self,
       RekeyCommand.self,
+      SalvageCommand.self,
+      CompletionCommand.self,
     ]
   }
 

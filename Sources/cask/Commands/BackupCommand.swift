@@ -23,6 +23,11 @@ enum BackupCommand: Subcommand {
         try store.backup(to: destination, shouldContinue: shouldContinue)
       }
     }
+    if arguments.flag("json") {
+      return try JSONOutput.write(
+        Reports.Backup(
+          store: path, destination: destination, segments: report.segments, hints: report.hints, bytes: report.bytes))
+    }
     StandardStream.output.write(
       "Backed up store '\(path)' into '\(destination)': \(counted(report.segments, "segment file")), "
         + "\(counted(report.hints, "hint file")), \(ByteCount.format(report.bytes)).\n")

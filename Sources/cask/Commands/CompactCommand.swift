@@ -12,6 +12,7 @@ enum CompactCommand: Subcommand {
       defer { progress?.finish() }
       return try store.compact()
     }
+    if arguments.flag("json") { return try JSONOutput.write(Reports.Compaction(store: path, report: report)) }
     guard let report else {
       StandardStream.output.write("Nothing to compact in store '\(path)'.\n")
       return

@@ -26,11 +26,16 @@ enum ExportCommand: Subcommand {
     let directory = arguments.argument("dir")
     let collection = arguments.option("collection")
     if let collection { _ = try KeyText.collectionPrefix(collection, spec) }
-    let encrypted = (arguments.option("format") ?? "rncryptor") == "rncryptor"
+    let format = arguments.option("format") ?? "rncryptor"
+    let encrypted = format == "rncryptor"
+    if format == "jsonl" { return try runJSONLines(arguments, path: path, destination: directory) }
+    if directory == "-" { throw CLIError.usage("'-' (standard output) needs --format jsonl", spec) }
     try checkDestination(directory)
     try StoreAccess.requireExisting(path)
     let password = try PasswordSource.password(arguments, subject: "store '\(path)'")
     let store = try StoreAccess.open(path, password: password, options: StoreAccess.options(.readOnly))
+    let regions = store.stats().recovery.corruptRegions
+    let unreadable = store.stats().recovery.unreadableSegments
     let summary = try StoreAccess.run(store) { store in
       let keys = try collection.map { try store.keys(inGroup: $0) } ?? store.keys()
       if let collection, keys.isEmpty {
@@ -40,28 +45,43 @@ enum ExportCommand: Subcommand {
       // Ctrl-C, kill or a closed terminal: the files go too, then the process ends by the signal.
       return try Interruption.cleaningUp({ files.removeAll(keepingLock: true) }) {
         do {
-          return try export(keys, of: store, to: files, encrypted: encrypted)
+          return try export(
+            keys, of: store, to: files, encrypted: encrypted, skippingDamaged: arguments.flag("skip-damaged"))
         } catch {
           files.removeAll()
           throw error
         }
       }
     }
-    let (count, listingName, nonJSON) = summary
+    let (count, listingName, nonJSON, skipped) = summary
     // Names escaped as in failures: a line break or an escape in a path stays one line.
     let named = MessageText.quoted(path)
     let source = collection.map { "collection \(MessageText.quoted($0)) of store \(named)" } ?? "store \(named)"
     let folder = MessageText.quoted(directory)
-    if encrypted {
+    if arguments.flag("json") {
+      try JSONOutput.write(
+        Reports.Export(
+          store: path, collection: collection, destination: directory, format: format, values: count,
+          skipped: Reports.skipped(skipped)))
+    } else if encrypted {
       StandardStream.output.write(
-        "Exported \(count) values of \(source) to \(folder) as RNCryptor v3 files; "
+        "Exported \(counted(count, "value")) of \(source) to \(folder) as RNCryptor v3 files; "
           + "\(listingName) (encrypted too) maps the file names to keys.\n")
     } else {
       StandardStream.output.write(
-        "Exported \(count) values of \(source) to \(folder) as plaintext files; \(listingName) maps them to keys"
+        "Exported \(counted(count, "value")) of \(source) to \(folder) as plaintext files; \(listingName) maps them to keys"
           + (nonJSON > 0 ? " (\(nonJSON) values that are not JSON were written as .bin files).\n" : ".\n"))
+    }
+    if !encrypted {
       StandardStream.error.write(
         "warning: the files in \(folder) are NOT encrypted: anyone who can read them can read the data\n")
+    }
+    guard arguments.flag("skip-damaged") else { return }
+    let lost = DamageList.lines(skipped: skipped, regions: regions, unreadable: unreadable)
+    for line in lost { StandardStream.error.write(line + "\n") }
+    if !lost.isEmpty {
+      throw CLIError.failure(
+        "store '\(path)' is damaged: \(counted(lost.count, "damaged place")) left out of the export (listed above)")
     }
   }
 
@@ -70,9 +90,10 @@ enum ExportCommand: Subcommand {
   /// Encrypted files are written in a random order: their names are random, and files
   /// created in key order would give the order away through their inode numbers and times.
   /// The listing is in key order.
-  private static func export(_ keys: [String], of store: CaskStore, to files: ExportFiles, encrypted: Bool) throws
-    -> (Int, String, Int)
-  {
+  private static func export(
+    _ keys: [String], of store: CaskStore, to files: ExportFiles, encrypted: Bool, skippingDamaged: Bool
+  ) throws -> (Int, String, Int, [DamageList.Value]) {
+    var skipped: [DamageList.Value] = []
     let counter = ProgressCounter()
     let progress = ProgressBar.start("Exporting", total: UInt64(keys.count), unit: .items("values")) {
       counter.current
@@ -80,7 +101,15 @@ enum ExportCommand: Subcommand {
     defer { progress?.finish() }
     var listing = Listing(encoding: encrypted ? "rncryptor" : "json")
     for key in encrypted ? keys.shuffled() : keys {
-      guard let value = try store.get(key) else { continue }
+      let read: Data?
+      do {
+        read = try store.get(key)
+      } catch CaskError.corrupt(let file, let offset, let reason) where skippingDamaged {
+        skipped.append(DamageList.Value(file: (file as NSString).lastPathComponent, offset: offset, reason: reason))
+        counter.add(1)
+        continue
+      }
+      guard let value = read else { continue }
       let name = try files.write(value)
       let separator = key.utf8.firstIndex(of: 0)
       listing.entries.append(
@@ -93,7 +122,60 @@ enum ExportCommand: Subcommand {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
     let listingName = try files.writeListing(encoder.encode(listing))
-    return (listing.entries.count, listingName, files.nonJSONValues)
+    return (listing.entries.count, listingName, files.nonJSONValues, skipped)
+  }
+
+  /// `--format jsonl`: the lines to standard output or a new file.
+  private static func runJSONLines(_ arguments: ParsedArguments, path: String, destination: String) throws {
+    let collection = arguments.option("collection")
+    if destination != "-" && FileManager.default.fileExists(atPath: destination) {
+      throw CLIError.failure("'\(destination)' already exists")
+    }
+    try StoreAccess.requireExisting(path)
+    let password = try PasswordSource.password(arguments, subject: "store '\(path)'")
+    let store = try StoreAccess.open(path, password: password, options: StoreAccess.options(.readOnly))
+    let recovery = store.stats().recovery
+    let (count, skipped) = try StoreAccess.run(store) { store in
+      let keys = try collection.map { try store.keys(inGroup: $0) } ?? store.keys()
+      if let collection, keys.isEmpty {
+        throw CLIError.failure("store '\(path)' has no collection '\(collection)'")
+      }
+      return try JSONLinesExport.run(
+        keys, of: store, to: destination, skippingDamaged: arguments.flag("skip-damaged"))
+    }
+    let named = MessageText.quoted(path)
+    let source = collection.map { "collection \(MessageText.quoted($0)) of store \(named)" } ?? "store \(named)"
+    // Standard output carries the lines: the report goes to standard error then.
+    let report =
+      "Exported \(counted(count, "value")) of \(source) to "
+      + (destination == "-" ? "standard output" : MessageText.quoted(destination)) + " as JSON Lines.\n"
+    if arguments.flag("json") {
+      let document = Reports.Export(
+        store: path, collection: collection, destination: destination, format: "jsonl", values: count,
+        skipped: Reports.skipped(skipped))
+      // Standard output carries the lines when DEST is '-': the document goes to standard error.
+      if destination == "-" {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        StandardStream.error.write(try encoder.encode(document) + Data("\n".utf8))
+      } else {
+        try JSONOutput.write(document)
+      }
+    } else {
+      (destination == "-" ? StandardStream.error : StandardStream.output).write(report)
+    }
+    if destination != "-" {
+      StandardStream.error.write(
+        "warning: \(MessageText.quoted(destination)) is NOT encrypted: anyone who can read it can read the data\n")
+    }
+    guard arguments.flag("skip-damaged") else { return }
+    let lost = DamageList.lines(
+      skipped: skipped, regions: recovery.corruptRegions, unreadable: recovery.unreadableSegments)
+    for line in lost { StandardStream.error.write(line + "\n") }
+    if !lost.isEmpty {
+      throw CLIError.failure(
+        "store '\(path)' is damaged: \(counted(lost.count, "damaged place")) left out of the export (listed above)")
+    }
   }
 
   /// DIR must not exist or be an empty directory.

@@ -12,6 +12,8 @@ enum ImportCommand: Subcommand {
     var objects = 0
     var inserted = 0
     var replaced = 0
+    /// The input line of the last object written (for an array, the line it starts on).
+    var throughLine = 0
   }
 
   static func run(_ arguments: ParsedArguments) throws {
@@ -47,43 +49,75 @@ enum ImportCommand: Subcommand {
         if let input { return try input.read(upToCount: count) ?? Data() }
         return try StandardStream.input.read(upTo: count)
       }
-      let total = body.map { UInt64($0.count) } ?? fileSize
-      let counter = ProgressCounter()
-      let progress = ProgressBar.start("Importing", total: total) { counter.current }
-      defer { progress?.finish() }
       var totals = Totals()
       var batch: [(key: String, value: Data)] = []
       var batchLine = 1
+      var lastLine = 0
       func commit() throws {
         let result = try write(batch, to: store)
         totals.inserted += result.inserted
         totals.replaced += result.replaced
         totals.objects += batch.count
+        totals.throughLine = lastLine
         batch.removeAll(keepingCapacity: true)
       }
-      do {
-        while let record = try reader.next() {
-          if batch.isEmpty { batchLine = record.line }
-          let key = try prefix + ImportID.of(record, field: idField)
-          guard key.utf8.count <= CaskFormat.maximumKeyLength else {
-            throw CaskError.invalidImport(reason: "the id is too long for a key", line: record.line)
-          }
-          batch.append((key, record.bytes))
-          counter.set(reader.bytesConsumed)
-          if batch.count == batchSize { try commit() }
-        }
-        if !batch.isEmpty { try commit() }
-      } catch CaskError.invalidImport(let reason, let line) {
-        let place = line.map { "line \($0) of \(name)" } ?? name
-        // With no object pending, the batches so far are all in: nothing is lost before the error.
-        let from = batch.isEmpty ? (line ?? batchLine) : batchLine
-        let kept =
-          totals.objects == 0
+      /// What is in the store after a stop, so that the import can be resumed.
+      func kept() -> String {
+        totals.objects == 0
           ? "nothing was written"
-          : "the \(totals.objects) objects before line \(from) were imported, nothing from that line on"
-        throw CLIError.failure("invalid import at \(place): \(reason); \(kept)")
+          : "\(counted(totals.objects, "object")) \(totals.objects == 1 ? "was" : "were") imported, through line \(totals.throughLine) of \(name); "
+            + "nothing after that line was written"
       }
-      return totals
+      // Ctrl-C, kill or a closed terminal: the batch under way is finished or not begun, and
+      // the command says what was kept before it ends by the signal.
+      return try Interruption.stoppingOnSignal { shouldContinue in
+        // Started once the signals are taken: a frame on the terminal means Ctrl-C is handled.
+        let total = body.map { UInt64($0.count) } ?? fileSize
+        let counter = ProgressCounter()
+        let progress = ProgressBar.start("Importing", total: total) { counter.current }
+        defer { progress?.finish() }
+        func interrupted() -> Totals {
+          progress?.finish()
+          StandardStream.error.write("Interrupted: \(kept()).\n")
+          return totals
+        }
+        do {
+          while let record = try reader.next() {
+            guard shouldContinue() else { return interrupted() }
+            if batch.isEmpty { batchLine = record.line }
+            let key = try prefix + ImportID.of(record, field: idField)
+            guard key.utf8.count <= CaskFormat.maximumKeyLength else {
+              throw CaskError.invalidImport(reason: "the id is too long for a key", line: record.line)
+            }
+            batch.append((key, record.bytes))
+            lastLine = record.line
+            counter.set(reader.bytesConsumed)
+            if batch.count == batchSize { try commit() }
+          }
+          guard shouldContinue() else { return interrupted() }
+          if !batch.isEmpty { try commit() }
+        } catch CaskError.invalidImport(let reason, let line) {
+          let place = line.map { "line \($0) of \(name)" } ?? name
+          // With no object pending, the batches so far are all in: nothing is lost before the error.
+          let from = batch.isEmpty ? (line ?? batchLine) : batchLine
+          let kept =
+            totals.objects == 0
+            ? "nothing was written"
+            : "the \(counted(totals.objects, "object")) before line \(from) \(totals.objects == 1 ? "was" : "were") imported, "
+              + "nothing from that line on"
+          throw CLIError.failure("invalid import at \(place): \(reason); \(kept)")
+        } catch let error as CaskError {
+          // Prevents: a full disk naming the errno but not how much of the input is in.
+          throw CLIError.failure("\(ErrorMessage.describe(error, store: path)); \(kept())")
+        }
+        return totals
+      }
+    }
+    if arguments.flag("json") {
+      return try JSONOutput.write(
+        Reports.Upsert(
+          store: path, collection: collection, source: file == "-" ? "-" : remote.map(RemoteFetch.display) ?? file,
+          objects: totals.objects, inserted: totals.inserted, replaced: totals.replaced))
     }
     StandardStream.output.write(
       "Imported \(counted(totals.objects, "object")) into collection '\(collection)' of store '\(path)': "

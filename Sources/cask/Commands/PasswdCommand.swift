@@ -13,6 +13,7 @@ enum PasswdCommand: Subcommand {
       defer { progress?.finish() }
       try store.changePassword(to: newPassword)
     }
+    if arguments.flag("json") { return try JSONOutput.write(Reports.Password(store: path, changed: true)) }
     StandardStream.error.write("Changed the password of store '\(path)'.\n")
   }
 }

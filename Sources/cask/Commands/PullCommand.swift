@@ -26,6 +26,12 @@ enum PullCommand: Subcommand {
       let records = try pages.fetchAll(from: url, with: fetch, idField: idField, prefix: prefix)
       return (records.count, try ImportCommand.write(records, to: store))
     }
+    if arguments.flag("json") {
+      return try JSONOutput.write(
+        Reports.Upsert(
+          store: path, collection: collection, source: RemoteFetch.display(url), objects: totals.0,
+          inserted: totals.1.inserted, replaced: totals.1.replaced))
+    }
     StandardStream.output.write(
       "Pulled \(counted(totals.0, "object")) from '\(RemoteFetch.display(url))' into collection '\(collection)' of store "
         + "'\(path)': \(totals.1.inserted) inserted, \(totals.1.replaced) replaced.\n")

@@ -90,12 +90,26 @@ enum StoreAccess {
       try? store.close()
       throw CLIError.failure(ErrorMessage.describe(error, store: store.path))
     }
+    // Prevents: a write reported as failed that was applied. Every write of `body` was
+    // synced before it returned (`durability: .always`), so what fails after it (the hint
+    // file, closing) costs none of it: a warning, not a failure.
     do {
       try store.close()
     } catch {
-      throw CLIError.failure(ErrorMessage.describe(error, store: store.path))
+      warn(store.path, "closing it failed after the command's work was synced: \(ErrorMessage.describe(error))")
+    }
+    if let failure = store.hintWriteFailure {
+      warn(
+        store.path,
+        "a hint file could not be written (\(ErrorMessage.describe(failure))); nothing was lost: "
+          + "the next open reads its segment instead")
     }
     return result
+  }
+
+  /// One warning line about the store at `path` on standard error.
+  static func warn(_ path: String, _ message: String) {
+    StandardStream.error.write("warning: store \(MessageText.quoted(path)): \(MessageText.escaped(message))\n")
   }
 }
 
@@ -113,13 +127,18 @@ struct RecoverySummary: CustomStringConvertible {
   var description: String {
     var parts: [String] = []
     let cut = readOnly ? "left unread" : "cut"
-    if report.truncatedBytes > 0 { parts.append("\(report.truncatedBytes) bytes of a torn tail \(cut)") }
-    if report.droppedRecords > 0 {
-      parts.append("\(report.droppedRecords) records of unfinished batches \(readOnly ? "left unread" : "dropped")")
+    if report.truncatedBytes > 0 {
+      parts.append("\(counted(Int(report.truncatedBytes), "byte")) of a torn tail \(cut)")
     }
-    if !report.corruptRegions.isEmpty { parts.append("\(report.corruptRegions.count) damaged regions skipped") }
+    if report.droppedRecords > 0 {
+      parts.append(
+        "\(counted(report.droppedRecords, "record")) of unfinished batches \(readOnly ? "left unread" : "dropped")")
+    }
+    if !report.corruptRegions.isEmpty {
+      parts.append("\(counted(report.corruptRegions.count, "damaged region")) skipped")
+    }
     if !report.unreadableSegments.isEmpty {
-      parts.append("\(report.unreadableSegments.count) unreadable segments left out")
+      parts.append("\(counted(report.unreadableSegments.count, "unreadable segment")) left out")
     }
     return parts.isEmpty ? "clean" : parts.joined(separator: ", ")
   }

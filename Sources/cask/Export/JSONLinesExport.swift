@@ -1,0 +1,111 @@
+import CaskCLIKit
+import CipherCask
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// `cask export STORE DEST --format jsonl`: one JSON object per line, decrypted, to standard
+/// output (`-`) or to a new file.
+///
+/// Each line is `{"key": K, "collection": C, "id": I, "value": V}` (`collection` and `id` for
+/// keys of a collection). A value that is JSON with no line break in it is `value`, its bytes
+/// as stored; any other value (binary, or JSON spread over lines) is `base64`, so every value
+/// comes back byte for byte.
+enum JSONLinesExport {
+  /// Writes the lines for `keys`; returns how many values were written and which were skipped.
+  static func run(
+    _ keys: [String], of store: CaskStore, to destination: String, skippingDamaged: Bool
+  ) throws -> (count: Int, skipped: [DamageList.Value]) {
+    let output = try Output(destination)
+    var skipped: [DamageList.Value] = []
+    var count = 0
+    do {
+      for key in keys {
+        let value: Data?
+        do {
+          value = try store.get(key)
+        } catch CaskError.corrupt(let file, let offset, let reason) where skippingDamaged {
+          skipped.append(DamageList.Value(file: (file as NSString).lastPathComponent, offset: offset, reason: reason))
+          continue
+        }
+        guard let value else { continue }
+        try output.write(line(key, value))
+        count += 1
+      }
+      output.close()
+    } catch {
+      output.abandon()
+      throw error
+    }
+    return (count, skipped)
+  }
+
+  /// One line, with its newline.
+  static func line(_ key: String, _ value: Data) throws -> Data {
+    var line = Data(#"{"key":"#.utf8) + (try string(key))
+    if let separator = key.utf8.firstIndex(of: 0) {
+      line += Data(#","collection":"#.utf8) + (try string(String(key[..<separator])))
+      line += Data(#","id":"#.utf8) + (try string(String(key[key.index(after: separator)...])))
+    }
+    let isJSON = (try? JSONSerialization.jsonObject(with: value, options: [.fragmentsAllowed])) != nil
+    if isJSON && !value.contains(0x0A) && !value.contains(0x0D) {
+      line += Data(#","value":"#.utf8) + value
+    } else {
+      line += Data(#","base64":""#.utf8) + Data(value.base64EncodedString().utf8) + Data("\"".utf8)
+    }
+    return line + Data("}\n".utf8)
+  }
+
+  private static func string(_ text: String) throws -> Data {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.withoutEscapingSlashes]
+    return try encoder.encode(text)
+  }
+
+  /// Standard output, or a new file (mode 0600) that a failure removes.
+  private final class Output {
+    let descriptor: Int32
+    let path: String?
+
+    init(_ destination: String) throws {
+      guard destination != "-" else {
+        (descriptor, path) = (STDOUT_FILENO, nil)
+        return
+      }
+      let opened = open(destination, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+      guard opened >= 0 else {
+        throw CLIError.failure("cannot create '\(destination)': \(String(cString: strerror(errno)))")
+      }
+      (descriptor, path) = (opened, destination)
+    }
+
+    func write(_ data: Data) throws {
+      guard let path else {
+        StandardStream.output.write(data)
+        return
+      }
+      try data.withUnsafeBytes { buffer in
+        var offset = 0
+        while offset < buffer.count {
+          let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+          if written < 0 && errno == EINTR { continue }
+          guard written > 0 else {
+            throw CLIError.failure("cannot write '\(path)': \(String(cString: strerror(errno)))")
+          }
+          offset += written
+        }
+      }
+    }
+
+    func close() { if path != nil { Glibc.close(descriptor) } }
+
+    /// Closes and removes a file that was being written: a part of an export is no use.
+    func abandon() {
+      guard let path else { return }
+      Glibc.close(descriptor)
+      unlink(path)
+    }
+  }
+}
