@@ -135,7 +135,7 @@ struct ImportExportTests {
     let result = try cask.run(["export", "s", "plain", "--format", "json"], password: password)
     #expect(result.status == 0)
     #expect(result.err.hasPrefix("warning: the files in 'plain' are NOT encrypted"))
-    #expect(result.out.contains("1 values that are not JSON were written as .bin files"))
+    #expect(result.out.contains("1 value that is not JSON was written as .bin files"))
     let names = Set(try FileManager.default.contentsOfDirectory(atPath: cask.path("plain")))
     #expect(names == ["00000001.json", "00000002.bin", "listing.json"])
     #expect(try Data(contentsOf: URL(fileURLWithPath: cask.path("plain/00000001.json"))) == Data("{\"x\": 1}".utf8))

@@ -70,7 +70,9 @@ enum ExportCommand: Subcommand {
     } else {
       StandardStream.output.write(
         "Exported \(counted(count, "value")) of \(source) to \(folder) as plaintext files; \(listingName) maps them to keys"
-          + (nonJSON > 0 ? " (\(nonJSON) values that are not JSON were written as .bin files).\n" : ".\n"))
+          + (nonJSON > 0
+            ? " (\(counted(nonJSON, "value")) that \(nonJSON == 1 ? "is" : "are") not JSON \(nonJSON == 1 ? "was" : "were") written as .bin files).\n"
+            : ".\n"))
     }
     if !encrypted {
       StandardStream.error.write(
