@@ -30,7 +30,10 @@ extension CaskStore {
     defer { if announced { groupCommit.end() } }
     var prepared = try prepare(batch)
     guard !prepared.isEmpty else { return CommitResult() }
-    let (ticket, result) = try writer.withLock { writer in try append(&prepared, writer: &writer) }
+    let (ticket, result) = try writer.withLock { writer in
+      try addHookWrites(for: batch, to: &prepared)
+      return try append(&prepared, writer: &writer)
+    }
     // Appended: `finishCommit` tells the group commit so.
     announced = false
     try finishCommit(ticket: ticket, result: result, announced: durable)
