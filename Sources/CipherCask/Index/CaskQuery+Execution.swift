@@ -182,7 +182,9 @@ extension CaskQuery {
       var object: T?
       if mustTest || loadObjects {
         guard let key = CaskCollection<T>.parseID(id), let found = try collection.get(id: key) else { return true }
-        guard try accepts(found, plan) else { return true }
+        // An object changed between reading the entries and reading it is left out, so that
+        // every result satisfies every condition.
+        guard predicates.allSatisfy({ $0.matches(found) }), try accepts(found, plan) else { return true }
         object = found
       }
       if skipped < offsetCount {
@@ -199,7 +201,7 @@ extension CaskQuery {
     if let candidates = candidateIDs(plan) {
       for id in candidates {
         guard let key = CaskCollection<T>.parseID(id), let object = try collection.get(id: key) else { continue }
-        if try accepts(object, plan) { matches.append((id, object)) }
+        if predicates.allSatisfy({ $0.matches(object) }), try accepts(object, plan) { matches.append((id, object)) }
       }
     } else {
       var failures: [CaskError] = []
