@@ -118,7 +118,7 @@ struct IndexPropertyTests {
         }
       case 82..<88:
         let city = Self.cities.randomElement(using: &random)!
-        let moved = try gigs.updateAll(where: { $0.city == city }) { $0.city = "Moved" }
+        let moved = try gigs.updateAll(where: { $0.city == city }, { $0.city = "Moved" })
         #expect(moved == model.values.filter { $0.city == city }.count)
         for (key, gig) in model where gig.city == city { model[key]?.city = "Moved" }
       case 88..<93:
