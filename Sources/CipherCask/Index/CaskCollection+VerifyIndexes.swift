@@ -64,6 +64,12 @@ public struct IndexVerification: Sendable, Equatable {
     public var memoryDiffers = false
 
     public var isEmpty: Bool { missing == 0 && extra == 0 && !memoryDiffers }
+
+    public init(missing: Int = 0, extra: Int = 0, memoryDiffers: Bool = false) {
+      self.missing = missing
+      self.extra = extra
+      self.memoryDiffers = memoryDiffers
+    }
   }
 
   /// Objects checked.
