@@ -144,6 +144,15 @@ extension CaskQuery {
       }
       return true
     }
+    // One text per driver: its entries already come in id order, so a page stops early.
+    if order == nil, let driver = plan.driver, driver.predicate.kind != .range {
+      try driver.index.entries.ids(in: driver.predicate.bounds) { id in
+        let id = String(id)
+        guard passesChecks(id, plan.checks) else { return true }
+        return try body(id)
+      }
+      return true
+    }
     guard var ids = candidateIDs(plan) else { return false }
     if let order, let sortIndex = plan.sortIndex {
       let keyed = ids.map { (sortIndex.entries.texts(of: $0).first ?? "", $0) }
@@ -153,8 +162,7 @@ extension CaskQuery {
       }
       ids = order.ascending ? sorted.map(\.1) : sorted.reversed().map(\.1)
     } else if order == nil {
-      let parsed = ids.compactMap { CaskCollection<T>.parseID($0).map { ($0, $0.description) } }
-      ids = CaskCollection<T>.positionsInIDOrder(parsed.map(\.0)).map { parsed[$0].1 }
+      ids.sort(by: bytesPrecede)
     } else {
       return false  // ordered by a field without an index: the objects must be read first
     }
@@ -217,7 +225,7 @@ extension CaskQuery {
       }
       matches = order.ascending ? sorted.map(\.1) : sorted.reversed().map(\.1)
     } else {
-      matches = CaskCollection<T>.positionsInIDOrder(matches.map(\.object.id)).map { matches[$0] }
+      matches.sort { bytesPrecede($0.id, $1.id) }
     }
     let start = min(offsetCount, matches.count)
     let end = start + min(matches.count - start, wanted)

@@ -14,7 +14,9 @@ import Foundation
 /// A query is a value: each method returns a changed copy. Conditions combine with AND. Values
 /// compare as their index texts do (`CaskIndexable`): numbers and dates by value, strings by
 /// their UTF-8 bytes, `nil` before every value. Objects that sort equal come in the order of
-/// their ids' text; without `sorted(by:)`, results come in the order of `ids()`.
+/// their ids' text, and without `sorted(by:)` results come in that order (by the ids' UTF-8
+/// bytes: for `Int` ids, "10" before "9"), which is the order of an index's entries, so a
+/// page of an equality needs no sort.
 public struct CaskQuery<T: Codable & Identifiable & Sendable>: Sendable
 where T.ID: CustomStringConvertible & Sendable {
   let collection: CaskCollection<T>
