@@ -106,6 +106,11 @@ extension CaskQuery {
     return plan
   }
 
+  /// Runs `body` with the plan, which is released when `body` returns.
+  private func withPlan<R>(_ body: (QueryPlan<T>) throws -> R) throws -> R {
+    try body(try makePlan())
+  }
+
   /// Whether an id passes the indexed conditions other than the walked one.
   private func passesChecks(_ id: String, _ checks: [(predicate: QueryPredicate<T>, index: QueryPlan<T>.Indexed)])
     -> Bool
@@ -179,30 +184,53 @@ extension CaskQuery {
   }
 
   /// The selected objects' ids with the objects (when `loadObjects`), paged.
-  private func run(loadObjects: Bool, stopAfterPage: Bool = true) throws -> [(id: String, object: T?)] {
-    let plan = try makePlan()
-    let mustTest = !plan.residual.isEmpty || !filters.isEmpty
-    var skipped = 0
-    var results: [(id: String, object: T?)] = []
+  private func run(loadObjects: Bool) throws -> [(id: String, object: T?)] {
     let wanted = limitCount ?? .max
     guard wanted > 0 else { return [] }
-    let indexedOrder = try forEachOrderedID(plan) { id in
-      var object: T?
-      if mustTest || loadObjects {
-        guard let key = CaskCollection<T>.parseID(id), let found = try collection.get(id: key) else { return true }
-        // An object changed between reading the entries and reading it is left out, so that
-        // every result satisfies every condition.
-        guard predicates.allSatisfy({ $0.matches(found) }), try accepts(found, plan) else { return true }
-        object = found
+    var results: [(id: String, object: T?)] = []
+    // The sort text each result had in the index, checked against the object read later.
+    var sortTexts: [String: String] = [:]
+    let indexedOrder = try withPlan { plan -> Bool in
+      let mustTest = !plan.residual.isEmpty || !filters.isEmpty
+      var skipped = 0
+      let walked = try forEachOrderedID(plan) { id in
+        var object: T?
+        if mustTest {
+          guard let key = CaskCollection<T>.parseID(id), let found = try collection.get(id: key) else { return true }
+          guard predicates.allSatisfy({ $0.matches(found) }), try accepts(found, plan) else { return true }
+          if let order, let text = plan.sortIndex?.entries.texts(of: id).first,
+            compareBytes(order.text(found), text) != 0
+          {
+            return true  // moved in the order since the entries were read
+          }
+          object = found
+        }
+        // Without conditions on objects, the offset is skipped in the index: no object read.
+        if skipped < offsetCount {
+          skipped += 1
+          return true
+        }
+        results.append((id, object))
+        if let sortIndex = plan.sortIndex, object == nil { sortTexts[id] = sortIndex.entries.texts(of: id).first }
+        return results.count < wanted
       }
-      if skipped < offsetCount {
-        skipped += 1
-        return true
-      }
-      results.append((id, object))
-      return results.count < wanted
+      return walked
     }
-    if indexedOrder { return results }
+    if indexedOrder {
+      // The page's objects are read after the plan is released, so that commits meanwhile do
+      // not copy the entries it holds. An object changed since the entries were read is left
+      // out if it no longer satisfies every condition or has moved in the order.
+      guard loadObjects, results.contains(where: { $0.object == nil }) else { return results }
+      return try results.compactMap { result in
+        if let object = result.object { return (result.id, object) }
+        guard let key = CaskCollection<T>.parseID(result.id), let found = try collection.get(id: key),
+          predicates.allSatisfy({ $0.matches(found) }),
+          sortTexts[result.id].map({ text in order.map { compareBytes($0.text(found), text) == 0 } ?? true }) ?? true
+        else { return nil }
+        return (result.id, found)
+      }
+    }
+    let plan = try makePlan()
     // Nothing indexed to walk, or an order without an index: read the candidates (or every
     // object), test them, sort them in memory.
     var matches: [(id: String, object: T)] = []
