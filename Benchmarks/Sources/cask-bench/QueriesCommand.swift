@@ -14,6 +14,7 @@ enum QueriesCommand: BenchCommand {
     ("--events N[,N...]", "Collection sizes (default 10000,100000)."),
     ("--runs N", "Timed runs of each indexed query (default 200; the scans run 3 times)."),
     ("--dir DIR", "Where the scratch stores go (default /tmp)."),
+    ("--writes-only", "Only the saves and updates with 0, 1 and 3 indexes."),
     ("-h, --help", "Show help information."),
   ]
 
@@ -48,7 +49,12 @@ enum QueriesCommand: BenchCommand {
     let sizesText = try options.value("--events") ?? "10000,100000"
     let runsText = try options.value("--runs") ?? "200"
     let base = try options.value("--dir") ?? "/tmp"
+    let writesOnly = options.flag("--writes-only")
     try options.finish()
+    if writesOnly {
+      print(try writeCosts(in: base))
+      return
+    }
     let sizes = sizesText.split(separator: ",").compactMap { Int($0) }
     guard !sizes.isEmpty, sizes.allSatisfy({ $0 >= 2_000 }), let runs = Int(runsText), runs > 0 else {
       throw UsageError("--events takes sizes of at least 2000, --runs a positive number")

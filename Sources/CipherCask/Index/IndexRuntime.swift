@@ -111,8 +111,9 @@ final class IndexRuntime: Sendable {
     if let entries = state.caches[key] { return entries }
     guard !state.closed else { throw CaskError.closed }
     let prefixLength = group.utf8.count + 1
-    let keys = try store.keys(inGroup: group)
-    let entries = IndexEntries(sortedEntries: keys.map { String($0.utf8.dropFirst(prefixLength))! })
+    var parts = try store.unsortedKeys(inGroup: group).map { String(Substring($0.utf8.dropFirst(prefixLength))) }
+    parts.sort(by: bytesPrecede)
+    let entries = IndexEntries(sortedEntries: parts)
     state.caches[key] = entries
     return entries
   }
