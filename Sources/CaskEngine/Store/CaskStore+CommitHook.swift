@@ -21,17 +21,25 @@ package struct CommitWrite: Sendable {
 /// is written.
 package final class StoreExtensions: Sendable {
   package typealias Hook = @Sendable (_ writes: [CommitWrite]) throws -> [CommitWrite]
-  private let hook = Locked<Hook?>(nil)
+  /// Held in a class: a closure kept directly in the generic `Locked` is reabstracted on every
+  /// read and written back wrapped (its `withLock` passes the value `inout`), so each commit
+  /// added a thunk and calls grew deeper without bound.
+  private final class HookBox: Sendable {
+    let hook: Hook
+    init(_ hook: @escaping Hook) { self.hook = hook }
+  }
+  private let hook = Locked<HookBox?>(nil)
   private let slots = Locked<[String: any Sendable]>([:])
 
   init() {}
 
   /// Installs the store's commit hook (one per store; a second call replaces the first).
   package func setCommitHook(_ newHook: Hook?) {
-    hook.withLock { $0 = newHook }
+    let box = newHook.map(HookBox.init)
+    hook.withLock { $0 = box }
   }
 
-  var commitHook: Hook? { hook.withLock { $0 } }
+  var commitHook: Hook? { hook.withLock { $0 }?.hook }
 
   /// The value kept under `name` for this store, made by `make` on first use.
   package func slot<Value: Sendable>(_ name: String, make: () -> Value) -> Value {
