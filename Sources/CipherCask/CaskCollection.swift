@@ -55,6 +55,11 @@ where T.ID: CustomStringConvertible & Sendable {
       throw CaskError.invalidKey(reason: "collection names must be non-empty and must not contain U+0000")
     }
     if let nameClash { throw CaskError.invalidKey(reason: nameClash) }
+    // Prevents: a collection's objects landing among index entries and catalogues
+    // (Index/IndexKeys.swift), whose groups begin with U+0001.
+    guard name.utf8.first != IndexKeys.reservedPrefix else {
+      throw CaskError.invalidKey(reason: "collection names must not begin with U+0001 (reserved for indexes)")
+    }
   }
 
   func key(for id: T.ID) throws -> String {

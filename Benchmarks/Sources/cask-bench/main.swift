@@ -12,6 +12,7 @@ let subcommands: [any BenchCommand.Type] = [
   EngineCommand.self,
   PeersCommand.self,
   ObjectsCommand.self,
+  QueriesCommand.self,
   CodersCommand.self,
   OutboxCommand.self,
   RecoveryCommand.self,

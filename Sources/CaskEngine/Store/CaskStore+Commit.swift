@@ -28,7 +28,10 @@ extension CaskStore {
     let announcement = options.durability == .always ? groupCommit.begin() : nil
     var prepared = try prepare(batch)
     guard !prepared.isEmpty else { return CommitResult() }
-    let (ticket, result) = try writer.withLock { writer in try append(&prepared, writer: &writer) }
+    let (ticket, result) = try writer.withLock { writer in
+      try addHookWrites(for: batch, to: &prepared)
+      return try append(&prepared, writer: &writer)
+    }
     try finishCommit(ticket: ticket, result: result, announcement: announcement)
     return result
   }

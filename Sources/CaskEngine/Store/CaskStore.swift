@@ -24,6 +24,8 @@ public final class CaskStore: Sendable {
   let compactionLock = CriticalSection()
   let background: BackgroundWork
   let observers = ChangeObservers()
+  /// The commit hook and per-store state of the layers above (CaskStore+CommitHook.swift).
+  package let extensions = StoreExtensions()
   /// Set while a transaction body or an observer runs with the writer held.
   let userCode = UserCodeMark()
   private let lock: Locked<(any FileLock)?>

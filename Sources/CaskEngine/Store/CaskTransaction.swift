@@ -78,6 +78,7 @@ extension CaskStore {
       var transaction = CaskTransaction(store: self)
       let value = try userCode.running { try body(&transaction) }
       var prepared = try prepare(transaction.batch)
+      try addHookWrites(for: transaction.batch, to: &prepared)
       guard !prepared.isEmpty else { return (value, writer.ticket, CommitResult()) }
       let (ticket, result) = try append(&prepared, writer: &writer)
       return (value, ticket, result)

@@ -55,7 +55,10 @@ enum StatsCommand: Subcommand {
     let stats = store.stats()
     let recovery = stats.recovery
     return Report(
-      store: path, keys: stats.keys, collections: Report.Collections(counts: store.groups()),
+      store: path, keys: stats.keys,
+      collections: Report.Collections(
+        // Index entries and catalogues (groups beginning with U+0001) are no collections.
+        counts: store.groups().filter { $0.group.utf8.first != 1 }),
       liveBytes: stats.liveBytes,
       deadBytes: stats.deadBytes, segments: stats.segments,
       recovery: Report.Recovery(

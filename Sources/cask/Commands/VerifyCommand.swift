@@ -27,6 +27,8 @@ enum VerifyCommand: Subcommand {
     var segmentsChecked: Int
     var recordsChecked: Int
     var damage: [Region]
+    /// Stored indexes whose entries and objects disagree (CaskStore.checkIndexEntries).
+    var indexProblems: [IndexEntryCheck]
   }
 
   static func run(_ arguments: ParsedArguments) throws {
@@ -34,25 +36,35 @@ enum VerifyCommand: Subcommand {
     let verified = try StoreAccess.withStore(path, arguments, mode: .readOnly) { store in
       let progress = ProcessIO.progressBar("Verifying", total: storeBytes(path))
       defer { progress?.finish() }
-      return try store.verify()
+      return (try store.verify(), try store.checkIndexEntries().filter { !$0.isClean })
     }
     let report = Report(
-      store: path, clean: verified.isClean, segmentsChecked: verified.segmentsChecked,
-      recordsChecked: verified.recordsChecked, damage: verified.damage.map(Region.init))
+      store: path, clean: verified.0.isClean && verified.1.isEmpty, segmentsChecked: verified.0.segmentsChecked,
+      recordsChecked: verified.0.recordsChecked, damage: verified.0.damage.map(Region.init), indexProblems: verified.1)
     if arguments.flag("json") {
       try JSONOutput.write(report)
     } else {
       var text =
         "Checked \(counted(report.segmentsChecked, "segment")) of store '\(path)': "
         + "\(counted(report.recordsChecked, "record")) intact, "
-      text += report.clean ? "no damage.\n" : "\(counted(report.damage.count, "damaged region")).\n"
+      text += report.damage.isEmpty ? "no damage.\n" : "\(counted(report.damage.count, "damaged region")).\n"
       for region in report.damage {
         text += "  \(region.file) at offset \(region.offset), \(region.length) bytes: \(region.reason)\n"
       }
+      for problem in report.indexProblems {
+        text +=
+          "  index '\(problem.index)' of collection '\(problem.collection)': "
+          + "\(problem.danglingEntries) of \(problem.entries) entries without an object, "
+          + "\(counted(problem.objectsWithoutEntry, "object")) without an entry\n"
+      }
       StandardStream.output.write(text)
     }
-    guard report.clean else {
+    guard report.damage.isEmpty else {
       throw CLIError.failure("store '\(path)' is damaged: \(counted(report.damage.count, "damaged region"))")
+    }
+    guard report.indexProblems.isEmpty else {
+      throw CLIError.failure(
+        "store '\(path)': \(report.indexProblems.count) of its indexes disagree with the objects")
     }
   }
 

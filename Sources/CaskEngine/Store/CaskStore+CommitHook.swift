@@ -1,0 +1,93 @@
+import Foundation
+
+/// One write of a batch as a commit hook sees it: a put (with its value) or a delete.
+package struct CommitWrite: Sendable {
+  package var key: String
+  /// The new value; `nil` for a delete.
+  package var value: Data?
+
+  package init(key: String, value: Data?) {
+    self.key = key
+    self.value = value
+  }
+}
+
+/// Lets a layer above the engine add writes to every commit, in the same atomic batch, and keep
+/// per-store state that lives as long as the store (the typed collections' secondary indexes).
+///
+/// The hook runs under the writer lock, after the batch's own writes were checked and before
+/// they are appended, so what it reads of the store is exactly the state the batch applies to,
+/// and no other commit can come in between. A hook that throws fails the whole commit: nothing
+/// is written.
+package final class StoreExtensions: Sendable {
+  package typealias Hook = @Sendable (_ writes: [CommitWrite]) throws -> [CommitWrite]
+  /// Held in a class: a closure kept directly in the generic `Locked` is reabstracted on every
+  /// read and written back wrapped (its `withLock` passes the value `inout`), so each commit
+  /// added a thunk and calls grew deeper without bound.
+  private final class HookBox: Sendable {
+    let hook: Hook
+    init(_ hook: @escaping Hook) { self.hook = hook }
+  }
+  private let hook = Locked<HookBox?>(nil)
+  private let slots = Locked<[String: any Sendable]>([:])
+
+  init() {}
+
+  /// Installs the store's commit hook (one per store; a second call replaces the first).
+  package func setCommitHook(_ newHook: Hook?) {
+    let box = newHook.map(HookBox.init)
+    hook.withLock { $0 = box }
+  }
+
+  var commitHook: Hook? { hook.withLock { $0 }?.hook }
+
+  /// The value kept under `name` for this store, made by `make` on first use.
+  package func slot<Value: Sendable>(_ name: String, make: () -> Value) -> Value {
+    slots.withLock { slots in
+      if let value = slots[name] as? Value { return value }
+      let value = make()
+      slots[name] = value
+      return value
+    }
+  }
+}
+
+extension CaskBatch {
+  /// The batch's writes in order, as a commit hook sees them.
+  var commitWrites: [CommitWrite] {
+    operations.map { operation in
+      switch operation {
+      case .put(let key, let value): return CommitWrite(key: key, value: value)
+      case .delete(let key): return CommitWrite(key: key, value: nil)
+      }
+    }
+  }
+}
+
+extension CaskStore {
+  /// Runs the commit hook, if one is installed, on `batch` and encrypts the writes it adds
+  /// behind `prepared`. Called with the writer lock held.
+  func addHookWrites(for batch: CaskBatch, to prepared: inout [Prepared]) throws {
+    guard let hook = extensions.commitHook, !batch.operations.isEmpty else { return }
+    let extra = try userCode.running { try hook(batch.commitWrites) }
+    guard !extra.isEmpty else { return }
+    var added = CaskBatch()
+    for write in extra {
+      if let value = write.value { try added.put(value, forKey: write.key) } else { try added.delete(write.key) }
+    }
+    prepared += try prepare(added)
+  }
+}
+
+extension CaskStore {
+  /// The keys of a group in no particular order: for a layer that sorts them its own way
+  /// (`keys(inGroup:)` sorts them by comparing UTF-8 views, which costs more than the copy).
+  ///
+  /// - Complexity: O(m) for the m keys of the group.
+  package func unsortedKeys(inGroup group: String) throws -> [String] {
+    try state.withLock { state in
+      guard !state.closed else { throw CaskError.closed }
+      return state.directory.keys(inGroup: group)
+    }
+  }
+}

@@ -1,0 +1,311 @@
+import Foundation
+
+/// How a query is answered, worked out from the indexes ready at one moment.
+struct QueryPlan<T>: Sendable {
+  struct Indexed: Sendable {
+    var name: String
+    var entries: IndexEntries
+  }
+
+  /// The indexed condition whose entries are walked (the one with the fewest).
+  var driver: (predicate: QueryPredicate<T>, index: Indexed)?
+  /// The other indexed conditions, checked on each candidate's entries.
+  var checks: [(predicate: QueryPredicate<T>, index: Indexed)] = []
+  /// Conditions without a usable index, tested on decoded objects.
+  var residual: [QueryPredicate<T>] = []
+  /// The index of the sort field, if ready.
+  var sortIndex: Indexed?
+  /// Whether results are produced by walking the sort index (rather than sorting candidates).
+  var walksSortIndex = false
+}
+
+extension CaskQuery {
+  /// Which indexes the query uses and what it scans, in words.
+  ///
+  /// - Complexity: O(1) after the indexes' entries are in memory.
+  public func explain() throws -> String {
+    let plan = try makePlan()
+    var parts: [String] = []
+    if let driver = plan.driver {
+      parts.append("index '\(driver.index.name)' (\(driver.predicate.kind.rawValue))")
+    }
+    for check in plan.checks {
+      parts.append("index '\(check.index.name)' (\(check.predicate.kind.rawValue), checked per object id)")
+    }
+    if plan.driver == nil && !plan.walksSortIndex {
+      parts.append("scan of every object")
+    }
+    if !plan.residual.isEmpty {
+      parts.append("\(plan.residual.count) condition(s) without an index, tested on objects")
+    }
+    if !filters.isEmpty { parts.append("\(filters.count) filter closure(s), run on objects") }
+    if order != nil {
+      if let sortIndex = plan.sortIndex {
+        parts.append(
+          plan.walksSortIndex
+            ? "order from index '\(sortIndex.name)'" : "sorted by the entries of index '\(sortIndex.name)'")
+      } else {
+        parts.append("sorted in memory (no index on the sort field)")
+      }
+    }
+    return parts.joined(separator: "; ")
+  }
+
+  /// The plan, from the catalogue and the entries of the ready indexes, all read at one
+  /// moment (under the index lock).
+  func makePlan() throws -> QueryPlan<T> {
+    try collection.checkName()
+    var plan = QueryPlan<T>()
+    guard let definition = collection.indexDefinition, definition.invalidReason == nil else {
+      plan.residual = predicates
+      return plan
+    }
+    collection.prepareIndexesForQuery()
+    let runtime = IndexRuntime.of(collection.store)
+    let name = collection.name
+    var indexed: [(QueryPredicate<T>, QueryPlan<T>.Indexed, Int)] = []
+    try runtime.state.withLock { state in
+      let catalog = try runtime.catalog(name, in: &state)
+      let ready = definition.descriptors.filter {
+        catalog[$0.name]?.hash == $0.hash && catalog[$0.name]?.state == .ready
+          && !state.failedBuilds.contains(ByteString($0.group))
+      }
+      for predicate in predicates {
+        if let descriptor = ready.first(where: predicate.canUse) {
+          let entries = try runtime.entries(descriptor.group, in: &state)
+          indexed.append(
+            (predicate, .init(name: descriptor.name, entries: entries), entries.count(in: predicate.bounds)))
+        } else {
+          plan.residual.append(predicate)
+        }
+      }
+      if let order, let descriptor = ready.first(where: { $0.keyPath == order.keyPath && $0.kind != "each" }) {
+        plan.sortIndex = .init(name: descriptor.name, entries: try runtime.entries(descriptor.group, in: &state))
+      }
+    }
+    indexed.sort { $0.2 < $1.2 }
+    if let first = indexed.first {
+      plan.driver = (first.0, first.1)
+      plan.checks = indexed.dropFirst().map { ($0.0, $0.1) }
+    }
+    if let sortIndex = plan.sortIndex {
+      if let first = indexed.first {
+        // Walking the sort index visits about (offset + limit) * n / m entries to find
+        // offset + limit of the m candidates; sorting the candidates costs m log m.
+        let total = max(1, sortIndex.entries.count)
+        let candidates = max(1, first.2)
+        if let limitCount, plan.residual.isEmpty, filters.isEmpty {
+          let walk = Double(offsetCount + limitCount) * Double(total) / Double(candidates)
+          let sort = Double(candidates) * max(1, log2(Double(candidates)))
+          plan.walksSortIndex = walk < sort
+        }
+      } else {
+        plan.walksSortIndex = true
+      }
+    }
+    return plan
+  }
+
+  /// Runs `body` with the plan, which is released when `body` returns.
+  private func withPlan<R>(_ body: (QueryPlan<T>) throws -> R) throws -> R {
+    try body(try makePlan())
+  }
+
+  /// Whether an id passes the indexed conditions other than the walked one.
+  private func passesChecks(_ id: String, _ checks: [(predicate: QueryPredicate<T>, index: QueryPlan<T>.Indexed)])
+    -> Bool
+  {
+    checks.allSatisfy { $0.predicate.accepts($0.index.entries.texts(of: id)) }
+  }
+
+  /// The ids the indexed part selects, in no set order, each once; `nil` when nothing is
+  /// indexed.
+  private func candidateIDs(_ plan: QueryPlan<T>) -> [String]? {
+    guard let driver = plan.driver else { return nil }
+    var result: [String] = []
+    var seen = Set<ByteString>()
+    let multiple = driver.predicate.kind == .contains || driver.predicate.kind == .range
+    driver.index.entries.ids(in: driver.predicate.bounds) { id in
+      let id = String(id)
+      if multiple, !seen.insert(ByteString(id)).inserted { return true }
+      if passesChecks(id, plan.checks) { result.append(id) }
+      return true
+    }
+    return result
+  }
+
+  /// Calls `body` with the ids the query's conditions and order select, in result order,
+  /// before objects are looked at (the residual conditions and filters are the caller's), until
+  /// it returns false. Returns false when nothing is indexed or ordered by an index and the
+  /// caller must scan.
+  private func forEachOrderedID(_ plan: QueryPlan<T>, _ body: (String) throws -> Bool) throws -> Bool {
+    if plan.walksSortIndex, let sortIndex = plan.sortIndex, let order {
+      var allChecks = plan.checks
+      if let driver = plan.driver { allChecks.insert(driver, at: 0) }
+      try sortIndex.entries.ids(in: EntryBounds(lower: nil, upper: nil), descending: !order.ascending) { id in
+        let id = String(id)
+        guard passesChecks(id, allChecks) else { return true }
+        return try body(id)
+      }
+      return true
+    }
+    // One text per driver: its entries already come in id order, so a page stops early.
+    if order == nil, let driver = plan.driver, driver.predicate.kind != .range {
+      try driver.index.entries.ids(in: driver.predicate.bounds) { id in
+        let id = String(id)
+        guard passesChecks(id, plan.checks) else { return true }
+        return try body(id)
+      }
+      return true
+    }
+    guard var ids = candidateIDs(plan) else { return false }
+    if let order, let sortIndex = plan.sortIndex {
+      let keyed = ids.map { (sortIndex.entries.texts(of: $0).first ?? "", $0) }
+      let sorted = keyed.sorted { a, b in
+        let byText = compareBytes(a.0, b.0)
+        return byText != 0 ? byText < 0 : bytesPrecede(a.1, b.1)
+      }
+      ids = order.ascending ? sorted.map(\.1) : sorted.reversed().map(\.1)
+    } else if order == nil {
+      ids.sort(by: bytesPrecede)
+    } else {
+      return false  // ordered by a field without an index: the objects must be read first
+    }
+    for id in ids where try !body(id) { break }
+    return true
+  }
+
+  private var needsObjects: Bool { !filters.isEmpty }
+
+  private func accepts(_ object: T, _ plan: QueryPlan<T>) throws -> Bool {
+    guard plan.residual.allSatisfy({ $0.matches(object) }) else { return false }
+    for filter in filters where try !filter(object) { return false }
+    return true
+  }
+
+  /// The selected objects' ids with the objects (when `loadObjects`), paged.
+  private func run(loadObjects: Bool) throws -> [(id: String, object: T?)] {
+    let wanted = limitCount ?? .max
+    guard wanted > 0 else { return [] }
+    var results: [(id: String, object: T?)] = []
+    // The sort text each result had in the index, checked against the object read later.
+    var sortTexts: [String: String] = [:]
+    let indexedOrder = try withPlan { plan -> Bool in
+      let mustTest = !plan.residual.isEmpty || !filters.isEmpty
+      var skipped = 0
+      let walked = try forEachOrderedID(plan) { id in
+        var object: T?
+        if mustTest {
+          guard let key = CaskCollection<T>.parseID(id), let found = try collection.get(id: key) else { return true }
+          guard predicates.allSatisfy({ $0.matches(found) }), try accepts(found, plan) else { return true }
+          if let order, let text = plan.sortIndex?.entries.texts(of: id).first,
+            compareBytes(order.text(found), text) != 0
+          {
+            return true  // moved in the order since the entries were read
+          }
+          object = found
+        }
+        // Without conditions on objects, the offset is skipped in the index: no object read.
+        if skipped < offsetCount {
+          skipped += 1
+          return true
+        }
+        results.append((id, object))
+        if let sortIndex = plan.sortIndex, object == nil { sortTexts[id] = sortIndex.entries.texts(of: id).first }
+        return results.count < wanted
+      }
+      return walked
+    }
+    if indexedOrder {
+      // The page's objects are read after the plan is released, so that commits meanwhile do
+      // not copy the entries it holds. An object changed since the entries were read is left
+      // out if it no longer satisfies every condition or has moved in the order.
+      guard loadObjects, results.contains(where: { $0.object == nil }) else { return results }
+      return try results.compactMap { result in
+        if let object = result.object { return (result.id, object) }
+        guard let key = CaskCollection<T>.parseID(result.id), let found = try collection.get(id: key),
+          predicates.allSatisfy({ $0.matches(found) }),
+          sortTexts[result.id].map({ text in order.map { compareBytes($0.text(found), text) == 0 } ?? true }) ?? true
+        else { return nil }
+        return (result.id, found)
+      }
+    }
+    let plan = try makePlan()
+    // Nothing indexed to walk, or an order without an index: read the candidates (or every
+    // object), test them, sort them in memory.
+    var matches: [(id: String, object: T)] = []
+    if let candidates = candidateIDs(plan) {
+      for id in candidates {
+        guard let key = CaskCollection<T>.parseID(id), let object = try collection.get(id: key) else { continue }
+        if predicates.allSatisfy({ $0.matches(object) }), try accepts(object, plan) { matches.append((id, object)) }
+      }
+    } else {
+      var failures: [CaskError] = []
+      try collection.forEachObject(onDecodingFailure: .fail, failures: &failures) { object in
+        if try accepts(object, plan) { matches.append((object.id.description, object)) }
+      }
+    }
+    if let order {
+      let keyed = matches.map { (order.text($0.object), $0) }
+      let sorted = keyed.sorted { a, b in
+        let byText = compareBytes(a.0, b.0)
+        return byText != 0 ? byText < 0 : bytesPrecede(a.1.id, b.1.id)
+      }
+      matches = order.ascending ? sorted.map(\.1) : sorted.reversed().map(\.1)
+    } else {
+      matches.sort { bytesPrecede($0.id, $1.id) }
+    }
+    let start = min(offsetCount, matches.count)
+    let end = start + min(matches.count - start, wanted)
+    return matches[start..<end].map { ($0.id, loadObjects ? $0.object : nil) }
+  }
+
+  /// The objects the query selects, in its order.
+  ///
+  /// - Complexity: with an index for the conditions (or the order): O(log n + k) entries
+  ///   visited and one read and decode per result; without one, a scan of every object.
+  public func fetch() throws -> [T] {
+    try run(loadObjects: true).compactMap(\.object)
+  }
+
+  /// The first object the query selects, or `nil`.
+  public func first() throws -> T? {
+    try limit(1).fetch().first
+  }
+
+  /// The ids of the objects the query selects, in its order. With only indexed conditions
+  /// (and an indexed order, or none), no object is read.
+  public func ids() throws -> [T.ID] {
+    try run(loadObjects: false).compactMap { CaskCollection<T>.parseID($0.id) }
+  }
+
+  /// How many objects the query selects (after offset and limit). With one indexed condition
+  /// and nothing else, it is counted from the index's entries alone.
+  ///
+  /// - Complexity: O(log n + n / 1,024) for one indexed condition; otherwise as `ids()`.
+  public func count() throws -> Int {
+    let plan = try makePlan()
+    let total: Int?
+    if plan.residual.isEmpty, filters.isEmpty {
+      // An id has at most one entry in range: a range never uses an `each` index.
+      if let driver = plan.driver, plan.checks.isEmpty {
+        total = driver.index.entries.count(in: driver.predicate.bounds)
+      } else if plan.driver != nil {
+        total = candidateIDs(plan)?.count
+      } else if predicates.isEmpty {
+        total = collection.count
+      } else {
+        total = nil
+      }
+    } else {
+      total = nil
+    }
+    if let total {
+      let afterOffset = max(0, total - offsetCount)
+      return limitCount.map { min($0, afterOffset) } ?? afterOffset
+    }
+    var counting = self
+    counting.order = nil
+    return try counting.run(loadObjects: false).count
+  }
+}

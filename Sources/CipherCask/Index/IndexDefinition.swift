@@ -1,0 +1,76 @@
+import Foundation
+
+/// One declared index of a collection, without its object type.
+/// Unchecked: the key path is an immutable value, only compared.
+struct IndexDescriptor: @unchecked Sendable {
+  var name: String
+  var kind: String
+  var isUnique: Bool
+  var keyPath: AnyKeyPath
+  var keyPathText: String
+  var valueType: String
+  var hash: String
+  var group: String
+
+  /// Whether the value type is an `Optional`, whose `nil` (text "0") a unique index allows
+  /// for any number of objects.
+  var isOptional: Bool { valueType.hasPrefix("Optional<") }
+
+  func catalogEntry(state: IndexCatalog.State) -> IndexCatalog.Entry {
+    IndexCatalog.Entry(
+      name: name, keyPath: keyPathText, kind: kind, valueType: valueType, hash: hash, state: state)
+  }
+}
+
+/// A collection's declared indexes, without its object type: what the commit hook and the
+/// builder need to turn a stored object into index entries.
+protocol IndexedDefinition: Sendable {
+  var collection: String { get }
+  var descriptors: [IndexDescriptor] { get }
+  /// Why the declaration cannot be used, if it cannot.
+  var invalidReason: String? { get }
+  /// The texts of each index's entries for a stored object, in the order of `descriptors`;
+  /// `nil` when the bytes do not decode (such an object has no entries).
+  func texts(from data: Data) -> [[String]]?
+}
+
+/// The declared indexes of one collection of `T`.
+struct TypedIndexDefinition<T: Codable & Identifiable & Sendable>: IndexedDefinition
+where T.ID: CustomStringConvertible & Sendable {
+  let collection: String
+  let coder: any CaskCoder
+  let indexes: [CaskIndex<T>]
+  let descriptors: [IndexDescriptor]
+  let invalidReason: String?
+
+  init(collection: String, coder: any CaskCoder, indexes: [CaskIndex<T>]) {
+    self.collection = collection
+    self.coder = coder
+    self.indexes = indexes
+    self.descriptors = indexes.map { index in
+      IndexDescriptor(
+        name: index.name, kind: index.kind.rawValue, isUnique: index.kind == .unique, keyPath: index.keyPath,
+        keyPathText: "\(index.keyPath)", valueType: index.valueType, hash: index.definitionHash,
+        group: IndexKeys.group(collection: collection, index: index.name, hash: index.definitionHash))
+    }
+    var names = Set<ByteString>()
+    var reason: String?
+    for index in indexes {
+      if index.name.isEmpty || index.name.utf8.contains(where: { $0 < 2 }) {
+        reason = "index names must be non-empty and must not contain U+0000 or U+0001"
+      } else if !names.insert(ByteString(index.name)).inserted {
+        reason = "two indexes are named '\(index.name)'"
+      }
+    }
+    self.invalidReason = reason
+  }
+
+  func texts(from data: Data) -> [[String]]? {
+    guard let object = try? coder.decode(T.self, from: data) else { return nil }
+    return texts(of: object)
+  }
+
+  func texts(of object: T) -> [[String]] {
+    indexes.map { $0.extract(object) }
+  }
+}

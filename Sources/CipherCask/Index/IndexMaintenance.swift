@@ -1,0 +1,126 @@
+import Foundation
+
+extension IndexRuntime {
+  /// The commit hook: for every object a commit writes or deletes in a collection with
+  /// declared indexes, the index keys to delete (entries the object no longer has) and to put
+  /// (entries it gains), in the same atomic batch. Runs under the writer lock, so the
+  /// in-memory entries are exactly the store's before this commit.
+  ///
+  /// - Throws: `CollectionError.uniqueViolation` when two objects would share a value of a
+  ///   unique index (the commit then writes nothing); `.invalidIndex`; `.indexValueTooLong`.
+  func commitWrites(for writes: [CommitWrite]) throws -> [CommitWrite] {
+    try state.withLock { state -> [CommitWrite] in
+      guard !state.definitions.isEmpty else { return [] }
+      // Final texts per collection and id (the last write of a key wins); `[]` for a delete
+      // or an object that does not decode.
+      var changed: [ByteString: [(id: String, texts: [[String]]?)]] = [:]
+      var positions: [ByteString: [ByteString: Int]] = [:]
+      for write in writes {
+        guard write.key.utf8.first != IndexKeys.reservedPrefix, let (group, id) = IndexKeys.splitKey(write.key)
+        else { continue }
+        let collection = ByteString(group)
+        guard let definition = state.definitions[collection] else { continue }
+        let texts = write.value.map { definition.texts(from: $0) ?? definition.descriptors.map { _ in [] } }
+        let idKey = ByteString(id)
+        if let position = positions[collection]?[idKey] {
+          changed[collection]?[position].texts = texts
+        } else {
+          positions[collection, default: [:]][idKey] = changed[collection, default: []].count
+          changed[collection, default: []].append((String(id), texts))
+        }
+      }
+      var added: [CommitWrite] = []
+      for (collection, objects) in changed {
+        guard let definition = state.definitions[collection] else { continue }
+        if let reason = definition.invalidReason {
+          throw CollectionError.invalidIndex(collection: definition.collection, reason: reason)
+        }
+        try addEntryWrites(
+          for: objects, of: definition, positions: positions[collection] ?? [:], state: &state, into: &added)
+      }
+      return added
+    }
+  }
+
+  private func addEntryWrites(
+    for objects: [(id: String, texts: [[String]]?)], of definition: any IndexedDefinition,
+    positions: [ByteString: Int], state: inout State, into added: inout [CommitWrite]
+  ) throws {
+    let name = definition.collection
+    var catalog = try self.catalog(name, in: &state)
+    var catalogChanged = false
+    // Indexes stored but no longer declared stop being kept from here on: say so in the same
+    // commit, so that a later declaration rebuilds them instead of trusting old entries.
+    if !state.staleMarked.contains(ByteString(name)) {
+      for entry in catalog.indexes where entry.state != .stale {
+        let declared = definition.descriptors.contains { $0.name == entry.name && $0.hash == entry.hash }
+        if !declared {
+          var stale = entry
+          stale.state = .stale
+          catalog.set(stale)
+          catalogChanged = true
+        }
+      }
+      state.staleMarked.insert(ByteString(name))
+    }
+    // An index that no object has yet is complete once this commit's entries are written.
+    let wasEmpty = try store.count(inGroup: name) == 0
+    for (position, descriptor) in definition.descriptors.enumerated() {
+      let entries = try self.entries(descriptor.group, in: &state)
+      if wasEmpty, catalog[descriptor.name].map({ $0.hash != descriptor.hash || $0.state != .ready }) ?? true {
+        catalog.set(descriptor.catalogEntry(state: .ready))
+        catalogChanged = true
+      }
+      for object in objects {
+        let new = object.texts?[position] ?? []
+        let old = entries.texts(of: object.id)
+        for text in old where !new.contains(where: { compareBytes($0, text) == 0 }) {
+          added.append(CommitWrite(key: try entryKey(descriptor, text, object.id, name), value: nil))
+        }
+        for text in new where !old.contains(where: { compareBytes($0, text) == 0 }) {
+          added.append(CommitWrite(key: try entryKey(descriptor, text, object.id, name), value: Data()))
+        }
+      }
+      if descriptor.isUnique {
+        try checkUnique(descriptor, objects: objects, position: position, positions: positions, entries: entries, name)
+      }
+    }
+    if catalogChanged {
+      added.append(CommitWrite(key: IndexKeys.catalogKey(collection: name), value: try catalog.encoded()))
+    }
+  }
+
+  /// Throws unless every value the objects get in a unique index is held by one object after
+  /// the commit: the stored holders the commit does not change, plus the commit's own.
+  private func checkUnique(
+    _ descriptor: IndexDescriptor, objects: [(id: String, texts: [[String]]?)], position: Int,
+    positions: [ByteString: Int], entries: IndexEntries, _ collection: String
+  ) throws {
+    var holders: [ByteString: ByteString] = [:]
+    for object in objects {
+      // `nil` never collides, as NULL in SQL's unique indexes: many objects may lack a value.
+      for text in object.texts?[position] ?? [] where !(descriptor.isOptional && text == "0") {
+        let key = ByteString(text)
+        if let holder = holders[key], holder != ByteString(object.id) {
+          throw CollectionError.uniqueViolation(collection: collection, index: descriptor.name)
+        }
+        holders[key] = ByteString(object.id)
+        try entries.ids(in: .equal(text)) { stored in
+          // A stored holder that this commit changes counts with its new texts above.
+          if positions[ByteString(stored)] == nil {
+            throw CollectionError.uniqueViolation(collection: collection, index: descriptor.name)
+          }
+          return true
+        }
+      }
+    }
+  }
+
+  func entryKey(_ descriptor: IndexDescriptor, _ text: String, _ id: String, _ collection: String) throws -> String {
+    let key = descriptor.group + "\u{0}" + IndexKeys.entry(text: text, id: id)
+    guard key.utf8.count <= CaskFormat.maximumKeyLength else {
+      throw CollectionError.indexValueTooLong(collection: collection, index: descriptor.name)
+    }
+    return key
+  }
+}

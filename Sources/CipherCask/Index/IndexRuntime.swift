@@ -1,0 +1,141 @@
+import Foundation
+
+/// The secondary indexes of one store in this process: the declared definitions by
+/// collection, the catalogues read so far, and the in-memory entries of every index used so
+/// far. One per store (`CaskStore.extensions`), made when a collection with indexes is made.
+///
+/// Locking: `state` is taken by queries (never holding the writer), by the commit hook and the
+/// change observer (both under the writer lock), and by builds (inside a transaction). Nothing
+/// holding `state` takes the writer lock, so no two locks are ever taken in opposite orders.
+final class IndexRuntime: Sendable {
+  struct State: Sendable {
+    var definitions: [ByteString: any IndexedDefinition] = [:]
+    /// Catalogues as last read; dropped when a commit changes one (read again on next use).
+    var catalogs: [ByteString: IndexCatalog] = [:]
+    /// Entries of each index group built so far.
+    var caches: [ByteString: IndexEntries] = [:]
+    /// Collections whose undeclared catalogued indexes were marked stale in this process.
+    var staleMarked: Set<ByteString> = []
+    /// Index groups whose automatic build failed (a unique violation among the stored
+    /// objects): queries scan instead of trying again; `buildIndexes` tries again.
+    var failedBuilds: Set<ByteString> = []
+    var closed = false
+  }
+
+  private let storeBox: WeakStore
+  let state = Locked(State())
+  private let observation = Locked<CaskObservation?>(nil)
+
+  private init(store: CaskStore) {
+    storeBox = WeakStore(store)
+  }
+
+  /// The runtime of `store`, made (with its observer and commit hook) on first use.
+  static func of(_ store: CaskStore) -> IndexRuntime {
+    let runtime = store.extensions.slot("CipherCask.IndexRuntime") { IndexRuntime(store: store) }
+    runtime.start(store)
+    return runtime
+  }
+
+  private func start(_ store: CaskStore) {
+    observation.withLock { observation in
+      guard observation == nil else { return }
+      // The observer first, then the hook: every commit the hook adds entries to is seen.
+      observation = store.observeChanges { [weak self] changes in
+        self?.apply(changes)
+      } onClose: { [weak self] in
+        self?.state.withLock { state in
+          state = State()
+          state.closed = true
+        }
+      }
+      store.extensions.setCommitHook { [weak self] writes in
+        try self?.commitWrites(for: writes) ?? []
+      }
+    }
+  }
+
+  var store: CaskStore {
+    get throws {
+      guard let store = storeBox.value else { throw CaskError.closed }
+      return store
+    }
+  }
+
+  /// Declares `definition` for its collection (replacing an earlier declaration).
+  func register(_ definition: any IndexedDefinition) {
+    state.withLock { state in
+      let name = ByteString(definition.collection)
+      state.definitions[name] = definition
+      state.staleMarked.remove(name)
+    }
+  }
+
+  func definition(of collection: String) -> (any IndexedDefinition)? {
+    state.withLock { $0.definitions[ByteString(collection)] }
+  }
+
+  // MARK: Keeping the entries current
+
+  /// The change observer: applies each commit's index keys to the entries built so far, and
+  /// forgets changed catalogues. Inserting what is there or removing what is not does nothing,
+  /// so a commit that a build already read is applied harmlessly.
+  private func apply(_ changes: [CaskChange]) {
+    var touched = false
+    for change in changes where change.key.utf8.first == IndexKeys.reservedPrefix {
+      touched = true
+      break
+    }
+    guard touched else { return }
+    state.withLock { state in
+      for change in changes where change.key.utf8.first == IndexKeys.reservedPrefix {
+        guard let (group, rest) = IndexKeys.splitKey(change.key) else { continue }
+        let groupKey = ByteString(group)
+        if groupKey == ByteString(IndexKeys.catalogGroup) {
+          state.catalogs[ByteString(rest)] = nil
+          continue
+        }
+        guard state.caches[groupKey] != nil else { continue }
+        if change.kind == .deleted {
+          state.caches[groupKey]?.remove(entry: String(rest))
+        } else {
+          state.caches[groupKey]?.insert(entry: String(rest))
+        }
+      }
+    }
+  }
+
+  /// The entries of `group`, built from the store's keys if not yet in memory.
+  func entries(_ group: String, in state: inout State) throws -> IndexEntries {
+    let key = ByteString(group)
+    if let entries = state.caches[key] { return entries }
+    guard !state.closed else { throw CaskError.closed }
+    let prefixLength = group.utf8.count + 1
+    var parts = try store.unsortedKeys(inGroup: group).map { String(Substring($0.utf8.dropFirst(prefixLength))) }
+    parts.sort(by: bytesPrecede)
+    let entries = IndexEntries(sortedEntries: parts)
+    state.caches[key] = entries
+    return entries
+  }
+
+  /// The catalogue of `collection`, read from the store if not yet in memory.
+  func catalog(_ collection: String, in state: inout State) throws -> IndexCatalog {
+    let key = ByteString(collection)
+    if let catalog = state.catalogs[key] { return catalog }
+    guard !state.closed else { throw CaskError.closed }
+    let catalog =
+      try store.get(IndexKeys.catalogKey(collection: collection)).flatMap(IndexCatalog.decoded) ?? IndexCatalog()
+    state.catalogs[key] = catalog
+    return catalog
+  }
+}
+
+/// A weak reference to a store, sendable.
+final class WeakStore: Sendable {
+  private let reference: Locked<Weak>
+  private struct Weak: @unchecked Sendable { weak var store: CaskStore? }
+
+  init(_ store: CaskStore) { reference = Locked(Weak(store: store)) }
+
+  var value: CaskStore? { reference.withLock { $0.store } }
+}

@@ -1,0 +1,37 @@
+import CaskTestSupport
+import CipherCask
+import Foundation
+import Testing
+
+/// `cask verify` also checks that each stored index agrees with its collection's objects.
+@Suite("cask verify and indexes")
+struct VerifyIndexTests {
+  struct Item: Codable, Identifiable, Sendable {
+    var id: String
+    var tag: String
+  }
+
+  @Test("a store whose index and objects agree verifies clean; a stray object makes it exit 1")
+  func verifyReportsIndexDisagreement() throws {
+    let cask = try CaskRunner("verify-index")
+    defer { cask.remove() }
+    let path = try cask.createStore("s", password: "pw")
+    do {
+      let store = try CaskStore(path: path, password: "pw")
+      let items = store.collection(Item.self, named: "items", indexes: [.index("tag", \.tag)])
+      try items.save(contentsOf: (0..<3).map { Item(id: "i\($0)", tag: "t") })
+      try store.close()
+    }
+    let clean = try cask.run(["verify", "s"], password: "pw")
+    #expect(clean.status == 0, "\(clean.err)")
+    do {
+      let store = try CaskStore(path: path, password: "pw")
+      try store.put(try JSONCaskCoder().encode(Item(id: "stray", tag: "t")), forKey: "items\u{0}stray")
+      try store.close()
+    }
+    let result = try cask.run(["verify", "s"], password: "pw")
+    #expect(result.status == 1)
+    #expect(result.out.contains("index 'tag' of collection 'items'"), "\(result.out)")
+    #expect(!result.out.contains("stray") && !result.err.contains("stray"))
+  }
+}

@@ -1,0 +1,77 @@
+import CaskTestSupport
+import CipherCask
+import Foundation
+import Testing
+
+// The code samples of Docs/GUIDE.md section 10 (indexes and queries), compiled and run here;
+// `SampleDriftTests` checks that they still appear in the guide line for line.
+
+struct Gathering: Codable, Identifiable, Sendable {
+  var id: String
+  var title: String
+  var city: String
+  var date: Date
+  var attendees: [String]
+  var email: String?
+}
+
+func gatherings(in store: CaskStore) -> CaskCollection<Gathering> {
+  store.collection(
+    Gathering.self, named: "gatherings",
+    indexes: [
+      .index("city", \.city), .index("date", \.date),
+      .index("attendee", each: \.attendees), .unique("email", \.email),
+    ])
+}
+
+func newestInLisbon(_ gatherings: CaskCollection<Gathering>, page: Int) throws -> [Gathering] {
+  try gatherings.query()
+    .where(\.city, equals: "Lisbon")
+    .sorted(by: \.date, ascending: false)
+    .offset(page * 20).limit(20)
+    .fetch()
+}
+
+func attendance(of person: String, in gatherings: CaskCollection<Gathering>) throws -> Int {
+  try gatherings.query().where(\.attendees, contains: person).count()
+}
+
+func isTaken(_ email: String, in gatherings: CaskCollection<Gathering>) throws -> Bool {
+  try gatherings.query().where(\.email, equals: email).first() != nil
+}
+
+func addIndexToFullCollection(_ store: CaskStore) throws {
+  let gatherings = store.collection(
+    Gathering.self, named: "gatherings", indexes: [.index("city", \.city), .index("title", \.title)])
+  try gatherings.buildIndexes { progress in
+    print("\(progress.index): \(progress.done) of \(progress.total)")
+  }
+}
+
+@Suite("Guide samples: indexes and queries")
+struct GuideIndexExamplesTests {
+  @Test("the guide's index samples run and answer as the guide says")
+  func guideSamples() throws {
+    try withIndexStore("guide-indexes") { store, _ in
+      let all = gatherings(in: store)
+      for n in 0..<45 {
+        try all.save(
+          Gathering(
+            id: "g\(n)", title: "Talk \(n)", city: n % 2 == 0 ? "Lisbon" : "Porto",
+            date: Date(timeIntervalSinceReferenceDate: Double(n) * 3_600), attendees: n % 5 == 0 ? ["ann"] : [],
+            email: n == 7 ? "host@example.com" : nil))
+      }
+      let first = try newestInLisbon(all, page: 0)
+      #expect(first.count == 20)
+      #expect(first.first?.id == "g44")
+      #expect(try newestInLisbon(all, page: 1).map(\.id) == ["g4", "g2", "g0"])
+      #expect(try attendance(of: "ann", in: all) == 9)
+      #expect(try isTaken("host@example.com", in: all))
+      #expect(try !isTaken("guest@example.com", in: all))
+      try addIndexToFullCollection(store)
+      let widened = store.collection(
+        Gathering.self, named: "gatherings", indexes: [.index("city", \.city), .index("title", \.title)])
+      #expect(try widened.readyIndexes() == ["city", "title"])
+    }
+  }
+}

@@ -1,0 +1,33 @@
+import CaskTestSupport
+import CipherCask
+import Foundation
+import Testing
+
+@Suite("Checking that indexes and objects agree")
+struct IndexCheckTests {
+  @Test("an object written where no index was declared is reported by both checks")
+  func undeclaredWriterIsReported() throws {
+    let directory = try TemporaryDirectory("index-check")
+    defer { directory.remove() }
+    let path = directory.file("s.cask")
+    do {
+      let store = try CaskStore(path: path, password: "pw", options: .init(durability: .never))
+      let gigs = store.collection(Gig.self, named: "gigs", indexes: [.index("city", \.city)])
+      try gigs.save(contentsOf: (0..<5).map { Gig.make("g\($0)") })
+      #expect(try store.checkIndexEntries().allSatisfy(\.isClean))
+      #expect(try store.checkIndexEntries().map(\.entries) == [5])
+      try store.close()
+    }
+    // A process that never declares the index (a tool writing keys) does not keep it.
+    let store = try CaskStore(path: path, password: "pw", options: .init(durability: .never))
+    defer { try? store.close() }
+    try store.put(try JSONCaskCoder().encode(Gig.make("stray")), forKey: "gigs\u{0}stray")
+    try store.delete("gigs\u{0}g1")
+    let checks = try store.checkIndexEntries()
+    #expect(checks.map(\.objectsWithoutEntry) == [1])
+    #expect(checks.map(\.danglingEntries) == [1])
+    let gigs = store.collection(Gig.self, named: "gigs", indexes: [.index("city", \.city)])
+    let report = try gigs.verifyIndexes()
+    #expect(report.indexes["city"] == .init(missing: 1, extra: 1, memoryDiffers: false))
+  }
+}

@@ -1,0 +1,139 @@
+import CaskTestSupport
+import CipherCask
+import Foundation
+import Testing
+
+/// Random writes against a plain dictionary; every query kind checked against a brute-force
+/// answer from the dictionary.
+@Suite("Secondary indexes against a model")
+struct IndexPropertyTests {
+  private static let cities = ["Lisbon", "Porto", "Faro", "Évora", "a\u{0}b", ""]
+  private static let emails: [String?] = [nil, "a@x", "b@x", "c@x", "d@x", "e@x", "f@x"]
+
+  private func randomGig(_ random: inout SeededRandom, id: String) -> Gig {
+    var gig = Gig.make(
+      id, city: Self.cities.randomElement(using: &random)!, day: Double(Int.random(in: -5...5, using: &random)),
+      seats: Int.random(in: -20...20, using: &random), email: Self.emails.randomElement(using: &random)!)
+    gig.attendees = (0..<Int.random(in: 0...3, using: &random)).map { _ in "p\(Int.random(in: 0...5, using: &random))" }
+    return gig
+  }
+
+  /// Whether saving `gigs` over `model` keeps every non-nil e-mail on one object.
+  private func keepsUnique(_ model: [String: Gig], adding gigs: [Gig]) -> Bool {
+    var next = model
+    for gig in gigs { next[gig.id] = gig }
+    let emails = next.values.compactMap(\.email)
+    return Set(emails).count == emails.count
+  }
+
+  private func byBytes(_ a: String, _ b: String) -> Bool { a.utf8.lexicographicallyPrecedes(b.utf8) }
+
+  private func check(_ gigs: CaskCollection<Gig>, against model: [String: Gig], _ random: inout SeededRandom) throws {
+    let all = Array(model.values)
+    func ids(_ predicate: (Gig) -> Bool) -> [String] { all.filter(predicate).map(\.id).sorted(by: byBytes) }
+    let city = Self.cities.randomElement(using: &random)!
+    let low = Int.random(in: -20...20, using: &random)
+    let high = low + Int.random(in: 0...15, using: &random)
+    let person = "p\(Int.random(in: 0...5, using: &random))"
+    #expect(try gigs.query().where(\.city, equals: city).ids() == ids { $0.city == city })
+    #expect(try gigs.query().where(\.city, equals: city).count() == ids { $0.city == city }.count)
+    #expect(try gigs.query().where(\.seats, in: low...high).ids() == ids { (low...high).contains($0.seats) })
+    #expect(try gigs.query().where(\.seats, in: low..<high).count() == ids { (low..<high).contains($0.seats) }.count)
+    #expect(try gigs.query().where(\.attendees, contains: person).ids() == ids { $0.attendees.contains(person) })
+    #expect(try gigs.query().where(\.rank, equals: nil).ids() == ids { $0.rank == nil })
+    #expect(try gigs.query().where(\.email, equals: nil).count() == ids { $0.email == nil }.count)
+    let and = try gigs.query().where(\.city, equals: city).where(\.seats, in: low...high).ids()
+    #expect(and == ids { $0.city == city && (low...high).contains($0.seats) })
+    let offset = Int.random(in: 0...6, using: &random)
+    let limit = Int.random(in: 1...5, using: &random)
+    let ascending = Bool.random(using: &random)
+    let sorted = all.sorted { a, b in
+      a.date != b.date ? a.date < b.date : byBytes(a.id, b.id)
+    }
+    let ordered = ascending ? sorted : sorted.reversed()
+    let page = try gigs.query().sorted(by: \.date, ascending: ascending).offset(offset).limit(limit).ids()
+    #expect(page == Array(ordered.dropFirst(offset).prefix(limit)).map(\.id))
+    let cityPage = try gigs.query().where(\.city, equals: city).sorted(by: \.date, ascending: ascending)
+      .offset(offset).limit(limit).fetch()
+    #expect(cityPage.map(\.id) == Array(ordered.filter { $0.city == city }.dropFirst(offset).prefix(limit)).map(\.id))
+    #expect(cityPage.allSatisfy { model[$0.id] == $0 })
+  }
+
+  @Test("random saves, updates, deletes, batches, failed batches, reopens and compactions")
+  func randomWorkload() throws {
+    var random = SeededRandom.make(test: "IndexPropertyTests")
+    let directory = try TemporaryDirectory("index-property")
+    defer { directory.remove() }
+    let path = directory.file("s.cask")
+    var store = try CaskStore(path: path, password: "pw", options: .init(durability: .never))
+    defer { try? store.close() }
+    var gigs = store.gigs()
+    var model: [String: Gig] = [:]
+    let violation = CollectionError.uniqueViolation(collection: "gigs", index: "email")
+    for step in 0..<testIterations(300) {
+      let id = "g\(Int.random(in: 0..<30, using: &random))"
+      switch Int.random(in: 0..<100, using: &random) {
+      case 0..<35:
+        let gig = randomGig(&random, id: id)
+        if keepsUnique(model, adding: [gig]) {
+          try gigs.save(gig)
+          model[id] = gig
+        } else {
+          #expect(throws: violation) { try gigs.save(gig) }
+        }
+      case 35..<45:
+        let seats = Int.random(in: -20...20, using: &random)
+        let updated = try gigs.update(id: id) { $0.seats = seats }
+        #expect((updated != nil) == (model[id] != nil))
+        model[id]?.seats = seats
+      case 45..<60:
+        #expect(try gigs.delete(id: id) == (model.removeValue(forKey: id) != nil))
+      case 60..<75:
+        let batch = (0..<Int.random(in: 1...4, using: &random)).map { _ in
+          randomGig(&random, id: "g\(Int.random(in: 0..<30, using: &random))")
+        }
+        let deleted = "g\(Int.random(in: 0..<30, using: &random))"
+        var after = model
+        for gig in batch { after[gig.id] = gig }
+        after[deleted] = nil
+        let unique = Set(after.values.compactMap(\.email)).count == after.values.compactMap(\.email).count
+        do {
+          try store.batch { batchWrites in
+            for gig in batch { try batchWrites.save(gig, in: gigs) }
+            try batchWrites.delete(id: deleted, from: gigs)
+          }
+          #expect(unique)
+          model = after
+        } catch let error as CollectionError {
+          #expect(error == violation)
+          #expect(!unique)
+        }
+      case 75..<82:
+        struct Abandon: Error {}
+        #expect(throws: Abandon.self) {
+          try store.transaction { transaction in
+            try transaction.save(randomGig(&random, id: id), in: gigs)
+            throw Abandon()
+          }
+        }
+      case 82..<88:
+        let city = Self.cities.randomElement(using: &random)!
+        let moved = try gigs.updateAll(where: { $0.city == city }, { $0.city = "Moved" })
+        #expect(moved == model.values.filter { $0.city == city }.count)
+        for (key, gig) in model where gig.city == city { model[key]?.city = "Moved" }
+      case 88..<93:
+        try store.close()
+        store = try CaskStore(path: path, password: "pw", options: .init(durability: .never))
+        gigs = store.gigs()
+      case 93..<97:
+        try store.compact()
+      default:
+        try check(gigs, against: model, &random)
+      }
+      if step % 25 == 0 { try check(gigs, against: model, &random) }
+    }
+    try check(gigs, against: model, &random)
+    #expect(try gigs.verifyIndexes().isConsistent)
+    #expect(gigs.count == model.count)
+  }
+}
