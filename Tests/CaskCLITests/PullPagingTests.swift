@@ -20,9 +20,10 @@ struct PullPagingTests {
     _ = try cask.createStore("s", password: password)
     let result = try cask.run(
       ["pull", "s", server.address("/pages/wrap"), "--collection", "p", "--id-key", "id"] + paging,
-      password: password, prefix: ["/usr/bin/timeout", "-s", "KILL", "20"])
-    // `timeout` kills it (SIGKILL: the runner's children may inherit a blocked SIGTERM).
-    #expect(result.status != 9, "still walking pages that start over after 20 s (killed)")
+      password: password, prefix: ["/usr/bin/timeout", "-s", "KILL", "300"])
+    // `timeout` kills a walk that never ends (SIGKILL: the runner's children may inherit a
+    // blocked SIGTERM); the bound is generous so that a slow machine does not look like one.
+    #expect(result.status != 9, "still walking pages that start over after 300 s (killed)")
     #expect(result.status == 1)
     #expect(
       result.err.hasPrefix("Error: invalid answer from '\(server.address("/pages/wrap"))' (page 4)"), "\(result.err)")
@@ -39,7 +40,7 @@ struct PullPagingTests {
     let url = server.address("/pages/endless")
     let result = try cask.run(
       ["pull", "s", url, "--collection", "p", "--id-key", "id", "--max-pages", "12"], password: password,
-      prefix: ["/usr/bin/timeout", "-s", "KILL", "60"])
+      prefix: ["/usr/bin/timeout", "-s", "KILL", "300"])
     #expect(result.status == 1, "\(result.err)")
     #expect(
       result.err == "Error: '\(url)' has more than 12 pages (raise --max-pages if it should); nothing was written\n")

@@ -26,19 +26,24 @@ struct PageWalkTests {
     return RemoteCollection(fixture.users, baseURL: fixture.server.url(path), configuration: configuration)
   }
 
-  /// How `pullAll()` ended within `seconds`: its result, or `SyncError.cancelled` when it was
-  /// still walking then (and was cancelled), with the objects it had received meanwhile.
+  /// How `pullAll()` ended: its result, or `SyncError.cancelled` when it had received more
+  /// than `limit` objects and was cancelled then (a walk that would never end), with the
+  /// objects it had received. The bound is on the objects, not on time, so a slow machine
+  /// cannot make a walk that ends look like one that does not.
   private func pullAll(
-    _ remote: RemoteCollection<User>, within seconds: Int
+    _ remote: RemoteCollection<User>, cancellingPast limit: Int
   ) async -> (result: Result<CaskCollection<User>.ImportResult, any Error>, received: Int) {
     let received = Counter()
-    let walk = Task { try await remote.pullAll(progress: { received.set($0.objects) }) }
-    let watchdog = Task {
-      try await Task.sleep(for: .seconds(seconds))
-      walk.cancel()
+    let canceller = Canceller()
+    let walk = Task {
+      try await remote.pullAll(progress: { progress in
+        received.set(progress.objects)
+        if progress.objects > limit { canceller.cancel() }
+      })
     }
+    canceller.set { walk.cancel() }
+    if received.value > limit { walk.cancel() }
     let result = await walk.result
-    watchdog.cancel()
     return (result, received.value)
   }
 
@@ -55,12 +60,12 @@ struct PageWalkTests {
   func wrappingPagesEnd(pagination: RemoteConfiguration.Pagination) async throws {
     let fixture = try SyncFixture("wrap")
     defer { fixture.close() }
-    let (result, received) = await pullAll(remote(fixture, "/pages/wrap", pagination: pagination), within: 15)
+    let (result, received) = await pullAll(remote(fixture, "/pages/wrap", pagination: pagination), cancellingPast: 300)
     switch result {
     case .failure(SyncError.decoding(let reason)):
       #expect(reason.contains("already"), "\(reason)")
     case .failure(SyncError.cancelled):
-      Issue.record("still walking pages that start over after 15 s, \(received) objects (of 3) received")
+      Issue.record("still walking pages that start over after \(received) objects (of 3) received")
     case .failure(let error):
       Issue.record("unexpected error: \(error)")
     case .success(let counts):
@@ -79,7 +84,7 @@ struct PageWalkTests {
     defer { fixture.close() }
     #expect(RemoteConfiguration().maximumPages == 10_000)
     let remote = remote(fixture, "/pages/endless", pagination: .nextURL(key: "next"), maximumPages: 25)
-    let (result, received) = await pullAll(remote, within: 60)
+    let (result, received) = await pullAll(remote, cancellingPast: 250)
     switch result {
     case .failure(SyncError.decoding(let detail)):
       #expect(detail.contains("more than 25 pages") && detail.contains("maximumPages"), "\(detail)")
@@ -194,4 +199,12 @@ private final class Counter: Sendable {
   private let state = Mutex(0)
   var value: Int { state.withLock { $0 } }
   func set(_ value: Int) { state.withLock { $0 = value } }
+}
+
+/// Cancels a task from a `@Sendable` callback that runs before the task is known to it.
+private final class Canceller: Sendable {
+  private let action = Mutex<(@Sendable () -> Void)?>(nil)
+
+  func set(_ cancel: @escaping @Sendable () -> Void) { action.withLock { $0 = cancel } }
+  func cancel() { action.withLock { $0 }?() }
 }
