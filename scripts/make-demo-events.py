@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the sample events that `cask demo` imports.
 
-The events have the shape of seed 003's Event model (title, date, venue, city, country,
+The events have the shape of the Core Data events example's Event model (title, date, venue, city, country,
 attendees, fb_url, ticket_url, eventId). Every value is made up here from the word lists
 below with a fixed seed, so the output is the same on every run:
 

@@ -143,27 +143,49 @@ extension CaskError: Equatable {
   /// Errors are equal when they are the same case with the same details; `decoding` errors
   /// compare collection and id (the underlying error is not `Equatable`).
   public static func == (lhs: CaskError, rhs: CaskError) -> Bool {
-    switch (lhs, rhs) {
-    case (.wrongPassword, .wrongPassword), (.wrongCredentialType, .wrongCredentialType), (.closed, .closed),
-      (.readOnly, .readOnly):
-      return true
-    case (.notACaskStore(let a), .notACaskStore(let b)), (.locked(let a), .locked(let b)),
-      (.alreadyOpen(let a), .alreadyOpen(let b)),
-      (.invalidKey(let a), .invalidKey(let b)), (.crypto(let a), .crypto(let b)):
-      return a == b
-    case (.unsupportedVersion(let a, let b), .unsupportedVersion(let c, let d)),
-      (.valueTooLarge(let a, let b), .valueTooLarge(let c, let d)):
-      return a == c && b == d
-    case (.corrupt(let a, let b, let c), .corrupt(let d, let e, let f)):
-      return a == d && b == e && c == f
-    case (.io(let a, let b, let c), .io(let d, let e, let f)):
-      return a == d && b == e && c == f
-    case (.decoding(let a, let b, _), .decoding(let c, let d, _)):
-      return a == c && b == d
-    case (.invalidImport(let a, let b), .invalidImport(let c, let d)):
-      return a == c && b == d
-    default:
-      return false
+    lhs.details == rhs.details
+  }
+
+  /// Each case with the details it is compared by. Synthesized `Equatable`, and a switch
+  /// without `default` below: prevents a case added later being left out of `==` (which made
+  /// two equal `reentrantCall` errors compare unequal).
+  private enum Details: Equatable {
+    case wrongPassword
+    case notACaskStore(String)
+    case unsupportedVersion(Int, Int)
+    case locked(String)
+    case alreadyOpen(String)
+    case wrongCredentialType
+    case invalidKey(String)
+    case valueTooLarge(Int, Int)
+    case closed
+    case readOnly
+    case reentrantCall(String)
+    case corrupt(String, UInt64, String)
+    case decoding(String, String)
+    case invalidImport(String, Int?)
+    case io(String, String, Int32)
+    case crypto(String)
+  }
+
+  private var details: Details {
+    switch self {
+    case .wrongPassword: return .wrongPassword
+    case .notACaskStore(let path): return .notACaskStore(path)
+    case .unsupportedVersion(let found, let supported): return .unsupportedVersion(found, supported)
+    case .locked(let path): return .locked(path)
+    case .alreadyOpen(let path): return .alreadyOpen(path)
+    case .wrongCredentialType: return .wrongCredentialType
+    case .invalidKey(let reason): return .invalidKey(reason)
+    case .valueTooLarge(let length, let maximum): return .valueTooLarge(length, maximum)
+    case .closed: return .closed
+    case .readOnly: return .readOnly
+    case .reentrantCall(let operation): return .reentrantCall(operation)
+    case .corrupt(let file, let offset, let reason): return .corrupt(file, offset, reason)
+    case .decoding(let collection, let id, _): return .decoding(collection, id)
+    case .invalidImport(let reason, let line): return .invalidImport(reason, line)
+    case .io(let operation, let path, let code): return .io(operation, path, code)
+    case .crypto(let detail): return .crypto(detail)
     }
   }
 }

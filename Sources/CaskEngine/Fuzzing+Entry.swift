@@ -101,3 +101,56 @@ package enum FuzzingEntry {
     }
   }
 }
+
+// MARK: Whole-message and whole-record encoders
+
+// The writer seals messages straight into each record's buffer (`RecordEncoder.make`,
+// `RecordCipher.sealKey(_:into:)`); these build the same bytes from finished pieces, for the
+// fuzz targets' seeds and for tests that craft segments by hand. The engine never calls them.
+
+extension RecordEncoder {
+  /// Appends one record to `buffer` and returns its length.
+  @discardableResult
+  static func append(
+    to buffer: inout [UInt8], type: UInt8, flags: UInt8, sequence: UInt64, keyMessage: Data, valueMessage: Data?
+  ) -> Int {
+    let start = buffer.count
+    let valueLength = valueMessage?.count ?? 0
+    let total = CaskFormat.recordHeaderLength + keyMessage.count + valueLength
+    // No reserveCapacity here: it allocates exactly what is asked, so reserving per record
+    // would copy a batch's whole buffer once per record. The caller reserves the batch.
+    var header = ByteWriter(capacity: CaskFormat.recordHeaderLength)
+    header.append(UInt32(0))
+    header.append(type)
+    header.append(flags)
+    header.append(UInt16(0))
+    header.append(sequence)
+    header.append(UInt32(keyMessage.count))
+    header.append(UInt32(valueLength))
+    buffer.append(contentsOf: header.bytes)
+    buffer.append(contentsOf: keyMessage)
+    if let valueMessage { buffer.append(contentsOf: valueMessage) }
+    setChecksum(in: &buffer, recordAt: start, length: total)
+    return total
+  }
+}
+
+extension RecordCipher {
+  /// The message for a key's UTF-8 bytes.
+  func sealKey(_ key: String) throws -> Data {
+    try seal(Data(key.utf8))
+  }
+
+  /// The message for a value, bound to its key: the plaintext is the key's length (2 bytes,
+  /// little-endian), the key's UTF-8 bytes, then the value. A value moved to another record
+  /// (or read through a wrong index entry) fails `openValue` instead of being returned for
+  /// the wrong key; the length keeps "user:1" from matching a value of "user:10".
+  func sealValue(_ value: Data, forKey key: String) throws -> Data {
+    let keyLength = key.utf8.count
+    var plaintext = Data(capacity: CaskFormat.valueKeyLengthPrefix + keyLength + value.count)
+    withUnsafeBytes(of: UInt16(keyLength).littleEndian) { plaintext.append(contentsOf: $0) }
+    plaintext.append(contentsOf: key.utf8)
+    plaintext.append(value)
+    return try seal(plaintext)
+  }
+}

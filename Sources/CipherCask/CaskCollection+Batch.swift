@@ -78,7 +78,7 @@ extension CaskCollection {
 
   /// Upserts the objects of a JSON array in one atomic batch.
   ///
-  /// For seed 003's events, pass a decoder with `.convertFromSnakeCase` keys and `.iso8601`
+  /// For the events of a Core Data events example, pass a decoder with `.convertFromSnakeCase` keys and `.iso8601`
   /// dates. An id that appears twice counts once, as inserted or replaced by its first
   /// occurrence; the last occurrence is stored.
   ///

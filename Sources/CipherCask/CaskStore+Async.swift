@@ -2,8 +2,8 @@ import Foundation
 
 /// The store's long copies in `async` form: run off the cooperative thread pool, and stopped
 /// by the task's cancellation. In `async` code Swift picks these over the blocking forms, so
-/// a call there is written `try await store.backup(to:)` (since session 9; `try
-/// store.backup(to:)` without `await` no longer compiles in an `async` function).
+/// a call there is written `try await store.backup(to:)` (`try store.backup(to:)` without
+/// `await` does not compile in an `async` function).
 extension CaskStore {
   /// `backup(to:shouldContinue:)` on a Dispatch thread. Cancelling the task stops the copy
   /// before its next MiB: what it wrote is removed and the call throws `CancellationError`.

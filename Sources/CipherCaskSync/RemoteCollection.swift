@@ -6,7 +6,7 @@ import Foundation
 #endif
 
 /// A `CaskCollection` mirrored from a REST resource: objects are fetched from and sent to
-/// `baseURL` and upserted into the local collection by id (seed 004's basePath and uid keys).
+/// `baseURL` and upserted into the local collection by id (a REST client's base path and uid key).
 ///
 /// - `pull(id:)`: `GET base/id`, upsert. `pullAll()`: `GET base`, following pages, upsert all
 ///   in one batch. `push(_:)`: `POST base` for an object the server has not seen, `PUT base/id`

@@ -10,7 +10,7 @@ public struct RemoteConfiguration: Sendable {
   public enum Envelope: Sendable, Equatable {
     /// The body is the object, or an array of objects.
     case none
-    /// The body is an object whose `key` holds the object or the array (seed 004's `result`).
+    /// The body is an object whose `key` holds the object or the array (the `result` member of the REST client this replaces).
     case key(String)
   }
 
@@ -30,9 +30,9 @@ public struct RemoteConfiguration: Sendable {
     }
   }
 
-  /// The key that holds an object's id in the server's JSON (seed 004's
-  /// responseObjectUidKey). The collection's `T.id` must decode from it (seed 004's
-  /// managedObjectUidKey is then `T`'s `id` property, mapped by `T`'s `CodingKeys`).
+  /// The key that holds an object's id in the server's JSON (a REST client's `uid`). The
+  /// collection's `T.id` must decode from it: the local object's id is then `T`'s `id`
+  /// property, mapped by `T`'s `CodingKeys`.
   public var remoteIDKey = "id"
   /// Maps a local id to the path component of its URL (identity by default).
   public var remoteID: @Sendable (String) -> String = { $0 }

@@ -143,7 +143,7 @@ struct ConcurrencyTests {
     return model
   }
 
-  @Test("a second CaskStore on the same path in the same process fails with locked, also while the first is busy")
+  @Test("a second CaskStore on the same path in the same process fails with alreadyOpen, also while the first is busy")
   func secondOpenIsLocked() throws {
     let options = CaskStore.Options(durability: .never, segmentSizeLimit: 4 << 10, autoCompaction: nil)
     try withStore(options: options, label: "locked-busy") { store, path throws in
@@ -164,15 +164,16 @@ struct ConcurrencyTests {
               for readOnly in [false, true] {
                 var second = options
                 second.readOnly = readOnly
-                // The lock is taken before the header is read: a wrong password also gets `locked`.
+                // The lock is taken before the header is read: a wrong password also gets
+                // `alreadyOpen` (this process holds the store).
                 for password in ["pw", "not the password"] {
                   do {
                     let intruder = try CaskStore(path: path, password: password, options: second)
                     try? intruder.close()
                     shared.fail("a second open (readOnly: \(readOnly)) succeeded while the store was open")
                   } catch let error as CaskError {
-                    if error != .locked(path: path + "/" + CaskFormat.lockFileName) {
-                      shared.fail("a second open (readOnly: \(readOnly)) threw \(error), not locked")
+                    if error != .alreadyOpen(path: path + "/" + CaskFormat.lockFileName) {
+                      shared.fail("a second open (readOnly: \(readOnly)) threw \(error), not alreadyOpen")
                     }
                   }
                 }

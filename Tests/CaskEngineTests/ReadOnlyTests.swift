@@ -51,7 +51,7 @@ struct ReadOnlyTests {
     }
   }
 
-  @Test("two read-only opens coexist; a writer is refused with locked until both close, and locks them out")
+  @Test("two read-only opens coexist; a writer in this process is refused (alreadyOpen) until both close, and locks them out")
   func sharedLock() throws {
     try withTemporaryDirectory("readonly-lock") { directory throws in
       let path = directory.file("store.cask")
@@ -62,17 +62,17 @@ struct ReadOnlyTests {
       let second = try CaskStore(path: path, password: "pw", options: Self.reading)
       try expectServes(first, values, except: [])
       try expectServes(second, values, except: [])
-      #expect(throws: CaskError.locked(path: lockPath)) {
+      #expect(throws: CaskError.alreadyOpen(path: lockPath)) {
         try CaskStore(path: path, password: "pw", options: Self.writing)
       }
       try first.close()
-      #expect(throws: CaskError.locked(path: lockPath)) {
+      #expect(throws: CaskError.alreadyOpen(path: lockPath)) {
         try CaskStore(path: path, password: "pw", options: Self.writing)
       }
       try second.close()
 
       let writer = try CaskStore(path: path, password: "pw", options: Self.writing)
-      #expect(throws: CaskError.locked(path: lockPath)) {
+      #expect(throws: CaskError.alreadyOpen(path: lockPath)) {
         try CaskStore(path: path, password: "pw", options: Self.reading)
       }
       try writer.put(Data("late".utf8), forKey: "late")

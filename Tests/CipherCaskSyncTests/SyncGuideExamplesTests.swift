@@ -29,7 +29,7 @@ struct SyncGuide {
     var lastName: String
     var address: Address?
 
-    // The local id is `uid`; on the wire it is "id" (seed 004's
+    // The local id is `uid`; on the wire it is "id" (the REST client's
     // managedObjectUidKey "uid" and responseObjectUidKey "id").
     var id: String { uid }
 
@@ -51,7 +51,7 @@ struct SyncGuide {
       pagination: .nextURL(key: "next"),  // {"result": [...], "next": "/users?page=2"}
       timeout: 20,
       prepareRequest: { request in
-        // Every request of this collection: seed 004's per-collection headers.
+        // Every request of this collection: the REST client's per-collection headers.
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         request.setValue("ios-app", forHTTPHeaderField: "x-app-id")
       })
@@ -193,7 +193,7 @@ struct SyncGuide {
   // SYNC.md: end
 
   // SYNC.md: flat
-  /// Seed 004's server sent the address flat, beside the user's own fields ("address" for
+  /// The REST client's server sent the address flat, beside the user's own fields ("address" for
   /// the street, then "city", "state", "zip"). The Swift type can stay nested: only its
   /// coding changes.
   struct FlatUser: Codable, Identifiable, Sendable, Equatable {
@@ -357,7 +357,7 @@ struct SyncGuideExamplesTests {
     #expect(guide.explain(CancellationError()) == "cancelled")
   }
 
-  @Test("FlatUser reads and writes seed 004's flat address, locally and on the server")
+  @Test("FlatUser reads and writes the REST client's flat address, locally and on the server")
   func flatAddress() async throws {
     let json = Data(
       #"{"id":"f1","email":"f@example.com","first":"F","last":"L","address":"9 Oak Ave","city":"Salem","state":"OR","zip":"97301"}"#

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Seed 004's User with its address, as a Codable value.
+/// The REST client's User with its address, as a Codable value.
 struct User: Codable, Identifiable, Sendable, Equatable {
   struct Address: Codable, Sendable, Equatable {
     var street: String

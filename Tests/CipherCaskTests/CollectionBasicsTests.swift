@@ -5,7 +5,7 @@ import Testing
 
 @Suite("Typed collections")
 struct CollectionBasicsTests {
-  @Test("seed 003: import events, filter by city, batch-update a venue, delete past events")
+  @Test("events example: import events, filter by city, batch-update a venue, delete past events")
   func seedEventsWorkflow() throws {
     try withStore { store in
       let events = store.collection(Event.self)

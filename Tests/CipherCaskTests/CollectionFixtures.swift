@@ -24,7 +24,7 @@ struct Reading: Codable, Identifiable, Sendable, Equatable {
   var value: Double
 }
 
-/// Four of seed 003's events with dates in 2025 and 2026, in memory.
+/// Four of the Core Data events example's events with dates in 2025 and 2026, in memory.
 func sampleEvents() -> [Event] {
   func event(_ id: String, _ city: String, _ venue: String, _ date: String) -> Event {
     Event(

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Seed 003's Event model, as an app would write it today.
+/// The Core Data events example's Event model, as an app would write it today.
 struct Event: Codable, Identifiable, Sendable, Equatable {
   var title: String
   var date: Date
@@ -16,7 +16,7 @@ struct Event: Codable, Identifiable, Sendable, Equatable {
 }
 
 extension JSONDecoder {
-  /// How seed 003's JSON is written: snake_case keys, ISO 8601 dates.
+  /// How the Core Data events example's JSON is written: snake_case keys, ISO 8601 dates.
   static var events: JSONDecoder {
     let decoder = JSONDecoder()
     decoder.keyDecodingStrategy = .convertFromSnakeCase

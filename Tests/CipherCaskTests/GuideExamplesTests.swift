@@ -27,7 +27,7 @@ func quickStart(path: String) throws -> (User?, [User]) {
 
 // MARK: Guide: the worked example
 
-/// Seed 003's JSON: snake_case keys (`fb_url`, `ticket_url`) and ISO 8601 dates.
+/// The Core Data events example's JSON: snake_case keys (`fb_url`, `ticket_url`) and ISO 8601 dates.
 func importEvents(from file: URL, into events: CaskCollection<Event>) throws -> CaskCollection<Event>.ImportResult {
   let decoder = JSONDecoder()
   decoder.keyDecodingStrategy = .convertFromSnakeCase

@@ -3,12 +3,12 @@ import CipherCask
 import Foundation
 import Testing
 
-/// `importJSON` and `upsert` must decode seed 003's events field by field, count inserts and
+/// `importJSON` and `upsert` must decode the Core Data events example's events field by field, count inserts and
 /// replacements right (also for an id given twice), and refuse malformed JSON with
 /// `CaskError.invalidImport` without writing anything or quoting the data in the error.
 @Suite("JSON import decodes, counts and refuses correctly")
 struct ImportMistakeTests {
-  @Test("seed 003's events decode every field: snake_case keys, ISO 8601 dates, URLs, arrays")
+  @Test("the Core Data events example's events decode every field: snake_case keys, ISO 8601 dates, URLs, arrays")
   func seedEventsDecodeEveryField() throws {
     try withStore { store throws in
       let events = store.collection(Event.self)

@@ -145,7 +145,7 @@ extension ObjectsCommand {
     let objects = Number.grouped(Double(isolation.objects))
     let keys = Number.grouped(Double(isolation.storeKeys))
     return PeerTarget(
-      "all() crowded ÷ alone (issue 4)", at: "\(objects) objects in a \(keys)-key store",
+      "all() crowded ÷ alone", at: "\(objects) objects in a \(keys)-key store",
       required: 2, atMost: true, measured: isolation.ratio)
   }
 
@@ -154,7 +154,7 @@ extension ObjectsCommand {
     out.append("")
     out.append(
       "### all() of \(Number.grouped(Double(isolation.objects))) objects: alone, and among"
-        + " \(Number.grouped(Double(isolation.storeKeys - isolation.objects))) others (issue 4)")
+        + " \(Number.grouped(Double(isolation.storeKeys - isolation.objects))) others")
     out.append("")
     var table = Table([
       ("store", .left), ("keys", .right), ("median ms", .right), ("min ms", .right), ("max ms", .right),

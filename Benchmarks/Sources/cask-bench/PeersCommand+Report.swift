@@ -100,7 +100,7 @@ extension PeersCommand {
       out.append(section.table.render())
     }
     out.append("")
-    out.append("### targets (issue 6)")
+    out.append("### targets")
     out.append("")
     out.append(PeerTarget.table(report.targets))
     return out.joined(separator: "\n")

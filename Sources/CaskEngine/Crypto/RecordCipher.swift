@@ -10,11 +10,6 @@ import RNCryptorCodec
 struct RecordCipher: Sendable {
   let keys: RNCryptor.Keys
 
-  /// The message for a key's UTF-8 bytes.
-  func sealKey(_ key: String) throws -> Data {
-    try seal(Data(key.utf8))
-  }
-
   /// The message for arbitrary bytes.
   func seal(_ plaintext: Data) throws -> Data {
     do {
@@ -22,19 +17,6 @@ struct RecordCipher: Sendable {
     } catch {
       throw CaskError.crypto(String(describing: error))
     }
-  }
-
-  /// The message for a value, bound to its key: the plaintext is the key's length (2 bytes,
-  /// little-endian), the key's UTF-8 bytes, then the value. A value moved to another record
-  /// (or read through a wrong index entry) fails `openValue` instead of being returned for
-  /// the wrong key; the length keeps "user:1" from matching a value of "user:10".
-  func sealValue(_ value: Data, forKey key: String) throws -> Data {
-    let keyLength = key.utf8.count
-    var plaintext = Data(capacity: CaskFormat.valueKeyLengthPrefix + keyLength + value.count)
-    withUnsafeBytes(of: UInt16(keyLength).littleEndian) { plaintext.append(contentsOf: $0) }
-    plaintext.append(contentsOf: key.utf8)
-    plaintext.append(value)
-    return try seal(plaintext)
   }
 
   /// The length of a key message for `count` bytes of plaintext.
@@ -145,7 +127,7 @@ struct RecordCipher: Sendable {
   /// Opens a key message and checks that it holds a key `put` could have written: valid
   /// UTF-8, 1 to 65,535 bytes. (A message that authenticates is not proof of that: another
   /// implementation, or a bug, may have sealed an empty key, which trapped the index, or a
-  /// longer one, which trapped the hint writer; found by an independent reader, session 6.)
+  /// longer one, which trapped the hint writer.)
   func openKey(_ message: Data, file: String, offset: UInt64) throws -> String {
     try Self.validKey(open(message, file: file, offset: offset), file: file, offset: offset)
   }

@@ -87,31 +87,6 @@ enum RecordEncoder {
     record.storeBytes(of: crc.littleEndian, toByteOffset: 0, as: UInt32.self)
   }
 
-  /// Appends one record to `buffer` and returns its length.
-  @discardableResult
-  static func append(
-    to buffer: inout [UInt8], type: UInt8, flags: UInt8, sequence: UInt64, keyMessage: Data, valueMessage: Data?
-  ) -> Int {
-    let start = buffer.count
-    let valueLength = valueMessage?.count ?? 0
-    let total = CaskFormat.recordHeaderLength + keyMessage.count + valueLength
-    // No reserveCapacity here: it allocates exactly what is asked, so reserving per record
-    // would copy a batch's whole buffer once per record. The caller reserves the batch.
-    var header = ByteWriter(capacity: CaskFormat.recordHeaderLength)
-    header.append(UInt32(0))
-    header.append(type)
-    header.append(flags)
-    header.append(UInt16(0))
-    header.append(sequence)
-    header.append(UInt32(keyMessage.count))
-    header.append(UInt32(valueLength))
-    buffer.append(contentsOf: header.bytes)
-    buffer.append(contentsOf: keyMessage)
-    if let valueMessage { buffer.append(contentsOf: valueMessage) }
-    setChecksum(in: &buffer, recordAt: start, length: total)
-    return total
-  }
-
   /// Recomputes the CRC of the record at `start` after a change (for example of its flags).
   static func setChecksum(in buffer: inout [UInt8], recordAt start: Int, length: Int) {
     let crc = buffer.withUnsafeBytes {

@@ -84,7 +84,7 @@ extension CaskStore {
         } catch CaskError.io(_, _, let code) {
           // A link or a FIFO under the hint's name (refused: ELOOP, EINVAL), or a hint that
           // cannot be opened: open passes over it and scans the segment, so it is reported,
-          // not thrown (verify used to fail on it with the error).
+          // not thrown.
           report.damage.append(
             CorruptRegion(
               file: Segment.hintName(id: segment.id), offset: 0, length: 0,

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Seed 003's Event model, as the demo stores it.
+/// The Event model of a Core Data events example, as the demo stores it.
 struct DemoEvent: Codable, Identifiable, Sendable {
   var title: String
   var date: Date

@@ -13,7 +13,7 @@ struct PulledPage {
   var records: [JSONRecord]
   var next: String?
 
-  /// The default envelope member, seed 004's.
+  /// The default envelope member, `result`.
   static let defaultEnvelope = "result"
 
   /// - Parameter nextKey: the member that links to the next page, or `nil` when pages are not

@@ -64,9 +64,9 @@ struct PasswordSource {
       defer { Secret.wipe(&line) }
       return try string(from: line, source: "the password file '\(path)'")
     }
-    // Before the environment: an exported CASK_PASSWORD must not silently win over the
-    // flag, which made `passwd --password-stdin --new-password-stdin` take line 1 (the
-    // current password) as the new one (found in review, session 6).
+    // Before the environment. Prevents: an exported CASK_PASSWORD silently winning over the
+    // flag, so that `passwd --password-stdin --new-password-stdin` took line 1 (the current
+    // password) as the new one.
     if arguments.flag(names.stdin) {
       guard var line = try StandardStream.input.readLineBytes() else {
         throw CLIError.failure("--\(names.stdin) was given but standard input is empty")

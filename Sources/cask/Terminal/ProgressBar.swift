@@ -14,7 +14,7 @@ import Synchronization
 ///
 /// The bar never ends the process: a frame that cannot be written (the terminal hung up, and
 /// writes fail with `EIO`) stops the bar silently, and the work goes on to its end and its
-/// cleanup. (It used to end the process from the bar's thread, leaving `decrypt`'s temporary
+/// cleanup. (Prevents: the process ending from the bar's thread, leaving `decrypt`'s temporary
 /// file of unauthenticated plaintext behind.)
 final class ProgressBar: Sendable {
   /// What is being counted.
@@ -71,7 +71,7 @@ final class ProgressBar: Sendable {
     let thread = Thread {
       // A signal that ends the process goes to a thread that handles it (`Interruption`'s
       // watcher), never to this one, where its default action would end the process before
-      // any cleanup (the bar's thread used to take Ctrl-C during `cask rekey`).
+      // any cleanup (prevents: Ctrl-C during `cask rekey` taken by this thread).
       Interruption.blockInThisThread()
       bar.loop()
     }

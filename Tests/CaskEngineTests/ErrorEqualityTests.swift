@@ -1,0 +1,32 @@
+import CaskTestSupport
+import Foundation
+import Testing
+
+@testable import CaskEngine
+
+/// `CaskError`'s `==`: every case equals itself with the same details and differs with others.
+@Suite("Errors compare by case and details")
+struct ErrorEqualityTests {
+  struct Underlying: Error {}
+
+  /// One value of every case, each with details no other value shares.
+  static let samples: [CaskError] = [
+    .wrongPassword, .notACaskStore(path: "p"), .unsupportedVersion(found: 1, supported: 2), .locked(path: "p"),
+    .alreadyOpen(path: "p"), .wrongCredentialType, .invalidKey(reason: "r"), .valueTooLarge(length: 1, maximum: 2),
+    .closed, .readOnly, .reentrantCall(operation: "put"), .corrupt(file: "f", offset: 1, reason: "r"),
+    .decoding(collection: "c", id: "1", underlying: Underlying()), .invalidImport(reason: "r", line: 1),
+    .io(operation: "open", path: "p", errno: 2), .crypto("c"),
+  ]
+
+  @Test("each case equals itself, reentrantCall too, and no other case")
+  func everyCaseEqualsItselfOnly() {
+    for (i, lhs) in Self.samples.enumerated() {
+      for (j, rhs) in Self.samples.enumerated() {
+        #expect((lhs == rhs) == (i == j), "\(lhs) vs \(rhs)")
+      }
+    }
+    #expect(CaskError.reentrantCall(operation: "put") != .reentrantCall(operation: "compact"))
+    let first = CaskError.decoding(collection: "c", id: "1", underlying: Underlying())
+    #expect(first != .decoding(collection: "c", id: "2", underlying: Underlying()))
+  }
+}
