@@ -183,7 +183,11 @@ enum QueriesCommand: BenchCommand {
       ("0 indexes", []),
       ("1 index (city)", [.index("city", \.city)]),
       (
-        "3 indexes (city, date, attendee each)",
+        "3 indexes (city, date, country)",
+        [.index("city", \.city), .index("date", \.date), .index("country", \.country)]
+      ),
+      (
+        "3 indexes (city, date, attendee each: 3 per event)",
         [.index("city", \.city), .index("date", \.date), .index("attendee", each: \.attendees)]
       ),
     ]

@@ -38,7 +38,7 @@ where T.ID: CustomStringConvertible & Sendable {
 
   /// Objects whose field at `keyPath` equals `value`.
   public func `where`<V: CaskIndexable>(_ keyPath: KeyPath<T, V>, equals value: V) -> CaskQuery {
-    adding(.value(keyPath, kind: .equals, bounds: .equal(value.caskIndexText)))
+    adding(.equal(keyPath, value))
   }
 
   /// Objects whose field lies in `range`.
@@ -88,7 +88,7 @@ where T.ID: CustomStringConvertible & Sendable {
   public func `where`<E: CaskIndexable>(_ keyPath: KeyPath<T, [E]>, contains element: E) -> CaskQuery {
     let path = UncheckedSendable(keyPath)
     return adding(
-      QueryPredicate(keyPath: keyPath, kind: .contains, bounds: .equal(element.caskIndexText)) {
+      QueryPredicate(keyPath: keyPath, kind: .contains, lower: element.caskIndexText, upper: element.caskIndexText) {
         $0[keyPath: path.value].map(\.caskIndexText)
       })
   }

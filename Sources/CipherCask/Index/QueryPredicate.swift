@@ -16,12 +16,38 @@ struct QueryPredicate<T>: @unchecked Sendable {
   /// The object's texts for `keyPath`: one, or one per element for `contains`.
   let extract: @Sendable (T) -> [String]
 
+  /// The bounds as texts, to compare a text with directly (texts hold no U+0000, so this is
+  /// the same test as comparing `text + U+0000` with `bounds`, without building it).
+  let lowerText: String?
+  let lowerInclusive: Bool
+  let upperText: String?
+  let upperInclusive: Bool
+
+  init(
+    keyPath: AnyKeyPath, kind: Kind, lower: String?, lowerInclusive: Bool = true, upper: String?,
+    upperInclusive: Bool = true, extract: @escaping @Sendable (T) -> [String]
+  ) {
+    self.keyPath = keyPath
+    self.kind = kind
+    self.lowerText = lower
+    self.lowerInclusive = lowerInclusive
+    self.upperText = upper
+    self.upperInclusive = upperInclusive
+    self.bounds = .range(lower: lower, lowerInclusive: lowerInclusive, upper: upper, upperInclusive: upperInclusive)
+    self.extract = extract
+  }
+
   /// Whether an object with these texts satisfies it.
   func accepts(_ texts: [String]) -> Bool {
     texts.contains { text in
-      let probe = text + "\u{0}"
-      if let lower = bounds.lower, bytesPrecede(probe, lower) { return false }
-      if let upper = bounds.upper, !bytesPrecede(probe, upper) { return false }
+      if let lowerText {
+        let order = compareBytes(text, lowerText)
+        if order < 0 || (order == 0 && !lowerInclusive) { return false }
+      }
+      if let upperText {
+        let order = compareBytes(text, upperText)
+        if order > 0 || (order == 0 && !upperInclusive) { return false }
+      }
       return true
     }
   }
@@ -45,18 +71,21 @@ struct QueryOrder<T>: @unchecked Sendable {
 }
 
 extension QueryPredicate {
-  static func value<V: CaskIndexable>(_ keyPath: KeyPath<T, V>, kind: Kind, bounds: EntryBounds) -> QueryPredicate {
+  static func equal<V: CaskIndexable>(_ keyPath: KeyPath<T, V>, _ value: V) -> QueryPredicate {
     let path = UncheckedSendable(keyPath)
-    return QueryPredicate(keyPath: keyPath, kind: kind, bounds: bounds) { [$0[keyPath: path.value].caskIndexText] }
+    let text = value.caskIndexText
+    return QueryPredicate(keyPath: keyPath, kind: .equals, lower: text, upper: text) {
+      [$0[keyPath: path.value].caskIndexText]
+    }
   }
 
   static func range<V: CaskIndexable>(
     _ keyPath: KeyPath<T, V>, lower: V?, lowerInclusive: Bool = true, upper: V?, upperInclusive: Bool
   ) -> QueryPredicate {
-    value(
-      keyPath, kind: .range,
-      bounds: .range(
-        lower: lower?.caskIndexText, lowerInclusive: lowerInclusive, upper: upper?.caskIndexText,
-        upperInclusive: upperInclusive))
+    let path = UncheckedSendable(keyPath)
+    return QueryPredicate(
+      keyPath: keyPath, kind: .range, lower: lower?.caskIndexText, lowerInclusive: lowerInclusive,
+      upper: upper?.caskIndexText, upperInclusive: upperInclusive
+    ) { [$0[keyPath: path.value].caskIndexText] }
   }
 }
