@@ -41,7 +41,14 @@ public struct JSONCaskCoder: CaskCoder {
     return try encoder.encode(value)
   }
 
+  /// Reads a JSON object, or a binary one as `BinaryCaskCoder` does (told apart by the first
+  /// byte, Docs/FORMAT.md), so collections read both side by side.
   public func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+    if data.first == BinaryFormat.tag { return try BinaryCaskCoder.decodeBinary(type, from: data) }
+    return try decodeJSON(type, from: data)
+  }
+
+  func decodeJSON<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
     let decoder = JSONDecoder()
     decoder.dateDecodingStrategy = .custom { decoder in
       let container = try decoder.singleValueContainer()
