@@ -40,6 +40,21 @@ struct BinaryCoderRoundTripTests {
     }
   }
 
+  @Test("the worked example of Docs/FORMAT.md encodes byte for byte")
+  func formatWorkedExample() throws {
+    struct Item: Codable, Equatable {
+      var id = "a1"
+      var count = -3
+      var tags = ["x"]
+    }
+    let expected: [UInt8] = [
+      0xC1, 0x01, 0x08, 0x1A, 0x02, 0x69, 0x64, 0x07, 0x02, 0x61, 0x31, 0x05, 0x63, 0x6F, 0x75, 0x6E, 0x74, 0x03, 0x05,
+      0x04, 0x74, 0x61, 0x67, 0x73, 0x09, 0x04, 0x01, 0x07, 0x01, 0x78,
+    ]
+    #expect([UInt8](try coder.encode(Item())) == expected)
+    #expect(try coder.decode(Item.self, from: Data(expected)) == Item())
+  }
+
   @Test("dates read back to the bit: NaN payloads, infinities, -0 and subnormals")
   func datesKeepEveryBit() throws {
     var random = SeededRandom.make(test: "datesKeepEveryBit")

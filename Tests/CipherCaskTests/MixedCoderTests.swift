@@ -3,6 +3,13 @@ import CipherCask
 import Foundation
 import Testing
 
+// MARK: Guide: stores written with JSON need no migration
+
+func convertToBinary(_ store: CaskStore) throws {
+  let members = store.collection(Member.self, named: "members", coder: BinaryCaskCoder())
+  try members.save(contentsOf: members.all())
+}
+
 /// One collection holds JSON objects (from `JSONCaskCoder`, or raw JSON as `cask import`
 /// writes it) and binary ones side by side: both coders read both, told apart by the first
 /// byte, so a store moves to the binary coder without a migration, object by object as each is
@@ -38,6 +45,23 @@ struct MixedCoderTests {
         #expect(try reader.get(id: 2) == expected[1])
         #expect(try reader.get(id: 3) == expected[2])
       }
+    }
+  }
+
+  @Test("the guide's conversion turns every JSON object of a collection binary, unchanged")
+  func guideConversion() throws {
+    try withStore("mixed-convert") { store throws in
+      let json = store.collection(Member.self, named: "members", coder: JSONCaskCoder())
+      try json.save(contentsOf: [
+        Member(id: "m1", name: "Ann", city: "Amsterdam"), Member(id: "m2", name: "Bob", city: "Utrecht"),
+      ])
+      try convertToBinary(store)
+      let members = store.collection(Member.self, named: "members", coder: BinaryCaskCoder())
+      for id in ["m1", "m2"] {
+        #expect(try store.get(members.storageKey(for: id))?.first == 0xC1)
+      }
+      #expect(try members.get(id: "m2")?.city == "Utrecht")
+      #expect(try json.get(id: "m1")?.name == "Ann")
     }
   }
 

@@ -78,8 +78,10 @@ extension BinaryDecoding {
     } else if T.self == Date.self {
       let seconds = try reader.double(at: offset, limit: limit, path: path)
       return unsafeBitCast(Date(timeIntervalSinceReferenceDate: seconds), to: T.self)
-    } else if let integer = try integer(type, reader: reader, at: offset, limit: limit, path: path) {
-      return integer
+    } else if let width = integerWidth(type) {
+      return try integer(type, width: width, reader: reader, at: offset, limit: limit, path: path)
+    } else if T.self == [String].self {
+      return unsafeBitCast(try strings(reader: reader, at: offset, limit: limit, path: path), to: T.self)
     } else if T.self == Float.self {
       return unsafeBitCast(try reader.float(at: offset, limit: limit, path: path), to: T.self)
     } else if T.self == UUID.self {
@@ -97,24 +99,62 @@ extension BinaryDecoding {
     return try T(from: child)
   }
 
-  /// The standard integers of every width, range-checked.
-  ///
-  /// - Returns: `nil` when `T` is not one of them.
-  private static func integer<T>(
-    _ type: T.Type, reader: BinaryReader, at offset: Int, limit: Int, path: BinaryReader.Path
-  ) throws -> T? {
-    func read<I: FixedWidthInteger>(_ integer: I.Type) throws -> T {
-      unsafeBitCast(try reader.integer(integer, at: offset, limit: limit, path: path), to: T.self)
-    }
-    if T.self == Int64.self { return try read(Int64.self) }
-    if T.self == Int32.self { return try read(Int32.self) }
-    if T.self == Int16.self { return try read(Int16.self) }
-    if T.self == Int8.self { return try read(Int8.self) }
-    if T.self == UInt.self { return try read(UInt.self) }
-    if T.self == UInt64.self { return try read(UInt64.self) }
-    if T.self == UInt32.self { return try read(UInt32.self) }
-    if T.self == UInt16.self { return try read(UInt16.self) }
-    if T.self == UInt8.self { return try read(UInt8.self) }
+  /// The standard integer types, by width and sign.
+  enum IntegerWidth {
+    case int64, int32, int16, int8, uint, uint64, uint32, uint16, uint8
+  }
+
+  /// Which standard integer `type` is, if it is one. Takes a metatype, not a generic
+  /// parameter: a generic `T?` result would instantiate `Optional<T>`'s metadata on every call.
+  private static func integerWidth(_ type: Any.Type) -> IntegerWidth? {
+    if type == Int64.self { return .int64 }
+    if type == Int32.self { return .int32 }
+    if type == Int16.self { return .int16 }
+    if type == Int8.self { return .int8 }
+    if type == UInt.self { return .uint }
+    if type == UInt64.self { return .uint64 }
+    if type == UInt32.self { return .uint32 }
+    if type == UInt16.self { return .uint16 }
+    if type == UInt8.self { return .uint8 }
     return nil
+  }
+
+  /// A standard integer of type `T` (of width `width`), range-checked.
+  private static func integer<T>(
+    _ type: T.Type, width: IntegerWidth, reader: BinaryReader, at offset: Int, limit: Int, path: BinaryReader.Path
+  ) throws -> T {
+    switch width {
+    case .int64: unsafeBitCast(try reader.integer(Int64.self, at: offset, limit: limit, path: path), to: T.self)
+    case .int32: unsafeBitCast(try reader.integer(Int32.self, at: offset, limit: limit, path: path), to: T.self)
+    case .int16: unsafeBitCast(try reader.integer(Int16.self, at: offset, limit: limit, path: path), to: T.self)
+    case .int8: unsafeBitCast(try reader.integer(Int8.self, at: offset, limit: limit, path: path), to: T.self)
+    case .uint: unsafeBitCast(try reader.integer(UInt.self, at: offset, limit: limit, path: path), to: T.self)
+    case .uint64: unsafeBitCast(try reader.integer(UInt64.self, at: offset, limit: limit, path: path), to: T.self)
+    case .uint32: unsafeBitCast(try reader.integer(UInt32.self, at: offset, limit: limit, path: path), to: T.self)
+    case .uint16: unsafeBitCast(try reader.integer(UInt16.self, at: offset, limit: limit, path: path), to: T.self)
+    case .uint8: unsafeBitCast(try reader.integer(UInt8.self, at: offset, limit: limit, path: path), to: T.self)
+    }
+  }
+
+  /// An array of strings, read directly: the most common array in a model, and the one
+  /// `Array.init(from:)` makes slowest.
+  private static func strings(
+    reader: BinaryReader, at offset: Int, limit: Int, path: BinaryReader.Path
+  ) throws -> [String] {
+    let body = try reader.body(of: .unkeyed, at: offset, limit: limit, type: [String].self, path: path)
+    var position = body.lowerBound
+    let count = try reader.varint(at: &position, limit: body.upperBound, path: path)
+    guard count <= UInt64(body.upperBound - position) else {
+      throw reader.corrupted("an array counts more elements than it has bytes", path)
+    }
+    var strings: [String] = []
+    strings.reserveCapacity(Int(count))
+    for _ in 0..<Int(count) {
+      let end = try reader.end(ofValueAt: position, limit: body.upperBound, path: path)
+      strings.append(try reader.string(at: position, limit: end, path: path))
+      position = end
+    }
+    guard position == body.upperBound else { throw reader.corrupted("an array has bytes after its elements", path) }
+    return strings
   }
 }

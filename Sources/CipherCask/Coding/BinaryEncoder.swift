@@ -86,13 +86,17 @@ final class BinaryEncoding: Encoder {
 
 /// The body of one container while it is written: entries (keyed) or elements (unkeyed).
 final class BinaryContainerBody {
-  var bytes: [UInt8] = []
+  var bytes: [UInt8]
   /// Elements of an unkeyed container.
   var count = 0
   /// Nested containers and super encoders, with where in `bytes` each goes.
   var pending: [(offset: Int, encoding: BinaryEncoding)] = []
 
-  init() {}
+  init() {
+    bytes = []
+    // Room for a small struct's fields without growing the buffer as they are appended.
+    bytes.reserveCapacity(128)
+  }
 
   func write(_ kind: BinaryFormat.Kind, into out: inout [UInt8]) {
     var body: [UInt8]
@@ -147,6 +151,14 @@ extension BinaryEncoding {
       appendDouble(unsafeBitCast(value, to: Date.self).timeIntervalSinceReferenceDate, to: &out)
     } else if appendInteger(value, to: &out) {
       return
+    } else if T.self == [String].self {
+      // The most common array in a model, written without `Array.encode(to:)`'s containers.
+      let strings = unsafeBitCast(value, to: [String].self)
+      var body: [UInt8] = []
+      body.reserveCapacity(strings.count * 12 + 2)
+      body.appendVarint(UInt64(strings.count))
+      for string in strings { appendString(string, to: &body) }
+      out.appendContainer(.unkeyed, body: body)
     } else if T.self == Float.self {
       out.append(BinaryFormat.Kind.float32.rawValue)
       out.appendFixed32(unsafeBitCast(value, to: Float.self).bitPattern)

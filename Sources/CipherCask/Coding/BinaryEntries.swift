@@ -27,6 +27,8 @@ final class BinaryEntries {
     self.reader = reader
     self.end = body.upperBound
     self.scanned = body.lowerBound
+    // One allocation for a typical struct: an entry takes at least 2 bytes (an empty key and null).
+    entries.reserveCapacity(min(16, body.count / 2))
   }
 
   /// Parses one more entry; `false` at the end of the container.
