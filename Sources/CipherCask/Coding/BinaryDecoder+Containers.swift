@@ -12,8 +12,8 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
   }
 
   var allKeys: [Key] {
-    guard (try? entries.parseAll(path: { [] })) != nil else { return [] }
-    return entries.entries.compactMap { Key(stringValue: entries.key(of: $0)) }
+    guard let all = try? entries.all(path: { [] }) else { return [] }
+    return all.compactMap { Key(stringValue: entries.key(of: $0)) }
   }
 
   func contains(_ key: Key) -> Bool {

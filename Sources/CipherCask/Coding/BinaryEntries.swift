@@ -4,51 +4,59 @@ import Foundation
 ///
 /// Synthesized `init(from:)`s ask for keys in the order `encode(to:)` wrote them, so the entry
 /// after the last one found is tried first and, most of the time, is the one: a decode reads
-/// each entry once. Any other key parses the rest of the container and searches it (a
-/// dictionary of keys once there are many).
+/// each entry once and keeps no table. Any other key parses the whole container into a table
+/// and searches it (through a dictionary of keys once there are many).
 final class BinaryEntries {
   struct Entry {
     let keyStart: Int
     let keyCount: Int
-    /// Where the value starts.
+    /// Where the value starts and ends.
     let value: Int
+    let end: Int
   }
 
   let reader: BinaryReader
+  let start: Int
   let end: Int
-  private(set) var entries: [Entry] = []
-  /// Where the next entry not yet parsed starts.
-  private var scanned: Int
-  /// The entry expected next.
-  private var cursor = 0
+  /// Where the entry expected next starts.
+  private var next: Int
+  /// The entry found last: `decodeIfPresent` asks `contains`, then `decodeNil`, then `decode`.
+  private var last: Entry?
+  /// Every entry, once a key was asked for out of order.
+  private var table: [Entry]?
   private var index: [String: Int]?
 
   init(reader: BinaryReader, body: Range<Int>) {
     self.reader = reader
+    self.start = body.lowerBound
     self.end = body.upperBound
-    self.scanned = body.lowerBound
-    // One allocation for a typical struct: an entry takes at least 2 bytes (an empty key and null).
-    entries.reserveCapacity(min(16, body.count / 2))
+    self.next = body.lowerBound
   }
 
-  /// Parses one more entry; `false` at the end of the container.
-  private func parseNext(path: BinaryReader.Path) throws -> Bool {
-    guard scanned < end else { return false }
-    var position = scanned
+  /// The entry at `offset`.
+  private func entry(at offset: Int, path: BinaryReader.Path) throws -> Entry {
+    var position = offset
     let keyCount = try reader.length(at: &position, limit: end, path: path)
-    let keyStart = position
-    position += keyCount
-    let valueEnd = try reader.end(ofValueAt: position, limit: end, path: path)
-    entries.append(Entry(keyStart: keyStart, keyCount: keyCount, value: position))
-    scanned = valueEnd
-    return true
+    let value = position + keyCount
+    let valueEnd = try reader.end(ofValueAt: value, limit: end, path: path)
+    return Entry(keyStart: position, keyCount: keyCount, value: value, end: valueEnd)
   }
 
-  func parseAll(path: BinaryReader.Path) throws {
-    while try parseNext(path: path) {}
+  /// Every entry, parsed once.
+  func all(path: BinaryReader.Path) throws -> [Entry] {
+    if let table { return table }
+    var entries: [Entry] = []
+    var position = start
+    while position < end {
+      let entry = try entry(at: position, path: path)
+      entries.append(entry)
+      position = entry.end
+    }
+    table = entries
+    return entries
   }
 
-  /// The key of entry `entry`.
+  /// The key of `entry`.
   func key(of entry: Entry) -> String {
     String(decoding: reader.bytes[entry.keyStart..<(entry.keyStart + entry.keyCount)], as: UTF8.self)
   }
@@ -65,18 +73,16 @@ final class BinaryEntries {
   func find(_ key: String, path: BinaryReader.Path) throws -> Int? {
     var key = key
     return try key.withUTF8 { utf8 -> Int? in
-      var hasNext = cursor < entries.count
-      if !hasNext { hasNext = try parseNext(path: path) }
-      if hasNext {
-        let entry = entries[cursor]
-        if matches(entry, utf8) {
-          cursor += 1
-          return entry.value
+      if next < end {
+        let candidate = try entry(at: next, path: path)
+        if matches(candidate, utf8) {
+          next = candidate.end
+          last = candidate
+          return candidate.value
         }
       }
-      // The same key again: `decodeIfPresent` asks `contains`, then `decodeNil`, then `decode`.
-      if cursor > 0, matches(entries[cursor - 1], utf8) { return entries[cursor - 1].value }
-      try parseAll(path: path)
+      if let last, matches(last, utf8) { return last.value }
+      let entries = try all(path: path)
       let found: Int?
       if entries.count > 16 {
         if index == nil {
@@ -91,7 +97,8 @@ final class BinaryEntries {
         found = entries.indices.first { matches(entries[$0], utf8) }
       }
       guard let found else { return nil }
-      cursor = found + 1
+      next = entries[found].end
+      last = entries[found]
       return entries[found].value
     }
   }
