@@ -5,22 +5,22 @@ import Foundation
 // coder's tests.
 
 /// An enum with associated values, plain cases and a recursive case.
-indirect enum Shape: Codable, Equatable, Sendable {
+indirect enum CodedShape: Codable, Equatable, Sendable {
   case point
   case circle(radius: Double)
   case rect(width: Int, height: Int)
   case labeled(String, Int8)
-  case group([Shape])
-  case framed(Shape, margin: UInt16?)
+  case group([CodedShape])
+  case framed(CodedShape, margin: UInt16?)
 }
 
 /// A string-backed key, which dictionaries store as keyed containers.
-enum Color: String, Codable, CodingKeyRepresentable, Hashable, Sendable, CaseIterable {
+enum CodedColor: String, Codable, CodingKeyRepresentable, Hashable, Sendable, CaseIterable {
   case red, green, blue
 }
 
 /// A struct with its own keys: stored names differ from the property names.
-struct Renamed: Codable, Equatable, Sendable {
+struct CodedRenamed: Codable, Equatable, Sendable {
   var firstName: String
   var yearsOld: UInt8
 
@@ -32,16 +32,16 @@ struct Renamed: Codable, Equatable, Sendable {
 
 /// Custom `encode(to:)` and `init(from:)`: nested keyed and unkeyed containers, a super encoder,
 /// and a single value written as a pair.
-struct Custom: Codable, Equatable, Sendable {
+struct CodedCustom: Codable, Equatable, Sendable {
   var title: String
   var point: (x: Int32, y: Int32)
   var flags: [Bool]
-  var parent: Renamed
+  var parent: CodedRenamed
 
   enum CodingKeys: String, CodingKey { case title, point, flags }
   enum PointKeys: String, CodingKey { case x, y }
 
-  init(title: String, point: (x: Int32, y: Int32), flags: [Bool], parent: Renamed) {
+  init(title: String, point: (x: Int32, y: Int32), flags: [Bool], parent: CodedRenamed) {
     self.title = title
     self.point = point
     self.flags = flags
@@ -57,7 +57,7 @@ struct Custom: Codable, Equatable, Sendable {
     var read: [Bool] = []
     while !flags.isAtEnd { read.append(try flags.decode(Bool.self)) }
     self.flags = read
-    parent = try Renamed(from: container.superDecoder())
+    parent = try CodedRenamed(from: container.superDecoder())
   }
 
   func encode(to encoder: any Encoder) throws {
@@ -72,18 +72,18 @@ struct Custom: Codable, Equatable, Sendable {
     try point.encode(self.point.x, forKey: .x)
   }
 
-  static func == (lhs: Custom, rhs: Custom) -> Bool {
+  static func == (lhs: CodedCustom, rhs: CodedCustom) -> Bool {
     lhs.title == rhs.title && lhs.point == rhs.point && lhs.flags == rhs.flags && lhs.parent == rhs.parent
   }
 }
 
 /// A class with a subclass that shares its container.
-class Animal: Codable, @unchecked Sendable {
+class CodedAnimal: Codable, @unchecked Sendable {
   var name: String
   init(name: String) { self.name = name }
 }
 
-final class Dog: Animal, @unchecked Sendable {
+final class CodedDog: CodedAnimal, @unchecked Sendable {
   var goodBoy: Bool
   enum CodingKeys: String, CodingKey { case goodBoy }
 
@@ -105,7 +105,7 @@ final class Dog: Animal, @unchecked Sendable {
 }
 
 /// One of everything.
-struct Everything: Codable, Equatable, Sendable {
+struct CodedEverything: Codable, Equatable, Sendable {
   var int: Int
   var int8: Int8
   var int16: Int16
@@ -133,20 +133,20 @@ struct Everything: Codable, Equatable, Sendable {
   var stringKeys: [String: Int]
   var intKeys: [Int: String]
   var uuidKeys: [UUID: Date]
-  var colorKeys: [Color: [Double]]
-  var shape: Shape
-  var shapes: [Shape]
-  var renamed: Renamed
-  var custom: Custom
-  var nested: [String: [String: Shape?]]
+  var colorKeys: [CodedColor: [Double]]
+  var shape: CodedShape
+  var shapes: [CodedShape]
+  var renamed: CodedRenamed
+  var custom: CodedCustom
+  var nested: [String: [String: CodedShape?]]
   var dogName: String
   var dogGoodBoy: Bool
 
-  var dog: Dog { Dog(name: dogName, goodBoy: dogGoodBoy) }
+  var dog: CodedDog { CodedDog(name: dogName, goodBoy: dogGoodBoy) }
 }
 
 /// Seeded random values of every shape.
-struct Values {
+struct CodedValues {
   var random: SeededRandom
 
   mutating func int<T: FixedWidthInteger>(_: T.Type = T.self) -> T {
@@ -204,7 +204,7 @@ struct Values {
       significand: Decimal(mantissa.magnitude))
   }
 
-  mutating func shape(depth: Int = 0) -> Shape {
+  mutating func shape(depth: Int = 0) -> CodedShape {
     switch Int.random(in: 0..<(depth > 2 ? 4 : 6), using: &random) {
     case 0: return .point
     case 1: return .circle(radius: double())
@@ -217,8 +217,8 @@ struct Values {
 
   mutating func count(_ upper: Int = 4) -> Int { Int.random(in: 0...upper, using: &random) }
 
-  mutating func everything() -> Everything {
-    Everything(
+  mutating func everything() -> CodedEverything {
+    CodedEverything(
       int: int(), int8: int(), int16: int(), int32: int(), int64: int(), uint: int(), uint8: int(), uint16: int(),
       uint32: int(), uint64: int(), float: float(), double: double(), bool: Bool.random(using: &random),
       string: string(), date: date(), data: random.bytes(count(40)),
@@ -232,13 +232,15 @@ struct Values {
       intKeys: Dictionary((0..<count()).map { _ in (int(), string()) }, uniquingKeysWith: { first, _ in first }),
       uuidKeys: Dictionary((0..<count()).map { _ in (uuid(), date()) }, uniquingKeysWith: { first, _ in first }),
       colorKeys: Dictionary(
-        Color.allCases.filter { _ in Bool.random(using: &random) }.map { ($0, (0..<count()).map { _ in double() }) },
+        CodedColor.allCases.filter { _ in Bool.random(using: &random) }.map {
+          ($0, (0..<count()).map { _ in double() })
+        },
         uniquingKeysWith: { first, _ in first }),
       shape: shape(), shapes: (0..<count()).map { _ in shape() },
-      renamed: Renamed(firstName: string(), yearsOld: int()),
-      custom: Custom(
+      renamed: CodedRenamed(firstName: string(), yearsOld: int()),
+      custom: CodedCustom(
         title: string(), point: (int(), int()), flags: (0..<count()).map { _ in Bool.random(using: &random) },
-        parent: Renamed(firstName: string(), yearsOld: int())),
+        parent: CodedRenamed(firstName: string(), yearsOld: int())),
       nested: Dictionary(
         (0..<count()).map { _ in
           (

@@ -16,12 +16,12 @@ struct BinaryCoderRoundTripTests {
 
   @Test("random values of every shape read back equal, as objects and in a collection")
   func everyShapeRoundTrips() throws {
-    var values = Values(random: SeededRandom.make(test: "everyShapeRoundTrips"))
+    var values = CodedValues(random: SeededRandom.make(test: "everyShapeRoundTrips"))
     for _ in 0..<testIterations(300) {
       let value = values.everything()
       let data = try coder.encode(value)
       #expect(data.first == 0xC1)
-      let back = try coder.decode(Everything.self, from: data)
+      let back = try coder.decode(CodedEverything.self, from: data)
       #expect(back == value)
       // Bit for bit, where == would let a difference through.
       #expect(
@@ -94,7 +94,7 @@ struct BinaryCoderRoundTripTests {
     #expect(try roundTrip([String]()) == [])
     #expect(try roundTrip(Data()) == Data())
     #expect(try roundTrip(Data([0, 0xC1, 0xFF])) == Data([0, 0xC1, 0xFF]))
-    #expect(try roundTrip(Shape.point) == .point)
+    #expect(try roundTrip(CodedShape.point) == .point)
     #expect(
       try roundTrip(Decimal(string: "-12345678901234567890.123456789")!) == Decimal(
         string: "-12345678901234567890.123456789")!)
@@ -106,7 +106,7 @@ struct BinaryCoderRoundTripTests {
 
   @Test("a subclass sharing its superclass's container round-trips")
   func classHierarchyRoundTrips() throws {
-    let back = try roundTrip(Dog(name: "Rex", goodBoy: true))
+    let back = try roundTrip(CodedDog(name: "Rex", goodBoy: true))
     #expect(back.name == "Rex")
     #expect(back.goodBoy)
   }
@@ -115,9 +115,9 @@ struct BinaryCoderRoundTripTests {
   func collectionRoundTrip() throws {
     struct Item: Codable, Identifiable, Sendable, Equatable {
       var id: Int
-      var everything: Everything
+      var everything: CodedEverything
     }
-    var values = Values(random: SeededRandom.make(test: "collectionRoundTrip"))
+    var values = CodedValues(random: SeededRandom.make(test: "collectionRoundTrip"))
     try withStore("binary-roundtrip") { store throws in
       let items = store.collection(Item.self, named: "items", coder: BinaryCaskCoder())
       let saved = (0..<testIterations(40)).map { Item(id: $0, everything: values.everything()) }

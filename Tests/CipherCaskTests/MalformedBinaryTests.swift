@@ -51,16 +51,16 @@ struct MalformedBinaryTests {
 
   @Test("every truncation of a valid object is dataCorrupted")
   func truncationsAreDataCorrupted() throws {
-    var values = Values(random: SeededRandom.make(test: "truncationsAreDataCorrupted"))
+    var values = CodedValues(random: SeededRandom.make(test: "truncationsAreDataCorrupted"))
     for _ in 0..<testIterations(5) {
       let bytes = [UInt8](try coder.encode(values.everything()))
-      for count in 1..<bytes.count { expectCorrupted(Everything.self, Array(bytes.prefix(count))) }
+      for count in 1..<bytes.count { expectCorrupted(CodedEverything.self, Array(bytes.prefix(count))) }
     }
   }
 
   @Test("random damage throws a DecodingError or reads a value, never crashes")
   func randomDamageIsTyped() throws {
-    var values = Values(random: SeededRandom.make(test: "randomDamageIsTyped"))
+    var values = CodedValues(random: SeededRandom.make(test: "randomDamageIsTyped"))
     for _ in 0..<testIterations(200) {
       var bytes = [UInt8](try coder.encode(values.everything()))
       for _ in 0..<Int.random(in: 1...4, using: &values.random) {
@@ -68,7 +68,7 @@ struct MalformedBinaryTests {
         bytes[index] = UInt8.random(in: 0...255, using: &values.random)
       }
       do {
-        _ = try coder.decode(Everything.self, from: Data(bytes))
+        _ = try coder.decode(CodedEverything.self, from: Data(bytes))
       } catch {
         #expect(error is DecodingError, "\(error)")
       }
