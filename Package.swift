@@ -64,6 +64,8 @@ let package = Package(
     .executableTarget(
       name: "fuzz-header", dependencies: ["FuzzSupport", "CaskEngine", "RNCryptorCodec"], path: "Fuzz/Header"),
     .executableTarget(name: "fuzz-import", dependencies: ["FuzzSupport", "CipherCask"], path: "Fuzz/Import"),
+    .executableTarget(
+      name: "fuzz-binary-decoder", dependencies: ["FuzzSupport", "CipherCask"], path: "Fuzz/BinaryDecoder"),
     .executableTarget(name: "fuzz-cli-args", dependencies: ["FuzzSupport", "CaskCLIKit"], path: "Fuzz/CLIArgs"),
     .testTarget(
       name: "CaskEngineTests",

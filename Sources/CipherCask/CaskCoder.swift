@@ -2,10 +2,11 @@ import Foundation
 
 /// Turns model objects into the bytes a collection stores, and back.
 ///
-/// The default, `JSONCaskCoder`, was chosen by measurement (`cask-bench coders`, see
-/// Docs/BENCHMARKS.md): it encodes and decodes faster than `PropertyListCaskCoder`, both keep
-/// old objects readable when a field is added as optional (Docs/GUIDE.md), and JSON is what
-/// `importJSON` reads anyway.
+/// The default is `JSONCaskCoder`. `BinaryCaskCoder` encodes and decodes several times faster
+/// (`cask-bench coders`, Docs/BENCHMARKS.md) and becomes the default once collections with it
+/// meet their targets there (`cask-bench objects`); both keep old objects readable when a field
+/// is added as optional (Docs/GUIDE.md), and each reads the other's objects (Docs/FORMAT.md,
+/// section 16), so a collection moves between them without a migration.
 public protocol CaskCoder: Sendable {
   func encode<T: Encodable>(_ value: T) throws -> Data
   func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T
@@ -41,7 +42,14 @@ public struct JSONCaskCoder: CaskCoder {
     return try encoder.encode(value)
   }
 
+  /// Reads a JSON object, or a binary one as `BinaryCaskCoder` does (told apart by the first
+  /// byte, Docs/FORMAT.md), so collections read both side by side.
   public func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+    if data.first == BinaryFormat.tag { return try BinaryCaskCoder.decodeBinary(type, from: data) }
+    return try decodeJSON(type, from: data)
+  }
+
+  func decodeJSON<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
     let decoder = JSONDecoder()
     decoder.dateDecodingStrategy = .custom { decoder in
       let container = try decoder.singleValueContainer()

@@ -8,7 +8,7 @@ import Testing
 /// Under `swift test --sanitize=address` the replays run under AddressSanitizer too.
 @Suite("Fuzz corpora and regressions")
 struct FuzzRegressionTests {
-  static let targets = ["rncryptor", "segment", "hint", "header", "import", "cli-args"]
+  static let targets = ["rncryptor", "segment", "hint", "header", "import", "binary-decoder", "cli-args"]
 
   /// The package root, found from this source file.
   static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

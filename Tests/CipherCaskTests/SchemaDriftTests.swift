@@ -5,7 +5,7 @@ import Testing
 
 /// When a model changes between versions of an app, objects saved by the old version must stay
 /// readable where Docs/GUIDE.md says they do (a field added as optional, a field removed, a
-/// field renamed with CodingKeys or a custom `init(from:)`), with either coder; and where they
+/// field renamed with CodingKeys or a custom `init(from:)`), with every coder; and where they
 /// cannot be (a field added as non-optional, a type changed), the failure must be
 /// `CaskError.decoding`, which `all(onDecodingFailure: .skip)` can step over.
 @Suite("Old objects survive model changes as documented")
@@ -102,7 +102,11 @@ struct SchemaDriftTests {
   }
 
   private static func coder(_ name: String) -> any CaskCoder {
-    name == "json" ? JSONCaskCoder() : PropertyListCaskCoder()
+    switch name {
+    case "json": JSONCaskCoder()
+    case "binary": BinaryCaskCoder()
+    default: PropertyListCaskCoder()
+    }
   }
 
   /// Runs `body` with a store holding two version-1 items saved with the named coder.
@@ -116,7 +120,7 @@ struct SchemaDriftTests {
     }
   }
 
-  @Test("a field added as optional reads as nil from old objects", arguments: ["json", "plist"])
+  @Test("a field added as optional reads as nil from old objects", arguments: ["json", "binary", "plist"])
   func addedOptionalFieldReadsNil(coder name: String) throws {
     try withOldItems(name) { store, coder throws in
       let items = store.collection(ItemAddedOptional.self, named: "items", coder: coder)
@@ -129,7 +133,7 @@ struct SchemaDriftTests {
     }
   }
 
-  @Test("a removed field is ignored in old objects", arguments: ["json", "plist"])
+  @Test("a removed field is ignored in old objects", arguments: ["json", "binary", "plist"])
   func removedFieldIsIgnored(coder name: String) throws {
     try withOldItems(name) { store, coder throws in
       let items = store.collection(ItemRemovedField.self, named: "items", coder: coder)
@@ -137,7 +141,8 @@ struct SchemaDriftTests {
     }
   }
 
-  @Test("a field renamed with CodingKeys or a custom init(from:) reads old objects", arguments: ["json", "plist"])
+  @Test(
+    "a field renamed with CodingKeys or a custom init(from:) reads old objects", arguments: ["json", "binary", "plist"])
   func renamedFieldReadsOldObjects(coder name: String) throws {
     try withOldItems(name) { store, coder throws in
       let keyed = store.collection(ItemRenamedWithKeys.self, named: "items", coder: coder)
@@ -152,7 +157,7 @@ struct SchemaDriftTests {
 
   @Test(
     "a field added as non-optional (even with a default), or a changed type, fails with CaskError.decoding",
-    arguments: ["json", "plist"])
+    arguments: ["json", "binary", "plist"])
   func incompatibleChangesFailWithDecoding(coder name: String) throws {
     try withOldItems(name) { store, coder throws in
       let required = store.collection(ItemAddedRequired.self, named: "items", coder: coder)

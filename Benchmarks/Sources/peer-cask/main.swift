@@ -69,19 +69,44 @@ final class CaskObjectStore: ObjectStore {
 }
 
 struct CaskObjectOpener: ObjectStoreOpener {
-  let propertyList: Bool
+  /// The collection's coder: the default (`JSONCaskCoder`), binary or property lists.
+  enum Coder {
+    case standard, binary, propertyList
+  }
 
-  var name: String { propertyList ? "ciphercask+plist" : "ciphercask" }
+  let coder: Coder
+
+  var name: String {
+    switch coder {
+    case .standard: "ciphercask"
+    case .binary: "ciphercask+binary"
+    case .propertyList: "ciphercask+plist"
+    }
+  }
+
   var setup: String {
-    "CipherCask store.collection(BenchObject.self) with \(propertyList ? "PropertyListCaskCoder" : "JSONCaskCoder (the default)"), one save per call"
+    let description =
+      switch coder {
+      case .standard: "JSONCaskCoder (the default)"
+      case .binary: "BinaryCaskCoder"
+      case .propertyList: "PropertyListCaskCoder"
+      }
+    return "CipherCask store.collection(BenchObject.self) with \(description), one save per call"
   }
 
   func open(directory: String, durability: Durability) throws -> any ObjectStore {
-    try CaskObjectStore(
-      directory: directory, durability: durability,
-      coder: propertyList ? PropertyListCaskCoder() as any CaskCoder : JSONCaskCoder())
+    let chosen: any CaskCoder =
+      switch coder {
+      case .standard: JSONCaskCoder()
+      case .binary: BinaryCaskCoder()
+      case .propertyList: PropertyListCaskCoder()
+      }
+    return try CaskObjectStore(directory: directory, durability: durability, coder: chosen)
   }
 }
 
 PeerMain.run(
-  stores: [CaskOpener()], objectStores: [CaskObjectOpener(propertyList: false), CaskObjectOpener(propertyList: true)])
+  stores: [CaskOpener()],
+  objectStores: [
+    CaskObjectOpener(coder: .standard), CaskObjectOpener(coder: .binary), CaskObjectOpener(coder: .propertyList),
+  ])
