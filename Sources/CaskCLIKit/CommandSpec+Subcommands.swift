@@ -294,7 +294,7 @@ extension CommandSpec {
   /// `cask salvage`.
   package static let salvage = CommandSpec(
     name: "salvage",
-    abstract: "Copy every value that still reads from a damaged store into a new store.",
+    abstract: "Copy every value that still reads from a damaged store into a new one.",
     discussion: """
       Opens the store read-only and writes every value that reads intact into a new store at \
       NEWSTORE (which must not exist), under the same password. Values that cannot be read, \

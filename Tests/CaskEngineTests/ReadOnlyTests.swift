@@ -51,7 +51,7 @@ struct ReadOnlyTests {
     }
   }
 
-  @Test("two read-only opens coexist; a writer in this process is refused (alreadyOpen) until both close, and locks them out")
+  @Test("two read-only opens coexist; a writer is refused (alreadyOpen here) until both close, and locks them out")
   func sharedLock() throws {
     try withTemporaryDirectory("readonly-lock") { directory throws in
       let path = directory.file("store.cask")
