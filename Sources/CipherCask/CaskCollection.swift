@@ -283,22 +283,18 @@ extension CaskStore {
 /// the same path (or opened again after a close) inheriting the claims of the one before it,
 /// and a `realpath` on every `collection(_:)` call.
 enum DefaultNames {
-  private struct Claims {
-    weak var store: CaskStore?
-    var names: [String: ObjectIdentifier] = [:]
+  /// One store's claims: name -> the type that has it.
+  private final class Claims: Sendable {
+    let names = Locked<[String: ObjectIdentifier]>([:])
   }
-
-  private static let taken = Locked<[ObjectIdentifier: Claims]>([:])
 
   /// Takes `name` for `type` in `store`; returns why it cannot when another type has it.
   static func claim(_ name: String, for type: Any.Type, in store: CaskStore) -> String? {
-    let owner = taken.withLock { taken in
-      // Stores that are gone leave no claims behind (a new store can reuse an old address).
-      if taken.count > 16 { taken = taken.filter { $0.value.store != nil } }
-      var claims = taken[ObjectIdentifier(store)].flatMap { $0.store === store ? $0 : nil } ?? Claims(store: store)
-      if let owner = claims.names[name] { return owner }
-      claims.names[name] = ObjectIdentifier(type)
-      taken[ObjectIdentifier(store)] = claims
+    // Kept in the store's own slots, so the claims live and end with that `CaskStore`.
+    let claims = store.extensions.slot("CipherCask.defaultNames") { Claims() }
+    let owner = claims.names.withLock { names in
+      if let owner = names[name] { return owner }
+      names[name] = ObjectIdentifier(type)
       return ObjectIdentifier(type)
     }
     guard owner != ObjectIdentifier(type) else { return nil }
