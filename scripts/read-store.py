@@ -487,7 +487,8 @@ def read_store(directory, password, check_hints):
     notes = []
     segment_names, hint_names = [], []
     for name in sorted(names):
-        if name in ("CASK", "LOCK") or name.endswith(".tmp"):
+        if name in ("CASK", "LOCK") or name.endswith(".tmp") or (name == "MANIFEST" and FORMAT_VERSION >= 3):
+            # GAP: this reader does not check the manifest (section 6a) against the files.
             continue        # .tmp files are never part of the store (section 7)
         if SEGMENT_NAME.match(name):
             segment_names.append(name)

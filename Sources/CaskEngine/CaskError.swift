@@ -64,6 +64,12 @@ public enum CaskError: Error, Sendable {
 
   // MARK: The platform
 
+  /// Thrown by open (and `verify(expecting:)`) when the files disagree with what the store
+  /// authenticated (format version 3): a segment missing, cut short, grown, put back from an
+  /// older copy or planted, a record not at the place it was sealed for, a damaged manifest,
+  /// or a store older than an integrity token. Serving such a log could bring deleted keys
+  /// back. `CaskStore.Options.allowIntegrityViolations` opens it read-only for salvage.
+  case integrityViolation(file: String, reason: String)
   /// Thrown when a system call fails: `ENOSPC` for a full disk, `EIO` for a failing device.
   /// After `ENOSPC` the store stays consistent and accepts writes again once space is free.
   case io(operation: String, path: String, errno: Int32)
@@ -100,6 +106,8 @@ extension CaskError: CustomStringConvertible {
         + "which holds its writer; do it after the transaction or observer has returned"
     case .corrupt(let file, let offset, let reason):
       return "corrupt data in \(file) at offset \(offset): \(reason)"
+    case .integrityViolation(let file, let reason):
+      return "integrity violation in \(file): \(reason)"
     case .io(let operation, let path, let code):
       return "\(operation) failed on \(path): \(String(cString: strerror(code))) (errno \(code))"
     case .crypto(let detail):
@@ -165,6 +173,7 @@ extension CaskError: Equatable {
     case decoding(String, String)
     case invalidImport(String, Int?)
     case io(String, String, Int32)
+    case integrityViolation(String, String)
     case crypto(String)
   }
 
@@ -185,6 +194,7 @@ extension CaskError: Equatable {
     case .decoding(let collection, let id, _): return .decoding(collection, id)
     case .invalidImport(let reason, let line): return .invalidImport(reason, line)
     case .io(let operation, let path, let code): return .io(operation, path, code)
+    case .integrityViolation(let file, let reason): return .integrityViolation(file, reason)
     case .crypto(let detail): return .crypto(detail)
     }
   }

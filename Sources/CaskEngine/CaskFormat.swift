@@ -25,6 +25,8 @@ public enum CaskFormat {
   public static let segmentExtension = "seg"
   /// Hint files: `<file id, 8 hex digits>.hint`, one per sealed segment.
   public static let hintExtension = "hint"
+  /// The manifest of a version 3 store: its segments, lengths and last sequence, sealed.
+  public static let manifestFileName = "MANIFEST"
   /// Suffix of a file being written; removed at open if left behind by a crash.
   public static let temporarySuffix = ".tmp"
 
@@ -75,6 +77,10 @@ public enum CaskFormat {
   public static let messageTagValue: UInt8 = 0x56
   /// First plaintext byte of a hint file's message: the hint payload follows.
   public static let messageTagHint: UInt8 = 0x48
+  /// First plaintext byte of the manifest's message.
+  public static let messageTagManifest: UInt8 = 0x4D
+  /// The manifest's first 8 bytes: "CCMANIFS".
+  public static let manifestMagic: [UInt8] = Array("CCMANIFS".utf8)
   /// Length of the tag in front of every sealed plaintext.
   public static let messageTagLength = 1
   /// A key message's plaintext before the key: tag(1) + record type(1) + flags(1) +

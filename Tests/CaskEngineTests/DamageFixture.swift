@@ -41,13 +41,15 @@ struct DamageFixture {
   /// many puts), with unique keys, and closes the store (so every segment has a hint).
   init(
     _ label: String, singles: Int, batches: [Int] = [], valueLength: ClosedRange<Int> = 150...400,
-    segmentSizeLimit: UInt64 = Self.options.segmentSizeLimit, withPassword: Bool = false
+    segmentSizeLimit: UInt64 = Self.options.segmentSizeLimit, withPassword: Bool = false,
+    formatVersion: UInt16 = CaskFormat.formatVersion
   ) throws {
     directory = try TemporaryDirectory(label)
     pristine = directory.file("pristine.cask")
     keys = withPassword ? nil : try RNCryptor.Keys.random()
     var options = Self.options
     options.segmentSizeLimit = segmentSizeLimit
+    options.newStoreFormatVersion = formatVersion
     storeOptions = options
     var random = SeededRandom(seed: 0xC0FF_EE00 + UInt64(singles))
     var values: [String: Data] = [:]
@@ -205,4 +207,16 @@ final class UnsyncedFileSystem: ForwardingFileSystem, @unchecked Sendable {
 /// A file whose `sync()` does nothing.
 final class UnsyncedFile: ForwardingStorageFile, @unchecked Sendable {
   override func sync() throws {}
+}
+
+extension CaskStore.Options {
+  /// These options, creating a version 2 store: for tests that cut or grow a closed store's
+  /// segments to stand for a crash or for damage. In a version 3 store the manifest makes
+  /// that an integrity violation (TamperDetectionTests, ManifestTests); crashes there are
+  /// played by the fault file systems instead.
+  var creatingVersion2: CaskStore.Options {
+    var options = self
+    options.newStoreFormatVersion = 2
+    return options
+  }
 }

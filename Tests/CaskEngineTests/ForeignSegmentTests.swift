@@ -11,7 +11,9 @@ import Testing
 /// the next open; ties between orders that followed the directory listing.
 @Suite("Segments the engine never writes: upper-case names, stray order bases, equal orders")
 struct ForeignSegmentTests {
+  // Version 2: headers are rewritten under a closed store, which a version 3 manifest reports.
   private let options = CaskStore.Options(durability: .never, segmentSizeLimit: 64, autoCompaction: nil)
+    .creatingVersion2
 
   private func segments(_ path: String) throws -> [String] {
     try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".seg") }.sorted()
@@ -21,7 +23,8 @@ struct ForeignSegmentTests {
   private func setHeader(of file: String, id: UInt32, base: UInt32, sub: UInt32 = 0) throws {
     var bytes = try Data(contentsOf: URL(fileURLWithPath: file))
     bytes.replaceSubrange(
-      0..<CaskFormat.segmentHeaderLength, with: Segment.encodeHeader(id: id, order: SegmentOrder(base: base, sub: sub)))
+      0..<CaskFormat.segmentHeaderLength,
+      with: Segment.encodeHeader(id: id, order: SegmentOrder(base: base, sub: sub), version: 2))
     try bytes.write(to: URL(fileURLWithPath: file))
   }
 
@@ -60,7 +63,7 @@ struct ForeignSegmentTests {
   func strayBase() throws {
     try withTemporaryDirectory("stray-base") { directory throws in
       let path = directory.file("s.cask")
-      let big = CaskStore.Options(durability: .never, autoCompaction: nil)
+      let big = CaskStore.Options(durability: .never, autoCompaction: nil).creatingVersion2
       do {
         let store = try CaskStore(path: path, password: "pw", options: big)
         try store.put(Data("old".utf8), forKey: "k")

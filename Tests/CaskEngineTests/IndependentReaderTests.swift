@@ -107,7 +107,9 @@ struct IndependentReaderTests {
   @Test("a torn last batch is dropped by the reader exactly as by a read-only open")
   func tornTail() throws {
     var random = SeededRandom.make(test: "IndependentReaderTests.tornTail")
+    // Version 2: the tail is cut after a clean close, which a version 3 manifest reports.
     let options = CaskStore.Options(durability: .never, segmentSizeLimit: 64 << 10, autoCompaction: nil)
+      .creatingVersion2
     var model = Model()
     try withStore(options: options, password: Self.password, label: "independent-reader-torn") { store, path throws in
       try Workload.run(on: store, model: &model, operations: 120, random: &random, largeValues: false)

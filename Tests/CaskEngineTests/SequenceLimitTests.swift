@@ -59,7 +59,9 @@ struct SequenceLimitTests {
     try withTemporaryDirectory("order-limit") { directory throws in
       let path = directory.file("store.cask")
       let keys = try RNCryptor.Keys.random()
+      // Version 2: a header is rewritten under a closed store, which a version 3 manifest reports.
       let options = CaskStore.Options(durability: .never, segmentSizeLimit: 2048, autoCompaction: nil)
+        .creatingVersion2
       let store = try CaskStore(path: path, keys: keys, options: options)
       var values: [String: Data] = [:]
       for index in 0..<20 {
@@ -80,7 +82,7 @@ struct SequenceLimitTests {
       let (id, order, _) = try Segment.decodeHeader(bytes).get()
       bytes.replaceSubrange(
         0..<CaskFormat.segmentHeaderLength,
-        with: Segment.encodeHeader(id: id, order: SegmentOrder(base: order.base, sub: .max)))
+        with: Segment.encodeHeader(id: id, order: SegmentOrder(base: order.base, sub: .max), version: 2))
       try bytes.write(to: URL(fileURLWithPath: segmentPath))
 
       let reopened = try CaskStore(path: path, keys: keys, options: options)

@@ -49,9 +49,21 @@ struct TamperDetectionTests {
     return ranges
   }
 
-  /// Reopens and returns the store with the reasons open reported.
-  static func reopen(_ path: String, keys: RNCryptor.Keys) throws -> (CaskStore, [String]) {
-    let store = try CaskStore(path: path, keys: keys, options: options)
+  /// Checks that a plain open refuses the store, then opens it for salvage (read-only) and
+  /// returns it with the reasons open reported.
+  static func reopen(_ path: String, keys: RNCryptor.Keys, options: CaskStore.Options = options) throws -> (
+    CaskStore, [String]
+  ) {
+    #expect {
+      try CaskStore(path: path, keys: keys, options: options)
+    } throws: { error in
+      if case CaskError.integrityViolation = error { return true }
+      return false
+    }
+    var salvage = options
+    salvage.allowIntegrityViolations = true
+    let store = try CaskStore(path: path, keys: keys, options: salvage)
+    #expect(!store.stats().recovery.integrityViolations.isEmpty)
     return (store, store.stats().recovery.corruptRegions.map(\.reason))
   }
 
@@ -203,9 +215,8 @@ struct TamperDetectionTests {
       second.replaceSubrange(new, with: first[old])
       try Self.write(second, to: Self.segmentPath(path, id: 2))
 
-      let reopened = try CaskStore(path: path, keys: keys, options: options)
+      let (reopened, reasons) = try Self.reopen(path, keys: keys, options: options)
       defer { try? reopened.close() }
-      let reasons = reopened.stats().recovery.corruptRegions.map(\.reason)
       #expect(try reopened.get("a") == Data("1".utf8))
       #expect(reasons.contains { $0.contains("another segment") }, "\(reasons)")
       #expect(try !reopened.verify().isClean)
@@ -235,7 +246,10 @@ struct TamperDetectionTests {
       mine += foreign
       try Self.write(mine, to: Self.segmentPath(paths[0]))
 
-      let store = try CaskStore(path: paths[0], password: password, options: Self.options)
+      #expect(throws: CaskError.self) { try CaskStore(path: paths[0], password: password, options: Self.options) }
+      var salvage = Self.options
+      salvage.allowIntegrityViolations = true
+      let store = try CaskStore(path: paths[0], password: password, options: salvage)
       defer { try? store.close() }
       #expect(try store.get("a") == Data("mine.cask".utf8))
       #expect(store.stats().recovery.corruptRegions.contains { $0.reason.contains("authenticate") })

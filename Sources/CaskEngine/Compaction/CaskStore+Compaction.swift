@@ -59,7 +59,14 @@ extension CaskStore {
       throw error
     }
     compactor.repointIndex()
-    compactor.removeInputs()
+    // The outputs listed, the inputs retired, before any input goes. If that fails, the inputs
+    // stay (entirely dead) and the manifest before is still true.
+    let outputs = compactor.outputs.map(\.segment.id)
+    let listed: Bool = writer.withLock { writer in
+      defer { writer.pendingOutputs.subtract(outputs) }
+      return (try? writeManifest(&writer, retired: compactor.inputs.map(\.id))) != nil
+    }
+    if listed || !cipher.bindsRecords { compactor.removeInputs() }
     return compactor.report
   }
 }

@@ -182,7 +182,13 @@ extension Compactor {
 
   /// Creates an output segment under a temporary name, with an id from the writer's sequence.
   func startOutput(order: SegmentOrder) throws -> OutputSegment {
-    let id = try store.writer.withLock { writer in try store.allocateSegmentID(&writer) }
+    let id = try store.writer.withLock { writer in
+      let id = try store.allocateSegmentID(&writer)
+      // Named as pending in every manifest until the compaction's own: after a crash the
+      // output may be in place without being listed.
+      writer.pendingOutputs.insert(id)
+      return id
+    }
     let finalPath = "\(store.path)/\(Segment.fileName(id: id))"
     let temporaryPath = finalPath + CaskFormat.temporarySuffix
     let file = try store.fileSystem.open(temporaryPath, mode: .createNew)

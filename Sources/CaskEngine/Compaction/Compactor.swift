@@ -110,6 +110,8 @@ struct Compactor {
         try store.fileSystem.removeFile("\(store.path)/\(Segment.hintName(id: output.segment.id))")
       }
       try store.fileSystem.syncDirectory(store.path)
+      // Gone for good: no longer pending (one that could not be removed stays named so).
+      store.writer.withLock { writer in writer.pendingOutputs.subtract(outputs.map(\.segment.id)) }
     } catch let cleanup {
       store.writer.withLock { writer in
         writer.failure =

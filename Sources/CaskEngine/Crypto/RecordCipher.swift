@@ -194,15 +194,23 @@ struct RecordCipher: Sendable {
     -> String
   {
     guard bindsRecords else { return try Self.validKey(plaintext, file: file, offset: record.offset) }
-    guard let binding = plaintext.withUnsafeBytes({ RecordBinding.decode($0) }) else {
-      throw CaskError.corrupt(file: file, offset: record.offset, reason: "message is not a key message")
-    }
-    if let reason = binding.mismatch(
-      header: record.header, segmentID: segmentID, offset: record.offset, valueDigest: record.valueDigest)
-    {
+    if let reason = bindingProblem(plaintext, of: record, inSegment: segmentID) {
       throw CaskError.corrupt(file: file, offset: record.offset, reason: reason)
     }
     return try Self.validKey(plaintext.dropFirst(CaskFormat.keyBindingLength), file: file, offset: record.offset)
+  }
+
+  /// Why the opened key message `plaintext` of `record` is not that record's (not a key
+  /// message, or sealed for another place, type, sequence, flags or value); `nil` when it is,
+  /// and always before version 3. An authentic message in the wrong place is never damage:
+  /// only someone who rearranged the files puts it there.
+  func bindingProblem(_ plaintext: Data, of record: ScannedRecord, inSegment segmentID: UInt32) -> String? {
+    guard bindsRecords else { return nil }
+    guard let binding = plaintext.withUnsafeBytes({ RecordBinding.decode($0) }) else {
+      return "message is not a key message"
+    }
+    return binding.mismatch(
+      header: record.header, segmentID: segmentID, offset: record.offset, valueDigest: record.valueDigest)
   }
 
   /// Opens the key message of `record` of segment `segmentID` and checks its binding.

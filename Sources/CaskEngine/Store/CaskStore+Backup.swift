@@ -82,6 +82,15 @@ extension CaskStore {
         report.bytes += try Self.copy(source, into: output, shouldContinue: shouldContinue)
         if source.isHint { report.hints += 1 } else { report.segments += 1 }
       }
+      if let manifest = sources.manifest {
+        let target = "\(destination)/\(CaskFormat.manifestFileName)"
+        let output = try fileSystem.open(target, mode: .createNew)
+        defer { output.close() }
+        written.append(target)
+        try manifest.withUnsafeBytes { try output.write($0, at: 0) }
+        try output.sync()
+        report.bytes += UInt64(manifest.count)
+      }
       // Last: only a complete copy is a store.
       guard shouldContinue() else { throw CancellationError() }
       try sources.header.withUnsafeBytes { try header.write($0, at: 0) }
@@ -127,6 +136,9 @@ extension CaskStore {
   struct BackupSources {
     var header: [UInt8]
     var data: [BackupSource]
+    /// The manifest of the copy (version 3): the segments as copied, the active one up to
+    /// its last record.
+    var manifest: [UInt8]?
   }
 
   /// Chooses what to copy, with the compaction lock and the writer held, so that the files
@@ -163,7 +175,13 @@ extension CaskStore {
           hints.append(
             BackupSource(name: Segment.hintName(id: segment.id), file: hint, length: length, isHint: true, owned: true))
         }
-        return BackupSources(header: header, data: sources + hints)
+        var manifest: [UInt8]?
+        if cipher.bindsRecords {
+          var described = try Manifest.describing(segments, active: writer.active, writer: writer, retired: [])
+          described.generation = writer.manifestGeneration
+          manifest = try described.encoded(cipher: cipher)
+        }
+        return BackupSources(header: header, data: sources + hints, manifest: manifest)
       }
     }
   }

@@ -42,6 +42,11 @@ extension CaskStore {
     /// bound to their place) by default, or 2 for files that an older CipherCask must read.
     /// An existing store keeps the version in its header; this option does not change it.
     public var newStoreFormatVersion: UInt16 = CaskFormat.formatVersion
+    /// Open a store whose files disagree with its manifest or whose records are not where
+    /// they were sealed for (`CaskError.integrityViolation`) anyway, read-only, for salvage;
+    /// `stats().recovery.integrityViolations` lists what was found. Default `false`: such a
+    /// store is refused.
+    public var allowIntegrityViolations = false
 
     public init(
       durability: Durability = .always, segmentSizeLimit: UInt64 = 256 << 20,
@@ -79,10 +84,15 @@ public struct RecoveryReport: Sendable, Equatable {
   public var corruptRegions: [CorruptRegion] = []
   /// Segment files that could not be used at all (bad header), by name.
   public var unreadableSegments: [String] = []
+  /// What disagreed with the manifest, or records not at the place they were sealed for
+  /// (format version 3): found only when open was allowed to go on
+  /// (`Options.allowIntegrityViolations`); otherwise open throws the first.
+  public var integrityViolations: [CorruptRegion] = []
 
   /// Whether anything was lost or repaired.
   public var isClean: Bool {
     truncatedBytes == 0 && droppedRecords == 0 && corruptRegions.isEmpty && unreadableSegments.isEmpty
+      && integrityViolations.isEmpty
   }
 
   public init() {}

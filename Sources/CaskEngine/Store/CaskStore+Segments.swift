@@ -21,6 +21,10 @@ extension CaskStore {
         return
       }
       try seal(active, writer: &writer)
+      try startSegment(writer: &writer)
+      // The sealed segment's final length, and the new active segment.
+      try writeManifest(&writer)
+      return
     }
     try startSegment(writer: &writer)
   }

@@ -21,13 +21,20 @@ extension CaskStore {
   /// - Complexity: O(total bytes) of reading and decryption.
   public func verify() throws -> VerifyReport {
     try userCode.refuse("verify")
-    let (segments, unreadable) = try state.withLock { state -> ([Segment], [String]) in
+    let (segments, unreadable, violations) = try state.withLock { state -> ([Segment], [String], [CorruptRegion]) in
       guard !state.closed else { throw CaskError.closed }
-      return (state.segments.values.sorted { $0.order < $1.order }, state.recovery.unreadableSegments)
+      return (
+        state.segments.values.sorted { $0.order < $1.order }, state.recovery.unreadableSegments,
+        state.recovery.integrityViolations
+      )
     }
     // Appends that land after this point are not part of the check.
     let activeEnd = writer.withLock { writer in writer.active.map { ($0.segment.id, $0.end) } }
     var report = VerifyReport()
+    // What open found against the manifest (a store opened for salvage).
+    report.damage += violations.filter { region in
+      !region.file.hasSuffix(CaskFormat.segmentExtension) || region.length == 0
+    }
     for segment in segments {
       let name = Segment.fileName(id: segment.id)
       let length: UInt64

@@ -60,6 +60,10 @@ public final class CaskStore: Sendable {
     /// Set after a failed sync: the state of the disk is unknown, so writes stop until reopen.
     var failure: CaskError?
     var closed = false
+    /// The generation of the last manifest written or read (version 3).
+    var manifestGeneration: UInt64 = 0
+    /// Compaction outputs being written, which the manifest names as pending.
+    var pendingOutputs: Set<UInt32> = []
   }
 
   /// The segment being appended to. Its hint is built when it is sealed, from the index
@@ -113,6 +117,9 @@ public final class CaskStore: Sendable {
   }
 
   init(path: String, credential: StoreCredential, options: Options) throws {
+    var options = options
+    // A store with integrity violations is opened for salvage only.
+    if options.allowIntegrityViolations { options.readOnly = true }
     self.path = path
     self.options = options
     self.fileSystem = options.fileSystem
@@ -334,11 +341,12 @@ public final class CaskStore: Sendable {
           // writes acknowledged since the last good sync may not be on disk: close says so
           // rather than return as if it had synced them.
           if let earlier = writer.failure { throw earlier }
-          guard let active = writer.active else { return }
           // Sealed as when it fills up: a failed sync becomes the writer's failure (a writer
           // that appended before close and waits after it gets that error), a good one marks
           // everything durable.
-          try seal(active, writer: &writer)
+          if let active = writer.active { try seal(active, writer: &writer) }
+          // Every segment sealed, with its final length: nothing can be cut unnoticed.
+          try writeManifest(&writer)
         }
         try fileSystem.syncDirectory(path)
       } catch {

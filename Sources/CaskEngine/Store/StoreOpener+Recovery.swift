@@ -84,6 +84,13 @@ extension StoreOpener {
           drop("record does not authenticate")
           return
         }
+        if let problem = cipher.bindingProblem(bytes, of: record, inSegment: segment.id) {
+          drop(problem)
+          report.integrityViolations.append(
+            CorruptRegion(
+              file: name, offset: record.offset, length: UInt64(record.header.totalLength), reason: problem))
+          return
+        }
         let key: String
         do {
           key = try cipher.boundKey(bytes, of: record, inSegment: segment.id, file: name)

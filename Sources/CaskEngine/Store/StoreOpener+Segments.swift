@@ -10,7 +10,17 @@ extension StoreOpener {
     let names = try fileSystem.contentsOfDirectory(path)
     let removed = try removeLeftovers(names)
     var numbers = SegmentNumbers()
-    let found = try findSegments(names, version: cipher.version, numbers: &numbers, report: &indexState.recovery)
+    var found = try findSegments(names, version: cipher.version, numbers: &numbers, report: &indexState.recovery)
+    // 5a. Version 3: the files must be those the manifest lists.
+    var manifest: Manifest?
+    if cipher.bindsRecords {
+      do {
+        manifest = try readManifest(cipher: cipher)
+        found = try applyManifest(manifest, to: found, report: &indexState.recovery)
+      } catch CaskError.integrityViolation(let file, let reason) {
+        indexState.recovery.integrityViolations.append(CorruptRegion(file: file, offset: 0, length: 0, reason: reason))
+      }
+    }
     // Never reuse the number of any file that is around: a hint left behind by a crash must
     // not be taken for the hint of a new segment with the same number. (The files removed
     // in step 4 are gone for good: the directory was synced.)
@@ -27,6 +37,20 @@ extension StoreOpener {
     writerState.nextSegmentID = numbers.maxID == UInt32.max ? UInt32.max : numbers.maxID + 1
     writerState.highestNumberHolder = numbers.highestNumberHolder
     try indexSegments(found, cipher: cipher, indexState: &indexState, writerState: &writerState)
+    if let manifest {
+      // Sequence numbers never go down, even when compaction dropped the newest records.
+      if manifest.lastSequence < UInt64.max {
+        writerState.nextSequence = max(writerState.nextSequence, manifest.lastSequence + 1)
+      }
+      writerState.manifestGeneration = manifest.generation
+      writerState.nextSegmentID = max(writerState.nextSegmentID, manifest.nextSegmentID)
+    }
+    let violations = indexState.recovery.integrityViolations
+    if let first = violations.first, !options.allowIntegrityViolations {
+      throw CaskError.integrityViolation(
+        file: first.file,
+        reason: first.reason + (violations.count > 1 ? " (and \(violations.count - 1) more)" : ""))
+    }
     return (indexState, writerState)
   }
 

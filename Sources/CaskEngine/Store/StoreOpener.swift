@@ -67,6 +67,14 @@ struct StoreOpener {
       }
       let cipher = RecordCipher(keys: dataKeys, version: version)
       var (indexState, writerState) = try loadSegments(cipher: cipher)
+      if cipher.bindsRecords && !options.readOnly {
+        // What this open found and repaired (a cut torn tail, the active segment) is the
+        // state the next open checks against.
+        let manifest = try Manifest.describing(
+          Array(indexState.segments.values), active: writerState.active, writer: writerState, retired: [])
+        try manifest.write(in: path, fileSystem: fileSystem, cipher: cipher)
+        writerState.manifestGeneration = manifest.generation
+      }
       indexState.closed = false
       writerState.closed = false
       return Opened(cipher: cipher, lock: lock, indexState: indexState, writerState: writerState)

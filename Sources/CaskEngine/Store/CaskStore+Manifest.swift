@@ -1,0 +1,44 @@
+import Foundation
+
+extension Manifest {
+  /// The manifest describing `segments` (the active one by its end, the others by their
+  /// file's size) as the writer state has them.
+  static func describing(
+    _ segments: [Segment], active: CaskStore.ActiveSegment?, writer: CaskStore.WriterState, retired: [UInt32]
+  ) throws -> Manifest {
+    var entries: [Entry] = []
+    for segment in segments.sorted(by: { ($0.order, $0.id) < ($1.order, $1.id) }) {
+      let isActive = active?.segment.id == segment.id
+      let length = isActive ? active?.end ?? 0 : min(try segment.file.size(), CaskFormat.maximumSegmentLength)
+      entries.append(Entry(id: segment.id, order: segment.order, isActive: isActive, length: length))
+    }
+    return Manifest(
+      generation: writer.manifestGeneration + 1, lastSequence: writer.nextSequence - 1,
+      nextSegmentID: writer.nextSegmentID, segments: entries, retired: retired,
+      pending: writer.pendingOutputs.sorted())
+  }
+
+  /// Writes the manifest into the store directory `path` atomically (temporary file, sync,
+  /// rename, directory sync).
+  func write(in path: String, fileSystem: any FileSystem, cipher: RecordCipher) throws {
+    try AtomicFile.write(
+      encoded(cipher: cipher), to: "\(path)/\(CaskFormat.manifestFileName)", fileSystem: fileSystem,
+      syncingDirectory: path)
+  }
+}
+
+extension CaskStore {
+  /// Rewrites the manifest (version 3 stores; nothing before) for the state under the writer
+  /// lock: at seal, after a compaction's outputs are in place, at close.
+  ///
+  /// - Parameters:
+  ///   - retired: segments a compaction replaced, left out of the list and named as retired.
+  func writeManifest(_ writer: inout WriterState, retired: [UInt32] = []) throws {
+    guard cipher.bindsRecords, !options.readOnly else { return }
+    let excluded = Set(retired)
+    let segments = state.withLock { Array($0.segments.values) }.filter { !excluded.contains($0.id) }
+    let manifest = try Manifest.describing(segments, active: writer.active, writer: writer, retired: retired)
+    try manifest.write(in: path, fileSystem: fileSystem, cipher: cipher)
+    writer.manifestGeneration = manifest.generation
+  }
+}

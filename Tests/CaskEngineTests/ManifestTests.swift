@@ -1,0 +1,153 @@
+import CaskTestSupport
+import Foundation
+import RNCryptorCodec
+import Testing
+
+@testable import CaskEngine
+
+/// Whole files rolled back, cut, removed or planted by someone without the password (format
+/// version 3, Docs/FORMAT.md section 6a): open compares the files with the sealed manifest,
+/// refuses the store with `integrityViolation`, and opens it read-only only when asked to.
+@Suite("The manifest catches segments cut, rolled back, removed or planted")
+struct ManifestTests {
+  static let options = CaskStore.Options(durability: .never, segmentSizeLimit: 300, autoCompaction: nil)
+
+  static func segment(_ path: String, _ id: UInt32) -> String { "\(path)/\(Segment.fileName(id: id))" }
+
+  static func expectRefused(_ path: String, keys: RNCryptor.Keys, _ reason: String) {
+    do {
+      let store = try CaskStore(path: path, keys: keys, options: options)
+      try? store.close()
+      Issue.record("the store opened")
+    } catch CaskError.integrityViolation(_, let found) {
+      #expect(found.contains(reason), "\(found)")
+    } catch {
+      Issue.record("expected integrityViolation, got \(error)")
+    }
+  }
+
+  static func copy(_ source: String, to destination: String) throws {
+    try? FileManager.default.removeItem(atPath: destination)
+    try FileManager.default.copyItem(atPath: source, toPath: destination)
+  }
+
+  @Test("an older copy of a segment put back under the current header is refused; salvage opens it read-only")
+  func segmentRollback() throws {
+    try withTemporaryDirectory("manifest-rollback") { directory in
+      let path = directory.file("store.cask")
+      let keys = try RNCryptor.Keys.random()
+      // Room for both records in segment 1, which grows after the copy is taken.
+      let roomy = CaskStore.Options(durability: .never, autoCompaction: nil)
+      var store = try CaskStore(path: path, keys: keys, options: roomy)
+      try store.put(Data("1".utf8), forKey: "a")
+      try store.close()
+      try Self.copy(Self.segment(path, 1), to: directory.file("old.seg"))
+      store = try CaskStore(path: path, keys: keys, options: roomy)
+      try store.delete("a")
+      try store.close()
+      try Self.copy(directory.file("old.seg"), to: Self.segment(path, 1))
+      try? FileManager.default.removeItem(atPath: "\(path)/\(Segment.hintName(id: 1))")
+
+      Self.expectRefused(path, keys: keys, "sealed segment")
+      var salvage = Self.options
+      salvage.allowIntegrityViolations = true
+      let salvaged = try CaskStore(path: path, keys: keys, options: salvage)
+      defer { try? salvaged.close() }
+      #expect(!salvaged.stats().recovery.integrityViolations.isEmpty)
+      #expect(!salvaged.stats().recovery.isClean)
+      #expect(throws: CaskError.readOnly) { try salvaged.put(Data("x".utf8), forKey: "x") }
+      #expect(try !salvaged.verify().isClean)
+    }
+  }
+
+  @Test("a segment cut short after a clean close is refused, so a deleted key cannot come back")
+  func truncationAfterCleanClose() throws {
+    try withTemporaryDirectory("manifest-truncate") { directory in
+      let path = directory.file("store.cask")
+      let keys = try RNCryptor.Keys.random()
+      let store = try CaskStore(path: path, keys: keys, options: CaskStore.Options(durability: .never))
+      try store.put(Data("1".utf8), forKey: "a")
+      try store.delete("a")
+      try store.close()
+      let size = try FileDamage.size(of: Self.segment(path, 1))
+      try FileDamage.truncate(Self.segment(path, 1), to: size - 100)
+      Self.expectRefused(path, keys: keys, "sealed segment")
+    }
+  }
+
+  @Test("a segment removed is refused")
+  func segmentRemoved() throws {
+    try withTemporaryDirectory("manifest-removed") { directory in
+      let path = directory.file("store.cask")
+      let keys = try RNCryptor.Keys.random()
+      let store = try CaskStore(path: path, keys: keys, options: Self.options)
+      try store.put(Data("1".utf8), forKey: "a")
+      try store.delete("a")
+      try store.close()
+      try FileManager.default.removeItem(atPath: Self.segment(path, 2))
+      Self.expectRefused(path, keys: keys, "missing")
+    }
+  }
+
+  @Test("a segment compaction removed, put back later, is refused")
+  func compactedSegmentPlantedBack() throws {
+    try withTemporaryDirectory("manifest-planted") { directory in
+      let path = directory.file("store.cask")
+      let keys = try RNCryptor.Keys.random()
+      let store = try CaskStore(path: path, keys: keys, options: Self.options)
+      try store.put(Data("1".utf8), forKey: "a")
+      try store.delete("a")
+      try store.put(Data("2".utf8), forKey: "b")
+      try Self.copy(Self.segment(path, 1), to: directory.file("old.seg"))
+      try store.compact()
+      try store.close()
+      #expect(!FileManager.default.fileExists(atPath: Self.segment(path, 1)))
+      try Self.copy(directory.file("old.seg"), to: Self.segment(path, 1))
+      Self.expectRefused(path, keys: keys, "does not list")
+    }
+  }
+
+  @Test("a damaged or missing manifest is refused; a store without segments needs none")
+  func manifestDamagedOrMissing() throws {
+    try withTemporaryDirectory("manifest-damaged") { directory in
+      let path = directory.file("store.cask")
+      let keys = try RNCryptor.Keys.random()
+      let store = try CaskStore(path: path, keys: keys, options: Self.options)
+      try store.put(Data("1".utf8), forKey: "a")
+      try store.close()
+      let manifest = "\(path)/\(CaskFormat.manifestFileName)"
+      try FileDamage.flipByte(at: 40, in: manifest)
+      Self.expectRefused(path, keys: keys, "authenticate")
+      try FileManager.default.removeItem(atPath: manifest)
+      Self.expectRefused(path, keys: keys, "missing")
+
+      let empty = directory.file("empty.cask")
+      try CaskStore(path: empty, keys: keys, options: Self.options).close()
+      try FileManager.default.removeItem(atPath: "\(empty)/\(CaskFormat.manifestFileName)")
+      let reopened = try CaskStore(path: empty, keys: keys, options: Self.options)
+      #expect(reopened.stats().recovery.isClean)
+      try reopened.close()
+    }
+  }
+
+  @Test("sequence numbers never go down, even after compaction dropped the newest records")
+  func sequenceNeverGoesDown() throws {
+    try withTemporaryDirectory("manifest-sequence") { directory in
+      let path = directory.file("store.cask")
+      let keys = try RNCryptor.Keys.random()
+      var store = try CaskStore(path: path, keys: keys, options: Self.options)
+      for round in 0..<5 { try store.put(Data("\(round)".utf8), forKey: "a") }
+      try store.delete("a")
+      try store.compact()
+      try store.close()
+      store = try CaskStore(path: path, keys: keys, options: Self.options)
+      try store.put(Data("new".utf8), forKey: "b")
+      try store.close()
+      let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(path)/\(CaskFormat.manifestFileName)")))
+      let reopened = try CaskStore(path: path, keys: keys, options: Self.options)
+      defer { try? reopened.close() }
+      let manifest = try Manifest.decode(Data(bytes), cipher: reopened.cipher)
+      #expect(manifest.lastSequence == 7)
+    }
+  }
+}
