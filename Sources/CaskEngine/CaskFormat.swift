@@ -79,6 +79,8 @@ public enum CaskFormat {
   public static let messageTagHint: UInt8 = 0x48
   /// First plaintext byte of the manifest's message.
   public static let messageTagManifest: UInt8 = 0x4D
+  /// First plaintext byte of an integrity token's message.
+  public static let messageTagToken: UInt8 = 0x54
   /// The manifest's first 8 bytes: "CCMANIFS".
   public static let manifestMagic: [UInt8] = Array("CCMANIFS".utf8)
   /// Length of the tag in front of every sealed plaintext.

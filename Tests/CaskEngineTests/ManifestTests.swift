@@ -151,3 +151,61 @@ struct ManifestTests {
     }
   }
 }
+
+/// A whole store directory put back from an older copy is consistent in itself; only an
+/// integrity token kept elsewhere tells that it is older.
+@Suite("An integrity token catches a whole-directory rollback")
+struct IntegrityTokenTests {
+  static let options = CaskStore.Options(durability: .never, autoCompaction: nil)
+
+  @Test("a store rolled back as a whole is refused against a later token, and accepted against an earlier one")
+  func wholeDirectoryRollback() throws {
+    try withTemporaryDirectory("token-rollback") { directory in
+      let path = directory.file("store.cask")
+      let old = directory.file("old.cask")
+      let keys = try RNCryptor.Keys.random()
+      var store = try CaskStore(path: path, keys: keys, options: Self.options)
+      try store.put(Data("1".utf8), forKey: "a")
+      try store.close()
+      try FileManager.default.copyItem(atPath: path, toPath: old)
+      store = try CaskStore(path: path, keys: keys, options: Self.options)
+      let earlier = try store.integrityToken()
+      try store.delete("a")
+      try store.sync()
+      let token = try store.integrityToken()
+      try store.checkFreshness(against: token)
+      try store.checkFreshness(against: earlier)
+      try store.close()
+
+      // The whole directory put back: opens by itself, but not against the token.
+      try FileManager.default.removeItem(atPath: path)
+      try FileManager.default.copyItem(atPath: old, toPath: path)
+      var expecting = Self.options
+      expecting.expectedIntegrityToken = token
+      #expect {
+        try CaskStore(path: path, keys: keys, options: expecting)
+      } throws: { error in
+        if case CaskError.integrityViolation(_, let reason) = error { return reason.contains("older") }
+        return false
+      }
+      let plain = try CaskStore(path: path, keys: keys, options: Self.options)
+      #expect(try plain.get("a") == Data("1".utf8))
+      #expect(throws: CaskError.self) { try plain.checkFreshness(against: token) }
+      try plain.close()
+    }
+  }
+
+  @Test("a token of another store, or not a token at all, is refused")
+  func foreignToken() throws {
+    try withTemporaryDirectory("token-foreign") { directory in
+      let keys = try RNCryptor.Keys.random()
+      let mine = try CaskStore(path: directory.file("mine.cask"), keys: keys, options: Self.options)
+      defer { try? mine.close() }
+      let theirs = try CaskStore(path: directory.file("theirs.cask"), keys: keys, options: Self.options)
+      defer { try? theirs.close() }
+      try theirs.put(Data("x".utf8), forKey: "x")
+      #expect(throws: CaskError.self) { try mine.checkFreshness(against: try theirs.integrityToken()) }
+      #expect(throws: CaskError.self) { try mine.checkFreshness(against: "not a token") }
+    }
+  }
+}

@@ -47,6 +47,9 @@ extension CaskStore {
     /// `stats().recovery.integrityViolations` lists what was found. Default `false`: such a
     /// store is refused.
     public var allowIntegrityViolations = false
+    /// An `integrityToken()` taken earlier: open refuses the store
+    /// (`CaskError.integrityViolation`) when it is older than that state. `nil`: no check.
+    public var expectedIntegrityToken: String?
 
     public init(
       durability: Durability = .always, segmentSizeLimit: UInt64 = 256 << 20,

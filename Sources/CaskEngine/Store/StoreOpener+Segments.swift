@@ -45,6 +45,19 @@ extension StoreOpener {
       writerState.manifestGeneration = manifest.generation
       writerState.nextSegmentID = max(writerState.nextSegmentID, manifest.nextSegmentID)
     }
+    if let token = options.expectedIntegrityToken {
+      do {
+        guard cipher.bindsRecords else {
+          throw CaskError.integrityViolation(
+            file: CaskFormat.headerFileName, reason: "a version 2 store has no integrity token")
+        }
+        try CaskStore.checkFreshness(
+          token, generation: writerState.manifestGeneration, lastSequence: writerState.nextSequence - 1,
+          cipher: cipher)
+      } catch CaskError.integrityViolation(let file, let reason) {
+        indexState.recovery.integrityViolations.append(CorruptRegion(file: file, offset: 0, length: 0, reason: reason))
+      }
+    }
     let violations = indexState.recovery.integrityViolations
     if let first = violations.first, !options.allowIntegrityViolations {
       throw CaskError.integrityViolation(

@@ -33,6 +33,11 @@ enum ErrorMessage {
         return "store '\(path)' is damaged: its header (\(name)) does not read: \(reason)"
       }
       return "store '\(path)' is damaged: \(name) at offset \(offset): \(reason) (run 'cask verify \(path)')"
+    case .integrityViolation(let file, let reason):
+      let name = (file as NSString).lastPathComponent
+      return
+        "store '\(path)' does not match what it authenticated (\(name): \(reason)); it may have been "
+        + "tampered with or rolled back"
     case .io, .closed, .readOnly, .crypto, .reentrantCall:
       return "store '\(path)': \(error)"
     case .invalidKey, .valueTooLarge, .decoding, .invalidImport:
