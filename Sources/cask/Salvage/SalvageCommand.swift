@@ -18,7 +18,11 @@ enum SalvageCommand: Subcommand {
     }
     try StoreAccess.requireExisting(path)
     let password = try PasswordSource.password(arguments, subject: "store '\(path)'")
-    let store = try StoreAccess.open(path, password: password, options: StoreAccess.options(.readOnly))
+    // Salvage reads what is there also when the files disagree with what the store
+    // authenticated (a tampered or rolled-back store opens read-only then).
+    var options = StoreAccess.options(.readOnly)
+    options.allowIntegrityViolations = true
+    let store = try StoreAccess.open(path, password: password, options: options)
     let regions = store.stats().recovery.corruptRegions
     let unreadable = store.stats().recovery.unreadableSegments
     let (copied, skipped) = try StoreAccess.run(store) { store in
