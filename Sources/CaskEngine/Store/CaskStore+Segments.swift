@@ -22,8 +22,14 @@ extension CaskStore {
       }
       try seal(active, writer: &writer)
       try startSegment(writer: &writer)
-      // The sealed segment's final length, and the new active segment.
-      try writeManifest(&writer)
+      // The sealed segment's final length, and the new active segment. A failure (a full
+      // disk) is kept like a hint's: the manifest before stays true (it lists the sealed
+      // segment as active with a length it has reached, and the new one is above its ids).
+      do {
+        try writeManifest(&writer)
+      } catch {
+        hintFailure.withLock { $0 = error as? CaskError ?? .io(operation: "write manifest", path: path, errno: EIO) }
+      }
       return
     }
     try startSegment(writer: &writer)

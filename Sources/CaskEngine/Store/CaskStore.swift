@@ -345,8 +345,15 @@ public final class CaskStore: Sendable {
           // that appended before close and waits after it gets that error), a good one marks
           // everything durable.
           if let active = writer.active { try seal(active, writer: &writer) }
-          // Every segment sealed, with its final length: nothing can be cut unnoticed.
-          try writeManifest(&writer)
+          // Every segment sealed, with its final length: nothing can be cut unnoticed. A
+          // failure leaves the manifest before, which stays true (see `ensureRoom`).
+          do {
+            try writeManifest(&writer)
+          } catch {
+            hintFailure.withLock {
+              $0 = error as? CaskError ?? .io(operation: "write manifest", path: path, errno: EIO)
+            }
+          }
         }
         try fileSystem.syncDirectory(path)
       } catch {
