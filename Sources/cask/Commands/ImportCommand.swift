@@ -87,7 +87,7 @@ enum ImportCommand: Subcommand {
             if batch.isEmpty { batchLine = record.line }
             let key = try prefix + ImportID.of(record, field: idField)
             guard key.utf8.count <= CaskFormat.maximumKeyLength else {
-              throw CaskError.invalidImport(reason: "the id is too long for a key", line: record.line)
+              throw CollectionError.invalidImport(reason: "the id is too long for a key", line: record.line)
             }
             batch.append((key, record.bytes))
             lastLine = record.line
@@ -96,7 +96,7 @@ enum ImportCommand: Subcommand {
           }
           guard shouldContinue() else { return interrupted() }
           if !batch.isEmpty { try commit() }
-        } catch CaskError.invalidImport(let reason, let line) {
+        } catch CollectionError.invalidImport(let reason, let line) {
           let place = line.map { "line \($0) of \(name)" } ?? name
           // With no object pending, the batches so far are all in: nothing is lost before the error.
           let from = batch.isEmpty ? (line ?? batchLine) : batchLine

@@ -44,7 +44,7 @@ final class JSONRecordReader {
 
   /// The next object, or `nil` at the end of the input.
   ///
-  /// - Throws: `CaskError.invalidImport` with the line for input that is neither an array of
+  /// - Throws: `CollectionError.invalidImport` with the line for input that is neither an array of
   ///   objects nor JSON Lines; the errors of `readChunk`.
   func next() throws -> JSONRecord? {
     if format == nil {
@@ -199,7 +199,7 @@ final class JSONRecordReader {
     return Data(bytes[first...last])
   }
 
-  private func invalid(_ reason: String) -> CaskError {
-    CaskError.invalidImport(reason: reason, line: line)
+  private func invalid(_ reason: String) -> CollectionError {
+    CollectionError.invalidImport(reason: reason, line: line)
   }
 }

@@ -35,7 +35,7 @@ enum ErrorMessage {
       return "store '\(path)' is damaged: \(name) at offset \(offset): \(reason) (run 'cask verify \(path)')"
     case .io, .closed, .readOnly, .crypto, .reentrantCall:
       return "store '\(path)': \(error)"
-    case .invalidKey, .valueTooLarge, .decoding, .invalidImport:
+    case .invalidKey, .valueTooLarge:
       return error.description
     }
   }
@@ -69,6 +69,8 @@ enum ErrorMessage {
       if case .emptyPassword = error { return "the password is empty" }
       return error.description
     case let error as CaskError:
+      return error.description
+    case let error as CollectionError:
       return error.description
     case let error as CocoaError:
       let path = (error.userInfo[NSFilePathErrorKey] as? String).map { " '\($0)'" } ?? ""
