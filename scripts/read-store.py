@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""An independent reader of a CipherCask store (format version 2).
+"""An independent reader of a CipherCask store (format versions 2 and 3).
 
 Written from Docs/FORMAT.md and Docs/CODEC.md only, to check that those pages describe the
 format completely and truly. It never writes to the store.
@@ -115,7 +115,12 @@ def open_password_message(message, password, what):
 HEADER_MAGIC = b"CIPHCASK"
 SEGMENT_MAGIC = b"CCSEGMNT"
 HINT_MAGIC = b"CCHINTS1"
-FORMAT_VERSION = 2
+READABLE_VERSIONS = (2, 3)
+# Set from the header: every segment and hint of the store must have the same version.
+FORMAT_VERSION = None
+# Version 3 (section 5.4): tags in front of every sealed plaintext, a binding in key messages.
+TAG_KEY, TAG_VALUE, TAG_HINT = 0x4B, 0x56, 0x48
+KEY_BINDING = 56
 SEGMENT_HEADER = 32
 RECORD_HEADER = 24
 MAX_SEGMENT = 2**32 - 1
@@ -174,8 +179,10 @@ def read_header(directory, password):
     if u32(data, 16 + w) != crc32c(data[:16 + w]):
         fail("CASK: header checksum mismatch")
     version = u16(data, 8)
-    if version != FORMAT_VERSION:
+    if version not in READABLE_VERSIONS:
         fail(f"CASK: unsupported format version {version}")
+    global FORMAT_VERSION
+    FORMAT_VERSION = version
     flags = u16(data, 10)
     wrapped = data[16:16 + w]
     # Bytes after the CRC are ignored (section 3); other flag bits are ignored too.
@@ -302,10 +309,17 @@ def scan_segment(segment, keys, is_last):
         record = Record(position, length, rtype, flags, u64(data, position + 8))
         what = f"{name} record at {position}"
         key_message = bytes(data[position + RECORD_HEADER:position + RECORD_HEADER + k])
-        record.key = decode_key(open_key_message(key_message, keys, what + " key message"), what)
+        key_plain = open_key_message(key_message, keys, what + " key message")
+        value_message = bytes(data[position + RECORD_HEADER + k:position + length])
+        if FORMAT_VERSION >= 3:
+            key_plain = check_binding(key_plain, record, segment.file_id, value_message, what)
+        record.key = decode_key(key_plain, what)
         if rtype == TYPE_PUT:
-            value_message = bytes(data[position + RECORD_HEADER + k:position + length])
             plain = open_key_message(value_message, keys, what + " value message")
+            if FORMAT_VERSION >= 3:
+                if not plain or plain[0] != TAG_VALUE:
+                    fail(f"{what}: value message is not tagged as a value")
+                plain = plain[1:]
             if len(plain) < 2:
                 fail(f"{what}: value plaintext shorter than its key length field")
             key_length = u16(plain, 0)
@@ -335,6 +349,28 @@ def scan_segment(segment, keys, is_last):
     return notes
 
 
+def check_binding(plain, record, file_id, value_message, what):
+    """Section 5.4: a version 3 key message names its record's place; returns the key bytes."""
+    if len(plain) < KEY_BINDING or plain[0] != TAG_KEY:
+        fail(f"{what}: key message is not tagged as a key")
+    if plain[3] != 0:
+        fail(f"{what}: key message's reserved byte is set")
+    digest = value_message[-32:] if record.type == TYPE_PUT else bytes(32)
+    if plain[1] != record.type:
+        fail(f"{what}: record type {record.type}, its key message says {plain[1]} (forged record)")
+    if plain[2] != record.flags:
+        fail(f"{what}: flags {record.flags}, its key message says {plain[2]}")
+    if u32(plain, 4) != file_id:
+        fail(f"{what}: key message sealed for segment {u32(plain, 4):08x} (moved record)")
+    if u64(plain, 8) != record.offset:
+        fail(f"{what}: key message sealed for offset {u64(plain, 8)} (moved record)")
+    if u64(plain, 16) != record.sequence:
+        fail(f"{what}: sequence {record.sequence}, its key message says {u64(plain, 16)}")
+    if not hmac.compare_digest(plain[24:56], digest):
+        fail(f"{what}: value message is not the one its key message was sealed with")
+    return plain[KEY_BINDING:]
+
+
 def check_batch(batch, name):
     keys_seen = set()
     for index, record in enumerate(batch):
@@ -354,6 +390,10 @@ def read_hint(directory, name, keys):
     if data[:8] != HINT_MAGIC:
         fail(f"{name}: bad magic")
     payload = open_key_message(data[8:], keys, f"{name} payload")
+    if FORMAT_VERSION >= 3:
+        if not payload or payload[0] != TAG_HINT:
+            fail(f"{name}: payload is not tagged as a hint")
+        payload = payload[1:]
     if len(payload) < 28:
         fail(f"{name}: payload of {len(payload)} bytes is shorter than its 28-byte head")
     version = u16(payload, 0)

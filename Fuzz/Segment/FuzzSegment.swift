@@ -102,7 +102,8 @@ enum SegmentTarget {
 /// marker), a sequence step, the key's length `L`, a repeat count `R`, the value's length, a
 /// value mode; then the key's `L` bytes, taken `R + 1` times (at most 4 KiB), and the value's.
 /// Value mode bit 0 binds the value to another key, bit 1 leaves a put without its value
-/// message, bit 2 writes a wrong key length into the value's binding. (Keys around the
+/// message, bit 2 writes a wrong key length into the value's binding, bit 3 seals the key
+/// message for another offset. (Keys around the
 /// 65,535-byte limit are `CraftedRecordTests`' part: here they made every input ten times
 /// slower, their bytes checksummed and sealed several times under coverage instrumentation.)
 enum RecordScript {
@@ -127,13 +128,21 @@ enum RecordScript {
       if !delete && valueMode & 2 == 0 {
         let bound = valueMode & 1 != 0 ? key + Data("~".utf8) : key
         let claimed = bound.count + (valueMode & 4 != 0 ? 1 : 0)
-        var plaintext = Data([UInt8(truncatingIfNeeded: claimed), UInt8(truncatingIfNeeded: claimed >> 8)])
+        var plaintext = Data([
+          CaskFormat.messageTagValue, UInt8(truncatingIfNeeded: claimed), UInt8(truncatingIfNeeded: claimed >> 8),
+        ])
         plaintext += bound + value
         valueMessage = FuzzStore.seal(plaintext, iv: 5000 + serial)
       }
+      // Sealed for its place (format version 3); value mode bit 3 seals it for the next
+      // offset instead, as a moved record would be.
+      let offset = UInt64(bytes.count) + (valueMode & 8 != 0 ? 1 : 0)
+      let keyPlaintext = FuzzingEntry.keyPlaintext(
+        key, delete: delete, flags: (flags >> 1) & 3, segmentID: 1, offset: offset, sequence: sequence,
+        valueMessage: valueMessage)
       FuzzingEntry.appendRecord(
         to: &bytes, delete: delete, flags: (flags >> 1) & 3, sequence: sequence,
-        keyMessage: FuzzStore.seal(key, iv: serial), valueMessage: valueMessage)
+        keyMessage: FuzzStore.seal(keyPlaintext, iv: serial), valueMessage: valueMessage)
     }
     return bytes
   }

@@ -127,11 +127,13 @@ package enum FuzzStore {
 package struct SegmentBuilder {
   package private(set) var bytes: [UInt8]
   private var serial: Int
+  private let id: UInt32
 
   /// A segment with its header; `serial` offsets the IVs so that two builders differ.
   package init(id: UInt32 = 1, base: UInt32 = 1, sub: UInt32 = 0, serial: Int = 0) {
     bytes = FuzzingEntry.segmentHeader(id: id, base: base, sub: sub)
     self.serial = serial
+    self.id = id
   }
 
   /// Appends a put (a value) or a delete (`nil`), with the batch flags given.
@@ -142,13 +144,18 @@ package struct SegmentBuilder {
     offset: UInt32, length: UInt32
   ) {
     serial += 1
-    let keyMessage = FuzzStore.seal(Data(key.utf8), iv: serial)
     let valueMessage = try value.map {
       FuzzStore.seal(
         try FuzzingEntry.valuePlaintext(Data($0.utf8), forKey: key, dataKeys: FuzzStore.dataKeys),
         iv: 1000 + serial)
     }
     let offset = bytes.count
+    // Sealed for its place, as the writer seals it (format version 3).
+    let keyMessage = FuzzStore.seal(
+      FuzzingEntry.keyPlaintext(
+        Data(key.utf8), delete: value == nil, flags: flags, segmentID: id, offset: UInt64(offset), sequence: sequence,
+        valueMessage: valueMessage),
+      iv: serial)
     FuzzingEntry.appendRecord(
       to: &bytes, delete: value == nil, flags: flags, sequence: sequence, keyMessage: keyMessage,
       valueMessage: valueMessage)

@@ -3,12 +3,17 @@
 ///
 /// All integers on disk are little-endian.
 public enum CaskFormat {
-  /// The format version this library writes and reads. Version 1 was a pre-release layout
-  /// (values not bound to their keys, no batch-start flag): stores of that version are
-  /// refused with `CaskError.unsupportedVersion` rather than misread.
-  public static let formatVersion: UInt16 = 2
-  /// The oldest format version this library reads.
+  /// The format version this library writes for new stores. Version 3 binds every record to
+  /// its place (segment, offset, sequence, type, batch flags, value) inside its sealed key
+  /// message, and tags every sealed plaintext with its kind. Version 2 stores (records not
+  /// bound to their place) are still read and written as version 2. Version 1 was a
+  /// pre-release layout (values not bound to their keys, no batch-start flag): stores of that
+  /// version are refused with `CaskError.unsupportedVersion` rather than misread.
+  public static let formatVersion: UInt16 = 3
+  /// The oldest format version this library reads (and writes, for stores of that version).
   public static let oldestReadableVersion: UInt16 = 2
+  /// The first version whose records are bound to their place and whose messages are tagged.
+  public static let boundRecordsVersion: UInt16 = 3
 
   // MARK: Files of a store directory
 
@@ -61,6 +66,23 @@ public enum CaskFormat {
   public static let recordFlagBatchStart: UInt8 = 2
   /// Offset of the flags byte in a record.
   public static let recordFlagsOffset = 5
+
+  // MARK: Sealed plaintexts (version 3)
+
+  /// First plaintext byte of a key message: what follows is the record's binding, then the key.
+  public static let messageTagKey: UInt8 = 0x4B
+  /// First plaintext byte of a value message: key length, key, value follow.
+  public static let messageTagValue: UInt8 = 0x56
+  /// First plaintext byte of a hint file's message: the hint payload follows.
+  public static let messageTagHint: UInt8 = 0x48
+  /// Length of the tag in front of every sealed plaintext.
+  public static let messageTagLength = 1
+  /// A key message's plaintext before the key: tag(1) + record type(1) + flags(1) +
+  /// reserved(1) + segment id(4) + record offset(8) + sequence(8) + value digest(32).
+  public static let keyBindingLength = 56
+  /// The value digest in a key message: the value message's last 32 bytes (its HMAC-SHA256);
+  /// 32 zero bytes for a delete.
+  public static let valueDigestLength = 32
 
   // MARK: Hint files
 

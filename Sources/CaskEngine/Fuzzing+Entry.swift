@@ -13,8 +13,30 @@ package enum FuzzingEntry {
   }
 
   /// A 32-byte segment header for an ordinary segment (`sub` 0) or a compaction output.
-  package static func segmentHeader(id: UInt32, base: UInt32, sub: UInt32) -> [UInt8] {
-    Segment.encodeHeader(id: id, order: SegmentOrder(base: base, sub: sub))
+  package static func segmentHeader(
+    id: UInt32, base: UInt32, sub: UInt32, version: UInt16 = CaskFormat.formatVersion
+  ) -> [UInt8] {
+    Segment.encodeHeader(id: id, order: SegmentOrder(base: base, sub: sub), version: version)
+  }
+
+  /// Appends one version 3 record, sealed as the writer seals it for its place: at the end of
+  /// `buffer`, which holds segment `segmentID` from its first byte.
+  package static func appendBoundRecord(
+    to buffer: inout [UInt8], segmentID: UInt32, delete: Bool, flags: UInt8, sequence: UInt64, key: String,
+    value: Data?, dataKeys: RNCryptor.Keys
+  ) throws {
+    let cipher = RecordCipher(keys: dataKeys)
+    let type = delete ? CaskFormat.recordTypeDelete : CaskFormat.recordTypePut
+    let valueMessage = try value.map { try cipher.sealValue($0, forKey: key) }
+    let digest =
+      valueMessage.map { message in message.withUnsafeBytes { RecordBinding.digest(ofValueMessage: $0) } }
+      ?? [UInt8](repeating: 0, count: CaskFormat.valueDigestLength)
+    let binding = RecordBinding(
+      type: type, flags: flags, segmentID: segmentID, offset: UInt64(buffer.count), sequence: sequence,
+      valueDigest: digest)
+    RecordEncoder.append(
+      to: &buffer, type: type, flags: flags, sequence: sequence,
+      keyMessage: try cipher.sealKey(key, binding: binding), valueMessage: valueMessage)
   }
 
   /// Appends one record, with its CRC, exactly as the writer does.
@@ -24,6 +46,24 @@ package enum FuzzingEntry {
     RecordEncoder.append(
       to: &buffer, type: delete ? CaskFormat.recordTypeDelete : CaskFormat.recordTypePut, flags: flags,
       sequence: sequence, keyMessage: keyMessage, valueMessage: valueMessage)
+  }
+
+  /// The plaintext a version 3 key message holds for a record at `offset` of segment
+  /// `segmentID` (its binding, then the key), given the record's value message (`nil` for a
+  /// delete).
+  package static func keyPlaintext(
+    _ key: Data, delete: Bool, flags: UInt8, segmentID: UInt32, offset: UInt64, sequence: UInt64,
+    valueMessage: Data?
+  ) -> Data {
+    let digest =
+      valueMessage.map { message in message.withUnsafeBytes { RecordBinding.digest(ofValueMessage: $0) } }
+      ?? [UInt8](repeating: 0, count: CaskFormat.valueDigestLength)
+    let binding = RecordBinding(
+      type: delete ? CaskFormat.recordTypeDelete : CaskFormat.recordTypePut, flags: flags, segmentID: segmentID,
+      offset: offset, sequence: sequence, valueDigest: digest)
+    var prefix = [UInt8](repeating: 0, count: CaskFormat.keyBindingLength)
+    prefix.withUnsafeMutableBytes { binding.encode(into: $0) }
+    return Data(prefix) + key
   }
 
   /// The header file (`CASK`) for a wrapped data key.
@@ -136,9 +176,14 @@ extension RecordEncoder {
 }
 
 extension RecordCipher {
-  /// The message for a key's UTF-8 bytes.
-  func sealKey(_ key: String) throws -> Data {
-    try seal(Data(key.utf8))
+  /// The message for a key's UTF-8 bytes; from version 3 on behind its record's `binding`.
+  func sealKey(_ key: String, binding: RecordBinding? = nil) throws -> Data {
+    let keyBytes = Array(key.utf8)
+    var message = [UInt8](repeating: 0, count: keyMessageLength(keyLength: keyBytes.count))
+    try keyBytes.withUnsafeBytes { keyBuffer in
+      try message.withUnsafeMutableBytes { try sealKey(keyBuffer, binding: binding, into: $0) }
+    }
+    return Data(message)
   }
 
   /// The message for a value, bound to its key: the plaintext is the key's length (2 bytes,
@@ -147,7 +192,8 @@ extension RecordCipher {
   /// the wrong key; the length keeps "user:1" from matching a value of "user:10".
   func sealValue(_ value: Data, forKey key: String) throws -> Data {
     let keyLength = key.utf8.count
-    var plaintext = Data(capacity: CaskFormat.valueKeyLengthPrefix + keyLength + value.count)
+    var plaintext = Data(capacity: tagLength + CaskFormat.valueKeyLengthPrefix + keyLength + value.count)
+    if bindsRecords { plaintext.append(CaskFormat.messageTagValue) }
     withUnsafeBytes(of: UInt16(keyLength).littleEndian) { plaintext.append(contentsOf: $0) }
     plaintext.append(contentsOf: key.utf8)
     plaintext.append(value)

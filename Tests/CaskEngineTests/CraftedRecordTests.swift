@@ -31,11 +31,13 @@ struct CraftedRecordTests {
     dataKeys.hmacKey.withUnsafeBytes { dataKey.append(contentsOf: $0) }
     let header = FuzzingEntry.storeHeader(
       wrappedKey: try RNCryptor.encrypt(dataKey, keys: userKeys), passwordWrapped: false,
-      version: CaskFormat.formatVersion)
+      version: 2)
     try Data(header).write(to: URL(fileURLWithPath: "\(path)/\(CaskFormat.headerFileName)"))
-    let cipher = RecordCipher(keys: dataKeys)
+    // Version 2, whose key messages hold the key alone, so that a crafted key is sealed as
+    // another implementation would seal it.
+    let cipher = RecordCipher(keys: dataKeys, version: 2)
     let whole = CaskFormat.recordFlagBatchStart | CaskFormat.recordFlagBatchEnd
-    var segment = FuzzingEntry.segmentHeader(id: 1, base: 1, sub: 0)
+    var segment = FuzzingEntry.segmentHeader(id: 1, base: 1, sub: 0, version: 2)
     FuzzingEntry.appendRecord(
       to: &segment, delete: false, flags: whole, sequence: 1, keyMessage: try cipher.sealKey("before"),
       valueMessage: try cipher.sealValue(Data("1".utf8), forKey: "before"))

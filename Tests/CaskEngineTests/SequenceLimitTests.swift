@@ -15,7 +15,10 @@ struct SequenceLimitTests {
     try withTemporaryDirectory("sequence-limit") { directory throws in
       let path = directory.file("store.cask")
       let keys = try RNCryptor.Keys.random()
-      let options = CaskStore.Options(durability: .never, autoCompaction: nil)
+      // Version 2: from version 3 on the sequence is sealed in the key message, and a changed
+      // one makes the record's batch damage (TamperDetectionTests).
+      var options = CaskStore.Options(durability: .never, autoCompaction: nil)
+      options.newStoreFormatVersion = 2
       let store = try CaskStore(path: path, keys: keys, options: options)
       try store.put(Data("value".utf8), forKey: "key")
       try store.close()

@@ -26,8 +26,7 @@ extension Compactor {
     _ = try scanner.scan { batch in
       for record in batch {
         guard
-          let key = try? store.cipher.openKey(
-            record.keyMessage, file: Segment.fileName(id: segment.id), offset: record.offset)
+          let key = try? store.cipher.openKey(of: record, inSegment: segment.id, file: Segment.fileName(id: segment.id))
         else { continue }
         entries.append(
           HintEntry(
@@ -75,9 +74,19 @@ extension Compactor {
                 length: UInt64(location.length), reason: "damaged record left out by compaction")))
           continue
         }
-        // Each copy stands alone: mark it as the end of its own batch.
-        record[CaskFormat.recordFlagsOffset] = CaskFormat.recordFlagBatchStart | CaskFormat.recordFlagBatchEnd
-        RecordEncoder.setChecksum(in: &record, recordAt: 0, length: record.count)
+        // A version 3 record is copied only if it is the record its key message was sealed
+        // for: re-sealing it for its new place must not make a moved or forged record valid.
+        if store.cipher.bindsRecords,
+          let reason = bindingMismatch(of: record, key: key, header: header, at: location, in: input)
+        {
+          damaged.append(
+            DamagedRecord(
+              key: key, location: location,
+              region: CorruptRegion(
+                file: Segment.fileName(id: input.id), offset: UInt64(location.offset),
+                length: UInt64(location.length), reason: "\(reason); left out by compaction")))
+          continue
+        }
 
         if outputs.isEmpty || outputs[outputs.count - 1].end + UInt64(buffer.count + record.count) > limit {
           try flush(&buffer)
@@ -100,6 +109,19 @@ extension Compactor {
         let last = outputs.count - 1
         let offset = outputs[last].end + UInt64(buffer.count)
         let to = RecordLocation(segment: outputs[last].segment.id, offset: UInt32(offset), length: UInt32(record.count))
+        // Each copy stands alone: mark it as the end of its own batch (and, from version 3
+        // on, seal its key message again for its new place; the value message is copied as
+        // it is, bound by the key message's digest of it).
+        let flags = CaskFormat.recordFlagBatchStart | CaskFormat.recordFlagBatchEnd
+        record[CaskFormat.recordFlagsOffset] = flags
+        if store.cipher.bindsRecords {
+          try reseal(
+            &record, key: key,
+            binding: RecordBinding(
+              type: header.type, flags: flags, segmentID: to.segment, offset: offset, sequence: header.sequence,
+              valueDigest: record.withUnsafeBytes { RecordBinding.digest(ofValueMessage: $0) }))
+        }
+        RecordEncoder.setChecksum(in: &record, recordAt: 0, length: record.count)
         outputs[last].hints.append(HintEntry(isDelete: false, offset: to.offset, length: to.length, key: key.string))
         outputs[last].maxSequence = max(outputs[last].maxSequence, header.sequence)
         copied.append(CopiedRecord(key: key, from: location, to: to))
@@ -109,6 +131,43 @@ extension Compactor {
       index = runEnd
     }
     try flush(&buffer)
+  }
+
+  /// Why `record`, read from `location` of `input`, is not the record its key message was
+  /// sealed for (or does not authenticate); `nil` when it is.
+  func bindingMismatch(
+    of record: [UInt8], key: IndexKey, header: RecordHeader, at location: RecordLocation, in input: Segment
+  ) -> String? {
+    let keyStart = CaskFormat.recordHeaderLength
+    let keyEnd = keyStart + Int(header.keyLength)
+    let scanned = record.withUnsafeBytes { bytes in
+      ScannedRecord(
+        offset: UInt64(location.offset), header: header, keyMessage: Data(bytes[keyStart..<keyEnd]),
+        valueDigest: header.isDelete
+          ? [UInt8](repeating: 0, count: CaskFormat.valueDigestLength)
+          : RecordBinding.digest(ofValueMessage: UnsafeRawBufferPointer(rebasing: bytes[keyEnd...])))
+    }
+    do {
+      let sealed = try store.cipher.openKey(of: scanned, inSegment: input.id, file: Segment.fileName(id: input.id))
+      return sealed == key.string ? nil : "record holds another key than the index"
+    } catch CaskError.corrupt(_, _, let reason) {
+      return reason
+    } catch {
+      return "record does not authenticate"
+    }
+  }
+
+  /// Seals the key message of `record` again, for `binding` (its length does not change).
+  func reseal(_ record: inout [UInt8], key: IndexKey, binding: RecordBinding) throws {
+    let keyStart = CaskFormat.recordHeaderLength
+    try record.withUnsafeMutableBytes { bytes in
+      let keyLength = Int(loadLittleEndian(UnsafeRawBufferPointer(bytes), at: 16, as: UInt32.self))
+      try IndexKey.withUTF8(of: key.string) { keyBytes in
+        try store.cipher.sealKey(
+          keyBytes, binding: binding,
+          into: UnsafeMutableRawBufferPointer(rebasing: bytes[keyStart..<keyStart + keyLength]))
+      }
+    }
   }
 
   /// Appends what `buffer` holds to the newest output, and empties it.
@@ -128,7 +187,7 @@ extension Compactor {
     let temporaryPath = finalPath + CaskFormat.temporarySuffix
     let file = try store.fileSystem.open(temporaryPath, mode: .createNew)
     do {
-      try file.write(Data(Segment.encodeHeader(id: id, order: order)), at: 0)
+      try file.write(Data(Segment.encodeHeader(id: id, order: order, version: store.cipher.version)), at: 0)
     } catch {
       // Not yet among the outputs the caller's cleanup removes.
       file.close()

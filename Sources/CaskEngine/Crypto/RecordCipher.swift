@@ -7,8 +7,25 @@ import RNCryptorCodec
 
 /// Seals and opens the messages of one store with its data key: record keys, record values
 /// and hint files are RNCryptor v3 key messages (options 0) under the same 64-byte key.
+///
+/// From format version 3 on, every plaintext begins with a one-byte tag naming its kind (key,
+/// value, hint), so that no message reads as another, and a key message carries its record's
+/// binding (`RecordBinding`) in front of the key. A version 2 store's messages have neither.
 struct RecordCipher: Sendable {
   let keys: RNCryptor.Keys
+  /// The store's format version, which decides the layout of every plaintext.
+  let version: UInt16
+
+  init(keys: RNCryptor.Keys, version: UInt16 = CaskFormat.formatVersion) {
+    self.keys = keys
+    self.version = version
+  }
+
+  /// Whether messages are tagged and key messages carry their record's binding.
+  var bindsRecords: Bool { version >= CaskFormat.boundRecordsVersion }
+
+  /// Length of the tag in front of a value's or a hint's plaintext (0 before version 3).
+  var tagLength: Int { bindsRecords ? CaskFormat.messageTagLength : 0 }
 
   /// The message for arbitrary bytes.
   func seal(_ plaintext: Data) throws -> Data {
@@ -24,14 +41,30 @@ struct RecordCipher: Sendable {
     RNCryptor.Format.messageLength(plaintextLength: count, type: .keys)
   }
 
-  /// The length of the value message `sealValue(_:forKey:into:)` writes.
-  static func valueMessageLength(valueLength: Int, keyLength: Int) -> Int {
-    messageLength(plaintextLength: CaskFormat.valueKeyLengthPrefix + keyLength + valueLength)
+  /// The length of the key message `sealKey(_:binding:into:)` writes for a key of `keyLength` bytes.
+  func keyMessageLength(keyLength: Int) -> Int {
+    Self.messageLength(plaintextLength: (bindsRecords ? CaskFormat.keyBindingLength : 0) + keyLength)
   }
 
-  /// Seals a key's UTF-8 bytes into `output`, exactly `messageLength(plaintextLength:)` bytes.
-  func sealKey(_ keyBytes: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws {
-    try seal(prefix: UnsafeRawBufferPointer(start: nil, count: 0), body: keyBytes, into: output)
+  /// The length of the value message `sealValue(_:forKey:into:)` writes.
+  func valueMessageLength(valueLength: Int, keyLength: Int) -> Int {
+    Self.messageLength(plaintextLength: tagLength + CaskFormat.valueKeyLengthPrefix + keyLength + valueLength)
+  }
+
+  /// Seals a key's UTF-8 bytes into `output`, exactly `keyMessageLength(keyLength:)` bytes;
+  /// from version 3 on behind `binding` (required then, ignored before).
+  func sealKey(
+    _ keyBytes: UnsafeRawBufferPointer, binding: RecordBinding?, into output: UnsafeMutableRawBufferPointer
+  ) throws {
+    guard bindsRecords else {
+      try seal(prefix: UnsafeRawBufferPointer(start: nil, count: 0), body: keyBytes, into: output)
+      return
+    }
+    guard let binding else { throw CaskError.crypto("a version 3 key message needs its record's binding") }
+    try withUnsafeTemporaryAllocation(byteCount: CaskFormat.keyBindingLength, alignment: 8) { prefix in
+      binding.encode(into: prefix)
+      try seal(prefix: UnsafeRawBufferPointer(prefix), body: keyBytes, into: output)
+    }
   }
 
   /// Seals a value bound to its key (see `sealValue(_:forKey:)`) into `output`, exactly
@@ -39,9 +72,11 @@ struct RecordCipher: Sendable {
   func sealValue(
     _ value: UnsafeRawBufferPointer, forKey keyBytes: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
   ) throws {
-    let prefixLength = CaskFormat.valueKeyLengthPrefix
+    let tag = tagLength
+    let prefixLength = tag + CaskFormat.valueKeyLengthPrefix
     try withUnsafeTemporaryAllocation(byteCount: prefixLength + keyBytes.count, alignment: 1) { prefix in
-      prefix.storeBytes(of: UInt16(keyBytes.count).littleEndian, as: UInt16.self)
+      if tag > 0 { prefix[0] = CaskFormat.messageTagValue }
+      prefix.storeBytes(of: UInt16(keyBytes.count).littleEndian, toByteOffset: tag, as: UInt16.self)
       if keyBytes.count > 0 {
         UnsafeMutableRawBufferPointer(rebasing: prefix[prefixLength...]).copyMemory(from: keyBytes)
       }
@@ -77,10 +112,14 @@ struct RecordCipher: Sendable {
     let capacity = Swift.max(0, message.count - RNCryptor.Format.keyHeaderLength - RNCryptor.Format.hmacLength)
     return try withUnsafeTemporaryAllocation(byteCount: Swift.max(capacity, 1), alignment: 16) { plaintext in
       let length = try open(message, into: plaintext, file: file, offset: offset)
-      let prefix = CaskFormat.valueKeyLengthPrefix
+      let tag = tagLength
+      guard tag == 0 || (length >= tag && plaintext[0] == CaskFormat.messageTagValue) else {
+        throw CaskError.corrupt(file: file, offset: offset, reason: "message is not a value message")
+      }
+      let prefix = tag + CaskFormat.valueKeyLengthPrefix
       let matches = IndexKey.withUTF8(of: key) { keyBytes -> Bool in
         guard length >= prefix + keyBytes.count,
-          Int(plaintext[0]) | Int(plaintext[1]) << 8 == keyBytes.count
+          Int(plaintext[tag]) | Int(plaintext[tag + 1]) << 8 == keyBytes.count
         else { return false }
         return keyBytes.count == 0
           || memcmp(plaintext.baseAddress! + prefix, keyBytes.baseAddress!, keyBytes.count) == 0
@@ -129,7 +168,49 @@ struct RecordCipher: Sendable {
   /// implementation, or a bug, may have sealed an empty key, which trapped the index, or a
   /// longer one, which trapped the hint writer.)
   func openKey(_ message: Data, file: String, offset: UInt64) throws -> String {
-    try Self.validKey(open(message, file: file, offset: offset), file: file, offset: offset)
+    try openBoundKey(message, file: file, offset: offset).key
+  }
+
+  /// Opens a key message: the key (`openKey`'s checks) and, from version 3 on, the binding
+  /// sealed in front of it.
+  ///
+  /// - Throws: `CaskError.corrupt` when it does not authenticate, is not a key message, or
+  ///   holds a key `put` could not have written.
+  func openBoundKey(_ message: Data, file: String, offset: UInt64) throws -> (key: String, binding: RecordBinding?) {
+    let plaintext = try open(message, file: file, offset: offset)
+    guard bindsRecords else { return (try Self.validKey(plaintext, file: file, offset: offset), nil) }
+    guard let binding = plaintext.withUnsafeBytes({ RecordBinding.decode($0) }) else {
+      throw CaskError.corrupt(file: file, offset: offset, reason: "message is not a key message")
+    }
+    let key = try Self.validKey(plaintext.dropFirst(CaskFormat.keyBindingLength), file: file, offset: offset)
+    return (key, binding)
+  }
+
+  /// The key of an opened key message `plaintext` read from `record` of segment `segmentID`,
+  /// after checking (from version 3 on) that its binding names this very record.
+  ///
+  /// - Throws: `CaskError.corrupt` with the mismatch as its reason.
+  func boundKey(_ plaintext: Data, of record: ScannedRecord, inSegment segmentID: UInt32, file: String) throws
+    -> String
+  {
+    guard bindsRecords else { return try Self.validKey(plaintext, file: file, offset: record.offset) }
+    guard let binding = plaintext.withUnsafeBytes({ RecordBinding.decode($0) }) else {
+      throw CaskError.corrupt(file: file, offset: record.offset, reason: "message is not a key message")
+    }
+    if let reason = binding.mismatch(
+      header: record.header, segmentID: segmentID, offset: record.offset, valueDigest: record.valueDigest)
+    {
+      throw CaskError.corrupt(file: file, offset: record.offset, reason: reason)
+    }
+    return try Self.validKey(plaintext.dropFirst(CaskFormat.keyBindingLength), file: file, offset: record.offset)
+  }
+
+  /// Opens the key message of `record` of segment `segmentID` and checks its binding.
+  ///
+  /// - Throws: `CaskError.corrupt` when it does not authenticate or is not this record's.
+  func openKey(of record: ScannedRecord, inSegment segmentID: UInt32, file: String) throws -> String {
+    try boundKey(
+      open(record.keyMessage, file: file, offset: record.offset), of: record, inSegment: segmentID, file: file)
   }
 
   /// The key an opened key message holds; `openKey`'s checks.

@@ -14,7 +14,7 @@ struct HintEntry: Sendable {
 ///
 /// ```
 /// 0 magic "CCHINTS1"(8)   8 RNCryptor v3 key message under the data key, whose plaintext is:
-///   version(2) reserved(2) segment id(4) segment length(8) max sequence(8) entry count(4)
+///   [version 3: tag 'H'(1)] version(2) reserved(2) segment id(4) segment length(8) max sequence(8) entry count(4)
 ///   entries: type(1) reserved(1) key length(2) record offset(4) record length(4) key(key length)
 /// ```
 /// Everything but the magic is encrypted and authenticated: keys never appear in plaintext.
@@ -36,7 +36,8 @@ struct HintFile {
   func encoded(cipher: RecordCipher) throws -> [UInt8] {
     var payload = ByteWriter(
       capacity: CaskFormat.hintPayloadHeaderLength + entries.count * (CaskFormat.hintEntryFixedLength + 16))
-    payload.append(CaskFormat.formatVersion)
+    if cipher.bindsRecords { payload.append(CaskFormat.messageTagHint) }
+    payload.append(cipher.version)
     payload.append(UInt16(0))
     payload.append(segmentID)
     payload.append(segmentLength)
@@ -103,8 +104,11 @@ struct HintPayload {
     let header = try { () throws -> (UInt32, UInt64, UInt64, Int, Int) in
       let buffer = UnsafeRawBufferPointer(rebasing: plaintext.bytes[0..<plaintextLength])
       var reader = ByteReader(buffer)
-      guard let version = reader.readUInt16(),
-        (CaskFormat.oldestReadableVersion...CaskFormat.formatVersion).contains(version), reader.readUInt16() != nil,
+      // From version 3 on the payload is tagged as a hint's: no key or value message reads as one.
+      if cipher.bindsRecords {
+        guard reader.readUInt8() == CaskFormat.messageTagHint else { throw damaged }
+      }
+      guard let version = reader.readUInt16(), version == cipher.version, reader.readUInt16() != nil,
         let segmentID = reader.readUInt32(), let segmentLength = reader.readUInt64(),
         let maxSequence = reader.readUInt64(), let count = reader.readUInt32(),
         Int(count) <= reader.remaining / CaskFormat.hintEntryFixedLength
@@ -163,7 +167,7 @@ struct HintPayload {
     }
     guard decrypted else { return nil }
     let count = withUnsafeBytes(of: &plaintext) {
-      UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 24, as: UInt32.self))
+      UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 24 + cipher.tagLength, as: UInt32.self))
     }
     let overhead = UInt64(
       magicLength + RNCryptor.Format.keyHeaderLength + RNCryptor.Format.hmacLength + CaskFormat.hintPayloadHeaderLength)

@@ -69,10 +69,11 @@ final class Segment: Sendable {
 
   // MARK: The 32-byte segment header
 
-  static func encodeHeader(id: UInt32, order: SegmentOrder) -> [UInt8] {
+  /// - Parameter version: the store's format version, which decides how its records read.
+  static func encodeHeader(id: UInt32, order: SegmentOrder, version: UInt16 = CaskFormat.formatVersion) -> [UInt8] {
     var writer = ByteWriter(capacity: CaskFormat.segmentHeaderLength)
     writer.append(contentsOf: CaskFormat.segmentMagic)
-    writer.append(CaskFormat.formatVersion)
+    writer.append(version)
     writer.append(UInt16(0))
     writer.append(id)
     writer.append(order.base)

@@ -5,6 +5,9 @@ struct ScannedRecord {
   var offset: UInt64
   var header: RecordHeader
   var keyMessage: Data
+  /// The value message's last 32 bytes (its HMAC), or zeros for a delete: what a version 3
+  /// key message's binding names.
+  var valueDigest: [UInt8]
 }
 
 /// What a scan of one segment found besides good records.
@@ -215,8 +218,12 @@ struct SegmentScanner {
     let whole = try bytes(at: offset, count: header.totalLength)
     guard whole.withUnsafeBytes({ RecordHeader.checksumMatches($0) }) else { return nil }
     let keyStart = whole.startIndex + CaskFormat.recordHeaderLength
+    let valueStart = keyStart + Int(header.keyLength)
+    let digest = whole.withUnsafeBytes {
+      RecordBinding.digest(ofValueMessage: UnsafeRawBufferPointer(rebasing: $0[(valueStart - whole.startIndex)...]))
+    }
     return ScannedRecord(
-      offset: offset, header: header, keyMessage: Data(whole[keyStart..<keyStart + Int(header.keyLength)]))
+      offset: offset, header: header, keyMessage: Data(whole[keyStart..<valueStart]), valueDigest: digest)
   }
 
   /// Whether every byte from `offset` to the end of the file is zero.

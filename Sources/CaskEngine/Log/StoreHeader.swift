@@ -71,17 +71,18 @@ enum StoreCredential: Sendable {
   /// Wraps `dataKey` for a new header.
   ///
   /// - Complexity: two PBKDF2 runs for a password.
-  func wrap(_ dataKey: SecureBytes) throws -> StoreHeader {
+  /// - Parameter version: the store's format version, written into the header.
+  func wrap(_ dataKey: SecureBytes, version: UInt16 = CaskFormat.formatVersion) throws -> StoreHeader {
     do {
       switch self {
       case .password(let password):
         let keys = try RNCryptor.PasswordKeys(password: password)
         return StoreHeader(
-          version: CaskFormat.formatVersion, passwordWrapped: true,
+          version: version, passwordWrapped: true,
           wrappedKey: try RNCryptor.encrypt(secret: dataKey, passwordKeys: keys))
       case .keys(let keys):
         return StoreHeader(
-          version: CaskFormat.formatVersion, passwordWrapped: false,
+          version: version, passwordWrapped: false,
           wrappedKey: try RNCryptor.encrypt(secret: dataKey, keys: keys))
       }
     } catch RNCryptor.Error.emptyPassword {

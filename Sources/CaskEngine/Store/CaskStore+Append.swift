@@ -12,6 +12,8 @@ extension CaskStore {
     if let failure = writer.failure { throw failure }
     dropDeletesOfAbsentKeys(&operations)
     guard !operations.isEmpty else { return (writer.ticket, CommitResult()) }
+    // The segment and offset the records land at, which version 3 key messages bind.
+    try ensureRoom(for: UInt64(operations.reduce(0) { $0 + $1.record.count }), writer: &writer)
     try number(&operations, writer: writer)
     let buffer = Self.joined(operations)
     let start = try write(buffer, writer: &writer)
@@ -55,11 +57,43 @@ extension CaskStore {
         offset: writer.active?.end ?? 0,
         reason: "no sequence numbers left: a record or hint of this store claims a sequence near 2^64")
     }
+    guard let active = writer.active else { throw CaskError.closed }
+    var offset = active.end
     for index in operations.indices {
       let isLast = index == operations.count - 1
       let flags = (isLast ? CaskFormat.recordFlagBatchEnd : 0) | (index == 0 ? CaskFormat.recordFlagBatchStart : 0)
+      let sequence = firstSequence + UInt64(index)
+      if cipher.bindsRecords {
+        try sealKeyMessage(
+          of: &operations[index], flags: flags, sequence: sequence, segmentID: active.segment.id, offset: offset)
+      }
       operations[index].record.withUnsafeMutableBytes {
-        RecordEncoder.finish($0, flags: flags, sequence: firstSequence + UInt64(index))
+        RecordEncoder.finish($0, flags: flags, sequence: sequence)
+      }
+      offset += UInt64(operations[index].record.count)
+    }
+  }
+
+  /// Seals a version 3 record's key message, bound to the place the record is written at,
+  /// into the room `prepare` left for it.
+  private func sealKeyMessage(
+    of operation: inout Prepared, flags: UInt8, sequence: UInt64, segmentID: UInt32, offset: UInt64
+  ) throws {
+    let type = operation.isDelete ? CaskFormat.recordTypeDelete : CaskFormat.recordTypePut
+    let key = operation.key.string
+    try operation.record.withUnsafeMutableBytes { record in
+      let keyLength = Int(loadLittleEndian(UnsafeRawBufferPointer(record), at: 16, as: UInt32.self))
+      let keyStart = CaskFormat.recordHeaderLength
+      let digest =
+        operation.isDelete
+        ? [UInt8](repeating: 0, count: CaskFormat.valueDigestLength)
+        : RecordBinding.digest(ofValueMessage: UnsafeRawBufferPointer(rebasing: record[(keyStart + keyLength)...]))
+      let binding = RecordBinding(
+        type: type, flags: flags, segmentID: segmentID, offset: offset, sequence: sequence, valueDigest: digest)
+      try IndexKey.withUTF8(of: key) { keyBytes in
+        try cipher.sealKey(
+          keyBytes, binding: binding,
+          into: UnsafeMutableRawBufferPointer(rebasing: record[keyStart..<keyStart + keyLength]))
       }
     }
   }

@@ -63,19 +63,22 @@ extension CaskStore {
     return prepared
   }
 
+  /// Seals the value message (and, before version 3, the key message) into the record. A
+  /// version 3 key message binds its record's place, which is known only under the writer
+  /// lock: `append` seals it there, into the room left for it here.
   private func prepare(_ operation: CaskBatch.Operation) throws -> Prepared {
     let key = operation.key
+    let sealsKeyNow = !cipher.bindsRecords
     let record = try IndexKey.withUTF8(of: key) { keyBytes -> [UInt8] in
-      let keyMessageLength = RecordCipher.messageLength(plaintextLength: keyBytes.count)
+      let keyMessageLength = cipher.keyMessageLength(keyLength: keyBytes.count)
       switch operation {
       case .put(_, let value):
         return try value.withUnsafeBytes { valueBytes in
           try RecordEncoder.make(
             type: CaskFormat.recordTypePut, keyMessageLength: keyMessageLength,
-            valueMessageLength: RecordCipher.valueMessageLength(
-              valueLength: valueBytes.count, keyLength: keyBytes.count)
+            valueMessageLength: cipher.valueMessageLength(valueLength: valueBytes.count, keyLength: keyBytes.count)
           ) { keyMessage, valueMessage in
-            try cipher.sealKey(keyBytes, into: keyMessage)
+            if sealsKeyNow { try cipher.sealKey(keyBytes, binding: nil, into: keyMessage) }
             try cipher.sealValue(valueBytes, forKey: keyBytes, into: valueMessage)
           }
         }
@@ -83,7 +86,7 @@ extension CaskStore {
         return try RecordEncoder.make(
           type: CaskFormat.recordTypeDelete, keyMessageLength: keyMessageLength, valueMessageLength: 0
         ) { keyMessage, _ in
-          try cipher.sealKey(keyBytes, into: keyMessage)
+          if sealsKeyNow { try cipher.sealKey(keyBytes, binding: nil, into: keyMessage) }
         }
       }
     }

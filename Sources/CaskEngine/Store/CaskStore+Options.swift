@@ -38,6 +38,10 @@ extension CaskStore {
     public var readOnly = false
     /// The file system; tests substitute one that injects faults.
     public var fileSystem: any FileSystem = PosixFileSystem()
+    /// The format version a new store is created with: `CaskFormat.formatVersion` (3, records
+    /// bound to their place) by default, or 2 for files that an older CipherCask must read.
+    /// An existing store keeps the version in its header; this option does not change it.
+    public var newStoreFormatVersion: UInt16 = CaskFormat.formatVersion
 
     public init(
       durability: Durability = .always, segmentSizeLimit: UInt64 = 256 << 20,

@@ -30,7 +30,7 @@ extension CaskStore {
     // Derived before the writer lock is taken. Prevents: every writer stalling for the two
     // PBKDF2 runs of the new password. (The data key never changes, so the wrap cannot go
     // stale while it waits for the lock.)
-    let header = try credential.wrap(StoreCredential.concatenate(cipher.keys))
+    let header = try credential.wrap(StoreCredential.concatenate(cipher.keys), version: cipher.version)
     try writer.withLock { writer in
       if writer.closed { throw CaskError.closed }
       try StoreOpener.writeHeader(

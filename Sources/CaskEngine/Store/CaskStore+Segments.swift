@@ -86,7 +86,7 @@ extension CaskStore {
     try? fileSystem.removeFile(temporary)
     let file = try fileSystem.open(temporary, mode: .createNew)
     do {
-      try file.write(Data(Segment.encodeHeader(id: id, order: order)), at: 0)
+      try file.write(Data(Segment.encodeHeader(id: id, order: order, version: cipher.version)), at: 0)
       try file.sync()
       try fileSystem.rename(temporary, to: finalPath)
       try fileSystem.syncDirectory(path)

@@ -45,7 +45,7 @@ extension CaskStore {
       let outcome = try scanner.scan { batch in
         for record in batch {
           do {
-            let key = try cipher.openKey(record.keyMessage, file: name, offset: record.offset)
+            let key = try cipher.openKey(of: record, inSegment: segment.id, file: name)
             if !record.header.isDelete {
               let value = try segment.file.read(
                 count: Int(record.header.valueLength),

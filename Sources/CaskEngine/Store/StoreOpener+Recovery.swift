@@ -86,7 +86,7 @@ extension StoreOpener {
         }
         let key: String
         do {
-          key = try RecordCipher.validKey(bytes, file: name, offset: record.offset)
+          key = try cipher.boundKey(bytes, of: record, inSegment: segment.id, file: name)
         } catch CaskError.corrupt(_, _, let reason) {
           drop(reason)
           return

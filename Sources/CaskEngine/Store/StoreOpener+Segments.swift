@@ -10,7 +10,7 @@ extension StoreOpener {
     let names = try fileSystem.contentsOfDirectory(path)
     let removed = try removeLeftovers(names)
     var numbers = SegmentNumbers()
-    let found = try findSegments(names, numbers: &numbers, report: &indexState.recovery)
+    let found = try findSegments(names, version: cipher.version, numbers: &numbers, report: &indexState.recovery)
     // Never reuse the number of any file that is around: a hint left behind by a crash must
     // not be taken for the hint of a new segment with the same number. (The files removed
     // in step 4 are gone for good: the directory was synced.)
@@ -69,8 +69,12 @@ extension StoreOpener {
   }
 
   /// Step 5: opens every segment, checks its header, and sorts them into history order.
+  ///
+  /// A segment of another format version than the store's is not read (reported as
+  /// unreadable): a version 2 segment planted in a version 3 store would bring records that
+  /// are not bound to their place.
   private func findSegments(
-    _ names: [String], numbers: inout SegmentNumbers, report: inout RecoveryReport
+    _ names: [String], version: UInt16, numbers: inout SegmentNumbers, report: inout RecoveryReport
   ) throws -> [FoundSegment] {
     var found: [FoundSegment] = []
     for name in names {
@@ -94,7 +98,7 @@ extension StoreOpener {
       }
       let header = try file.read(upTo: CaskFormat.segmentHeaderLength, at: 0)
       switch Segment.decodeHeader(header) {
-      case .success(let decoded) where decoded.id == id:
+      case .success(let decoded) where decoded.id == id && decoded.version == version:
         // A base is a number handed out earlier (a writer's own id, or the newest input's for
         // a compaction output): new ids go above every base too, so that a segment started
         // after this open sorts after this one even if its header claims a base beyond the ids.

@@ -50,16 +50,22 @@ struct StoreOpener {
     do {
       // 3. Read the header and unwrap the data key, or create both for a new store.
       let dataKeys: RNCryptor.Keys
+      let version: UInt16
       if fileSystem.fileKind(headerPath) == .missing {
-        dataKeys = try createHeader(at: headerPath)
+        version = options.newStoreFormatVersion
+        guard (CaskFormat.oldestReadableVersion...CaskFormat.formatVersion).contains(version) else {
+          throw CaskError.unsupportedVersion(found: Int(version), supported: Int(CaskFormat.formatVersion))
+        }
+        dataKeys = try createHeader(at: headerPath, version: version)
       } else {
         let file = try fileSystem.open(headerPath, mode: .readOnly)
         defer { file.close() }
         let bytes = try file.read(count: Int(try file.size()), at: 0)
         let header = try StoreHeader.decode(bytes, path: headerPath)
         dataKeys = try credential.unwrap(header, path: headerPath)
+        version = header.version
       }
-      let cipher = RecordCipher(keys: dataKeys)
+      let cipher = RecordCipher(keys: dataKeys, version: version)
       var (indexState, writerState) = try loadSegments(cipher: cipher)
       indexState.closed = false
       writerState.closed = false
@@ -97,10 +103,10 @@ struct StoreOpener {
   }
 
   /// Makes a random data key, wraps it, and writes the header atomically.
-  private func createHeader(at headerPath: String) throws -> RNCryptor.Keys {
+  private func createHeader(at headerPath: String, version: UInt16) throws -> RNCryptor.Keys {
     let keys = try RNCryptor.Keys.random()
     let dataKey = StoreCredential.concatenate(keys)
-    let header = try credential.wrap(dataKey)
+    let header = try credential.wrap(dataKey, version: version)
     try StoreOpener.writeHeader(header, at: headerPath, fileSystem: fileSystem, directory: path)
     return keys
   }

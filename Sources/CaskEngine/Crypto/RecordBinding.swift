@@ -1,0 +1,70 @@
+import Foundation
+import RNCryptorCodec
+
+/// What a version 3 key message binds its record to (Docs/FORMAT.md, "Record binding"): the
+/// record's type and batch flags, the segment and offset it was written at, its sequence
+/// number, and the value message's HMAC. Sealed under the data key in front of the key, so a
+/// record moved, duplicated, reordered, turned into a tombstone, given another value or
+/// spliced together from parts of others no longer matches its own key message.
+///
+/// ```
+/// 0 tag 'K'(1)  1 type(1)  2 flags(1)  3 reserved(1)  4 segment id(4)  8 offset(8)
+/// 16 sequence(8)  24 value digest(32)  56 key bytes
+/// ```
+struct RecordBinding: Equatable, Sendable {
+  var type: UInt8
+  var flags: UInt8
+  var segmentID: UInt32
+  var offset: UInt64
+  var sequence: UInt64
+  /// The value message's last 32 bytes (its HMAC); zeros for a delete.
+  var valueDigest: [UInt8]
+
+  /// The value digest of a record's value message: its last 32 bytes, or zeros when there is
+  /// no value (a delete).
+  static func digest(ofValueMessage message: UnsafeRawBufferPointer) -> [UInt8] {
+    let length = CaskFormat.valueDigestLength
+    guard message.count >= length else { return [UInt8](repeating: 0, count: length) }
+    return Array(message[(message.count - length)...])
+  }
+
+  /// Writes the 56-byte prefix of a key message's plaintext into `output`.
+  func encode(into output: UnsafeMutableRawBufferPointer) {
+    precondition(output.count >= CaskFormat.keyBindingLength && valueDigest.count == CaskFormat.valueDigestLength)
+    output[0] = CaskFormat.messageTagKey
+    output[1] = type
+    output[2] = flags
+    output[3] = 0
+    output.storeBytes(of: segmentID.littleEndian, toByteOffset: 4, as: UInt32.self)
+    output.storeBytes(of: offset.littleEndian, toByteOffset: 8, as: UInt64.self)
+    output.storeBytes(of: sequence.littleEndian, toByteOffset: 16, as: UInt64.self)
+    for index in 0..<CaskFormat.valueDigestLength { output[24 + index] = valueDigest[index] }
+  }
+
+  /// Parses the prefix of an opened key message's plaintext.
+  ///
+  /// - Returns: `nil` when the plaintext is too short, is not tagged as a key message, or has
+  ///   reserved bits set.
+  static func decode(_ plaintext: UnsafeRawBufferPointer) -> RecordBinding? {
+    guard plaintext.count >= CaskFormat.keyBindingLength, plaintext[0] == CaskFormat.messageTagKey,
+      plaintext[3] == 0
+    else { return nil }
+    return RecordBinding(
+      type: plaintext[1], flags: plaintext[2], segmentID: loadLittleEndian(plaintext, at: 4, as: UInt32.self),
+      offset: loadLittleEndian(plaintext, at: 8, as: UInt64.self),
+      sequence: loadLittleEndian(plaintext, at: 16, as: UInt64.self),
+      valueDigest: Array(plaintext[24..<CaskFormat.keyBindingLength]))
+  }
+
+  /// Why a record found at `offset` of segment `segmentID`, with header `header` and value
+  /// digest `digest`, is not the record this binding was sealed for; `nil` when it is.
+  func mismatch(header: RecordHeader, segmentID: UInt32, offset: UInt64, valueDigest digest: [UInt8]) -> String? {
+    if type != header.type { return "record type does not match its sealed key (a forged record)" }
+    if self.segmentID != segmentID { return "record was sealed for another segment (a moved record)" }
+    if self.offset != offset { return "record was sealed for another offset (a moved, duplicated or reordered record)" }
+    if sequence != header.sequence { return "record's sequence number does not match its sealed key" }
+    if flags != header.flags { return "record's batch flags do not match its sealed key" }
+    if !constantTimeEqual(valueDigest, digest) { return "record's value was sealed for another record" }
+    return nil
+  }
+}
