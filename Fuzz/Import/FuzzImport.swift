@@ -74,7 +74,9 @@ enum ImportTarget {
     do {
       result = try collection.importJSON(json, decoder: decoder)
     } catch {
-      FuzzReplay.check(error is CaskError, "import threw a non-CaskError: \(type(of: error))")
+      FuzzReplay.check(
+        error is CaskError || error is CollectionError,
+        "import threw neither a CaskError nor a CollectionError: \(type(of: error))")
       FuzzReplay.check(collection.count == before, "a failed import changed the collection")
       return
     }
