@@ -17,7 +17,12 @@ let package = Package(
     ),
     // The operating system below every module: the one EINTR retry, standard descriptors, paths.
     .target(
-      name: "CaskPlatform"
+      name: "CaskPlatform",
+      dependencies: ["CProcessControl"]
+    ),
+    // prctl, which Swift cannot call directly (it takes variable arguments); CaskPlatform only.
+    .target(
+      name: "CProcessControl"
     ),
     .target(
       name: "RNCryptorCodec",

@@ -24,10 +24,11 @@ enum ImportCommand: Subcommand {
     let idField = arguments.requiredOption("id-key")
     let batchSize = try arguments.positiveInteger("batch-size") ?? defaultBatchSize
     let remote = RemoteFetch.isURL(file) ? try RemoteFetch.url(file, argument: "file", spec: spec) : nil
-    let headers = arguments.optionValues("header")
-    if remote == nil && !headers.isEmpty {
-      throw CLIError.usage("--header is for downloads: <file> is not an http:// or https:// URL", spec)
+    if remote == nil && RemoteHeaders.anyGiven(arguments) {
+      throw CLIError.usage(
+        "--header and --header-file are for downloads: <file> is not an http:// or https:// URL", spec)
     }
+    let fetch = try remote.map { _ in try RemoteFetch(arguments) }
     let fromStdin = file == "-"
     if fromStdin && arguments.flag("password-stdin") {
       throw CLIError.usage("--password-stdin cannot be used with '-': standard input carries the objects", spec)
@@ -37,7 +38,7 @@ enum ImportCommand: Subcommand {
     defer { try? input?.close() }
     let totals = try StoreAccess.withStore(path, arguments, mode: .readWrite) { store in
       // A URL is downloaded whole before anything is read: a failed download writes nothing.
-      let body = try remote.map { try download($0, headers: headers) }
+      let body = try remote.map { try download($0, with: fetch) }
       var offset = 0
       let reader = JSONRecordReader { count in
         if let body {
@@ -138,10 +139,11 @@ enum ImportCommand: Subcommand {
   /// The body of `url`, with a spinner on a terminal while it comes.
   ///
   /// - Throws: `CLIError.failure` naming the URL (without its query), never a header value.
-  private static func download(_ url: URL, headers: [String]) throws -> Data {
+  private static func download(_ url: URL, with fetch: RemoteFetch?) throws -> Data {
     let progress = ProgressBar.start("Downloading", total: nil, unit: .time) { 0 }
     defer { progress?.finish() }
-    return try RemoteFetch(headers: headers).get(url, doing: "cannot download")
+    guard let fetch else { throw CLIError.failure("cannot download '\(RemoteFetch.display(url))'") }
+    return try fetch.get(url, doing: "cannot download")
   }
 
   /// The input file (nil for standard input), its size when known, and its name for messages.

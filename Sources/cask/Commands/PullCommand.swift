@@ -3,7 +3,7 @@ import CipherCask
 import CipherCaskSync
 import Foundation
 
-/// `cask pull STORE URL --collection NAME --id-key KEY [--header 'Name: value']...`: upserts
+/// `cask pull STORE URL --collection NAME --id-key KEY [--header-file FILE]`: upserts
 /// the objects of a REST resource, every page of it, in one atomic batch.
 enum PullCommand: Subcommand {
   static var spec: CommandSpec { .pull }
@@ -21,7 +21,7 @@ enum PullCommand: Subcommand {
       envelope: arguments.option("envelope"), nextKey: arguments.option("next-key") ?? "next",
       pageParameter: arguments.option("page-parameter"),
       maximumPages: try arguments.positiveInteger("max-pages") ?? Pages.defaultMaximumPages)
-    let fetch = RemoteFetch(headers: arguments.optionValues("header"))
+    let fetch = try RemoteFetch(arguments)
     let totals = try StoreAccess.withStore(path, arguments, mode: .readWrite) { store in
       let records = try pages.fetchAll(from: url, with: fetch, idField: idField, prefix: prefix)
       return (records.count, try ImportCommand.write(records, to: store))
