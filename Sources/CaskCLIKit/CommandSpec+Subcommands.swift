@@ -92,9 +92,10 @@ extension CommandSpec {
       standard input, and an http:// or https:// URL is downloaded first (with the --header \
       headers; a failed download writes nothing). Each object is stored, exactly as written, under the id found at \
       --id-key (a string, or a number written in decimal): a new id is inserted, an existing \
-      one replaced. Objects are written in atomic batches of --batch-size. When an object is \
-      malformed, the error names its line and nothing of the batch holding it is written; \
-      the batches before it stay imported. The store must exist ('cask create').
+      one replaced. The import is one atomic batch: when an object is malformed, the error \
+      names its line and nothing is written. With --batch-size the objects are written in \
+      atomic batches of that many instead, and the batches before a malformed object stay \
+      imported. The store must exist ('cask create').
       """,
     arguments: [
       .store,
@@ -108,7 +109,8 @@ extension CommandSpec {
         check: .collectionName),
       OptionSpec("id-key", value: "key", help: "The field of each object that holds its id.", isRequired: true),
       OptionSpec(
-        "batch-size", value: "n", help: "Objects per atomic batch (default 1000).", check: .positiveInteger),
+        "batch-size", value: "n", help: "Objects per atomic batch (default: the whole input in one).",
+        check: .positiveInteger),
       .header,
     ] + OptionSpec.passwordOptions)
 
@@ -160,7 +162,10 @@ extension CommandSpec {
       v3 password message that any RNCryptor implementation opens with the store's password; \
       file names are random and reveal nothing, and listing.rncryptor, encrypted the same \
       way, maps them to their keys (a JSON document; see Docs/CLI.md). With --format json \
-      the values are written decrypted, with a plaintext listing.json: a warning says so.
+      the values are written decrypted, with a plaintext listing.json: a warning says so. \
+      With --format jsonl DIR is a new file, or '-' for standard output: one JSON line per \
+      value, and with --collection the collection's objects themselves, one per line, which \
+      'cask import ... --id-key KEY' reads back.
       """,
     arguments: [.store, ArgumentSpec(name: "dir", help: "The directory to write the files to.")],
     options: [
