@@ -243,8 +243,19 @@ package final class JSONRecordReader {
     while let byte = try peek(), Self.isWhitespace(byte) { take() }
   }
 
+  /// Prevents: a byte order mark split over two reads (a pipe may deliver one byte at a
+  /// time) being taken for the start of the data.
   private func skipByteOrderMark() throws {
-    guard try peek() == 0xEF, buffer.count - index >= 3, buffer[index + 1] == 0xBB, buffer[index + 2] == 0xBF
+    while buffer.count - index < 3, !atEnd {
+      let chunk = try readChunk(Self.chunkSize)
+      if chunk.isEmpty {
+        atEnd = true
+      } else {
+        buffer = Array(buffer[index...]) + [UInt8](chunk)
+        index = 0
+      }
+    }
+    guard buffer.count - index >= 3, buffer[index] == 0xEF, buffer[index + 1] == 0xBB, buffer[index + 2] == 0xBF
     else { return }
     for _ in 0..<3 { take() }
   }
