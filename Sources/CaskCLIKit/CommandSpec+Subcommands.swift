@@ -93,9 +93,10 @@ extension CommandSpec {
       standard input, and an http:// or https:// URL is downloaded first (with the headers of \
       --header-file, CASK_PULL_HEADERS and --header; a failed download writes nothing). Each object is stored, exactly as written, under the id found at \
       --id-key (a string, or a number written in decimal): a new id is inserted, an existing \
-      one replaced. Objects are written in atomic batches of --batch-size. When an object is \
-      malformed, the error names its line and nothing of the batch holding it is written; \
-      the batches before it stay imported. The store must exist ('cask create').
+      one replaced. The import is one atomic batch: when an object is malformed, the error \
+      names its line and nothing is written. With --batch-size the objects are written in \
+      atomic batches of that many instead, and the batches before a malformed object stay \
+      imported. The store must exist ('cask create').
       """,
     arguments: [
       .store,
@@ -109,7 +110,8 @@ extension CommandSpec {
         check: .collectionName),
       OptionSpec("id-key", value: "key", help: "The field of each object that holds its id.", isRequired: true),
       OptionSpec(
-        "batch-size", value: "n", help: "Objects per atomic batch (default 1000).", check: .positiveInteger),
+        "batch-size", value: "n", help: "Objects per atomic batch (default: the whole input in one).",
+        check: .positiveInteger),
     ] + OptionSpec.remoteOptions + OptionSpec.passwordOptions)
 
   /// `cask pull`.
@@ -166,7 +168,9 @@ extension CommandSpec {
       swapped or replaced. --export-password-file (or -stdin, CASK_EXPORT_PASSWORD, \
       --export-password-prompt) encrypts under another password than the store's. With \
       --format json the values are written decrypted, with a plaintext listing.json: a \
-      warning says so.
+      warning says so. With --format jsonl DIR is a new file, or '-' for standard output: \
+      one JSON line per value, and with --collection the collection's objects themselves, \
+      one per line, which 'cask import ... --id-key KEY' reads back.
       """,
     arguments: [.store, ArgumentSpec(name: "dir", help: "The directory to write the files to.")],
     options: [

@@ -65,41 +65,6 @@ extension CaskCollection {
     }
   }
 
-  /// How many objects an import inserted and how many it replaced.
-  public struct ImportResult: Sendable, Equatable {
-    public var inserted: Int
-    public var replaced: Int
-
-    public init(inserted: Int, replaced: Int) {
-      self.inserted = inserted
-      self.replaced = replaced
-    }
-  }
-
-  /// Upserts the objects of a JSON array in one atomic batch.
-  ///
-  /// For the events of a Core Data events example, pass a decoder with `.convertFromSnakeCase` keys and `.iso8601`
-  /// dates. An id that appears twice counts once, as inserted or replaced by its first
-  /// occurrence; the last occurrence is stored.
-  ///
-  /// - Throws: `CollectionError.invalidImport` for malformed JSON, objects that do not decode as `T`
-  ///   or that the collection's coder cannot write (nothing is written).
-  @discardableResult
-  public func importJSON(_ data: Data, decoder: JSONDecoder = JSONDecoder()) throws -> ImportResult {
-    try checkName()
-    let objects: [T]
-    do {
-      objects = try decoder.decode([T].self, from: data)
-    } catch {
-      throw CollectionError.invalidImport(reason: CollectionError.summary(of: error), line: nil)
-    }
-    do {
-      return try upsert(objects)
-    } catch let error as EncodingError {
-      throw CollectionError.invalidImport(reason: CollectionError.summary(of: error), line: nil)
-    }
-  }
-
   /// Upserts `objects` in one atomic batch, counting inserts and replacements.
   @discardableResult
   public func upsert<S: Sequence<T>>(_ objects: S) throws -> ImportResult {

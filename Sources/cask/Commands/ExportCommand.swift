@@ -151,7 +151,7 @@ enum ExportCommand: Subcommand {
         throw CLIError.failure("store '\(path)' has no collection '\(collection)'")
       }
       return try JSONLinesExport.run(
-        keys, of: store, to: destination, skippingDamaged: arguments.flag("skip-damaged"))
+        keys, of: store, to: destination, collection: collection, skippingDamaged: arguments.flag("skip-damaged"))
     }
     let named = MessageText.quoted(path)
     let source = collection.map { "collection \(MessageText.quoted($0)) of store \(named)" } ?? "store \(named)"
@@ -177,6 +177,9 @@ enum ExportCommand: Subcommand {
     if destination != "-" {
       StandardStream.error.write(
         "warning: \(MessageText.quoted(destination)) is NOT encrypted: anyone who can read it can read the data\n")
+    } else if StandardStream.output.isTerminal {
+      StandardStream.error.write(
+        "warning: the lines above are NOT encrypted: the terminal shows the data in plaintext\n")
     }
     guard arguments.flag("skip-damaged") else { return }
     let lost = DamageList.lines(

@@ -6,8 +6,6 @@ import Foundation
 enum ImportCommand: Subcommand {
   static var spec: CommandSpec { .import }
 
-  static let defaultBatchSize = 1000
-
   struct Totals {
     var objects = 0
     var inserted = 0
@@ -22,7 +20,8 @@ enum ImportCommand: Subcommand {
     let collection = arguments.requiredOption("collection")
     let prefix = try KeyText.collectionPrefix(collection, spec)
     let idField = arguments.requiredOption("id-key")
-    let batchSize = try arguments.positiveInteger("batch-size") ?? defaultBatchSize
+    // Without --batch-size the whole input is one atomic batch: an error anywhere writes nothing.
+    let batchSize = try arguments.positiveInteger("batch-size") ?? Int.max
     let remote = RemoteFetch.isURL(file) ? try RemoteFetch.url(file, argument: "file", spec: spec) : nil
     if remote == nil && RemoteHeaders.anyGiven(arguments) {
       throw CLIError.usage(
