@@ -49,7 +49,7 @@ let package = Package(
     ),
     .executableTarget(
       name: "cask-crash-writer",
-      dependencies: ["CaskEngine", "CaskTestSupport", "RNCryptorCodec"],
+      dependencies: ["CaskEngine", "CipherCask", "CaskTestSupport", "RNCryptorCodec"],
       path: "Tests/CrashWriter"
     ),
     .target(
