@@ -54,7 +54,7 @@ let package = Package(
     ),
     .executableTarget(
       name: "cask-crash-writer",
-      dependencies: ["CaskEngine", "CaskTestSupport", "RNCryptorCodec"],
+      dependencies: ["CaskEngine", "CipherCask", "CaskTestSupport", "RNCryptorCodec"],
       path: "Tests/CrashWriter"
     ),
     .target(
