@@ -1,11 +1,10 @@
-import Synchronization
+import Foundation
 
 /// A few idle libcrypto contexts kept for reuse, so that encrypting a small message does not
 /// allocate, key and free a context each time. Contexts are handed out to one user at a time.
 final class ContextPool: @unchecked Sendable {
-  // A futex lock inline rather than an NSLock object: taken twice per message. The contexts
-  // are kept as addresses, which are Sendable (the pool hands each to one user at a time).
-  private let idle = Mutex<[UInt]>([])
+  private let lock = NSLock()
+  private var idle: [OpaquePointer] = []
   private let capacity: Int
   private let release: (OpaquePointer) -> Void
 
@@ -15,24 +14,25 @@ final class ContextPool: @unchecked Sendable {
   }
 
   deinit {
-    for address in idle.withLock({ $0 }) {
-      if let context = OpaquePointer(bitPattern: address) { release(context) }
-    }
+    for context in idle { release(context) }
   }
 
   /// An idle context, or `nil` if none is left.
   func take() -> OpaquePointer? {
-    idle.withLock { $0.popLast() }.flatMap { OpaquePointer(bitPattern: $0) }
+    lock.lock()
+    defer { lock.unlock() }
+    return idle.popLast()
   }
 
   /// Returns a context for reuse (or frees it when the pool is full).
   func give(_ context: OpaquePointer) {
-    let address = UInt(bitPattern: context)
-    let kept = idle.withLock { idle in
-      guard idle.count < capacity else { return false }
-      idle.append(address)
-      return true
+    lock.lock()
+    if idle.count < capacity {
+      idle.append(context)
+      lock.unlock()
+    } else {
+      lock.unlock()
+      release(context)
     }
-    if !kept { release(context) }
   }
 }
