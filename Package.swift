@@ -15,6 +15,10 @@ let package = Package(
       name: "CLibCrypto",
       providers: [.apt(["libssl-dev"])]
     ),
+    // The processor's CRC-32C instruction, as one inline function in a header (no C sources).
+    .systemLibrary(
+      name: "CCRC32C"
+    ),
     // The operating system below every module: the one EINTR retry, standard descriptors, paths.
     .target(
       name: "CaskPlatform",
@@ -30,7 +34,7 @@ let package = Package(
     ),
     .target(
       name: "CaskEngine",
-      dependencies: ["RNCryptorCodec", "CaskPlatform"]
+      dependencies: ["RNCryptorCodec", "CaskPlatform", "CCRC32C"]
     ),
     .target(
       name: "CipherCask",
