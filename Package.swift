@@ -15,9 +15,18 @@ let package = Package(
       name: "CLibCrypto",
       providers: [.apt(["libssl-dev"])]
     ),
+    // The processor's CRC-32C instruction, as one inline function in a header (no C sources).
+    .systemLibrary(
+      name: "CCRC32C"
+    ),
     // The operating system below every module: the one EINTR retry, standard descriptors, paths.
     .target(
-      name: "CaskPlatform"
+      name: "CaskPlatform",
+      dependencies: ["CProcessControl"]
+    ),
+    // prctl, which Swift cannot call directly (it takes variable arguments); CaskPlatform only.
+    .target(
+      name: "CProcessControl"
     ),
     .target(
       name: "RNCryptorCodec",
@@ -25,7 +34,7 @@ let package = Package(
     ),
     .target(
       name: "CaskEngine",
-      dependencies: ["RNCryptorCodec", "CaskPlatform"]
+      dependencies: ["RNCryptorCodec", "CaskPlatform", "CCRC32C"]
     ),
     .target(
       name: "CipherCask",
@@ -49,7 +58,7 @@ let package = Package(
     ),
     .executableTarget(
       name: "cask-crash-writer",
-      dependencies: ["CaskEngine", "CaskTestSupport", "RNCryptorCodec"],
+      dependencies: ["CaskEngine", "CipherCask", "CaskTestSupport", "RNCryptorCodec"],
       path: "Tests/CrashWriter"
     ),
     .target(

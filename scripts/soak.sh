@@ -8,6 +8,8 @@
 #   1. crash:       CrashRecoveryTests: a real writer (cask-crash-writer, durability .always)
 #                   SIGKILLed at random moments, the store reopened and checked against
 #                   every acknowledged write, verify() and the batch rule after each kill;
+#                   IndexKillRecoveryTests: the same through a collection with indexes,
+#                   checked with verifyIndexes() and the index queries;
 #   2. power loss:  PowerLossTests and MaintenanceCrashTests on the fault-injecting file
 #                   system (unsynced writes dropped or torn at random points, also inside
 #                   compaction and password changes);
@@ -34,7 +36,7 @@ echo "soak: ${seconds}s from seed $base (replay all with: scripts/soak.sh $secon
 
 phases=(crash power-loss concurrency)
 declare -A filters=(
-  [crash]='CrashRecoveryTests'
+  [crash]='CrashRecoveryTests|IndexKillRecoveryTests'
   [power-loss]='PowerLossTests|MaintenanceCrashTests'
   [concurrency]='ConcurrencyTests/mixedWorkload'
 )

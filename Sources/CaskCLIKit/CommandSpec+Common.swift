@@ -20,12 +20,30 @@ extension OptionSpec {
     help: "Address the object with this id in the named collection instead of a plain key.",
     check: .collectionName)
 
-  /// `--header 'Name: value'`, repeatable, for the requests of `pull` and `import URL`.
-  static let header = OptionSpec(
-    "header", value: "header",
-    help: "Send this HTTP header, 'Name: value' (for example 'Authorization: Bearer TOKEN'); repeat for more. "
-      + "Header values appear in no message.",
-    check: .header, isRepeatable: true)
+  /// The request options of `pull` and `import URL`: headers (from a file, the environment or
+  /// the command line), plain http with credentials, and the size limit of an answer.
+  static let remoteOptions = [
+    OptionSpec(
+      "header-file", value: "file",
+      help: "Send the headers of this file, one 'Name: value' per line (# comments); for tokens. "
+        + "CASK_PULL_HEADERS, the same lines, is read too. Header values appear in no message."),
+    OptionSpec(
+      "header", value: "header",
+      help: "Send this HTTP header, 'Name: value'; repeat for more. Others see it in ps: give tokens in "
+        + "--header-file or CASK_PULL_HEADERS.",
+      check: .header, isRepeatable: true),
+    OptionSpec(
+      "allow-insecure-http",
+      help: "Send credential headers over plain http:// to hosts other than localhost (anyone on the path reads them)."),
+    OptionSpec(
+      "max-response-size", value: "bytes",
+      help: "Fail, writing nothing, on an answer larger than this (default 67108864, 64 MiB).",
+      check: .positiveInteger),
+  ]
+
+  /// `--accept-weak-password`, for the commands that set a password (`create`, `passwd`).
+  static let acceptWeakPassword = OptionSpec(
+    "accept-weak-password", help: "Do not warn about a short or common new password.")
 
   /// Where the password of an existing store or file comes from (see Docs/CLI.md, "Passwords").
   static let passwordOptions = [
@@ -38,5 +56,7 @@ extension OptionSpec {
 
   /// The long names the parser refuses because they would carry a password on the command
   /// line (`--password`, `--new-password`), with the variable that takes its place.
-  package static let refusedPasswordNames = ["password": "CASK_PASSWORD", "new-password": "CASK_NEW_PASSWORD"]
+  package static let refusedPasswordNames = [
+    "password": "CASK_PASSWORD", "new-password": "CASK_NEW_PASSWORD", "export-password": "CASK_EXPORT_PASSWORD",
+  ]
 }

@@ -30,10 +30,11 @@ extension CommandSpec {
     abstract: "Create a new, empty encrypted store.",
     discussion: """
       STORE must not exist yet, or be an empty directory. At a prompt the password is asked \
-      twice. Other commands never create a store.
+      twice. A password shorter than 12 characters or in a built-in list of common ones gets \
+      a warning. Other commands never create a store.
       """,
     arguments: [ArgumentSpec(name: "store", help: "The directory to create the store in.")],
-    options: OptionSpec.passwordOptions)
+    options: OptionSpec.passwordOptions + [.acceptWeakPassword])
 
   /// `cask put`.
   package static let put = CommandSpec(
@@ -89,12 +90,13 @@ extension CommandSpec {
     abstract: "Import JSON objects into a collection.",
     discussion: """
       FILE holds a JSON array of objects or JSON Lines (one object per line); '-' reads \
-      standard input, and an http:// or https:// URL is downloaded first (with the --header \
-      headers; a failed download writes nothing). Each object is stored, exactly as written, under the id found at \
+      standard input, and an http:// or https:// URL is downloaded first (with the headers of \
+      --header-file, CASK_PULL_HEADERS and --header; a failed download writes nothing). Each object is stored, exactly as written, under the id found at \
       --id-key (a string, or a number written in decimal): a new id is inserted, an existing \
-      one replaced. Objects are written in atomic batches of --batch-size. When an object is \
-      malformed, the error names its line and nothing of the batch holding it is written; \
-      the batches before it stay imported. The store must exist ('cask create').
+      one replaced. The import is one atomic batch: when an object is malformed, the error \
+      names its line and nothing is written. With --batch-size the objects are written in \
+      atomic batches of that many instead, and the batches before a malformed object stay \
+      imported. The store must exist ('cask create').
       """,
     arguments: [
       .store,
@@ -108,9 +110,9 @@ extension CommandSpec {
         check: .collectionName),
       OptionSpec("id-key", value: "key", help: "The field of each object that holds its id.", isRequired: true),
       OptionSpec(
-        "batch-size", value: "n", help: "Objects per atomic batch (default 1000).", check: .positiveInteger),
-      .header,
-    ] + OptionSpec.passwordOptions)
+        "batch-size", value: "n", help: "Objects per atomic batch (default: the whole input in one).",
+        check: .positiveInteger),
+    ] + OptionSpec.remoteOptions + OptionSpec.passwordOptions)
 
   /// `cask pull`.
   package static let pull = CommandSpec(
@@ -126,8 +128,11 @@ extension CommandSpec {
       asked for as ?NAME=1, 2, ... until one holds no object. Every page is fetched before \
       anything is written, then all objects are written in one atomic batch: after any error \
       (an HTTP status other than 2xx, an answer that is not JSON, a network failure, a \
-      timeout of 30 s) nothing is written. Header values appear in no message. The store \
-      must exist ('cask create').
+      timeout of 30 s, an answer over --max-response-size) nothing is written. Tokens go in \
+      --header-file or CASK_PULL_HEADERS, not on the command line; header values appear in no \
+      message. A URL with 'user:password@' is refused, and credential headers go over plain \
+      http:// only to localhost unless --allow-insecure-http is given. The store must exist \
+      ('cask create').
       """,
     arguments: [.store, ArgumentSpec(name: "url", help: "The resource, an http:// or https:// URL.")],
     options: [
@@ -135,7 +140,6 @@ extension CommandSpec {
       OptionSpec(
         "collection", value: "name", help: "The collection to upsert into.", isRequired: true, check: .collectionName),
       OptionSpec("id-key", value: "key", help: "The field of each object that holds its id.", isRequired: true),
-      .header,
       OptionSpec(
         "envelope", value: "key",
         help: "The member of each answer that holds the objects (default: the answer itself, or 'result')."),
@@ -148,7 +152,7 @@ extension CommandSpec {
       OptionSpec(
         "max-pages", value: "n", help: "Fail, writing nothing, after more pages than this (default 10000).",
         check: .positiveInteger),
-    ] + OptionSpec.passwordOptions)
+    ] + OptionSpec.remoteOptions + OptionSpec.passwordOptions)
 
   /// `cask export`.
   package static let export = CommandSpec(
@@ -159,8 +163,14 @@ extension CommandSpec {
       must be new or empty. With --format rncryptor (the default) each file is an RNCryptor \
       v3 password message that any RNCryptor implementation opens with the store's password; \
       file names are random and reveal nothing, and listing.rncryptor, encrypted the same \
-      way, maps them to their keys (a JSON document; see Docs/CLI.md). With --format json \
-      the values are written decrypted, with a plaintext listing.json: a warning says so.
+      way, maps them to their keys and holds each file's SHA-256 (a JSON document; see \
+      Docs/CLI.md), so 'cask decrypt FILE OUT --listing listing.rncryptor' tells a file \
+      swapped or replaced. --export-password-file (or -stdin, CASK_EXPORT_PASSWORD, \
+      --export-password-prompt) encrypts under another password than the store's. With \
+      --format json the values are written decrypted, with a plaintext listing.json: a \
+      warning says so. With --format jsonl DIR is a new file, or '-' for standard output: \
+      one JSON line per value, and with --collection the collection's objects themselves, \
+      one per line, which 'cask import ... --id-key KEY' reads back.
       """,
     arguments: [.store, ArgumentSpec(name: "dir", help: "The directory to write the files to.")],
     options: [
@@ -173,7 +183,15 @@ extension CommandSpec {
       OptionSpec(
         "skip-damaged",
         help: "Leave out the values that cannot be read, list them, and exit 1 if there were any."),
-    ] + OptionSpec.passwordOptions)
+    ] + OptionSpec.passwordOptions + [
+      OptionSpec(
+        "export-password-file", value: "file",
+        help: "Encrypt the files under the password on the first line of this file instead of the store's. "
+          + "Also --export-password-stdin, CASK_EXPORT_PASSWORD or --export-password-prompt."),
+      OptionSpec(
+        "export-password-stdin", help: "Read the export password from the next line of standard input."),
+      OptionSpec("export-password-prompt", help: "Ask for the export password (twice) at the terminal."),
+    ])
 
   /// `cask encrypt`.
   package static let encrypt = CommandSpec(
@@ -205,7 +223,13 @@ extension CommandSpec {
       ArgumentSpec(name: "in", help: "The RNCryptor v3 file to decrypt."),
       ArgumentSpec(name: "out", help: "The plaintext file to write."),
     ],
-    options: [.force] + OptionSpec.passwordOptions)
+    options: [
+      .force,
+      OptionSpec(
+        "listing", value: "file",
+        help: "First check that <in> is the file this export listing names (its SHA-256), so that a swapped "
+          + "or replaced file is refused."),
+    ] + OptionSpec.passwordOptions)
 
   /// `cask compact`.
   package static let compact = CommandSpec(
@@ -271,6 +295,7 @@ extension CommandSpec {
     options: [.json] + OptionSpec.passwordOptions + [
       OptionSpec("new-password-file", value: "file", help: "Read the new password from the first line of this file."),
       OptionSpec("new-password-stdin", help: "Read the new password from the next line of standard input."),
+      .acceptWeakPassword,
     ])
 
   /// `cask rekey`.
@@ -289,6 +314,7 @@ extension CommandSpec {
     options: OptionSpec.passwordOptions + [
       OptionSpec("new-password-file", value: "file", help: "Read the new password from the first line of this file."),
       OptionSpec("new-password-stdin", help: "Read the new password from the next line of standard input."),
+      .acceptWeakPassword,
     ])
 
   /// `cask salvage`.

@@ -7,9 +7,9 @@ import Foundation
 /// Errors of the storage engine.
 ///
 /// No description contains a password, a key, an identifier or a value: corruption is located
-/// by file and offset, I/O failures by operation, path and `errno`. (`decoding` carries the id
-/// for the program's use; its description leaves it out.)
-public enum CaskError: Error, Sendable {
+/// by file and offset, I/O failures by operation, path and `errno`. (The collection layer's
+/// errors, decoding and import failures among them, are its own `CollectionError`.)
+public enum CaskError: Error, Sendable, Equatable {
   // MARK: Opening
 
   /// Thrown when the password (or keys) do not open the store. Nothing was written.
@@ -52,15 +52,6 @@ public enum CaskError: Error, Sendable {
   /// Thrown when a file of the store is damaged where it cannot be skipped: the header, or a
   /// record that `get` was asked for.
   case corrupt(file: String, offset: UInt64, reason: String)
-
-  // MARK: Typed collections
-
-  /// Thrown when a stored object no longer decodes as its collection's type; `underlying` is
-  /// the decoder's error.
-  case decoding(collection: String, id: String, underlying: any Error & Sendable)
-  /// Thrown when JSON given to an import is malformed or does not match the type; nothing
-  /// was written. `line` is set for JSON Lines input.
-  case invalidImport(reason: String, line: Int?)
 
   // MARK: The platform
 
@@ -112,90 +103,6 @@ extension CaskError: CustomStringConvertible {
       return "\(operation) failed on \(path): \(String(cString: strerror(code))) (errno \(code))"
     case .crypto(let detail):
       return "cryptographic failure: \(detail)"
-    case .decoding(let collection, _, let underlying):
-      return "an object of collection '\(collection)' does not decode: \(CaskError.summary(of: underlying))"
-    case .invalidImport(let reason, let line):
-      return "invalid import\(line.map { " at line \($0)" } ?? ""): \(reason)"
-    }
-  }
-
-  /// A decoding or encoding error's kind and coding path, without the values it may quote.
-  public static func summary(of error: any Error) -> String {
-    func path(_ codingPath: [any CodingKey]) -> String {
-      codingPath.map { key in
-        let keyType = String(describing: type(of: key))
-        // An `[Int: V]` dictionary's keys carry an `intValue` too, and are data.
-        if keyType == "_DictionaryCodingKey" { return "*" }
-        if let index = key.intValue { return String(index) }
-        // A dictionary's keys are the data's, not field names: the coders' own key types
-        // (`_CodingKey`, `_DictionaryCodingKey`, ...) carry them, and are left out.
-        return keyType.hasPrefix("_") ? "*" : key.stringValue
-      }.joined(separator: ".")
-    }
-    if case .invalidValue(let value, let context) = error as? EncodingError {
-      return "cannot encode this \(type(of: value)) at '\(path(context.codingPath))'"
-    }
-    guard let decoding = error as? DecodingError else { return String(describing: type(of: error)) }
-    switch decoding {
-    case .typeMismatch(let type, let context): return "type mismatch for \(type) at '\(path(context.codingPath))'"
-    case .valueNotFound(let type, let context): return "missing \(type) value at '\(path(context.codingPath))'"
-    case .keyNotFound(let key, let context):
-      return "missing key '\(key.stringValue)' at '\(path(context.codingPath))'"
-    case .dataCorrupted(let context): return "malformed data at '\(path(context.codingPath))'"
-    @unknown default: return "decoding failed"
-    }
-  }
-}
-
-extension CaskError: Equatable {
-  /// Errors are equal when they are the same case with the same details; `decoding` errors
-  /// compare collection and id (the underlying error is not `Equatable`).
-  public static func == (lhs: CaskError, rhs: CaskError) -> Bool {
-    lhs.details == rhs.details
-  }
-
-  /// Each case with the details it is compared by. Synthesized `Equatable`, and a switch
-  /// without `default` below: prevents a case added later being left out of `==` (which made
-  /// two equal `reentrantCall` errors compare unequal).
-  private enum Details: Equatable {
-    case wrongPassword
-    case notACaskStore(String)
-    case unsupportedVersion(Int, Int)
-    case locked(String)
-    case alreadyOpen(String)
-    case wrongCredentialType
-    case invalidKey(String)
-    case valueTooLarge(Int, Int)
-    case closed
-    case readOnly
-    case reentrantCall(String)
-    case corrupt(String, UInt64, String)
-    case decoding(String, String)
-    case invalidImport(String, Int?)
-    case io(String, String, Int32)
-    case integrityViolation(String, String)
-    case crypto(String)
-  }
-
-  private var details: Details {
-    switch self {
-    case .wrongPassword: return .wrongPassword
-    case .notACaskStore(let path): return .notACaskStore(path)
-    case .unsupportedVersion(let found, let supported): return .unsupportedVersion(found, supported)
-    case .locked(let path): return .locked(path)
-    case .alreadyOpen(let path): return .alreadyOpen(path)
-    case .wrongCredentialType: return .wrongCredentialType
-    case .invalidKey(let reason): return .invalidKey(reason)
-    case .valueTooLarge(let length, let maximum): return .valueTooLarge(length, maximum)
-    case .closed: return .closed
-    case .readOnly: return .readOnly
-    case .reentrantCall(let operation): return .reentrantCall(operation)
-    case .corrupt(let file, let offset, let reason): return .corrupt(file, offset, reason)
-    case .decoding(let collection, let id, _): return .decoding(collection, id)
-    case .invalidImport(let reason, let line): return .invalidImport(reason, line)
-    case .io(let operation, let path, let code): return .io(operation, path, code)
-    case .integrityViolation(let file, let reason): return .integrityViolation(file, reason)
-    case .crypto(let detail): return .crypto(detail)
     }
   }
 }

@@ -134,6 +134,28 @@ extension CaskCollection {
     let decoderBox = UncheckedSendable(decoder)
     return try await offload { _ in try self.importJSON(data, decoder: decoderBox.value) }
   }
+
+  /// `importJSON(contentsOf:decoder:maximumObjectLength:progress:)` off the caller's thread.
+  /// A task cancelled before the batch commits writes nothing (the file is read no further).
+  @discardableResult
+  public func importJSON(
+    contentsOf url: URL, decoder: JSONDecoder = JSONDecoder(), maximumObjectLength: Int = 64 << 20,
+    progress: (@Sendable (ImportProgress) -> Void)? = nil
+  ) async throws -> ImportResult {
+    let decoderBox = UncheckedSendable(decoder)
+    return try await offload { cancelled in
+      try self.importJSON(
+        contentsOf: url, decoder: decoderBox.value, maximumObjectLength: maximumObjectLength, cancelled: cancelled,
+        progress: progress)
+    }
+  }
+
+  /// `exportJSON(to:encoder:)` off the caller's thread.
+  @discardableResult
+  public func exportJSON(to url: URL, encoder: JSONEncoder = JSONEncoder()) async throws -> Int {
+    let encoderBox = UncheckedSendable(encoder)
+    return try await offload { _ in try self.exportJSON(to: url, encoder: encoderBox.value) }
+  }
 }
 
 /// Carries a value the caller hands over and no longer touches across a queue hop.

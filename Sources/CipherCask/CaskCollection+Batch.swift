@@ -5,7 +5,7 @@ extension CaskCollection {
   /// able to commit in between (no lost updates).
   ///
   /// - Returns: the saved object, or `nil` if there is no object with `id` (nothing is written).
-  /// - Throws: what `mutate` throws (nothing is written), `CaskError.decoding`, store errors.
+  /// - Throws: what `mutate` throws (nothing is written), `CollectionError.decoding`, store errors.
   ///   Changing the object's `id` inside `mutate` is an error (`CaskError.invalidKey`).
   @discardableResult
   public func update(id: T.ID, _ mutate: (inout T) throws -> Void) throws -> T? {
@@ -65,41 +65,6 @@ extension CaskCollection {
     }
   }
 
-  /// How many objects an import inserted and how many it replaced.
-  public struct ImportResult: Sendable, Equatable {
-    public var inserted: Int
-    public var replaced: Int
-
-    public init(inserted: Int, replaced: Int) {
-      self.inserted = inserted
-      self.replaced = replaced
-    }
-  }
-
-  /// Upserts the objects of a JSON array in one atomic batch.
-  ///
-  /// For the events of a Core Data events example, pass a decoder with `.convertFromSnakeCase` keys and `.iso8601`
-  /// dates. An id that appears twice counts once, as inserted or replaced by its first
-  /// occurrence; the last occurrence is stored.
-  ///
-  /// - Throws: `CaskError.invalidImport` for malformed JSON, objects that do not decode as `T`
-  ///   or that the collection's coder cannot write (nothing is written).
-  @discardableResult
-  public func importJSON(_ data: Data, decoder: JSONDecoder = JSONDecoder()) throws -> ImportResult {
-    try checkName()
-    let objects: [T]
-    do {
-      objects = try decoder.decode([T].self, from: data)
-    } catch {
-      throw CaskError.invalidImport(reason: CaskError.summary(of: error), line: nil)
-    }
-    do {
-      return try upsert(objects)
-    } catch let error as EncodingError {
-      throw CaskError.invalidImport(reason: CaskError.summary(of: error), line: nil)
-    }
-  }
-
   /// Upserts `objects` in one atomic batch, counting inserts and replacements.
   @discardableResult
   public func upsert<S: Sequence<T>>(_ objects: S) throws -> ImportResult {
@@ -138,7 +103,7 @@ extension CaskTransaction {
   /// the transaction saved or deleted before. No other writer can change it until the
   /// transaction commits.
   ///
-  /// - Throws: `CaskError.decoding` if it no longer decodes as `T`; `CaskError.invalidKey`
+  /// - Throws: `CollectionError.decoding` if it no longer decodes as `T`; `CaskError.invalidKey`
   ///   when `collection` is of another store than the transaction.
   public func get<T>(id: T.ID, from collection: CaskCollection<T>) throws -> T? {
     try checkStore(collection.store, for: "collection '\(collection.name)'")

@@ -7,7 +7,7 @@ extension CaskCollection {
   ///   their fields.
   public func filter(_ isIncluded: (T) throws -> Bool) throws -> [T] {
     var matches: [T] = []
-    var failures: [CaskError] = []
+    var failures: [CollectionError] = []
     try forEachObject(onDecodingFailure: .fail, failures: &failures) { object in
       if try isIncluded(object) { matches.append(object) }
     }

@@ -113,7 +113,7 @@ where T.ID: CustomStringConvertible & Sendable {
     do {
       return try coder.decode(T.self, from: data)
     } catch {
-      throw CaskError.decoding(collection: name, id: id, underlying: error)
+      throw CollectionError.decoding(collection: name, id: id, underlying: error)
     }
   }
 
@@ -139,7 +139,7 @@ where T.ID: CustomStringConvertible & Sendable {
 
   /// The object with `id`, or `nil`.
   ///
-  /// - Throws: `CaskError.decoding` if the stored object no longer decodes as `T`.
+  /// - Throws: `CollectionError.decoding` if the stored object no longer decodes as `T`.
   /// - Complexity: O(1): one lookup, one read, one decryption, one decode.
   public func get(id: T.ID) throws -> T? {
     guard let data = try store.get(key(for: id)) else { return nil }
@@ -183,7 +183,7 @@ where T.ID: CustomStringConvertible & Sendable {
 
   /// What to do with a stored object that no longer decodes.
   public enum DecodingFailurePolicy: Sendable {
-    /// Throw `CaskError.decoding` (the default).
+    /// Throw `CollectionError.decoding` (the default).
     case fail
     /// Leave it out and report it in `DecodedObjects.failures`.
     case skip
@@ -192,13 +192,13 @@ where T.ID: CustomStringConvertible & Sendable {
   /// The objects of a read that skipped what did not decode.
   public struct DecodedObjects: Sendable {
     public var objects: [T]
-    /// One `CaskError.decoding` per object left out.
-    public var failures: [CaskError]
+    /// One `CollectionError.decoding` per object left out.
+    public var failures: [CollectionError]
   }
 
   /// Every object, in no particular order.
   ///
-  /// - Throws: `CaskError.decoding` for the first object that no longer decodes.
+  /// - Throws: `CollectionError.decoding` for the first object that no longer decodes.
   /// - Complexity: O(n) reads and decodes for the n objects of this collection.
   public func all() throws -> [T] {
     try all(onDecodingFailure: .fail).objects
@@ -215,14 +215,14 @@ where T.ID: CustomStringConvertible & Sendable {
   /// a scan that `body` stops (by throwing) reads no further, and what `body` does not keep
   /// is not held. The objects are those of the moment of the call.
   func forEachObject(
-    onDecodingFailure policy: DecodingFailurePolicy, failures: inout [CaskError], _ body: (T) throws -> Void
+    onDecodingFailure policy: DecodingFailurePolicy, failures: inout [CollectionError], _ body: (T) throws -> Void
   ) throws {
     try checkName()
     try store.forEachEntry(inGroup: name) { key, value in
       let object: T
       do {
         object = try decode(value, id: Self.idString(fromKey: key))
-      } catch let error as CaskError {
+      } catch let error as CollectionError {
         guard policy == .skip else { throw error }
         failures.append(error)
         return

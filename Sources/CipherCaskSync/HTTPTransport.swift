@@ -42,10 +42,16 @@ struct HTTPResponse: Sendable {
 /// timeout comes, whichever is first, without waiting for URLSession to acknowledge it.
 struct HTTPTransport: Sendable {
   let session: URLSession
+  /// What every request is checked against before it goes out.
+  let policy: RequestPolicy
+  /// `RemoteConfiguration.maximumResponseBytes`.
+  let maximumResponseBytes: Int
 
   /// A transport on `session`, or on an ephemeral session without a cache whose request
   /// timeout is the configuration's.
   init(configuration: RemoteConfiguration, session: URLSession?) {
+    policy = RequestPolicy(allowsInsecureHTTP: configuration.allowsInsecureHTTP)
+    maximumResponseBytes = max(0, configuration.maximumResponseBytes)
     self.session =
       session
       ?? {
@@ -60,19 +66,17 @@ struct HTTPTransport: Sendable {
   private static let unreserved = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-._~"))
 
   /// Headers whose values are not secret: the ones the library sets itself.
-  private static let plainHeaders: Set<String> = [
+  static let plainHeaders: Set<String> = [
     "accept", "content-type", "content-length", "if-match", "if-none-match", "idempotency-key",
   ]
 
   /// The values of `headers` (a request's) that an error must not show (an `Authorization` token,
-  /// an API key): every value but those of `plainHeaders`, and the part after the first space
-  /// of each ("Bearer X": a server may echo X alone); each also as JSON escapes it (`/` as
-  /// `\/`) and as a URL query does (percent-encoded). Values under 4 characters are left.
+  /// an API key): every value but those of `plainHeaders`, with what `credentialParts` finds
+  /// in it (a server may echo the token of "Bearer X" alone); each also as JSON escapes it
+  /// (`/` as `\/`) and as a URL query does (percent-encoded). Values under 4 characters are left.
   static func secrets(of headers: [String: String]) -> [String] {
     let values = headers.filter { !plainHeaders.contains($0.key.lowercased()) }.map(\.value)
-    let plain = values.flatMap { value in
-      [value] + value.split(separator: " ", maxSplits: 1).dropFirst().map { $0.trimmingCharacters(in: .whitespaces) }
-    }.filter { $0.count >= 4 }
+    let plain = values.flatMap(RemoteConfiguration.credentialParts).filter { $0.count >= 4 }
     let spellings = plain.flatMap { value in
       [
         value,
@@ -89,8 +93,14 @@ struct HTTPTransport: Sendable {
   ///
   /// - Parameter observe: for tests, given the call's bookkeeping object before the request
   ///   goes out, so that a test can hold a weak reference to it and see it released.
+  ///
+  /// - Throws: `SyncError.credentialsInURL` or `.insecureCredentials` before anything is sent
+  ///   (`RequestPolicy`), `.responseTooLarge` for a body over the configured limit,
+  ///   `.transport`, `.cancelled`.
   func send(_ request: URLRequest, observe: ((AnyObject) -> Void)? = nil) async throws -> HTTPResponse {
     let request = Self.boundingTimeout(Self.lowercasingScheme(request))
+    try policy.check(request)
+    let limit = maximumResponseBytes
     let call = PendingCall()
     observe?(call)
     return try await withTaskCancellationHandler {
@@ -110,6 +120,10 @@ struct HTTPTransport: Sendable {
             call.finish(.failure(SyncError.transport("no HTTP response")))
             return
           }
+          guard (data?.count ?? 0) <= limit else {
+            call.finish(.failure(SyncError.responseTooLarge(limit: limit)))
+            return
+          }
           var headers: [String: String] = [:]
           for (key, value) in http.allHeaderFields {
             if let key = key as? String, let value = value as? String { headers[key] = value }
@@ -118,7 +132,9 @@ struct HTTPTransport: Sendable {
             status: http.statusCode, headers: headers, body: data ?? Data(),
             sentHeaders: request.allHTTPHeaderFields ?? [:])
           if let url = request.url, RedirectGuard.leavesServer(answer, from: url) {
-            call.finish(.failure(SyncError.transport(RedirectGuard.refusal)))
+            let credentials =
+              RedirectGuard.target(of: answer, from: url).map(RemoteConfiguration.holdsCredentials) ?? false
+            call.finish(.failure(credentials ? SyncError.credentialsInURL : SyncError.transport(RedirectGuard.refusal)))
           } else {
             call.finish(.success(answer))
           }
@@ -230,6 +246,9 @@ final class RedirectGuard: NSObject, URLSessionTaskDelegate, @unchecked Sendable
   /// The same server, or the same host reached over https instead of http (an upgrade many
   /// servers answer plain requests with; the headers then travel encrypted, to the same host).
   static func mayFollow(from url: URL, to target: URL) -> Bool {
+    // Prevents: a redirect to `https://user:secret@same-host/` making URLSession send (and the
+    // server echo) a `Basic` credential the caller never gave.
+    if RemoteConfiguration.holdsCredentials(target) { return false }
     if PageLink.sameServer(url, target) { return true }
     guard url.scheme?.lowercased() == "http", target.scheme?.lowercased() == "https",
       let host = url.host?.lowercased(), host == target.host?.lowercased()
@@ -239,9 +258,14 @@ final class RedirectGuard: NSObject, URLSessionTaskDelegate, @unchecked Sendable
 
   /// Whether `response` is a redirect (that was not followed) that the rule refuses.
   static func leavesServer(_ response: HTTPResponse, from url: URL) -> Bool {
-    guard (300..<400).contains(response.status), let location = response.header("Location") else { return false }
-    guard let target = URL(string: location, relativeTo: url)?.absoluteURL else { return true }
+    guard (300..<400).contains(response.status), response.header("Location") != nil else { return false }
+    guard let target = target(of: response, from: url) else { return true }
     return !mayFollow(from: url, to: target)
+  }
+
+  /// Where a redirect answer points, resolved against the request's URL.
+  static func target(of response: HTTPResponse, from url: URL) -> URL? {
+    response.header("Location").flatMap { URL(string: $0, relativeTo: url)?.absoluteURL }
   }
 }
 

@@ -55,7 +55,7 @@ extension RemoteCollection {
         let data = try JSONSerialization.data(withJSONObject: dictionary)
         object = try decoder.decode(T.self, from: data)
       } catch {
-        throw SyncError.decoding("element \(index): \(CaskError.summary(of: error))")
+        throw SyncError.decoding("element \(index): \(CollectionError.summary(of: error))")
       }
       guard object.id.description == uid else {
         throw SyncError.decoding("element \(index): its id does not match '\(configuration.remoteIDKey)'")

@@ -292,7 +292,7 @@ where T.ID: LosslessStringConvertible & Sendable {
     do {
       return try configuration.makeEncoder().encode(object)
     } catch {
-      throw SyncError.decoding("the object does not encode: \(CaskError.summary(of: error))")
+      throw SyncError.decoding("the object does not encode: \(CollectionError.summary(of: error))")
     }
   }
 

@@ -46,6 +46,13 @@ public struct RemoteConfiguration: Sendable {
   /// writing nothing. Every object is held in memory until the last page, so this bounds
   /// what a server whose pages never end (each with new objects) can make the call hold.
   public var maximumPages = 10_000
+  /// The largest response body accepted, in bytes (64 MiB by default); a larger one fails
+  /// the call with `SyncError.responseTooLarge`, and nothing of it is decoded or stored.
+  public var maximumResponseBytes = 64 << 20
+  /// Whether credential headers (`isCredentialHeader`) may go over plain `http://` to a host
+  /// other than the loopback one. `false` by default: such a request fails with
+  /// `SyncError.insecureCredentials` before it is sent, as anyone on the path could read it.
+  public var allowsInsecureHTTP = false
   /// Called on every request before it is sent: headers such as Authorization or API keys.
   /// Header values never appear in errors.
   public var prepareRequest: @Sendable (inout URLRequest) -> Void = { _ in }

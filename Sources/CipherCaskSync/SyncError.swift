@@ -19,6 +19,22 @@ public enum SyncError: Error, Sendable, Equatable {
   /// outbox: sent first, the direct change would be undone by the older queued one. Nothing
   /// was sent; send the queue (`pushPending`) first, or queue the change.
   case pendingChanges(id: String)
+
+  // Refused before or while receiving an answer.
+
+  /// Thrown when a request's URL (given, or a page's next link) holds a user name or a
+  /// password (`https://user:secret@host/`): it would go out as a `Basic` Authorization header
+  /// that a server may echo, and shows wherever the URL is logged. Nothing was sent. Put the
+  /// credential in a header set by `prepareRequest` instead.
+  case credentialsInURL
+  /// Thrown when a request carrying a credential header (`Authorization`, `Cookie`, an API key:
+  /// `RemoteConfiguration.isCredentialHeader`) would go over plain `http://` to a host other
+  /// than the loopback one, where anyone on the path reads it. Nothing was sent. `host` is the
+  /// URL's host; set `RemoteConfiguration.allowsInsecureHTTP` to send anyway.
+  case insecureCredentials(host: String)
+  /// Thrown when a response body is larger than `RemoteConfiguration.maximumResponseBytes`
+  /// (`limit`). Nothing of it is decoded or stored.
+  case responseTooLarge(limit: Int)
 }
 
 extension SyncError: CustomStringConvertible {
@@ -36,6 +52,13 @@ extension SyncError: CustomStringConvertible {
       return "cancelled"
     case .pendingChanges(let id):
       return "object '\(Self.shortened(id))' has changes waiting in the outbox: send them first (pushPending)"
+    case .credentialsInURL:
+      return "the URL holds a user name or password; not sent (send the credential in a header instead)"
+    case .insecureCredentials(let host):
+      return "not sending a credential header over plain http:// to '\(Self.shortened(host))' "
+        + "(use https://, or allow insecure http explicitly)"
+    case .responseTooLarge(let limit):
+      return "the answer is larger than \(limit) bytes, the most accepted"
     }
   }
 

@@ -21,18 +21,18 @@ extension RNCryptor {
     output[1] = Format.keyOptions
     let ivBuffer = UnsafeMutableRawBufferPointer(rebasing: output[2..<headerLength])
     try LibCrypto.randomIV(ivBuffer)
-    let cipher = try keys.cipher.start(iv: UnsafeRawBufferPointer(ivBuffer), encrypt: true)
-    var length = try cipher.update(prefix, into: base.advanced(by: headerLength))
-    length += try cipher.update(body, into: base.advanced(by: headerLength + length))
-    guard let last = cipher.finish(into: base.advanced(by: headerLength + length)) else {
-      throw LibCrypto.failure("EVP_CipherFinal_ex")
+    let length = try keys.cipher.withPass(iv: UnsafeRawBufferPointer(ivBuffer), encrypt: true) { (cipher) throws in
+      var length = try cipher.update(prefix, into: base.advanced(by: headerLength))
+      length += try cipher.update(body, into: base.advanced(by: headerLength + length))
+      guard let last = cipher.finish(into: base.advanced(by: headerLength + length)) else {
+        throw LibCrypto.failure("EVP_CipherFinal_ex")
+      }
+      return length + last
     }
-    length += last
     let authenticated = headerLength + length
     precondition(authenticated + Format.hmacLength == output.count, "RNCryptor: ciphertext length mismatch")
-    let hmac = try keys.hmac.start()
-    try hmac.update(UnsafeRawBufferPointer(rebasing: output[0..<authenticated]))
-    try hmac.finish(into: base.advanced(by: authenticated))
+    try keys.hmac.authenticate(
+      UnsafeRawBufferPointer(rebasing: output[0..<authenticated]), into: base.advanced(by: authenticated))
   }
 
   /// Authenticates and decrypts a key message into `output`, which must hold at least the
@@ -62,10 +62,12 @@ extension RNCryptor {
       of: UnsafeRawBufferPointer(rebasing: message[0..<authenticated]),
       expected: UnsafeRawBufferPointer(rebasing: message[authenticated...]), key: keys.hmac)
     let iv = UnsafeRawBufferPointer(rebasing: message[headerLength - Format.ivLength..<headerLength])
-    let cipher = try keys.cipher.start(iv: iv, encrypt: false)
-    let length = try cipher.update(UnsafeRawBufferPointer(rebasing: message[headerLength..<authenticated]), into: base)
-    guard let last = cipher.finish(into: base.advanced(by: length)) else { throw Error.badPadding }
-    return length + last
+    return try keys.cipher.withPass(iv: iv, encrypt: false) { (cipher) throws in
+      let length = try cipher.update(
+        UnsafeRawBufferPointer(rebasing: message[headerLength..<authenticated]), into: base)
+      guard let last = cipher.finish(into: base.advanced(by: length)) else { throw Error.badPadding }
+      return length + last
+    }
   }
 
   /// Decrypts the first `output.count` bytes (a multiple of 16) of a key message's plaintext

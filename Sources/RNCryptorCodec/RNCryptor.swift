@@ -121,20 +121,20 @@ public enum RNCryptor {
       } else {
         try LibCrypto.randomIV(ivBuffer)
       }
-      let cipher = try keys.cipher.start(iv: UnsafeRawBufferPointer(ivBuffer), encrypt: true)
-      cipher.holdsSecret = secret
-      var length = try plaintext.withUnsafeBytes { (input) throws in
-        try cipher.update(input, into: base.advanced(by: headerLength))
+      let length = try keys.cipher.withPass(iv: UnsafeRawBufferPointer(ivBuffer), encrypt: true, secret: secret) {
+        (cipher) throws in
+        let length = try plaintext.withUnsafeBytes { (input) throws in
+          try cipher.update(input, into: base.advanced(by: headerLength))
+        }
+        guard let last = cipher.finish(into: base.advanced(by: headerLength + length)) else {
+          throw LibCrypto.failure("EVP_CipherFinal_ex")
+        }
+        return length + last
       }
-      guard let last = cipher.finish(into: base.advanced(by: headerLength + length)) else {
-        throw LibCrypto.failure("EVP_CipherFinal_ex")
-      }
-      length += last
       let authenticated = headerLength + length
       precondition(authenticated + Format.hmacLength == total, "RNCryptor: ciphertext length mismatch")
-      let hmac = try keys.hmac.start()
-      try hmac.update(UnsafeRawBufferPointer(rebasing: output[0..<authenticated]))
-      try hmac.finish(into: base.advanced(by: authenticated))
+      try keys.hmac.authenticate(
+        UnsafeRawBufferPointer(rebasing: output[0..<authenticated]), into: base.advanced(by: authenticated))
     }
     return message
   }
@@ -161,17 +161,18 @@ public enum RNCryptor {
         of: UnsafeRawBufferPointer(rebasing: input[0..<authenticated]),
         expected: UnsafeRawBufferPointer(rebasing: input[authenticated...]), key: keys.hmac)
       let iv = UnsafeRawBufferPointer(rebasing: input[headerLength - Format.ivLength..<headerLength])
-      let cipher = try keys.cipher.start(iv: iv, encrypt: false)
-      cipher.holdsSecret = secret
-      return try plaintext.withUnsafeMutableBytes { (output) throws -> Int in
-        guard let base = output.baseAddress else { throw Error.libcrypto(function: "allocate", code: 0) }
-        let length = try cipher.update(
-          UnsafeRawBufferPointer(rebasing: input[headerLength..<authenticated]), into: base)
-        guard let last = cipher.finish(into: base.advanced(by: length)) else { throw Error.badPadding }
-        return length + last
+      return try keys.cipher.withPass(iv: iv, encrypt: false, secret: secret) { (cipher) throws -> Int in
+        try plaintext.withUnsafeMutableBytes { (output) throws -> Int in
+          guard let base = output.baseAddress else { throw Error.libcrypto(function: "allocate", code: 0) }
+          let length = try cipher.update(
+            UnsafeRawBufferPointer(rebasing: input[headerLength..<authenticated]), into: base)
+          guard let last = cipher.finish(into: base.advanced(by: length)) else { throw Error.badPadding }
+          return length + last
+        }
       }
     }
-    plaintext.removeLast(ciphertextLength - plaintextLength)
+    // Shortening in place; `removeLast` goes through the general range replacement.
+    plaintext.count = plaintextLength
     return plaintext
   }
 
@@ -179,10 +180,8 @@ public enum RNCryptor {
   static func verifyHMAC(of bytes: UnsafeRawBufferPointer, expected: UnsafeRawBufferPointer, key: HMACKey)
     throws
   {
-    let hmac = try key.start()
-    try hmac.update(bytes)
     let equal = try withUnsafeTemporaryAllocation(byteCount: Format.hmacLength, alignment: 8) { (computed) throws in
-      try hmac.finish(into: computed.baseAddress!)
+      try key.authenticate(bytes, into: computed.baseAddress!)
       return constantTimeEqual(UnsafeRawBufferPointer(computed), expected)
     }
     guard equal else { throw Error.authenticationFailed }

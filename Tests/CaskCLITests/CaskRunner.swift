@@ -206,6 +206,19 @@ struct CaskRunner {
     return process
   }
 
+  /// `["--header-file", F]`, F a new file (mode 0600) in the test's directory holding
+  /// `headers`, one per line: how the tests give `pull` and `import URL` a token, which
+  /// `--header` would show in `ps` (and warn about).
+  func headerFile(_ headers: String...) throws -> [String] {
+    let name = ".headers-\(UUID().uuidString)"
+    guard
+      FileManager.default.createFile(
+        atPath: path(name), contents: Data(headers.map { $0 + "\n" }.joined().utf8),
+        attributes: [.posixPermissions: 0o600])
+    else { throw CocoaError(.fileWriteUnknown) }
+    return ["--header-file", name]
+  }
+
   /// Makes a store with `cask create`, checking that it worked.
   func createStore(_ name: String, password: String) throws -> String {
     let result = try run(["create", name], password: password)

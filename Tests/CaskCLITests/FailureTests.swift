@@ -176,6 +176,7 @@ struct FailureTests {
     expectOneLineFailure(try cask.run(["create", "t"]), expected)
     #expect(!FileManager.default.fileExists(atPath: cask.path("t")))
     try Data().write(to: URL(fileURLWithPath: cask.path("empty.txt")))
+    chmod(cask.path("empty.txt"), 0o600)  // a shared password file would get a warning first
     expectOneLineFailure(
       try cask.run(["keys", "s", "--password-file", "empty.txt"]),
       "the password from the password file 'empty.txt' is empty")

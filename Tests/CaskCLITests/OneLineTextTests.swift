@@ -26,7 +26,7 @@ struct OneLineTextTests {
   func createConfirmationIsOneLine() throws {
     let cask = try CaskRunner("create-newline")
     defer { cask.remove() }
-    let created = try cask.run(["create", "a\nb"], password: password)
+    let created = try cask.run(["create", "a\nb", "--accept-weak-password"], password: password)
     #expect(created.status == 0)
     #expect(created.err == "Created store 'a\\nb'.\n")
   }

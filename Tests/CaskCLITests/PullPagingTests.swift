@@ -58,10 +58,8 @@ struct PullPagingTests {
     _ = try cask.createStore("s", password: password)
     try await server.put(file: "first", #"{"result": [{"id": "a"}], "next": \#(next)}"#)
     let result = try cask.run(
-      [
-        "pull", "s", server.address("/files/first"), "--collection", "c", "--id-key", "id", "--header",
-        RESTServer.authorization,
-      ], password: password)
+      ["pull", "s", server.address("/files/first"), "--collection", "c", "--id-key", "id"]
+        + cask.headerFile(RESTServer.authorization), password: password)
     #expect(result.status == 1, "\(result.out)")
     #expect(result.err.hasPrefix("Error: invalid answer from"), "\(result.err)")
     #expect(result.err.hasSuffix("; nothing was written\n"), "\(result.err)")

@@ -39,12 +39,9 @@ struct PullTests {
     let cask = try CaskRunner("pull")
     defer { cask.remove() }
     _ = try cask.createStore("s", password: password)
+    let auth = try cask.headerFile(RESTServer.authorization)
     let pulled = try cask.run(
-      [
-        "pull", "s", server.address("/users"), "--collection", "users", "--id-key", "id", "--header",
-        RESTServer.authorization,
-      ],
-      password: password)
+      ["pull", "s", server.address("/users"), "--collection", "users", "--id-key", "id"] + auth, password: password)
     #expect(pulled.status == 0, "\(pulled.err)")
     #expect(
       pulled.out
@@ -60,8 +57,8 @@ struct PullTests {
     let paged = try cask.run(
       [
         "pull", "s", server.address("/users?api_key=query-secret"), "--collection", "users", "--id-key", "id",
-        "--page-parameter", "page", "--header", RESTServer.authorization,
-      ], password: password)
+        "--page-parameter", "page",
+      ] + auth, password: password)
     #expect(paged.status == 0, "\(paged.err)")
     #expect(paged.out.hasSuffix(": 0 inserted, 5 replaced.\n"))
     #expect(paged.out.contains("'\(server.address("/users"))?…'") && !paged.out.contains("query-secret"))
@@ -77,7 +74,8 @@ struct PullTests {
     let pull = ["pull", "s", server.address("/users"), "--collection", "users", "--id-key", "id"]
     let missing = try cask.run(pull, password: password)
     expectFailure(missing, "cannot pull from '\(server.address("/users"))': HTTP 401: {\"error\": \"unauthorized\"}")
-    let wrong = try cask.run(pull + ["--header", "Authorization: Bearer wrong-secret-token"], password: password)
+    let wrong = try cask.run(
+      pull + cask.headerFile("Authorization: Bearer wrong-secret-token"), password: password)
     expectFailure(wrong, "cannot pull from '\(server.address("/users"))': HTTP 401")
     #expect(!wrong.err.contains("wrong-secret-token"))
     #expect(try keys(cask, "users").isEmpty)
@@ -90,7 +88,7 @@ struct PullTests {
     let cask = try CaskRunner("pullstatus")
     defer { cask.remove() }
     _ = try cask.createStore("s", password: password)
-    let auth = ["--header", RESTServer.authorization]
+    let auth = try cask.headerFile(RESTServer.authorization)
     #expect(
       try cask.run(
         ["pull", "s", server.address("/users"), "--collection", "users", "--id-key", "id"] + auth, password: password
@@ -123,7 +121,7 @@ struct PullTests {
     let target = "http://localhost:\(other.port)/users".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
     let address = server.address("/redirect/302?to=\(target)")
     let result = try cask.run(
-      ["pull", "s", address, "--collection", "users", "--id-key", "id", "--header", RESTServer.authorization],
+      ["pull", "s", address, "--collection", "users", "--id-key", "id"] + cask.headerFile(RESTServer.authorization),
       password: password)
     expectFailure(
       result, "cannot pull from '\(server.address("/redirect/302"))?…': network failure: the server redirected")
@@ -138,7 +136,7 @@ struct PullTests {
     let cask = try CaskRunner("pullbad")
     defer { cask.remove() }
     _ = try cask.createStore("s", password: password)
-    let auth = ["--header", RESTServer.authorization]
+    let auth = try cask.headerFile(RESTServer.authorization)
     let bad = try cask.run(
       ["pull", "s", server.address("/bad"), "--collection", "c", "--id-key", "id"], password: password)
     expectFailure(bad, "invalid answer from '\(server.address("/bad"))' (page 1): malformed JSON")
@@ -171,7 +169,7 @@ struct PullTests {
     let cask = try CaskRunner("pullshapes")
     defer { cask.remove() }
     _ = try cask.createStore("s", password: password)
-    let auth = ["--header", RESTServer.authorization]
+    let auth = try cask.headerFile(RESTServer.authorization)
     try await server.put(file: "array", #"[{"id": 1, "n": 1.50}, {"id": 2}, {"id": 1, "n": "again"}]"#)
     try await server.put(file: "object", #"  {"id": "solo", "list": [1, 2]}  "#)
     try await server.put(file: "data", #"{"data": {"id": "in-data"}, "result": "not this"}"#)
@@ -202,11 +200,8 @@ struct PullTests {
     defer { cask.remove() }
     _ = try cask.createStore("s", password: password)
     let result = try cask.run(
-      [
-        "pull", "s", server.address("/echo"), "--collection", "c", "--id-key", "id", "--header",
-        RESTServer.authorization,
-        "--header", "X-Api-Key: key-9f8e7d",
-      ], password: password)
+      ["pull", "s", server.address("/echo"), "--collection", "c", "--id-key", "id"]
+        + cask.headerFile(RESTServer.authorization, "X-Api-Key: key-9f8e7d"), password: password)
     expectFailure(result, "cannot pull from '\(server.address("/echo"))': HTTP 400")
     #expect(!result.err.contains("key-9f8e7d") && !result.err.contains("Bearer"), "\(result.err)")
   }
@@ -218,7 +213,7 @@ struct PullTests {
     let cask = try CaskRunner("importurl")
     defer { cask.remove() }
     _ = try cask.createStore("s", password: password)
-    let auth = ["--header", RESTServer.authorization]
+    let auth = try cask.headerFile(RESTServer.authorization)
     try await server.put(file: "good.jsonl", (1...5).map { "{\"id\": \"e\($0)\", \"n\": \($0)}\n" }.joined())
     try await server.put(file: "bad.jsonl", "{\"id\": 1}\n{\"id\": 2}\n{\"id\": 3}\n{\"id\": \n{\"id\": 5}\n")
     let url = server.address("/files/good.jsonl")
@@ -253,7 +248,7 @@ struct PullTests {
 
     let headerForFile = try cask.run(
       ["import", "s", "local.jsonl", "--collection", "b", "--id-key", "id"] + auth, password: password)
-    #expect(headerForFile.status == 64 && headerForFile.err.contains("--header is for downloads"))
+    #expect(headerForFile.status == 64 && headerForFile.err.contains("--header and --header-file are for downloads"))
     #expect(!headerForFile.err.contains(RESTServer.token))
   }
 
@@ -282,10 +277,8 @@ struct PullTests {
     defer { cask.remove() }
     _ = try cask.createStore("s", password: password)
     let result = try cask.runWithTerminalStderr(
-      [
-        "pull", "s", server.address("/users"), "--collection", "users", "--id-key", "id", "--header",
-        RESTServer.authorization,
-      ],
+      ["pull", "s", server.address("/users"), "--collection", "users", "--id-key", "id"]
+        + cask.headerFile(RESTServer.authorization),
       password: password, environment: ["CASK_PROGRESS_DELAY": "0"])
     #expect(result.status == 0, "\(result.err)")
     #expect(result.err.hasPrefix("\rPulling "), "\(result.err.debugDescription)")
@@ -304,7 +297,8 @@ struct PullTests {
     // /echo answers 400 with the request's headers; the excerpt ends inside this long value.
     let token = "tk" + String(repeating: "SECRETPART", count: 20)
     let result = try cask.run(
-      ["pull", "s", server.address("/echo"), "--collection", "c", "--id-key", "id", "--header", "X-Token: \(token)"],
+      ["pull", "s", server.address("/echo"), "--collection", "c", "--id-key", "id"]
+        + cask.headerFile("X-Token: \(token)"),
       password: password)
     #expect(result.status == 1)
     #expect(result.err.hasPrefix("Error: cannot pull from "), "\(result.err)")
@@ -325,7 +319,7 @@ struct PullTests {
       ["import", "s", server.address("/token-error"), "--collection", "c", "--id-key", "id"],
     ] {
       let result = try cask.run(
-        command + ["--header", "Authorization: Bearer sk-live-5f4e3d2c1b"], password: password)
+        command + cask.headerFile("Authorization: Bearer sk-live-5f4e3d2c1b"), password: password)
       #expect(result.status == 1)
       #expect(result.err.contains("HTTP 401"), "\(result.err)")
       #expect(!result.err.contains("5f4e3d2c1b"), "\(result.err)")

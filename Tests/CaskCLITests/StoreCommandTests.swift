@@ -37,7 +37,7 @@ struct StoreCommandTests {
   func storeLifecycle() throws {
     let cask = try CaskRunner("lifecycle")
     defer { cask.remove() }
-    let created = try cask.run(["create", "s"], password: password)
+    let created = try cask.run(["create", "s", "--accept-weak-password"], password: password)
     #expect(created.status == 0)
     #expect(created.err == "Created store 's'.\n")
     let again = try cask.run(["create", "s"], password: password)
@@ -106,7 +106,8 @@ struct StoreCommandTests {
     #expect(try cask.run(["put", "s", "k"], password: "old", stdin: Data("v".utf8)).status == 0)
 
     let viaStdin = try cask.run(
-      ["passwd", "s", "--password-stdin", "--new-password-stdin"], stdin: Data("old\nnewer\n".utf8))
+      ["passwd", "s", "--password-stdin", "--new-password-stdin", "--accept-weak-password"],
+      stdin: Data("old\nnewer\n".utf8))
     #expect(viaStdin.status == 0, "\(viaStdin.err)")
     #expect(viaStdin.err == "Changed the password of store 's'.\n")
     #expect(try cask.run(["get", "s", "k"], password: "old").status == 1)

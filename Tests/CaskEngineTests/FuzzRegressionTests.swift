@@ -1,3 +1,4 @@
+import CaskTestSupport
 import Foundation
 import Testing
 

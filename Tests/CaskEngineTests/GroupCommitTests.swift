@@ -137,7 +137,9 @@ final class SyncTrackingFileSystem: ForwardingFileSystem, @unchecked Sendable {
   fileprivate func syncStarts(_ file: any StorageFile) throws -> (stamp: Int, contents: Data) {
     try state.withLock { state in
       defer { state.nextStamp += 1 }
-      return (state.nextStamp, try file.read(count: Int(try file.size()), at: 0))
+      // `upTo`: sealing a segment cuts its reserved zeros, which may shorten the file between
+      // `size()` and the read while another writer's sync of it is under way.
+      return (state.nextStamp, try file.read(upTo: Int(try file.size()), at: 0))
     }
   }
 

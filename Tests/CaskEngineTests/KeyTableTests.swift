@@ -63,7 +63,7 @@ struct KeyTableTests {
         switch Int.random(in: 0..<10, using: &random) {
         case 0..<6:
           let location = Self.randomLocation(using: &random)
-          let old = bytes.withUnsafeBytes { table.updateValue(location, forKey: $0, string: { key }) }
+          let old = bytes.withUnsafeBytes { table.updateValue(location, forKey: $0) }
           #expect(old == model.updateValue(location, forKey: key), "update \(key), run \(run), step \(step)")
         case 6..<9:
           let old = bytes.withUnsafeBytes { table.removeValue(forKey: $0) }
@@ -96,7 +96,7 @@ struct KeyTableTests {
       for number in 0..<keys {
         let key = "key-\(number)"
         let location = RecordLocation(segment: 1, offset: UInt32(number), length: 1)
-        _ = Array(key.utf8).withUnsafeBytes { table.updateValue(location, forKey: $0, string: { key }) }
+        _ = Array(key.utf8).withUnsafeBytes { table.updateValue(location, forKey: $0) }
       }
       #expect(table.capacity == capacity, "\(keys) keys")
       #expect(table.count == keys)
@@ -110,10 +110,34 @@ struct KeyTableTests {
     #expect(Array("x".utf8).withUnsafeBytes { table[$0] } == nil)
     #expect(Array("x".utf8).withUnsafeBytes { table.removeValue(forKey: $0) } == nil)
     _ = Array("x".utf8).withUnsafeBytes {
-      table.updateValue(RecordLocation(segment: 1, offset: 2, length: 3), forKey: $0, string: { "x" })
+      table.updateValue(RecordLocation(segment: 1, offset: 2, length: 3), forKey: $0)
     }
     #expect([UInt8]().withUnsafeBytes { table[$0] } == nil)
     #expect([UInt8]().withUnsafeBytes { table.removeValue(forKey: $0) } == nil)
     #expect(table.count == 1)
+  }
+
+  @Test("removing most long keys packs the arena; the rest and an earlier copy stay readable")
+  func arenaPacksAfterRemovals() {
+    var random = SeededRandom.make(test: "KeyTableTests.arenaPacksAfterRemovals")
+    var table = KeyTable()
+    var model: [String: RecordLocation] = [:]
+    for number in 0..<testIterations(4000) {
+      let length = 17 + number % 60
+      let key = String(repeating: String(number, radix: 36) + "-", count: length).prefix(length).description
+      let location = Self.randomLocation(using: &random)
+      _ = Array(key.utf8).withUnsafeBytes { table.updateValue(location, forKey: $0) }
+      model[key] = location
+    }
+    let copy = table
+    let copyModel = model
+    let full = table.allocatedBytes
+    for key in model.keys.shuffled(using: &random).prefix(model.count * 9 / 10) {
+      let removed = Array(key.utf8).withUnsafeBytes { table.removeValue(forKey: $0) }
+      #expect(removed == model.removeValue(forKey: key), "remove \(key)")
+    }
+    Self.expectMatches(table, model)
+    Self.expectMatches(copy, copyModel)
+    #expect(table.allocatedBytes < full, "\(table.allocatedBytes) bytes after removals, \(full) before")
   }
 }

@@ -64,7 +64,7 @@ struct AsyncFormMismatchTests {
       #expect(try await events.deleteAll { $0.country == "Netherlands" } == 4)
       #expect(try await events.removeAll() == 3)
       #expect(events.count == 0)
-      await #expect(throws: CaskError.self) { try await events.importJSON(Data("[1".utf8), decoder: .events) }
+      await #expect(throws: CollectionError.self) { try await events.importJSON(Data("[1".utf8), decoder: .events) }
     }
   }
 }

@@ -32,7 +32,7 @@ struct CollectionBasicsTests {
   func malformedImport() throws {
     try withStore { store in
       let events = store.collection(Event.self)
-      #expect(throws: CaskError.self) { try events.importJSON(Data("[{\"title\": 1}".utf8), decoder: .events) }
+      #expect(throws: CollectionError.self) { try events.importJSON(Data("[{\"title\": 1}".utf8), decoder: .events) }
       #expect(events.count == 0)
       #expect(store.count == 0)
     }
@@ -99,14 +99,16 @@ struct CollectionBasicsTests {
       let events = store.collection(Event.self)
       try events.importJSON(sampleEventsJSON, decoder: .events)
       try store.put(Data("{\"not\": \"an event\"}".utf8), forKey: "Event\u{0}broken")
-      #expect(throws: CaskError.decoding(collection: "Event", id: "broken", underlying: CancellationError())) {
+      #expect(throws: CollectionError.decoding(collection: "Event", id: "broken", underlying: CancellationError())) {
         try events.get(id: "broken")
       }
-      #expect(throws: CaskError.self) { try events.all() }
+      #expect(throws: CollectionError.self) { try events.all() }
       let result = try events.all(onDecodingFailure: .skip)
       #expect(result.objects.count == 3)
       #expect(
-        result.failures == [CaskError.decoding(collection: "Event", id: "broken", underlying: CancellationError())])
+        result.failures == [
+          CollectionError.decoding(collection: "Event", id: "broken", underlying: CancellationError())
+        ])
       #expect(!String(describing: result.failures[0]).contains("broken"))
     }
   }

@@ -3,7 +3,7 @@ import CipherCask
 import Foundation
 import Testing
 
-/// `CaskError.summary`: a dictionary's keys are data, also when they are numbers.
+/// `CollectionError.summary`: a dictionary's keys are data, also when they are numbers.
 @Suite("Import errors quote no numeric dictionary key")
 struct ErrorSummaryKeyTests {
   @Test("an import error does not quote an Int dictionary key of the data it refused")
@@ -14,7 +14,7 @@ struct ErrorSummaryKeyTests {
       do {
         try balances.importJSON(json)
         Issue.record("expected invalidImport")
-      } catch let error as CaskError {
+      } catch let error as CollectionError {
         #expect(!String(describing: error).contains("4111111111111111"), "\(error)")
       }
     }
@@ -28,7 +28,7 @@ struct ErrorSummaryKeyTests {
       do {
         try scores.importJSON(json)
         Issue.record("expected invalidImport")
-      } catch let error as CaskError {
+      } catch let error as CollectionError {
         #expect(!String(describing: error).contains("jane-doe"), "\(error)")
       }
     }

@@ -5,7 +5,7 @@ import Testing
 
 /// `importJSON` and `upsert` must decode the Core Data events example's events field by field, count inserts and
 /// replacements right (also for an id given twice), and refuse malformed JSON with
-/// `CaskError.invalidImport` without writing anything or quoting the data in the error.
+/// `CollectionError.invalidImport` without writing anything or quoting the data in the error.
 @Suite("JSON import decodes, counts and refuses correctly")
 struct ImportMistakeTests {
   @Test("the Core Data events example's events decode every field: snake_case keys, ISO 8601 dates, URLs, arrays")
@@ -86,7 +86,7 @@ struct ImportMistakeTests {
       let events = store.collection(Event.self)
       try events.importJSON(sampleEventsJSON, decoder: .events)
       let log = CommitLog(store)
-      let error = #expect(throws: CaskError.self) { try events.importJSON(Data(json.utf8), decoder: .events) }
+      let error = #expect(throws: CollectionError.self) { try events.importJSON(Data(json.utf8), decoder: .events) }
       if case .invalidImport(_, let line) = error {
         #expect(line == nil)
       } else {
@@ -107,7 +107,7 @@ struct ImportMistakeTests {
         [{"title": "Secret Gala", "date": "not-a-date-secret", "venue": "Hidden Venue", "city": "C",
           "country": "NL", "attendees": ["secret guest"], "eventId": "secret-id"}]
         """.utf8)
-      let error = #expect(throws: CaskError.self) { try events.importJSON(json, decoder: .events) }
+      let error = #expect(throws: CollectionError.self) { try events.importJSON(json, decoder: .events) }
       let text = String(describing: try #require(error))
       for secret in ["Secret Gala", "not-a-date-secret", "Hidden Venue", "secret guest", "secret-id"] {
         #expect(!text.contains(secret))
@@ -120,7 +120,7 @@ struct ImportMistakeTests {
   func seedJSONWithoutSnakeCaseDecoderIsRefused() throws {
     try withStore { store throws in
       let events = store.collection(Event.self)
-      #expect(throws: CaskError.self) { try events.importJSON(sampleEventsJSON) }
+      #expect(throws: CollectionError.self) { try events.importJSON(sampleEventsJSON) }
       #expect(events.count == 0)
     }
   }

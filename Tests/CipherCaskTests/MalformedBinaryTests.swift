@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// Damaged binary objects fail with a typed `DecodingError` (`.dataCorrupted` for damage),
-/// wrapped in `CaskError.decoding` by a collection: never a crash, never a large allocation,
+/// wrapped in `CollectionError.decoding` by a collection: never a crash, never a large allocation,
 /// never a silently different value.
 @Suite("Malformed binary objects")
 struct MalformedBinaryTests {
@@ -151,7 +151,7 @@ struct MalformedBinaryTests {
     }
   }
 
-  @Test("damaged bytes in a collection are CaskError.decoding around dataCorrupted")
+  @Test("damaged bytes in a collection are CollectionError.decoding around dataCorrupted")
   func collectionWrapsDamage() throws {
     try withStore("binary-malformed") { store throws in
       let items = store.collection(Counter.self, named: "items", coder: BinaryCaskCoder())
@@ -162,7 +162,7 @@ struct MalformedBinaryTests {
       do {
         _ = try items.get(id: 1)
         Issue.record("a truncated object decoded")
-      } catch CaskError.decoding(let collection, let id, let underlying) {
+      } catch CollectionError.decoding(let collection, let id, let underlying) {
         #expect(collection == "items" && id == "1")
         #expect(isDataCorrupted(underlying))
       }

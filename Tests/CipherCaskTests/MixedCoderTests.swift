@@ -77,12 +77,12 @@ struct MixedCoderTests {
     }
   }
 
-  @Test("JSON damage read through the binary coder is still CaskError.decoding")
+  @Test("JSON damage read through the binary coder is still CollectionError.decoding")
   func damagedJSONThroughBinary() throws {
     try withStore("mixed-damage") { store throws in
       let binary = store.collection(Counter.self, named: "counters", coder: BinaryCaskCoder())
       try store.put(Data(#"{"id":1,"val"#.utf8), forKey: binary.storageKey(for: 1))
-      #expect(throws: CaskError.decoding(collection: "counters", id: "1", underlying: CancellationError())) {
+      #expect(throws: CollectionError.decoding(collection: "counters", id: "1", underlying: CancellationError())) {
         try binary.get(id: 1)
       }
     }

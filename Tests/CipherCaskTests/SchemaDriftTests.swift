@@ -7,7 +7,7 @@ import Testing
 /// readable where Docs/GUIDE.md says they do (a field added as optional, a field removed, a
 /// field renamed with CodingKeys or a custom `init(from:)`), with every coder; and where they
 /// cannot be (a field added as non-optional, a type changed), the failure must be
-/// `CaskError.decoding`, which `all(onDecodingFailure: .skip)` can step over.
+/// `CollectionError.decoding`, which `all(onDecodingFailure: .skip)` can step over.
 @Suite("Old objects survive model changes as documented")
 struct SchemaDriftTests {
   /// Version 1 of a model.
@@ -156,12 +156,12 @@ struct SchemaDriftTests {
   }
 
   @Test(
-    "a field added as non-optional (even with a default), or a changed type, fails with CaskError.decoding",
+    "a field added as non-optional (even with a default), or a changed type, fails with CollectionError.decoding",
     arguments: ["json", "binary", "plist"])
   func incompatibleChangesFailWithDecoding(coder name: String) throws {
     try withOldItems(name) { store, coder throws in
       let required = store.collection(ItemAddedRequired.self, named: "items", coder: coder)
-      #expect(throws: CaskError.decoding(collection: "items", id: "i1", underlying: CancellationError())) {
+      #expect(throws: CollectionError.decoding(collection: "items", id: "i1", underlying: CancellationError())) {
         try required.get(id: "i1")
       }
       try required.save(ItemAddedRequired(id: "i3", name: "three", count: 3, score: 9))
@@ -169,11 +169,11 @@ struct SchemaDriftTests {
       #expect(readable.objects.map(\.id) == ["i3"])
       #expect(readable.failures.count == 2)
       let defaulted = store.collection(ItemAddedDefaulted.self, named: "items", coder: coder)
-      #expect(throws: CaskError.decoding(collection: "items", id: "i1", underlying: CancellationError())) {
+      #expect(throws: CollectionError.decoding(collection: "items", id: "i1", underlying: CancellationError())) {
         try defaulted.get(id: "i1")
       }
       let changed = store.collection(ItemChangedType.self, named: "items", coder: coder)
-      #expect(throws: CaskError.decoding(collection: "items", id: "i2", underlying: CancellationError())) {
+      #expect(throws: CollectionError.decoding(collection: "items", id: "i2", underlying: CancellationError())) {
         try changed.get(id: "i2")
       }
     }

@@ -3,7 +3,7 @@ import CipherCask
 import Foundation
 import Testing
 
-/// A stored object of another shape must surface as `CaskError.decoding(collection:id:)` (never
+/// A stored object of another shape must surface as `CollectionError.decoding(collection:id:)` (never
 /// as a crash, a silently missing object, or a half-applied batch), be skippable by
 /// `all(onDecodingFailure: .skip)`, and stay removable.
 @Suite("Objects that no longer decode are reported, skippable and removable")
@@ -23,12 +23,12 @@ struct UnreadableObjectTests {
     do {
       try body()
       Issue.record("\(what) did not throw")
-    } catch CaskError.decoding(let collection, let id, let underlying) {
+    } catch CollectionError.decoding(let collection, let id, let underlying) {
       #expect(collection == "Event", "\(what)")
       #expect(ids.contains(id), "\(what): id \(id)")
       #expect(underlying is DecodingError, "\(what)")
     } catch {
-      Issue.record("\(what): expected CaskError.decoding, got \(error)")
+      Issue.record("\(what): expected CollectionError.decoding, got \(error)")
     }
   }
 
@@ -80,8 +80,9 @@ struct UnreadableObjectTests {
       try await store.collection(Counter.self, named: "Event").save(Counter(id: 9, value: 9))
       let result = try await events.all(onDecodingFailure: .skip)
       #expect(result.objects.count == 4)
-      #expect(result.failures == [CaskError.decoding(collection: "Event", id: "9", underlying: CancellationError())])
-      await #expect(throws: CaskError.self) { try await events.all() }
+      #expect(
+        result.failures == [CollectionError.decoding(collection: "Event", id: "9", underlying: CancellationError())])
+      await #expect(throws: CollectionError.self) { try await events.all() }
     }
   }
 
@@ -125,7 +126,7 @@ struct UnreadableObjectTests {
   func decodingErrorQuotesNoSecrets() throws {
     try withStore("unreadable-text") { store throws in
       try store.put(Data("{\"title\": \"Secret Gala\"}".utf8), forKey: "Event\u{0}secret-id")
-      let error = #expect(throws: CaskError.self) { try store.collection(Event.self).get(id: "secret-id") }
+      let error = #expect(throws: CollectionError.self) { try store.collection(Event.self).get(id: "secret-id") }
       let text = String(describing: try #require(error))
       #expect(text.contains("Event"))
       #expect(!text.contains("secret-id"))

@@ -6,6 +6,8 @@
 // operation survived. Used only by the tests; not a product.
 //
 // Usage: cask-crash-writer <store path> <password> <seed> <run> <segment size limit> [max operations]
+//        cask-crash-writer --collection <store path> <password> <seed> <run> <segment size limit>
+//                                                   (CollectionWriter.swift: a collection with indexes)
 //        cask-crash-writer --no-spare-descriptor <directory>   (NoSpareDescriptor.swift)
 
 import CaskEngine
@@ -25,6 +27,9 @@ func fail(_ message: String) -> Never {
 let arguments = CommandLine.arguments
 if arguments.count == 3 && arguments[1] == "--no-spare-descriptor" {
   exit(NoSpareDescriptor.run(in: arguments[2]).rawValue)
+}
+if arguments.count >= 2 && arguments[1] == "--collection" {
+  CollectionWriter.run(Array(arguments.dropFirst(2)))
 }
 guard arguments.count == 6 || arguments.count == 7,
   let seed = UInt64(arguments[3]), let run = Int(arguments[4]), let segmentLimit = UInt64(arguments[5])

@@ -7,6 +7,7 @@ import Foundation
 /// peer-lmdb kv --engine lmdb+rncryptor --keys 10000 --runs 5 --dir /tmp/x --seed 42 --durability never
 /// peer-lmdb durable --engine lmdb --puts1 300 --puts8 800 --runs 5 --dir /tmp/x --seed 42
 /// peer-sqlite objects --engine sqlite+rncryptor --objects 10000 --runs 5 --dir /tmp/x --seed 42
+/// peer-sqlcipher queries --engine sqlcipher --events 100000 --runs 50 --dir /tmp/x --seed 42
 /// peer-lmdb list
 /// ```
 ///
@@ -14,15 +15,18 @@ import Foundation
 /// error.
 public enum PeerMain {
   /// Parses `CommandLine.arguments`, runs, prints, and exits.
-  public static func run(stores: [any StoreOpener], objectStores: [any ObjectStoreOpener] = []) -> Never {
+  public static func run(
+    stores: [any StoreOpener], objectStores: [any ObjectStoreOpener] = [], eventStores: [any EventStoreOpener] = []
+  ) -> Never {
     do {
       let output = try run(
-        arguments: Array(CommandLine.arguments.dropFirst()), stores: stores, objectStores: objectStores)
+        arguments: Array(CommandLine.arguments.dropFirst()), stores: stores, objectStores: objectStores,
+        eventStores: eventStores)
       print(output)
       exit(0)
     } catch let error as PeerUsageError {
       printError("Error: \(error.description)")
-      printError("Usage: peer-* (kv|durable|objects|list) --engine NAME [options]")
+      printError("Usage: peer-* (kv|durable|objects|queries|list) --engine NAME [options]")
       exit(64)
     } catch {
       printError("Error: \(error)")
@@ -30,12 +34,15 @@ public enum PeerMain {
     }
   }
 
-  static func run(arguments: [String], stores: [any StoreOpener], objectStores: [any ObjectStoreOpener]) throws
-    -> String
-  {
+  static func run(
+    arguments: [String], stores: [any StoreOpener], objectStores: [any ObjectStoreOpener],
+    eventStores: [any EventStoreOpener]
+  ) throws -> String {
     guard let mode = arguments.first else { throw PeerUsageError("missing mode") }
     if mode == "list" {
-      return (stores.map { "kv " + $0.name } + objectStores.map { "objects " + $0.name }).joined(separator: "\n")
+      return
+        (stores.map { "kv " + $0.name } + objectStores.map { "objects " + $0.name }
+        + eventStores.map { "queries " + $0.name }).joined(separator: "\n")
     }
     var options = try PeerOptions(Array(arguments.dropFirst()))
     let engine = try options.string("--engine")
@@ -77,6 +84,14 @@ public enum PeerMain {
       settings.saveAndGetOnly = options.flag("--save-get-only")
       try options.finish()
       report = try ObjectRunner.run(opener: opener, settings: settings, progress: printError)
+    case "queries":
+      guard let opener = eventStores.first(where: { $0.name == engine }) else {
+        throw PeerUsageError("no event store '\(engine)' here; see 'list'")
+      }
+      let settings = EventQueryRunner.Settings(
+        events: try options.integer("--events", default: 100_000), runs: runs, directory: directory, seed: seed)
+      try options.finish()
+      report = try EventQueryRunner.run(opener: opener, settings: settings, progress: printError)
     default:
       throw PeerUsageError("unknown mode '\(mode)'")
     }

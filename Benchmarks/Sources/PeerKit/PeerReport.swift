@@ -21,6 +21,8 @@ public struct PeerReport: Codable, Sendable {
   /// opened (the keys, values and timing buffers of the harness), in bytes.
   public var peakRSSBytes: Int
   public var harnessRSSBytes: Int
+  /// For `queries` runs: each query's answer (ids, a count), compared across engines.
+  public var answers: [String: String]?
 
   public init(
     engine: String, setup: String, mode: String, keys: Int, durability: Durability, runs: Int,

@@ -389,10 +389,8 @@ extension EngineCommand {
 
 /// What the index should cost from its layout. CaskEngine's `KeyTable` sizes itself at open
 /// for the keys the hints list: `keys × 5/4 + 2` slots (at most 80% full) of 32 bytes each,
-/// holding keys of up to 16 UTF-8 bytes inline. A longer key also has its own `String`
-/// allocation (a 32-byte header, the bytes and a terminating zero, rounded to 16 by Swift,
-/// plus glibc's 8-byte chunk header rounded to 16) and a 17-byte entry (an optional `String`)
-/// in the table's list of long keys.
+/// holding keys of up to 16 UTF-8 bytes inline. A longer key's bytes go into the table's key
+/// arena, packed: its own bytes and nothing more (chunk ends aside).
 struct IndexLayout {
   let slots: Int
   let slotBytes: Int
@@ -402,12 +400,7 @@ struct IndexLayout {
   init(keys: Int, keyBytes: Int) {
     slots = (keys * 5 + 3) / 4 + 1
     slotBytes = 32
-    if keyBytes <= 16 {
-      keyAllocationBytes = 0
-    } else {
-      let swiftBytes = (32 + keyBytes + 1 + 15) & ~15
-      keyAllocationBytes = max(32, (swiftBytes + 8 + 15) & ~15) + MemoryLayout<String?>.stride
-    }
+    keyAllocationBytes = keyBytes <= 16 ? 0 : keyBytes
     bytesPerKey = Double(slots * slotBytes) / Double(max(keys, 1)) + Double(keyAllocationBytes)
   }
 }

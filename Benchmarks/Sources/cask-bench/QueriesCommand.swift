@@ -1,71 +1,93 @@
 import CipherCask
 import Foundation
+import PeerKit
 
 /// `cask-bench queries`: indexed queries of a collection of events (title, date, venue, city,
-/// country, attendees, two URLs) with indexes on city and date, beside the closure scan
-/// (`fetch(where:sortedBy:limit:offset:)`) over the same collection, in the same run. Also
-/// saves and updates with 0, 1 and 3 indexes, open time, and what an index costs per object
-/// in memory and on disk. Each query's answer is checked against the scan's.
+/// country, attendees, two URLs) with indexes on city, date, each attendee and a unique title,
+/// beside, in the same run, the closure scan over the same collection and two SQL peers on the
+/// same events: SQLCipher with SQL indexes on the same fields (`peer-sqlcipher`), and SQLite
+/// with RNCryptor rows whose only plain column is the id, so that every query decrypts
+/// (`peer-sqlite`). The engines take turns round by round; every answer is checked against
+/// CipherCask's. Also saves and updates with 0, 1 and 3 indexes, open time, and what an index
+/// entry costs in memory and on disk.
 enum QueriesCommand: BenchCommand {
   static let name = "queries"
-  static let abstract = "Indexed queries (equality, sorted pages, counts) beside the closure scan; index costs."
-  static let usage = "cask-bench queries [--events N[,N...]] [--runs N] [--dir DIR]"
+  static let abstract = "Indexed queries beside the closure scan, SQLCipher's SQL indexes and SQLite+RNCryptor rows."
+  static let usage =
+    "cask-bench queries [--events N[,N...]] [--runs N] [--scan-runs N] [--rounds N] [--peers LIST] [--dir DIR]"
   static let options: [(flag: String, help: String)] = [
-    ("--events N[,N...]", "Collection sizes (default 10000,100000)."),
-    ("--runs N", "Timed runs of each indexed query (default 200; the scans run 3 times)."),
+    ("--events N[,N...]", "Collection sizes (default 100000)."),
+    ("--runs N", "Runs of each indexed query per round, CipherCask and SQLCipher (default 50)."),
+    (
+      "--scan-runs N",
+      "Runs of each scan per round: the closure scan and SQLite+RNCryptor (default 1; 0 leaves both out)."
+    ),
+    ("--rounds N", "Rounds; each starts with the next engine, medians are over rounds (default 3)."),
+    ("--peers LIST", "Comma-separated peers (default sqlcipher,sqlite+rncryptor; 'none' for CipherCask alone)."),
     ("--dir DIR", "Where the scratch stores go (default /tmp)."),
     ("--writes-only", "Only the saves and updates with 0, 1 and 3 indexes."),
     ("-h, --help", "Show help information."),
   ]
 
-  struct Event: Codable, Identifiable, Sendable, Equatable {
-    var id: String
-    var title: String
-    var date: Date
-    var venue: String
-    var city: String
-    var country: String
-    var attendees: [String]
-    var fbUrl: URL?
-    var ticketUrl: URL?
+  /// A peer of the comparison and the executable that runs it.
+  struct Peer {
+    let name: String
+    let executable: String
+    /// Whether its queries are scans, run `--scan-runs` times rather than `--runs`.
+    let scans: Bool
   }
 
-  static let cities = (0..<20).map { "City \($0)" }
+  static let peers = [
+    Peer(name: "sqlcipher", executable: "peer-sqlcipher", scans: false),
+    Peer(name: "sqlite+rncryptor", executable: "peer-sqlite", scans: true),
+  ]
 
-  static func event(_ index: Int, _ generator: inout SystemRandomNumberGenerator) -> Event {
-    let city = cities[Int.random(in: 0..<cities.count, using: &generator)]
-    return Event(
-      id: String(format: "e%07d", index), title: "Event number \(index) of the season",
-      date: Date(timeIntervalSinceReferenceDate: Double(Int.random(in: 700_000_000...900_000_000, using: &generator))),
-      venue: "Hall \(index % 97)", city: city, country: "Country \(index % 7)",
-      attendees: (0..<Int.random(in: 0...6, using: &generator)).map { _ in
-        "p\(Int.random(in: 0..<5_000, using: &generator))"
-      },
-      fbUrl: URL(string: "https://example.com/fb/\(index)"), ticketUrl: URL(string: "https://example.com/t/\(index)"))
+  struct Settings {
+    var runs: Int
+    var scanRuns: Int
+    var rounds: Int
+    var peers: [Peer]
+    var seed: UInt64 = 42
   }
 
   static func run(arguments: [String]) throws {
     var options = Options(arguments)
-    let sizesText = try options.value("--events") ?? "10000,100000"
-    let runsText = try options.value("--runs") ?? "200"
+    let sizesText = try options.value("--events") ?? "100000"
+    let runsText = try options.value("--runs") ?? "50"
+    let scanRunsText = try options.value("--scan-runs") ?? "1"
+    let roundsText = try options.value("--rounds") ?? "3"
+    let peersText = try options.value("--peers") ?? peers.map(\.name).joined(separator: ",")
     let base = try options.value("--dir") ?? "/tmp"
     let writesOnly = options.flag("--writes-only")
     try options.finish()
     if writesOnly {
-      print(try writeCosts(in: base))
+      print(try writeCosts(in: base, seed: 42))
       return
     }
     let sizes = sizesText.split(separator: ",").compactMap { Int($0) }
-    guard !sizes.isEmpty, sizes.allSatisfy({ $0 >= 2_000 }), let runs = Int(runsText), runs > 0 else {
-      throw UsageError("--events takes sizes of at least 2000, --runs a positive number")
+    guard !sizes.isEmpty, sizes.allSatisfy({ $0 >= 2_000 }), let runs = Int(runsText), runs > 0,
+      let scanRuns = Int(scanRunsText), scanRuns >= 0, let rounds = Int(roundsText), rounds > 0
+    else {
+      throw UsageError(
+        "--events takes sizes of at least 2000, --runs and --rounds positive numbers, --scan-runs 0 or more")
     }
+    let names = peersText == "none" ? [] : peersText.split(separator: ",").map(String.init)
+    var chosen: [Peer] = []
+    for name in names {
+      guard let peer = peers.first(where: { $0.name == name }) else {
+        throw UsageError("--peers takes " + peers.map(\.name).joined(separator: ", ") + " or none")
+      }
+      if !peer.scans || scanRuns > 0 { chosen.append(peer) }
+    }
+    try PeerProcess.checkBuilt(chosen.map(\.executable))
+    let settings = Settings(runs: runs, scanRuns: scanRuns, rounds: rounds, peers: chosen)
     for size in sizes {
       let scratch = try ScratchDirectory(in: base)
       defer { scratch.remove() }
-      print(try measure(events: size, runs: runs, in: scratch.path))
+      print(try compare(events: size, settings: settings, in: scratch.path))
       print()
     }
-    print(try writeCosts(in: base))
+    print(try writeCosts(in: base, seed: settings.seed))
   }
 
   static func median(_ runs: Int, _ body: () throws -> Void) rethrows -> Double {
@@ -82,143 +104,58 @@ enum QueriesCommand: BenchCommand {
     }
   }
 
-  static func measure(events count: Int, runs: Int, in directory: String) throws -> String {
-    var generator = SystemRandomNumberGenerator()
-    let objects = (0..<count).map { event($0, &generator) }
-    let options = CaskStore.Options(durability: .never, autoCompaction: nil)
-    let indexedPath = "\(directory)/indexed.cask"
-    let plainPath = "\(directory)/plain.cask"
-    printToStandardError("queries: writing \(count) events into an indexed and a plain store")
-    for (path, indexed) in [(indexedPath, true), (plainPath, false)] {
-      let store = try CaskStore(path: path, password: "bench", options: options)
-      let events =
-        indexed
-        ? store.collection(Event.self, named: "events", indexes: [.index("city", \.city), .index("date", \.date)])
-        : store.collection(Event.self, named: "events")
-      var start = 0
-      while start < count {
-        try events.save(contentsOf: objects[start..<min(count, start + 2_000)])
-        start += 2_000
-      }
-      try store.close()
-    }
-    let diskIndexed = directoryBytes(indexedPath)
-    let diskPlain = directoryBytes(plainPath)
-
-    ProcessMemory.releaseFreeMemory()
-    let heapBeforeOpen = ProcessMemory.heapBytesInUse()
-    var store: CaskStore?
-    let openSeconds = try Stopwatch.seconds {
-      store = try CaskStore(path: indexedPath, password: "bench", options: options)
-    }
-    guard let store else { throw BenchError("no store") }
-    defer { try? store.close() }
-    let heapAfterOpen = ProcessMemory.heapBytesInUse()
-    let events = store.collection(
-      Event.self, named: "events", indexes: [.index("city", \.city), .index("date", \.date)])
-    let city = cities[3]
-    var firstQuery = 0.0
-    firstQuery = try Stopwatch.seconds {
-      _ = try events.query().where(\.city, equals: city).count()
-      _ = try events.query().sorted(by: \.date).limit(1).ids()
-    }
-    let heapAfterIndexes = ProcessMemory.heapBytesInUse()
-
-    var table = Table([
-      ("query (\(Number.grouped(Double(count))) events)", .left), ("index µs", .right), ("scan µs", .right),
-      ("scan / index", .right), ("plan", .left),
-    ])
-    func row(
-      _ label: String, _ query: CaskQuery<Event>, indexed: () throws -> [String], scan: () throws -> [String]
-    ) throws {
-      let expected = try scan()
-      guard try indexed() == expected else { throw BenchError("\(label): the index's answer differs from the scan's") }
-      let indexTime = try median(runs) { _ = try indexed() }
-      let scanTime = try median(3) { _ = try scan() }
-      table.append([
-        label, Number.microseconds(indexTime), Number.microseconds(scanTime), Number.grouped(scanTime / indexTime),
-        try query.explain(),
-      ])
-    }
-    let equality = events.query().where(\.city, equals: city).limit(20)
-    try row("equality, 20 objects", equality) {
-      try equality.fetch().map(\.id)
-    } scan: {
-      try events.fetch(where: { $0.city == city }, limit: 20).map(\.id)
-    }
-    for offset in [0, 1_000] {
-      let page = events.query().where(\.city, equals: city).sorted(by: \.date, ascending: false).offset(offset)
-        .limit(20)
-      try row("20 newest in a city, offset \(offset)", page) {
-        try page.fetch().map(\.id)
-      } scan: {
-        try events.fetch(
-          where: { $0.city == city }, sortedBy: { ($0.date, $0.id) > ($1.date, $1.id) }, limit: 20, offset: offset
-        ).map(\.id)
-      }
-    }
-    let counting = events.query().where(\.city, equals: city)
-    try row("count() of a city", counting) {
-      [String(try counting.count())]
-    } scan: {
-      [String(try events.filter { $0.city == city }.count)]
-    }
-    let perObject = Double(heapAfterIndexes - heapAfterOpen) / Double(count) / 2
-    return table.render()
-      + "\n\nOpen with 2 indexes: \(Number.fixed(openSeconds * 1000, 1)) ms (heap \(Number.grouped(Double(heapAfterOpen - heapBeforeOpen) / Double(count))) B per event, keys included); "
-      + "first queries (in-memory entries built from the keys): \(Number.fixed(firstQuery * 1000, 1)) ms.\n"
-      + "Memory: \(Number.grouped(perObject)) B per object per index for the in-memory entries "
-      + "(heap after the first queries, over 2 indexes).\n"
-      + "Disk: \(Number.grouped(Double(diskIndexed - diskPlain) / Double(count) / 2)) B per object per index "
-      + "(\(Number.grouped(Double(diskIndexed))) B with 2 indexes, \(Number.grouped(Double(diskPlain))) B without; after the writes, before compaction).\n"
-      + "Load average \(EngineCommand.loadAverage())."
+  /// Per engine and query, the seconds of one operation in each round.
+  struct Figures {
+    var cask: [String: [Double]] = [:]
+    var scan: [String: [Double]] = [:]
+    var peers: [String: [String: [Double]]] = [:]
+    var peerFill: [String: Double] = [:]
+    var peerSetups: [String: String] = [:]
   }
 
-  /// Saves and updates with 0, 1 and 3 indexes, each into a fresh store of 10,000 events.
-  static func writeCosts(in base: String) throws -> String {
-    var generator = SystemRandomNumberGenerator()
-    let base10k = (0..<10_000).map { event($0, &generator) }
-    let fresh = (10_000..<12_000).map { event($0, &generator) }
-    let indexSets: [(String, [CaskIndex<Event>])] = [
-      ("0 indexes", []),
-      ("1 index (city)", [.index("city", \.city)]),
-      (
-        "3 indexes (city, date, country)",
-        [.index("city", \.city), .index("date", \.date), .index("country", \.country)]
-      ),
-      (
-        "3 indexes (city, date, attendee each: 3 per event)",
-        [.index("city", \.city), .index("date", \.date), .index("attendee", each: \.attendees)]
-      ),
-    ]
-    var table = Table([
-      ("writes into 10,000 events (.never)", .left), ("save µs", .right), ("update µs", .right),
-      ("save / 0 indexes", .right),
-    ])
-    var baseline = 0.0
-    for (label, indexes) in indexSets {
-      let scratch = try ScratchDirectory(in: base)
-      defer { scratch.remove() }
-      let store = try CaskStore(
-        path: "\(scratch.path)/w.cask", password: "bench", options: .init(durability: .never, autoCompaction: nil))
-      defer { try? store.close() }
-      let events = store.collection(Event.self, named: "events", indexes: indexes)
-      try events.save(contentsOf: base10k)
-      _ = try events.query().where(\.city, equals: cities[0]).count()
-      let save = try Stopwatch.seconds { for event in fresh { try events.save(event) } } / Double(fresh.count)
-      let update =
-        try Stopwatch.seconds {
-          for (index, var event) in fresh.enumerated() {
-            event.city = cities[index % cities.count]
-            event.date = event.date.addingTimeInterval(60)
-            try events.save(event)
+  static func compare(events count: Int, settings: Settings, in directory: String) throws -> String {
+    let cask = try CaskQuerySide(events: count, seed: settings.seed, in: directory)
+    defer { cask.close() }
+    var figures = Figures()
+    var answers: [String: String] = [:]
+    var peerAnswers: [String: [String: String]] = [:]
+    let turns = ["ciphercask"] + settings.peers.map(\.name)
+    for round in 0..<settings.rounds {
+      for turn in 0..<turns.count {
+        let engine = turns[(round + turn) % turns.count]
+        printToStandardError("queries: round \(round + 1) of \(settings.rounds), \(engine), \(count) events")
+        if engine == "ciphercask" {
+          for (name, result) in try cask.round(runs: settings.runs, scanRuns: settings.scanRuns) {
+            figures.cask[name, default: []].append(result.indexed)
+            if let scan = result.scan { figures.scan[name, default: []].append(scan) }
+            answers[name] = result.answer
           }
-        } / Double(fresh.count)
-      if indexes.isEmpty { baseline = save }
-      table.append([
-        label, Number.microseconds(save), Number.microseconds(update), Number.fixed(save / baseline, 2),
-      ])
+          continue
+        }
+        guard let peer = settings.peers.first(where: { $0.name == engine }) else { continue }
+        let report = try PeerProcess.run(
+          peer.executable,
+          [
+            "queries", "--engine", peer.name, "--events", String(count), "--runs",
+            String(peer.scans ? settings.scanRuns : settings.runs), "--dir", directory, "--seed", String(settings.seed),
+          ])
+        figures.peerSetups[peer.name] = report.setup
+        for workload in report.workloads {
+          let perOperation = PeerStatistics.median(workload.seconds) / Double(max(workload.operations, 1))
+          if workload.name == "fill" {
+            figures.peerFill[peer.name] = perOperation
+          } else {
+            figures.peers[peer.name, default: [:]][workload.name, default: []].append(perOperation)
+          }
+        }
+        peerAnswers[peer.name] = report.answers ?? [:]
+      }
     }
-    return table.render()
+    for (peer, theirs) in peerAnswers {
+      for (name, answer) in theirs where answers[name] != answer {
+        throw BenchError("\(name): \(peer)'s answer differs from CipherCask's")
+      }
+    }
+    return report(events: count, cask: cask, figures: figures, settings: settings)
   }
 }

@@ -10,6 +10,7 @@ import Foundation
 let subcommands: [any BenchCommand.Type] = [
   CodecCommand.self,
   EngineCommand.self,
+  IndexCommand.self,
   PeersCommand.self,
   ObjectsCommand.self,
   QueriesCommand.self,

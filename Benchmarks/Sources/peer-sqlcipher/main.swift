@@ -1,13 +1,15 @@
 // peer-sqlcipher: SQLCipher (libsqlcipher) for `cask-bench peers`: the same table as
 // peer-sqlite in a database encrypted page by page (AES-256-CBC, HMAC per page), values stored
-// plain inside it. Its own process: SQLCipher exports SQLite's symbols.
+// plain inside it; for `cask-bench queries`, events with SQL indexes on the queried fields.
+// Its own process: SQLCipher exports SQLite's symbols.
 import CSQLCipher
 import PeerKit
 
 let library = SQLiteLibrary(
   openV2: sqlite3_open_v2, closeV2: sqlite3_close_v2, prepareV2: sqlite3_prepare_v2, step: sqlite3_step,
   reset: sqlite3_reset, finalize: sqlite3_finalize, bindText: sqlite3_bind_text, bindBlob: sqlite3_bind_blob,
-  columnBlob: sqlite3_column_blob, columnBytes: sqlite3_column_bytes, errmsg: sqlite3_errmsg,
+  bindDouble: sqlite3_bind_double, bindInt64: sqlite3_bind_int64, columnBlob: sqlite3_column_blob,
+  columnInt64: sqlite3_column_int64, columnBytes: sqlite3_column_bytes, errmsg: sqlite3_errmsg,
   busyTimeout: sqlite3_busy_timeout,
   codes: .init(
     ok: SQLITE_OK, row: SQLITE_ROW, done: SQLITE_DONE, openReadWrite: SQLITE_OPEN_READWRITE,
@@ -22,4 +24,4 @@ let sqlcipher = SQLiteSetup(
   name: "sqlcipher",
   description: "SQLCipher 3.4.1 (SQLite \(String(cString: sqlite3_libversion()))), PRAGMA key, cipher_page_size 4096")
 
-PeerMain.run(stores: [SQLiteOpener(sqlcipher)])
+PeerMain.run(stores: [SQLiteOpener(sqlcipher)], eventStores: [SQLiteEventOpener(sqlcipher)])

@@ -53,7 +53,8 @@ struct IndexKey: Hashable, Sendable {
 }
 
 /// Where the current record of a key lives: 12 bytes, kept in a 32-byte slot of a
-/// `KeyTable` with the key's hash and (up to 16 bytes) the key itself.
+/// `KeyTable` with the key's hash and the key itself (up to 16 bytes) or its place in the
+/// table's `KeyArena`.
 struct RecordLocation: Equatable, Sendable {
   var segment: UInt32
   var offset: UInt32
@@ -140,25 +141,24 @@ struct KeyDirectory: Sendable {
   /// Sets or removes a key's location, keeping `count` right. Returns the previous location.
   @discardableResult
   private mutating func setLocation(_ location: RecordLocation?, for key: IndexKey) -> RecordLocation? {
-    IndexKey.withUTF8(of: key.string) { bytes in setLocation(location, forBytes: bytes) { key.string } }
+    IndexKey.withUTF8(of: key.string) { bytes in setLocation(location, forBytes: bytes) }
   }
 
-  /// Sets or removes the location of the key with UTF-8 `bytes`; `string` makes the key's
-  /// `String` when a table must keep it (a new key over 16 bytes).
+  /// Sets or removes the location of the key with UTF-8 `bytes`.
   @discardableResult
-  private mutating func setLocation(
-    _ location: RecordLocation?, forBytes bytes: UnsafeRawBufferPointer, string: () -> String
-  ) -> RecordLocation? {
+  private mutating func setLocation(_ location: RecordLocation?, forBytes bytes: UnsafeRawBufferPointer)
+    -> RecordLocation?
+  {
     let previous: RecordLocation?
     if let group = Self.group(ofBytes: bytes) {
       if let location {
-        previous = groups[group, default: KeyTable()].updateValue(location, forKey: bytes, string: string)
+        previous = groups[group, default: KeyTable()].updateValue(location, forKey: bytes)
       } else {
         previous = groups[group]?.removeValue(forKey: bytes)
         if groups[group]?.count == 0 { groups[group] = nil }
       }
     } else if let location {
-      previous = ungrouped.updateValue(location, forKey: bytes, string: string)
+      previous = ungrouped.updateValue(location, forKey: bytes)
     } else {
       previous = ungrouped.removeValue(forKey: bytes)
     }
@@ -178,12 +178,12 @@ struct KeyDirectory: Sendable {
     return true
   }
 
-  /// `applyPut` for a key given as valid UTF-8 bytes (open indexes hints this way, making a
-  /// `String` only for keys over 16 bytes).
+  /// `applyPut` for a key given as valid UTF-8 bytes (open indexes hints this way, making no
+  /// `String`).
   @discardableResult
   mutating func applyPut(keyBytes: UnsafeRawBufferPointer, at location: RecordLocation) -> Bool {
     usage[location.segment, default: SegmentUsage()].totalBytes += UInt64(location.length)
-    let old = setLocation(location, forBytes: keyBytes) { String(decoding: keyBytes, as: UTF8.self) }
+    let old = setLocation(location, forBytes: keyBytes)
     guard let old else { return false }
     usage[old.segment, default: SegmentUsage()].deadBytes += UInt64(old.length)
     return true
@@ -196,7 +196,7 @@ struct KeyDirectory: Sendable {
     segmentUsage.totalBytes += UInt64(location.length)
     segmentUsage.deadBytes += UInt64(location.length)
     usage[location.segment] = segmentUsage
-    guard let old = setLocation(nil, forBytes: keyBytes, string: { "" }) else { return false }
+    guard let old = setLocation(nil, forBytes: keyBytes) else { return false }
     usage[old.segment, default: SegmentUsage()].deadBytes += UInt64(old.length)
     return true
   }

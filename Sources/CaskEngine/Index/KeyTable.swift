@@ -11,21 +11,21 @@
 /// 0 key(16)  16 segment(4)  20 offset(4)  24 length(4)  28 meta(4): hash(27 bits) << 5 | tag(5 bits)
 /// ```
 /// A key of up to 16 bytes is stored in the slot itself, zero-padded, and the tag is its
-/// length; a longer key is kept as a `String` in `longKeys`, the slot holds its index there
-/// (bytes 0–7) and the tag is `longTag`. The tag is 0 in an empty slot (no key is empty).
+/// length; a longer key's bytes are in `arena` (`KeyArena`), the slot holds their position
+/// there (bytes 0–7) and their length (bytes 8–11), and the tag is `longTag`. The tag is 0 in an empty slot (no key is empty).
 /// The 27-bit hash is kept so that growing never hashes a key again; comparing the meta
 /// word finds almost every mismatch (hash and length at once) without touching a key.
 ///
 /// Linear probing from `hash * capacity >> 27`, at most 80% full; removal shifts later
 /// entries back, so there are no tombstones. The capacity is not a power of two: the table
 /// is sized exactly when open knows how many keys are coming, which keeps it at 40 bytes per
-/// key (plus the `String` of each key over 16 bytes). 27 bits of hash spread homes evenly
+/// key (plus the bytes of each key over 16 bytes, in the arena). 27 bits of hash spread homes evenly
 /// up to about 10^8 slots.
 ///
 /// Copy on write, like the standard collections.
 struct KeyTable: Sendable {
   static let slotLength = 32
-  /// The tag of a slot whose key is in `longKeys`.
+  /// The tag of a slot whose key is in `arena`.
   static let longTag: UInt32 = 31
   /// The longest key stored in the slot itself.
   static let inlineLimit = 16
@@ -35,9 +35,8 @@ struct KeyTable: Sendable {
   private static let maximumLoadFifths = 4
 
   private var storage: Storage
-  /// Keys over 16 bytes; `nil` where a removed key was (reused through `freeLongKeys`).
-  private var longKeys: [String?] = []
-  private var freeLongKeys: [Int] = []
+  /// The bytes of keys over 16 bytes.
+  private var arena = KeyArena()
 
   /// Number of keys.
   private(set) var count = 0
@@ -98,6 +97,9 @@ struct KeyTable: Sendable {
   /// The slots allocated (each 32 bytes).
   var capacity: Int { storage.capacity }
 
+  /// Bytes allocated for the slots and the arena of long keys.
+  var allocatedBytes: Int { storage.capacity * Self.slotLength + arena.allocatedBytes }
+
   // MARK: Hashing and slots
 
   /// The meta word a slot holding `key` has: its 27-bit hash (SipHash, seeded per process,
@@ -140,8 +142,10 @@ struct KeyTable: Sendable {
     slot.storeBytes(of: location.length, toByteOffset: 24, as: UInt32.self)
   }
 
-  private func longKeyIndex(_ slot: UnsafeMutableRawPointer) -> Int {
-    Int(slot.load(fromByteOffset: 0, as: UInt64.self))
+  /// The bytes of the long key in `slot`, in the arena.
+  private func longKey(_ slot: UnsafeMutableRawPointer) -> UnsafeRawBufferPointer {
+    arena.bytes(
+      at: slot.load(fromByteOffset: 0, as: UInt64.self), count: Int(slot.load(fromByteOffset: 8, as: UInt32.self)))
   }
 
   /// Whether the occupied `slot` holds `key` (whose meta word is `meta`).
@@ -149,10 +153,8 @@ struct KeyTable: Sendable {
   private func matches(_ slot: UnsafeMutableRawPointer, _ key: UnsafeRawBufferPointer, meta: UInt32) -> Bool {
     guard Self.storedMeta(slot) == meta else { return false }
     if meta & Self.tagMask == Self.longTag {
-      guard let stored = longKeys[longKeyIndex(slot)] else { return false }
-      return IndexKey.withUTF8(of: stored) {
-        $0.count == key.count && memcmp($0.baseAddress!, key.baseAddress!, key.count) == 0
-      }
+      let stored = longKey(slot)
+      return stored.count == key.count && memcmp(stored.baseAddress!, key.baseAddress!, key.count) == 0
     }
     return memcmp(slot, key.baseAddress!, key.count) == 0
   }
@@ -216,7 +218,7 @@ struct KeyTable: Sendable {
   }
 
   private func key(in slot: UnsafeMutableRawPointer, tag: UInt32) -> String {
-    if tag == Self.longTag { return longKeys[longKeyIndex(slot)] ?? "" }
+    if tag == Self.longTag { return String(decoding: longKey(slot), as: UTF8.self) }
     // Stored only after it was checked to be UTF-8.
     return String(decoding: UnsafeRawBufferPointer(start: slot, count: Int(tag)), as: UTF8.self)
   }
@@ -233,13 +235,10 @@ struct KeyTable: Sendable {
 
   /// Sets `key`'s location.
   ///
-  /// - Parameter string: the key as a `String`, asked for only when a key over 15 bytes is new.
   /// - Returns: the location it replaces, if any.
   /// - Complexity: O(1) on average.
   @discardableResult
-  mutating func updateValue(
-    _ location: RecordLocation, forKey key: UnsafeRawBufferPointer, string: () -> String
-  ) -> RecordLocation? {
+  mutating func updateValue(_ location: RecordLocation, forKey key: UnsafeRawBufferPointer) -> RecordLocation? {
     precondition(key.count > 0, "KeyTable: empty key")
     let meta = Self.meta(key)
     makeUnique()
@@ -259,16 +258,8 @@ struct KeyTable: Sendable {
     }
     let slot = slot(index)
     if key.count > Self.inlineLimit {
-      let stored = string()
-      let position: Int
-      if let free = freeLongKeys.popLast() {
-        longKeys[free] = stored
-        position = free
-      } else {
-        longKeys.append(stored)
-        position = longKeys.count - 1
-      }
-      slot.storeBytes(of: UInt64(position), toByteOffset: 0, as: UInt64.self)
+      slot.storeBytes(of: arena.append(key), toByteOffset: 0, as: UInt64.self)
+      slot.storeBytes(of: UInt32(key.count), toByteOffset: 8, as: UInt32.self)
     } else {
       slot.copyMemory(from: key.baseAddress!, byteCount: key.count)
     }
@@ -292,9 +283,7 @@ struct KeyTable: Sendable {
     let removed = slot(hole)
     let old = Self.location(removed)
     if Self.tag(removed) == Self.longTag {
-      let position = longKeyIndex(removed)
-      longKeys[position] = nil
-      freeLongKeys.append(position)
+      arena.release(count: Int(removed.load(fromByteOffset: 8, as: UInt32.self)))
     }
     // Shift back the entries after the hole that may move into it (no tombstones).
     let capacity = storage.capacity
@@ -314,10 +303,24 @@ struct KeyTable: Sendable {
     slot(hole).initializeMemory(as: UInt8.self, repeating: 0, count: Self.slotLength)
     count -= 1
     if count == 0 {
-      longKeys.removeAll()
-      freeLongKeys.removeAll()
+      arena = KeyArena()
+    } else if arena.wantsPacking {
+      packLongKeys()
     }
     return old
+  }
+
+  /// Copies the long keys still in use into a fresh arena, leaving the removed ones behind.
+  ///
+  /// - Complexity: O(capacity + bytes of the long keys).
+  private mutating func packLongKeys() {
+    var packed = KeyArena()
+    for index in 0..<storage.capacity {
+      let slot = slot(index)
+      guard Self.tag(slot) == Self.longTag else { continue }
+      slot.storeBytes(of: packed.append(longKey(slot)), toByteOffset: 0, as: UInt64.self)
+    }
+    arena = packed
   }
 
   private mutating func makeUnique() {

@@ -15,7 +15,7 @@ import Foundation
 /// collection that moves to this coder keeps reading what it stored before; objects take the
 /// binary encoding as they are saved again.
 ///
-/// Damaged bytes throw `DecodingError.dataCorrupted` (inside `CaskError.decoding` when a
+/// Damaged bytes throw `DecodingError.dataCorrupted` (inside `CollectionError.decoding` when a
 /// collection reads them): every length is checked against the bytes left before anything is
 /// allocated for it.
 public struct BinaryCaskCoder: CaskCoder {

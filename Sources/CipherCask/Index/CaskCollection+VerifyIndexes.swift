@@ -16,7 +16,7 @@ extension CaskCollection {
     let check = { () throws -> IndexVerification in
       var report = IndexVerification(objects: 0, indexes: [:])
       var expected: [[String: Set<ByteString>]] = definition.descriptors.map { _ in [:] }
-      var failures: [CaskError] = []
+      var failures: [CollectionError] = []
       try forEachObject(onDecodingFailure: .skip, failures: &failures) { object in
         report.objects += 1
         let texts = definition.texts(of: object)

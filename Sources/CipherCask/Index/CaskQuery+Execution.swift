@@ -268,7 +268,7 @@ extension CaskQuery {
         if predicates.allSatisfy({ $0.matches(object) }), try accepts(object, plan) { matches.append((id, object)) }
       }
     } else {
-      var failures: [CaskError] = []
+      var failures: [CollectionError] = []
       try collection.forEachObject(onDecodingFailure: .fail, failures: &failures) { object in
         if try accepts(object, plan) { matches.append((object.id.description, object)) }
       }

@@ -17,13 +17,32 @@ final class CipherKey: Sendable {
   /// A context for one message with `iv`.
   func start(iv: UnsafeRawBufferPointer, encrypt: Bool) throws -> CipherContext {
     let pool = encrypt ? encryptors : decryptors
+    return CipherContext(context: try prepare(iv: iv, encrypt: encrypt), pool: pool)
+  }
+
+  /// Runs `body` with a pooled context set up for one whole message with `iv`, then gives the
+  /// context back (or frees it, which wipes it, when `secret`: it keeps the last block of
+  /// plaintext). No object per message, for the one-shot paths.
+  func withPass<Result>(
+    iv: UnsafeRawBufferPointer, encrypt: Bool, secret: Bool = false, _ body: (CipherPass) throws -> Result
+  ) throws -> Result {
+    let context = try prepare(iv: iv, encrypt: encrypt)
+    defer {
+      if secret { EVP_CIPHER_CTX_free(context) } else { (encrypt ? encryptors : decryptors).give(context) }
+    }
+    return try body(CipherPass(context: context))
+  }
+
+  /// An idle context of the direction's pool (or a new one, keyed) with its IV set.
+  private func prepare(iv: UnsafeRawBufferPointer, encrypt: Bool) throws -> OpaquePointer {
+    let pool = encrypt ? encryptors : decryptors
     let ivPointer = iv.baseAddress?.assumingMemoryBound(to: UInt8.self)
     if let context = pool.take() {
       guard EVP_CipherInit_ex2(context, nil, nil, ivPointer, encrypt ? 1 : 0, nil) == 1 else {
         EVP_CIPHER_CTX_free(context)
         throw LibCrypto.failure("EVP_CipherInit_ex2")
       }
-      return CipherContext(context: context, pool: pool)
+      return context
     }
     let algorithm = try LibCrypto.algorithms().aes256CBC
     guard let context = EVP_CIPHER_CTX_new() else { throw LibCrypto.failure("EVP_CIPHER_CTX_new") }
@@ -36,7 +55,7 @@ final class CipherKey: Sendable {
       EVP_CIPHER_CTX_free(context)
       throw LibCrypto.failure("EVP_CipherInit_ex2")
     }
-    return CipherContext(context: context, pool: pool)
+    return context
   }
 }
 
@@ -46,17 +65,18 @@ extension CipherKey {
   func decryptBlocks(iv: UnsafeRawBufferPointer, _ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawPointer)
     throws
   {
-    let context = try start(iv: iv, encrypt: false)
-    context.setPadding(false)
-    defer { context.setPadding(true) }  // as the pool's contexts expect
-    guard try context.update(input, into: output) == input.count else { throw LibCrypto.failure("EVP_CipherUpdate") }
+    try withPass(iv: iv, encrypt: false) { pass in
+      pass.setPadding(false)
+      defer { pass.setPadding(true) }  // as the pool's contexts expect
+      guard try pass.update(input, into: output) == input.count else { throw LibCrypto.failure("EVP_CipherUpdate") }
+    }
   }
 }
 
-/// An AES-256-CBC context with PKCS#7 padding, encrypting or decrypting one message. It goes
-/// back to its key's pool when released.
+/// An AES-256-CBC context with PKCS#7 padding, encrypting or decrypting one message, for the
+/// streaming paths. It goes back to its key's pool when released.
 final class CipherContext {
-  private let context: OpaquePointer
+  private let pass: CipherPass
   private let pool: ContextPool
   /// Set for a message whose plaintext is a secret: the context keeps the last block's
   /// plaintext in its block buffer after `finish`, so it is freed (libcrypto wipes it) instead
@@ -64,17 +84,36 @@ final class CipherContext {
   var holdsSecret = false
 
   fileprivate init(context: OpaquePointer, pool: ContextPool) {
-    self.context = context
+    self.pass = CipherPass(context: context)
     self.pool = pool
   }
 
   deinit {
     if holdsSecret {
-      EVP_CIPHER_CTX_free(context)
+      EVP_CIPHER_CTX_free(pass.context)
     } else {
-      pool.give(context)
+      pool.give(pass.context)
     }
   }
+
+  /// Turns PKCS#7 padding off (whole blocks in, the same blocks out) or back on.
+  func setPadding(_ on: Bool) { pass.setPadding(on) }
+
+  /// Processes `input` into `output`, which must have room for `input.count + 16` bytes.
+  /// - Returns: the number of bytes written.
+  func update(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawPointer) throws -> Int {
+    try pass.update(input, into: output)
+  }
+
+  /// Writes the last block (encryption: padding; decryption: checks and strips it).
+  /// - Returns: the number of bytes written, or `nil` when decryption found bad padding.
+  func finish(into output: UnsafeMutableRawPointer) -> Int? { pass.finish(into: output) }
+}
+
+/// The calls on one context during one message; its owner (`CipherContext` or
+/// `CipherKey.withPass`) decides where the context goes afterwards.
+struct CipherPass {
+  fileprivate let context: OpaquePointer
 
   /// Turns PKCS#7 padding off (whole blocks in, the same blocks out) or back on.
   func setPadding(_ on: Bool) {

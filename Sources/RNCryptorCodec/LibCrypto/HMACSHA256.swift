@@ -37,8 +37,35 @@ final class HMACKey: @unchecked Sendable {
     HMACContext(key: self)
   }
 
+  /// Writes the 32-byte MAC of `bytes`, a whole message, to `output`. The running state is a
+  /// copy on the stack, wiped before returning: no allocation for a one-shot message.
+  func authenticate(_ bytes: UnsafeRawBufferPointer, into output: UnsafeMutableRawPointer) throws {
+    var state = states[0]
+    defer { withUnsafeMutableBytes(of: &state) { LibCrypto.cleanse($0) } }
+    if let base = bytes.baseAddress, bytes.count > 0 {
+      guard SHA256_Update(&state, base, bytes.count) == 1 else { throw LibCrypto.failure("SHA256_Update") }
+    }
+    try Self.finish(&state, outer: states + 1, into: output)
+  }
+
+  /// Ends a running HMAC: the inner digest goes to `output` first, then is hashed under a copy
+  /// of the outer state, which leaves the MAC there.
+  fileprivate static func finish(
+    _ state: inout SHA256_CTX, outer: UnsafeMutablePointer<SHA256_CTX>, into output: UnsafeMutableRawPointer
+  ) throws {
+    let digest = output.assumingMemoryBound(to: UInt8.self)
+    guard SHA256_Final(digest, &state) == 1 else { throw LibCrypto.failure("SHA256_Final") }
+    state = outer.pointee
+    guard SHA256_Update(&state, digest, RNCryptor.Format.hmacLength) == 1, SHA256_Final(digest, &state) == 1 else {
+      throw LibCrypto.failure("SHA256_Final")
+    }
+  }
+
   fileprivate var inner: SHA256_CTX { states[0] }
-  fileprivate var outer: SHA256_CTX { states[1] }
+
+  fileprivate func finishState(_ state: inout SHA256_CTX, into output: UnsafeMutableRawPointer) throws {
+    try Self.finish(&state, outer: states + 1, into: output)
+  }
 }
 
 /// A running HMAC-SHA256 over one message.
@@ -63,12 +90,6 @@ final class HMACContext {
 
   /// Writes the 32-byte MAC to `output`.
   func finish(into output: UnsafeMutableRawPointer) throws {
-    let digest = output.assumingMemoryBound(to: UInt8.self)
-    // The inner digest goes to `output` first, then is hashed under the outer state.
-    guard SHA256_Final(digest, &state) == 1 else { throw LibCrypto.failure("SHA256_Final") }
-    state = key.outer
-    guard SHA256_Update(&state, digest, RNCryptor.Format.hmacLength) == 1, SHA256_Final(digest, &state) == 1 else {
-      throw LibCrypto.failure("SHA256_Final")
-    }
+    try key.finishState(&state, into: output)
   }
 }

@@ -19,6 +19,7 @@ enum CreateCommand: Subcommand {
       }
     }
     let password = try PasswordSource.password(arguments, subject: "the new store '\(path)'", confirm: true)
+    PasswordStrength.warnIfWeak(password, skip: arguments.flag("accept-weak-password"))
     let store = try StoreAccess.open(path, password: password, options: StoreAccess.options(.readWrite, create: true))
     try StoreAccess.run(store) { _ in }
     StandardStream.error.write("Created store \(MessageText.quoted(path)).\n")

@@ -6,17 +6,20 @@ import Foundation
 enum ExportCommand: Subcommand {
   static var spec: CommandSpec { .export }
 
-  /// The listing file: which file holds which key.
+  /// The listing file: which file holds which key, and the SHA-256 of each file's bytes.
   struct Listing: Codable {
     struct Entry: Codable {
       var file: String
       var key: String
       var collection: String?
       var id: String?
+      /// The SHA-256 of the file's bytes (for `rncryptor`, of the encrypted message), in hex;
+      /// absent in version 1 listings.
+      var sha256: String?
     }
 
     var format = "cask-export"
-    var version = 1
+    var version = 2
     var encoding: String
     var entries: [Entry] = []
   }
@@ -28,11 +31,15 @@ enum ExportCommand: Subcommand {
     if let collection { _ = try KeyText.collectionPrefix(collection, spec) }
     let format = arguments.option("format") ?? "rncryptor"
     let encrypted = format == "rncryptor"
+    if !encrypted && PasswordSource.exportPasswordGiven(arguments) {
+      throw CLIError.usage("an export password is for --format rncryptor: the other formats are not encrypted", spec)
+    }
     if format == "jsonl" { return try runJSONLines(arguments, path: path, destination: directory) }
     if directory == "-" { throw CLIError.usage("'-' (standard output) needs --format jsonl", spec) }
     try checkDestination(directory)
     try StoreAccess.requireExisting(path)
     let password = try PasswordSource.password(arguments, subject: "store '\(path)'")
+    let exportPassword = try encrypted ? PasswordSource.exportPassword(arguments) : nil
     let store = try StoreAccess.open(path, password: password, options: StoreAccess.options(.readOnly))
     let regions = store.stats().recovery.corruptRegions
     let unreadable = store.stats().recovery.unreadableSegments
@@ -41,7 +48,7 @@ enum ExportCommand: Subcommand {
       if let collection, keys.isEmpty {
         throw CLIError.failure("store '\(path)' has no collection '\(collection)'")
       }
-      let files = try ExportFiles(directory: directory, encryptedWith: encrypted ? password : nil)
+      let files = try ExportFiles(directory: directory, encryptedWith: encrypted ? exportPassword ?? password : nil)
       // Ctrl-C, kill or a closed terminal: the files go too, then the process ends by the signal.
       return try Interruption.cleaningUp({ files.removeAll(keepingLock: true) }) {
         do {
@@ -65,8 +72,9 @@ enum ExportCommand: Subcommand {
           skipped: Reports.skipped(skipped)))
     } else if encrypted {
       StandardStream.output.write(
-        "Exported \(counted(count, "value")) of \(source) to \(folder) as RNCryptor v3 files; "
-          + "\(listingName) (encrypted too) maps the file names to keys.\n")
+        "Exported \(counted(count, "value")) of \(source) to \(folder) as RNCryptor v3 files"
+          + (exportPassword == nil ? "" : " under the export password")
+          + "; \(listingName) (encrypted too) maps the file names to keys.\n")
     } else {
       StandardStream.output.write(
         "Exported \(counted(count, "value")) of \(source) to \(folder) as plaintext files; \(listingName) maps them to keys"
@@ -112,12 +120,12 @@ enum ExportCommand: Subcommand {
         continue
       }
       guard let value = read else { continue }
-      let name = try files.write(value)
+      let (name, digest) = try files.write(value)
       let separator = key.utf8.firstIndex(of: 0)
       listing.entries.append(
         Listing.Entry(
           file: name, key: key, collection: separator.map { String(key[..<$0]) },
-          id: separator.map { String(key[key.index(after: $0)...]) }))
+          id: separator.map { String(key[key.index(after: $0)...]) }, sha256: digest))
       counter.add(1)
     }
     if encrypted { listing.entries.sort { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) } }
@@ -143,7 +151,7 @@ enum ExportCommand: Subcommand {
         throw CLIError.failure("store '\(path)' has no collection '\(collection)'")
       }
       return try JSONLinesExport.run(
-        keys, of: store, to: destination, skippingDamaged: arguments.flag("skip-damaged"))
+        keys, of: store, to: destination, collection: collection, skippingDamaged: arguments.flag("skip-damaged"))
     }
     let named = MessageText.quoted(path)
     let source = collection.map { "collection \(MessageText.quoted($0)) of store \(named)" } ?? "store \(named)"
@@ -169,6 +177,9 @@ enum ExportCommand: Subcommand {
     if destination != "-" {
       StandardStream.error.write(
         "warning: \(MessageText.quoted(destination)) is NOT encrypted: anyone who can read it can read the data\n")
+    } else if StandardStream.output.isTerminal {
+      StandardStream.error.write(
+        "warning: the lines above are NOT encrypted: the terminal shows the data in plaintext\n")
     }
     guard arguments.flag("skip-damaged") else { return }
     let lost = DamageList.lines(

@@ -6,8 +6,6 @@ import Foundation
 enum ImportCommand: Subcommand {
   static var spec: CommandSpec { .import }
 
-  static let defaultBatchSize = 1000
-
   struct Totals {
     var objects = 0
     var inserted = 0
@@ -22,12 +20,14 @@ enum ImportCommand: Subcommand {
     let collection = arguments.requiredOption("collection")
     let prefix = try KeyText.collectionPrefix(collection, spec)
     let idField = arguments.requiredOption("id-key")
-    let batchSize = try arguments.positiveInteger("batch-size") ?? defaultBatchSize
+    // Without --batch-size the whole input is one atomic batch: an error anywhere writes nothing.
+    let batchSize = try arguments.positiveInteger("batch-size") ?? Int.max
     let remote = RemoteFetch.isURL(file) ? try RemoteFetch.url(file, argument: "file", spec: spec) : nil
-    let headers = arguments.optionValues("header")
-    if remote == nil && !headers.isEmpty {
-      throw CLIError.usage("--header is for downloads: <file> is not an http:// or https:// URL", spec)
+    if remote == nil && RemoteHeaders.anyGiven(arguments) {
+      throw CLIError.usage(
+        "--header and --header-file are for downloads: <file> is not an http:// or https:// URL", spec)
     }
+    let fetch = try remote.map { _ in try RemoteFetch(arguments) }
     let fromStdin = file == "-"
     if fromStdin && arguments.flag("password-stdin") {
       throw CLIError.usage("--password-stdin cannot be used with '-': standard input carries the objects", spec)
@@ -37,7 +37,7 @@ enum ImportCommand: Subcommand {
     defer { try? input?.close() }
     let totals = try StoreAccess.withStore(path, arguments, mode: .readWrite) { store in
       // A URL is downloaded whole before anything is read: a failed download writes nothing.
-      let body = try remote.map { try download($0, headers: headers) }
+      let body = try remote.map { try download($0, with: fetch) }
       var offset = 0
       let reader = JSONRecordReader { count in
         if let body {
@@ -87,7 +87,7 @@ enum ImportCommand: Subcommand {
             if batch.isEmpty { batchLine = record.line }
             let key = try prefix + ImportID.of(record, field: idField)
             guard key.utf8.count <= CaskFormat.maximumKeyLength else {
-              throw CaskError.invalidImport(reason: "the id is too long for a key", line: record.line)
+              throw CollectionError.invalidImport(reason: "the id is too long for a key", line: record.line)
             }
             batch.append((key, record.bytes))
             lastLine = record.line
@@ -96,7 +96,7 @@ enum ImportCommand: Subcommand {
           }
           guard shouldContinue() else { return interrupted() }
           if !batch.isEmpty { try commit() }
-        } catch CaskError.invalidImport(let reason, let line) {
+        } catch CollectionError.invalidImport(let reason, let line) {
           let place = line.map { "line \($0) of \(name)" } ?? name
           // With no object pending, the batches so far are all in: nothing is lost before the error.
           let from = batch.isEmpty ? (line ?? batchLine) : batchLine
@@ -138,10 +138,11 @@ enum ImportCommand: Subcommand {
   /// The body of `url`, with a spinner on a terminal while it comes.
   ///
   /// - Throws: `CLIError.failure` naming the URL (without its query), never a header value.
-  private static func download(_ url: URL, headers: [String]) throws -> Data {
+  private static func download(_ url: URL, with fetch: RemoteFetch?) throws -> Data {
     let progress = ProgressBar.start("Downloading", total: nil, unit: .time) { 0 }
     defer { progress?.finish() }
-    return try RemoteFetch(headers: headers).get(url, doing: "cannot download")
+    guard let fetch else { throw CLIError.failure("cannot download '\(RemoteFetch.display(url))'") }
+    return try fetch.get(url, doing: "cannot download")
   }
 
   /// The input file (nil for standard input), its size when known, and its name for messages.

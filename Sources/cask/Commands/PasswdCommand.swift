@@ -9,6 +9,7 @@ enum PasswdCommand: Subcommand {
     let path = arguments.argument("store")
     try StoreAccess.withStore(path, arguments, mode: .readWrite) { store in
       let newPassword = try PasswordSource.newPassword(arguments, subject: "store '\(path)'")
+      PasswordStrength.warnIfWeak(newPassword, skip: arguments.flag("accept-weak-password"))
       let progress = ProgressBar.start("Changing the password", total: nil, unit: .time) { 0 }
       defer { progress?.finish() }
       try store.changePassword(to: newPassword)

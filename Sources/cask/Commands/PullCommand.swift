@@ -3,7 +3,7 @@ import CipherCask
 import CipherCaskSync
 import Foundation
 
-/// `cask pull STORE URL --collection NAME --id-key KEY [--header 'Name: value']...`: upserts
+/// `cask pull STORE URL --collection NAME --id-key KEY [--header-file FILE]`: upserts
 /// the objects of a REST resource, every page of it, in one atomic batch.
 enum PullCommand: Subcommand {
   static var spec: CommandSpec { .pull }
@@ -21,7 +21,7 @@ enum PullCommand: Subcommand {
       envelope: arguments.option("envelope"), nextKey: arguments.option("next-key") ?? "next",
       pageParameter: arguments.option("page-parameter"),
       maximumPages: try arguments.positiveInteger("max-pages") ?? Pages.defaultMaximumPages)
-    let fetch = RemoteFetch(headers: arguments.optionValues("header"))
+    let fetch = try RemoteFetch(arguments)
     let totals = try StoreAccess.withStore(path, arguments, mode: .readWrite) { store in
       let records = try pages.fetchAll(from: url, with: fetch, idField: idField, prefix: prefix)
       return (records.count, try ImportCommand.write(records, to: store))
@@ -88,7 +88,7 @@ enum PullCommand: Subcommand {
             let id = try ImportID.of(record, field: idField)
             let key = prefix + id
             guard key.utf8.count <= CaskFormat.maximumKeyLength else {
-              throw CaskError.invalidImport(reason: "the id is too long for a key", line: record.line)
+              throw CollectionError.invalidImport(reason: "the id is too long for a key", line: record.line)
             }
             ids.append(id)
             records.append((key, record.bytes))
@@ -96,7 +96,7 @@ enum PullCommand: Subcommand {
           counter.add(UInt64(page.records.count))
           if let pageParameter {
             guard ids.isEmpty || ids != previousIDs else {
-              throw CaskError.invalidImport(
+              throw CollectionError.invalidImport(
                 reason: "it holds the same objects as the page before: is '\(pageParameter)' ignored?", line: nil)
             }
             next = ids.isEmpty ? nil : Self.url(url, parameter: pageParameter, page: number + 1)
@@ -104,12 +104,12 @@ enum PullCommand: Subcommand {
             do {
               next = try page.next.map { link in
                 guard let next = try PageLink.resolve(link, on: pageURL, walkStartedAt: url) else {
-                  throw CaskError.invalidImport(reason: "its next link is not a URL", line: nil)
+                  throw CollectionError.invalidImport(reason: "its next link is not a URL", line: nil)
                 }
                 return next
               }
             } catch let error as PageLink.LeavesServer {
-              throw CaskError.invalidImport(reason: error.reason, line: nil)
+              throw CollectionError.invalidImport(reason: error.reason, line: nil)
             }
           }
           // Pages that start over (page numbers or cursors that wrap around) come under new
@@ -117,11 +117,11 @@ enum PullCommand: Subcommand {
           var anyNew = false
           for id in ids { anyNew = received.insert(Array(id.utf8)).inserted || anyNew }
           guard next == nil || ids.isEmpty || anyNew else {
-            throw CaskError.invalidImport(
+            throw CollectionError.invalidImport(
               reason: "it holds only objects of earlier pages, and another page follows it: do the pages start over?",
               line: nil)
           }
-        } catch CaskError.invalidImport(let reason, let line) {
+        } catch CollectionError.invalidImport(let reason, let line) {
           let at = line.map { ", line \($0)" } ?? ""
           throw CLIError.failure(
             "invalid answer from '\(place)' (page \(number)\(at)): \(fetch.scrubbed(reason)); nothing was written")

@@ -5,7 +5,9 @@ import Foundation
 
 /// Writes the files of an export: RNCryptor v3 password messages under random names, with
 /// keys derived once (one PBKDF2 pair for the whole export), or plaintext under sequential
-/// names.
+/// names. Each file's SHA-256 goes into the listing (`ExportCommand.Listing`), which is
+/// authenticated with the files when they are encrypted: a file swapped for another, or
+/// replaced, no longer matches its entry.
 final class ExportFiles: @unchecked Sendable {
   let directory: String
   private let keys: RNCryptor.PasswordKeys?
@@ -49,17 +51,25 @@ final class ExportFiles: @unchecked Sendable {
     if !keepingLock { lock.unlock() }
   }
 
-  /// Writes one value and returns the file's name.
-  func write(_ value: Data) throws -> String {
+  /// Writes one value and returns the file's name and the SHA-256 of its bytes (in hex).
+  func write(_ value: Data) throws -> (name: String, digest: String) {
     written += 1
     if let keys {
       var generator = SystemRandomNumberGenerator()
       let name = (0..<2).map { _ in String(generator.next() as UInt64, radix: 16).leftPadded(to: 16) }.joined()
-      return try save(RNCryptor.encrypt(value, passwordKeys: keys), as: name + ".rncryptor")
+      let sealed = try RNCryptor.encrypt(value, passwordKeys: keys)
+      return (try save(sealed, as: name + ".rncryptor"), Self.digest(of: sealed))
     }
     let isJSON = (try? JSONSerialization.jsonObject(with: value, options: [.fragmentsAllowed])) != nil
     if !isJSON { nonJSONValues += 1 }
-    return try save(value, as: String(written).leftPadded(to: 8) + (isJSON ? ".json" : ".bin"))
+    return (
+      try save(value, as: String(written).leftPadded(to: 8) + (isJSON ? ".json" : ".bin")), Self.digest(of: value)
+    )
+  }
+
+  /// The SHA-256 of `bytes` in lower-case hex, as the listing holds it.
+  static func digest(of bytes: Data) -> String {
+    RNCryptor.sha256(bytes).map { String($0, radix: 16).leftPadded(to: 2) }.joined()
   }
 
   /// Writes the listing (encrypted like the values when they are) and returns its name.

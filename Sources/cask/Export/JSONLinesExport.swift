@@ -13,10 +13,18 @@ import Foundation
 /// keys of a collection). A value that is JSON with no line break in it is `value`, its bytes
 /// as stored; any other value (binary, or JSON spread over lines) is `base64`, so every value
 /// comes back byte for byte.
+///
+/// With `--collection`, each line is one of the collection's objects itself, its stored bytes
+/// (line breaks, which JSON allows only as whitespace, become spaces), so that
+/// `cask import ... --collection NAME --id-key KEY` reads the lines back into the same objects.
 enum JSONLinesExport {
   /// Writes the lines for `keys`; returns how many values were written and which were skipped.
+  ///
+  /// - Parameter collection: the collection whose objects `keys` are, to write the objects
+  ///   alone; `nil` for the `{"key": ...}` lines.
   static func run(
-    _ keys: [String], of store: CaskStore, to destination: String, skippingDamaged: Bool
+    _ keys: [String], of store: CaskStore, to destination: String, collection: String? = nil,
+    skippingDamaged: Bool
   ) throws -> (count: Int, skipped: [DamageList.Value]) {
     let output = try Output(destination)
     var skipped: [DamageList.Value] = []
@@ -31,7 +39,7 @@ enum JSONLinesExport {
           continue
         }
         guard let value else { continue }
-        try output.write(line(key, value))
+        try output.write(collection.map { try objectLine(value, of: $0) } ?? line(key, value))
         count += 1
       }
       output.close()
@@ -56,6 +64,27 @@ enum JSONLinesExport {
       line += Data(#","base64":""#.utf8) + Data(value.base64EncodedString().utf8) + Data("\"".utf8)
     }
     return line + Data("}\n".utf8)
+  }
+
+  /// One object of `collection` as a line, with its newline.
+  ///
+  /// - Throws: `CLIError.failure` for a value that is not a JSON object (an object written by
+  ///   `BinaryCaskCoder`, say), naming the collection but not the id.
+  static func objectLine(_ value: Data, of collection: String) throws -> Data {
+    let isObject = (try? JSONSerialization.jsonObject(with: value, options: [])) is [String: Any]
+    guard isObject else {
+      throw CLIError.failure(
+        "collection \(MessageText.quoted(collection)) holds a value that is not a JSON object "
+          + "(written with BinaryCaskCoder?), which a JSON Lines export of the collection cannot hold; "
+          + "export the store without --collection (its lines keep every value, in base64 if need be), "
+          + "or export the objects with the library's exportJSON")
+    }
+    var line = value
+    // Outside strings a line break is whitespace; inside one, JSON allows it only escaped.
+    if line.contains(0x0A) || line.contains(0x0D) {
+      line = Data(line.map { $0 == 0x0A || $0 == 0x0D ? 0x20 : $0 })
+    }
+    return line + Data("\n".utf8)
   }
 
   private static func string(_ text: String) throws -> Data {

@@ -48,19 +48,19 @@ enum ImportID {
 
   /// The id of `record`.
   ///
-  /// - Throws: `CaskError.invalidImport` with the record's line.
+  /// - Throws: `CollectionError.invalidImport` with the record's line.
   static func of(_ record: JSONRecord, field: String) throws -> String {
     do {
       _ = try JSONDecoder().decode(Object.self, from: record.bytes)
     } catch DecodingError.typeMismatch {
-      throw CaskError.invalidImport(reason: "not a JSON object", line: record.line)
+      throw CollectionError.invalidImport(reason: "not a JSON object", line: record.line)
     } catch {
-      throw CaskError.invalidImport(reason: "malformed JSON", line: record.line)
+      throw CollectionError.invalidImport(reason: "malformed JSON", line: record.line)
     }
     do {
       return try value(record.bytes, field: field)
     } catch let problem as Problem {
-      throw CaskError.invalidImport(reason: problem.reason, line: record.line)
+      throw CollectionError.invalidImport(reason: problem.reason, line: record.line)
     }
   }
 

@@ -18,7 +18,7 @@ struct PulledPage {
 
   /// - Parameter nextKey: the member that links to the next page, or `nil` when pages are not
   ///   linked (`--page-parameter`).
-  /// - Throws: `CaskError.invalidImport` (with a line when one is known) for an answer that
+  /// - Throws: `CollectionError.invalidImport` (with a line when one is known) for an answer that
   ///   is not JSON or not of one of the shapes above, or whose `nextKey` member is neither a
   ///   string nor null. Never quotes a value.
   static func parse(_ body: Data, idKey: String, envelope: String?, nextKey: String?) throws -> PulledPage {
@@ -26,18 +26,18 @@ struct PulledPage {
     do {
       root = try JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed])
     } catch {
-      throw CaskError.invalidImport(reason: "malformed JSON", line: nil)
+      throw CollectionError.invalidImport(reason: "malformed JSON", line: nil)
     }
     if root is [Any] {
       return PulledPage(records: try records(inArray: body, firstLine: 1), next: nil)
     }
     guard let object = root as? [String: Any] else {
-      throw CaskError.invalidImport(reason: "expected an object or an array of objects", line: nil)
+      throw CollectionError.invalidImport(reason: "expected an object or an array of objects", line: nil)
     }
     let member: String
     if let envelope {
       guard object[envelope] != nil else {
-        throw CaskError.invalidImport(reason: "the answer has no '\(envelope)' envelope", line: nil)
+        throw CollectionError.invalidImport(reason: "the answer has no '\(envelope)' envelope", line: nil)
       }
       member = envelope
     } else if object[idKey] != nil {
@@ -45,7 +45,7 @@ struct PulledPage {
     } else if object[defaultEnvelope] != nil {
       member = defaultEnvelope
     } else {
-      throw CaskError.invalidImport(
+      throw CollectionError.invalidImport(
         reason: "expected an array of objects, an object with '\(idKey)', or a '\(defaultEnvelope)' envelope",
         line: nil)
     }
@@ -53,7 +53,7 @@ struct PulledPage {
     let inner = object[member]
     if inner is NSNull { return PulledPage(records: [], next: next) }
     guard inner is [Any] || inner is [String: Any], let span = MemberSpan.find(member, in: body) else {
-      throw CaskError.invalidImport(
+      throw CollectionError.invalidImport(
         reason: "the '\(member)' envelope holds neither an object nor an array of objects", line: nil)
     }
     let line = 1 + body[..<span.lowerBound].count { $0 == UInt8(ascii: "\n") }
@@ -70,7 +70,7 @@ struct PulledPage {
     switch value {
     case nil, is NSNull: return nil
     case let link as String: return link.isEmpty ? nil : link
-    default: throw CaskError.invalidImport(reason: "its '\(key)' member is neither a link nor null", line: nil)
+    default: throw CollectionError.invalidImport(reason: "its '\(key)' member is neither a link nor null", line: nil)
     }
   }
 
@@ -87,8 +87,8 @@ struct PulledPage {
         record.line += firstLine - 1
         records.append(record)
       }
-    } catch CaskError.invalidImport(let reason, let line) {
-      throw CaskError.invalidImport(reason: reason, line: line.map { $0 + firstLine - 1 })
+    } catch CollectionError.invalidImport(let reason, let line) {
+      throw CollectionError.invalidImport(reason: reason, line: line.map { $0 + firstLine - 1 })
     }
     return records
   }

@@ -4,26 +4,35 @@ import Foundation
 import Synchronization
 
 /// The HTTP side of `pull` and `import URL`, on CipherCaskSync's transport
-/// (`RemoteJSONSource`): the `--header` values on every request, the 30-second timeout, and
-/// failures as one-line messages that name the URL without its query and contain no header
-/// value.
+/// (`RemoteJSONSource`): the headers of `RemoteHeaders` on every request, the 30-second
+/// timeout, the size limit of an answer (`--max-response-size`), plain http with credentials
+/// only to loopback or with `--allow-insecure-http`, and failures as one-line messages that
+/// name the URL without its query and contain no header value.
 struct RemoteFetch {
   let source: RemoteJSONSource
-  /// The values of `--header`, which no message may show.
+  /// The header values, which no message may show.
   private let secrets: [String]
 
-  /// - Parameter headers: `--header` values, already checked by the parser.
-  init(headers: [String]) {
-    let pairs = headers.compactMap(HeaderText.split)
-    // A server may echo a credential without its scheme ("the token X has expired"): the
-    // part after the first space of a value ("Bearer X", "Basic X") counts as a value too.
-    secrets = pairs.flatMap { pair in
-      [pair.value]
-        + pair.value.split(separator: " ", maxSplits: 1).dropFirst().map { $0.trimmingCharacters(in: .whitespaces) }
-    }.filter { $0.count >= 4 }
-    let configuration = RemoteConfiguration(prepareRequest: { request in
+  static let defaultMaximumResponseBytes = 64 << 20
+
+  /// The fetch the options of `arguments` describe.
+  ///
+  /// - Throws: `CLIError` from `RemoteHeaders.collect` and for a bad `--max-response-size`.
+  init(_ arguments: ParsedArguments) throws {
+    try self.init(
+      headers: RemoteHeaders.collect(arguments), allowsInsecureHTTP: arguments.flag("allow-insecure-http"),
+      maximumResponseBytes: try arguments.positiveInteger("max-response-size") ?? Self.defaultMaximumResponseBytes)
+  }
+
+  init(headers pairs: [(name: String, value: String)], allowsInsecureHTTP: Bool, maximumResponseBytes: Int) {
+    // A server may echo a credential without its scheme ("the token X has expired"), or the
+    // `user:password` of a Basic one decoded: those parts count as values too.
+    secrets = pairs.flatMap { RemoteConfiguration.credentialParts($0.value) }.filter { $0.count >= 4 }
+    var configuration = RemoteConfiguration(prepareRequest: { request in
       for (name, value) in pairs { request.setValue(value, forHTTPHeaderField: name) }
     })
+    configuration.allowsInsecureHTTP = allowsInsecureHTTP
+    configuration.maximumResponseBytes = maximumResponseBytes
     source = RemoteJSONSource(configuration: configuration)
   }
 
@@ -39,6 +48,11 @@ struct RemoteFetch {
   static func url(_ text: String, argument: String, spec: CommandSpec) throws -> URL {
     guard isURL(text), let url = URL(string: text), let host = url.host, !host.isEmpty else {
       throw CLIError.usage("<\(argument)> must be an http:// or https:// URL with a host", spec)
+    }
+    guard !RemoteConfiguration.holdsCredentials(url) else {
+      throw CLIError.usage(
+        "<\(argument)> holds a user name or password ('user:password@'): give the credential in --header-file "
+          + "or \(RemoteHeaders.environmentVariable) (for example 'Authorization: Basic ...') instead", spec)
     }
     return url
   }

@@ -40,7 +40,7 @@ enum ErrorMessage {
         + "tampered with or rolled back"
     case .io, .closed, .readOnly, .crypto, .reentrantCall:
       return "store '\(path)': \(error)"
-    case .invalidKey, .valueTooLarge, .decoding, .invalidImport:
+    case .invalidKey, .valueTooLarge:
       return error.description
     }
   }
@@ -74,6 +74,8 @@ enum ErrorMessage {
       if case .emptyPassword = error { return "the password is empty" }
       return error.description
     case let error as CaskError:
+      return error.description
+    case let error as CollectionError:
       return error.description
     case let error as CocoaError:
       let path = (error.userInfo[NSFilePathErrorKey] as? String).map { " '\($0)'" } ?? ""

@@ -30,6 +30,7 @@ struct PasswordSource {
 
   static let environmentVariable = "CASK_PASSWORD"
   static let newEnvironmentVariable = "CASK_NEW_PASSWORD"
+  static let exportEnvironmentVariable = "CASK_EXPORT_PASSWORD"
 
   /// The password of the store or file named in `subject`.
   ///
@@ -49,17 +50,37 @@ struct PasswordSource {
     return try resolve(arguments, names, confirm: true)
   }
 
+  /// Whether `export` is asked for a password of its own: `--export-password-file`,
+  /// `--export-password-stdin`, `--export-password-prompt` or `CASK_EXPORT_PASSWORD`.
+  static func exportPasswordGiven(_ arguments: ParsedArguments) -> Bool {
+    arguments.option("export-password-file") != nil || arguments.flag("export-password-stdin")
+      || arguments.flag("export-password-prompt") || EnvironmentSecrets.isSet(exportEnvironmentVariable)
+  }
+
+  /// The password `export` encrypts its files under instead of the store's, from
+  /// `--export-password-file`, `--export-password-stdin` (the line after the store password's
+  /// when both come from standard input), `CASK_EXPORT_PASSWORD` or, with
+  /// `--export-password-prompt`, a prompt asked twice; nil when none of these is given.
+  static func exportPassword(_ arguments: ParsedArguments) throws -> String? {
+    guard exportPasswordGiven(arguments) else { return nil }
+    let names = Names(
+      file: "export-password-file", environment: exportEnvironmentVariable, stdin: "export-password-stdin",
+      prompt: "Password for the exported files")
+    return try resolve(arguments, names, confirm: true)
+  }
+
   /// A password given explicitly by a file, the environment or standard input, without
   /// prompting; `nil` when none was (for `demo`, which then uses its fixed password).
   static func explicitPassword(_ arguments: ParsedArguments) throws -> String? {
     let given =
-      arguments.option("password-file") != nil || getenv(environmentVariable) != nil
+      arguments.option("password-file") != nil || EnvironmentSecrets.isSet(environmentVariable)
       || arguments.flag("password-stdin")
     return given ? try password(arguments, subject: "the demo store") : nil
   }
 
   private static func resolve(_ arguments: ParsedArguments, _ names: Names, confirm: Bool) throws -> String {
     if let path = arguments.option(names.file) {
+      FileExposure.warnIfShared(path, what: "the password file")
       var line = try readFirstLine(of: path)
       defer { Secret.wipe(&line) }
       return try string(from: line, source: "the password file '\(path)'")
@@ -99,22 +120,12 @@ struct PasswordSource {
     return try string(from: first, source: "the prompt")
   }
 
-  /// The bytes of the variable `name`, as the process received them. (Foundation's
-  /// `ProcessInfo.environment` repairs bytes that are not UTF-8 to U+FFFD, so two different
-  /// passwords would become one; they are refused instead, as from a password file.)
-  ///
-  /// Then the variable is wiped where the process received it and removed: the kernel shows
-  /// that memory in `/proc/PID/environ` to the same user (and to root) for as long as the
-  /// process runs, and children would inherit the variable.
+  /// The bytes of the variable `name`, as the process received them (`EnvironmentSecrets`
+  /// took them out of the environment at start). Foundation's `ProcessInfo.environment`
+  /// repairs bytes that are not UTF-8 to U+FFFD, so two different passwords would become one;
+  /// they are refused instead, as from a password file.
   private static func environmentBytes(_ name: String) -> [UInt8]? {
-    guard let value = getenv(name) else { return nil }
-    let count = strlen(value)
-    var bytes = [UInt8]()
-    bytes.reserveCapacity(count + 1)  // no copies left behind as the array grows
-    bytes.append(contentsOf: UnsafeRawBufferPointer(start: value, count: count))
-    explicit_bzero(value, count)
-    unsetenv(name)
-    return bytes
+    EnvironmentSecrets.bytes(name)
   }
 
   /// The first line of a file, without its line ending.

@@ -15,7 +15,7 @@ token), and /echo answers 400 with the request's headers (a server that echoes a
 /redirect/<code>?to=<URL> answers <code> with Location: <URL> (no token needed); /seen lists
 the Authorization header (or null) of every request before it, to show where a token went.
 /token-error answers 401 naming the credential of the Authorization header (not the whole
-value). /pages/endless?page=N always has a next page, each with a new object; /pages/wrap?page=N
+value); /basic-error answers 401 naming the user and password of a Basic one, decoded. /pages/endless?page=N always has a next page, each with a new object; /pages/wrap?page=N
 has three pages and then starts over (both with next links and page numbers; no token needed).
 Prints "PORT <n>" once listening; stops by itself after 10 minutes.
 """
@@ -124,6 +124,15 @@ class Handler(BaseHTTPRequestHandler):
             return self.answer(int(parts[1]), {"error": "status %s" % parts[1], "detail": "x" * 500})
         if parts == ["echo"]:
             return self.answer(400, {"headers": dict(self.headers.items())})
+        if parts == ["basic-error"]:
+            # A 401 that decodes "Authorization: Basic <base64>" and names the user and password.
+            import base64
+            encoded = (self.headers.get("Authorization") or "").partition(" ")[2]
+            try:
+                user, _, secret = base64.b64decode(encoded).decode("utf-8").partition(":")
+            except Exception:
+                user, secret = "", ""
+            return self.answer(401, {"error": "user %s with password %s is not allowed" % (user, secret)})
         if parts == ["token-error"]:
             # Like many APIs' 401: names the credential of "Authorization: <scheme> <credential>".
             credential = (self.headers.get("Authorization") or "").partition(" ")[2]

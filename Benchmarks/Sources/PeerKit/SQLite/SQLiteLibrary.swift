@@ -20,7 +20,10 @@ public struct SQLiteLibrary: Sendable {
   public var finalize: @convention(c) (OpaquePointer?) -> Int32
   public var bindText: @convention(c) (OpaquePointer?, Int32, UnsafePointer<CChar>?, Int32, Destructor?) -> Int32
   public var bindBlob: @convention(c) (OpaquePointer?, Int32, UnsafeRawPointer?, Int32, Destructor?) -> Int32
+  public var bindDouble: @convention(c) (OpaquePointer?, Int32, Double) -> Int32
+  public var bindInt64: @convention(c) (OpaquePointer?, Int32, Int64) -> Int32
   public var columnBlob: @convention(c) (OpaquePointer?, Int32) -> UnsafeRawPointer?
+  public var columnInt64: @convention(c) (OpaquePointer?, Int32) -> Int64
   public var columnBytes: @convention(c) (OpaquePointer?, Int32) -> Int32
   public var errmsg: @convention(c) (OpaquePointer?) -> UnsafePointer<CChar>?
   public var busyTimeout: @convention(c) (OpaquePointer?, Int32) -> Int32
@@ -61,7 +64,10 @@ public struct SQLiteLibrary: Sendable {
     finalize: @escaping @convention(c) (OpaquePointer?) -> Int32,
     bindText: @escaping @convention(c) (OpaquePointer?, Int32, UnsafePointer<CChar>?, Int32, Destructor?) -> Int32,
     bindBlob: @escaping @convention(c) (OpaquePointer?, Int32, UnsafeRawPointer?, Int32, Destructor?) -> Int32,
+    bindDouble: @escaping @convention(c) (OpaquePointer?, Int32, Double) -> Int32,
+    bindInt64: @escaping @convention(c) (OpaquePointer?, Int32, Int64) -> Int32,
     columnBlob: @escaping @convention(c) (OpaquePointer?, Int32) -> UnsafeRawPointer?,
+    columnInt64: @escaping @convention(c) (OpaquePointer?, Int32) -> Int64,
     columnBytes: @escaping @convention(c) (OpaquePointer?, Int32) -> Int32,
     errmsg: @escaping @convention(c) (OpaquePointer?) -> UnsafePointer<CChar>?,
     busyTimeout: @escaping @convention(c) (OpaquePointer?, Int32) -> Int32,
@@ -75,7 +81,10 @@ public struct SQLiteLibrary: Sendable {
     self.finalize = finalize
     self.bindText = bindText
     self.bindBlob = bindBlob
+    self.bindDouble = bindDouble
+    self.bindInt64 = bindInt64
     self.columnBlob = columnBlob
+    self.columnInt64 = columnInt64
     self.columnBytes = columnBytes
     self.errmsg = errmsg
     self.busyTimeout = busyTimeout

@@ -1,0 +1,82 @@
+import Foundation
+
+/// Runs `EventQueries` against one engine's `EventStore`: fills it once (a store already filled
+/// in the folder is reused, so that `cask-bench queries` can call the peer once per round),
+/// then times each query `runs` times and the saves once, and reports each query's answer so
+/// that `cask-bench` can check it against CipherCask's.
+public enum EventQueryRunner {
+  public struct Settings: Sendable {
+    public var events: Int
+    public var runs: Int
+    public var directory: String
+    public var seed: UInt64
+
+    public init(events: Int, runs: Int, directory: String, seed: UInt64) {
+      self.events = events
+      self.runs = runs
+      self.directory = directory
+      self.seed = seed
+    }
+  }
+
+  public static func run(
+    opener: any EventStoreOpener, settings: Settings, progress: (String) -> Void
+  ) throws -> PeerReport {
+    let queries = EventQueries(events: settings.events)
+    let path = settings.directory + "/" + opener.name
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    let (store, filled) = try opener.open(directory: path)
+    var figures: [WorkloadFigures] = []
+    if !filled {
+      progress("\(opener.name): filling \(settings.events) events")
+      let events = BenchEvent.sequence(0..<settings.events, seed: settings.seed)
+      let start = ProcessFigures.now()
+      try store.fill(events)
+      let seconds = Double(ProcessFigures.now() &- start) / 1e9
+      figures.append(WorkloadFigures(name: "fill", operations: events.count, seconds: [seconds], p50: 0, p99: 0))
+    }
+    progress("\(opener.name): \(settings.runs) runs of each query at \(settings.events) events")
+    var answers: [String: String] = [:]
+    func time(_ name: String, operations: Int = 1, _ body: () throws -> String) throws {
+      var seconds: [Double] = []
+      for _ in 0..<Swift.max(1, settings.runs) {
+        let start = ProcessFigures.now()
+        answers[name] = try body()
+        seconds.append(Double(ProcessFigures.now() &- start) / 1e9)
+      }
+      figures.append(WorkloadFigures(name: name, operations: operations, seconds: seconds, p50: 0, p99: 0))
+    }
+    try time("equality") {
+      let found = try store.equality(city: queries.city, limit: queries.pageSize)
+      return found.allSatisfy { $0.city == queries.city } ? String(found.count) : "wrong city"
+    }
+    try time("range") { Self.idSet(try store.dateRange(queries.dateRange)) }
+    try time("contains") { Self.idSet(try store.attended(by: queries.person)) }
+    for (name, offset) in [("page0", 0), ("page1000", queries.deepOffset)] {
+      try time(name) {
+        try store.newest(city: queries.city, offset: offset, limit: queries.pageSize).map(\.id).joined(separator: ",")
+      }
+    }
+    try time("count") { String(try store.count(city: queries.city)) }
+    try time("unique", operations: 2) {
+      "\(try store.isTaken(title: queries.takenTitle)),\(try store.isTaken(title: queries.freeTitle))"
+    }
+    let saved = queries.savedEvents(seed: settings.seed)
+    let start = ProcessFigures.now()
+    for event in saved { try store.save(event) }
+    let saveSeconds = Double(ProcessFigures.now() &- start) / 1e9
+    figures.append(WorkloadFigures(name: "save", operations: saved.count, seconds: [saveSeconds], p50: 0, p99: 0))
+    for event in saved { try store.remove(event) }
+    try store.close()
+    var report = PeerReport(
+      engine: opener.name, setup: opener.setup, mode: "queries", keys: settings.events, durability: .never,
+      runs: settings.runs, workloads: figures, peakRSSBytes: ProcessFigures.peakRSS())
+    report.answers = answers
+    return report
+  }
+
+  /// The ids of an unordered answer, sorted, comma-separated.
+  public static func idSet(_ events: [BenchEvent]) -> String {
+    events.map(\.id).sorted().joined(separator: ",")
+  }
+}

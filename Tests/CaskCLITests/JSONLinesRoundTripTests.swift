@@ -1,0 +1,104 @@
+import CaskTestSupport
+import CipherCask
+import Foundation
+import Testing
+
+/// `cask export STORE - --collection NAME --format jsonl | cask import STORE2 - --collection
+/// NAME --id-key KEY` reproduces the collection, through the built binary.
+@Suite("cask export --format jsonl round-trips through cask import")
+struct JSONLinesRoundTripTests {
+  let password = "round-trip-pw"
+
+  /// A model with a field of each kind JSON carries, and an index to rebuild.
+  struct Reading: Codable, Identifiable, Sendable, Equatable {
+    var id: String
+    var sensor: String
+    var value: Double
+    var count: Int64
+    var taken: Date
+    var tags: [String]
+    var note: String?
+    var raw: Data
+    var link: URL
+    var nested: [String: [Int]]
+  }
+
+  static func readings(in store: CaskStore) -> CaskCollection<Reading> {
+    store.collection(Reading.self, named: "readings", indexes: [.index("sensor", \.sensor)])
+  }
+
+  static func sample(_ index: Int) -> Reading {
+    Reading(
+      id: "r\(index)", sensor: "s\(index % 4)", value: Double(index) / 3, count: Int64.max - Int64(index),
+      taken: Date(timeIntervalSinceReferenceDate: Double(index) * 1000.125), tags: ["a\"b", "é\n", "\u{0}"],
+      note: index % 2 == 0 ? nil : "line\r\nbreak", raw: Data([0, 0xFF, UInt8(index & 0xFF)]),
+      link: URL(string: "https://example.com/r/\(index)?q=1")!, nested: ["k\(index)": [index, -index]])
+  }
+
+  @Test("export to standard output then import from standard input gives the same ids, objects and indexes")
+  func exportThenImportReproducesTheCollection() throws {
+    let cask = try CaskRunner("jsonl-round-trip")
+    defer { cask.remove() }
+    let originals = (1...120).map(Self.sample)
+    do {
+      let store = try CaskStore(path: cask.path("a"), password: password, options: .init(durability: .never))
+      try Self.readings(in: store).save(contentsOf: originals)
+      try store.put(Data("other".utf8), forKey: "loose key")
+      try store.close()
+    }
+    let exported = try cask.run(
+      ["export", "a", "-", "--collection", "readings", "--format", "jsonl"], password: password)
+    #expect(exported.status == 0, "\(exported.err)")
+    #expect(
+      exported.err == "Exported 120 values of collection 'readings' of store 'a' to standard output as JSON Lines.\n")
+    let lines = exported.stdout.split(separator: 0x0A)
+    #expect(lines.count == 120)
+    #expect(lines.allSatisfy { $0.first == UInt8(ascii: "{") })
+    _ = try cask.createStore("b", password: password)
+    let imported = try cask.run(
+      ["import", "b", "-", "--collection", "readings", "--id-key", "id"], password: password, stdin: exported.stdout)
+    #expect(imported.status == 0, "\(imported.err)")
+    #expect(imported.out == "Imported 120 objects into collection 'readings' of store 'b': 120 inserted, 0 replaced.\n")
+    let store = try CaskStore(path: cask.path("b"), password: password)
+    defer { try? store.close() }
+    let copy = Self.readings(in: store)
+    #expect(try copy.ids().sorted() == originals.map(\.id).sorted())
+    #expect(try copy.all().sorted { $0.id < $1.id } == originals.sorted { $0.id < $1.id })
+    #expect(try store.keys(inGroup: "readings").count == 120)
+    #expect(try !store.contains("loose key"))
+    #expect(try copy.buildIndexes() == ["sensor"])
+    #expect(try copy.verifyIndexes().isConsistent)
+    #expect(try copy.query().where(\.sensor, equals: "s1").fetch().count == 30)
+  }
+
+  @Test("a collection export refuses a value that is not a JSON object, naming no id")
+  func binaryObjectsAreRefused() throws {
+    let cask = try CaskRunner("jsonl-binary")
+    defer { cask.remove() }
+    do {
+      let store = try CaskStore(path: cask.path("a"), password: password, options: .init(durability: .never))
+      try store.collection(Reading.self, named: "readings", coder: BinaryCaskCoder()).save(Self.sample(7))
+      try store.close()
+    }
+    let result = try cask.run(
+      ["export", "a", "-", "--collection", "readings", "--format", "jsonl"], password: password)
+    #expect(result.status == 1)
+    #expect(
+      result.err.hasPrefix("Error: collection 'readings' holds a value that is not a JSON object"), "\(result.err)")
+    #expect(!result.err.contains("r7"))
+  }
+
+  @Test("without --batch-size an import is one atomic batch: a bad last line writes nothing")
+  func importIsOneBatchByDefault() throws {
+    let cask = try CaskRunner("jsonl-one-batch")
+    defer { cask.remove() }
+    _ = try cask.createStore("s", password: password)
+    let lines = (1...2500).map { #"{"id": "\#($0)"}"# } + [#"{"id": }"#]
+    let result = try cask.run(
+      ["import", "s", "-", "--collection", "c", "--id-key", "id"], password: password,
+      stdin: Data(lines.joined(separator: "\n").utf8))
+    #expect(result.status == 1)
+    #expect(result.err == "Error: invalid import at line 2501 of standard input: malformed JSON; nothing was written\n")
+    #expect(try cask.run(["keys", "s", "--collection", "c"], password: password).out == "")
+  }
+}
