@@ -1,4 +1,5 @@
 import CaskTestSupport
+import CipherCask
 import Foundation
 import Testing
 
@@ -223,6 +224,16 @@ struct CaskRunner {
   func createStore(_ name: String, password: String) throws -> String {
     let result = try run(["create", name], password: password)
     #expect(result.status == 0, "create failed: \(result.err)")
+    return path(name)
+  }
+
+  /// Creates store `name` in format version 2, through the library, for the tests that cut
+  /// or grow a closed store's segments to stand for a crash: in a version 3 store its manifest
+  /// makes that an integrity violation, which open refuses.
+  func createVersion2Store(_ name: String, password: String) throws -> String {
+    var options = CaskStore.Options()
+    options.newStoreFormatVersion = 2
+    try CaskStore(path: path(name), password: password, options: options).close()
     return path(name)
   }
 

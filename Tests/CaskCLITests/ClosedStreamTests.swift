@@ -20,7 +20,7 @@ struct ClosedStreamTests {
   func closedOutputsKeepTheStore() throws {
     let cask = try CaskRunner("closed-outputs")
     defer { cask.remove() }
-    let store = try cask.createStore("s", password: password)
+    let store = try cask.createVersion2Store("s", password: password)
     for index in 1...3 {
       let put = try cask.run(["put", "s", "k\(index)"], password: password, stdin: Data("v\(index)".utf8))
       #expect(put.status == 0, "\(put.err)")

@@ -119,7 +119,7 @@ struct FailureTests {
   func tornTailWarnings() throws {
     let cask = try CaskRunner("torn-warning")
     defer { cask.remove() }
-    let path = try cask.createStore("s", password: password)
+    let path = try cask.createVersion2Store("s", password: password)
     for index in 0..<3 {
       #expect(try cask.run(["put", "s", "k\(index)"], password: password, stdin: Data("v\(index)".utf8)).status == 0)
     }

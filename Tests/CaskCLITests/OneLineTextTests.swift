@@ -35,7 +35,7 @@ struct OneLineTextTests {
   func damageWarningIsOneLine() throws {
     let cask = try CaskRunner("warning-newline")
     defer { cask.remove() }
-    let store = try cask.createStore("d\nx", password: password)
+    let store = try cask.createVersion2Store("d\nx", password: password)
     let put = try cask.run(["put", "d\nx", "k"], password: password, stdin: Data("v".utf8))
     #expect(put.status == 0)
     let segment = try FileHandle(forWritingTo: URL(fileURLWithPath: store + "/00000001.seg"))

@@ -16,11 +16,12 @@ struct SalvageTests {
   let password = "salvage-pw"
 
   /// A store of 400 values in segments of about 8 KiB, then damaged.
-  func damagedStore(_ cask: CaskRunner) throws -> [String: Data] {
+  func damagedStore(_ cask: CaskRunner, formatVersion: UInt16 = CaskFormat.formatVersion) throws -> [String: Data] {
     var random = SeededRandom.make(test: "salvage store")
     let path = cask.path("s")
-    let store = try CaskStore(
-      path: path, password: password, options: .init(durability: .never, segmentSizeLimit: 8192, autoCompaction: nil))
+    var options = CaskStore.Options(durability: .never, segmentSizeLimit: 8192, autoCompaction: nil)
+    options.newStoreFormatVersion = formatVersion
+    let store = try CaskStore(path: path, password: password, options: options)
     var model: [String: Data] = [:]
     for index in 0..<400 {
       let key = "key-\(index)"
@@ -66,7 +67,8 @@ struct SalvageTests {
   func exportSkippingDamaged() throws {
     let cask = try CaskRunner("export-skip")
     defer { cask.remove() }
-    let model = try damagedStore(cask)
+    // Version 2: a store whose open serves what is left of damaged segments, which the flag is for.
+    let model = try damagedStore(cask, formatVersion: 2)
     let without = try cask.run(["export", "s", "out", "--format", "json"], password: password)
     let result = try cask.run(["export", "s", "out2", "--format", "json", "--skip-damaged"], password: password)
     #expect(result.status == 1, "\(result.err)")
