@@ -5,8 +5,8 @@
 extension CommandSpec {
   /// Every subcommand, in the order the root help lists them.
   package static let subcommands: [CommandSpec] = [
-    demo, create, put, get, delete, keys, `import`, pull, export, encrypt, decrypt, compact, backup, verify, stats,
-    passwd, rekey, salvage, completion,
+    demo, create, put, get, delete, keys, `import`, pull, export, encrypt, decrypt, compact, backup, verify, token,
+    stats, passwd, rekey, salvage, completion,
   ]
 
   /// `cask demo`.
@@ -263,7 +263,29 @@ extension CommandSpec {
     discussion: """
       Reads every segment, checks each record's checksum and authenticates (decrypts) its key \
       and value, and checks the hint files. Nothing is changed. The report lists each damaged \
-      file and offset; the command exits with status 1 when there is any damage.
+      file and offset; the command exits with status 1 when there is any damage. With \
+      --expect-token (a value 'cask token' printed earlier, kept outside the store) it also \
+      exits with status 1 when the store is older than the state the token was taken at: a \
+      store put back as a whole from an older copy.
+      """,
+    arguments: [.store],
+    options: [
+      .json,
+      OptionSpec(
+        "expect-token", value: "token",
+        help: "Exit 1 unless the store is the state of this 'cask token' value or a later one."),
+    ] + OptionSpec.passwordOptions)
+
+  /// `cask token`.
+  package static let token = CommandSpec(
+    name: "token",
+    abstract: "Print a store's integrity token.",
+    discussion: """
+      Prints a short opaque value (sealed under the store's key) that states how far the \
+      store's history has come. Keep it outside the store's directory, for example beside a \
+      backup or on a server; 'cask verify STORE --expect-token TOKEN' later refuses a store \
+      older than it, such as a whole directory put back from an older copy. Format version 3 \
+      stores only. The store is opened read-only.
       """,
     arguments: [.store],
     options: [.json] + OptionSpec.passwordOptions)

@@ -21,6 +21,7 @@ enum CaskCommand {
       CompactCommand.self,
       BackupCommand.self,
       VerifyCommand.self,
+      TokenCommand.self,
       StatsCommand.self,
       PasswdCommand.self,
       RekeyCommand.self,

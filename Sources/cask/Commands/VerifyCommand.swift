@@ -2,7 +2,8 @@ import CaskCLIKit
 import CipherCask
 import Foundation
 
-/// `cask verify STORE [--json]`: authenticates every record; exit 1 when anything is damaged.
+/// `cask verify STORE [--expect-token TOKEN] [--json]`: authenticates every record; exit 1 when
+/// anything is damaged or the store is older than the token.
 enum VerifyCommand: Subcommand {
   static var spec: CommandSpec { .verify }
 
@@ -29,18 +30,27 @@ enum VerifyCommand: Subcommand {
     var damage: [Region]
     /// Stored indexes whose entries and objects disagree (CaskStore.checkIndexEntries).
     var indexProblems: [IndexEntryCheck]
+    /// With --expect-token: whether the store is the token's state or a later one.
+    var fresh: Bool?
+    /// With --expect-token, when the store is not: why.
+    var freshnessProblem: String?
   }
 
   static func run(_ arguments: ParsedArguments) throws {
     let path = arguments.argument("store")
+    let expectedToken = arguments.option("expect-token")
     let verified = try StoreAccess.withStore(path, arguments, mode: .readOnly) { store in
       let progress = ProcessIO.progressBar("Verifying", total: storeBytes(path))
       defer { progress?.finish() }
-      return (try store.verify(), try store.checkIndexEntries().filter { !$0.isClean })
+      let freshness = try expectedToken.map { try freshnessProblem(store, token: $0) }
+      return (try store.verify(), try store.checkIndexEntries().filter { !$0.isClean }, freshness)
     }
+    let freshnessProblem = verified.2 ?? nil
     let report = Report(
-      store: path, clean: verified.0.isClean && verified.1.isEmpty, segmentsChecked: verified.0.segmentsChecked,
-      recordsChecked: verified.0.recordsChecked, damage: verified.0.damage.map(Region.init), indexProblems: verified.1)
+      store: path, clean: verified.0.isClean && verified.1.isEmpty && freshnessProblem == nil,
+      segmentsChecked: verified.0.segmentsChecked, recordsChecked: verified.0.recordsChecked,
+      damage: verified.0.damage.map(Region.init), indexProblems: verified.1,
+      fresh: expectedToken == nil ? nil : freshnessProblem == nil, freshnessProblem: freshnessProblem)
     if arguments.flag("json") {
       try JSONOutput.write(report)
     } else {
@@ -57,6 +67,10 @@ enum VerifyCommand: Subcommand {
           + "\(problem.danglingEntries) of \(problem.entries) entries without an object, "
           + "\(counted(problem.objectsWithoutEntry, "object")) without an entry\n"
       }
+      if let freshnessProblem { text += "  not fresh: \(freshnessProblem)\n" }
+      if expectedToken != nil, freshnessProblem == nil {
+        text += "  The store is the integrity token's state or a later one.\n"
+      }
       StandardStream.output.write(text)
     }
     guard report.damage.isEmpty else {
@@ -65,6 +79,19 @@ enum VerifyCommand: Subcommand {
     guard report.indexProblems.isEmpty else {
       throw CLIError.failure(
         "store '\(path)': \(report.indexProblems.count) of its indexes disagree with the objects")
+    }
+    if let freshnessProblem { throw CLIError.failure("store '\(path)' \(freshnessProblem)") }
+  }
+
+  /// Why `store` is not the state of `token` or a later one, or nil when it is.
+  static func freshnessProblem(_ store: CaskStore, token: String) throws -> String? {
+    do {
+      try store.checkFreshness(against: token)
+      return nil
+    } catch CaskError.integrityViolation(_, let reason) {
+      return reason.hasPrefix("the store is older")
+        ? "is older than the integrity token: an older copy of the store"
+        : "does not match the integrity token: it is not this store's"
     }
   }
 
