@@ -24,8 +24,9 @@ let package = Package(
       name: "CaskPlatform",
       dependencies: ["CProcessControl"]
     ),
-    // prctl, which Swift cannot call directly (it takes variable arguments); CaskPlatform only.
-    .target(
+    // prctl, which Swift cannot call directly (it takes variable arguments): two inline
+    // functions in a header, no C source; CaskPlatform only.
+    .systemLibrary(
       name: "CProcessControl"
     ),
     .target(
