@@ -38,15 +38,8 @@ struct CrashRecoveryTests {
       for run in 0..<runs {
         let limits: [UInt64] = [4 << 10, 8 << 10, 32 << 10]
         let segmentLimit = limits[Int(random.next() % UInt64(limits.count))]
-        let plan: KillPlan
-        if random.next() % 8 == 0 {
-          // Kill during start-up: exec, open, recovery of the previous crash.
-          plan = KillPlan(afterAcknowledgements: nil, delayMicroseconds: UInt32(random.next() % 40_000))
-        } else {
-          let most: UInt64 = random.next() % 5 == 0 ? 300 : 60
-          plan = KillPlan(
-            afterAcknowledgements: Int(1 + random.next() % most), delayMicroseconds: UInt32(random.next() % 3_000))
-        }
+        let plan = KillPlan.random(
+          using: &random, startupMicroseconds: 40_000, acknowledgements: 60, rareAcknowledgements: 300)
         let context = "run \(run) of seed \(seed) (CASK_TEST_SEED replays the whole test)"
         let count = try CrashWriterProcess.run(
           binary: writer,

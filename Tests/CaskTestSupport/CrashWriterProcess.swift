@@ -18,6 +18,22 @@ public struct KillPlan: Sendable {
     self.afterAcknowledgements = afterAcknowledgements
     self.delayMicroseconds = delayMicroseconds
   }
+
+  /// A kill for one run of the writer, drawn from `random`: one run in eight dies during
+  /// start-up (exec, open, recovery of the previous crash) within `startupMicroseconds`; the
+  /// others after 1 to `acknowledgements` acknowledged writes (one run in five up to
+  /// `rareAcknowledgements`) and a delay of up to 3 ms.
+  public static func random(
+    using random: inout SeededRandom, startupMicroseconds: UInt64, acknowledgements: UInt64,
+    rareAcknowledgements: UInt64
+  ) -> KillPlan {
+    if random.next() % 8 == 0 {
+      return KillPlan(afterAcknowledgements: nil, delayMicroseconds: UInt32(random.next() % startupMicroseconds))
+    }
+    let most = random.next() % 5 == 0 ? rareAcknowledgements : acknowledgements
+    return KillPlan(
+      afterAcknowledgements: Int(1 + random.next() % most), delayMicroseconds: UInt32(random.next() % 3_000))
+  }
 }
 
 /// Thrown when the writer cannot be run, or does not behave as it should.

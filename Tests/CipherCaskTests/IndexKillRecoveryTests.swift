@@ -37,15 +37,9 @@ struct IndexKillRecoveryTests {
       for run in 0..<runs {
         let limits: [UInt64] = [4 << 10, 16 << 10, 64 << 10]
         let segmentLimit = limits[Int(random.next() % UInt64(limits.count))]
-        let plan: KillPlan
-        if random.next() % 8 == 0 {
-          // Kill during start-up: exec, open, recovery of the previous crash, index loading.
-          plan = KillPlan(afterAcknowledgements: nil, delayMicroseconds: UInt32(random.next() % 60_000))
-        } else {
-          let most: UInt64 = random.next() % 5 == 0 ? 120 : 40
-          plan = KillPlan(
-            afterAcknowledgements: Int(1 + random.next() % most), delayMicroseconds: UInt32(random.next() % 3_000))
-        }
+        // Start-up kills also land in the loading of the indexes.
+        let plan = KillPlan.random(
+          using: &random, startupMicroseconds: 60_000, acknowledgements: 40, rareAcknowledgements: 120)
         let context = "run \(run) of seed \(seed) (CASK_TEST_SEED replays the whole test)"
         let count = try CrashWriterProcess.run(
           binary: writer,

@@ -42,7 +42,7 @@ enum VerifyCommand: Subcommand {
     let verified = try StoreAccess.withStore(path, arguments, mode: .readOnly) { store in
       let progress = ProcessIO.progressBar("Verifying", total: storeBytes(path))
       defer { progress?.finish() }
-      let freshness = try expectedToken.map { try freshnessProblem(store, token: $0) }
+      let freshness = try expectedToken.map { try freshnessFailure(store, token: $0) }
       return (try store.verify(), try store.checkIndexEntries().filter { !$0.isClean }, freshness)
     }
     let freshnessProblem = verified.2 ?? nil
@@ -84,7 +84,7 @@ enum VerifyCommand: Subcommand {
   }
 
   /// Why `store` is not the state of `token` or a later one, or nil when it is.
-  static func freshnessProblem(_ store: CaskStore, token: String) throws -> String? {
+  static func freshnessFailure(_ store: CaskStore, token: String) throws -> String? {
     do {
       try store.checkFreshness(against: token)
       return nil
