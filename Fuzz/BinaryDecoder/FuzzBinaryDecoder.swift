@@ -2,7 +2,8 @@ import CipherCask
 import Foundation
 import FuzzSupport
 
-/// fuzz-binary-decoder: `BinaryCaskCoder.decode` on arbitrary bytes.
+/// fuzz-binary-decoder: `BinaryCaskCoder.decode` on arbitrary bytes, and `BinaryJSONText` (a
+/// binary object as JSON text, for `cask export`) on the same bytes.
 ///
 /// Input: a mode byte choosing the type to decode, then the encoded object. Only
 /// `DecodingError` may be thrown (JSON input included: the coder hands it to JSON); a value that
@@ -55,6 +56,20 @@ enum BinaryDecoderTarget {
     case 1: check([FuzzShape].self, data)
     case 2: check([String: [Int32?]].self, data)
     default: check(FuzzShape.self, data)
+    }
+    checkJSONText(data)
+  }
+
+  /// JSON text for `data`: a `DecodingError`, `Unrepresentable`, or text a JSON parser reads.
+  static func checkJSONText(_ data: Data) {
+    do {
+      let text = try BinaryJSONText.json(fromBinaryObject: data)
+      let parsed = try? JSONSerialization.jsonObject(with: text, options: [.fragmentsAllowed])
+      FuzzReplay.check(parsed != nil, "JSON text of a binary object does not parse")
+    } catch {
+      FuzzReplay.check(
+        error is DecodingError || error is BinaryJSONText.Unrepresentable,
+        "JSON text threw an unexpected error: \(type(of: error))")
     }
   }
 

@@ -2,19 +2,24 @@ import Foundation
 
 /// Turns model objects into the bytes a collection stores, and back.
 ///
-/// The default is `JSONCaskCoder`. `BinaryCaskCoder` encodes and decodes several times faster
-/// (`cask-bench coders`, Docs/BENCHMARKS.md) and becomes the default once collections with it
-/// meet their targets there (`cask-bench objects`); both keep old objects readable when a field
-/// is added as optional (Docs/GUIDE.md), and each reads the other's objects (Docs/FORMAT.md,
-/// section 16), so a collection moves between them without a migration.
+/// The default is `BinaryCaskCoder`, several times faster than `JSONCaskCoder` (`cask-bench
+/// coders` and `cask-bench objects`, Docs/BENCHMARKS.md). Both keep old objects readable when a
+/// field is added as optional (Docs/GUIDE.md), and each reads the other's objects (Docs/FORMAT.md,
+/// section 16), so a collection moves between them without a migration. `JSONCaskCoder` stays
+/// for objects that other JSON readers must open as they are stored.
 public protocol CaskCoder: Sendable {
   func encode<T: Encodable>(_ value: T) throws -> Data
   func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T
 }
 
+extension CaskCoder where Self == BinaryCaskCoder {
+  /// The default coder: `BinaryCaskCoder`.
+  public static var `default`: BinaryCaskCoder { BinaryCaskCoder() }
+}
+
 extension CaskCoder where Self == JSONCaskCoder {
-  /// The default coder.
-  public static var `default`: JSONCaskCoder { JSONCaskCoder() }
+  /// `JSONCaskCoder`: objects stored as JSON text.
+  public static var json: JSONCaskCoder { JSONCaskCoder() }
 }
 
 /// JSON with ISO 8601 dates: readable, tolerant of added optional fields.

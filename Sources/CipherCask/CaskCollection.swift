@@ -250,28 +250,28 @@ extension CaskCollection.DecodingFailurePolicy: Equatable {}
 extension CaskStore {
   /// The collection of `type` named after the type.
   public func collection<T: Codable & Identifiable & Sendable>(
-    _ type: T.Type, coder: any CaskCoder = JSONCaskCoder()
+    _ type: T.Type, coder: any CaskCoder = BinaryCaskCoder()
   ) -> CaskCollection<T> where T.ID: LosslessStringConvertible & Sendable {
     CaskCollection(store: self, namedAfterTypeWith: coder)
   }
 
   /// The collection of `type` named `name`.
   public func collection<T: Codable & Identifiable & Sendable>(
-    _ type: T.Type, named name: String, coder: any CaskCoder = JSONCaskCoder()
+    _ type: T.Type, named name: String, coder: any CaskCoder = BinaryCaskCoder()
   ) -> CaskCollection<T> where T.ID: LosslessStringConvertible & Sendable {
     CaskCollection(store: self, name: name, coder: coder)
   }
 
   /// The collection of `type`, whose ids are `UUID`s, named after the type.
   public func collection<T: Codable & Identifiable & Sendable>(
-    _ type: T.Type, coder: any CaskCoder = JSONCaskCoder()
+    _ type: T.Type, coder: any CaskCoder = BinaryCaskCoder()
   ) -> CaskCollection<T> where T.ID == UUID {
     CaskCollection(store: self, namedAfterTypeWith: coder)
   }
 
   /// The collection of `type`, whose ids are `UUID`s, named `name`.
   public func collection<T: Codable & Identifiable & Sendable>(
-    _ type: T.Type, named name: String, coder: any CaskCoder = JSONCaskCoder()
+    _ type: T.Type, named name: String, coder: any CaskCoder = BinaryCaskCoder()
   ) -> CaskCollection<T> where T.ID == UUID {
     CaskCollection(store: self, name: name, coder: coder)
   }

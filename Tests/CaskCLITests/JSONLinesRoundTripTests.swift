@@ -23,8 +23,8 @@ struct JSONLinesRoundTripTests {
     var nested: [String: [Int]]
   }
 
-  static func readings(in store: CaskStore) -> CaskCollection<Reading> {
-    store.collection(Reading.self, named: "readings", indexes: [.index("sensor", \.sensor)])
+  static func readings(in store: CaskStore, coder: any CaskCoder = BinaryCaskCoder()) -> CaskCollection<Reading> {
+    store.collection(Reading.self, named: "readings", coder: coder, indexes: [.index("sensor", \.sensor)])
   }
 
   static func sample(_ index: Int) -> Reading {
@@ -35,14 +35,17 @@ struct JSONLinesRoundTripTests {
       link: URL(string: "https://example.com/r/\(index)?q=1")!, nested: ["k\(index)": [index, -index]])
   }
 
-  @Test("export to standard output then import from standard input gives the same ids, objects and indexes")
-  func exportThenImportReproducesTheCollection() throws {
-    let cask = try CaskRunner("jsonl-round-trip")
+  @Test(
+    "export to standard output then import from standard input gives the same ids, objects and indexes",
+    arguments: ["binary", "json"])
+  func exportThenImportReproducesTheCollection(coderName: String) throws {
+    let coder: any CaskCoder = coderName == "json" ? JSONCaskCoder() : BinaryCaskCoder()
+    let cask = try CaskRunner("jsonl-round-trip-\(coderName)")
     defer { cask.remove() }
     let originals = (1...120).map(Self.sample)
     do {
       let store = try CaskStore(path: cask.path("a"), password: password, options: .init(durability: .never))
-      try Self.readings(in: store).save(contentsOf: originals)
+      try Self.readings(in: store, coder: coder).save(contentsOf: originals)
       try store.put(Data("other".utf8), forKey: "loose key")
       try store.close()
     }
@@ -53,7 +56,7 @@ struct JSONLinesRoundTripTests {
       exported.err == "Exported 120 values of collection 'readings' of store 'a' to standard output as JSON Lines.\n")
     let lines = exported.stdout.split(separator: 0x0A)
     #expect(lines.count == 120)
-    #expect(lines.allSatisfy { $0.first == UInt8(ascii: "{") })
+    #expect(lines.allSatisfy { (try? JSONSerialization.jsonObject(with: Data($0))) is [String: Any] })
     _ = try cask.createStore("b", password: password)
     let imported = try cask.run(
       ["import", "b", "-", "--collection", "readings", "--id-key", "id"], password: password, stdin: exported.stdout)
@@ -61,7 +64,7 @@ struct JSONLinesRoundTripTests {
     #expect(imported.out == "Imported 120 objects into collection 'readings' of store 'b': 120 inserted, 0 replaced.\n")
     let store = try CaskStore(path: cask.path("b"), password: password)
     defer { try? store.close() }
-    let copy = Self.readings(in: store)
+    let copy = Self.readings(in: store, coder: coder)
     #expect(try copy.ids().sorted() == originals.map(\.id).sorted())
     #expect(try copy.all().sorted { $0.id < $1.id } == originals.sorted { $0.id < $1.id })
     #expect(try store.keys(inGroup: "readings").count == 120)
@@ -71,17 +74,37 @@ struct JSONLinesRoundTripTests {
     #expect(try copy.query().where(\.sensor, equals: "s1").fetch().count == 30)
   }
 
-  @Test("a collection export refuses a value that is not a JSON object, naming no id")
-  func binaryObjectsAreRefused() throws {
-    let cask = try CaskRunner("jsonl-binary")
+  /// The outcome of `cask export ... --collection readings --format jsonl` of a store that
+  /// `fill` wrote.
+  private func exportOfReadings(_ name: String, _ fill: (CaskStore) throws -> Void) throws -> CaskResult {
+    let cask = try CaskRunner(name)
     defer { cask.remove() }
     do {
       let store = try CaskStore(path: cask.path("a"), password: password, options: .init(durability: .never))
-      try store.collection(Reading.self, named: "readings", coder: BinaryCaskCoder()).save(Self.sample(7))
+      try fill(store)
       try store.close()
     }
-    let result = try cask.run(
-      ["export", "a", "-", "--collection", "readings", "--format", "jsonl"], password: password)
+    return try cask.run(["export", "a", "-", "--collection", "readings", "--format", "jsonl"], password: password)
+  }
+
+  @Test("a collection export refuses a binary object JSON cannot hold (a NaN), naming no id")
+  func binaryObjectWithNaNIsRefused() throws {
+    let result = try exportOfReadings("jsonl-binary-nan") { store in
+      var reading = Self.sample(7)
+      reading.value = .nan
+      try store.collection(Reading.self, named: "readings", coder: BinaryCaskCoder()).save(reading)
+    }
+    #expect(result.status == 1)
+    #expect(
+      result.err.hasPrefix("Error: collection 'readings' holds an object that JSON cannot hold"), "\(result.err)")
+    #expect(!result.err.contains("r7"))
+  }
+
+  @Test("a collection export refuses a value that is not a JSON object, naming no id")
+  func nonObjectValuesAreRefused() throws {
+    let result = try exportOfReadings("jsonl-not-object") { store in
+      try store.put(Data("[1, 2]".utf8), forKey: "readings\u{0}r7")
+    }
     #expect(result.status == 1)
     #expect(
       result.err.hasPrefix("Error: collection 'readings' holds a value that is not a JSON object"), "\(result.err)")

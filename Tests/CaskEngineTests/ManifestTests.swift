@@ -130,6 +130,48 @@ struct ManifestTests {
     }
   }
 
+  @Test("verify finds a sealed segment cut short while the store is open, which open could not see")
+  func verifyFindsSegmentCutWhileOpen() throws {
+    try withTemporaryDirectory("manifest-verify-cut") { directory in
+      let path = directory.file("store.cask")
+      let keys = try RNCryptor.Keys.random()
+      let store = try CaskStore(path: path, keys: keys, options: Self.options)
+      defer { try? store.close() }
+      for round in 0..<6 { try store.put(Data(repeating: UInt8(round), count: 40), forKey: "k\(round)") }
+      #expect(try store.verify().isClean)
+      // Segment 1 is sealed (the limit is 300 bytes); its last record is cut off whole, so
+      // the records that are left read as a clean segment.
+      let sealed = Self.segment(path, 1)
+      let size = try FileDamage.size(of: sealed)
+      let records = TamperDetectionTests.records(try TamperDetectionTests.read(sealed))
+      let cut = try #require(records.last).lowerBound
+      try FileDamage.truncate(sealed, to: cut)
+      #expect(cut < size)
+      let report = try store.verify()
+      #expect(report.damage.contains { $0.file == Segment.fileName(id: 1) && $0.reason.contains("sealed segment") })
+    }
+  }
+
+  @Test("verify finds the manifest put back from an older copy while the store is open")
+  func verifyFindsOlderManifest() throws {
+    try withTemporaryDirectory("manifest-verify-older") { directory in
+      let path = directory.file("store.cask")
+      let keys = try RNCryptor.Keys.random()
+      let store = try CaskStore(path: path, keys: keys, options: Self.options)
+      defer { try? store.close() }
+      try store.put(Data("1".utf8), forKey: "a")
+      let manifest = "\(path)/\(CaskFormat.manifestFileName)"
+      try Self.copy(manifest, to: directory.file("old.manifest"))
+      for round in 0..<8 { try store.put(Data(repeating: UInt8(round), count: 40), forKey: "k\(round)") }
+      #expect(try store.verify().isClean)
+      try Self.copy(directory.file("old.manifest"), to: manifest)
+      let report = try store.verify()
+      #expect(report.damage.contains { $0.file == CaskFormat.manifestFileName && $0.reason.contains("older") })
+      try FileDamage.flipByte(at: 40, in: manifest)
+      #expect(try store.verify().damage.contains { $0.file == CaskFormat.manifestFileName })
+    }
+  }
+
   @Test("sequence numbers never go down, even after compaction dropped the newest records")
   func sequenceNeverGoesDown() throws {
     try withTemporaryDirectory("manifest-sequence") { directory in

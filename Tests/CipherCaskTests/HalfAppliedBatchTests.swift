@@ -30,7 +30,7 @@ struct HalfAppliedBatchTests {
   @Test("save(contentsOf:) with an object that fails to encode writes none of them")
   func saveContentsEncodingFailureWritesNothing() throws {
     try withStore { store throws in
-      let readings = store.collection(Reading.self)
+      let readings = store.collection(Reading.self, coder: JSONCaskCoder())
       try readings.save(Reading(id: "kept", value: 1))
       let log = CommitLog(store)
       let batch = [Reading(id: "r1", value: 2), Reading(id: "r2", value: .nan), Reading(id: "r3", value: 3)]

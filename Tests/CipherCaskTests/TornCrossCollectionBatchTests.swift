@@ -60,7 +60,7 @@ struct TornCrossCollectionBatchTests {
   func failingOperationFailsWholeBatch() throws {
     try withStore { store throws in
       let counters = store.collection(Counter.self)
-      let readings = store.collection(Reading.self)
+      let readings = store.collection(Reading.self, coder: JSONCaskCoder())
       let refused = store.collection(Counter.self, named: "bad\u{0}name")
       let log = CommitLog(store)
       #expect(throws: EncodingError.self) {

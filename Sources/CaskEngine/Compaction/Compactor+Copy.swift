@@ -37,6 +37,16 @@ extension Compactor {
     return entries
   }
 
+  /// Records that `key`'s record at `location` is not copied, and why, for the report.
+  private mutating func leaveOut(_ key: IndexKey, at location: RecordLocation, of input: Segment, reason: String) {
+    damaged.append(
+      DamagedRecord(
+        key: key, location: location,
+        region: CorruptRegion(
+          file: Segment.fileName(id: input.id), offset: UInt64(location.offset),
+          length: UInt64(location.length), reason: reason)))
+  }
+
   /// Copies live records of one input into the outputs, in file order, with large writes.
   mutating func copy(_ live: [(IndexKey, RecordLocation)], from input: Segment) throws {
     let orderBase = newestInput
@@ -66,12 +76,7 @@ extension Compactor {
         else {
           // A damaged record cannot be served anyway (get reports it as corrupt); it is not
           // copied, so the key goes with its segment, and the report says so.
-          damaged.append(
-            DamagedRecord(
-              key: key, location: location,
-              region: CorruptRegion(
-                file: Segment.fileName(id: input.id), offset: UInt64(location.offset),
-                length: UInt64(location.length), reason: "damaged record left out by compaction")))
+          leaveOut(key, at: location, of: input, reason: "damaged record left out by compaction")
           continue
         }
         // A version 3 record is copied only if it is the record its key message was sealed
@@ -79,12 +84,7 @@ extension Compactor {
         if store.cipher.bindsRecords,
           let reason = bindingMismatch(of: record, key: key, header: header, at: location, in: input)
         {
-          damaged.append(
-            DamagedRecord(
-              key: key, location: location,
-              region: CorruptRegion(
-                file: Segment.fileName(id: input.id), offset: UInt64(location.offset),
-                length: UInt64(location.length), reason: "\(reason); left out by compaction")))
+          leaveOut(key, at: location, of: input, reason: "\(reason); left out by compaction")
           continue
         }
 

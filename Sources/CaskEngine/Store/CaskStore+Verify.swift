@@ -15,7 +15,8 @@ public struct VerifyReport: Sendable, Equatable {
 
 extension CaskStore {
   /// Reads every record of every segment, checks its CRC and authenticates (decrypts) its key
-  /// and value, and checks each hint file. Nothing is changed.
+  /// and value, checks each hint file and, in a version 3 store, compares the manifest with
+  /// the segment files as they are now. Nothing is changed.
   ///
   /// - Returns: a report listing each damaged file and offset; no key or value appears in it.
   /// - Complexity: O(total bytes) of reading and decryption.
@@ -31,9 +32,13 @@ extension CaskStore {
     // Appends that land after this point are not part of the check.
     let activeEnd = writer.withLock { writer in writer.active.map { ($0.segment.id, $0.end) } }
     var report = VerifyReport()
-    // What open found against the manifest (a store opened for salvage).
+    // What open found against the manifest (a store opened for salvage), and what the
+    // manifest and the files say now: a file changed since open is found here too.
     report.damage += violations.filter { region in
       !region.file.hasSuffix(CaskFormat.segmentExtension) || region.length == 0
+    }
+    for region in try manifestDisagreements() where !report.damage.contains(region) {
+      report.damage.append(region)
     }
     for segment in segments {
       let name = Segment.fileName(id: segment.id)

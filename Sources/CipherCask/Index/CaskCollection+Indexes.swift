@@ -7,7 +7,7 @@ extension CaskStore {
   /// (or holds with another definition) is built by `buildIndexes(progress:)`, or by the first
   /// query that needs it; until then queries scan, and writes already keep it.
   public func collection<T: Codable & Identifiable & Sendable>(
-    _ type: T.Type, named name: String, coder: any CaskCoder = JSONCaskCoder(), indexes: [CaskIndex<T>]
+    _ type: T.Type, named name: String, coder: any CaskCoder = BinaryCaskCoder(), indexes: [CaskIndex<T>]
   ) -> CaskCollection<T> where T.ID: LosslessStringConvertible & Sendable {
     let collection = CaskCollection<T>(store: self, name: name, coder: coder)
     collection.declare(indexes)
@@ -16,7 +16,7 @@ extension CaskStore {
 
   /// The collection of `type` named after the type, with secondary indexes.
   public func collection<T: Codable & Identifiable & Sendable>(
-    _ type: T.Type, coder: any CaskCoder = JSONCaskCoder(), indexes: [CaskIndex<T>]
+    _ type: T.Type, coder: any CaskCoder = BinaryCaskCoder(), indexes: [CaskIndex<T>]
   ) -> CaskCollection<T> where T.ID: LosslessStringConvertible & Sendable {
     let collection = CaskCollection<T>(store: self, namedAfterTypeWith: coder)
     collection.declare(indexes)
@@ -25,7 +25,7 @@ extension CaskStore {
 
   /// The collection of `type`, whose ids are `UUID`s, named `name`, with secondary indexes.
   public func collection<T: Codable & Identifiable & Sendable>(
-    _ type: T.Type, named name: String, coder: any CaskCoder = JSONCaskCoder(), indexes: [CaskIndex<T>]
+    _ type: T.Type, named name: String, coder: any CaskCoder = BinaryCaskCoder(), indexes: [CaskIndex<T>]
   ) -> CaskCollection<T> where T.ID == UUID {
     let collection = CaskCollection<T>(store: self, name: name, coder: coder)
     collection.declare(indexes)
@@ -35,7 +35,7 @@ extension CaskStore {
   /// The collection of `type`, whose ids are `UUID`s, named after the type, with secondary
   /// indexes.
   public func collection<T: Codable & Identifiable & Sendable>(
-    _ type: T.Type, coder: any CaskCoder = JSONCaskCoder(), indexes: [CaskIndex<T>]
+    _ type: T.Type, coder: any CaskCoder = BinaryCaskCoder(), indexes: [CaskIndex<T>]
   ) -> CaskCollection<T> where T.ID == UUID {
     let collection = CaskCollection<T>(store: self, namedAfterTypeWith: coder)
     collection.declare(indexes)

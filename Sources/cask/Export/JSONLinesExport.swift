@@ -66,25 +66,40 @@ enum JSONLinesExport {
     return line + Data("}\n".utf8)
   }
 
-  /// One object of `collection` as a line, with its newline.
+  /// One object of `collection` as a line, with its newline: a JSON object as stored, or the
+  /// JSON text of an object `BinaryCaskCoder` stored (Docs/FORMAT.md, section 16.3).
   ///
-  /// - Throws: `CLIError.failure` for a value that is not a JSON object (an object written by
-  ///   `BinaryCaskCoder`, say), naming the collection but not the id.
+  /// - Throws: `CLIError.failure` for a value that is neither (or a binary object holding an
+  ///   infinity or a NaN, which JSON cannot hold), naming the collection but not the id.
   static func objectLine(_ value: Data, of collection: String) throws -> Data {
-    let isObject = (try? JSONSerialization.jsonObject(with: value, options: [])) is [String: Any]
-    guard isObject else {
-      throw CLIError.failure(
-        "collection \(MessageText.quoted(collection)) holds a value that is not a JSON object "
-          + "(written with BinaryCaskCoder?), which a JSON Lines export of the collection cannot hold; "
-          + "export the store without --collection (its lines keep every value, in base64 if need be), "
-          + "or export the objects with the library's exportJSON")
-    }
+    let value = try jsonObject(value, of: collection)
     var line = value
     // Outside strings a line break is whitespace; inside one, JSON allows it only escaped.
     if line.contains(0x0A) || line.contains(0x0D) {
       line = Data(line.map { $0 == 0x0A || $0 == 0x0D ? 0x20 : $0 })
     }
     return line + Data("\n".utf8)
+  }
+
+  /// `value` as JSON object text: itself when it is one, its JSON text when it is a binary object.
+  private static func jsonObject(_ value: Data, of collection: String) throws -> Data {
+    let name = MessageText.quoted(collection)
+    if value.first == 0xC1 {
+      do {
+        return try BinaryJSONText.json(fromBinaryObject: value)
+      } catch let error as BinaryJSONText.Unrepresentable {
+        throw CLIError.failure("collection \(name) holds an object that JSON cannot hold: \(error)")
+      } catch {
+        throw CLIError.failure("collection \(name) holds a damaged binary object")
+      }
+    }
+    guard (try? JSONSerialization.jsonObject(with: value, options: [])) is [String: Any] else {
+      throw CLIError.failure(
+        "collection \(name) holds a value that is not a JSON object, which a JSON Lines export of the "
+          + "collection cannot hold; export the store without --collection (its lines keep every value, "
+          + "in base64 if need be), or export the objects with the library's exportJSON")
+    }
+    return value
   }
 
   private static func string(_ text: String) throws -> Data {
