@@ -119,7 +119,8 @@ READABLE_VERSIONS = (2, 3)
 # Set from the header: every segment and hint of the store must have the same version.
 FORMAT_VERSION = None
 # Version 3 (section 5.4): tags in front of every sealed plaintext, a binding in key messages.
-TAG_KEY, TAG_VALUE, TAG_HINT = 0x4B, 0x56, 0x48
+TAG_KEY, TAG_VALUE, TAG_HINT, TAG_MANIFEST = 0x4B, 0x56, 0x48, 0x4D
+MANIFEST_MAGIC = b"CCMANIFS"
 KEY_BINDING = 56
 SEGMENT_HEADER = 32
 RECORD_HEADER = 24
@@ -470,6 +471,69 @@ def apply(index, records):
             index.pop(record.key, None)
 
 
+def read_manifest(directory, keys):
+    """Section 6a: the manifest's plaintext, or None when the store has none."""
+    path = os.path.join(directory, "MANIFEST")
+    if not os.path.exists(path):
+        return None
+    with open(path, "rb") as handle:
+        data = handle.read()
+    if data[:8] != MANIFEST_MAGIC:
+        fail("MANIFEST: bad magic")
+    plain = open_key_message(data[8:], keys, "MANIFEST")
+    if len(plain) < 36 or plain[0] != TAG_MANIFEST or plain[1] != 0 or u16(plain, 2) != FORMAT_VERSION:
+        fail("MANIFEST: malformed (tag, reserved byte or version)")
+    count, retired_count, pending_count = u32(plain, 24), u32(plain, 28), u32(plain, 32)
+    if len(plain) != 36 + 24 * count + 4 * (retired_count + pending_count):
+        fail("MANIFEST: the counts do not fill the plaintext exactly")
+    entries = []
+    for index in range(count):
+        at = 36 + 24 * index
+        flags = u32(plain, at + 12)
+        if flags & ~1:
+            fail(f"MANIFEST: unknown flags in entry {index}")
+        entries.append({"id": u32(plain, at), "order": (u32(plain, at + 4), u32(plain, at + 8)),
+                        "active": bool(flags & 1), "length": u64(plain, at + 16)})
+    at = 36 + 24 * count
+    retired = {u32(plain, at + 4 * index) for index in range(retired_count)}
+    at += 4 * retired_count
+    pending = {u32(plain, at + 4 * index) for index in range(pending_count)}
+    return {"generation": u64(plain, 4), "last_sequence": u64(plain, 12), "next_id": u32(plain, 20),
+            "segments": entries, "retired": retired, "pending": pending}
+
+
+def check_manifest(directory, keys, segments, notes):
+    """Section 6a, "What open checks": the segment files against the manifest. Returns the
+    segments to read (retired ones are not read)."""
+    manifest = read_manifest(directory, keys)
+    if manifest is None:
+        if segments:
+            fail("MANIFEST: missing from a version 3 store with segments")
+        return segments
+    kept = [segment for segment in segments if segment.file_id not in manifest["retired"]]
+    by_id = {segment.file_id: segment for segment in kept}
+    for entry in manifest["segments"]:
+        name = f"{entry['id']:08x}.seg"
+        segment = by_id.get(entry["id"])
+        if segment is None:
+            fail(f"{name}: listed in the manifest but missing")
+        if (segment.base, segment.sub) != entry["order"]:
+            fail(f"{name}: its order differs from the manifest's")
+        length = min(segment.file_length, MAX_SEGMENT)
+        if entry["active"] and length < entry["length"]:
+            fail(f"{name}: {length} bytes, shorter than the {entry['length']} the manifest recorded")
+        if not entry["active"] and length != entry["length"]:
+            fail(f"{name}: sealed segment of {length} bytes, the manifest says {entry['length']}")
+    listed = {entry["id"] for entry in manifest["segments"]}
+    for segment in kept:
+        if segment.file_id not in listed and segment.file_id < manifest["next_id"] \
+                and segment.file_id not in manifest["pending"]:
+            fail(f"{segment.name}: a segment the manifest does not list")
+    notes.append(f"manifest: generation {manifest['generation']}, {len(manifest['segments'])} segment(s) "
+                 f"checked, {len(segments) - len(kept)} retired")
+    return kept
+
+
 def read_store(directory, password, check_hints):
     if not os.path.isdir(directory):
         fail(f"{directory}: not a directory")
@@ -488,7 +552,6 @@ def read_store(directory, password, check_hints):
     segment_names, hint_names = [], []
     for name in sorted(names):
         if name in ("CASK", "LOCK") or name.endswith(".tmp") or (name == "MANIFEST" and FORMAT_VERSION >= 3):
-            # GAP: this reader does not check the manifest (section 6a) against the files.
             continue        # .tmp files are never part of the store (section 7)
         if SEGMENT_NAME.match(name):
             segment_names.append(name)
@@ -507,6 +570,8 @@ def read_store(directory, password, check_hints):
             data = handle.read()
         base, sub = read_segment_header(name, file_id, data)
         segments.append(Segment(name, file_id, data, base, sub))
+    if FORMAT_VERSION >= 3:
+        segments = check_manifest(directory, keys, segments, notes)
     segments.sort(key=lambda segment: (segment.base, segment.sub))
     for before, after in zip(segments, segments[1:]):
         if (before.base, before.sub) == (after.base, after.sub):

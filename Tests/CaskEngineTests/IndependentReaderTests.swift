@@ -104,6 +104,29 @@ struct IndependentReaderTests {
     }
   }
 
+  @Test("the reader refuses, as open does, a version 3 store whose segments disagree with its manifest")
+  func manifestDisagreementsAreRefused() throws {
+    var random = SeededRandom.make(test: "IndependentReaderTests.manifestDisagreementsAreRefused")
+    let options = CaskStore.Options(durability: .never, segmentSizeLimit: 8 << 10, autoCompaction: nil)
+    var model = Model()
+    try withStore(options: options, password: Self.password, label: "independent-reader-manifest") { store, path in
+      try Workload.run(on: store, model: &model, operations: 150, random: &random, largeValues: false)
+      try store.close()
+      let agreed = try IndependentReader.run(path, password: Self.password, checkHints: false)
+      #expect(agreed.status == 0, "stderr: \(agreed.stderr)")
+      #expect(agreed.stderr.contains("manifest: generation"), "stderr: \(agreed.stderr)")
+      let segments = try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".seg") }.sorted()
+      #expect(segments.count > 1)
+      let first = "\(path)/\(try #require(segments.first))"
+      try FileDamage.truncate(first, to: try FileDamage.size(of: first) - 1)
+      let cut = try IndependentReader.run(path, password: Self.password, checkHints: false)
+      #expect(cut.status == 1 && cut.stderr.contains("the manifest says"), "stderr: \(cut.stderr)")
+      try FileManager.default.removeItem(atPath: first)
+      let missing = try IndependentReader.run(path, password: Self.password, checkHints: false)
+      #expect(missing.status == 1 && missing.stderr.contains("missing"), "stderr: \(missing.stderr)")
+    }
+  }
+
   @Test("a torn last batch is dropped by the reader exactly as by a read-only open")
   func tornTail() throws {
     var random = SeededRandom.make(test: "IndependentReaderTests.tornTail")
