@@ -6,7 +6,7 @@ import Foundation
 #endif
 
 /// `cask-bench coders`: what a collection's `CaskCoder` costs on its own, outside any store.
-/// Encode and decode of a 10-field struct with `BinaryCaskCoder`, `JSONCaskCoder` (the default)
+/// Encode and decode of a 10-field struct with `BinaryCaskCoder` (the default), `JSONCaskCoder`
 /// and `PropertyListCaskCoder` (binary), the bytes each writes, and whether each still reads old
 /// objects after the model gains an optional field or loses one.
 ///
@@ -149,7 +149,7 @@ enum CodersCommand: BenchCommand {
     var generator = SystemRandomNumberGenerator()
     let samples = (0..<settings.samples).map { Sample.make($0, using: &generator) }
     let coders: [(name: String, coder: any CaskCoder, isDefault: Bool)] = [
-      ("BinaryCaskCoder", BinaryCaskCoder(), false), ("JSONCaskCoder", JSONCaskCoder(), true),
+      ("BinaryCaskCoder", BinaryCaskCoder(), true), ("JSONCaskCoder", JSONCaskCoder(), false),
       ("PropertyListCaskCoder (binary)", PropertyListCaskCoder(), false),
       ("JSON, plain .iso8601 dates (reference)", PlainISO8601JSONCoder(), false),
     ]

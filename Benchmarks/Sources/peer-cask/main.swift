@@ -69,9 +69,9 @@ final class CaskObjectStore: ObjectStore {
 }
 
 struct CaskObjectOpener: ObjectStoreOpener {
-  /// The collection's coder: the default (`JSONCaskCoder`), binary or property lists.
+  /// The collection's coder: the default (`BinaryCaskCoder`), JSON or property lists.
   enum Coder {
-    case standard, binary, propertyList
+    case standard, json, propertyList
   }
 
   let coder: Coder
@@ -79,7 +79,7 @@ struct CaskObjectOpener: ObjectStoreOpener {
   var name: String {
     switch coder {
     case .standard: "ciphercask"
-    case .binary: "ciphercask+binary"
+    case .json: "ciphercask+json"
     case .propertyList: "ciphercask+plist"
     }
   }
@@ -87,8 +87,8 @@ struct CaskObjectOpener: ObjectStoreOpener {
   var setup: String {
     let description =
       switch coder {
-      case .standard: "JSONCaskCoder (the default)"
-      case .binary: "BinaryCaskCoder"
+      case .standard: "BinaryCaskCoder (the default)"
+      case .json: "JSONCaskCoder"
       case .propertyList: "PropertyListCaskCoder"
       }
     return "CipherCask store.collection(BenchObject.self) with \(description), one save per call"
@@ -97,8 +97,8 @@ struct CaskObjectOpener: ObjectStoreOpener {
   func open(directory: String, durability: Durability) throws -> any ObjectStore {
     let chosen: any CaskCoder =
       switch coder {
-      case .standard: JSONCaskCoder()
-      case .binary: BinaryCaskCoder()
+      case .standard: BinaryCaskCoder()
+      case .json: JSONCaskCoder()
       case .propertyList: PropertyListCaskCoder()
       }
     return try CaskObjectStore(directory: directory, durability: durability, coder: chosen)
@@ -108,5 +108,5 @@ struct CaskObjectOpener: ObjectStoreOpener {
 PeerMain.run(
   stores: [CaskOpener()],
   objectStores: [
-    CaskObjectOpener(coder: .standard), CaskObjectOpener(coder: .binary), CaskObjectOpener(coder: .propertyList),
+    CaskObjectOpener(coder: .standard), CaskObjectOpener(coder: .json), CaskObjectOpener(coder: .propertyList),
   ])

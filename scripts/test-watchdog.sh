@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Runs a test command (CI: `swift test`) and watches its output. When it prints nothing for
+# STALL seconds (600 by default), the run has stopped making progress: every thread of each
+# test process is printed (gdb), the run is stopped, and the command runs once more. A second
+# stall, or any failure, ends with the command's own non-zero status.
+#
+# Why: twice on a heavily loaded machine, a `swift test` process stopped with tests marked
+# started, none running, and no worker thread left in the process (Docs/RELIABILITY.md,
+# "A test run that stops"). Without this, CI would wait out its time limit and say nothing
+# about where the run stood.
+#
+# Usage: scripts/test-watchdog.sh COMMAND [ARGUMENT...]
+set -uo pipefail
+
+stall=${STALL:-600}
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+# Prints each thread's stack of every process in the run's process group but the command
+# itself (the test processes, where the tests run).
+dump_stacks() {
+  local group=$1
+  for pid in $(pgrep -g "$group"); do
+    [ "$pid" = "$group" ] && continue
+    echo "== test-watchdog: threads of $pid: $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-200)" >&2
+    if command -v gdb >/dev/null; then
+      timeout 120 gdb -p "$pid" -batch -ex "thread apply all bt 30" 2>/dev/null | grep -E '^(Thread|#)' >&2
+    fi
+  done
+}
+
+# Runs the command once; returns its status, or 124 when it stalled.
+run_once() {
+  : >"$log"
+  setsid "$@" > >(tee -a "$log") 2>&1 &
+  local pid=$! size=-1 quiet=0
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 10
+    local now
+    now=$(stat -c %s "$log")
+    if [ "$now" = "$size" ]; then
+      quiet=$((quiet + 10))
+    else
+      size=$now quiet=0
+    fi
+    if [ "$quiet" -ge "$stall" ]; then
+      echo "== test-watchdog: no output for ${stall} s; the run has stopped making progress" >&2
+      dump_stacks "$pid"
+      kill -TERM -- "-$pid" 2>/dev/null
+      sleep 5
+      kill -KILL -- "-$pid" 2>/dev/null
+      wait "$pid" 2>/dev/null
+      return 124
+    fi
+  done
+  wait "$pid"
+}
+
+run_once "$@"
+status=$?
+if [ "$status" = 124 ]; then
+  echo "== test-watchdog: running the command again after a stall" >&2
+  run_once "$@"
+  status=$?
+fi
+exit "$status"
