@@ -81,7 +81,7 @@ public struct ObjectRunner {
     public var durability: Durability
     public var directory: String
     public var seed: UInt64
-    /// Only `save` and `get` (the seed's design, whose every operation runs PBKDF2).
+    /// Only `save` and `get` (the per-object PBKDF2 design, whose every operation runs PBKDF2).
     public var saveAndGetOnly = false
 
     public init(objects: Int, runs: Int, durability: Durability, directory: String, seed: UInt64) {

@@ -5,10 +5,10 @@ import RNCryptorCodec
 /// is plain, each value is an RNCryptor message).
 public enum ValueCipher: Sendable {
   /// Password messages whose keys are derived once and cached (`PasswordKeyCache`): the
-  /// strongest form of the seed's design, and the same AES and HMAC work per value as CipherCask.
+  /// strongest form of that design, and the same AES and HMAC work per value as CipherCask.
   /// Every value is written under `writing`, the store's one salt pair.
   case derivedOnce(RNCryptor.PasswordKeyCache, writing: RNCryptor.PasswordKeys)
-  /// The seed's literal design: `RNCryptor.encrypt(_:password:)` per value, so every write and
+  /// The per-value PBKDF2 design: `RNCryptor.encrypt(_:password:)` per value, so every write and
   /// every read runs PBKDF2 twice (10,000 iterations each).
   case pbkdf2PerValue(String)
 
@@ -55,7 +55,7 @@ public enum ValueCipher: Sendable {
 }
 
 /// Any store, with each value sealed by a `ValueCipher` on the way in and opened on the way out.
-/// Keys stay plain (as in the seed's design); CipherCask also encrypts its keys.
+/// Keys stay plain (as in that design); CipherCask also encrypts its keys.
 public final class EncryptedStore: KeyValueStore {
   let base: any KeyValueStore
   let cipher: ValueCipher
@@ -109,7 +109,7 @@ public struct EncryptedOpener: StoreOpener {
   let base: any StoreOpener
   let perValuePBKDF2: Bool
 
-  /// - Parameter perValuePBKDF2: the seed's literal design instead of keys derived once.
+  /// - Parameter perValuePBKDF2: the per-value PBKDF2 design instead of keys derived once.
   public init(_ base: any StoreOpener, perValuePBKDF2: Bool = false) {
     self.base = base
     self.perValuePBKDF2 = perValuePBKDF2
@@ -120,7 +120,7 @@ public struct EncryptedOpener: StoreOpener {
   public var setup: String {
     base.setup
       + (perValuePBKDF2
-        ? "; each value an RNCryptor password message with its own PBKDF2 (the seed's design)"
+        ? "; each value an RNCryptor password message with its own PBKDF2"
         : "; each value an RNCryptor password message, keys derived once at open (one salt pair per store)")
   }
 

@@ -90,7 +90,7 @@ enum CodecCommand: BenchCommand {
     /// `1 / (1/aes + 1/hmac)` with this operation's AES direction.
     let boundMegabytesPerSecond: Double?
     let ratio: Double?
-    /// For decryption, the bound with AES *encryption* speed as the issue states it (looser).
+    /// For decryption, the bound with AES *encryption* speed (a looser bound, as the targets were first stated).
     let encryptSpeedBoundMegabytesPerSecond: Double?
   }
 
@@ -312,7 +312,7 @@ enum CodecCommand: BenchCommand {
     ]
   }
 
-  /// The issue's targets: at 1 MiB, at least 80% of the bound; 1 KiB password-format messages
+  /// The targets: at 1 MiB, at least 80% of the bound; 1 KiB password-format messages
   /// with keys derived once, at least 100,000 a second.
   static func targets(throughput: [Throughput], messageRates: [MessageRate]) -> [Target] {
     let large = throughput.filter { $0.messageBytes == 1024 * 1024 }.map { row in

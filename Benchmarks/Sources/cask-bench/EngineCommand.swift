@@ -3,12 +3,12 @@ import Foundation
 import PeerKit
 
 /// `cask-bench engine`: CaskEngine's operations on stores of 10k, 100k and 1M keys (random
-/// 16-byte keys, 1 KiB random values), each figure printed beside the target.
+/// 16-byte keys, 1 KiB random values), each figure printed beside its target.
 ///
 /// Measured per size: put, get (hot, random order; also from 2 threads at once), overwrite and delete with `.never`
 /// durability; open with and without hint files; the index's memory per key (process RSS and
 /// heap in use before and after open, and the figure the index table's layout gives), also with
-/// 15-byte keys, which the memory target is about; compaction throughput after overwriting half the
+/// 15-byte keys, which the memory target is about; compaction throughput after overwriting half the
 /// keys, and put latency while a compaction runs in another thread. Once per run: durable puts
 /// (`.always`) with 1 and 8 writer threads beside the disk's own `fdatasync` rate.
 enum EngineCommand: BenchCommand {
@@ -25,7 +25,7 @@ enum EngineCommand: BenchCommand {
 
   /// The password of every benchmark store.
   static let password = "cask-bench password"
-  /// Reader threads of the concurrent get row (no target: the get target is for one
+  /// Reader threads of the concurrent get row (no target: the get target is for one
   /// thread; the row shows whether readers hold each other up).
   static let concurrentReaders = 2
 
@@ -127,7 +127,7 @@ enum EngineCommand: BenchCommand {
 
   // MARK: Targets
 
-  /// The targets; each is printed beside its figure and listed at the end.
+  /// The targets; each is printed beside its figure and listed at the end.
   enum Goal {
     static let putOpsPerSecond = 200_000.0
     static let getOpsPerSecond = 300_000.0

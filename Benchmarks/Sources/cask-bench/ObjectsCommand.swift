@@ -3,24 +3,28 @@ import PeerKit
 
 /// `cask-bench objects`: typed collections of a 10-field Codable struct (`BenchObject`) in
 /// CipherCask (the default binary coder, JSON and property lists) beside SQLite storing the same JSON
-/// encrypted per row with RNCryptor, and beside the seed's design (PBKDF2 per object) on a
+/// encrypted per row with RNCryptor, and beside the per-object PBKDF2 design on a
 /// small sample. Workloads: save (one per transaction), get (random order), all, filter.
 /// Then, in this process, the isolation cost rule: `all()` of 10,000 objects alone in a store and
 /// in a crowded store (ObjectsCommand+Isolation.swift).
 enum ObjectsCommand: BenchCommand {
   static let name = "objects"
-  static let abstract = "Codable collections: CipherCask beside SQLite with RNCryptor rows and the seed's design."
+  static let abstract =
+    "Codable collections: CipherCask beside SQLite with RNCryptor rows and the per-value PBKDF2 design."
   static let usage =
     "cask-bench objects [--quick] [--objects N] [--runs N] [--sample N] [--store-keys N] [--dir DIR] [--json FILE]"
     + " [--svg FILE]"
   static let options: [(flag: String, help: String)] = [
     (
       "--quick",
-      "2,000 objects, one run, a 20-object sample of the seed's design, a 100,000-key crowded store: noisy."
+      "2,000 objects, one run, a 20-object sample of the per-value PBKDF2 design, a 100,000-key crowded store: noisy."
     ),
     ("--objects N", "Objects in each collection (default 10000)."),
     ("--runs N", "Runs behind each median (default 5)."),
-    ("--sample N", "Objects in the seed design's sample, where each save and get runs PBKDF2 (default 100)."),
+    (
+      "--sample N",
+      "Objects in the per-value PBKDF2 design's sample, where each save and get runs PBKDF2 (default 100)."
+    ),
     (
       "--store-keys N",
       "Keys in the crowded store where all() of 10,000 objects is timed against the same objects alone"
@@ -94,7 +98,7 @@ enum ObjectsCommand: BenchCommand {
       }
     }
     report.engines = engines.compactMap { gathered[$0.name] }
-    printToStandardError("objects: the seed's design (PBKDF2 per object) on \(sample) objects")
+    printToStandardError("objects: the per-object PBKDF2 design on \(sample) objects")
     let seedPeer = try PeerProcess.run(
       seedDesign.executable,
       ["objects", "--engine", seedDesign.name, "--objects", String(sample), "--save-get-only"] + common)
@@ -136,7 +140,7 @@ enum ObjectsCommand: BenchCommand {
     let ours = report.engines.first { $0.engine == cipherCask.name }
     let seedTargets = ["save", "get"].map { workload in
       PeerTarget(
-        "\(workload): CipherCask ÷ the seed's design (PBKDF2 per object)",
+        "\(workload): CipherCask ÷ the per-object PBKDF2 design",
         at: "\(objects) vs a \(report.settings.sample)-object sample",
         required: 1_000, measured: ratio(report, workload, report.seedSample))
     }
@@ -211,7 +215,7 @@ enum ObjectsCommand: BenchCommand {
     }
     out.append(memory.render())
     out.append("")
-    out.append("### targets (issues 4 and 6)")
+    out.append("### targets")
     out.append("")
     out.append(
       PeerTarget.table(report.targets, format: { ($0 < 10 ? Number.fixed($0, 2) : Number.grouped($0)) + "×" }))

@@ -92,7 +92,7 @@ extension PeersCommand {
     sections.append(
       ("disk usage: after overwrite (every key written twice) and after each engine's compaction", spaceTable(report)))
     sections.append(("peak RSS of each engine's process", memoryTable(report)))
-    sections.append(("the seed's design: PBKDF2 for every value (\(settings.seedSample) keys)", seedTable(report)))
+    sections.append(("the per-value PBKDF2 design (\(settings.seedSample) keys)", seedTable(report)))
     for section in sections where !section.table.rows.isEmpty {
       out.append("")
       out.append("### \(section.title)")

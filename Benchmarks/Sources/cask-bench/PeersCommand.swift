@@ -8,7 +8,7 @@ import PeerKit
 /// Workloads (db_bench's names): fillseq, fillrandom, overwrite, readrandom, readmissing, open,
 /// compact, readwhilewriting, deleterandom at each store size with `.never` durability; durable
 /// puts from 1 and 8 writers with `.always`; disk usage after overwrite and after compaction;
-/// peak RSS; and, on a small sample, the seed's design (PBKDF2 per value).
+/// peak RSS; and, on a small sample, the per-value PBKDF2 design.
 enum PeersCommand: BenchCommand {
   static let name = "peers"
   static let abstract = "CipherCask beside SQLite, SQLCipher, LMDB and LevelDB: db_bench workloads, ratios."
@@ -53,7 +53,7 @@ enum PeersCommand: BenchCommand {
     Engine(name: "leveldb+rncryptor", executable: "peer-leveldb"),
   ]
   static var peerNames: [String] { peers.map(\.name) }
-  /// The seed's literal design, measured on `Settings.seedSample` keys only.
+  /// The per-value PBKDF2 design, measured on `Settings.seedSample` keys only.
   static let seedDesign = Engine(name: "sqlite+pbkdf2", executable: "peer-sqlite")
 
   struct Settings: Codable {
@@ -66,8 +66,8 @@ enum PeersCommand: BenchCommand {
     let writeOperations: Int?
     /// readwhilewriting's writer's puts a second (0: unpaced).
     let readWhileWritingRate: Int
-    /// The key-value workloads run at each size, and whether durable puts and the seed's
-    /// design are measured.
+    /// The key-value workloads run at each size, and whether durable puts and the per-value
+    /// PBKDF2 design are measured.
     let workloads: [String]
     let durablePuts: Bool
     let seedDesign: Bool
@@ -243,7 +243,7 @@ enum PeersCommand: BenchCommand {
     report.durable = engines.compactMap { durable[$0.name] }
 
     guard settings.seedDesign else { return report }
-    printToStandardError("peers: the seed's design (PBKDF2 per value) on \(settings.seedSample) keys")
+    printToStandardError("peers: the per-value PBKDF2 design on \(settings.seedSample) keys")
     var seed = GatheredEngine(engine: seedDesign.name, setup: "", keys: settings.seedSample)
     for _ in 1...settings.seedRuns {
       let peer = try PeerProcess.run(

@@ -1,6 +1,6 @@
 // peer-sqlite: SQLite (libsqlite3) for `cask-bench peers` and `cask-bench objects`.
 // Engines: sqlite+rncryptor (each value encrypted, keys derived once), sqlite+pbkdf2 (the
-// seed's design: PBKDF2 per value; run on a small sample), and sqlite (plain, for reference);
+// design with PBKDF2 per value, run on a small sample), and sqlite (plain, for reference);
 // for `cask-bench queries`, events in sealed rows (sqlite+rncryptor: only the id plain).
 import CSQLite
 import PeerKit

@@ -1,6 +1,6 @@
 import Foundation
 
-/// `BenchObject`s as the seed apps keep them in SQLite: one row per object, `id` in the clear,
+/// `BenchObject`s as an app built on RNCryptor keeps them in SQLite: one row per object, `id` in the clear,
 /// the JSON body encrypted with RNCryptor (keys derived once, or PBKDF2 per object).
 /// `all` and `filter` read and decrypt every row: the fields are inside the ciphertext.
 final class SQLiteObjectStore: ObjectStore {
@@ -65,7 +65,7 @@ public struct SQLiteObjectOpener: ObjectStoreOpener {
   public var setup: String {
     sqlite.description + "; table objects (id TEXT PRIMARY KEY, body BLOB), body = RNCryptor(JSON), "
       + (perObjectPBKDF2
-        ? "a password message with its own PBKDF2 per object (the seed's design)" : "keys derived once")
+        ? "a password message with its own PBKDF2 per object" : "keys derived once")
       + "; one save per transaction"
   }
 
