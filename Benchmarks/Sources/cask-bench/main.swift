@@ -11,6 +11,7 @@ let subcommands: [any BenchCommand.Type] = [
   CodecCommand.self,
   EngineCommand.self,
   IndexCommand.self,
+  ProfileCommand.self,
   PeersCommand.self,
   ObjectsCommand.self,
   QueriesCommand.self,

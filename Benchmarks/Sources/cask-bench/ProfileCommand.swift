@@ -1,0 +1,98 @@
+import CaskEngine
+import Foundation
+import PeerKit
+
+/// `cask-bench profile`: one engine workload alone, for a profiler to look at. The store is
+/// built first; the timed loop is `ProfileCommand.loop`, a function of its own, so that
+/// `valgrind --tool=callgrind --toggle-collect='*ProfileCommand*loop*'` counts only the
+/// workload's instructions and `perf record -g -e cpu-clock` shows it as one subtree. Prints
+/// the microseconds per operation of the loop (no bound or peer: the profile is the result).
+///
+/// ```sh
+/// perf record -g -e cpu-clock -o put.data -- cask-bench profile put --ops 200000
+/// valgrind --tool=callgrind --toggle-collect='*ProfileCommand*loop*' cask-bench profile get --ops 20000
+/// ```
+enum ProfileCommand: BenchCommand {
+  static let name = "profile"
+  static let abstract = "One engine workload alone (put, batch or get of 1 KiB values), for perf or callgrind."
+  static let usage = "cask-bench profile put|batch|get [--ops N] [--keys N] [--dir DIR]"
+  static let options: [(flag: String, help: String)] = [
+    ("put", "Single puts into a new store, one operation per call, durability never."),
+    ("batch", "Puts in batches of 500 into a new store."),
+    ("get", "Gets of random keys of a store of --keys keys, after it is built."),
+    ("--ops N", "Operations in the timed loop (default 100,000)."),
+    ("--keys N", "Keys of the store gets read (default 10,000)."),
+    ("--dir DIR", "Where the store goes (default: the temporary directory)."),
+    ("-h, --help", "Show help information."),
+  ]
+
+  enum Workload: String {
+    case put, batch, get
+  }
+
+  static func run(arguments: [String]) throws {
+    var options = Options(arguments)
+    let operations = try count(options.value("--ops"), default: 100_000)
+    let keyCount = try count(options.value("--keys"), default: 10_000)
+    let base = try options.value("--dir") ?? FileManager.default.temporaryDirectory.path
+    let workload = try [Workload.put, .batch, .get].first { options.flag($0.rawValue) }
+      .orThrow(UsageError("'profile' needs one workload: put, batch or get"))
+    try options.finish()
+    let scratch = try ScratchDirectory(in: base)
+    defer { scratch.remove() }
+    var random = SeededGenerator(seed: 0x9F0F)
+    let values = EngineCommand.makeValues(count: 64, bytes: 1024, using: &random)
+    let keys = EngineCommand.makeKeys(
+      count: workload == .get ? keyCount : operations, length: 16, using: &random)
+    let directory = "\(scratch.path)/profile.cask"
+    if workload == .get { try EngineCommand.build(directory, keys: keys, values: values) }
+    let store = try CaskStore(path: directory, password: EngineCommand.password, options: EngineCommand.unsynced)
+    defer { try? store.close() }
+    let order = (0..<operations).map { workload == .get ? Int.random(in: 0..<keys.count, using: &random) : $0 }
+    let start = DispatchTime.now().uptimeNanoseconds
+    let checked = try loop(workload, store: store, keys: keys, values: values, order: order)
+    let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    print(
+      "\(workload.rawValue): \(Number.grouped(Double(operations))) operations in \(Number.fixed(seconds, 3)) s, "
+        + "\(Number.fixed(seconds * 1e6 / Double(operations), 2)) µs each (\(checked) bytes read)")
+  }
+
+  /// The timed loop: the only code a `--toggle-collect` on it counts.
+  @inline(never)
+  static func loop(
+    _ workload: Workload, store: CaskStore, keys: [String], values: [Data], order: [Int]
+  ) throws -> Int {
+    var bytes = 0
+    switch workload {
+    case .put:
+      for index in order { try store.put(values[index & 63], forKey: keys[index]) }
+    case .batch:
+      for start in stride(from: 0, to: order.count, by: EngineCommand.batchSize) {
+        try store.batch { batch in
+          for index in order[start..<min(order.count, start + EngineCommand.batchSize)] {
+            try batch.put(values[index & 63], forKey: keys[index])
+          }
+        }
+      }
+    case .get:
+      for index in order { bytes += try store.get(keys[index])?.count ?? 0 }
+    }
+    return bytes
+  }
+
+  private static func count(_ text: String?, default fallback: Int) throws -> Int {
+    guard let text else { return fallback }
+    guard let value = Int(text.replacingOccurrences(of: ",", with: "")), value >= 1 else {
+      throw UsageError("expected a whole number of at least 1, not '\(text)'")
+    }
+    return value
+  }
+}
+
+extension Optional {
+  /// The value, or `error` thrown.
+  fileprivate func orThrow(_ error: some Error) throws -> Wrapped {
+    guard let self else { throw error }
+    return self
+  }
+}
