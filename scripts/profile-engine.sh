@@ -18,9 +18,11 @@ command -v perf >/dev/null || { echo "profile-engine: perf is not installed (apt
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
+mkfifo "$work/control"
 for workload in put batch get; do
-  perf record -q -e cpu-clock -o "$work/$workload.data" -- "$bench" profile "$workload" --ops "$operations" \
-    >"$work/$workload.txt" 2>/dev/null
+  # Recording starts disabled; the benchmark enables it around its timed loop only.
+  perf record -q -e cpu-clock -D -1 --control "fifo:$work/control" -o "$work/$workload.data" -- \
+    "$bench" profile "$workload" --ops "$operations" --perf-control "$work/control" >"$work/$workload.txt" 2>/dev/null
   perf report -i "$work/$workload.data" --no-children --sort dso,sym --stdio 2>/dev/null >"$work/$workload.report"
 done
 # The bound: AES-256-CBC and HMAC-SHA256 of the two messages of a record (a 1,040-byte value

@@ -23,6 +23,10 @@ enum ProfileCommand: BenchCommand {
     ("--ops N", "Operations in the timed loop (default 100,000)."),
     ("--keys N", "Keys of the store gets read (default 10,000)."),
     ("--dir DIR", "Where the store goes (default: the temporary directory)."),
+    (
+      "--perf-control FIFO",
+      "Write 'enable' and 'disable' to perf's control FIFO around the loop (perf record -D -1 --control)."
+    ),
     ("-h, --help", "Show help information."),
   ]
 
@@ -35,6 +39,7 @@ enum ProfileCommand: BenchCommand {
     let operations = try count(options.value("--ops"), default: 100_000)
     let keyCount = try count(options.value("--keys"), default: 10_000)
     let base = try options.value("--dir") ?? FileManager.default.temporaryDirectory.path
+    let control = try options.value("--perf-control").map { try PerfControl(path: $0) }
     let workload = try [Workload.put, .batch, .get].first { options.flag($0.rawValue) }
       .orThrow(UsageError("'profile' needs one workload: put, batch or get"))
     try options.finish()
@@ -49,9 +54,11 @@ enum ProfileCommand: BenchCommand {
     let store = try CaskStore(path: directory, password: EngineCommand.password, options: EngineCommand.unsynced)
     defer { try? store.close() }
     let order = (0..<operations).map { workload == .get ? Int.random(in: 0..<keys.count, using: &random) : $0 }
+    control?.send("enable")
     let start = DispatchTime.now().uptimeNanoseconds
     let checked = try loop(workload, store: store, keys: keys, values: values, order: order)
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    control?.send("disable")
     print(
       "\(workload.rawValue): \(Number.grouped(Double(operations))) operations in \(Number.fixed(seconds, 3)) s, "
         + "\(Number.fixed(seconds * 1e6 / Double(operations), 2)) µs each (\(checked) bytes read)")
@@ -86,6 +93,23 @@ enum ProfileCommand: BenchCommand {
       throw UsageError("expected a whole number of at least 1, not '\(text)'")
     }
     return value
+  }
+}
+
+/// perf's control FIFO: the profile then holds the timed loop alone, not the store's set-up
+/// or its close.
+struct PerfControl {
+  let handle: FileHandle
+
+  init(path: String) throws {
+    guard let handle = FileHandle(forWritingAtPath: path) else {
+      throw UsageError("cannot open '\(path)' for writing: give perf's control FIFO")
+    }
+    self.handle = handle
+  }
+
+  func send(_ command: String) {
+    handle.write(Data((command + "\n").utf8))
   }
 }
 
