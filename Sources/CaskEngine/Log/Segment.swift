@@ -21,17 +21,18 @@ final class Segment: Sendable {
   let order: SegmentOrder
   let file: any StorageFile
 
+  /// The segment's path under its final name (a segment is created under a temporary name
+  /// and renamed; its open file keeps the name it was opened with). Worked out once: every
+  /// read names it, for the error it would throw.
+  let path: String
+
   init(id: UInt32, order: SegmentOrder, file: any StorageFile) {
     self.id = id
     self.order = order
     self.file = file
-  }
-
-  /// The segment's path under its final name (a segment is created under a temporary name
-  /// and renamed; its open file keeps the name it was opened with).
-  var path: String {
     let opened = file.path
-    return opened.hasSuffix(CaskFormat.temporarySuffix)
+    path =
+      opened.hasSuffix(CaskFormat.temporarySuffix)
       ? String(opened.dropLast(CaskFormat.temporarySuffix.count)) : opened
   }
 
