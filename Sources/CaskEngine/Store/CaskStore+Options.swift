@@ -50,6 +50,10 @@ extension CaskStore {
     /// An `integrityToken()` taken earlier: open refuses the store
     /// (`CaskError.integrityViolation`) when it is older than that state. `nil`: no check.
     public var expectedIntegrityToken: String?
+    /// Bytes of records kept in memory, sealed as on disk (never plaintext), so that a `get`
+    /// of a recently read key makes no system call. Default 8 MiB; 0 turns the cache off.
+    /// A record larger than a quarter of it is never kept.
+    public var recordCacheBytes = 8 << 20
 
     public init(
       durability: Durability = .always, segmentSizeLimit: UInt64 = 256 << 20,

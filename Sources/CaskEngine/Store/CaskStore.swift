@@ -16,6 +16,8 @@ public final class CaskStore: Sendable {
 
   let fileSystem: any FileSystem
   let cipher: RecordCipher
+  /// Recently read records, sealed (`Options.recordCacheBytes`); `nil` when turned off.
+  let recordCache: RecordCache?
   /// Shares syncs among writers; every sync of the active segment (a group's, a seal's,
   /// close's) goes through it, one at a time.
   let groupCommit = GroupCommit()
@@ -125,6 +127,7 @@ public final class CaskStore: Sendable {
     self.fileSystem = options.fileSystem
     let opened = try StoreOpener(path: path, credential: credential, options: options).open()
     self.cipher = opened.cipher
+    self.recordCache = options.recordCacheBytes > 0 ? RecordCache(capacity: options.recordCacheBytes) : nil
     self.lock = Locked(opened.lock)
     self.state = Locked(opened.indexState)
     self.writer = Locked(opened.writerState)
@@ -209,26 +212,42 @@ public final class CaskStore: Sendable {
     }
   }
 
-  /// Reads the record at `location` and decrypts its value, checking that it is `key`'s.
+  /// Reads the record at `location` (from the record cache, or the disk) and decrypts its
+  /// value, checking that it is `key`'s. A record read from disk that authenticates is cached.
   ///
-  /// - Complexity: one positioned read and one decryption.
+  /// - Complexity: one positioned read (none when cached) and one decryption.
   func readValue(at location: RecordLocation, in segment: Segment, key: String) throws -> Data {
+    if let cache = recordCache,
+      let value = try cache.withRecord(at: location, { try value(ofRecord: $0, at: location, in: segment, key: key) })
+    {
+      return value
+    }
     let length = Int(location.length)
-    let name = segment.path
-    let offset = UInt64(location.offset)
     // Read into an uninitialised temporary buffer (on the stack for small records).
     return try withUnsafeTemporaryAllocation(byteCount: Swift.max(length, 1), alignment: 16) { buffer in
       let record = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<length])
-      let received = try segment.file.readFully(into: record, at: offset)
-      let header = RecordHeader.parse(UnsafeRawBufferPointer(record))
-      guard received == length, let header, header.totalLength == length, !header.isDelete else {
-        throw CaskError.corrupt(file: name, offset: offset, reason: "record header is damaged")
+      let received = try segment.file.readFully(into: record, at: UInt64(location.offset))
+      guard received == length else {
+        throw CaskError.corrupt(file: segment.path, offset: UInt64(location.offset), reason: "record header is damaged")
       }
-      let valueStart = CaskFormat.recordHeaderLength + Int(header.keyLength)
-      return try cipher.openValue(
-        UnsafeRawBufferPointer(rebasing: record[valueStart...]), forKey: key, file: name,
-        offset: offset + UInt64(valueStart))
+      let value = try value(ofRecord: UnsafeRawBufferPointer(record), at: location, in: segment, key: key)
+      recordCache?.insert(UnsafeRawBufferPointer(record), at: location)
+      return value
     }
+  }
+
+  /// The value of the whole record `record`, read from `location`, checked to be `key`'s.
+  private func value(
+    ofRecord record: UnsafeRawBufferPointer, at location: RecordLocation, in segment: Segment, key: String
+  ) throws -> Data {
+    let offset = UInt64(location.offset)
+    guard let header = RecordHeader.parse(record), header.totalLength == record.count, !header.isDelete else {
+      throw CaskError.corrupt(file: segment.path, offset: offset, reason: "record header is damaged")
+    }
+    let valueStart = CaskFormat.recordHeaderLength + Int(header.keyLength)
+    return try cipher.openValue(
+      UnsafeRawBufferPointer(rebasing: record[valueStart...]), forKey: key, file: segment.path,
+      offset: offset + UInt64(valueStart))
   }
 
   // MARK: Writing
@@ -368,6 +387,7 @@ public final class CaskStore: Sendable {
       // to the store goes (its memory is freed, not wiped).
       state.directory = KeyDirectory()
     }
+    recordCache?.removeAll()
     lock.withLock { held in
       held?.unlock()
       held = nil

@@ -1,0 +1,97 @@
+import Foundation
+
+/// A bounded cache of whole records as they are on disk — sealed, never plaintext — by their
+/// location, so that a hot `get` needs no system call (`Options.recordCacheBytes`).
+///
+/// A location names one record for ever: the log only grows, records are cached only once the
+/// index points at them (so never a record a failed or aborted write leaves behind and the next
+/// write overwrites), compaction writes new segments, and segment ids are never handed out
+/// again. A cached record is authenticated again on every read, like one read from disk.
+///
+/// Eviction is CLOCK: each entry has a bit set when it is read; the hand clears set bits and
+/// evicts the first entry it finds clear, which keeps a hot set against a stream of misses
+/// at O(1) per insertion.
+final class RecordCache: Sendable {
+  private struct Slot {
+    var location: RecordLocation
+    var record: [UInt8]
+    var referenced: Bool
+  }
+
+  private struct State {
+    var slots: [Slot] = []
+    var slotOf: [RecordLocation: Int] = [:]
+    var hand = 0
+    var bytes = 0
+  }
+
+  /// Bytes of records kept at most (each entry also costs some 80 bytes of bookkeeping, which
+  /// counts against it too).
+  let capacity: Int
+  private let state = Locked(State())
+
+  /// What one entry costs beyond its record's bytes: the slot, the dictionary entry, the
+  /// array's header.
+  static let entryOverhead = 80
+
+  init(capacity: Int) {
+    self.capacity = capacity
+  }
+
+  /// Runs `body` on the cached record at `location`, or returns `nil` when it is not cached.
+  func withRecord<Result>(
+    at location: RecordLocation, _ body: (UnsafeRawBufferPointer) throws -> Result
+  ) rethrows -> Result? {
+    let record = state.withLock { state -> [UInt8]? in
+      guard let slot = state.slotOf[location] else { return nil }
+      state.slots[slot].referenced = true
+      return state.slots[slot].record
+    }
+    guard let record else { return nil }
+    return try record.withUnsafeBytes(body)
+  }
+
+  /// Keeps a copy of `record`, the bytes at `location`, evicting others as needed. A record
+  /// larger than a quarter of the cache is not kept: it would push out many small ones.
+  func insert(_ record: UnsafeRawBufferPointer, at location: RecordLocation) {
+    let cost = record.count + Self.entryOverhead
+    guard cost <= capacity / 4 else { return }
+    let copy = [UInt8](record)
+    state.withLock { state in
+      guard state.slotOf[location] == nil else { return }
+      while state.bytes + cost > capacity, !state.slots.isEmpty {
+        evictOne(&state)
+      }
+      state.slotOf[location] = state.slots.count
+      state.slots.append(Slot(location: location, record: copy, referenced: false))
+      state.bytes += cost
+    }
+  }
+
+  /// Forgets every record (at close).
+  func removeAll() {
+    state.withLock { $0 = State() }
+  }
+
+  /// Bytes held, bookkeeping included.
+  var bytes: Int { state.withLock { $0.bytes } }
+
+  /// Moves the hand past referenced entries (clearing them) and evicts the first clear one,
+  /// moving the last slot into its place.
+  private func evictOne(_ state: inout State) {
+    if state.hand >= state.slots.count { state.hand = 0 }
+    while state.slots[state.hand].referenced {
+      state.slots[state.hand].referenced = false
+      state.hand = (state.hand + 1) % state.slots.count
+    }
+    let victim = state.hand
+    state.bytes -= state.slots[victim].record.count + Self.entryOverhead
+    state.slotOf[state.slots[victim].location] = nil
+    let last = state.slots.count - 1
+    if victim != last {
+      state.slots[victim] = state.slots[last]
+      state.slotOf[state.slots[victim].location] = victim
+    }
+    state.slots.removeLast()
+  }
+}
