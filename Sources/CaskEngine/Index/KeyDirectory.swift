@@ -286,6 +286,17 @@ struct KeyDirectory: Sendable {
     return keys
   }
 
+  /// The keys of one group copied back to back into `PackedKeys`, making no `String`.
+  ///
+  /// - Complexity: O(size of the group).
+  func packedKeys(inGroup group: String) -> PackedKeys {
+    var packed = PackedKeys()
+    guard let table = groups[IndexKey(group)] else { return packed }
+    packed.reserveCapacity(keys: table.count)
+    table.forEachKeyBytes { packed.append($0) }
+    return packed
+  }
+
   /// The keys and locations of one group.
   func entries(inGroup group: String) -> [(key: String, location: RecordLocation)] {
     var entries: [(key: String, location: RecordLocation)] = []

@@ -110,7 +110,7 @@ extension CaskQuery {
 
   /// The first 16 bytes of `text` as two big-endian integers, zero-padded: ordered as the
   /// texts' first 16 bytes are.
-  static func prefixKey(_ text: String) -> (UInt64, UInt64) {
+  static func prefixKey(_ text: some StringProtocol) -> (UInt64, UInt64) {
     var high: UInt64 = 0
     var low: UInt64 = 0
     var index = 0
@@ -134,7 +134,7 @@ extension CaskQuery {
   private func passesChecks(_ id: String, _ checks: [(predicate: QueryPredicate<T>, index: QueryPlan<T>.Indexed)])
     -> Bool
   {
-    checks.allSatisfy { $0.predicate.accepts($0.index.entries.texts(of: id)) }
+    checks.allSatisfy { $0.predicate.accepts($0.index.entries.textSlices(of: id)) }
   }
 
   /// The ids the indexed part selects, in no set order, each once; `nil` when nothing is
@@ -182,8 +182,8 @@ extension CaskQuery {
       // Sorted by the texts' first 16 bytes as two integers (the whole text of a number or a
       // date), the texts themselves only where those are equal: String comparisons cost
       // several times more.
-      let keyed = ids.map { id -> (UInt64, UInt64, String, String) in
-        let text = sortIndex.entries.texts(of: id).first ?? ""
+      let keyed = ids.map { id -> (UInt64, UInt64, Substring, String) in
+        let text = sortIndex.entries.firstText(of: id) ?? ""
         let (high, low) = Self.prefixKey(text)
         return (high, low, text, id)
       }
@@ -226,7 +226,7 @@ extension CaskQuery {
         if mustTest {
           guard let key = CaskCollection<T>.parseID(id), let found = try collection.get(id: key) else { return true }
           guard predicates.allSatisfy({ $0.matches(found) }), try accepts(found, plan) else { return true }
-          if let order, let text = plan.sortIndex?.entries.texts(of: id).first,
+          if let order, let text = plan.sortIndex?.entries.firstText(of: id),
             compareBytes(order.text(found), text) != 0
           {
             return true  // moved in the order since the entries were read
@@ -239,7 +239,9 @@ extension CaskQuery {
           return true
         }
         results.append((id, object))
-        if let sortIndex = plan.sortIndex, object == nil { sortTexts[id] = sortIndex.entries.texts(of: id).first }
+        if let sortIndex = plan.sortIndex, object == nil {
+          sortTexts[id] = sortIndex.entries.firstText(of: id).map(String.init)
+        }
         return results.count < wanted
       }
       return walked

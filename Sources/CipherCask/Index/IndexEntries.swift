@@ -1,4 +1,9 @@
+import CaskEngine
 import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#endif
 
 /// A string compared and hashed by its UTF-8 bytes, as the store tells keys apart (Swift's
 /// `==` takes canonically equivalent strings for one; the store keeps two keys).
@@ -18,6 +23,27 @@ struct ByteString: Hashable, Sendable {
   }
 }
 
+/// The texts of one id's entries: slices of the entry strings themselves, so that knowing an
+/// id's texts costs no copy of them.
+enum EntryTexts: Sendable {
+  case one(Substring)
+  case many([Substring])
+
+  var slices: [Substring] {
+    switch self {
+    case .one(let text): return [text]
+    case .many(let texts): return texts
+    }
+  }
+
+  var first: Substring? {
+    switch self {
+    case .one(let text): return text
+    case .many(let texts): return texts.first
+    }
+  }
+}
+
 /// One index's entries in memory: the entries in key order, and each id's texts, so that a
 /// write finds the entries to remove without reading the old object.
 ///
@@ -27,7 +53,7 @@ struct IndexEntries: Sendable {
   /// `text + U+0000 + id`, in the store's key order.
   private(set) var sorted = SortedEntries()
   /// id -> the texts of its entries (one for a plain or unique index).
-  private(set) var byID: [ByteString: [String]] = [:]
+  private var byID: [ByteString: EntryTexts] = [:]
 
   init() {}
 
@@ -35,29 +61,110 @@ struct IndexEntries: Sendable {
   init(sortedEntries: [String]) {
     sorted = SortedEntries(sorted: sortedEntries)
     byID.reserveCapacity(sortedEntries.count)
-    for entry in sortedEntries {
-      guard let (text, id) = IndexKeys.split(entry: entry) else { continue }
-      byID[ByteString(id), default: []].append(String(text))
+    for entry in sortedEntries { addText(of: entry) }
+  }
+
+  /// From a group's keys as the engine hands them over, each `prefixLength` bytes of group
+  /// and U+0000 before its entry. Sorted as bytes before any `String` is made (a sort of
+  /// strings cost most of building a large index).
+  ///
+  /// - Complexity: O(m log m) for m keys.
+  init(keys: PackedKeys, prefixLength: Int) {
+    let order = keys.bytes.withUnsafeBytes { bytes -> [Int] in
+      var keyed: [(prefix: UInt64, key: Int)] = []
+      keyed.reserveCapacity(keys.count)
+      for key in 0..<keys.count {
+        let range = keys.range(of: key)
+        guard range.count > prefixLength else { continue }
+        keyed.append((Self.prefix(UnsafeRawBufferPointer(rebasing: bytes[(range.lowerBound + prefixLength)...])), key))
+      }
+      keyed.sort { a, b in
+        if a.prefix != b.prefix { return a.prefix < b.prefix }
+        let left = keys.range(of: a.key)
+        let right = keys.range(of: b.key)
+        return Self.compare(
+          UnsafeRawBufferPointer(rebasing: bytes[(left.lowerBound + prefixLength)..<left.upperBound]),
+          UnsafeRawBufferPointer(rebasing: bytes[(right.lowerBound + prefixLength)..<right.upperBound])) < 0
+      }
+      return keyed.map(\.key)
     }
+    var entries: [String] = []
+    entries.reserveCapacity(order.count)
+    keys.bytes.withUnsafeBytes { bytes in
+      for key in order {
+        let range = keys.range(of: key)
+        entries.append(
+          String(decoding: UnsafeRawBufferPointer(rebasing: bytes[(range.lowerBound + prefixLength)..<range.upperBound]), as: UTF8.self))
+      }
+    }
+    self.init(sortedEntries: entries)
+  }
+
+  /// The first 8 bytes as a big-endian integer, zero-padded: ordered as the bytes are, ties
+  /// left to a full comparison.
+  private static func prefix(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+    var value: UInt64 = 0
+    for index in 0..<8 {
+      value = value << 8 | UInt64(index < bytes.count ? bytes[index] : 0)
+    }
+    return value
+  }
+
+  private static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+    let common = min(a.count, b.count)
+    if common > 0, let left = a.baseAddress, let right = b.baseAddress {
+      let result = memcmp(left, right, common)
+      if result != 0 { return result < 0 ? -1 : 1 }
+    }
+    return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
   }
 
   var count: Int { sorted.count }
 
+  private mutating func addText(of entry: String) {
+    guard let (text, id) = IndexKeys.split(entry: entry) else { return }
+    let key = ByteString(id)
+    switch byID[key] {
+    case nil: byID[key] = .one(text)
+    case .one(let first): byID[key] = .many([first, text])
+    case .many(var texts):
+      byID[key] = nil
+      texts.append(text)
+      byID[key] = .many(texts)
+    }
+  }
+
   mutating func insert(entry: String) {
-    guard sorted.insert(entry), let (text, id) = IndexKeys.split(entry: entry) else { return }
-    byID[ByteString(id), default: []].append(String(text))
+    guard sorted.insert(entry) else { return }
+    addText(of: entry)
   }
 
   mutating func remove(entry: String) {
     guard sorted.remove(entry), let (text, id) = IndexKeys.split(entry: entry) else { return }
     let key = ByteString(id)
-    guard var texts = byID[key] else { return }
-    texts.removeAll { compareBytes($0, String(text)) == 0 }
-    byID[key] = texts.isEmpty ? nil : texts
+    guard let texts = byID[key] else { return }
+    let kept = texts.slices.filter { compareBytes($0, text) != 0 }
+    byID[key] = kept.isEmpty ? nil : (kept.count == 1 ? .one(kept[0]) : .many(kept))
   }
 
+  /// The texts of `id`'s entries.
   func texts(of id: String) -> [String] {
-    byID[ByteString(id)] ?? []
+    byID[ByteString(id)]?.slices.map(String.init) ?? []
+  }
+
+  /// The texts of `id`'s entries, as slices of the entries (no copy).
+  func textSlices(of id: String) -> [Substring] {
+    byID[ByteString(id)]?.slices ?? []
+  }
+
+  /// The text of `id`'s first entry (its only one in a plain or unique index).
+  func firstText(of id: String) -> Substring? {
+    byID[ByteString(id)]?.first
+  }
+
+  /// Calls `body` with every id that has entries and their texts, in no particular order.
+  func forEachID(_ body: (String, [Substring]) throws -> Void) rethrows {
+    for (id, texts) in byID { try body(id.string, texts.slices) }
   }
 
   /// The ids whose entries lie in `bounds`, in entry order (an id twice when two of its

@@ -38,7 +38,7 @@ struct QueryPredicate<T>: @unchecked Sendable {
   }
 
   /// Whether an object with these texts satisfies it.
-  func accepts(_ texts: [String]) -> Bool {
+  func accepts<S: StringProtocol>(_ texts: [S]) -> Bool {
     texts.contains { text in
       if let lowerText {
         let order = compareBytes(text, lowerText)

@@ -4,12 +4,12 @@
 
 /// Whether `a` sorts before `b` by their UTF-8 bytes, as the store sorts keys.
 @inline(__always)
-func bytesPrecede(_ a: String, _ b: String) -> Bool {
+func bytesPrecede<A: StringProtocol, B: StringProtocol>(_ a: A, _ b: B) -> Bool {
   compareBytes(a, b) < 0
 }
 
 /// -1, 0 or 1 as `a` sorts before, equal to or after `b` by their UTF-8 bytes.
-func compareBytes(_ a: String, _ b: String) -> Int {
+func compareBytes<A: StringProtocol, B: StringProtocol>(_ a: A, _ b: B) -> Int {
   let fast = a.utf8.withContiguousStorageIfAvailable { left in
     b.utf8.withContiguousStorageIfAvailable { right -> Int in
       let common = min(left.count, right.count)
