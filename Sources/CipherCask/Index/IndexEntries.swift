@@ -23,24 +23,32 @@ struct ByteString: Hashable, Sendable {
   }
 }
 
-/// The texts of one id's entries: slices of the entry strings themselves, so that knowing an
-/// id's texts costs no copy of them.
-enum EntryTexts: Sendable {
-  case one(Substring)
-  case many([Substring])
+/// The entries of one id: the very strings the sorted entries hold (a reference each, no
+/// copy), whose texts are read off when asked for.
+enum IDEntries: Sendable {
+  case one(String)
+  case many([String])
 
-  var slices: [Substring] {
+  var entries: [String] {
     switch self {
-    case .one(let text): return [text]
-    case .many(let texts): return texts
+    case .one(let entry): return [entry]
+    case .many(let entries): return entries
     }
   }
 
-  var first: Substring? {
+  var texts: [Substring] {
+    entries.map(Self.text)
+  }
+
+  var firstText: Substring? {
     switch self {
-    case .one(let text): return text
-    case .many(let texts): return texts.first
+    case .one(let entry): return Self.text(of: entry)
+    case .many(let entries): return entries.first.map(Self.text)
     }
+  }
+
+  private static func text(of entry: String) -> Substring {
+    IndexKeys.split(entry: entry)?.text ?? Substring(entry)
   }
 }
 
@@ -52,8 +60,8 @@ enum EntryTexts: Sendable {
 struct IndexEntries: Sendable {
   /// `text + U+0000 + id`, in the store's key order.
   private(set) var sorted = SortedEntries()
-  /// id -> the texts of its entries (one for a plain or unique index).
-  private var byID: [ByteString: EntryTexts] = [:]
+  /// id -> its entries (one for a plain or unique index).
+  private var byID: [ByteString: IDEntries] = [:]
 
   init() {}
 
@@ -61,7 +69,7 @@ struct IndexEntries: Sendable {
   init(sortedEntries: [String]) {
     sorted = SortedEntries(sorted: sortedEntries)
     byID.reserveCapacity(sortedEntries.count)
-    for entry in sortedEntries { addText(of: entry) }
+    for entry in sortedEntries { add(entry) }
   }
 
   /// From a group's keys as the engine hands them over, each `prefixLength` bytes of group
@@ -70,41 +78,37 @@ struct IndexEntries: Sendable {
   ///
   /// - Complexity: O(m log m) for m keys.
   init(keys: PackedKeys, prefixLength: Int) {
-    let order = keys.bytes.withUnsafeBytes { bytes -> [Int] in
-      var keyed: [(prefix: UInt64, key: Int)] = []
+    // Each entry's first 16 bytes as two integers (an entry's distinctive bytes are rarely
+    // further in: 16 digits of a number or a date, or a short text and the id's start).
+    typealias Keyed = (high: UInt64, low: UInt64, start: Int, end: Int)
+    let entries = keys.bytes.withUnsafeBytes { bytes -> [String] in
+      var keyed: [Keyed] = []
       keyed.reserveCapacity(keys.count)
       for key in 0..<keys.count {
         let range = keys.range(of: key)
         guard range.count > prefixLength else { continue }
-        keyed.append((Self.prefix(UnsafeRawBufferPointer(rebasing: bytes[(range.lowerBound + prefixLength)...])), key))
+        let entry = UnsafeRawBufferPointer(rebasing: bytes[(range.lowerBound + prefixLength)..<range.upperBound])
+        keyed.append(
+          (Self.bigEndian(entry, from: 0), Self.bigEndian(entry, from: 8), range.lowerBound + prefixLength, range.upperBound))
+      }
+      func entry(_ item: Keyed) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: bytes[item.start..<item.end])
       }
       keyed.sort { a, b in
-        if a.prefix != b.prefix { return a.prefix < b.prefix }
-        let left = keys.range(of: a.key)
-        let right = keys.range(of: b.key)
-        return Self.compare(
-          UnsafeRawBufferPointer(rebasing: bytes[(left.lowerBound + prefixLength)..<left.upperBound]),
-          UnsafeRawBufferPointer(rebasing: bytes[(right.lowerBound + prefixLength)..<right.upperBound])) < 0
+        if a.high != b.high { return a.high < b.high }
+        if a.low != b.low { return a.low < b.low }
+        return Self.compare(entry(a), entry(b)) < 0
       }
-      return keyed.map(\.key)
-    }
-    var entries: [String] = []
-    entries.reserveCapacity(order.count)
-    keys.bytes.withUnsafeBytes { bytes in
-      for key in order {
-        let range = keys.range(of: key)
-        entries.append(
-          String(decoding: UnsafeRawBufferPointer(rebasing: bytes[(range.lowerBound + prefixLength)..<range.upperBound]), as: UTF8.self))
-      }
+      return keyed.map { String(decoding: entry($0), as: UTF8.self) }
     }
     self.init(sortedEntries: entries)
   }
 
-  /// The first 8 bytes as a big-endian integer, zero-padded: ordered as the bytes are, ties
-  /// left to a full comparison.
-  private static func prefix(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+  /// Bytes `start ..< start + 8` as a big-endian integer, zero-padded: ordered as the bytes
+  /// are, ties left to a full comparison.
+  private static func bigEndian(_ bytes: UnsafeRawBufferPointer, from start: Int) -> UInt64 {
     var value: UInt64 = 0
-    for index in 0..<8 {
+    for index in start..<(start + 8) {
       value = value << 8 | UInt64(index < bytes.count ? bytes[index] : 0)
     }
     return value
@@ -121,50 +125,50 @@ struct IndexEntries: Sendable {
 
   var count: Int { sorted.count }
 
-  private mutating func addText(of entry: String) {
-    guard let (text, id) = IndexKeys.split(entry: entry) else { return }
+  private mutating func add(_ entry: String) {
+    guard let (_, id) = IndexKeys.split(entry: entry) else { return }
     let key = ByteString(id)
     switch byID[key] {
-    case nil: byID[key] = .one(text)
-    case .one(let first): byID[key] = .many([first, text])
-    case .many(var texts):
+    case nil: byID[key] = .one(entry)
+    case .one(let first): byID[key] = .many([first, entry])
+    case .many(var entries):
       byID[key] = nil
-      texts.append(text)
-      byID[key] = .many(texts)
+      entries.append(entry)
+      byID[key] = .many(entries)
     }
   }
 
   mutating func insert(entry: String) {
     guard sorted.insert(entry) else { return }
-    addText(of: entry)
+    add(entry)
   }
 
   mutating func remove(entry: String) {
-    guard sorted.remove(entry), let (text, id) = IndexKeys.split(entry: entry) else { return }
+    guard sorted.remove(entry), let (_, id) = IndexKeys.split(entry: entry) else { return }
     let key = ByteString(id)
-    guard let texts = byID[key] else { return }
-    let kept = texts.slices.filter { compareBytes($0, text) != 0 }
+    guard let entries = byID[key] else { return }
+    let kept = entries.entries.filter { compareBytes($0, entry) != 0 }
     byID[key] = kept.isEmpty ? nil : (kept.count == 1 ? .one(kept[0]) : .many(kept))
   }
 
   /// The texts of `id`'s entries.
   func texts(of id: String) -> [String] {
-    byID[ByteString(id)]?.slices.map(String.init) ?? []
+    byID[ByteString(id)]?.texts.map(String.init) ?? []
   }
 
   /// The texts of `id`'s entries, as slices of the entries (no copy).
   func textSlices(of id: String) -> [Substring] {
-    byID[ByteString(id)]?.slices ?? []
+    byID[ByteString(id)]?.texts ?? []
   }
 
   /// The text of `id`'s first entry (its only one in a plain or unique index).
   func firstText(of id: String) -> Substring? {
-    byID[ByteString(id)]?.first
+    byID[ByteString(id)]?.firstText
   }
 
   /// Calls `body` with every id that has entries and their texts, in no particular order.
   func forEachID(_ body: (String, [Substring]) throws -> Void) rethrows {
-    for (id, texts) in byID { try body(id.string, texts.slices) }
+    for (id, entries) in byID { try body(id.string, entries.texts) }
   }
 
   /// The ids whose entries lie in `bounds`, in entry order (an id twice when two of its
