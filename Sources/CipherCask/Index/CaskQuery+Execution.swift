@@ -181,6 +181,25 @@ extension CaskQuery {
     return result
   }
 
+  /// `forEachOrderedID(_:_:)` without the first `skipping` ids. A composite index that orders
+  /// the results and no other indexed condition: skipped by rank, not walked.
+  private func forEachOrderedID(_ plan: QueryPlan<T>, skipping: Int, _ body: (String) throws -> Bool) throws -> Bool {
+    if skipping > 0, plan.orderedDriverPrefix != nil, plan.checks.isEmpty, let driver = plan.driver, let order {
+      try driver.index.entries.ids(in: driver.predicate.bounds, descending: !order.ascending, skipping: skipping) {
+        try body(String($0))
+      }
+      return true
+    }
+    var left = skipping
+    return try forEachOrderedID(plan) { id in
+      guard left == 0 else {
+        left -= 1
+        return true
+      }
+      return try body(id)
+    }
+  }
+
   /// Calls `body` with the ids the query's conditions and order select, in result order,
   /// before objects are looked at (the residual conditions and filters are the caller's), until
   /// it returns false. Returns false when nothing is indexed or ordered by an index and the
@@ -257,8 +276,10 @@ extension CaskQuery {
     var sortTexts: [String: String] = [:]
     let indexedOrder = try withPlan { plan -> Bool in
       let mustTest = !plan.residual.isEmpty || !filters.isEmpty
-      var skipped = 0
-      let walked = try forEachOrderedID(plan) { id in
+      // Without conditions on objects the offset is skipped before any id is handed over.
+      let skipping = mustTest ? 0 : offsetCount
+      var skipped = skipping
+      let walked = try forEachOrderedID(plan, skipping: skipping) { id in
         var object: T?
         if mustTest {
           guard let key = CaskCollection<T>.parseID(id), let found = try collection.get(id: key) else { return true }

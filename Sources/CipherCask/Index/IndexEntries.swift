@@ -173,8 +173,18 @@ struct IndexEntries: Sendable {
 
   /// The ids whose entries lie in `bounds`, in entry order (an id twice when two of its
   /// elements do).
-  func ids(in bounds: EntryBounds, descending: Bool = false, body: (Substring) throws -> Bool) rethrows {
-    let (start, end) = positions(of: bounds)
+  ///
+  /// - Parameter skipping: entries left out first, counted by rank rather than walked.
+  func ids(
+    in bounds: EntryBounds, descending: Bool = false, skipping: Int = 0, body: (Substring) throws -> Bool
+  ) rethrows {
+    var (start, end) = positions(of: bounds)
+    if skipping > 0 {
+      let first = sorted.rank(of: start)
+      let last = sorted.rank(of: end)
+      guard last - first > skipping else { return }
+      if descending { end = sorted.position(atRank: last - skipping) } else { start = sorted.position(atRank: first + skipping) }
+    }
     if descending {
       var position = end
       while position != start, let previous = sorted.position(before: position) {

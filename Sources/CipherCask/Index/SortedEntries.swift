@@ -102,6 +102,18 @@ struct SortedEntries: Sendable {
     return Position(chunk: position.chunk - 1, index: chunks[position.chunk - 1].count - 1)
   }
 
+  /// The position with `rank` elements before it (`endPosition` when `rank` is `count`).
+  ///
+  /// - Complexity: O(n / c) for chunks of c elements.
+  func position(atRank rank: Int) -> Position {
+    var left = rank
+    for chunk in chunks.indices {
+      if left < chunks[chunk].count { return Position(chunk: chunk, index: left) }
+      left -= chunks[chunk].count
+    }
+    return endPosition
+  }
+
   /// How many elements precede `position`.
   func rank(of position: Position) -> Int {
     var total = position.index
