@@ -94,7 +94,11 @@ public struct CaskIndex<T>: @unchecked Sendable {
       name: name, kind: .plain, keyPath: first, keyPaths: [first, second],
       valueType: "(\(A.caskIndexTypeName),\(B.caskIndexTypeName))",
       extract: { object in
-        [IndexText.composite([object[keyPath: firstPath.value].caskIndexText, object[keyPath: secondPath.value].caskIndexText])]
+        [
+          IndexText.composite([
+            object[keyPath: firstPath.value].caskIndexText, object[keyPath: secondPath.value].caskIndexText,
+          ])
+        ]
       })
   }
 

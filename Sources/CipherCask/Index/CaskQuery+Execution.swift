@@ -85,7 +85,9 @@ extension CaskQuery {
       }
       if let match = compositeMatch(in: ready) {
         let entries = try runtime.entries(match.descriptor.group, in: &state)
-        composite = (match, .init(name: match.descriptor.name, entries: entries), entries.count(in: match.predicate.bounds))
+        composite = (
+          match, .init(name: match.descriptor.name, entries: entries), entries.count(in: match.predicate.bounds)
+        )
       }
       let covered = Set(composite?.match.covered ?? [])
       for (position, predicate) in predicates.enumerated() where !covered.contains(position) {

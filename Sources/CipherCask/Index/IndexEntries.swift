@@ -89,7 +89,10 @@ struct IndexEntries: Sendable {
         guard range.count > prefixLength else { continue }
         let entry = UnsafeRawBufferPointer(rebasing: bytes[(range.lowerBound + prefixLength)..<range.upperBound])
         keyed.append(
-          (Self.bigEndian(entry, from: 0), Self.bigEndian(entry, from: 8), range.lowerBound + prefixLength, range.upperBound))
+          (
+            Self.bigEndian(entry, from: 0), Self.bigEndian(entry, from: 8), range.lowerBound + prefixLength,
+            range.upperBound
+          ))
       }
       func entry(_ item: Keyed) -> UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(rebasing: bytes[item.start..<item.end])
@@ -183,7 +186,11 @@ struct IndexEntries: Sendable {
       let first = sorted.rank(of: start)
       let last = sorted.rank(of: end)
       guard last - first > skipping else { return }
-      if descending { end = sorted.position(atRank: last - skipping) } else { start = sorted.position(atRank: first + skipping) }
+      if descending {
+        end = sorted.position(atRank: last - skipping)
+      } else {
+        start = sorted.position(atRank: first + skipping)
+      }
     }
     if descending {
       var position = end
