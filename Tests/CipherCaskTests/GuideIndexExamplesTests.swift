@@ -61,17 +61,23 @@ func newestInLisbonFromComposite(_ store: CaskStore, page: Int) throws -> [Gathe
 
 @Suite("Guide samples: indexes and queries")
 struct GuideIndexExamplesTests {
+  /// 45 gatherings, an hour apart, alternating between Lisbon and Porto; every fifth with
+  /// "ann" attending, the eighth with an e-mail.
+  private static func fill(_ all: CaskCollection<Gathering>) throws {
+    for n in 0..<45 {
+      try all.save(
+        Gathering(
+          id: "g\(n)", title: "Talk \(n)", city: n % 2 == 0 ? "Lisbon" : "Porto",
+          date: Date(timeIntervalSinceReferenceDate: Double(n) * 3_600), attendees: n % 5 == 0 ? ["ann"] : [],
+          email: n == 7 ? "host@example.com" : nil))
+    }
+  }
+
   @Test("the guide's index samples run and answer as the guide says")
   func guideSamples() throws {
     try withIndexStore("guide-indexes") { store, _ in
       let all = gatherings(in: store)
-      for n in 0..<45 {
-        try all.save(
-          Gathering(
-            id: "g\(n)", title: "Talk \(n)", city: n % 2 == 0 ? "Lisbon" : "Porto",
-            date: Date(timeIntervalSinceReferenceDate: Double(n) * 3_600), attendees: n % 5 == 0 ? ["ann"] : [],
-            email: n == 7 ? "host@example.com" : nil))
-      }
+      try Self.fill(all)
       let first = try newestInLisbon(all, page: 0)
       #expect(first.count == 20)
       #expect(first.first?.id == "g44")
@@ -89,13 +95,7 @@ struct GuideIndexExamplesTests {
   @Test("the guide's composite index sample pages a city by date as the guide says")
   func compositeSample() throws {
     try withIndexStore("guide-composite") { store, _ in
-      let all = gatherings(in: store)
-      for n in 0..<45 {
-        try all.save(
-          Gathering(
-            id: "g\(n)", title: "Talk \(n)", city: n % 2 == 0 ? "Lisbon" : "Porto",
-            date: Date(timeIntervalSinceReferenceDate: Double(n) * 3_600), attendees: [], email: nil))
-      }
+      try Self.fill(gatherings(in: store))
       #expect(try newestInLisbonFromComposite(store, page: 1).map(\.id) == ["g4", "g2", "g0"])
       let declared = store.collection(
         Gathering.self, named: "gatherings",
