@@ -47,4 +47,44 @@ struct GroupKeyTests {
           .sorted { $0.group.utf8.lexicographicallyPrecedes($1.group.utf8) })
     }
   }
+
+  /// More groups than the few found by their bytes, alternating key by key, some emptied
+  /// (whose tables are removed and the last moved into their place) and written again:
+  /// every key stays in its own group, also in the packed listing and after a reopen.
+  /// Prevents a key landing in the table of a group that moved or of one with a similar name.
+  @Test("keys alternating among many groups, some emptied and refilled, stay in their groups")
+  func manyGroupsEmptiedAndRefilled() throws {
+    try withStore(options: Self.options) { store, directory throws in
+      // Names that share their first bytes with others, so a match of a prefix would be caught.
+      let names = (0..<20).map { "group-\($0)" } + ["group-", "g", "group-1-"]
+      var model: [String: Set<String>] = [:]
+      for round in 0..<3 {
+        for index in 0..<30 {
+          for name in names {
+            let key = name + "\u{0}" + "\(round)-\(index)"
+            try store.put(Data(), forKey: key)
+            model[name, default: []].insert(key)
+          }
+        }
+        for name in names.enumerated().filter({ $0.offset % 3 == round }).map(\.element) {
+          for key in try store.keys(inGroup: name) { try store.delete(key) }
+          model[name] = nil
+        }
+      }
+      func check(_ store: CaskStore) throws {
+        for (group, keys) in model {
+          #expect(Set(try store.keys(inGroup: group)) == keys, "group \(group)")
+          let packed = try store.packedKeys(inGroup: group)
+          let listed = (0..<packed.count).map { String(decoding: packed.bytes[packed.range(of: $0)], as: UTF8.self) }
+          #expect(Set(listed) == keys, "packed group \(group)")
+        }
+        #expect(store.groups().map(\.group).sorted() == model.keys.sorted())
+      }
+      try check(store)
+      try store.close()
+      let reopened = try CaskStore(path: directory, password: testPassword, options: Self.options)
+      defer { try? reopened.close() }
+      try check(reopened)
+    }
+  }
 }

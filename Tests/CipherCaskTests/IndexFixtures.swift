@@ -27,15 +27,16 @@ extension Gig {
 }
 
 extension CaskStore {
-  /// The gigs collection with an index on each field.
-  func gigs(named name: String = "gigs") -> CaskCollection<Gig> {
-    collection(
-      Gig.self, named: name,
-      indexes: [
-        .index("city", \.city), .index("date", \.date), .index("seats", \.seats), .index("price", \.price),
-        .index("sold", \.sold), .index("rank", \.rank), .index("attendee", each: \.attendees),
-        .unique("email", \.email),
-      ])
+  /// The gigs collection with an index on each field, and with `composites` two composite
+  /// indexes as well: (city, date) and (city, seats).
+  func gigs(named name: String = "gigs", composites: Bool = false) -> CaskCollection<Gig> {
+    let single: [CaskIndex<Gig>] = [
+      .index("city", \.city), .index("date", \.date), .index("seats", \.seats), .index("price", \.price),
+      .index("sold", \.sold), .index("rank", \.rank), .index("attendee", each: \.attendees),
+      .unique("email", \.email),
+    ]
+    let composite: [CaskIndex<Gig>] = [.index("cityDate", \.city, \.date), .index("citySeats", \.city, \.seats)]
+    return collection(Gig.self, named: name, indexes: composites ? single + composite : single)
   }
 }
 

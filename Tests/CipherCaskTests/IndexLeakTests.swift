@@ -22,6 +22,7 @@ struct IndexLeakTests {
         Gig.self, named: Self.secrets[5],
         indexes: [
           .index(Self.secrets[4], \.city), .index("attendee", each: \.attendees), .unique("email", \.email),
+          .index("cityEmail", \.city, \.email),
         ])
       var gig = Gig.make(Self.secrets[3], city: Self.secrets[0], email: Self.secrets[2])
       gig.attendees = [Self.secrets[1]]
@@ -30,6 +31,8 @@ struct IndexLeakTests {
       try gigs.update(id: Self.secrets[3]) { $0.seats = 3 }
       try gigs.delete(id: "filler-0")
       #expect(try gigs.query().where(\.city, equals: Self.secrets[0]).count() == 1)
+      #expect(
+        try gigs.query().where(\.city, equals: Self.secrets[0]).where(\.email, equals: Self.secrets[2]).count() == 1)
       let later = store.collection(
         Gig.self, named: Self.secrets[5], indexes: [.index(Self.secrets[4], \.city), .index("seats", \.seats)])
       try later.buildIndexes()

@@ -57,6 +57,62 @@ struct IndexPropertyTests {
       .offset(offset).limit(limit).fetch()
     #expect(cityPage.map(\.id) == Array(ordered.filter { $0.city == city }.dropFirst(offset).prefix(limit)).map(\.id))
     #expect(cityPage.allSatisfy { model[$0.id] == $0 })
+    try checkComposites(gigs, against: model, city: city, offset: offset, limit: limit, &random)
+  }
+
+  /// Queries answered by the composite indexes (city, date) and (city, seats), each checked
+  /// against the model and against the plan that `explain()` reports.
+  private func checkComposites(
+    _ gigs: CaskCollection<Gig>, against model: [String: Gig], city: String, offset: Int, limit: Int,
+    _ random: inout SeededRandom
+  ) throws {
+    let all = Array(model.values)
+    func ids(_ predicate: (Gig) -> Bool) -> [String] { all.filter(predicate).map(\.id).sorted(by: byBytes) }
+    let low = Int.random(in: -20...20, using: &random)
+    let high = low + Int.random(in: 0...15, using: &random)
+    let seats = Int.random(in: -20...20, using: &random)
+    let day = Date(timeIntervalSinceReferenceDate: Double(Int.random(in: -5...5, using: &random)) * 86_400)
+    let ascending = Bool.random(using: &random)
+
+    let both = gigs.query().where(\.city, equals: city).where(\.seats, equals: seats)
+    #expect(try both.explain().hasPrefix("index 'citySeats' (equals)"))
+    #expect(try both.ids() == ids { $0.city == city && $0.seats == seats })
+    #expect(try both.count() == ids { $0.city == city && $0.seats == seats }.count)
+    let onDay = try gigs.query().where(\.date, equals: day).where(\.city, equals: city).ids()
+    #expect(onDay == ids { $0.city == city && $0.date == day })
+
+    let closed = gigs.query().where(\.city, equals: city).where(\.seats, in: low...high)
+    #expect(try closed.explain().hasPrefix("index 'citySeats' (range)"))
+    #expect(try closed.ids() == ids { $0.city == city && (low...high).contains($0.seats) })
+    #expect(try closed.count() == ids { $0.city == city && (low...high).contains($0.seats) }.count)
+    let open = try gigs.query().where(\.city, equals: city).where(\.seats, in: low..<high).ids()
+    #expect(open == ids { $0.city == city && (low..<high).contains($0.seats) })
+    let from = try gigs.query().where(\.city, equals: city).where(\.seats, in: low...).ids()
+    #expect(from == ids { $0.city == city && $0.seats >= low })
+    let below = try gigs.query().where(\.city, equals: city).where(\.seats, in: ..<high).ids()
+    #expect(below == ids { $0.city == city && $0.seats < high })
+
+    func page<V: Comparable>(_ key: (Gig) -> V) -> [String] {
+      let sorted = all.filter { $0.city == city }.sorted { a, b in
+        key(a) != key(b) ? key(a) < key(b) : byBytes(a.id, b.id)
+      }
+      return Array((ascending ? sorted : sorted.reversed()).dropFirst(offset).prefix(limit)).map(\.id)
+    }
+    let byDate = gigs.query().where(\.city, equals: city).sorted(by: \.date, ascending: ascending)
+      .offset(offset).limit(limit)
+    #expect(try byDate.explain() == "index 'cityDate' (range); order from index 'cityDate'")
+    let datePage = try byDate.fetch()
+    #expect(datePage.map(\.id) == page(\.date))
+    #expect(datePage.allSatisfy { model[$0.id] == $0 })
+    let bySeats = gigs.query().where(\.city, equals: city).sorted(by: \.seats, ascending: ascending)
+      .offset(offset).limit(limit)
+    #expect(try bySeats.ids() == page(\.seats))
+    let ranged = try gigs.query().where(\.city, equals: city).where(\.seats, in: low...high)
+      .sorted(by: \.seats, ascending: ascending).ids()
+    let inRange = all.filter { $0.city == city && (low...high).contains($0.seats) }.sorted { a, b in
+      a.seats != b.seats ? a.seats < b.seats : byBytes(a.id, b.id)
+    }
+    #expect(ranged == (ascending ? inRange : inRange.reversed()).map(\.id))
   }
 
   @Test("random saves, updates, deletes, batches, failed batches, reopens and compactions")
@@ -67,7 +123,7 @@ struct IndexPropertyTests {
     let path = directory.file("s.cask")
     var store = try CaskStore(path: path, password: "pw", options: .init(durability: .never))
     defer { try? store.close() }
-    var gigs = store.gigs()
+    var gigs = store.gigs(composites: true)
     var model: [String: Gig] = [:]
     let violation = CollectionError.uniqueViolation(collection: "gigs", index: "email")
     for step in 0..<testIterations(300) {
@@ -124,7 +180,7 @@ struct IndexPropertyTests {
       case 88..<93:
         try store.close()
         store = try CaskStore(path: path, password: "pw", options: .init(durability: .never))
-        gigs = store.gigs()
+        gigs = store.gigs(composites: true)
       case 93..<97:
         try store.compact()
       default:

@@ -12,6 +12,11 @@ final class CaskQuerySide {
   static let indexes: [CaskIndex<Event>] = [
     .index("city", \.city), .index("date", \.date), .index("attendee", each: \.attendees), .unique("title", \.title),
   ]
+  /// With `--composite`: also (city, date), which answers a city's page by date in one walk.
+  static let compositeIndexes = indexes + [.index("cityDate", \.city, \.date)]
+
+  /// The indexes of this run's indexed store.
+  let indexes: [CaskIndex<Event>]
 
   let store: CaskStore
   let events: CaskCollection<Event>
@@ -31,11 +36,13 @@ final class CaskQuerySide {
   /// Writes `count` events into an indexed and a plain store (for the disk figures), closes
   /// both, and opens the indexed one again, so that the queries run on a store as an app
   /// finds it at launch.
-  init(events count: Int, seed: UInt64, in directory: String) throws {
+  init(events count: Int, seed: UInt64, composite: Bool = false, in directory: String) throws {
     self.seed = seed
+    let indexes = composite ? Self.compositeIndexes : Self.indexes
+    self.indexes = indexes
     queries = EventQueries(events: count)
     let objects = BenchEvent.sequence(0..<count, seed: seed)
-    let entries = objects.reduce(0) { $0 + 3 + Set($1.attendees).count }
+    let entries = objects.reduce(0) { $0 + indexes.count - 1 + Set($1.attendees).count }
     entriesPerEvent = Double(entries) / Double(count)
     let options = CaskStore.Options(durability: .never, autoCompaction: nil)
     let indexedPath = "\(directory)/indexed.cask"
@@ -45,7 +52,7 @@ final class CaskQuerySide {
       let store = try CaskStore(path: path, password: "bench", options: options)
       let collection =
         indexed
-        ? store.collection(Event.self, named: "events", indexes: Self.indexes)
+        ? store.collection(Event.self, named: "events", indexes: indexes)
         : store.collection(Event.self, named: "events")
       let seconds = try Stopwatch.seconds {
         var start = 0
@@ -71,7 +78,7 @@ final class CaskQuerySide {
     store = opened
     let heapAfterOpen = ProcessMemory.heapBytesInUse()
     heapPerEventAfterOpen = Double(heapAfterOpen - heapBeforeOpen) / Double(count)
-    events = store.collection(Event.self, named: "events", indexes: Self.indexes)
+    events = store.collection(Event.self, named: "events", indexes: indexes)
     let queries = queries
     firstQuerySeconds = try Stopwatch.seconds {
       _ = try events.query().where(\.city, equals: queries.city).count()
@@ -181,7 +188,7 @@ final class CaskQuerySide {
 
   func explain(_ name: String) -> String {
     guard let query = catalogue.first(where: { $0.name == name }), let plan = query.plan else {
-      return name == "save" ? "4 indexes kept in the save's commit" : ""
+      return name == "save" ? "\(indexes.count) indexes kept in the save's commit" : ""
     }
     return (try? plan.explain()) ?? "?"
   }

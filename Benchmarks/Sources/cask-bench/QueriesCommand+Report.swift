@@ -39,18 +39,18 @@ extension QueriesCommand {
       microseconds(figures.peerFill["sqlcipher"].map { [$0] }),
       microseconds(figures.peerFill["sqlite+rncryptor"].map { [$0] }), "—",
       ratio(figures.peerFill["sqlcipher"].map { [$0] }, fill),
-      ratio(figures.peerFill["sqlite+rncryptor"].map { [$0] }, fill), "4 indexes",
+      ratio(figures.peerFill["sqlite+rncryptor"].map { [$0] }, fill), "\(cask.indexes.count) indexes",
     ])
     let setups = figures.peerSetups.sorted { $0.key < $1.key }.map { "- \($0.key): \($0.value)" }
     return table.render()
       + "\n\nMedians over \(settings.rounds) rounds of the medians of \(settings.runs) runs (indexed queries, "
       + "SQLCipher) or \(settings.scanRuns) (scans, SQLite+RNCryptor); ratios: median over rounds (lowest–highest "
       + "round). ÷ CC: the engine's time over CipherCask's (above 1, CipherCask is faster).\n"
-      + "Open with 4 indexes: \(Number.fixed(cask.openSeconds * 1000, 1)) ms (heap "
+      + "Open with \(cask.indexes.count) indexes: \(Number.fixed(cask.openSeconds * 1000, 1)) ms (heap "
       + "\(Number.grouped(cask.heapPerEventAfterOpen)) B per event, keys included); first queries (in-memory "
       + "entries built from the keys): \(Number.fixed(cask.firstQuerySeconds * 1000, 1)) ms.\n"
       + "Index entries: \(Number.fixed(cask.entriesPerEvent, 2)) per event (city, date, title, each distinct "
-      + "attendee); memory \(Number.grouped(cask.heapPerEntry)) B per entry in use; disk "
+      + "attendee\(cask.indexes.count > 4 ? ", city and date" : "")); memory \(Number.grouped(cask.heapPerEntry)) B per entry in use; disk "
       + "\(Number.grouped(cask.diskPerEntry)) B per entry (\(Number.grouped(Double(cask.diskIndexed))) B with "
       + "the indexes, \(Number.grouped(Double(cask.diskPlain))) B without; before compaction).\n"
       + (setups.isEmpty ? "" : "Peers:\n" + setups.joined(separator: "\n") + "\n")

@@ -14,7 +14,7 @@ enum QueriesCommand: BenchCommand {
   static let name = "queries"
   static let abstract = "Indexed queries beside the closure scan, SQLCipher's SQL indexes and SQLite+RNCryptor rows."
   static let usage =
-    "cask-bench queries [--events N[,N...]] [--runs N] [--scan-runs N] [--rounds N] [--peers LIST] [--dir DIR]"
+    "cask-bench queries [--events N[,N...]] [--runs N] [--scan-runs N] [--rounds N] [--peers LIST] [--dir DIR] [--composite]"
   static let options: [(flag: String, help: String)] = [
     ("--events N[,N...]", "Collection sizes (default 100000)."),
     ("--runs N", "Runs of each indexed query per round, CipherCask and SQLCipher (default 50)."),
@@ -26,6 +26,7 @@ enum QueriesCommand: BenchCommand {
     ("--peers LIST", "Comma-separated peers (default sqlcipher,sqlite+rncryptor; 'none' for CipherCask alone)."),
     ("--dir DIR", "Where the scratch stores go (default /tmp)."),
     ("--writes-only", "Only the saves and updates with 0, 1 and 3 indexes."),
+    ("--composite", "Also a composite index on (city, date), which the sorted pages of a city then walk."),
     ("-h, --help", "Show help information."),
   ]
 
@@ -47,6 +48,7 @@ enum QueriesCommand: BenchCommand {
     var scanRuns: Int
     var rounds: Int
     var peers: [Peer]
+    var composite = false
     var seed: UInt64 = 42
   }
 
@@ -59,6 +61,7 @@ enum QueriesCommand: BenchCommand {
     let peersText = try options.value("--peers") ?? peers.map(\.name).joined(separator: ",")
     let base = try options.value("--dir") ?? "/tmp"
     let writesOnly = options.flag("--writes-only")
+    let composite = options.flag("--composite")
     try options.finish()
     if writesOnly {
       print(try writeCosts(in: base, seed: 42))
@@ -80,7 +83,7 @@ enum QueriesCommand: BenchCommand {
       if !peer.scans || scanRuns > 0 { chosen.append(peer) }
     }
     try PeerProcess.checkBuilt(chosen.map(\.executable))
-    let settings = Settings(runs: runs, scanRuns: scanRuns, rounds: rounds, peers: chosen)
+    let settings = Settings(runs: runs, scanRuns: scanRuns, rounds: rounds, peers: chosen, composite: composite)
     for size in sizes {
       let scratch = try ScratchDirectory(in: base)
       defer { scratch.remove() }
@@ -114,7 +117,7 @@ enum QueriesCommand: BenchCommand {
   }
 
   static func compare(events count: Int, settings: Settings, in directory: String) throws -> String {
-    let cask = try CaskQuerySide(events: count, seed: settings.seed, in: directory)
+    let cask = try CaskQuerySide(events: count, seed: settings.seed, composite: settings.composite, in: directory)
     defer { cask.close() }
     var figures = Figures()
     var answers: [String: String] = [:]

@@ -74,7 +74,7 @@ struct SegmentUsage: Sendable {
 /// listing or counting one group costs O(size of the group), whatever else the store holds.
 struct KeyDirectory: Sendable {
   private var ungrouped = KeyTable()
-  private var groups: [IndexKey: KeyTable] = [:]
+  private var groups = GroupTables()
   private(set) var usage: [UInt32: SegmentUsage] = [:]
   /// Number of live keys.
   private(set) var count = 0
@@ -88,22 +88,32 @@ struct KeyDirectory: Sendable {
 
   /// The group of a key given as bytes: the part before its first 0 byte, or `nil`.
   private static func group(ofBytes key: UnsafeRawBufferPointer) -> IndexKey? {
+    groupBytes(of: key).map { IndexKey(String(decoding: $0, as: UTF8.self)) }
+  }
+
+  /// The bytes before a key's first 0 byte, or `nil` when it has none.
+  private static func groupBytes(of key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
     guard let base = key.baseAddress, let zero = memchr(base, Int32(CaskFormat.keyGroupSeparator), key.count) else {
       return nil
     }
-    let length = base.distance(to: UnsafeRawPointer(zero))
-    return IndexKey(String(decoding: UnsafeRawBufferPointer(start: base, count: length), as: UTF8.self))
+    return UnsafeRawBufferPointer(start: base, count: base.distance(to: UnsafeRawPointer(zero)))
   }
 
   /// Reads, all at once, the first index slot each of `keys` will probe, so that their cache
   /// misses overlap instead of stalling the updates that follow one by one (open indexes each
-  /// hint in batches this way). Keys of a group are skipped: finding their table costs more.
+  /// hint in batches this way). Keys of a group are read ahead when their group is among the
+  /// few used lately (found by its bytes); others are skipped.
   func warm(_ keys: some Sequence<UnsafeRawBufferPointer>) {
     withUnsafeTemporaryAllocation(of: UnsafeRawPointer.self, capacity: Self.warmBatch) { slots in
       var filled = 0
       for key in keys where filled < Self.warmBatch {
-        guard let base = key.baseAddress, memchr(base, 0, key.count) == nil, let slot = ungrouped.homeSlot(key)
-        else { continue }
+        let slot: UnsafeRawPointer?
+        if let group = Self.groupBytes(of: key) {
+          slot = groups.recentPosition(group).flatMap { groups.tables[$0].homeSlot(key) }
+        } else {
+          slot = ungrouped.homeSlot(key)
+        }
+        guard let slot else { continue }
         slots[filled] = slot
         filled += 1
       }
@@ -150,12 +160,14 @@ struct KeyDirectory: Sendable {
     -> RecordLocation?
   {
     let previous: RecordLocation?
-    if let group = Self.group(ofBytes: bytes) {
+    if let group = Self.groupBytes(of: bytes) {
       if let location {
-        previous = groups[group, default: KeyTable()].updateValue(location, forKey: bytes)
+        let position = groups.position(creatingGroup: group)
+        previous = groups.updateValue(location, forKey: bytes, at: position)
+      } else if let position = groups.position(ofBytes: group) {
+        previous = groups.removeValue(forKey: bytes, at: position)
       } else {
-        previous = groups[group]?.removeValue(forKey: bytes)
-        if groups[group]?.count == 0 { groups[group] = nil }
+        previous = nil
       }
     } else if let location {
       previous = ungrouped.updateValue(location, forKey: bytes)
@@ -248,7 +260,7 @@ struct KeyDirectory: Sendable {
     var result: [(key: String, location: RecordLocation)] = []
     let collect = { (key: String, location: RecordLocation) in result.append((key, location)) }
     ungrouped.forEachEntry(inSegment: id, collect)
-    for table in groups.values { table.forEachEntry(inSegment: id, collect) }
+    for table in groups.tables { table.forEachEntry(inSegment: id, collect) }
     return result
   }
 
@@ -273,7 +285,7 @@ struct KeyDirectory: Sendable {
     var keys: [String] = []
     keys.reserveCapacity(count)
     ungrouped.forEachEntry { key, _ in keys.append(key) }
-    for table in groups.values { table.forEachEntry { key, _ in keys.append(key) } }
+    for table in groups.tables { table.forEachEntry { key, _ in keys.append(key) } }
     return keys
   }
 
@@ -284,6 +296,17 @@ struct KeyDirectory: Sendable {
     var keys: [String] = []
     groups[IndexKey(group)]?.forEachEntry { key, _ in keys.append(key) }
     return keys
+  }
+
+  /// The keys of one group copied back to back into `PackedKeys`, making no `String`.
+  ///
+  /// - Complexity: O(size of the group).
+  func packedKeys(inGroup group: String) -> PackedKeys {
+    var packed = PackedKeys()
+    guard let table = groups[IndexKey(group)] else { return packed }
+    packed.reserveCapacity(keys: table.count)
+    table.forEachKeyBytes { packed.append($0) }
+    return packed
   }
 
   /// The keys and locations of one group.
@@ -297,7 +320,7 @@ struct KeyDirectory: Sendable {
   ///
   /// - Complexity: O(number of groups).
   var groupCounts: [CaskStore.GroupCount] {
-    groups.map { CaskStore.GroupCount(group: $0.key.string, count: $0.value.count) }
+    zip(groups.names, groups.tables).map { CaskStore.GroupCount(group: $0.string, count: $1.count) }
   }
 
   /// The number of keys in one group.

@@ -217,6 +217,23 @@ struct KeyTable: Sendable {
     }
   }
 
+  /// Calls `body` with the UTF-8 bytes of every key (valid only during the call), in no
+  /// particular order, making no `String`.
+  ///
+  /// - Complexity: O(capacity).
+  func forEachKeyBytes(_ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
+    for index in 0..<storage.capacity {
+      let slot = slot(index)
+      let tag = Self.tag(slot)
+      if tag == 0 { continue }
+      if tag == Self.longTag {
+        try body(longKey(slot))
+      } else {
+        try body(UnsafeRawBufferPointer(start: slot, count: Int(tag)))
+      }
+    }
+  }
+
   private func key(in slot: UnsafeMutableRawPointer, tag: UInt32) -> String {
     if tag == Self.longTag { return String(decoding: longKey(slot), as: UTF8.self) }
     // Stored only after it was checked to be UTF-8.

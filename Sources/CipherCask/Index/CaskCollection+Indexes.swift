@@ -149,8 +149,9 @@ extension CaskCollection {
     // 3. Entries of ids that are no objects, the unique check, and "ready", in one commit.
     try store.transaction { transaction in
       let entries = try runtime.state.withLock { state in try runtime.entries(descriptor.group, in: &state) }
-      for (id, texts) in entries.byID where try !transaction.contains(name + Self.separator + id.string) {
-        for text in texts { try transaction.delete(runtime.entryKey(descriptor, text, id.string, name)) }
+      try entries.forEachID { id, texts in
+        guard try !transaction.contains(name + Self.separator + id) else { return }
+        for text in texts { try transaction.delete(runtime.entryKey(descriptor, String(text), id, name)) }
       }
       if descriptor.isUnique {
         var previous: (text: Substring, id: Substring)?

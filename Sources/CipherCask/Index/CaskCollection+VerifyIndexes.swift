@@ -28,17 +28,15 @@ extension CaskCollection {
         let entries = try runtime.state.withLock { state in try runtime.entries(descriptor.group, in: &state) }
         // What the store holds, read again from its keys (not the in-memory entries).
         let stored = IndexEntries(
-          sortedEntries: try store.keys(inGroup: descriptor.group).map {
-            String($0.utf8.dropFirst(descriptor.group.utf8.count + 1))!
-          })
+          keys: try store.packedKeys(inGroup: descriptor.group), prefixLength: descriptor.group.utf8.count + 1)
         var difference = IndexVerification.Difference()
         for (id, texts) in expected[position] {
           let have = Set(stored.texts(of: id).map(ByteString.init))
           difference.missing += texts.subtracting(have).count
           difference.extra += have.subtracting(texts).count
         }
-        for (id, texts) in stored.byID where expected[position][id.string] == nil {
-          difference.extra += texts.count
+        stored.forEachID { id, texts in
+          if expected[position][id] == nil { difference.extra += texts.count }
         }
         difference.memoryDiffers = !entries.sorted.chunks.joined().elementsEqual(stored.sorted.chunks.joined()) {
           compareBytes($0, $1) == 0

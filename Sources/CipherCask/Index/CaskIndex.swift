@@ -28,12 +28,27 @@ public struct CaskIndex<T>: @unchecked Sendable {
   /// The index's name, unique within its collection.
   public let name: String
   public let kind: Kind
-  /// The indexed field.
+  /// The indexed field (the first, for an index on several).
   public let keyPath: AnyKeyPath
+  /// The indexed fields: one, or several for a composite index, whose entries sort by the
+  /// first field, then the second, and so on.
+  public let keyPaths: [AnyKeyPath]
   /// The name of the indexed value type (`String`, `Optional<Int>`, ...).
   public let valueType: String
   /// The texts of `object`'s entries: one, or one per distinct element.
   let extract: @Sendable (T) -> [String]
+
+  init(
+    name: String, kind: Kind, keyPath: AnyKeyPath, keyPaths: [AnyKeyPath]? = nil, valueType: String,
+    extract: @escaping @Sendable (T) -> [String]
+  ) {
+    self.name = name
+    self.kind = kind
+    self.keyPath = keyPath
+    self.keyPaths = keyPaths ?? [keyPath]
+    self.valueType = valueType
+    self.extract = extract
+  }
 
   /// An index on `keyPath`.
   public static func index<V: CaskIndexable>(_ name: String, _ keyPath: KeyPath<T, V>) -> CaskIndex {
@@ -65,9 +80,36 @@ public struct CaskIndex<T>: @unchecked Sendable {
       })
   }
 
+  /// A composite index on two fields: one entry per object, sorted by `first`, then by
+  /// `second`, then by id. A query with an equality on `first` and an order or a range on
+  /// `second` (or equalities on both) walks just its page of entries:
+  /// `.index("cityDate", \.city, \.date)` answers "the 20 newest in Lisbon, from the 1,000th"
+  /// without looking at Lisbon's other entries.
+  public static func index<A: CaskIndexable, B: CaskIndexable>(
+    _ name: String, _ first: KeyPath<T, A>, _ second: KeyPath<T, B>
+  ) -> CaskIndex {
+    let firstPath = UncheckedSendable(first)
+    let secondPath = UncheckedSendable(second)
+    return CaskIndex(
+      name: name, kind: .plain, keyPath: first, keyPaths: [first, second],
+      valueType: "(\(A.caskIndexTypeName),\(B.caskIndexTypeName))",
+      extract: { object in
+        [
+          IndexText.composite([
+            object[keyPath: firstPath.value].caskIndexText, object[keyPath: secondPath.value].caskIndexText,
+          ])
+        ]
+      })
+  }
+
   /// The definition that a stored index must match to be used: a changed one is rebuilt.
   var definition: String {
-    "\(name)|\(kind.rawValue)|\(valueType)|\(keyPath)"
+    "\(name)|\(kind.rawValue)|\(valueType)|\(keyPathText)"
+  }
+
+  /// The indexed fields as Swift prints them, separated by commas.
+  var keyPathText: String {
+    keyPaths.map { "\($0)" }.joined(separator: ",")
   }
 
   /// A 64-bit FNV-1a hash of `definition`, as 16 hexadecimal digits.

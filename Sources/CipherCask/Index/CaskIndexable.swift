@@ -40,6 +40,19 @@ enum IndexText {
     return hex(bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63))
   }
 
+  /// The text of a composite index's entry: each text but the last with its U+0001 bytes
+  /// written as 01 02 and followed by 01 01, then the last text as it is. Sorts as the texts
+  /// do, the first first: the terminator sorts below any byte a longer text continues with,
+  /// and no text holds U+0000 (Docs/FORMAT.md, "Index entries").
+  static func composite(_ texts: [String]) -> String {
+    compositePrefix(texts.dropLast()) + (texts.last ?? "")
+  }
+
+  /// The start that every composite text whose leading texts are `texts` has.
+  static func compositePrefix(_ texts: some Sequence<String>) -> String {
+    texts.reduce(into: "") { result, text in result += string(text) + "\u{1}\u{1}" }
+  }
+
   /// Strings by their UTF-8 bytes, with U+0000 written as 01 01 and U+0001 as 01 02, so that
   /// the text has no zero byte and still sorts as the string's bytes do.
   static func string(_ value: String) -> String {

@@ -17,6 +17,17 @@ struct QueryPlan<T>: Sendable {
   var sortIndex: Indexed?
   /// Whether results are produced by walking the sort index (rather than sorting candidates).
   var walksSortIndex = false
+  /// Set when the driver is a composite index whose entries come in the query's order: the
+  /// UTF-8 length of the leading texts before the order field's text in each entry.
+  var orderedDriverPrefix: Int?
+
+  /// The text `id` has for the query's order in the index that orders the results, if any.
+  func sortText(of id: String) -> Substring? {
+    if let prefix = orderedDriverPrefix, let text = driver?.index.entries.firstText(of: id) {
+      return Substring(text.utf8.dropFirst(prefix))
+    }
+    return sortIndex?.entries.firstText(of: id)
+  }
 }
 
 extension CaskQuery {
@@ -28,6 +39,7 @@ extension CaskQuery {
     var parts: [String] = []
     if let driver = plan.driver {
       parts.append("index '\(driver.index.name)' (\(driver.predicate.kind.rawValue))")
+      if plan.orderedDriverPrefix != nil { parts.append("order from index '\(driver.index.name)'") }
     }
     for check in plan.checks {
       parts.append("index '\(check.index.name)' (\(check.predicate.kind.rawValue), checked per object id)")
@@ -39,7 +51,7 @@ extension CaskQuery {
       parts.append("\(plan.residual.count) condition(s) without an index, tested on objects")
     }
     if !filters.isEmpty { parts.append("\(filters.count) filter closure(s), run on objects") }
-    if order != nil {
+    if order != nil, plan.orderedDriverPrefix == nil {
       if let sortIndex = plan.sortIndex {
         parts.append(
           plan.walksSortIndex
@@ -64,13 +76,21 @@ extension CaskQuery {
     let runtime = IndexRuntime.of(collection.store)
     let name = collection.name
     var indexed: [(QueryPredicate<T>, QueryPlan<T>.Indexed, Int)] = []
+    var composite: (match: CompositeMatch<T>, index: QueryPlan<T>.Indexed, count: Int)?
     try runtime.state.withLock { state in
       let catalog = try runtime.catalog(name, in: &state)
       let ready = definition.descriptors.filter {
         catalog[$0.name]?.hash == $0.hash && catalog[$0.name]?.state == .ready
           && !state.failedBuilds.contains(ByteString($0.group))
       }
-      for predicate in predicates {
+      if let match = compositeMatch(in: ready) {
+        let entries = try runtime.entries(match.descriptor.group, in: &state)
+        composite = (
+          match, .init(name: match.descriptor.name, entries: entries), entries.count(in: match.predicate.bounds)
+        )
+      }
+      let covered = Set(composite?.match.covered ?? [])
+      for (position, predicate) in predicates.enumerated() where !covered.contains(position) {
         if let descriptor = ready.first(where: predicate.canUse) {
           let entries = try runtime.entries(descriptor.group, in: &state)
           indexed.append(
@@ -79,11 +99,21 @@ extension CaskQuery {
           plan.residual.append(predicate)
         }
       }
-      if let order, let descriptor = ready.first(where: { $0.keyPath == order.keyPath && $0.kind != "each" }) {
+      if let order, composite?.match.ordered != true,
+        let descriptor = ready.first(where: {
+          !$0.isComposite && $0.keyPath == order.keyPath && $0.kind != "each"
+        })
+      {
         plan.sortIndex = .init(name: descriptor.name, entries: try runtime.entries(descriptor.group, in: &state))
       }
     }
     indexed.sort { $0.2 < $1.2 }
+    // A composite index drives whenever it matches: it answers at least as many conditions
+    // as any single-field index, in one range of entries.
+    if let composite {
+      indexed.insert((composite.match.predicate, composite.index, composite.count), at: 0)
+      if composite.match.ordered { plan.orderedDriverPrefix = composite.match.prefixLength }
+    }
     if let first = indexed.first {
       plan.driver = (first.0, first.1)
       plan.checks = indexed.dropFirst().map { ($0.0, $0.1) }
@@ -110,7 +140,7 @@ extension CaskQuery {
 
   /// The first 16 bytes of `text` as two big-endian integers, zero-padded: ordered as the
   /// texts' first 16 bytes are.
-  static func prefixKey(_ text: String) -> (UInt64, UInt64) {
+  static func prefixKey(_ text: some StringProtocol) -> (UInt64, UInt64) {
     var high: UInt64 = 0
     var low: UInt64 = 0
     var index = 0
@@ -134,7 +164,7 @@ extension CaskQuery {
   private func passesChecks(_ id: String, _ checks: [(predicate: QueryPredicate<T>, index: QueryPlan<T>.Indexed)])
     -> Bool
   {
-    checks.allSatisfy { $0.predicate.accepts($0.index.entries.texts(of: id)) }
+    checks.allSatisfy { $0.predicate.accepts($0.index.entries.textSlices(of: id)) }
   }
 
   /// The ids the indexed part selects, in no set order, each once; `nil` when nothing is
@@ -153,11 +183,39 @@ extension CaskQuery {
     return result
   }
 
+  /// `forEachOrderedID(_:_:)` without the first `skipping` ids. A composite index that orders
+  /// the results and no other indexed condition: skipped by rank, not walked.
+  private func forEachOrderedID(_ plan: QueryPlan<T>, skipping: Int, _ body: (String) throws -> Bool) throws -> Bool {
+    if skipping > 0, plan.orderedDriverPrefix != nil, plan.checks.isEmpty, let driver = plan.driver, let order {
+      try driver.index.entries.ids(in: driver.predicate.bounds, descending: !order.ascending, skipping: skipping) {
+        try body(String($0))
+      }
+      return true
+    }
+    var left = skipping
+    return try forEachOrderedID(plan) { id in
+      guard left == 0 else {
+        left -= 1
+        return true
+      }
+      return try body(id)
+    }
+  }
+
   /// Calls `body` with the ids the query's conditions and order select, in result order,
   /// before objects are looked at (the residual conditions and filters are the caller's), until
   /// it returns false. Returns false when nothing is indexed or ordered by an index and the
   /// caller must scan.
   private func forEachOrderedID(_ plan: QueryPlan<T>, _ body: (String) throws -> Bool) throws -> Bool {
+    // A composite index's entries already come in the query's order.
+    if plan.orderedDriverPrefix != nil, let driver = plan.driver, let order {
+      try driver.index.entries.ids(in: driver.predicate.bounds, descending: !order.ascending) { id in
+        let id = String(id)
+        guard passesChecks(id, plan.checks) else { return true }
+        return try body(id)
+      }
+      return true
+    }
     if plan.walksSortIndex, let sortIndex = plan.sortIndex, let order {
       var allChecks = plan.checks
       if let driver = plan.driver { allChecks.insert(driver, at: 0) }
@@ -182,8 +240,8 @@ extension CaskQuery {
       // Sorted by the texts' first 16 bytes as two integers (the whole text of a number or a
       // date), the texts themselves only where those are equal: String comparisons cost
       // several times more.
-      let keyed = ids.map { id -> (UInt64, UInt64, String, String) in
-        let text = sortIndex.entries.texts(of: id).first ?? ""
+      let keyed = ids.map { id -> (UInt64, UInt64, Substring, String) in
+        let text = sortIndex.entries.firstText(of: id) ?? ""
         let (high, low) = Self.prefixKey(text)
         return (high, low, text, id)
       }
@@ -220,13 +278,15 @@ extension CaskQuery {
     var sortTexts: [String: String] = [:]
     let indexedOrder = try withPlan { plan -> Bool in
       let mustTest = !plan.residual.isEmpty || !filters.isEmpty
-      var skipped = 0
-      let walked = try forEachOrderedID(plan) { id in
+      // Without conditions on objects the offset is skipped before any id is handed over.
+      let skipping = mustTest ? 0 : offsetCount
+      var skipped = skipping
+      let walked = try forEachOrderedID(plan, skipping: skipping) { id in
         var object: T?
         if mustTest {
           guard let key = CaskCollection<T>.parseID(id), let found = try collection.get(id: key) else { return true }
           guard predicates.allSatisfy({ $0.matches(found) }), try accepts(found, plan) else { return true }
-          if let order, let text = plan.sortIndex?.entries.texts(of: id).first,
+          if let order, let text = plan.sortText(of: id),
             compareBytes(order.text(found), text) != 0
           {
             return true  // moved in the order since the entries were read
@@ -239,7 +299,7 @@ extension CaskQuery {
           return true
         }
         results.append((id, object))
-        if let sortIndex = plan.sortIndex, object == nil { sortTexts[id] = sortIndex.entries.texts(of: id).first }
+        if order != nil, object == nil { sortTexts[id] = plan.sortText(of: id).map(String.init) }
         return results.count < wanted
       }
       return walked

@@ -7,6 +7,8 @@ struct IndexDescriptor: @unchecked Sendable {
   var kind: String
   var isUnique: Bool
   var keyPath: AnyKeyPath
+  /// The indexed fields: `[keyPath]`, or several for a composite index.
+  var keyPaths: [AnyKeyPath]
   var keyPathText: String
   var valueType: String
   var hash: String
@@ -15,6 +17,9 @@ struct IndexDescriptor: @unchecked Sendable {
   /// Whether the value type is an `Optional`, whose `nil` (text "0") a unique index allows
   /// for any number of objects.
   var isOptional: Bool { valueType.hasPrefix("Optional<") }
+
+  /// Whether it indexes several fields (its texts are `IndexText.composite` of theirs).
+  var isComposite: Bool { keyPaths.count > 1 }
 
   func catalogEntry(state: IndexCatalog.State) -> IndexCatalog.Entry {
     IndexCatalog.Entry(
@@ -50,7 +55,8 @@ where T.ID: CustomStringConvertible & Sendable {
     self.descriptors = indexes.map { index in
       IndexDescriptor(
         name: index.name, kind: index.kind.rawValue, isUnique: index.kind == .unique, keyPath: index.keyPath,
-        keyPathText: "\(index.keyPath)", valueType: index.valueType, hash: index.definitionHash,
+        keyPaths: index.keyPaths, keyPathText: index.keyPathText, valueType: index.valueType,
+        hash: index.definitionHash,
         group: IndexKeys.group(collection: collection, index: index.name, hash: index.definitionHash))
     }
     var names = Set<ByteString>()

@@ -110,10 +110,7 @@ final class IndexRuntime: Sendable {
     let key = ByteString(group)
     if let entries = state.caches[key] { return entries }
     guard !state.closed else { throw CaskError.closed }
-    let prefixLength = group.utf8.count + 1
-    var parts = try store.unsortedKeys(inGroup: group).map { String(Substring($0.utf8.dropFirst(prefixLength))) }
-    parts.sort(by: bytesPrecede)
-    let entries = IndexEntries(sortedEntries: parts)
+    let entries = IndexEntries(keys: try store.packedKeys(inGroup: group), prefixLength: group.utf8.count + 1)
     state.caches[key] = entries
     return entries
   }

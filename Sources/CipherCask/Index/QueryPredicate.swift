@@ -38,7 +38,7 @@ struct QueryPredicate<T>: @unchecked Sendable {
   }
 
   /// Whether an object with these texts satisfies it.
-  func accepts(_ texts: [String]) -> Bool {
+  func accepts<S: StringProtocol>(_ texts: [S]) -> Bool {
     texts.contains { text in
       if let lowerText {
         let order = compareBytes(text, lowerText)
@@ -58,7 +58,7 @@ struct QueryPredicate<T>: @unchecked Sendable {
 
   /// Whether an index of `kind` on the same key path can answer it.
   func canUse(_ descriptor: IndexDescriptor) -> Bool {
-    guard descriptor.keyPath == keyPath else { return false }
+    guard !descriptor.isComposite, descriptor.keyPath == keyPath else { return false }
     return kind == .contains ? descriptor.kind == "each" : descriptor.kind != "each"
   }
 }

@@ -4,12 +4,12 @@
 
 /// Whether `a` sorts before `b` by their UTF-8 bytes, as the store sorts keys.
 @inline(__always)
-func bytesPrecede(_ a: String, _ b: String) -> Bool {
+func bytesPrecede<A: StringProtocol, B: StringProtocol>(_ a: A, _ b: B) -> Bool {
   compareBytes(a, b) < 0
 }
 
 /// -1, 0 or 1 as `a` sorts before, equal to or after `b` by their UTF-8 bytes.
-func compareBytes(_ a: String, _ b: String) -> Int {
+func compareBytes<A: StringProtocol, B: StringProtocol>(_ a: A, _ b: B) -> Int {
   let fast = a.utf8.withContiguousStorageIfAvailable { left in
     b.utf8.withContiguousStorageIfAvailable { right -> Int in
       let common = min(left.count, right.count)
@@ -100,6 +100,18 @@ struct SortedEntries: Sendable {
     if position.index > 0 { return Position(chunk: position.chunk, index: position.index - 1) }
     guard position.chunk > 0 else { return nil }
     return Position(chunk: position.chunk - 1, index: chunks[position.chunk - 1].count - 1)
+  }
+
+  /// The position with `rank` elements before it (`endPosition` when `rank` is `count`).
+  ///
+  /// - Complexity: O(n / c) for chunks of c elements.
+  func position(atRank rank: Int) -> Position {
+    var left = rank
+    for chunk in chunks.indices {
+      if left < chunks[chunk].count { return Position(chunk: chunk, index: left) }
+      left -= chunks[chunk].count
+    }
+    return endPosition
   }
 
   /// How many elements precede `position`.

@@ -1,0 +1,94 @@
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The tables of a `KeyDirectory`'s groups, by group name. The last few groups used are also
+/// found by comparing the name's bytes, making no `String` and hashing nothing: open applies
+/// millions of keys that alternate between a handful of groups (a collection and its index
+/// groups), and a `String` and a hash per key for its group cost more than the key's own slot.
+struct GroupTables: Sendable {
+  /// How many groups used lately are found by their bytes.
+  static let recentLimit = 8
+
+  private var positions: [IndexKey: Int] = [:]
+  /// The names of the groups, in the order of `tables`.
+  private(set) var names: [IndexKey] = []
+  private(set) var tables: [KeyTable] = []
+  /// Positions in `tables` of the groups used lately, the latest last.
+  private var recent: [Int] = []
+
+  /// The table of group `name`.
+  subscript(name: IndexKey) -> KeyTable? {
+    positions[name].map { tables[$0] }
+  }
+
+  /// The position of the group named by `name`'s bytes if it is among those used lately.
+  func recentPosition(_ name: UnsafeRawBufferPointer) -> Int? {
+    for position in recent.reversed() {
+      let matches = names[position].string.utf8.withContiguousStorageIfAvailable { stored in
+        stored.count == name.count
+          && (name.count == 0 || memcmp(stored.baseAddress!, name.baseAddress!, name.count) == 0)
+      }
+      if matches == true { return position }
+    }
+    return nil
+  }
+
+  /// The position of the group named by `name`'s bytes, or `nil` when there is none.
+  mutating func position(ofBytes name: UnsafeRawBufferPointer) -> Int? {
+    if let position = recentPosition(name) { return position }
+    guard let found = positions[IndexKey(String(decoding: name, as: UTF8.self))] else { return nil }
+    remember(found)
+    return found
+  }
+
+  /// The position of the group named by `name`'s bytes, made (empty) if there is none.
+  mutating func position(creatingGroup name: UnsafeRawBufferPointer) -> Int {
+    if let position = recentPosition(name) { return position }
+    let key = IndexKey(String(decoding: name, as: UTF8.self))
+    let found: Int
+    if let existing = positions[key] {
+      found = existing
+    } else {
+      found = tables.count
+      positions[key] = found
+      names.append(key)
+      tables.append(KeyTable())
+    }
+    remember(found)
+    return found
+  }
+
+  private mutating func remember(_ position: Int) {
+    if recent.count == Self.recentLimit { recent.removeFirst() }
+    recent.append(position)
+  }
+
+  /// Sets `key`'s location in the table at `position`; returns the location it replaces.
+  mutating func updateValue(_ location: RecordLocation, forKey key: UnsafeRawBufferPointer, at position: Int)
+    -> RecordLocation?
+  {
+    tables[position].updateValue(location, forKey: key)
+  }
+
+  /// Removes `key` from the table at `position` (and the table, once empty); returns its
+  /// location.
+  mutating func removeValue(forKey key: UnsafeRawBufferPointer, at position: Int) -> RecordLocation? {
+    let old = tables[position].removeValue(forKey: key)
+    if tables[position].count == 0 { removeTable(at: position) }
+    return old
+  }
+
+  /// Removes an empty table, moving the last one into its place.
+  private mutating func removeTable(at position: Int) {
+    let last = tables.count - 1
+    if position != last {
+      tables.swapAt(position, last)
+      names.swapAt(position, last)
+      positions[names[position]] = position
+    }
+    tables.removeLast()
+    positions[names.removeLast()] = nil
+    recent.removeAll()
+  }
+}
