@@ -108,3 +108,12 @@ extension RNCryptor.Keys {
     try self.init(encryptionKey: encryptionKey, hmacKey: hmacKey)
   }
 }
+
+extension RNCryptor {
+  /// `count` bytes from libcrypto's random generator, for a salt.
+  ///
+  /// - Throws: `.randomGeneratorFailed`; never returns zeros in place of random bytes.
+  public static func randomSalt(count: Int) throws -> Data {
+    try LibCrypto.randomData(count: count)
+  }
+}

@@ -13,6 +13,8 @@ struct StoreOpener {
     var lock: any FileLock
     var indexState: CaskStore.IndexState
     var writerState: CaskStore.WriterState
+    /// How the header derives the password's keys; `nil` for keys.
+    var keyDerivation: CaskStore.KeyDerivation?
   }
 
   /// A segment found on disk, before it is indexed.
@@ -51,12 +53,13 @@ struct StoreOpener {
       // 3. Read the header and unwrap the data key, or create both for a new store.
       let dataKeys: RNCryptor.Keys
       let version: UInt16
+      let keyDerivation: CaskStore.KeyDerivation?
       if fileSystem.fileKind(headerPath) == .missing {
         version = options.newStoreFormatVersion
         guard (CaskFormat.oldestReadableVersion...CaskFormat.formatVersion).contains(version) else {
           throw CaskError.unsupportedVersion(found: Int(version), supported: Int(CaskFormat.formatVersion))
         }
-        dataKeys = try createHeader(at: headerPath, version: version)
+        (dataKeys, keyDerivation) = try createHeader(at: headerPath, version: version)
       } else {
         let file = try fileSystem.open(headerPath, mode: .readOnly)
         defer { file.close() }
@@ -64,6 +67,7 @@ struct StoreOpener {
         let header = try StoreHeader.decode(bytes, path: headerPath)
         dataKeys = try credential.unwrap(header, path: headerPath)
         version = header.version
+        keyDerivation = header.keyDerivation
       }
       let cipher = RecordCipher(keys: dataKeys, version: version)
       var (indexState, writerState) = try loadSegments(cipher: cipher)
@@ -77,7 +81,8 @@ struct StoreOpener {
       }
       indexState.closed = false
       writerState.closed = false
-      return Opened(cipher: cipher, lock: lock, indexState: indexState, writerState: writerState)
+      return Opened(
+        cipher: cipher, lock: lock, indexState: indexState, writerState: writerState, keyDerivation: keyDerivation)
     } catch {
       lock.unlock()
       throw error
@@ -111,12 +116,14 @@ struct StoreOpener {
   }
 
   /// Makes a random data key, wraps it, and writes the header atomically.
-  private func createHeader(at headerPath: String, version: UInt16) throws -> RNCryptor.Keys {
+  private func createHeader(at headerPath: String, version: UInt16) throws -> (
+    RNCryptor.Keys, CaskStore.KeyDerivation?
+  ) {
     let keys = try RNCryptor.Keys.random()
     let dataKey = StoreCredential.concatenate(keys)
-    let header = try credential.wrap(dataKey, version: version)
+    let header = try credential.wrap(dataKey, version: version, keyDerivation: options.keyDerivation)
     try StoreOpener.writeHeader(header, at: headerPath, fileSystem: fileSystem, directory: path)
-    return keys
+    return (keys, header.keyDerivation)
   }
 
   /// Replaces the header file atomically; after a crash at any point the old or the new

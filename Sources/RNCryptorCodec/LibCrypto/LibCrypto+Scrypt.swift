@@ -11,11 +11,11 @@ extension LibCrypto {
     password: UnsafeRawBufferPointer, salt: UnsafeRawBufferPointer, parameters: RNCryptor.ScryptParameters,
     into output: UnsafeMutableRawBufferPointer
   ) throws {
-    // libcrypto reads a null password pointer as "no password" only with length 0; a
-    // one-byte stand-in keeps the pointer valid for an empty buffer.
-    var empty: UInt8 = 0
-    let passwordBase = password.baseAddress ?? UnsafeRawPointer(&empty)
-    let saltBase = salt.baseAddress ?? UnsafeRawPointer(&empty)
+    // An empty buffer may have no address; libcrypto wants a valid pointer even for length 0.
+    let placeholder = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
+    defer { placeholder.deallocate() }
+    let passwordBase = password.baseAddress ?? UnsafeRawPointer(placeholder)
+    let saltBase = salt.baseAddress ?? UnsafeRawPointer(placeholder)
     let status = EVP_PBE_scrypt(
       passwordBase.assumingMemoryBound(to: CChar.self), password.count,
       saltBase.assumingMemoryBound(to: UInt8.self), salt.count,
