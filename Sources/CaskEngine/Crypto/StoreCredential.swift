@@ -34,7 +34,8 @@ enum StoreCredential: Sendable {
       case (.password(let password), .rncryptor):
         let keys = try RNCryptor.PasswordKeys(password: password)
         return StoreHeader(
-          version: version, wrapping: .rncryptor, wrappedKey: try RNCryptor.encrypt(secret: dataKey, passwordKeys: keys))
+          version: version, wrapping: .rncryptor, wrappedKey: try RNCryptor.encrypt(secret: dataKey, passwordKeys: keys)
+        )
       case (.password(let password), .scrypt(let parameters)):
         let salt = try RNCryptor.randomSalt(count: CaskFormat.headerScryptSaltLength)
         let keys = try RNCryptor.Keys(password: password, salt: salt, scrypt: parameters)
@@ -77,7 +78,8 @@ enum StoreCredential: Sendable {
         throw CaskError.wrongCredentialType
       }
       guard secret.count == CaskFormat.dataKeyLength else {
-        throw CaskError.corrupt(file: path, offset: header.messageOffset, reason: "wrapped data key has the wrong length")
+        throw CaskError.corrupt(
+          file: path, offset: header.messageOffset, reason: "wrapped data key has the wrong length")
       }
       return try secret.withUnsafeBytes { bytes in
         try RNCryptor.Keys(
