@@ -6,7 +6,7 @@ extension CommandSpec {
   /// Every subcommand, in the order the root help lists them.
   package static let subcommands: [CommandSpec] = [
     demo, create, put, get, delete, keys, `import`, pull, export, encrypt, decrypt, compact, backup, verify, token,
-    stats, passwd, rekey, salvage, completion,
+    stats, passwd, rekey, upgrade, salvage, completion,
   ]
 
   /// `cask demo`.
@@ -342,6 +342,21 @@ extension CommandSpec {
       OptionSpec("new-password-stdin", help: "Read the new password from the next line of standard input."),
       .acceptWeakPassword,
     ])
+
+  /// `cask upgrade`.
+  package static let upgrade = CommandSpec(
+    name: "upgrade",
+    abstract: "Rewrite a format version 2 store in the current format, in place.",
+    discussion: """
+      Copies every key and value of STORE into a new version 3 store (records bound to their \
+      place, a manifest) in a hidden directory beside it, under the same data key and \
+      password, then swaps the two directories in one step and removes the old one. After a \
+      crash STORE is the old store or the new one, whole; a hidden '.STORE.upgrade-...' \
+      directory left behind is removed by the next upgrade. A store that has the current \
+      version already is left as it is (exit 0). The store must not be open elsewhere.
+      """,
+    arguments: [.store],
+    options: [.json] + OptionSpec.passwordOptions)
 
   /// `cask salvage`.
   package static let salvage = CommandSpec(

@@ -5,6 +5,9 @@ import RNCryptorCodec
 enum StoreCredential: Sendable {
   case password(SecureBytes)
   case keys(RNCryptor.Keys)
+  /// The data key itself, unwrapped from this very header by the caller: an upgrade opens its
+  /// copy, whose header is the old one's, without a second key derivation.
+  case unwrapped(RNCryptor.Keys)
 
   /// The 64-byte data key (encryption key, then HMAC key) in one wiping buffer.
   static func concatenate(_ keys: RNCryptor.Keys) -> SecureBytes {
@@ -42,6 +45,8 @@ enum StoreCredential: Sendable {
         return StoreHeader(
           version: version, wrapping: .scrypt(parameters, salt: salt),
           wrappedKey: try RNCryptor.encrypt(secret: dataKey, keys: keys))
+      case (.unwrapped, _):
+        throw CaskError.wrongCredentialType
       case (.keys(let keys), _):
         return StoreHeader(
           version: version, wrapping: .keys, wrappedKey: try RNCryptor.encrypt(secret: dataKey, keys: keys))
@@ -61,6 +66,7 @@ enum StoreCredential: Sendable {
   ///   `wrongCredentialType` for the other kind of credential.
   /// - Complexity: two PBKDF2 runs or one scrypt run for a password.
   func unwrap(_ header: StoreHeader, path: String) throws -> RNCryptor.Keys {
+    if case .unwrapped(let dataKeys) = self { return dataKeys }
     do {
       let secret: SecureBytes
       switch (self, header.wrapping) {
@@ -74,7 +80,7 @@ enum StoreCredential: Sendable {
         secret = try RNCryptor.decryptSecret(header.wrappedKey, keys: keys)
       case (.keys(let keys), .keys):
         secret = try RNCryptor.decryptSecret(header.wrappedKey, keys: keys)
-      case (.password, .keys), (.keys, .rncryptor), (.keys, .scrypt):
+      case (.password, .keys), (.keys, .rncryptor), (.keys, .scrypt), (.unwrapped, _):
         throw CaskError.wrongCredentialType
       }
       guard secret.count == CaskFormat.dataKeyLength else {

@@ -61,9 +61,7 @@ struct StoreOpener {
         }
         (dataKeys, keyDerivation) = try createHeader(at: headerPath, version: version)
       } else {
-        let file = try fileSystem.open(headerPath, mode: .readOnly)
-        defer { file.close() }
-        let bytes = try file.read(count: Int(try file.size()), at: 0)
+        let bytes = try CaskStore.contents(of: headerPath, fileSystem: fileSystem)
         let header = try StoreHeader.decode(bytes, path: headerPath)
         dataKeys = try credential.unwrap(header, path: headerPath)
         version = header.version
@@ -113,6 +111,29 @@ struct StoreOpener {
     while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
     guard let slash = trimmed.lastIndex(of: "/") else { return "." }
     return slash == trimmed.startIndex ? "/" : String(trimmed[..<slash])
+  }
+
+  /// `PARENT/.NAME.PURPOSE-` for `PARENT/NAME`: how the names of the hidden directories built
+  /// beside a store (a rekeyed copy, an upgrade) begin. At most 200 bytes of the name are kept,
+  /// so that the hidden name (up to 30 bytes more) fits where the store's does (255 bytes); a
+  /// cut inside a character leaves U+FFFD, still a name.
+  static func hiddenSiblingPrefix(of path: String, purpose: String) -> String {
+    let name = path.split(separator: "/").last.map(String.init) ?? path
+    let stem = String(decoding: name.utf8.prefix(200), as: UTF8.self)
+    return "\(parentDirectory(of: path))/.\(stem).\(purpose)-"
+  }
+
+  /// A fresh hidden directory name beside `path`: the prefix and a random hexadecimal tail.
+  static func hiddenSibling(of path: String, purpose: String) -> String {
+    hiddenSiblingPrefix(of: path, purpose: purpose) + String(UInt32.random(in: 0...UInt32.max), radix: 16)
+  }
+
+  /// Removes every file in `directory` (a store's files: it has no subdirectories), ignoring
+  /// failures; the caller then removes the directory, which fails if anything is left.
+  static func removeFiles(in directory: String, fileSystem: any FileSystem) {
+    for file in (try? fileSystem.contentsOfDirectory(directory)) ?? [] {
+      try? fileSystem.removeFile("\(directory)/\(file)")
+    }
   }
 
   /// Makes a random data key, wraps it, and writes the header atomically.
