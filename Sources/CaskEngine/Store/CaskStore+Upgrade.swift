@@ -139,6 +139,7 @@ extension CaskStore {
     try fileSystem.syncDirectory(parent)
     report.version = CaskFormat.formatVersion
     report.upgraded = true
+    removeDirectory(hidden, fileSystem: fileSystem)
     report.removedLeftovers = removeLeftovers(of: path, fileSystem: fileSystem)
     try? fileSystem.syncDirectory(parent)
     return report
