@@ -1,6 +1,6 @@
 import CaskEngine
-import RNCryptorCodec
 import Foundation
+import RNCryptorCodec
 
 /// The password `withStore` opens its stores with, for tests that reopen the store themselves.
 public let testPassword = "pw"

@@ -28,9 +28,11 @@ enum UpgradeCommand: Subcommand {
           store: path, upgraded: report.upgraded, previousVersion: Int(report.previousVersion),
           version: Int(report.version), keys: report.keys, removedLeftovers: report.removedLeftovers.count))
     }
+    let removed = report.removedLeftovers.count
     let leftovers =
-      report.removedLeftovers.isEmpty
-      ? "" : " Removed \(report.removedLeftovers.count) hidden \(report.removedLeftovers.count == 1 ? "directory" : "directories") left by an upgrade that was cut off."
+      removed == 0
+      ? ""
+      : " Removed \(removed) hidden \(removed == 1 ? "directory" : "directories") left by an upgrade that was cut off."
     if report.upgraded {
       StandardStream.error.write(
         "Upgraded store \(MessageText.quoted(path)) from format version \(report.previousVersion) to "
