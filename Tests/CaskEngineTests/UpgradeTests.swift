@@ -60,6 +60,26 @@ struct UpgradeTests {
     #expect(try store.verify().damage.isEmpty)
   }
 
+  @Test("a store wrapped under keys is upgraded with the keys and opens with them only")
+  func upgradeWithKeys() throws {
+    let fileSystem = FaultyFileSystem(directories: [FaultWorkload.directory])
+    var options = FaultWorkload.options(fileSystem, durability: .never)
+    options.newStoreFormatVersion = 2
+    let keys = try RNCryptor.Keys.random()
+    let store = try CaskStore(path: FaultWorkload.path, keys: keys, options: options)
+    try store.put(Data("v".utf8), forKey: "k")
+    try store.close()
+    #expect(throws: CaskError.wrongCredentialType) {
+      try CaskStore.upgrade(at: FaultWorkload.path, password: "pw", options: options)
+    }
+    #expect(try CaskStore.upgrade(at: FaultWorkload.path, keys: keys, options: options).upgraded)
+    #expect(try Self.version(of: FaultWorkload.path, fileSystem) == 3)
+    let upgraded = try CaskStore(path: FaultWorkload.path, keys: keys, options: options)
+    defer { try? upgraded.close() }
+    #expect(upgraded.keyDerivation == nil)
+    #expect(try upgraded.get("k") == Data("v".utf8))
+  }
+
   @Test("a version 3 store is left as it is, every file unchanged")
   func currentVersionIsANoOp() throws {
     let fileSystem = FaultyFileSystem(directories: [FaultWorkload.directory])
