@@ -54,7 +54,7 @@ let package = Package(
     ),
     .target(
       name: "CaskTestSupport",
-      dependencies: ["CaskEngine"],
+      dependencies: ["CaskEngine", "RNCryptorCodec"],
       path: "Tests/CaskTestSupport"
     ),
     .executableTarget(

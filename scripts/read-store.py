@@ -113,6 +113,9 @@ def open_password_message(message, password, what):
 # --- Format constants (FORMAT.md) ----------------------------------------------------------
 
 HEADER_MAGIC = b"CIPHCASK"
+SCRYPT_FIELDS = 32  # N(8) r(4) p(4) salt(16)
+SCRYPT_MAX_MEMORY = 256 << 20
+SCRYPT_MAX_WORK = 1 << 30
 SEGMENT_MAGIC = b"CCSEGMNT"
 HINT_MAGIC = b"CCHINTS1"
 READABLE_VERSIONS = (2, 3)
@@ -189,10 +192,13 @@ def read_header(directory, password):
     # Bytes after the CRC are ignored (section 3); other flag bits are ignored too.
     if not flags & 0x0001:
         fail("CASK: the data key is wrapped under caller keys, not a password (wrongCredentialType)")
-    # GAP: section 3 does not say what happens when the flag and the wrapped message's own
-    # options byte disagree; this reader refuses it.
     try:
-        data_key = open_password_message(wrapped, password, "CASK wrapped key")
+        if flags & 0x0002:
+            data_key = open_scrypt_wrapped(wrapped, password)
+        else:
+            # GAP: section 3 does not say what happens when the flag and the wrapped message's
+            # own options byte disagree; this reader refuses it.
+            data_key = open_password_message(wrapped, password, "CASK wrapped key")
     except Invalid as error:
         if "HMAC" in str(error):
             fail("CASK: wrong password (the wrapped key's HMAC does not verify)")
@@ -200,6 +206,24 @@ def read_header(directory, password):
     if len(data_key) != 64:
         fail(f"CASK: wrapped data key is {len(data_key)} bytes, expected 64")
     return (data_key[:32], data_key[32:])
+
+
+def open_scrypt_wrapped(wrapped, password):
+    """Section 3 with flag bit 1: N(8) r(4) p(4) salt(16), then a key message under scrypt's
+    64 bytes. The bounds are checked before hashlib allocates anything."""
+    if len(wrapped) < SCRYPT_FIELDS:
+        fail("CASK: scrypt parameters are truncated")
+    n, r, p = u64(wrapped, 0), u32(wrapped, 8), u32(wrapped, 12)
+    salt = wrapped[16:SCRYPT_FIELDS]
+    if n < 2 or n & (n - 1):
+        fail("CASK: scrypt N is not a power of two of at least 2")
+    if not 1 <= r <= 64 or not 1 <= p <= 64:
+        fail("CASK: scrypt r or p is out of bounds")
+    memory = 128 * r * (n + p + 2)
+    if n > 1 << 40 or memory > SCRYPT_MAX_MEMORY or 128 * r * n * p > SCRYPT_MAX_WORK:
+        fail("CASK: scrypt parameters need too much memory or work")
+    derived = hashlib.scrypt(password, salt=salt, n=n, r=r, p=p, maxmem=memory + (1 << 20), dklen=64)
+    return open_key_message(wrapped[SCRYPT_FIELDS:], (derived[:32], derived[32:]), "CASK wrapped key")
 
 
 # --- Segments (FORMAT.md sections 5, 8, 9) -------------------------------------------------

@@ -8,8 +8,8 @@ import RNCryptorCodec
 ///
 /// Input: one mode byte, then the header file. Mode bit 0 repairs the CRC when the claimed
 /// length fits (so mutations reach the version check and the key unwrapping behind it), bit 1
-/// opens read-only, bit 2 opens with the password instead of the keys (two PBKDF2 runs: slow,
-/// so only a few seeds use it).
+/// opens read-only, bit 2 opens with the password instead of the keys (two PBKDF2 runs or a
+/// scrypt run: slow, so only a few seeds use it, the scrypt one with N = 16, r = 1, p = 1).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzHeader(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
   guard let data else { return 0 }
@@ -57,7 +57,7 @@ enum HeaderTarget {
     }
   }
 
-  /// Headers wrapped under keys and under a password, of this version, a newer and an older
+  /// Headers wrapped under keys, under a password (PBKDF2 and scrypt), of this version, a newer and an older
   /// one, cut short, and with a wrapped key of the wrong length.
   static func seeds() throws -> [(String, Data)] {
     var dataKey = FuzzStore.dataKeys.encryptionKey.withUnsafeBytes { Data($0) }
@@ -71,9 +71,16 @@ enum HeaderTarget {
       FuzzingEntry.storeHeader(wrappedKey: wrapped, passwordWrapped: password, version: version)
     }
     let keys = header(byKeys)
+    let scrypt = RNCryptor.ScryptParameters(costFactor: 16, blockSize: 1, parallelism: 1)
+    let scryptSalt = Data((16..<32).map { UInt8($0) })
+    let scryptKeys = try RNCryptor.Keys(password: SecureBytes(utf8: password), salt: scryptSalt, scrypt: scrypt)
+    let byScrypt = FuzzingEntry.scryptStoreHeader(
+      keyMessage: FuzzStore.seal(dataKey, keys: scryptKeys, iv: 4), parameters: scrypt, salt: scryptSalt,
+      version: CaskFormat.formatVersion)
     return [
       ("keys", Data([0] + keys)), ("keys-readonly", Data([2] + keys)),
       ("password", Data([4] + header(byPassword, password: true))),
+      ("password-scrypt", Data([4] + byScrypt)), ("password-scrypt-keys", Data([0] + byScrypt)),
       ("password-flag-keys-message", Data([1] + header(byKeys, password: true))),
       ("newer-version", Data([0] + header(byKeys, version: CaskFormat.formatVersion + 1))),
       ("older-version", Data([0] + header(byKeys, version: 1))),

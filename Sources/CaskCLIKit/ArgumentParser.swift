@@ -64,7 +64,8 @@ package struct ArgumentParser {
         if let allowed = option.allowedValues, !allowed.contains(value) {
           let choices = allowed.map { "'\($0)'" }.joined(separator: ", ")
           throw usage(
-            "The value \(MessageText.quoted(value)) is invalid for '\(option.label)': expected one of \(choices)")
+            "The value \(MessageText.quoted(value)) is invalid for '\(option.label)': expected one of \(choices)"
+              + Suggestion.hint(value, in: allowed))
         }
         result.values[option.name] = value
         if option.isRepeatable { result.lists[option.name, default: []].append(value) }

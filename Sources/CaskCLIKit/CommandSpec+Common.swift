@@ -45,6 +45,15 @@ extension OptionSpec {
   static let acceptWeakPassword = OptionSpec(
     "accept-weak-password", help: "Do not warn about a short or common new password.")
 
+  /// `--kdf`, how a new password wraps the store's data key (`create`, `passwd`).
+  static func keyDerivation(default: String) -> OptionSpec {
+    OptionSpec(
+      "kdf", value: "kdf",
+      help: "How the password wraps the data key: scrypt (memory-hard) or rncryptor (PBKDF2, as any RNCryptor v3 "
+        + "implementation reads it). Default: \(`default`).",
+      allowedValues: ["scrypt", "rncryptor"])
+  }
+
   /// Where the password of an existing store or file comes from (see Docs/CLI.md, "Passwords").
   static let passwordOptions = [
     OptionSpec(

@@ -6,7 +6,7 @@ extension CommandSpec {
   /// Every subcommand, in the order the root help lists them.
   package static let subcommands: [CommandSpec] = [
     demo, create, put, get, delete, keys, `import`, pull, export, encrypt, decrypt, compact, backup, verify, token,
-    stats, passwd, rekey, salvage, completion,
+    stats, passwd, rekey, upgrade, salvage, completion,
   ]
 
   /// `cask demo`.
@@ -31,10 +31,12 @@ extension CommandSpec {
     discussion: """
       STORE must not exist yet, or be an empty directory. At a prompt the password is asked \
       twice. A password shorter than 12 characters or in a built-in list of common ones gets \
-      a warning. Other commands never create a store.
+      a warning. Other commands never create a store. The password wraps the store's data key \
+      with scrypt (N = 2^15, r = 8, p = 1: 32 MiB and a fraction of a second per open, and per \
+      guess) unless --kdf rncryptor asks for RNCryptor's PBKDF2.
       """,
     arguments: [ArgumentSpec(name: "store", help: "The directory to create the store in.")],
-    options: OptionSpec.passwordOptions + [.acceptWeakPassword])
+    options: OptionSpec.passwordOptions + [.acceptWeakPassword, .keyDerivation(default: "scrypt")])
 
   /// `cask put`.
   package static let put = CommandSpec(
@@ -311,13 +313,15 @@ extension CommandSpec {
       prompt; the new one from --new-password-file, --new-password-stdin, CASK_NEW_PASSWORD \
       or a prompt asked twice. When both come from standard input, the first line is the \
       current password and the second the new one. Only the store's header is rewritten (the \
-      data key is re-wrapped), atomically: after a crash the store opens with one of the two.
+      data key is re-wrapped), atomically: after a crash the store opens with one of the two. \
+      The new header wraps the data key as the old one did (scrypt with the same parameters, \
+      or RNCryptor's PBKDF2) unless --kdf says otherwise.
       """,
     arguments: [.store],
     options: [.json] + OptionSpec.passwordOptions + [
       OptionSpec("new-password-file", value: "file", help: "Read the new password from the first line of this file."),
       OptionSpec("new-password-stdin", help: "Read the new password from the next line of standard input."),
-      .acceptWeakPassword,
+      .acceptWeakPassword, .keyDerivation(default: "the store's current one"),
     ])
 
   /// `cask rekey`.
@@ -338,6 +342,21 @@ extension CommandSpec {
       OptionSpec("new-password-stdin", help: "Read the new password from the next line of standard input."),
       .acceptWeakPassword,
     ])
+
+  /// `cask upgrade`.
+  package static let upgrade = CommandSpec(
+    name: "upgrade",
+    abstract: "Rewrite a format version 2 store in the current format, in place.",
+    discussion: """
+      Copies every key and value of STORE into a new version 3 store (records bound to their \
+      place, a manifest) in a hidden directory beside it, under the same data key and \
+      password, then swaps the two directories in one step and removes the old one. After a \
+      crash STORE is the old store or the new one, whole; a hidden '.STORE.upgrade-...' \
+      directory left behind is removed by the next upgrade. A store that has the current \
+      version already is left as it is (exit 0). The store must not be open elsewhere.
+      """,
+    arguments: [.store],
+    options: [.json] + OptionSpec.passwordOptions)
 
   /// `cask salvage`.
   package static let salvage = CommandSpec(

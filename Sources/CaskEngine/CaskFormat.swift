@@ -37,6 +37,13 @@ public enum CaskFormat {
   /// Flag bit: the data key is wrapped with a password (RNCryptor password message);
   /// otherwise with caller-supplied keys (key message).
   public static let headerFlagPasswordWrapped: UInt16 = 1
+  /// Flag bit, only with `headerFlagPasswordWrapped`: the password's keys come from scrypt, whose
+  /// parameters and salt open the wrapped-key field, followed by a key message (no PBKDF2).
+  public static let headerFlagScrypt: UInt16 = 2
+  /// scrypt's fields in front of the key message: N(8) + r(4) + p(4) + salt(16).
+  public static let headerScryptFieldsLength = 32
+  /// Length of the scrypt salt in the header.
+  public static let headerScryptSaltLength = 16
   /// magic(8) + version(2) + flags(2) + wrapped length(4).
   public static let headerFixedLength = 16
   /// Length of the unwrapped data key: encryption key, HMAC key (32 bytes each).

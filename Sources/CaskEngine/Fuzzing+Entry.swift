@@ -71,6 +71,14 @@ package enum FuzzingEntry {
     StoreHeader(version: version, passwordWrapped: passwordWrapped, wrappedKey: wrappedKey).encoded()
   }
 
+  /// The header file (`CASK`) of a data key wrapped in a key message under the keys scrypt
+  /// derives with `parameters` and `salt` (which are not checked here).
+  package static func scryptStoreHeader(
+    keyMessage: Data, parameters: RNCryptor.ScryptParameters, salt: Data, version: UInt16
+  ) -> [UInt8] {
+    StoreHeader(version: version, wrapping: .scrypt(parameters, salt: salt), wrappedKey: keyMessage).encoded()
+  }
+
   /// The plaintext a value message holds for `value` under `key` (key length, key, value).
   package static func valuePlaintext(_ value: Data, forKey key: String, dataKeys: RNCryptor.Keys) throws -> Data {
     let cipher = RecordCipher(keys: dataKeys)

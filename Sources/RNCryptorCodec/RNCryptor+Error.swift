@@ -30,6 +30,9 @@ extension RNCryptor {
     case invalidSaltLength(Int)
     /// Thrown when the password is empty.
     case emptyPassword
+    /// Thrown when scrypt parameters are outside `ScryptParameters`' bounds (cost not a power
+    /// of two, too much memory or work), before anything is allocated; `reason` says which.
+    case invalidScryptParameters(reason: String)
 
     // MARK: Streaming
 
@@ -83,6 +86,8 @@ extension RNCryptor.Error: CustomStringConvertible {
       return "RNCryptor: salt of \(length) bytes (expected 8)"
     case .emptyPassword:
       return "RNCryptor: the password is empty"
+    case .invalidScryptParameters(let reason):
+      return "RNCryptor: unusable scrypt parameters: \(reason)"
     case .streamFinished:
       return "RNCryptor: the stream has already finished"
     case .randomGeneratorFailed:

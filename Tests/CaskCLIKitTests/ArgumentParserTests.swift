@@ -120,6 +120,10 @@ struct ArgumentParserTests {
     #expect(
       usageMessage(["a", "--format", "xml"])
         == "The value 'xml' is invalid for '--format <format>': expected one of 'json', 'text'")
+    #expect(
+      usageMessage(["a", "--format", "jsno"])
+        == "The value 'jsno' is invalid for '--format <format>': expected one of 'json', 'text' "
+        + "(did you mean 'json'?)")
     #expect(try parse(["a", "--format=text"]).option("format") == "text")
   }
 

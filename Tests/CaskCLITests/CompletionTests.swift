@@ -32,7 +32,7 @@ struct CompletionTests {
     let result = try cask.run(["completion", shell])
     #expect(result.status == 0)
     let options = shell == "fish" ? ["-l collection", "-l skip-damaged"] : ["--collection", "--skip-damaged"]
-    for name in ["import", "export", "salvage", "completion"] + options {
+    for name in ["import", "export", "salvage", "upgrade", "completion"] + options {
       #expect(result.out.contains(name), "\(shell) script lacks \(name)")
     }
     let other = try cask.run(["completion", "tcsh"])

@@ -19,8 +19,12 @@ struct RecordSpan: Equatable {
 /// (segments in history order, each one's records) so a test knows what every byte belongs to.
 struct DamageFixture {
   static let password = "damage-fixture-pw"
-  static let options = CaskStore.Options(
-    durability: .never, segmentSizeLimit: 4096, autoCompaction: nil, fileSystem: UnsyncedFileSystem())
+  static let options: CaskStore.Options = {
+    var options = CaskStore.Options(
+      durability: .never, segmentSizeLimit: 4096, autoCompaction: nil, fileSystem: UnsyncedFileSystem())
+    options.keyDerivation = testKeyDerivation
+    return options
+  }()
 
   /// Raw keys open the store without PBKDF2, which keeps hundreds of opens quick; `nil`
   /// when the fixture was made with `password`.

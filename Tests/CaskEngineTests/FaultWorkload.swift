@@ -32,8 +32,10 @@ enum FaultWorkload {
   static func options(
     _ fileSystem: FaultyFileSystem, durability: CaskStore.Durability = .always, segmentSizeLimit: UInt64 = 2048
   ) -> CaskStore.Options {
-    CaskStore.Options(
+    var options = CaskStore.Options(
       durability: durability, segmentSizeLimit: segmentSizeLimit, autoCompaction: nil, fileSystem: fileSystem)
+    options.keyDerivation = testKeyDerivation
+    return options
   }
 
   static func open(_ options: CaskStore.Options, password: String = password) throws -> CaskStore {

@@ -60,21 +60,43 @@ struct IndependentReaderTests {
     }
   }
 
-  @Test("after a password change the reader needs the new password, and the old one is refused")
+  @Test(
+    "a password change from an RNCryptor header to scrypt: the reader needs the new password, the old one is refused")
   func passwordChange() throws {
     var random = SeededRandom.make(test: "IndependentReaderTests.passwordChange")
-    let options = CaskStore.Options(durability: .never, segmentSizeLimit: 8 << 10, autoCompaction: nil)
+    var options = CaskStore.Options(durability: .never, segmentSizeLimit: 8 << 10, autoCompaction: nil)
+    options.keyDerivation = .rncryptor
     var model = Model()
     try withStore(options: options, password: Self.password, label: "independent-reader-pw") { store, path throws in
       try Workload.run(on: store, model: &model, operations: 200, random: &random, largeValues: false)
-      try store.changePassword(to: "a new password, ünïcödé")
-      try Workload.run(on: store, model: &model, operations: 50, random: &random, largeValues: false)
       try store.close()
+      try Self.compare(path, password: Self.password, model: model, checkHints: true, context: "RNCryptor header")
+      let reopened = try CaskStore(path: path, password: Self.password, options: options)
+      try reopened.changePassword(to: "a new password, ünïcödé", keyDerivation: testKeyDerivation)
+      try Workload.run(on: reopened, model: &model, operations: 50, random: &random, largeValues: false)
+      try reopened.close()
       try Self.compare(
         path, password: "a new password, ünïcödé", model: model, checkHints: true, context: "after changePassword")
       let refused = try IndependentReader.run(path, password: Self.password, checkHints: false)
       #expect(refused.status == 1, "the old password must be refused; stderr: \(refused.stderr)")
       #expect(refused.stderr.contains("wrong password"), "stderr: \(refused.stderr)")
+    }
+  }
+
+  @Test("a version 2 store upgraded to version 3 reads the same")
+  func upgradedStore() throws {
+    var random = SeededRandom.make(test: "IndependentReaderTests.upgradedStore")
+    try withTemporaryDirectory("independent-reader-upgrade") { directory throws in
+      let path = directory.file("store.cask")
+      var options = CaskStore.Options(durability: .never, segmentSizeLimit: 8 << 10, autoCompaction: nil)
+      options.newStoreFormatVersion = 2
+      var model = Model()
+      let store = try CaskStore(path: path, password: Self.password, options: options)
+      try Workload.run(on: store, model: &model, operations: 150, random: &random, largeValues: false)
+      try store.close()
+      try Self.compare(path, password: Self.password, model: model, checkHints: true, context: "version 2")
+      #expect(try CaskStore.upgrade(at: path, password: Self.password).upgraded)
+      try Self.compare(path, password: Self.password, model: model, checkHints: true, context: "upgraded")
     }
   }
 

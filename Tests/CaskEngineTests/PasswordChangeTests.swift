@@ -8,9 +8,18 @@ import Testing
 /// `changePassword(to:)` beside the store's writers.
 @Suite("A password change does not stall writers")
 struct PasswordChangeTests {
-  @Test("a password change derives its keys while another writer holds the writer lock")
-  func derivesBeforeTakingTheWriterLock() throws {
-    try withStore(label: "passwd") { store, path in
+  /// Each derivation, and how many derivations a password change runs with it.
+  static let derivations: [(CaskStore.KeyDerivation, Int)] = [
+    (.rncryptor, 2),
+    (.scrypt(RNCryptor.ScryptParameters(costFactor: 1024, blockSize: 8, parallelism: 1)), 1),
+  ]
+
+  @Test(
+    "a password change derives its keys while another writer holds the writer lock", arguments: derivations)
+  func derivesBeforeTakingTheWriterLock(_ derivation: CaskStore.KeyDerivation, runs: Int) throws {
+    var options = CaskStore.Options(durability: .never)
+    options.keyDerivation = derivation
+    try withStore(options: options, label: "passwd") { store, path in
       let holding = DispatchSemaphore(value: 0)
       let release = DispatchSemaphore(value: 0)
       let changed = DispatchSemaphore(value: 0)
@@ -28,15 +37,16 @@ struct PasswordChangeTests {
         try? store.changePassword(to: "new password")
         changed.signal()
       }
-      // Both derivations of the new password run while the lock is held elsewhere.
+      // Every derivation of the new password runs while the lock is held elsewhere.
       let deadline = Date().addingTimeInterval(60)
-      while RNCryptor.keyDerivations.load(ordering: .relaxed) < before + 2 && Date() < deadline { usleep(1_000) }
+      while RNCryptor.keyDerivations.load(ordering: .relaxed) < before + runs && Date() < deadline { usleep(1_000) }
       let derived = RNCryptor.keyDerivations.load(ordering: .relaxed) - before
       release.signal()
       changed.wait()
-      #expect(derived >= 2, "the password change waited for the writer lock before deriving its keys")
+      #expect(derived >= runs, "the password change waited for the writer lock before deriving its keys")
       try store.close()
-      let reopened = try CaskStore(path: path, password: "new password", options: .init(durability: .never))
+      let reopened = try CaskStore(path: path, password: "new password", options: options)
+      #expect(reopened.keyDerivation == derivation)
       #expect(try reopened.get("k") == Data("v".utf8))
       try reopened.close()
     }

@@ -26,6 +26,8 @@ struct FaultyDisk {
     case link(name: String, inode: Int)
     case unlink(name: String)
     case rename(from: String, to: String)
+    /// Two names of one directory swapped in one step.
+    case exchange(String, String)
   }
 
   struct Inode {
@@ -124,6 +126,13 @@ struct FaultyDisk {
     inodes[directory]?.pendingEntries.append(.rename(from: source, to: destination))
   }
 
+  mutating func exchange(_ first: String, _ second: String, in directory: Int) {
+    guard let a = inodes[directory]?.entries[first], let b = inodes[directory]?.entries[second] else { return }
+    inodes[directory]?.entries[first] = b
+    inodes[directory]?.entries[second] = a
+    inodes[directory]?.pendingEntries.append(.exchange(first, second))
+  }
+
   /// Gives the space of a file back when its last name goes. (A real file system waits for
   /// the last descriptor too; for a space budget the difference does not matter.)
   private mutating func dropLink(_ inode: Int) {
@@ -148,6 +157,10 @@ struct FaultyDisk {
     case .rename(let source, let destination):
       guard let inode = entries.removeValue(forKey: source) else { return }
       entries[destination] = inode
+    case .exchange(let first, let second):
+      let a = entries[first]
+      entries[first] = entries[second]
+      entries[second] = a
     }
   }
 

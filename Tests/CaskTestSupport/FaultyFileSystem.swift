@@ -276,6 +276,22 @@ public final class FaultyFileSystem: FileSystem {
     }
   }
 
+  /// Swaps two names of one directory (a crash keeps both swapped or neither); names in two
+  /// directories are refused with `EXDEV`, which no caller needs.
+  public func exchange(_ first: String, _ second: String) throws {
+    try perform(.rename, second, mutating: true) { disk in
+      let (firstDirectory, firstName) = try disk.parent(of: first, operation: "renameat2")
+      let (directory, name) = try disk.parent(of: second, operation: "renameat2")
+      guard firstDirectory == directory else {
+        throw CaskError.io(operation: "renameat2 (RENAME_EXCHANGE)", path: second, errno: EXDEV)
+      }
+      guard disk.inodes[directory]?.entries[firstName] != nil, disk.inodes[directory]?.entries[name] != nil else {
+        throw CaskError.io(operation: "renameat2 (RENAME_EXCHANGE)", path: second, errno: ENOENT)
+      }
+      disk.exchange(firstName, name, in: directory)
+    }
+  }
+
   public func syncDirectory(_ path: String) throws {
     try perform(.syncDirectory, path, mutating: true) { disk in
       guard let inode = disk.inode(at: path), let node = disk.inodes[inode] else {

@@ -52,6 +52,10 @@ open class ForwardingFileSystem: FileSystem, @unchecked Sendable {
     try base.renameNoReplace(source, to: destination)
   }
 
+  open func exchange(_ first: String, _ second: String) throws {
+    try base.exchange(first, second)
+  }
+
   open func syncDirectory(_ path: String) throws {
     try base.syncDirectory(path)
   }

@@ -1,8 +1,22 @@
 import CaskEngine
 import Foundation
+import RNCryptorCodec
 
 /// The password `withStore` opens its stores with, for tests that reopen the store themselves.
 public let testPassword = "pw"
+
+/// scrypt at N = 2^10, r = 8, p = 1 (1 MiB, about a millisecond): the derivation the fixtures
+/// give new password stores, so that suites opening hundreds of stores exercise scrypt without
+/// paying `KeyDerivation.standard`'s cost each time.
+public let testKeyDerivation = CaskStore.KeyDerivation.scrypt(
+  RNCryptor.ScryptParameters(costFactor: 1 << 10, blockSize: 8, parallelism: 1))
+
+/// `CaskStore.Options(durability: .never)` with `testKeyDerivation`: what `withStore` opens with.
+public var testStoreOptions: CaskStore.Options {
+  var options = CaskStore.Options(durability: .never)
+  options.keyDerivation = testKeyDerivation
+  return options
+}
 
 /// Runs `body` with a fresh temporary directory, removed afterwards, also when `body` throws.
 ///
@@ -34,11 +48,12 @@ public func withTemporaryDirectory<R>(
 /// directory (the real file system does; a `FaultyFileSystem` does not).
 ///
 /// - Parameters:
-///   - options: how to open the store; `.never` durability by default, as tests need no fsync.
+///   - options: how to open the store; `testStoreOptions` by default (`.never` durability, as
+///     tests need no fsync, and `testKeyDerivation`).
 ///   - password: the store's password, `testPassword` by default.
 ///   - label: the start of the directory's name.
 public func withStore<R>(
-  options: CaskStore.Options = CaskStore.Options(durability: .never), password: String = testPassword,
+  options: CaskStore.Options = testStoreOptions, password: String = testPassword,
   label: String = "store", _ body: (_ store: CaskStore, _ path: String) throws -> R
 ) throws -> R {
   try withTemporaryDirectory(label) { directory in
@@ -58,7 +73,7 @@ public func withStore<R>(
 
 /// The `async` form of `withStore(options:password:label:_:)`.
 public func withStore<R>(
-  options: CaskStore.Options = CaskStore.Options(durability: .never), password: String = testPassword,
+  options: CaskStore.Options = testStoreOptions, password: String = testPassword,
   label: String = "store", _ body: (_ store: CaskStore, _ path: String) async throws -> R
 ) async throws -> R {
   try await withTemporaryDirectory(label) { directory in

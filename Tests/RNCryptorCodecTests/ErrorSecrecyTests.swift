@@ -39,6 +39,7 @@ struct ErrorSecrecyTests {
     case .invalidKeyLength: return "invalidKeyLength"
     case .invalidSaltLength: return "invalidSaltLength"
     case .emptyPassword: return "emptyPassword"
+    case .invalidScryptParameters: return "invalidScryptParameters"
     case .streamFinished: return "streamFinished"
     // Not provokable from a test: the RNG and libcrypto do not fail on demand.
     case .randomGeneratorFailed: return "randomGeneratorFailed"
@@ -96,6 +97,14 @@ struct ErrorSecrecyTests {
           "short salt",
           { try RNCryptor.Keys(password: password, encryptionSalt: Data(count: 7), hmacSalt: Data(count: 8)) }
         ),
+        (
+          "scrypt cost",
+          {
+            try RNCryptor.Keys(
+              password: SecureBytes(utf8: password), salt: Data(count: 16),
+              scrypt: RNCryptor.ScryptParameters(costFactor: 1 << 30, blockSize: 8, parallelism: 1))
+          }
+        ),
         ("bad padding", { try RNCryptor.decrypt(badlyPaddedMessage(keys: keys), keys: keys) }),
         ("finished stream", { try finished.update(Self.plaintext) }),
         (
@@ -119,6 +128,7 @@ struct ErrorSecrecyTests {
       let expected: Set = [
         "authenticationFailed", "wrongCredentialType", "messageTooShort", "unknownVersion", "unknownOptions",
         "emptyPassword", "invalidKeyLength", "invalidSaltLength", "streamFinished", "badPadding", "file",
+        "invalidScryptParameters",
       ]
       #expect(covered == expected)
     }

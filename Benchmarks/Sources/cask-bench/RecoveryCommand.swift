@@ -7,10 +7,13 @@ import RNCryptorCodec
 /// stretch of pseudo-random bytes written over records in its middle; open scans the segment
 /// and, at the damage, tries every later offset for the next valid record
 /// (Docs/FORMAT.md, section 9). The damaged open must find exactly the records outside the
-/// stretch and report one region, or the run fails.
+/// stretch and report one region, or the run fails. Then what the password's key derivation
+/// costs an open, scrypt against RNCryptor's PBKDF2 (`measureKeyDerivation`).
 enum RecoveryCommand: BenchCommand {
   static let name = "recovery"
-  static let abstract = "Open of a segment with a damaged stretch: how fast the scan crosses damage to the next record."
+  static let abstract =
+    "Open of a segment with a damaged stretch: how fast the scan crosses damage to the next record; "
+    + "the cost of the password's key derivation at open."
   static let usage = "cask-bench recovery [--quick] [--damage MIB] [--dir DIR]"
   static let options: [(flag: String, help: String)] = [
     ("--quick", "8 MiB of damage in a 16 MiB segment, 3 opens each, instead of 64 in 96 and 5."),
@@ -37,6 +40,8 @@ enum RecoveryCommand: BenchCommand {
     let scratch = try ScratchDirectory(in: base)
     defer { scratch.remove() }
     print(try measure(in: scratch.path, damageMiB: damage, intactMiB: intact, runs: runs))
+    print()
+    print(try measureKeyDerivation(in: scratch.path, runs: runs))
   }
 
   static func measure(in directory: String, damageMiB: Int, intactMiB: Int, runs: Int) throws -> String {

@@ -34,6 +34,14 @@ public protocol FileSystem: Sendable {
   /// `EEXIST` otherwise, an empty directory included (which `rename` would replace). The
   /// rekeyed copy's last step.
   func renameNoReplace(_ source: String, to destination: String) throws
+  /// Swaps what is at `first` and `second` in one step (both must exist): after a crash either
+  /// both names still point where they did, or both point at the other's. The upgrade's swap
+  /// of a store directory with its upgraded copy. `PosixFileSystem` uses
+  /// `renameat2(RENAME_EXCHANGE)`.
+  ///
+  /// - Throws: `CaskError.io`; `EINVAL`, `ENOSYS` or `EPERM` where the kernel, the file
+  ///   system or a sandbox cannot exchange (nothing was changed).
+  func exchange(_ first: String, _ second: String) throws
   /// Makes the directory's entries (creations, renames, removals) durable.
   func syncDirectory(_ path: String) throws
   /// Takes an advisory lock on `path` (created if missing) without waiting.
@@ -94,6 +102,12 @@ extension FileSystem {
       throw CaskError.io(operation: "rename", path: destination, errno: EEXIST)
     }
     try rename(source, to: destination)
+  }
+
+  /// Refuses with `ENOSYS`: a file system that cannot swap two names in one step must not
+  /// pretend to (an upgrade then stops, its copy removed, the store as it was).
+  public func exchange(_ first: String, _ second: String) throws {
+    throw CaskError.io(operation: "renameat2 (RENAME_EXCHANGE)", path: second, errno: ENOSYS)
   }
 
   /// `fileKind`, then `createDirectory`: not atomic, for file systems (of tests) where nothing

@@ -83,6 +83,12 @@ public struct PosixFileSystem: FileSystem {
     try Syscall.rename(source, destination)
   }
 
+  /// One `renameat2(RENAME_EXCHANGE)` (Linux 3.15, glibc 2.28). No fallback: two renames
+  /// would leave neither name for a moment, and a crash then.
+  public func exchange(_ first: String, _ second: String) throws {
+    try Syscall.exchange(first, second)
+  }
+
   public func syncDirectory(_ path: String) throws {
     let descriptor = try Syscall.open(path, flags: O_RDONLY | O_DIRECTORY)
     defer { Syscall.close(descriptor) }

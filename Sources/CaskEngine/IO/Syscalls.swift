@@ -150,6 +150,17 @@ enum Syscall {
     throw CaskError.io(operation: "rename", path: destination, errno: code)
   }
 
+  /// Swaps `first` and `second` (`RENAME_EXCHANGE`).
+  ///
+  /// - Throws: `CaskError.io`; `ENOSYS` also when the C library has no `renameat2`.
+  static func exchange(_ first: String, _ second: String) throws {
+    let operation = "renameat2 (RENAME_EXCHANGE)"
+    guard let renameat2 else { throw CaskError.io(operation: operation, path: second, errno: ENOSYS) }
+    let exchange: UInt32 = 2  // RENAME_EXCHANGE, <linux/fs.h>
+    let (result, code) = retrying { renameat2(AT_FDCWD, first, AT_FDCWD, second, exchange) }
+    guard result == 0 else { throw CaskError.io(operation: operation, path: second, errno: code) }
+  }
+
   static func unlink(_ path: String) throws {
     let (result, code) = retrying { Glibc.unlink(path) }
     guard result == 0 || code == ENOENT else { throw CaskError.io(operation: "unlink", path: path, errno: code) }

@@ -8,19 +8,66 @@ import RNCryptorCodec
 /// 0 magic "CIPHCASK"(8)  8 version(2)  10 flags(2)  12 wrapped length W(4)  16 wrapped key(W)  16+W crc32c(4)
 /// ```
 /// The wrapped key is an RNCryptor v3 message whose plaintext is the 64-byte data key; its
-/// HMAC is the password verifier. The CRC covers bytes 0..<16+W and tells damage apart from a
-/// wrong password.
+/// HMAC is the password verifier. With the scrypt flag, scrypt's N, r, p and salt come first
+/// and the message is a key message under the keys scrypt derives. The CRC covers bytes
+/// 0..<16+W and tells damage apart from a wrong password.
 struct StoreHeader {
+  /// What the data key is wrapped under.
+  enum Wrapping: Equatable {
+    /// A key message under the caller's keys.
+    case keys
+    /// An RNCryptor v3 password message (PBKDF2 keys).
+    case rncryptor
+    /// A key message under the 64 bytes scrypt derives from the password and `salt`.
+    case scrypt(RNCryptor.ScryptParameters, salt: Data)
+  }
+
   var version: UInt16
-  var passwordWrapped: Bool
+  var wrapping: Wrapping
+  /// The RNCryptor v3 message that holds the data key.
   var wrappedKey: Data
 
+  init(version: UInt16, wrapping: Wrapping, wrappedKey: Data) {
+    self.version = version
+    self.wrapping = wrapping
+    self.wrappedKey = wrappedKey
+  }
+
+  init(version: UInt16, passwordWrapped: Bool, wrappedKey: Data) {
+    self.init(version: version, wrapping: passwordWrapped ? .rncryptor : .keys, wrappedKey: wrappedKey)
+  }
+
+  /// How a password wraps the data key; `nil` for keys.
+  var keyDerivation: CaskStore.KeyDerivation? {
+    switch wrapping {
+    case .keys: return nil
+    case .rncryptor: return .rncryptor
+    case .scrypt(let parameters, _): return .scrypt(parameters)
+    }
+  }
+
   func encoded() -> [UInt8] {
-    var writer = ByteWriter(capacity: CaskFormat.headerFixedLength + wrappedKey.count + 4)
+    var flags: UInt16 = 0
+    var fields = ByteWriter(capacity: CaskFormat.headerScryptFieldsLength)
+    switch wrapping {
+    case .keys:
+      break
+    case .rncryptor:
+      flags = CaskFormat.headerFlagPasswordWrapped
+    case .scrypt(let parameters, let salt):
+      flags = CaskFormat.headerFlagPasswordWrapped | CaskFormat.headerFlagScrypt
+      fields.append(parameters.costFactor)
+      fields.append(parameters.blockSize)
+      fields.append(parameters.parallelism)
+      fields.append(contentsOf: salt)
+    }
+    let wrappedLength = fields.bytes.count + wrappedKey.count
+    var writer = ByteWriter(capacity: CaskFormat.headerFixedLength + wrappedLength + 4)
     writer.append(contentsOf: CaskFormat.headerMagic)
     writer.append(version)
-    writer.append(passwordWrapped ? CaskFormat.headerFlagPasswordWrapped : 0)
-    writer.append(UInt32(wrappedKey.count))
+    writer.append(flags)
+    writer.append(UInt32(wrappedLength))
+    writer.append(contentsOf: fields.bytes)
     writer.append(contentsOf: wrappedKey)
     writer.append(CRC32C.checksum(writer.bytes))
     return writer.bytes
@@ -29,9 +76,10 @@ struct StoreHeader {
   /// Parses a header file's bytes.
   ///
   /// - Throws: `notACaskStore` without the magic; `unsupportedVersion`; `corrupt` for a bad
-  ///   CRC or length.
+  ///   CRC or length, and for scrypt parameters outside `RNCryptor.ScryptParameters`' bounds
+  ///   (checked here, before any derivation allocates memory).
   static func decode(_ bytes: Data, path: String) throws -> StoreHeader {
-    try bytes.withUnsafeBytes { buffer in
+    let (version, flags, wrapped) = try bytes.withUnsafeBytes { buffer in
       var reader = ByteReader(buffer)
       guard let magic = reader.readBytes(CaskFormat.headerMagic.count), magic.elementsEqual(CaskFormat.headerMagic)
       else { throw CaskError.notACaskStore(path: path) }
@@ -41,90 +89,46 @@ struct StoreHeader {
       guard CRC32C.checksum(UnsafeRawBufferPointer(rebasing: buffer[0..<reader.offset - 4])) == crc else {
         throw CaskError.corrupt(file: path, offset: 0, reason: "header checksum mismatch")
       }
-      guard (CaskFormat.oldestReadableVersion...CaskFormat.formatVersion).contains(version) else {
-        throw CaskError.unsupportedVersion(found: Int(version), supported: Int(CaskFormat.formatVersion))
-      }
-      return StoreHeader(
-        version: version, passwordWrapped: flags & CaskFormat.headerFlagPasswordWrapped != 0,
-        wrappedKey: Data(wrapped))
+      return (version, flags, Data(wrapped))
     }
-  }
-}
-
-/// What opens a store: a password (PBKDF2 runs at open) or the caller's own keys.
-enum StoreCredential: Sendable {
-  case password(SecureBytes)
-  case keys(RNCryptor.Keys)
-
-  /// The 64-byte data key (encryption key, then HMAC key) in one wiping buffer.
-  static func concatenate(_ keys: RNCryptor.Keys) -> SecureBytes {
-    SecureBytes(count: CaskFormat.dataKeyLength) { buffer in
-      keys.encryptionKey.withUnsafeBytes {
-        UnsafeMutableRawBufferPointer(rebasing: buffer[0..<CaskFormat.dataKeyPartLength]).copyMemory(from: $0)
-      }
-      keys.hmacKey.withUnsafeBytes {
-        UnsafeMutableRawBufferPointer(rebasing: buffer[CaskFormat.dataKeyPartLength...]).copyMemory(from: $0)
-      }
+    guard (CaskFormat.oldestReadableVersion...CaskFormat.formatVersion).contains(version) else {
+      throw CaskError.unsupportedVersion(found: Int(version), supported: Int(CaskFormat.formatVersion))
     }
+    guard flags & CaskFormat.headerFlagPasswordWrapped != 0 else {
+      return StoreHeader(version: version, wrapping: .keys, wrappedKey: wrapped)
+    }
+    guard flags & CaskFormat.headerFlagScrypt != 0 else {
+      return StoreHeader(version: version, wrapping: .rncryptor, wrappedKey: wrapped)
+    }
+    return try decodeScrypt(wrapped, version: version, path: path)
   }
 
-  /// Wraps `dataKey` for a new header.
-  ///
-  /// - Complexity: two PBKDF2 runs for a password.
-  /// - Parameter version: the store's format version, written into the header.
-  func wrap(_ dataKey: SecureBytes, version: UInt16 = CaskFormat.formatVersion) throws -> StoreHeader {
+  /// The scrypt fields and the key message after them.
+  private static func decodeScrypt(_ wrapped: Data, version: UInt16, path: String) throws -> StoreHeader {
+    let fieldsOffset = UInt64(CaskFormat.headerFixedLength)
+    let (parameters, salt) = try wrapped.withUnsafeBytes { buffer in
+      var reader = ByteReader(buffer)
+      guard let costFactor = reader.readUInt64(), let blockSize = reader.readUInt32(),
+        let parallelism = reader.readUInt32(), let salt = reader.readBytes(CaskFormat.headerScryptSaltLength)
+      else { throw CaskError.corrupt(file: path, offset: fieldsOffset, reason: "scrypt parameters are truncated") }
+      return (
+        RNCryptor.ScryptParameters(costFactor: costFactor, blockSize: blockSize, parallelism: parallelism),
+        Data(salt)
+      )
+    }
     do {
-      switch self {
-      case .password(let password):
-        let keys = try RNCryptor.PasswordKeys(password: password)
-        return StoreHeader(
-          version: version, passwordWrapped: true,
-          wrappedKey: try RNCryptor.encrypt(secret: dataKey, passwordKeys: keys))
-      case .keys(let keys):
-        return StoreHeader(
-          version: version, passwordWrapped: false,
-          wrappedKey: try RNCryptor.encrypt(secret: dataKey, keys: keys))
-      }
-    } catch RNCryptor.Error.emptyPassword {
-      throw CaskError.invalidKey(reason: "the password is empty")
-    } catch let error as RNCryptor.Error {
-      throw CaskError.crypto(error.description)
+      try parameters.validate()
+    } catch RNCryptor.Error.invalidScryptParameters(let reason) {
+      throw CaskError.corrupt(file: path, offset: fieldsOffset, reason: "scrypt parameters: \(reason)")
     }
+    return StoreHeader(
+      version: version, wrapping: .scrypt(parameters, salt: salt),
+      wrappedKey: Data(wrapped.dropFirst(CaskFormat.headerScryptFieldsLength)))
   }
 
-  /// Unwraps the data key of `header`.
-  ///
-  /// - Throws: `wrongPassword` when the HMAC does not verify (the CRC already ruled out damage),
-  ///   `wrongCredentialType` for the other kind of credential.
-  /// - Complexity: two PBKDF2 runs for a password.
-  func unwrap(_ header: StoreHeader, path: String) throws -> RNCryptor.Keys {
-    do {
-      let secret: SecureBytes
-      switch self {
-      case .password(let password):
-        guard header.passwordWrapped else { throw CaskError.wrongCredentialType }
-        let salts = try RNCryptor.passwordSalts(of: header.wrappedKey)
-        let keys = try RNCryptor.PasswordKeys(
-          password: password, encryptionSalt: salts.encryption, hmacSalt: salts.hmac)
-        secret = try RNCryptor.decryptSecret(header.wrappedKey, passwordKeys: keys)
-      case .keys(let keys):
-        guard !header.passwordWrapped else { throw CaskError.wrongCredentialType }
-        secret = try RNCryptor.decryptSecret(header.wrappedKey, keys: keys)
-      }
-      guard secret.count == CaskFormat.dataKeyLength else {
-        throw CaskError.corrupt(file: path, offset: 16, reason: "wrapped data key has the wrong length")
-      }
-      return try secret.withUnsafeBytes { bytes in
-        try RNCryptor.Keys(
-          encryptionKey: SecureBytes(UnsafeRawBufferPointer(rebasing: bytes[0..<CaskFormat.dataKeyPartLength])),
-          hmacKey: SecureBytes(UnsafeRawBufferPointer(rebasing: bytes[CaskFormat.dataKeyPartLength...])))
-      }
-    } catch RNCryptor.Error.authenticationFailed {
-      throw CaskError.wrongPassword
-    } catch RNCryptor.Error.emptyPassword {
-      throw CaskError.wrongPassword
-    } catch let error as RNCryptor.Error {
-      throw CaskError.corrupt(file: path, offset: 16, reason: error.description)
-    }
+  /// Where the RNCryptor message begins in the file.
+  var messageOffset: UInt64 {
+    guard case .scrypt = wrapping else { return UInt64(CaskFormat.headerFixedLength) }
+    return UInt64(CaskFormat.headerFixedLength + CaskFormat.headerScryptFieldsLength)
   }
 }

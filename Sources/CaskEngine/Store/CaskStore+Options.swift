@@ -42,6 +42,11 @@ extension CaskStore {
     /// bound to their place) by default, or 2 for files that an older CipherCask must read.
     /// An existing store keeps the version in its header; this option does not change it.
     public var newStoreFormatVersion: UInt16 = CaskFormat.formatVersion
+    /// How the header of a new password store derives its keys from the password, and what a
+    /// password change uses for a store opened with keys. Default `.standard` (scrypt,
+    /// N = 2^15, r = 8, p = 1); `.rncryptor` for a header any RNCryptor v3 implementation
+    /// opens. An existing store keeps the derivation its header names.
+    public var keyDerivation: KeyDerivation = .standard
     /// Open a store whose files disagree with its manifest or whose records are not where
     /// they were sealed for (`CaskError.integrityViolation`) anyway, read-only, for salvage;
     /// `stats().recovery.integrityViolations` lists what was found. Default `false`: such a

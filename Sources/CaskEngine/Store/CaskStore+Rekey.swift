@@ -68,11 +68,7 @@ extension CaskStore {
       throw CaskError.io(operation: "rekeyed copy", path: destination, errno: EEXIST)
     }
     let parent = StoreOpener.parentDirectory(of: destination)
-    let name = destination.split(separator: "/").last.map(String.init) ?? destination
-    // At most 200 bytes of the name, so that the hidden name (16 bytes more) fits where the
-    // destination's does (255 bytes); a cut inside a character leaves U+FFFD, still a name.
-    let stem = String(decoding: name.utf8.prefix(200), as: UTF8.self)
-    let hidden = "\(parent)/.\(stem).rekey-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
+    let hidden = StoreOpener.hiddenSibling(of: destination, purpose: "rekey")
     // Made by this call, deepest first: the hidden directory (first) and missing parents.
     var created: [String] = []
     var copy: CaskStore?
@@ -109,11 +105,7 @@ extension CaskStore {
       return report
     } catch {
       try? copy?.close()
-      if created.first == hidden {
-        for file in (try? fileSystem.contentsOfDirectory(hidden)) ?? [] {
-          try? fileSystem.removeFile("\(hidden)/\(file)")
-        }
-      }
+      if created.first == hidden { StoreOpener.removeFiles(in: hidden, fileSystem: fileSystem) }
       for directory in created { try? fileSystem.removeDirectory(directory) }
       throw error
     }
@@ -124,7 +116,7 @@ extension CaskStore {
   /// are those of one moment. In a random order: records written in key order would give the
   /// order of the keys (where each collection starts, the order of ids) to anyone who reads
   /// the copy's record sizes and sequence numbers.
-  private func copyRecords(into target: CaskStore, shouldContinue: () -> Bool) throws -> CaskRekeyReport {
+  func copyRecords(into target: CaskStore, shouldContinue: () -> Bool) throws -> CaskRekeyReport {
     var report = CaskRekeyReport(keys: 0, valueBytes: 0)
     var batch = CaskBatch()
     var batchBytes = 0

@@ -38,6 +38,8 @@ public final class CaskStore: Sendable {
   private let closing = Locked<(thread: pthread_t?, failure: (any Error)?)>((nil, nil))
   /// The last hint file that could not be written (`hintFailure`).
   let hintFailure = Locked<CaskError?>(nil)
+  /// How the header derives the password's keys (`keyDerivation`); changed by a password change.
+  let headerKeyDerivation: Locked<KeyDerivation?>
 
   /// The index and the open segments, guarded by `state`. Readers hold the lock only to look
   /// up a location and take a reference to its segment.
@@ -103,8 +105,9 @@ public final class CaskStore: Sendable {
   ///   - options: durability, segment size, compaction, read-only.
   /// - Throws: `CaskError.wrongPassword` (nothing is written), `.locked` (another process has it open), `.alreadyOpen` (this one has), `.notACaskStore`,
   ///   `.unsupportedVersion`, `.corrupt` for a damaged header, `.io`.
-  /// - Complexity: two PBKDF2 runs, plus reading every hint file (or, for segments without a
-  ///   valid hint, every record's key).
+  /// - Complexity: the header's key derivation (one scrypt run, or two PBKDF2 runs for a
+  ///   `.rncryptor` header), plus reading every hint file (or, for segments without a valid
+  ///   hint, every record's key).
   public convenience init(path: String, password: String, options: Options = Options()) throws {
     guard !password.isEmpty else { throw CaskError.invalidKey(reason: "the password is empty") }
     try self.init(path: path, credential: .password(SecureBytes(utf8: password)), options: options)
@@ -128,6 +131,7 @@ public final class CaskStore: Sendable {
     let opened = try StoreOpener(path: path, credential: credential, options: options).open()
     self.cipher = opened.cipher
     self.recordCache = options.recordCacheBytes > 0 ? RecordCache(capacity: options.recordCacheBytes) : nil
+    self.headerKeyDerivation = Locked(opened.keyDerivation)
     self.lock = Locked(opened.lock)
     self.state = Locked(opened.indexState)
     self.writer = Locked(opened.writerState)

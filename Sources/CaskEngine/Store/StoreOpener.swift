@@ -13,6 +13,8 @@ struct StoreOpener {
     var lock: any FileLock
     var indexState: CaskStore.IndexState
     var writerState: CaskStore.WriterState
+    /// How the header derives the password's keys; `nil` for keys.
+    var keyDerivation: CaskStore.KeyDerivation?
   }
 
   /// A segment found on disk, before it is indexed.
@@ -51,19 +53,19 @@ struct StoreOpener {
       // 3. Read the header and unwrap the data key, or create both for a new store.
       let dataKeys: RNCryptor.Keys
       let version: UInt16
+      let keyDerivation: CaskStore.KeyDerivation?
       if fileSystem.fileKind(headerPath) == .missing {
         version = options.newStoreFormatVersion
         guard (CaskFormat.oldestReadableVersion...CaskFormat.formatVersion).contains(version) else {
           throw CaskError.unsupportedVersion(found: Int(version), supported: Int(CaskFormat.formatVersion))
         }
-        dataKeys = try createHeader(at: headerPath, version: version)
+        (dataKeys, keyDerivation) = try createHeader(at: headerPath, version: version)
       } else {
-        let file = try fileSystem.open(headerPath, mode: .readOnly)
-        defer { file.close() }
-        let bytes = try file.read(count: Int(try file.size()), at: 0)
+        let bytes = try CaskStore.contents(of: headerPath, fileSystem: fileSystem)
         let header = try StoreHeader.decode(bytes, path: headerPath)
         dataKeys = try credential.unwrap(header, path: headerPath)
         version = header.version
+        keyDerivation = header.keyDerivation
       }
       let cipher = RecordCipher(keys: dataKeys, version: version)
       var (indexState, writerState) = try loadSegments(cipher: cipher)
@@ -77,7 +79,8 @@ struct StoreOpener {
       }
       indexState.closed = false
       writerState.closed = false
-      return Opened(cipher: cipher, lock: lock, indexState: indexState, writerState: writerState)
+      return Opened(
+        cipher: cipher, lock: lock, indexState: indexState, writerState: writerState, keyDerivation: keyDerivation)
     } catch {
       lock.unlock()
       throw error
@@ -110,13 +113,38 @@ struct StoreOpener {
     return slash == trimmed.startIndex ? "/" : String(trimmed[..<slash])
   }
 
+  /// `PARENT/.NAME.PURPOSE-` for `PARENT/NAME`: how the names of the hidden directories built
+  /// beside a store (a rekeyed copy, an upgrade) begin. At most 200 bytes of the name are kept,
+  /// so that the hidden name (up to 30 bytes more) fits where the store's does (255 bytes); a
+  /// cut inside a character leaves U+FFFD, still a name.
+  static func hiddenSiblingPrefix(of path: String, purpose: String) -> String {
+    let name = path.split(separator: "/").last.map(String.init) ?? path
+    let stem = String(decoding: name.utf8.prefix(200), as: UTF8.self)
+    return "\(parentDirectory(of: path))/.\(stem).\(purpose)-"
+  }
+
+  /// A fresh hidden directory name beside `path`: the prefix and a random hexadecimal tail.
+  static func hiddenSibling(of path: String, purpose: String) -> String {
+    hiddenSiblingPrefix(of: path, purpose: purpose) + String(UInt32.random(in: 0...UInt32.max), radix: 16)
+  }
+
+  /// Removes every file in `directory` (a store's files: it has no subdirectories), ignoring
+  /// failures; the caller then removes the directory, which fails if anything is left.
+  static func removeFiles(in directory: String, fileSystem: any FileSystem) {
+    for file in (try? fileSystem.contentsOfDirectory(directory)) ?? [] {
+      try? fileSystem.removeFile("\(directory)/\(file)")
+    }
+  }
+
   /// Makes a random data key, wraps it, and writes the header atomically.
-  private func createHeader(at headerPath: String, version: UInt16) throws -> RNCryptor.Keys {
+  private func createHeader(at headerPath: String, version: UInt16) throws -> (
+    RNCryptor.Keys, CaskStore.KeyDerivation?
+  ) {
     let keys = try RNCryptor.Keys.random()
     let dataKey = StoreCredential.concatenate(keys)
-    let header = try credential.wrap(dataKey, version: version)
+    let header = try credential.wrap(dataKey, version: version, keyDerivation: options.keyDerivation)
     try StoreOpener.writeHeader(header, at: headerPath, fileSystem: fileSystem, directory: path)
-    return keys
+    return (keys, header.keyDerivation)
   }
 
   /// Replaces the header file atomically; after a crash at any point the old or the new

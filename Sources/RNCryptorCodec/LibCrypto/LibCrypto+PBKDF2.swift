@@ -141,7 +141,8 @@ extension LibCrypto {
 }
 
 extension RNCryptor {
-  /// How many PBKDF2 key derivations this process has run: for tests that check where a
-  /// derivation happens (a password change derives before it takes the store's writer lock).
+  /// How many password key derivations this process has run (one per PBKDF2 key, one per
+  /// scrypt run): for tests that check where a derivation happens (a password change derives
+  /// before it takes the store's writer lock).
   package static let keyDerivations = Atomic<Int>(0)
 }

@@ -25,6 +25,7 @@ enum CaskCommand {
       StatsCommand.self,
       PasswdCommand.self,
       RekeyCommand.self,
+      UpgradeCommand.self,
       SalvageCommand.self,
       CompletionCommand.self,
     ]

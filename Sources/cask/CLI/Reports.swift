@@ -72,6 +72,16 @@ enum Reports {
     var bytes: UInt64
   }
 
+  /// `upgrade`.
+  struct Upgrade: Encodable {
+    var store: String
+    var upgraded: Bool
+    var previousVersion: Int
+    var version: Int
+    var keys: Int
+    var removedLeftovers: Int
+  }
+
   struct Password: Encodable {
     var store: String
     var changed: Bool

@@ -20,8 +20,19 @@ enum CreateCommand: Subcommand {
     }
     let password = try PasswordSource.password(arguments, subject: "the new store '\(path)'", confirm: true)
     PasswordStrength.warnIfWeak(password, skip: arguments.flag("accept-weak-password"))
-    let store = try StoreAccess.open(path, password: password, options: StoreAccess.options(.readWrite, create: true))
+    var options = StoreAccess.options(.readWrite, create: true)
+    if let derivation = keyDerivation(arguments) { options.keyDerivation = derivation }
+    let store = try StoreAccess.open(path, password: password, options: options)
     try StoreAccess.run(store) { _ in }
     StandardStream.error.write("Created store \(MessageText.quoted(path)).\n")
+  }
+
+  /// The derivation `--kdf` names, or nil without it (the parser allows only its two names).
+  static func keyDerivation(_ arguments: ParsedArguments) -> CaskStore.KeyDerivation? {
+    switch arguments.option("kdf") {
+    case "rncryptor": return .rncryptor
+    case "scrypt": return .standard
+    default: return nil
+    }
   }
 }

@@ -12,7 +12,7 @@ enum PasswdCommand: Subcommand {
       PasswordStrength.warnIfWeak(newPassword, skip: arguments.flag("accept-weak-password"))
       let progress = ProgressBar.start("Changing the password", total: nil, unit: .time) { 0 }
       defer { progress?.finish() }
-      try store.changePassword(to: newPassword)
+      try store.changePassword(to: newPassword, keyDerivation: CreateCommand.keyDerivation(arguments))
     }
     if arguments.flag("json") { return try JSONOutput.write(Reports.Password(store: path, changed: true)) }
     StandardStream.error.write("Changed the password of store '\(path)'.\n")

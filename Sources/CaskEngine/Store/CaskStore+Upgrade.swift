@@ -1,0 +1,220 @@
+import Foundation
+import RNCryptorCodec
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// What `CaskStore.upgrade(at:password:)` did.
+public struct CaskUpgradeReport: Sendable, Equatable {
+  /// The format version the store had.
+  public var previousVersion: UInt16
+  /// The format version it has now: `CaskFormat.formatVersion`.
+  public var version: UInt16
+  /// Whether the store was rewritten; `false` when it already had the current version.
+  public var upgraded: Bool
+  /// Keys copied, each with its value (0 when nothing was rewritten).
+  public var keys: Int
+  /// Bytes of the values copied, before encryption.
+  public var valueBytes: UInt64
+  /// Hidden directories left beside the store by upgrades that were cut off, removed by this
+  /// one (each held an old or an unfinished copy, never the only one).
+  public var removedLeftovers: [String]
+}
+
+extension CaskStore {
+  /// Rewrites a format version 2 store as a version 3 store (records bound to their place, a
+  /// manifest) in place, crash-safely; a store that has version 3 already is left as it is.
+  ///
+  /// The data key and the header's wrapping stay: the new header is the old one with the new
+  /// version, so the same password (or keys) opens the store, and `changePassword` afterwards
+  /// moves an RNCryptor-wrapped header to scrypt. Every record is decrypted and sealed again
+  /// under the same data key, in a random order.
+  ///
+  /// The steps, each leaving a store at `path` that opens with all of its data:
+  /// 1. open the store read-only (a shared lock: no writer can change it) and copy every key
+  ///    and value into a new version 3 store in the hidden directory `.NAME.upgrade-…` beside
+  ///    it, closed and synced;
+  /// 2. take the store's lock exclusively and check that its files (names, sizes, header)
+  ///    are those that were copied;
+  /// 3. swap the two directories in one step (`renameat2(RENAME_EXCHANGE)`) and sync the
+  ///    parent: before the swap `path` is the old store, after it the new one;
+  /// 4. release the lock and remove the old store, now under the hidden name.
+  ///
+  /// A crash leaves the old store or the new one at `path`, and possibly a hidden directory,
+  /// which the next `upgrade` of the store removes (`removedLeftovers`).
+  ///
+  /// - Parameters:
+  ///   - path: the store's directory; it must not be open, in this process or another.
+  ///   - password: the store's password.
+  ///   - options: `fileSystem` and `segmentSizeLimit` are used; the rest is set by the upgrade.
+  ///   - shouldContinue: asked before each key is copied and before the swap; `false` stops
+  ///     the upgrade, removes the copy and throws `CancellationError`.
+  /// - Throws: `CaskError.locked` when the store is open elsewhere (or changed while it was
+  ///   copied), `.alreadyOpen` when this process has it open, `.wrongPassword`,
+  ///   `.notACaskStore`, `.corrupt` for a record that does not authenticate (nothing is left
+  ///   behind then: run `verify()`), `.io` (`ENOSYS` or `EINVAL` where the file system cannot
+  ///   swap two directories; the store is then as it was), `CancellationError`.
+  /// - Complexity: O(size of the live data): one decryption and one encryption per record,
+  ///   one key derivation for the password.
+  @discardableResult
+  public static func upgrade(
+    at path: String, password: String, options: Options = Options(), shouldContinue: () -> Bool = { true }
+  ) throws -> CaskUpgradeReport {
+    guard !password.isEmpty else { throw CaskError.invalidKey(reason: "the password is empty") }
+    return try upgrade(
+      at: path, credential: .password(SecureBytes(utf8: password)), options: options, shouldContinue: shouldContinue)
+  }
+
+  /// `upgrade(at:password:options:shouldContinue:)` for a store opened with raw keys.
+  @discardableResult
+  public static func upgrade(
+    at path: String, keys: RNCryptor.Keys, options: Options = Options(), shouldContinue: () -> Bool = { true }
+  ) throws -> CaskUpgradeReport {
+    try upgrade(at: path, credential: .keys(keys), options: options, shouldContinue: shouldContinue)
+  }
+
+  private static func upgrade(
+    at path: String, credential: StoreCredential, options: Options, shouldContinue: () -> Bool
+  ) throws -> CaskUpgradeReport {
+    let fileSystem = options.fileSystem
+    let parent = StoreOpener.parentDirectory(of: path)
+    var readOptions = Options(
+      durability: .never, segmentSizeLimit: options.segmentSizeLimit, autoCompaction: nil, createIfMissing: false,
+      readOnly: true, fileSystem: fileSystem)
+    readOptions.keyDerivation = options.keyDerivation
+    let store = try CaskStore(path: path, credential: credential, options: readOptions)
+    var report = CaskUpgradeReport(
+      previousVersion: store.cipher.version, version: store.cipher.version, upgraded: false, keys: 0, valueBytes: 0,
+      removedLeftovers: [])
+    guard store.cipher.version < CaskFormat.formatVersion else {
+      try store.close()
+      let lock = try fileSystem.lock("\(path)/\(CaskFormat.lockFileName)", exclusive: true)
+      defer { lock.unlock() }
+      report.removedLeftovers = removeLeftovers(of: path, fileSystem: fileSystem)
+      return report
+    }
+    let copied: FileSystemState
+    let hidden = StoreOpener.hiddenSibling(of: path, purpose: "upgrade")
+    var hiddenMade = false
+    do {
+      copied = try FileSystemState(of: path, fileSystem: fileSystem)
+      try fileSystem.createDirectoryExclusively(hidden)
+      hiddenMade = true
+      try fileSystem.syncDirectory(parent)
+      let copy = try store.copyIntoUpgrade(at: hidden, shouldContinue: shouldContinue)
+      report.keys = copy.keys
+      report.valueBytes = copy.valueBytes
+      try store.close()
+      guard shouldContinue() else { throw CancellationError() }
+    } catch {
+      try? store.close()
+      if hiddenMade { removeDirectory(hidden, fileSystem: fileSystem) }
+      throw error
+    }
+
+    let lock: any FileLock
+    do {
+      lock = try fileSystem.lock("\(path)/\(CaskFormat.lockFileName)", exclusive: true)
+    } catch {
+      removeDirectory(hidden, fileSystem: fileSystem)
+      throw error
+    }
+    do {
+      // Prevents: swapping in a copy of an older state when a writer opened the store between
+      // the read-only close and this lock, and appended, compacted or changed the password.
+      guard try FileSystemState(of: path, fileSystem: fileSystem) == copied else {
+        throw CaskError.locked(path: path)
+      }
+      try fileSystem.exchange(hidden, path)
+    } catch {
+      lock.unlock()
+      removeDirectory(hidden, fileSystem: fileSystem)
+      throw error
+    }
+    // From here the store at `path` is the new one, whatever fails: the parent's sync makes
+    // the swap durable; the old store under the hidden name is removed by this call or the
+    // next upgrade.
+    defer { lock.unlock() }
+    try fileSystem.syncDirectory(parent)
+    report.version = CaskFormat.formatVersion
+    report.upgraded = true
+    removeDirectory(hidden, fileSystem: fileSystem)
+    report.removedLeftovers = removeLeftovers(of: path, fileSystem: fileSystem)
+    try? fileSystem.syncDirectory(parent)
+    return report
+  }
+
+  /// Writes the new store: this store's header with the current version, then every key and
+  /// value, under the writer (readers go on). The copy is closed (and so synced) on return.
+  private func copyIntoUpgrade(at hidden: String, shouldContinue: () -> Bool) throws -> CaskRekeyReport {
+    let headerPath = "\(path)/\(CaskFormat.headerFileName)"
+    var header = try StoreHeader.decode(try Self.contents(of: headerPath, fileSystem: fileSystem), path: headerPath)
+    header.version = CaskFormat.formatVersion
+    try StoreOpener.writeHeader(
+      header, at: "\(hidden)/\(CaskFormat.headerFileName)", fileSystem: fileSystem, directory: hidden)
+    let target = try CaskStore(
+      path: hidden, credential: .unwrapped(cipher.keys),
+      options: Options(
+        durability: .never, segmentSizeLimit: options.segmentSizeLimit, autoCompaction: nil, createIfMissing: false,
+        fileSystem: fileSystem))
+    do {
+      let report = try writer.withLock { writer -> CaskRekeyReport in
+        if writer.closed { throw CaskError.closed }
+        return try copyRecords(into: target, shouldContinue: shouldContinue)
+      }
+      try target.close()
+      return report
+    } catch {
+      try? target.close()
+      throw error
+    }
+  }
+
+  /// Removes the hidden directories of earlier upgrades of `path`, returning their paths.
+  /// Called only with the store's lock held exclusively, so none belongs to an upgrade still
+  /// copying.
+  private static func removeLeftovers(of path: String, fileSystem: any FileSystem) -> [String] {
+    let prefix = StoreOpener.hiddenSiblingPrefix(of: path, purpose: "upgrade")
+    let parent = StoreOpener.parentDirectory(of: path)
+    var removed: [String] = []
+    for name in (try? fileSystem.contentsOfDirectory(parent)) ?? [] {
+      let candidate = "\(parent)/\(name)"
+      guard candidate.hasPrefix(prefix), fileSystem.fileKind(candidate) == .directory else { continue }
+      removeDirectory(candidate, fileSystem: fileSystem)
+      if fileSystem.fileKind(candidate) == .missing { removed.append(candidate) }
+    }
+    return removed
+  }
+
+  /// Removes a store directory made or left by an upgrade, ignoring failures.
+  private static func removeDirectory(_ directory: String, fileSystem: any FileSystem) {
+    StoreOpener.removeFiles(in: directory, fileSystem: fileSystem)
+    try? fileSystem.removeDirectory(directory)
+  }
+
+  static func contents(of path: String, fileSystem: any FileSystem) throws -> Data {
+    let file = try fileSystem.open(path, mode: .readOnly)
+    defer { file.close() }
+    return try file.read(count: Int(try file.size()), at: 0)
+  }
+}
+
+/// The files of a store directory as far as an upgrade compares them: every name with its
+/// size, and the header's bytes (a password change keeps its size).
+struct FileSystemState: Equatable {
+  var sizes: [String: UInt64]
+  var header: Data
+
+  init(of directory: String, fileSystem: any FileSystem) throws {
+    sizes = [:]
+    for name in try fileSystem.contentsOfDirectory(directory) where name != CaskFormat.lockFileName {
+      let path = "\(directory)/\(name)"
+      guard fileSystem.fileKind(path) == .file else { continue }
+      let file = try fileSystem.open(path, mode: .readOnly)
+      defer { file.close() }
+      sizes[name] = try file.size()
+    }
+    header = try CaskStore.contents(of: "\(directory)/\(CaskFormat.headerFileName)", fileSystem: fileSystem)
+  }
+}
