@@ -11,7 +11,7 @@ extension CaskStore {
   /// Nothing of the batch is visible to readers (or to `stats()`) until it commits; if `body`
   /// throws, or the commit hook refuses the batch, or the process dies first, none of it ever
   /// is. Other writers, `sync()`, compaction and `close()` wait until the batch ends: it holds
-  /// the writer for its whole duration (Docs/ARCHITECTURE.md, rule 11).
+  /// the writer for its whole duration (Docs/ARCHITECTURE.md, section 9, rule 15).
   ///
   /// The batch stays in the segment it starts in, which grows past `segmentSizeLimit` if it
   /// must: it holds at most `4 GiB − 1` bytes less where it starts (at least 2 GiB), and a
