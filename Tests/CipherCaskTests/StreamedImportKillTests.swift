@@ -32,9 +32,14 @@ struct StreamedImportKillTests {
         let limits: [UInt64] = [8 << 10, 32 << 10]
         let segmentLimit = limits[Int(random.next() % UInt64(limits.count))]
         // Acknowledgements: 0 the save, 1...objects the import's progress, objects + 1 its return.
-        let plan = KillPlan.random(
-          using: &random, startupMicroseconds: 60_000, acknowledgements: UInt64(objects + 2),
-          rareAcknowledgements: UInt64(objects + 2))
+        // One run in three dies around the commit: after the last object or after the return.
+        let plan =
+          random.next() % 3 == 0
+          ? KillPlan(
+            afterAcknowledgements: objects + 1 + Int(random.next() % 2), delayMicroseconds: UInt32(random.next() % 3_000))
+          : KillPlan.random(
+            using: &random, startupMicroseconds: 60_000, acknowledgements: UInt64(objects + 2),
+            rareAcknowledgements: UInt64(objects + 2))
         let context = "run \(run) of seed \(seed) (CASK_TEST_SEED replays the whole test)"
         let count = try CrashWriterProcess.run(
           binary: writer,

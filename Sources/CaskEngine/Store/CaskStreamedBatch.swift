@@ -92,6 +92,7 @@ public struct CaskStreamedBatch {
   ///
   /// - Complexity: O(1), no disk access.
   public func contains(_ key: String) throws -> Bool {
+    if let held, held.key == IndexKey(key) { return !held.isDelete }
     let mine = IndexKey.withUTF8(of: key) { pending[$0] }
     if let mine { return mine.segment != 0 }
     return try store.contains(key)
