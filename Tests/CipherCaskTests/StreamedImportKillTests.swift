@@ -36,7 +36,8 @@ struct StreamedImportKillTests {
         let plan =
           random.next() % 3 == 0
           ? KillPlan(
-            afterAcknowledgements: objects + 1 + Int(random.next() % 2), delayMicroseconds: UInt32(random.next() % 3_000))
+            afterAcknowledgements: objects + 1 + Int(random.next() % 2),
+            delayMicroseconds: UInt32(random.next() % 3_000))
           : KillPlan.random(
             using: &random, startupMicroseconds: 60_000, acknowledgements: UInt64(objects + 2),
             rareAcknowledgements: UInt64(objects + 2))

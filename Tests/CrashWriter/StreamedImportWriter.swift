@@ -32,7 +32,8 @@ enum StreamedImportWriter {
       try text.write(to: file)
       let options = CaskStore.Options(durability: .always, segmentSizeLimit: segmentLimit, autoCompaction: nil)
       let store = try CaskStore(path: arguments[0], password: arguments[1], options: options)
-      let items = store.collection(CrashItem.self, named: StreamedImportObjects.collection, indexes: CollectionWriter.indexes)
+      let items = store.collection(
+        CrashItem.self, named: StreamedImportObjects.collection, indexes: CollectionWriter.indexes)
       emit(CrashWriterLine.opened)
       try items.save(StreamedImportObjects.base(run: run))
       emit(CrashWriterLine.acknowledged(0))
