@@ -217,6 +217,20 @@ struct KeyTable: Sendable {
     }
   }
 
+  /// Calls `body` with every key's UTF-8 bytes (valid only during the call) and its location,
+  /// in slot order, which is hash order: making no `String`.
+  ///
+  /// - Complexity: O(capacity).
+  func forEachEntryBytes(_ body: (UnsafeRawBufferPointer, RecordLocation) throws -> Void) rethrows {
+    for index in 0..<storage.capacity {
+      let slot = slot(index)
+      let tag = Self.tag(slot)
+      if tag == 0 { continue }
+      let key = tag == Self.longTag ? longKey(slot) : UnsafeRawBufferPointer(start: slot, count: Int(tag))
+      try withExtendedLifetime(storage) { try body(key, Self.location(slot)) }
+    }
+  }
+
   private func key(in slot: UnsafeMutableRawPointer, tag: UInt32) -> String {
     if tag == Self.longTag { return String(decoding: longKey(slot), as: UTF8.self) }
     // Stored only after it was checked to be UTF-8.

@@ -62,25 +62,25 @@ extension CaskStore {
   }
 
   /// Makes a closed streamed batch visible: every key it wrote points at its newest record.
-  private func publish(_ batch: CaskStreamedBatch, writer: inout WriterState) -> (UInt64, CommitResult) {
+  private func publish(_ batch: borrowing CaskStreamedBatch, writer: inout WriterState) -> (UInt64, CommitResult) {
     guard batch.count > 0, var active = writer.active.take() else { return (writer.ticket, CommitResult()) }
     var result = CommitResult(written: batch.count)
     let observed = observers.isObserved
     var changes: [CaskChange] = []
     let segmentID = active.segment.id
     state.withLock { state in
-      state.directory.reserveCapacity(additional: batch.pending.count)
-      batch.pending.forEachEntry { key, location in
+      state.directory.reserveCapacity(forKeysOf: batch.pending)
+      batch.pending.forEachEntryBytes { key, location in
         let kind: CaskChange.Kind?
         if location.segment == 0 {
           let tombstone = RecordLocation(segment: segmentID, offset: location.offset, length: location.length)
-          let existed = state.directory.applyDelete(IndexKey(key), at: tombstone)
+          let existed = state.directory.applyDelete(keyBytes: key, at: tombstone)
           if existed { result.deleted += 1 }
           kind = existed ? .deleted : nil
         } else {
-          kind = state.directory.applyPut(IndexKey(key), at: location) ? .updated : .inserted
+          kind = state.directory.applyPut(keyBytes: key, at: location) ? .updated : .inserted
         }
-        if observed, let kind { changes.append(CaskChange(key: key, kind: kind)) }
+        if observed, let kind { changes.append(CaskChange(key: String(decoding: key, as: UTF8.self), kind: kind)) }
       }
       if batch.replacedBytes > 0 { state.directory.addDeadBytes(batch.replacedBytes, in: segmentID) }
     }
@@ -99,7 +99,7 @@ extension CaskStore {
   /// batch did. If the cut fails the writer stops (as after a failed append): the records have
   /// no commit marker and no open applies them, but appending after them would make them a
   /// dropped batch in the middle of the segment, which open reports as damage.
-  private func abandon(_ batch: CaskStreamedBatch, writer: inout WriterState) {
+  private func abandon(_ batch: borrowing CaskStreamedBatch, writer: inout WriterState) {
     guard batch.touchedFile else { return }
     do {
       try batch.segment.file.truncate(to: batch.start)

@@ -25,7 +25,10 @@ package protocol StreamedCommitHook: AnyObject {
 /// What the batch keeps in memory is the location of each key it wrote (about 40 bytes per
 /// key, plus the bytes of keys longer than 16) and up to one megabyte of records not yet
 /// written; never a value.
-public struct CaskStreamedBatch {
+///
+/// Not copyable: a copy kept past the body, or used beside the original, would write at an
+/// end that is no longer the log's.
+public struct CaskStreamedBatch: ~Copyable {
   /// Records are written once this many bytes wait: one `pwrite` per megabyte, not per record.
   static let flushLength = 1 << 20
 
