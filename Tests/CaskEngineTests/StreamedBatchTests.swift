@@ -211,6 +211,10 @@ struct StreamedBatchTests {
       if committed { #expect(recovered == after, "\(context): an acknowledged batch was lost") }
       #expect(try store.verify().isClean, "\(context): verify found damage after recovery")
       #expect(store.stats().recovery.corruptRegions.isEmpty, "\(context)")
+      // Compaction after the recovery keeps exactly what the recovery found.
+      _ = try store.compact()
+      #expect(try FaultWorkload.contents(of: store) == recovered, "\(context): compaction changed the contents")
+      #expect(try store.verify().isClean, "\(context): verify after compaction")
       try store.close()
     }
   }

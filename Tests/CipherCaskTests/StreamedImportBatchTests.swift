@@ -82,6 +82,33 @@ struct StreamedImportBatchTests {
     }
   }
 
+  @Test("while an import runs, readers on its own thread and on another see none of its objects")
+  func readersSeeNothingDuringImport() throws {
+    try withTemporaryDirectory("streamed-readers") { directory in
+      let url = URL(fileURLWithPath: directory.file("many.jsonl"))
+      try Data(Self.lines((0..<2_000).map { Self.item($0) }).utf8).write(to: url)
+      try withStore(label: "streamed-readers") { store, _ throws in
+        let items = store.collection(CrashItem.self, named: "items", indexes: Self.indexes)
+        try items.save(Self.item(-1))
+        var checks = 0
+        try items.importJSON(contentsOf: url) { progress in
+          guard progress.objects % 500 == 0 else { return }
+          checks += 1
+          #expect(items.count == 1)
+          #expect((try? items.get(id: "i0")) == .some(nil))
+          // Another thread: readers take no writer lock, so this neither waits nor sees the batch.
+          let seen = DispatchQueue.global().sync {
+            (items.count, try? items.query().where(\.owner, equals: "ana").ids())
+          }
+          #expect(seen.0 == 1 && seen.1 == ["i-1"])
+        }
+        #expect(checks == 4)
+        #expect(items.count == 2_001)
+        #expect(try items.verifyIndexes().isConsistent)
+      }
+    }
+  }
+
   @Test("an id repeated in one import: counted once, its last object stored and indexed, the first's entries gone")
   func repeatedIDLastWins() throws {
     try withTemporaryDirectory("streamed-repeat") { directory in
