@@ -16,7 +16,8 @@ extension CaskStore {
   /// The batch stays in the segment it starts in, which grows past `segmentSizeLimit` if it
   /// must: it holds at most `4 GiB − 1` bytes less where it starts (at least 2 GiB), and a
   /// write past that throws `valueTooLarge` (Docs/FORMAT.md, section 5.3). A key written
-  /// twice is written twice; the later write wins.
+  /// twice is written twice; the later write wins. Change observers get the batch as one
+  /// commit, its changes (one per key) in no particular order.
   ///
   /// - Parameter body: makes the writes. It must not write to this store otherwise (that throws
   ///   `CaskError.reentrantCall`); reading is fine, and sees the store without the batch.
