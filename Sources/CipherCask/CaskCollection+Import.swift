@@ -58,10 +58,13 @@ extension CaskCollection {
   /// The file is either one JSON array of objects (its first non-blank character is `[`) or
   /// JSON Lines, one object per line (blank lines skipped, LF or CR LF); a UTF-8 byte order
   /// mark is skipped. Each object is decoded with `decoder` and encoded with the collection's
-  /// coder as soon as it is read, so what the import holds is its batch of encoded objects,
-  /// never the file's text or the decoded objects. Nothing is visible until the batch
-  /// commits, and nothing of it is written if anything fails. Other writers of the store wait
-  /// until the import has committed. Counting as `importJSON(_:decoder:)` does.
+  /// coder and appended to the store's log as soon as it is read (a streamed batch,
+  /// `CaskStore.streamedBatch(_:)`), so what the import holds is the location of each key it
+  /// wrote (and the index values of each object, for a collection with declared indexes),
+  /// never the file's text, the decoded objects or their encrypted values. Nothing is visible
+  /// until the batch commits, and nothing of it is written, or visible after a crash, if
+  /// anything fails. Other writers of the store wait until the import has committed.
+  /// Counting as `importJSON(_:decoder:)` does.
   ///
   /// - Parameters:
   ///   - url: a file URL.
@@ -75,8 +78,9 @@ extension CaskCollection {
   ///   for an array), one that the coder cannot write, or one longer than
   ///   `maximumObjectLength`; `CollectionError.uniqueViolation`; `CaskError` from the store;
   ///   the file's read errors. Nothing is written.
-  /// - Complexity: O(n) decodes and encodes and one batch for the n objects; memory O(size of
-  ///   the encoded objects) plus one object of the input.
+  /// - Complexity: O(n) decodes, encodes and encryptions for the n objects, one streamed
+  ///   batch; memory O(n) for their keys (about 40 bytes a key, plus the key's bytes over 16)
+  ///   plus one object of the input and one megabyte of records.
   @discardableResult
   public func importJSON(
     contentsOf url: URL, decoder: JSONDecoder = JSONDecoder(),
@@ -98,7 +102,7 @@ extension CaskCollection {
     let reader = JSONRecordReader(maximumObjectLength: maximumObjectLength) { count in
       try handle.read(upToCount: count) ?? Data()
     }
-    return try store.transaction { transaction in
+    return try store.streamedBatch { batch in
       var tally = UpsertTally()
       var objects = 0
       while let record = try reader.next() {
@@ -111,7 +115,7 @@ extension CaskCollection {
           throw CollectionError.invalidImport(
             reason: Self.place(of: record, in: reader.format) + CollectionError.summary(of: error), line: record.line)
         }
-        try transaction.upsert(value, forKey: key(for: object.id), counting: &tally)
+        try batch.upsert(value, forKey: key(for: object.id), counting: &tally)
         objects += 1
         progress?(ImportProgress(objects: objects, bytesRead: reader.bytesConsumed, totalBytes: total))
       }

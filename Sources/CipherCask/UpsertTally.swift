@@ -22,3 +22,15 @@ extension CaskTransaction {
     try put(value, forKey: key)
   }
 }
+
+extension CaskStreamedBatch {
+  /// Stores `value` under `key` when the batch commits, counted in `tally`. Needs no memory
+  /// of its own for the keys seen: the batch knows which it wrote.
+  public mutating func upsert(_ value: Data, forKey key: String, counting tally: inout UpsertTally) throws {
+    let existed = try contains(key)
+    // The first write of a key in this batch: `existed` is then the store's answer.
+    if try put(value, forKey: key) {
+      if existed { tally.replaced += 1 } else { tally.inserted += 1 }
+    }
+  }
+}

@@ -167,3 +167,42 @@ struct ImportExportTests {
 extension Optional {
   fileprivate var isSome: Bool { self != nil }
 }
+
+/// `cask import` into a collection whose indexes a program declared: refused before anything is
+/// written, since the tool cannot make their entries.
+@Suite("cask import and secondary indexes")
+struct ImportIndexedCollectionTests {
+  let password = "import-indexed-pw"
+
+  @Test("import into an indexed collection is refused with one line naming it, exit 1, nothing written")
+  func indexedCollectionRefused() throws {
+    let cask = try CaskRunner("import-indexed")
+    defer { cask.remove() }
+    let path = try cask.createStore("s", password: password)
+    do {
+      let store = try CaskStore(path: path, password: password)
+      let items = store.collection(
+        CrashItem.self, named: "items", indexes: [.index("owner", \.owner), .unique("email", \.email)])
+      try items.save(CrashItem(id: "kept", owner: "ana", rank: 1, tags: [], email: "kept@x", origin: "test"))
+      try store.close()
+    }
+    let secret = "owner-value-7d1e"
+    try Data(#"{"id": "n1", "owner": "\#(secret)", "rank": 2, "tags": [], "email": "n1@x", "origin": "file"}"#.utf8)
+      .write(to: URL(fileURLWithPath: cask.path("in.jsonl")))
+    let refused = try cask.run(
+      ["import", "s", "in.jsonl", "--collection", "items", "--id-key", "id"], password: password)
+    #expect(refused.status == 1)
+    #expect(
+      refused.err
+        == "Error: collection 'items' has secondary indexes, which cask import cannot keep; "
+        + "import it with the application's importJSON(contentsOf:); nothing was written\n")
+    #expect(!refused.err.contains(secret) && !refused.err.contains("n1"))
+    #expect(refused.stdout.isEmpty)
+    #expect(try cask.run(["keys", "s", "--collection", "items"], password: password).out == "kept\n")
+    // Another collection of the same store, without indexes, imports as usual.
+    let other = try cask.run(
+      ["import", "s", "in.jsonl", "--collection", "plain", "--id-key", "id"], password: password)
+    #expect(other.status == 0, "\(other.err)")
+    #expect(try cask.run(["keys", "s", "--collection", "plain"], password: password).out == "n1\n")
+  }
+}

@@ -8,6 +8,8 @@
 // Usage: cask-crash-writer <store path> <password> <seed> <run> <segment size limit> [max operations]
 //        cask-crash-writer --collection <store path> <password> <seed> <run> <segment size limit>
 //                                                   (CollectionWriter.swift: a collection with indexes)
+//        cask-crash-writer --streamed-import <store path> <password> <run> <objects> <segment size limit>
+//                                                   (StreamedImportWriter.swift: one import, killed mid-way)
 //        cask-crash-writer --no-spare-descriptor <directory>   (NoSpareDescriptor.swift)
 
 import CaskEngine
@@ -30,6 +32,9 @@ if arguments.count == 3 && arguments[1] == "--no-spare-descriptor" {
 }
 if arguments.count >= 2 && arguments[1] == "--collection" {
   CollectionWriter.run(Array(arguments.dropFirst(2)))
+}
+if arguments.count >= 2 && arguments[1] == "--streamed-import" {
+  StreamedImportWriter.run(Array(arguments.dropFirst(2)))
 }
 guard arguments.count == 6 || arguments.count == 7,
   let seed = UInt64(arguments[3]), let run = Int(arguments[4]), let segmentLimit = UInt64(arguments[5])

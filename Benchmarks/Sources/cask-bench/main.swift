@@ -19,6 +19,7 @@ let subcommands: [any BenchCommand.Type] = [
   OutboxCommand.self,
   RecoveryCommand.self,
   BackupCommand.self,
+  ImportCommand.self,
 ]
 
 let rootUsage = "cask-bench <subcommand> [options]"

@@ -148,6 +148,24 @@ struct KeyDirectory: Sendable {
     ungrouped.reserveCapacity(count + additional)
   }
 
+  /// Makes room in each table for the keys of `table` that go into it, before they are
+  /// applied in `table`'s slot order. Prevents: keys arriving in hash order into a table sized
+  /// for fewer crowding its first slots into one probe run that every later insert walks
+  /// (quadratic; the publish of a 60,000-key streamed batch spent 1 s in it).
+  ///
+  /// - Complexity: O(capacity of `table`).
+  mutating func reserveCapacity(forKeysOf table: KeyTable) {
+    var perGroup: [IndexKey: Int] = [:]
+    var plain = 0
+    table.forEachEntryBytes { key, _ in
+      if let group = Self.group(ofBytes: key) { perGroup[group, default: 0] += 1 } else { plain += 1 }
+    }
+    if plain > 0 { ungrouped.reserveCapacity(ungrouped.count + plain) }
+    for (group, added) in perGroup {
+      groups[group, default: KeyTable()].reserveCapacity((groups[group]?.count ?? 0) + added)
+    }
+  }
+
   /// Sets or removes a key's location, keeping `count` right. Returns the previous location.
   @discardableResult
   private mutating func setLocation(_ location: RecordLocation?, for key: IndexKey) -> RecordLocation? {
@@ -305,7 +323,7 @@ struct KeyDirectory: Sendable {
     var packed = PackedKeys()
     guard let table = groups[IndexKey(group)] else { return packed }
     packed.reserveCapacity(keys: table.count)
-    table.forEachKeyBytes { packed.append($0) }
+    table.forEachEntryBytes { key, _ in packed.append(key) }
     return packed
   }
 

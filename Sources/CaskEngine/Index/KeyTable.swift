@@ -217,20 +217,17 @@ struct KeyTable: Sendable {
     }
   }
 
-  /// Calls `body` with the UTF-8 bytes of every key (valid only during the call), in no
-  /// particular order, making no `String`.
+  /// Calls `body` with every key's UTF-8 bytes (valid only during the call) and its location,
+  /// in slot order, which is hash order: making no `String`.
   ///
   /// - Complexity: O(capacity).
-  func forEachKeyBytes(_ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
+  func forEachEntryBytes(_ body: (UnsafeRawBufferPointer, RecordLocation) throws -> Void) rethrows {
     for index in 0..<storage.capacity {
       let slot = slot(index)
       let tag = Self.tag(slot)
       if tag == 0 { continue }
-      if tag == Self.longTag {
-        try body(longKey(slot))
-      } else {
-        try body(UnsafeRawBufferPointer(start: slot, count: Int(tag)))
-      }
+      let key = tag == Self.longTag ? longKey(slot) : UnsafeRawBufferPointer(start: slot, count: Int(tag))
+      try withExtendedLifetime(storage) { try body(key, Self.location(slot)) }
     }
   }
 

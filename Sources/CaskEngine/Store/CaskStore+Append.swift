@@ -62,16 +62,20 @@ extension CaskStore {
     for index in operations.indices {
       let isLast = index == operations.count - 1
       let flags = (isLast ? CaskFormat.recordFlagBatchEnd : 0) | (index == 0 ? CaskFormat.recordFlagBatchStart : 0)
-      let sequence = firstSequence + UInt64(index)
-      if cipher.bindsRecords {
-        try sealKeyMessage(
-          of: &operations[index], flags: flags, sequence: sequence, segmentID: active.segment.id, offset: offset)
-      }
-      operations[index].record.withUnsafeMutableBytes {
-        RecordEncoder.finish($0, flags: flags, sequence: sequence)
-      }
+      try number(
+        &operations[index], flags: flags, sequence: firstSequence + UInt64(index), segmentID: active.segment.id,
+        offset: offset)
       offset += UInt64(operations[index].record.count)
     }
+  }
+
+  /// Gives one record its flags, sequence number and CRC, sealing a version 3 key message
+  /// for the place it is written at.
+  func number(_ operation: inout Prepared, flags: UInt8, sequence: UInt64, segmentID: UInt32, offset: UInt64) throws {
+    if cipher.bindsRecords {
+      try sealKeyMessage(of: &operation, flags: flags, sequence: sequence, segmentID: segmentID, offset: offset)
+    }
+    operation.record.withUnsafeMutableBytes { RecordEncoder.finish($0, flags: flags, sequence: sequence) }
   }
 
   /// Seals a version 3 record's key message, bound to the place the record is written at,

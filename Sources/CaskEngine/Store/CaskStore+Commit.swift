@@ -66,7 +66,7 @@ extension CaskStore {
   /// Seals the value message (and, before version 3, the key message) into the record. A
   /// version 3 key message binds its record's place, which is known only under the writer
   /// lock: `append` seals it there, into the room left for it here.
-  private func prepare(_ operation: CaskBatch.Operation) throws -> Prepared {
+  func prepare(_ operation: CaskBatch.Operation) throws -> Prepared {
     let key = operation.key
     let sealsKeyNow = !cipher.bindsRecords
     let record = try IndexKey.withUTF8(of: key) { keyBytes -> [UInt8] in

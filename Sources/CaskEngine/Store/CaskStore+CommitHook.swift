@@ -29,6 +29,12 @@ package final class StoreExtensions: Sendable {
     init(_ hook: @escaping Hook) { self.hook = hook }
   }
   private let hook = Locked<HookBox?>(nil)
+  package typealias StreamedHookMaker = @Sendable () -> (any StreamedCommitHook)?
+  private final class StreamedHookBox: Sendable {
+    let make: StreamedHookMaker
+    init(_ make: @escaping StreamedHookMaker) { self.make = make }
+  }
+  private let streamedHook = Locked<StreamedHookBox?>(nil)
   private let slots = Locked<[String: any Sendable]>([:])
 
   init() {}
@@ -40,6 +46,16 @@ package final class StoreExtensions: Sendable {
   }
 
   var commitHook: Hook? { hook.withLock { $0 }?.hook }
+
+  /// Installs what makes the hook of each streamed batch (one per store; a second call
+  /// replaces the first). It does for a streamed batch what the commit hook does for a batch.
+  package func setStreamedCommitHook(_ make: StreamedHookMaker?) {
+    let box = make.map(StreamedHookBox.init)
+    streamedHook.withLock { $0 = box }
+  }
+
+  /// A new hook for one streamed batch, if a maker is installed.
+  func makeStreamedHook() -> (any StreamedCommitHook)? { streamedHook.withLock { $0 }?.make() }
 
   /// The value kept under `name` for this store, made by `make` on first use.
   package func slot<Value: Sendable>(_ name: String, make: () -> Value) -> Value {

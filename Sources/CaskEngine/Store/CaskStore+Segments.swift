@@ -20,19 +20,24 @@ extension CaskStore {
       {
         return
       }
-      try seal(active, writer: &writer)
-      try startSegment(writer: &writer)
-      // The sealed segment's final length, and the new active segment. A failure (a full
-      // disk) is kept like a hint's: the manifest before stays true (it lists the sealed
-      // segment as active with a length it has reached, and the new one is above its ids).
-      do {
-        try writeManifest(&writer)
-      } catch {
-        hintFailure.withLock { $0 = error as? CaskError ?? .io(operation: "write manifest", path: path, errno: EIO) }
-      }
+      try roll(active, writer: &writer)
       return
     }
     try startSegment(writer: &writer)
+  }
+
+  /// Seals `active` and starts the next segment.
+  func roll(_ active: ActiveSegment, writer: inout WriterState) throws {
+    try seal(active, writer: &writer)
+    try startSegment(writer: &writer)
+    // The sealed segment's final length, and the new active segment. A failure (a full
+    // disk) is kept like a hint's: the manifest before stays true (it lists the sealed
+    // segment as active with a length it has reached, and the new one is above its ids).
+    do {
+      try writeManifest(&writer)
+    } catch {
+      hintFailure.withLock { $0 = error as? CaskError ?? .io(operation: "write manifest", path: path, errno: EIO) }
+    }
   }
 
   /// Syncs a full segment and writes its hint; everything written so far is then durable.

@@ -57,3 +57,17 @@ extension CaskStore {
     return checks
   }
 }
+
+extension CaskStore {
+  /// Whether `collection` has indexes that its writes must keep (complete or being built): a
+  /// writer that does not know the collection's model, such as `cask import`, cannot make
+  /// their entries and must not write its objects.
+  ///
+  /// - Complexity: one read, of the collection's catalogue.
+  package func hasKeptIndexes(collection: String) throws -> Bool {
+    guard let catalog = try get(IndexKeys.catalogKey(collection: collection)).flatMap(IndexCatalog.decoded) else {
+      return false
+    }
+    return catalog.indexes.contains { $0.state != .stale }
+  }
+}

@@ -1,5 +1,67 @@
 import Foundation
 
+/// The objects a commit writes in collections with declared indexes: their final index texts
+/// per collection and id (the last write of a key wins); `nil` texts for a delete, empty ones
+/// for an object that does not decode. What a streamed batch keeps of its objects.
+struct IndexedChanges {
+  var changed: [ByteString: [(id: String, texts: [[String]]?)]] = [:]
+  var positions: [ByteString: [ByteString: Int]] = [:]
+
+  /// Collections written without declared indexes.
+  var undeclared: Set<ByteString> = []
+
+  mutating func add(_ write: CommitWrite, definitions: [ByteString: any IndexedDefinition]) {
+    guard write.key.utf8.first != IndexKeys.reservedPrefix, let (group, id) = IndexKeys.splitKey(write.key)
+    else { return }
+    let collection = ByteString(group)
+    guard let definition = definitions[collection] else {
+      undeclared.insert(collection)
+      return
+    }
+    let texts = write.value.map { definition.texts(from: $0) ?? definition.descriptors.map { _ in [] } }
+    let idKey = ByteString(id)
+    if let position = positions[collection]?[idKey] {
+      changed[collection]?[position].texts = texts
+    } else {
+      positions[collection, default: [:]][idKey] = changed[collection, default: []].count
+      changed[collection, default: []].append((String(id), texts))
+    }
+  }
+}
+
+/// The commit hook of one streamed batch: gathers each write's index texts as it comes and
+/// adds the index writes (and the unique checks) at the end, as `commitWrites` does for a batch.
+final class StreamedIndexHook: StreamedCommitHook {
+  private let runtime: IndexRuntime
+  private let definitions: [ByteString: any IndexedDefinition]
+  private var changes = IndexedChanges()
+
+  init?(runtime: IndexRuntime) {
+    let definitions = runtime.state.withLock { $0.definitions }
+    guard !definitions.isEmpty else { return nil }
+    self.runtime = runtime
+    self.definitions = definitions
+  }
+
+  func add(_ write: CommitWrite) throws {
+    changes.add(write, definitions: definitions)
+  }
+
+  func finish() throws -> [CommitWrite] {
+    try runtime.state.withLock { state in
+      // Prevents: objects of a collection whose indexes were declared while the batch ran
+      // committed without their entries (they were gathered without the declaration).
+      for name in changes.undeclared {
+        if let definition = state.definitions[name] {
+          throw CollectionError.invalidIndex(
+            collection: definition.collection, reason: "indexes were declared while a streamed batch wrote to it")
+        }
+      }
+      return try runtime.entryWrites(for: changes, state: &state)
+    }
+  }
+}
+
 extension IndexRuntime {
   /// The commit hook: for every object a commit writes or deletes in a collection with
   /// declared indexes, the index keys to delete (entries the object no longer has) and to put
@@ -9,37 +71,27 @@ extension IndexRuntime {
   /// - Throws: `CollectionError.uniqueViolation` when two objects would share a value of a
   ///   unique index (the commit then writes nothing); `.invalidIndex`; `.indexValueTooLong`.
   func commitWrites(for writes: [CommitWrite]) throws -> [CommitWrite] {
-    try state.withLock { state -> [CommitWrite] in
+    var changes = IndexedChanges()
+    return try state.withLock { state -> [CommitWrite] in
       guard !state.definitions.isEmpty else { return [] }
-      // Final texts per collection and id (the last write of a key wins); `[]` for a delete
-      // or an object that does not decode.
-      var changed: [ByteString: [(id: String, texts: [[String]]?)]] = [:]
-      var positions: [ByteString: [ByteString: Int]] = [:]
-      for write in writes {
-        guard write.key.utf8.first != IndexKeys.reservedPrefix, let (group, id) = IndexKeys.splitKey(write.key)
-        else { continue }
-        let collection = ByteString(group)
-        guard let definition = state.definitions[collection] else { continue }
-        let texts = write.value.map { definition.texts(from: $0) ?? definition.descriptors.map { _ in [] } }
-        let idKey = ByteString(id)
-        if let position = positions[collection]?[idKey] {
-          changed[collection]?[position].texts = texts
-        } else {
-          positions[collection, default: [:]][idKey] = changed[collection, default: []].count
-          changed[collection, default: []].append((String(id), texts))
-        }
-      }
-      var added: [CommitWrite] = []
-      for (collection, objects) in changed {
-        guard let definition = state.definitions[collection] else { continue }
-        if let reason = definition.invalidReason {
-          throw CollectionError.invalidIndex(collection: definition.collection, reason: reason)
-        }
-        try addEntryWrites(
-          for: objects, of: definition, positions: positions[collection] ?? [:], state: &state, into: &added)
-      }
-      return added
+      for write in writes { changes.add(write, definitions: state.definitions) }
+      return try entryWrites(for: changes, state: &state)
     }
+  }
+
+  /// The index writes for the objects `changes` gathered, checked for unique violations.
+  func entryWrites(for changes: IndexedChanges, state: inout State) throws -> [CommitWrite] {
+    var added: [CommitWrite] = []
+    for (collection, objects) in changes.changed {
+      guard let definition = state.definitions[collection] else { continue }
+      if let reason = definition.invalidReason {
+        throw CollectionError.invalidIndex(collection: definition.collection, reason: reason)
+      }
+      try addEntryWrites(
+        for: objects, of: definition, positions: changes.positions[collection] ?? [:], state: &state,
+        into: &added)
+    }
+    return added
   }
 
   private func addEntryWrites(

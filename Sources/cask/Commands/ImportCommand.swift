@@ -49,18 +49,17 @@ enum ImportCommand: Subcommand {
         if let input { return try input.read(upToCount: count) ?? Data() }
         return try StandardStream.input.read(upTo: count)
       }
-      var totals = Totals()
-      var batch: [(key: String, value: Data)] = []
-      var batchLine = 1
-      var lastLine = 0
-      func commit() throws {
-        let result = try write(batch, to: store)
-        totals.inserted += result.inserted
-        totals.replaced += result.replaced
-        totals.objects += batch.count
-        totals.throughLine = lastLine
-        batch.removeAll(keepingCapacity: true)
+      // Prevents: objects written without the entries of indexes this command cannot compute
+      // (it does not know the collection's model), which would make queries miss them.
+      guard try !store.hasKeptIndexes(collection: collection) else {
+        throw CLIError.failure(
+          "collection '\(collection)' has secondary indexes, which cask import cannot keep; "
+            + "import it with the application's importJSON(contentsOf:); nothing was written")
       }
+      var totals = Totals()
+      /// Objects of the batch under way (not committed).
+      var pending = 0
+      var batchLine = 1
       /// What is in the store after a stop, so that the import can be resumed.
       func kept() -> String {
         totals.objects == 0
@@ -82,24 +81,42 @@ enum ImportCommand: Subcommand {
           return totals
         }
         do {
-          while let record = try reader.next() {
-            guard shouldContinue() else { return interrupted() }
-            if batch.isEmpty { batchLine = record.line }
-            let key = try prefix + ImportID.of(record, field: idField)
-            guard key.utf8.count <= CaskFormat.maximumKeyLength else {
-              throw CollectionError.invalidImport(reason: "the id is too long for a key", line: record.line)
+          var finished = false
+          while !finished {
+            // One streamed batch per --batch-size objects (all of them without it): each
+            // object is appended as it is read, and none is visible until its batch commits.
+            let (tally, lastLine, atEnd) = try store.streamedBatch { batch -> (UpsertTally, Int, Bool) in
+              var tally = UpsertTally()
+              var lastLine = 0
+              while let record = try reader.next() {
+                guard shouldContinue() else { throw ImportInterrupted() }
+                if pending == 0 { batchLine = record.line }
+                let key = try prefix + ImportID.of(record, field: idField)
+                guard key.utf8.count <= CaskFormat.maximumKeyLength else {
+                  throw CollectionError.invalidImport(reason: "the id is too long for a key", line: record.line)
+                }
+                try batch.upsert(record.bytes, forKey: key, counting: &tally)
+                pending += 1
+                lastLine = record.line
+                counter.set(reader.bytesConsumed)
+                if pending == batchSize { return (tally, lastLine, false) }
+              }
+              guard shouldContinue() else { throw ImportInterrupted() }
+              return (tally, lastLine, true)
             }
-            batch.append((key, record.bytes))
-            lastLine = record.line
-            counter.set(reader.bytesConsumed)
-            if batch.count == batchSize { try commit() }
+            totals.inserted += tally.inserted
+            totals.replaced += tally.replaced
+            totals.objects += pending
+            if pending > 0 { totals.throughLine = lastLine }
+            pending = 0
+            finished = atEnd
           }
-          guard shouldContinue() else { return interrupted() }
-          if !batch.isEmpty { try commit() }
+        } catch is ImportInterrupted {
+          return interrupted()
         } catch CollectionError.invalidImport(let reason, let line) {
           let place = line.map { "line \($0) of \(name)" } ?? name
           // With no object pending, the batches so far are all in: nothing is lost before the error.
-          let from = batch.isEmpty ? (line ?? batchLine) : batchLine
+          let from = pending == 0 ? (line ?? batchLine) : batchLine
           let kept =
             totals.objects == 0
             ? "nothing was written"
@@ -123,6 +140,9 @@ enum ImportCommand: Subcommand {
       "Imported \(counted(totals.objects, "object")) into collection '\(collection)' of store '\(path)': "
         + "\(totals.inserted) inserted, \(totals.replaced) replaced.\n")
   }
+
+  /// Thrown inside a batch to abort it when a signal asks the import to stop.
+  private struct ImportInterrupted: Error {}
 
   /// Upserts one batch atomically, counting ids new to the store as inserted. An id that
   /// appears twice in a batch counts once; its last object is stored.
