@@ -59,6 +59,14 @@ struct GroupTables: Sendable {
     return found
   }
 
+  /// Makes room in group `name`'s table (made, empty, if there is none) for `additional` more
+  /// keys.
+  mutating func reserveCapacity(additional: Int, inGroup name: IndexKey) {
+    var text = name.string
+    let position = text.withUTF8 { utf8 -> Int in self.position(creatingGroup: UnsafeRawBufferPointer(utf8)) }
+    tables[position].reserveCapacity(tables[position].count + additional)
+  }
+
   private mutating func remember(_ position: Int) {
     if recent.count == Self.recentLimit { recent.removeFirst() }
     recent.append(position)

@@ -157,13 +157,14 @@ struct KeyDirectory: Sendable {
   mutating func reserveCapacity(forKeysOf table: KeyTable) {
     var perGroup: [IndexKey: Int] = [:]
     var plain = 0
-    table.forEachEntryBytes { key, _ in
+    // Puts only: a delete adds no key, and a group of deletes alone must not leave an empty
+    // table behind.
+    table.forEachEntryBytes { key, location in
+      guard location.segment != 0 else { return }
       if let group = Self.group(ofBytes: key) { perGroup[group, default: 0] += 1 } else { plain += 1 }
     }
     if plain > 0 { ungrouped.reserveCapacity(ungrouped.count + plain) }
-    for (group, added) in perGroup {
-      groups[group, default: KeyTable()].reserveCapacity((groups[group]?.count ?? 0) + added)
-    }
+    for (group, added) in perGroup { groups.reserveCapacity(additional: added, inGroup: group) }
   }
 
   /// Sets or removes a key's location, keeping `count` right. Returns the previous location.
