@@ -104,7 +104,7 @@ enum ImportCommand: BenchCommand {
     let seconds = Double(ProcessFigures.now() - start) / 1e9
     let cpu = cpuSeconds() - cpuBefore
     let growth = peakResident() - before
-    guard result.inserted == count, try store.count(inGroup: "events") == count else {
+    guard result.inserted == count, store.count(inGroup: "events") == count else {
       throw BenchError("the import stored \(result.inserted) of \(count) events")
     }
     try store.close()
