@@ -64,7 +64,7 @@ extension CaskStore {
     let outputs = compactor.outputs.map(\.segment.id)
     let listed: Bool = writer.withLock { writer in
       defer { writer.pendingOutputs.subtract(outputs) }
-      return (try? writeManifest(&writer, retired: compactor.inputs.map(\.id))) != nil
+      return (try? writeManifest(&writer, retiring: compactor.inputs.map(\.id))) != nil
     }
     if listed || !cipher.bindsRecords { compactor.removeInputs() }
     return compactor.report

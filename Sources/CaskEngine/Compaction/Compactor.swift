@@ -156,6 +156,11 @@ struct Compactor {
         break
       }
     }
+    // Removed inputs need no more naming as retired; one still on disk stays retired, and the
+    // next writable open removes it.
+    store.writer.withLock { writer in
+      for input in inputs.prefix(removed) { writer.retiredSegments.remove(input.id) }
+    }
     store.state.withLock { state in
       for (position, input) in inputs.enumerated() {
         if position < removed {

@@ -29,16 +29,26 @@ extension Manifest {
 
 extension CaskStore {
   /// Rewrites the manifest (version 3 stores; nothing before) for the state under the writer
-  /// lock: at seal, after a compaction's outputs are in place, at close.
+  /// lock: at seal, after a compaction's outputs are in place, at close. Segments in
+  /// `writer.retiredSegments` are left out of the list and named as retired.
   ///
   /// - Parameters:
-  ///   - retired: segments a compaction replaced, left out of the list and named as retired.
-  func writeManifest(_ writer: inout WriterState, retired: [UInt32] = []) throws {
+  ///   - retiring: segments a compaction replaced, retired from this manifest on; if it
+  ///     cannot be written they are not.
+  func writeManifest(_ writer: inout WriterState, retiring: [UInt32] = []) throws {
     guard cipher.bindsRecords, !options.readOnly else { return }
-    let excluded = Set(retired)
-    let segments = state.withLock { Array($0.segments.values) }.filter { !excluded.contains($0.id) }
-    let manifest = try Manifest.describing(segments, active: writer.active, writer: writer, retired: retired)
-    try manifest.write(in: path, fileSystem: fileSystem, cipher: cipher)
-    writer.manifestGeneration = manifest.generation
+    let before = writer.retiredSegments
+    writer.retiredSegments.formUnion(retiring)
+    do {
+      let retired = writer.retiredSegments
+      let segments = state.withLock { Array($0.segments.values) }.filter { !retired.contains($0.id) }
+      let manifest = try Manifest.describing(
+        segments, active: writer.active, writer: writer, retired: retired.sorted())
+      try manifest.write(in: path, fileSystem: fileSystem, cipher: cipher)
+      writer.manifestGeneration = manifest.generation
+    } catch {
+      writer.retiredSegments = before
+      throw error
+    }
   }
 }

@@ -68,6 +68,11 @@ public final class CaskStore: Sendable {
     var manifestGeneration: UInt64 = 0
     /// Compaction outputs being written, which the manifest names as pending.
     var pendingOutputs: Set<UInt32> = []
+    /// Compaction inputs a manifest has retired and that are still on disk: every manifest
+    /// names them as retired until they are gone. Prevents: a seal's manifest, written while
+    /// a compaction removes its inputs, listing them as live segments, so that a crash right
+    /// after their removal left a manifest listing missing segments and open refused the store.
+    var retiredSegments: Set<UInt32> = []
   }
 
   /// The segment being appended to. Its hint is built when it is sealed, from the index
