@@ -1,6 +1,7 @@
 import CaskTestSupport
 import Foundation
 import RNCryptorCodec
+import Synchronization
 import Testing
 
 @testable import CaskEngine
@@ -248,6 +249,60 @@ struct IntegrityTokenTests {
       try theirs.put(Data("x".utf8), forKey: "x")
       #expect(throws: CaskError.self) { try mine.checkFreshness(against: try theirs.integrityToken()) }
       #expect(throws: CaskError.self) { try mine.checkFreshness(against: "not a token") }
+    }
+  }
+}
+
+/// Seals a segment (two puts, the second of which fills it) just before compaction removes its
+/// first input, then copies the store right after that removal: what a crash at that moment
+/// leaves.
+final class SealDuringInputRemoval: ForwardingFileSystem, @unchecked Sendable {
+  let armed = Atomic(false)
+  let store = Mutex<CaskStore?>(nil)
+  let image: String
+  let copied = Atomic(false)
+
+  init(image: String) {
+    self.image = image
+    super.init()
+  }
+
+  override func removeFile(_ path: String) throws {
+    let isSegment = path.hasSuffix("." + CaskFormat.segmentExtension)
+    if isSegment, armed.exchange(false, ordering: .acquiringAndReleasing), let store = store.withLock({ $0 }) {
+      try store.put(Data(repeating: 8, count: 400), forKey: "filler")
+      try store.put(Data(repeating: 9, count: 400), forKey: "filler")
+    }
+    try super.removeFile(path)
+    if isSegment, !copied.exchange(true, ordering: .acquiringAndReleasing) {
+      try HookedFileSystem.copyStore(String(path[..<path.lastIndex(of: "/")!]), to: image)
+    }
+  }
+}
+
+@Suite("A crash while compaction removes its inputs")
+struct CompactionInputRemovalTests {
+  @Test("a segment sealed while compaction removes its inputs names them retired, so a crash then opens cleanly")
+  func sealDuringInputRemovalOpensAfterCrash() throws {
+    try withTemporaryDirectory("manifest-retiring") { directory in
+      let files = SealDuringInputRemoval(image: directory.file("image.cask"))
+      let keys = try RNCryptor.Keys.random()
+      let options = CaskStore.Options(durability: .never, segmentSizeLimit: 300, autoCompaction: nil, fileSystem: files)
+      let store = try CaskStore(path: directory.file("store.cask"), keys: keys, options: options)
+      for round in 0..<6 { try store.put(Data(repeating: UInt8(round), count: 60), forKey: "k\(round % 2)") }
+      files.store.withLock { $0 = store }
+      files.armed.store(true, ordering: .releasing)
+      _ = try store.compact()
+      files.store.withLock { $0 = nil }
+      try store.close()
+      let copied = files.copied.load(ordering: .acquiring)
+      #expect(copied)
+      let reopened = try CaskStore(
+        path: directory.file("image.cask"), keys: keys, options: CaskStore.Options(durability: .never))
+      defer { try? reopened.close() }
+      #expect(reopened.stats().recovery.integrityViolations.isEmpty)
+      #expect(try reopened.get("k0") == Data(repeating: 4, count: 60))
+      #expect(try reopened.get("filler") == Data(repeating: 9, count: 400))
     }
   }
 }
