@@ -29,7 +29,7 @@ struct Manifest: Equatable {
   /// Every segment number below this one had been handed out when the manifest was written.
   var nextSegmentID: UInt32
   var segments: [Entry]
-  /// Inputs of the compaction that wrote this manifest: replaced, to be removed, never read.
+  /// Inputs of a compaction: replaced, to be removed, never read; named until they are gone.
   var retired: [UInt32]
   /// Numbers of compaction outputs being written: such a file may be in place, unlisted,
   /// after a crash before the compaction's manifest.
