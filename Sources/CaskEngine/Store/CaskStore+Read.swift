@@ -1,0 +1,43 @@
+import Foundation
+
+/// Reading one record's value: from the record cache when it holds the record, else from
+/// its segment, which then caches it.
+extension CaskStore {
+  /// Reads the record at `location` (from the record cache, or the disk) and decrypts its
+  /// value, checking that it is `key`'s. A record read from disk that authenticates is cached.
+  ///
+  /// - Complexity: one positioned read (none when cached) and one decryption.
+  func readValue(at location: RecordLocation, in segment: Segment, key: String) throws -> Data {
+    if let cache = recordCache,
+      let value = try cache.withRecord(at: location, { try value(ofRecord: $0, at: location, in: segment, key: key) })
+    {
+      return value
+    }
+    let length = Int(location.length)
+    // Read into an uninitialised temporary buffer (on the stack for small records).
+    return try withUnsafeTemporaryAllocation(byteCount: Swift.max(length, 1), alignment: 16) { buffer in
+      let record = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<length])
+      let received = try segment.file.readFully(into: record, at: UInt64(location.offset))
+      guard received == length else {
+        throw CaskError.corrupt(file: segment.path, offset: UInt64(location.offset), reason: "record header is damaged")
+      }
+      let value = try value(ofRecord: UnsafeRawBufferPointer(record), at: location, in: segment, key: key)
+      recordCache?.insert(UnsafeRawBufferPointer(record), at: location)
+      return value
+    }
+  }
+
+  /// The value of the whole record `record`, read from `location`, checked to be `key`'s.
+  private func value(
+    ofRecord record: UnsafeRawBufferPointer, at location: RecordLocation, in segment: Segment, key: String
+  ) throws -> Data {
+    let offset = UInt64(location.offset)
+    guard let header = RecordHeader.parse(record), header.totalLength == record.count, !header.isDelete else {
+      throw CaskError.corrupt(file: segment.path, offset: offset, reason: "record header is damaged")
+    }
+    let valueStart = CaskFormat.recordHeaderLength + Int(header.keyLength)
+    return try cipher.openValue(
+      UnsafeRawBufferPointer(rebasing: record[valueStart...]), forKey: key, file: segment.path,
+      offset: offset + UInt64(valueStart))
+  }
+}
