@@ -56,9 +56,17 @@ extension CommandSpec {
   package static let get = CommandSpec(
     name: "get",
     abstract: "Write the value of a key to standard output.",
-    discussion: "The value is written byte for byte, with nothing added. A missing key is an error (exit 1).",
+    discussion: """
+      The value is written byte for byte, with nothing added. A missing key is an error (exit 1). \
+      With --json an object is written as JSON text and a newline: a JSON object as stored, an \
+      object of the binary coder converted as `export --format jsonl` does; any other value is \
+      then an error.
+      """,
     arguments: [.store, ArgumentSpec(name: "key", help: "The key (or, with --collection, the object's id).")],
-    options: [.collectionForKeys] + OptionSpec.passwordOptions)
+    options: [
+      .collectionForKeys,
+      OptionSpec("json", help: "Write the object as JSON text (binary objects converted) and a newline."),
+    ] + OptionSpec.passwordOptions)
 
   /// `cask delete`.
   package static let delete = CommandSpec(

@@ -111,6 +111,40 @@ struct JSONLinesRoundTripTests {
     #expect(!result.err.contains("r7"))
   }
 
+  @Test(
+    "get --json prints an object of either coder as the JSON text an export writes, and refuses other values",
+    arguments: ["binary", "json"])
+  func getJSONPrintsTheObjectAsJSONText(coderName: String) throws {
+    let coder: any CaskCoder = coderName == "json" ? JSONCaskCoder() : BinaryCaskCoder()
+    let cask = try CaskRunner("get-json-\(coderName)")
+    defer { cask.remove() }
+    let original = Self.sample(3)
+    do {
+      let store = try CaskStore(path: cask.path("a"), password: password, options: .init(durability: .never))
+      try Self.readings(in: store, coder: coder).save(original)
+      try store.put(Data([0xC1, 0xFF, 0x00]), forKey: "readings\u{0}damaged")
+      try store.put(Data("plain text".utf8), forKey: "note")
+      try store.close()
+    }
+    let result = try cask.run(["get", "a", "r3", "--collection", "readings", "--json"], password: password)
+    #expect(result.status == 0, "\(result.err)")
+    #expect(result.stdout.last == 0x0A)
+    // A JSON object is printed as stored, so its own coder reads it; a binary object's JSON
+    // text has dates as seconds since 2001 and data in base64, JSONDecoder's defaults.
+    let printed =
+      coderName == "json"
+      ? try JSONCaskCoder().decode(Reading.self, from: result.stdout)
+      : try JSONDecoder().decode(Reading.self, from: result.stdout)
+    #expect(printed == original)
+    let plain = try cask.run(["get", "a", "note", "--json"], password: password)
+    #expect(plain.status == 1)
+    #expect(plain.err == "Error: the value is not an object (neither a JSON object nor a binary one); omit --json\n")
+    #expect(try cask.run(["get", "a", "note"], password: password).out == "plain text")
+    let damaged = try cask.run(["get", "a", "damaged", "--collection", "readings", "--json"], password: password)
+    #expect(damaged.status == 1)
+    #expect(damaged.err == "Error: the value holds a damaged binary object\n")
+  }
+
   @Test("without --batch-size an import is one atomic batch: a bad last line writes nothing")
   func importIsOneBatchByDefault() throws {
     let cask = try CaskRunner("jsonl-one-batch")

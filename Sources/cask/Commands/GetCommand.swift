@@ -1,7 +1,8 @@
 import CaskCLIKit
 import CipherCask
 
-/// `cask get STORE KEY`: writes a value to standard output, byte for byte.
+/// `cask get STORE KEY`: writes a value to standard output, byte for byte, or with `--json` an
+/// object's JSON text.
 enum GetCommand: Subcommand {
   static var spec: CommandSpec { .get }
 
@@ -12,6 +13,10 @@ enum GetCommand: Subcommand {
       try store.get(key)
     }
     guard let value else { throw CLIError.failure("no value for that key in store '\(path)'") }
-    StandardStream.output.write(value)
+    guard arguments.flag("json") else {
+      StandardStream.output.write(value)
+      return
+    }
+    StandardStream.output.write(try JSONLinesExport.objectText(value))
   }
 }

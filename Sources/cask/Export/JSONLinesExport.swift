@@ -81,25 +81,42 @@ enum JSONLinesExport {
     return line + Data("\n".utf8)
   }
 
+  /// One value as JSON object text and a newline, for `cask get --json`.
+  ///
+  /// - Throws: `CLIError.failure` for a value that is not an object (of either coder), naming
+  ///   neither the key nor the value.
+  static func objectText(_ value: Data) throws -> Data {
+    guard let text = try jsonObject(value, describedAs: "the value") else {
+      throw CLIError.failure("the value is not an object (neither a JSON object nor a binary one); omit --json")
+    }
+    return text + Data("\n".utf8)
+  }
+
   /// `value` as JSON object text: itself when it is one, its JSON text when it is a binary object.
   private static func jsonObject(_ value: Data, of collection: String) throws -> Data {
     let name = MessageText.quoted(collection)
-    if value.first == 0xC1 {
-      do {
-        return try BinaryJSONText.json(fromBinaryObject: value)
-      } catch let error as BinaryJSONText.Unrepresentable {
-        throw CLIError.failure("collection \(name) holds an object that JSON cannot hold: \(error)")
-      } catch {
-        throw CLIError.failure("collection \(name) holds a damaged binary object")
-      }
-    }
-    guard (try? JSONSerialization.jsonObject(with: value, options: [])) is [String: Any] else {
+    guard let text = try jsonObject(value, describedAs: "collection \(name)") else {
       throw CLIError.failure(
         "collection \(name) holds a value that is not a JSON object, which a JSON Lines export of the "
           + "collection cannot hold; export the store without --collection (its lines keep every value, "
           + "in base64 if need be), or export the objects with the library's exportJSON")
     }
-    return value
+    return text
+  }
+
+  /// `value` as JSON object text, or `nil` when it is neither a JSON object nor a binary one.
+  /// Errors start with `subject` ("collection 'events'").
+  private static func jsonObject(_ value: Data, describedAs subject: String) throws -> Data? {
+    if value.first == 0xC1 {
+      do {
+        return try BinaryJSONText.json(fromBinaryObject: value)
+      } catch let error as BinaryJSONText.Unrepresentable {
+        throw CLIError.failure("\(subject) holds an object that JSON cannot hold: \(error)")
+      } catch {
+        throw CLIError.failure("\(subject) holds a damaged binary object")
+      }
+    }
+    return (try? JSONSerialization.jsonObject(with: value, options: [])) is [String: Any] ? value : nil
   }
 
   private static func string(_ text: String) throws -> Data {
