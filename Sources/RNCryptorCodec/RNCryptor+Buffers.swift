@@ -62,12 +62,11 @@ extension RNCryptor {
       of: UnsafeRawBufferPointer(rebasing: message[0..<authenticated]),
       expected: UnsafeRawBufferPointer(rebasing: message[authenticated...]), key: keys.hmac)
     let iv = UnsafeRawBufferPointer(rebasing: message[headerLength - Format.ivLength..<headerLength])
-    return try keys.cipher.withPass(iv: iv, encrypt: false) { (cipher) throws in
-      let length = try cipher.update(
-        UnsafeRawBufferPointer(rebasing: message[headerLength..<authenticated]), into: base)
-      guard let last = cipher.finish(into: base.advanced(by: length)) else { throw Error.badPadding }
-      return length + last
-    }
+    guard
+      let length = try keys.cipher.decryptMessage(
+        iv: iv, UnsafeRawBufferPointer(rebasing: message[headerLength..<authenticated]), into: base)
+    else { throw Error.badPadding }
+    return length
   }
 
   /// Decrypts the first `output.count` bytes (a multiple of 16) of a key message's plaintext

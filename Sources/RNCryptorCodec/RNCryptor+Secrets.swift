@@ -26,14 +26,14 @@ extension RNCryptor {
     guard try Format.credentialType(of: message) == .keys else {
       throw Error.wrongCredentialType(message: .password)
     }
-    var plaintext = try open(message, keys: keys, type: .keys, secret: true)
+    var plaintext = try open(message, keys: keys, type: .keys)
     return wipingCopy(&plaintext)
   }
 
   /// Decrypts a password message whose plaintext is a secret, into a wiping buffer.
   public static func decryptSecret(_ message: Data, passwordKeys: PasswordKeys) throws -> SecureBytes {
     _ = try passwordSalts(of: message)
-    var plaintext = try open(message, keys: passwordKeys.keys, type: .password, secret: true)
+    var plaintext = try open(message, keys: passwordKeys.keys, type: .password)
     return wipingCopy(&plaintext)
   }
 

@@ -148,9 +148,9 @@ public enum RNCryptor {
     else { throw Error.messageTooShort(length: message.count, minimum: minimum) }
   }
 
-  /// Authenticates, then decrypts a message whose type the caller has checked. `secret` as for
-  /// `seal`.
-  static func open(_ message: Data, keys: Keys, type: CredentialType, secret: Bool = false) throws -> Data {
+  /// Authenticates, then decrypts a message whose type the caller has checked. The plaintext
+  /// is only in the returned `Data`: no cipher context keeps a block of it.
+  static func open(_ message: Data, keys: Keys, type: CredentialType) throws -> Data {
     let headerLength = Format.headerLength(type)
     try checkLength(of: message, type: type)
     let ciphertextLength = message.count - headerLength - Format.hmacLength
@@ -161,14 +161,13 @@ public enum RNCryptor {
         of: UnsafeRawBufferPointer(rebasing: input[0..<authenticated]),
         expected: UnsafeRawBufferPointer(rebasing: input[authenticated...]), key: keys.hmac)
       let iv = UnsafeRawBufferPointer(rebasing: input[headerLength - Format.ivLength..<headerLength])
-      return try keys.cipher.withPass(iv: iv, encrypt: false, secret: secret) { (cipher) throws -> Int in
-        try plaintext.withUnsafeMutableBytes { (output) throws -> Int in
-          guard let base = output.baseAddress else { throw Error.libcrypto(function: "allocate", code: 0) }
-          let length = try cipher.update(
-            UnsafeRawBufferPointer(rebasing: input[headerLength..<authenticated]), into: base)
-          guard let last = cipher.finish(into: base.advanced(by: length)) else { throw Error.badPadding }
-          return length + last
-        }
+      return try plaintext.withUnsafeMutableBytes { (output) throws -> Int in
+        guard let base = output.baseAddress else { throw Error.libcrypto(function: "allocate", code: 0) }
+        guard
+          let length = try keys.cipher.decryptMessage(
+            iv: iv, UnsafeRawBufferPointer(rebasing: input[headerLength..<authenticated]), into: base)
+        else { throw Error.badPadding }
+        return length
       }
     }
     // Shortening in place; `removeLast` goes through the general range replacement.

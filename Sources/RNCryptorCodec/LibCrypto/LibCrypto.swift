@@ -7,10 +7,14 @@ enum LibCrypto {
   /// Algorithms fetched once per process (OpenSSL 3 fetches are costly).
   final class Algorithms: @unchecked Sendable {
     let aes256CBC: OpaquePointer
+    /// For decryption: CBC's blocks decrypt independently (see `CipherKey.decryptCBC`).
+    let aes256ECB: OpaquePointer
 
     init?() {
-      guard let aes = EVP_CIPHER_fetch(nil, "AES-256-CBC", nil) else { return nil }
-      self.aes256CBC = aes
+      guard let cbc = EVP_CIPHER_fetch(nil, "AES-256-CBC", nil), let ecb = EVP_CIPHER_fetch(nil, "AES-256-ECB", nil)
+      else { return nil }
+      self.aes256CBC = cbc
+      self.aes256ECB = ecb
     }
   }
 
