@@ -21,14 +21,7 @@ extension RNCryptor {
     output[1] = Format.keyOptions
     let ivBuffer = UnsafeMutableRawBufferPointer(rebasing: output[2..<headerLength])
     try LibCrypto.randomIV(ivBuffer)
-    let length = try keys.cipher.withPass(iv: UnsafeRawBufferPointer(ivBuffer), encrypt: true) { (cipher) throws in
-      var length = try cipher.update(prefix, into: base.advanced(by: headerLength))
-      length += try cipher.update(body, into: base.advanced(by: headerLength + length))
-      guard let last = cipher.finish(into: base.advanced(by: headerLength + length)) else {
-        throw LibCrypto.failure("EVP_CipherFinal_ex")
-      }
-      return length + last
-    }
+    let length = try keys.cipher.sealChained(ivSlot: ivBuffer.baseAddress!, prefix: prefix, body: body)
     let authenticated = headerLength + length
     precondition(authenticated + Format.hmacLength == output.count, "RNCryptor: ciphertext length mismatch")
     try keys.hmac.authenticate(

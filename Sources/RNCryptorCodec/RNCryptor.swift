@@ -121,15 +121,24 @@ public enum RNCryptor {
       } else {
         try LibCrypto.randomIV(ivBuffer)
       }
-      let length = try keys.cipher.withPass(iv: UnsafeRawBufferPointer(ivBuffer), encrypt: true, secret: secret) {
-        (cipher) throws in
-        let length = try plaintext.withUnsafeBytes { (input) throws in
-          try cipher.update(input, into: base.advanced(by: headerLength))
+      let length: Int
+      if iv == nil && !secret {
+        length = try plaintext.withUnsafeBytes { (input) throws in
+          try keys.cipher.sealChained(
+            ivSlot: ivBuffer.baseAddress!, prefix: input, body: UnsafeRawBufferPointer(start: nil, count: 0))
         }
-        guard let last = cipher.finish(into: base.advanced(by: headerLength + length)) else {
-          throw LibCrypto.failure("EVP_CipherFinal_ex")
+      } else {
+        // A given IV (the test vectors), or a secret, which must not stay in a pooled context.
+        length = try keys.cipher.withPass(iv: UnsafeRawBufferPointer(ivBuffer), encrypt: true, secret: secret) {
+          (cipher) throws in
+          let length = try plaintext.withUnsafeBytes { (input) throws in
+            try cipher.update(input, into: base.advanced(by: headerLength))
+          }
+          guard let last = cipher.finish(into: base.advanced(by: headerLength + length)) else {
+            throw LibCrypto.failure("EVP_CipherFinal_ex")
+          }
+          return length + last
         }
-        return length + last
       }
       let authenticated = headerLength + length
       precondition(authenticated + Format.hmacLength == total, "RNCryptor: ciphertext length mismatch")

@@ -9,6 +9,9 @@ final class CipherKey: Sendable {
   let key: SecureBytes
   fileprivate let encryptors = ContextPool(release: { EVP_CIPHER_CTX_free($0) })
   fileprivate let decryptors = ContextPool(release: { EVP_CIPHER_CTX_free($0) })
+  /// AES-256-CBC encryption contexts without padding, keyed once and never given an IV again:
+  /// each message continues from the last block the context wrote (see `sealChained`).
+  private let chainedEncryptors = ContextPool(release: { EVP_CIPHER_CTX_free($0) })
   /// AES-256-ECB decryption contexts without padding, keyed once and never given an IV.
   private let blockDecryptors = ContextPool(release: { EVP_CIPHER_CTX_free($0) })
 
@@ -112,13 +115,63 @@ extension CipherKey {
     return input.count - padding
   }
 
+  /// Encrypts `prefix` then `body` as one CBC message with PKCS#7 padding whose IV the
+  /// context makes itself. On entry the 16 bytes at `ivSlot` are fresh random bytes; on return
+  /// they are the message's IV, and the ciphertext follows them (from `ivSlot + 16`, room for
+  /// `prefix.count + body.count + 16` bytes), as in an RNCryptor message.
+  ///
+  /// The context is never given an IV: it encrypts the random block first, which turns it into
+  /// E(random XOR the last block it wrote), and a CBC context that has just written a block
+  /// continues exactly as a fresh one whose IV is that block. Random input through a block
+  /// cipher is as unpredictable as a random IV. Prevents: a CBC context's IV set-up per
+  /// message, which in OpenSSL 3.0 looks the IV length up by name (two per record). Not for
+  /// secrets: the context's block buffer keeps the last partial block of plaintext.
+  ///
+  /// - Returns: the ciphertext's length (a multiple of 16, padding included).
+  func sealChained(ivSlot: UnsafeMutableRawPointer, prefix: UnsafeRawBufferPointer, body: UnsafeRawBufferPointer)
+    throws -> Int
+  {
+    let context = try chainedEncryptor()
+    var reusable = false
+    defer { if reusable { chainedEncryptors.give(context) } else { EVP_CIPHER_CTX_free(context) } }
+    let pass = CipherPass(context: context)
+    guard try pass.update(UnsafeRawBufferPointer(start: UnsafeRawPointer(ivSlot), count: 16), into: ivSlot) == 16 else {
+      throw LibCrypto.failure("EVP_CipherUpdate")
+    }
+    let output = ivSlot + 16
+    var written = try pass.update(prefix, into: output)
+    written += try pass.update(body, into: output + written)
+    let padding = 16 - (prefix.count + body.count) % 16
+    let tail = output + written
+    written += try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { block in
+      block.initialize(repeating: UInt8(padding))
+      return try pass.update(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: block[0..<padding])), into: tail)
+    }
+    guard written == prefix.count + body.count + padding else { throw LibCrypto.failure("EVP_CipherUpdate") }
+    reusable = true
+    return written
+  }
+
+  /// An idle chained encryption context, or a new one keyed with padding off.
+  private func chainedEncryptor() throws -> OpaquePointer {
+    if let context = chainedEncryptors.take() { return context }
+    return try newContext(try LibCrypto.algorithms().aes256CBC, encrypt: true)
+  }
+
   /// An idle ECB decryption context, or a new one keyed with padding off.
   private func blockDecryptor() throws -> OpaquePointer {
     if let context = blockDecryptors.take() { return context }
-    let algorithm = try LibCrypto.algorithms().aes256ECB
+    return try newContext(try LibCrypto.algorithms().aes256ECB, encrypt: false)
+  }
+
+  /// A new context of `algorithm` keyed with this key, with padding off. A CBC one starts from
+  /// an all-zero chaining block, which `sealChained` never uses as an IV.
+  private func newContext(_ algorithm: OpaquePointer, encrypt: Bool) throws -> OpaquePointer {
     guard let context = EVP_CIPHER_CTX_new() else { throw LibCrypto.failure("EVP_CIPHER_CTX_new") }
+    let zero = [UInt8](repeating: 0, count: 16)
     let status = key.withUnsafeBytes { keyBytes in
-      EVP_CipherInit_ex2(context, algorithm, keyBytes.baseAddress?.assumingMemoryBound(to: UInt8.self), nil, 0, nil)
+      EVP_CipherInit_ex2(
+        context, algorithm, keyBytes.baseAddress?.assumingMemoryBound(to: UInt8.self), zero, encrypt ? 1 : 0, nil)
     }
     guard status == 1, EVP_CIPHER_CTX_set_padding(context, 0) == 1 else {
       EVP_CIPHER_CTX_free(context)
