@@ -20,7 +20,9 @@ final class RecordCache: Sendable {
 
   private struct State {
     var slots: [Slot] = []
-    var slotOf: [RecordLocation: Int] = [:]
+    /// Slot index by `key(of:)`. Prevents: hashing all three fields of a location (its length
+    /// adds nothing: segment and offset name one record) on every lookup.
+    var slotOf: [UInt64: Int] = [:]
     var hand = 0
     var bytes = 0
   }
@@ -38,12 +40,17 @@ final class RecordCache: Sendable {
     self.capacity = capacity
   }
 
+  /// A location as one integer: its segment and offset.
+  private static func key(of location: RecordLocation) -> UInt64 {
+    UInt64(location.segment) << 32 | UInt64(location.offset)
+  }
+
   /// Runs `body` on the cached record at `location`, or returns `nil` when it is not cached.
   func withRecord<Result>(
     at location: RecordLocation, _ body: (UnsafeRawBufferPointer) throws -> Result
   ) rethrows -> Result? {
     let record = state.withLock { state -> [UInt8]? in
-      guard let slot = state.slotOf[location] else { return nil }
+      guard let slot = state.slotOf[Self.key(of: location)] else { return nil }
       state.slots[slot].referenced = true
       return state.slots[slot].record
     }
@@ -58,11 +65,11 @@ final class RecordCache: Sendable {
     guard cost <= capacity / 4 else { return }
     let copy = [UInt8](record)
     state.withLock { state in
-      guard state.slotOf[location] == nil else { return }
+      guard state.slotOf[Self.key(of: location)] == nil else { return }
       while state.bytes + cost > capacity, !state.slots.isEmpty {
         evictOne(&state)
       }
-      state.slotOf[location] = state.slots.count
+      state.slotOf[Self.key(of: location)] = state.slots.count
       state.slots.append(Slot(location: location, record: copy, referenced: false))
       state.bytes += cost
     }
@@ -86,11 +93,11 @@ final class RecordCache: Sendable {
     }
     let victim = state.hand
     state.bytes -= state.slots[victim].record.count + Self.entryOverhead
-    state.slotOf[state.slots[victim].location] = nil
+    state.slotOf[Self.key(of: state.slots[victim].location)] = nil
     let last = state.slots.count - 1
     if victim != last {
       state.slots[victim] = state.slots[last]
-      state.slotOf[state.slots[victim].location] = victim
+      state.slotOf[Self.key(of: state.slots[victim].location)] = victim
     }
     state.slots.removeLast()
   }
