@@ -57,6 +57,7 @@ enum ImportCommand: Subcommand {
             + "import it with the application's importJSON(contentsOf:); nothing was written")
       }
       var totals = Totals()
+      let checker = StrictJSONChecker()
       /// Objects of the batch under way (not committed).
       var pending = 0
       var batchLine = 1
@@ -91,7 +92,7 @@ enum ImportCommand: Subcommand {
               while let record = try reader.next() {
                 guard shouldContinue() else { throw ImportInterrupted() }
                 if pending == 0 { batchLine = record.line }
-                let key = try prefix + ImportID.of(record, field: idField)
+                let key = try prefix + ImportID.of(record, field: idField, checker: checker)
                 guard key.utf8.count <= CaskFormat.maximumKeyLength else {
                   throw CollectionError.invalidImport(reason: "the id is too long for a key", line: record.line)
                 }
