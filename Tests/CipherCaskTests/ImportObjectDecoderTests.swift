@@ -40,7 +40,8 @@ struct ImportObjectDecoderTests {
       lhs.id == rhs.id && lhs.text == rhs.text && lhs.int == rhs.int && lhs.int8 == rhs.int8
         && lhs.uint16 == rhs.uint16 && lhs.int64 == rhs.int64 && lhs.uint64 == rhs.uint64
         && lhs.double.bitPattern == rhs.double.bitPattern && lhs.float?.bitPattern == rhs.float?.bitPattern
-        && lhs.flag == rhs.flag && lhs.date?.timeIntervalSinceReferenceDate.bitPattern
+        && lhs.flag == rhs.flag
+        && lhs.date?.timeIntervalSinceReferenceDate.bitPattern
           == rhs.date?.timeIntervalSinceReferenceDate.bitPattern
         && lhs.url == rhs.url && lhs.data == rhs.data && lhs.tags == rhs.tags && lhs.nested == rhs.nested
         && lhs.map == rhs.map
@@ -91,7 +92,9 @@ struct ImportObjectDecoderTests {
           #expect(fast == value, "\(name): \(String(decoding: text, as: UTF8.self))")
         }
       } else {
-        #expect(fast == nil, "\(name): the fast path decoded what JSONDecoder refuses: \(String(decoding: text, as: UTF8.self))")
+        #expect(
+          fast == nil,
+          "\(name): the fast path decoded what JSONDecoder refuses: \(String(decoding: text, as: UTF8.self))")
       }
       #expect(Self.imported(text, decoder) == expected, "\(name): \(String(decoding: text, as: UTF8.self))")
       _ = random.next()
@@ -138,7 +141,9 @@ struct ImportObjectDecoderTests {
       }
     }
     // Invalid UTF-8 inside a string.
-    let invalid = Data(#"{"id":"a","text":""#.utf8) + Data([0xC3, 0x28]) + Data(#"","int":1,"double":1,"flag":true,"tags":[]}"#.utf8)
+    let invalid =
+      Data(#"{"id":"a","text":""#.utf8) + Data([0xC3, 0x28])
+      + Data(#"","int":1,"double":1,"flag":true,"tags":[]}"#.utf8)
     #expect(Self.imported(invalid, JSONDecoder()) == Self.foundation(invalid, JSONDecoder()))
     #expect(ImportObjectDecoder.fastPath(Model.self, from: invalid, decoder: JSONDecoder()) == nil)
   }
@@ -152,9 +157,11 @@ struct ImportObjectDecoderTests {
       #expect(got == expected, "depth \(depth)")
     }
     let huge = "1" + String(repeating: "0", count: 5_000)
-    for number in [huge, "-" + huge, huge + ".5", "0." + huge, "1e99999999999", "-1e-99999999999", "4.9e-324",
-      "2.2250738585072014e-308", "1.7976931348623157e308", "9007199254740993", "0.1", "-0", "-0.0", "123456789012345678"]
-    {
+    for number in [
+      huge, "-" + huge, huge + ".5", "0." + huge, "1e99999999999", "-1e-99999999999", "4.9e-324",
+      "2.2250738585072014e-308", "1.7976931348623157e308", "9007199254740993", "0.1", "-0", "-0.0",
+      "123456789012345678",
+    ] {
       let text = Data("[\(number)]".utf8)
       #expect(
         Outcome { try JSONDecoder().decode([Double].self, from: text).map(\.bitPattern) }
@@ -175,8 +182,10 @@ struct ImportObjectDecoderTests {
   func plainISO8601MatchesFoundation() throws {
     var random = SeededRandom.make(test: "plainISO8601MatchesFoundation")
     let style = Date.ISO8601FormatStyle()
-    var texts = ["1900-01-01T00:00:00Z", "2000-02-29T23:59:59Z", "2100-02-28T12:00:00Z", "9999-12-31T23:59:59Z",
-      "1970-01-01T00:00:00Z", "2024-02-29T00:00:00Z"]
+    var texts = [
+      "1900-01-01T00:00:00Z", "2000-02-29T23:59:59Z", "2100-02-28T12:00:00Z", "9999-12-31T23:59:59Z",
+      "1970-01-01T00:00:00Z", "2024-02-29T00:00:00Z",
+    ]
     for _ in 0..<testIterations(2_000) {
       let seconds = Double(Int64.random(in: -2_208_988_800...253_402_300_799, using: &random))
       texts.append(style.format(Date(timeIntervalSince1970: seconds)))
@@ -185,9 +194,10 @@ struct ImportObjectDecoderTests {
       let ours = try #require(JSONTapeDecoding.plainISO8601(text), "\(text)")
       #expect(ours == (try style.parse(text)), "\(text)")
     }
-    for text in ["2023-02-29T00:00:00Z", "1899-12-31T23:59:59Z", "2026-13-01T00:00:00Z", "2026-01-01T24:00:00Z",
-      "2026-01-01T00:00:60Z", "2026-01-01t00:00:00Z", "2026-01-01T00:00:00+01:00"]
-    {
+    for text in [
+      "2023-02-29T00:00:00Z", "1899-12-31T23:59:59Z", "2026-13-01T00:00:00Z", "2026-01-01T24:00:00Z",
+      "2026-01-01T00:00:60Z", "2026-01-01t00:00:00Z", "2026-01-01T00:00:00+01:00",
+    ] {
       #expect(JSONTapeDecoding.plainISO8601(text) == nil, "\(text)")
     }
   }
@@ -196,7 +206,11 @@ struct ImportObjectDecoderTests {
   func keysMatchAsFoundationMatchesThem() throws {
     struct Keys: Codable, Equatable {
       var name: String
-      var K: String?
+      var kelvin: String?
+      enum CodingKeys: String, CodingKey {
+        case name, fooBar, map
+        case kelvin = "K"
+      }
       var fooBar: String?
       var map: [String: Int]?
     }
@@ -214,7 +228,8 @@ struct ImportObjectDecoderTests {
       for text in texts {
         let data = Data(text.utf8)
         let expected = Outcome { try decoder.decode(Keys.self, from: data) }
-        #expect(Outcome { try ImportObjectDecoder(decoder).decode(Keys.self, from: data) } == expected, "\(name): \(text)")
+        #expect(
+          Outcome { try ImportObjectDecoder(decoder).decode(Keys.self, from: data) } == expected, "\(name): \(text)")
         if let fast = ImportObjectDecoder.fastPath(Keys.self, from: data, decoder: decoder) {
           #expect(Outcome.value(fast) == expected, "\(name): \(text)")
         }
@@ -237,8 +252,9 @@ struct ImportObjectDecoderTests {
     }
     for text in [#"{"value":1.0,"text":"a"}"#, #"{"value":1e2,"text":"b"}"#, #"{"value":"x","text":1}"#] {
       let data = Data(text.utf8)
-      #expect(try ImportObjectDecoder(JSONDecoder()).decode(Lenient.self, from: data)
-        == JSONDecoder().decode(Lenient.self, from: data), "\(text)")
+      #expect(
+        try ImportObjectDecoder(JSONDecoder()).decode(Lenient.self, from: data)
+          == JSONDecoder().decode(Lenient.self, from: data), "\(text)")
     }
   }
 }
@@ -265,13 +281,17 @@ struct JSONTextGenerator {
   mutating func chance(_ percent: Int) -> Bool { Int.random(in: 0..<100, using: &random) < percent }
 
   mutating func string() -> String {
-    let pieces = ["a", "Zz", " ", "é", "e\u{301}", "😀", "\\n", "\\\"", "\\\\", "\\/", "\\u00e9", "\\ud83d\\ude00",
-      "\\u0000", "\\t", "日本", "\\u212A", "_", "x_y"]
+    let pieces = [
+      "a", "Zz", " ", "é", "e\u{301}", "😀", "\\n", "\\\"", "\\\\", "\\/", "\\u00e9", "\\ud83d\\ude00",
+      "\\u0000", "\\t", "日本", "\\u212A", "_", "x_y",
+    ]
     return (0..<Int.random(in: 0...6, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined()
   }
 
   mutating func integer(_ range: ClosedRange<Int64>) -> String {
-    if chance(3) { return ["1.0", "1e2", "-0", "01", "1.5", "18446744073709551616", "\"3\""].randomElement(using: &random)! }
+    if chance(3) {
+      return ["1.0", "1e2", "-0", "01", "1.5", "18446744073709551616", "\"3\""].randomElement(using: &random)!
+    }
     return String(Int64.random(in: range, using: &random))
   }
 
@@ -283,7 +303,9 @@ struct JSONTextGenerator {
     case 3: return "\(Int.random(in: 1...9, using: &random))e\(Int.random(in: -330...330, using: &random))"
     case 4: return String(Double(bitPattern: random.next() & 0x7FEF_FFFF_FFFF_FFFF))
     case 5: return "-0.\(String(repeating: "0", count: Int.random(in: 0...30, using: &random)))1"
-    case 6: return ["0", "-0", "0.0", "1E+2", "12345678901234567890", "0.1e-1", "1e400", "\"1\""].randomElement(using: &random)!
+    case 6:
+      return ["0", "-0", "0.0", "1E+2", "12345678901234567890", "0.1e-1", "1e400", "\"1\""].randomElement(
+        using: &random)!
     default: return String(Float.random(in: -1000...1000, using: &random))
     }
   }
@@ -301,7 +323,10 @@ struct JSONTextGenerator {
     var fields: [(String, String)] = [
       ("id", "\"\(string())\""), ("text", "\"\(string())\""), ("int", integer(-1_000_000_000...1_000_000_000)),
       ("double", double()), ("flag", chance(50) ? "true" : "false"),
-      ("tags", "[" + (0..<Int.random(in: 0...3, using: &random)).map { _ in "\"\(string())\"" }.joined(separator: ",") + "]"),
+      (
+        "tags",
+        "[" + (0..<Int.random(in: 0...3, using: &random)).map { _ in "\"\(string())\"" }.joined(separator: ",") + "]"
+      ),
     ]
     if chance(50) { fields.append(("int8", integer(-130...130))) }
     if chance(50) { fields.append(("uint16", integer(-2...70_000))) }
@@ -309,8 +334,12 @@ struct JSONTextGenerator {
     if chance(50) { fields.append(("uint64", integer(0...Int64.max))) }
     if chance(50) { fields.append(("float", double())) }
     if chance(50) { fields.append(("date", date(isoDates: isoDates))) }
-    if chance(40) { fields.append(("url", chance(90) ? "\"https://example.com/\(Int.random(in: 0...99, using: &random))\"" : "\"\"")) }
-    if chance(40) { fields.append(("data", "\"\(random.bytes(Int.random(in: 0...9, using: &random)).base64EncodedString())\"")) }
+    if chance(40) {
+      fields.append(("url", chance(90) ? "\"https://example.com/\(Int.random(in: 0...99, using: &random))\"" : "\"\""))
+    }
+    if chance(40) {
+      fields.append(("data", "\"\(random.bytes(Int.random(in: 0...9, using: &random)).base64EncodedString())\""))
+    }
     if chance(40) { fields.append(("nested", #"{"label":"\#(string())","values":[1,2,\#(integer(-5...5))]}"#)) }
     if chance(30) { fields.append(("map", #"{"a_b":1,"\#(string())":2}"#)) }
     if chance(30) { fields.append(("matrix", "[[\(double()),\(double())],[]]")) }
@@ -321,6 +350,8 @@ struct JSONTextGenerator {
     if chance(5) { fields.append(("id", "\"again\"")) }
     fields.shuffle(using: &random)
     let spaces = chance(20) ? " " : ""
-    return Data(("{" + spaces + fields.map { "\"\($0.0)\"\(spaces):\(spaces)\($0.1)" }.joined(separator: "," + spaces) + "}").utf8)
+    return Data(
+      ("{" + spaces + fields.map { "\"\($0.0)\"\(spaces):\(spaces)\($0.1)" }.joined(separator: "," + spaces) + "}").utf8
+    )
   }
 }

@@ -265,8 +265,9 @@ extension JSONTape {
           position += 1
           if flags & Flags.nonASCII != 0 {
             // Prevents: a value Foundation refuses (invalid UTF-8) passing here.
-            guard String(validating: UnsafeRawBufferPointer(rebasing: bytes[start..<position - 1]), as: UTF8.self)
-              != nil
+            guard
+              String(validating: UnsafeRawBufferPointer(rebasing: bytes[start..<position - 1]), as: UTF8.self)
+                != nil
             else { return nil }
           }
           return token

@@ -70,7 +70,8 @@ public struct SQLiteObjectOpener: ObjectStoreOpener {
   public var name: String { sqlite.name + (sealsRows ? (perObjectPBKDF2 ? "+pbkdf2" : "+rncryptor") : "") }
   public var setup: String {
     guard sealsRows else {
-      return sqlite.description + "; table objects (id TEXT PRIMARY KEY, body BLOB), body = JSON; one save per transaction"
+      return sqlite.description
+        + "; table objects (id TEXT PRIMARY KEY, body BLOB), body = JSON; one save per transaction"
     }
     return sqlite.description + "; table objects (id TEXT PRIMARY KEY, body BLOB), body = RNCryptor(JSON), "
       + (perObjectPBKDF2
