@@ -120,7 +120,7 @@ extension CaskCollection {
                 line: record.line)
             }
             let item = ImportedObject(key: try key(for: object.id), value: value, bytesRead: reader.bytesConsumed)
-            guard emit(item) else { return }
+            guard emit(item, !reader.hasBufferedInput) else { return }
           }
         }
       }

@@ -15,7 +15,7 @@ struct ImportPipelineTests {
   @Test("items arrive in order, then the producer's error")
   func itemsThenError() throws {
     let pipeline = ImportPipeline<Int> { emit in
-      for item in 0..<1_000 where !emit(item) { return }
+      for item in 0..<1_000 where !emit(item, item % 100 == 0) { return }
       throw Failure()
     }
     defer { pipeline.stop() }
@@ -31,7 +31,7 @@ struct ImportPipelineTests {
     let made = Atomic<Int>(0)
     let pipeline = ImportPipeline<Int> { emit in
       var item = 0
-      while emit(item) {
+      while emit(item, false) {
         item += 1
         made.store(item, ordering: .relaxed)
       }

@@ -8,11 +8,11 @@ import Foundation
 /// consumer after every item made before it, from `next()`; a consumer that stops (by
 /// throwing, say) calls `stop()`, which makes the producer's next `emit` return `false` and
 /// waits until its thread has ended. Nothing of the producer runs after `stop()` returns.
-final class ImportPipeline<Item>: @unchecked Sendable {
+package final class ImportPipeline<Item>: @unchecked Sendable {
   /// Items handed over at a time: one lock and wake-up per chunk, not per object.
-  static var chunkLength: Int { 64 }
+  package static var chunkLength: Int { 64 }
   /// Chunks that may wait: about 512 objects in flight.
-  static var capacity: Int { 8 }
+  package static var capacity: Int { 8 }
 
   // Guarded by `condition`.
   private let condition = NSCondition()
@@ -26,15 +26,17 @@ final class ImportPipeline<Item>: @unchecked Sendable {
   private var position = 0
 
   /// Starts `produce` on a new thread. It calls `emit` with each item, in order, and stops
-  /// when `emit` returns `false`.
-  init(produce: @escaping @Sendable (_ emit: (Item) -> Bool) throws -> Void) {
+  /// when `emit` returns `false`. Items go over a chunk at a time; `flush` (an item after which
+  /// the producer may wait for its input) sends the chunk at once, so that a slow input (a
+  /// pipe) does not hold items back.
+  package init(produce: @escaping @Sendable (_ emit: (_ item: Item, _ flush: Bool) -> Bool) throws -> Void) {
     let thread = Thread { [self] in
       var chunk: [Item] = []
       chunk.reserveCapacity(Self.chunkLength)
       do {
-        try produce { item in
+        try produce { item, flush in
           chunk.append(item)
-          guard chunk.count >= Self.chunkLength else { return true }
+          guard flush || chunk.count >= Self.chunkLength else { return true }
           defer { chunk = [] }
           return self.push(chunk)
         }
@@ -73,7 +75,7 @@ final class ImportPipeline<Item>: @unchecked Sendable {
   /// The next item, or `nil` after the last.
   ///
   /// - Throws: what the producer threw, once every item before it was taken.
-  func next() throws -> Item? {
+  package func next() throws -> Item? {
     if position < current.count {
       defer { position += 1 }
       return current[position]
@@ -95,7 +97,7 @@ final class ImportPipeline<Item>: @unchecked Sendable {
   }
 
   /// Tells the producer to stop and waits until its thread has ended.
-  func stop() {
+  package func stop() {
     condition.lock()
     defer { condition.unlock() }
     stopped = true
