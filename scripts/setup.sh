@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Installs what CipherCask needs on a Debian machine that already has the Swift toolchain:
-# libcrypto's headers for the library, and the benchmark's peers (SQLite, SQLCipher, LMDB,
-# LevelDB) plus openssl and hyperfine, and python3 with its cryptography module for the tests
-# (the REST server of the HTTP tests, and scripts/read-store.py, the independent reader of the
+# libcrypto's headers for the library, and the benchmark's peers (SQLite, SQLCipher and its
+# shell, LMDB, LevelDB) plus openssl and hyperfine, and python3 with its cryptography module for
+# the tests (the REST server of the HTTP tests, and scripts/read-store.py, the independent reader of the
 # format). Installs only what is missing; safe to run again.
 set -euo pipefail
 
-packages=(libssl-dev openssl libsqlite3-dev libsqlcipher-dev liblmdb-dev libleveldb-dev hyperfine python3 python3-cryptography)
+packages=(libssl-dev openssl libsqlite3-dev libsqlcipher-dev sqlcipher liblmdb-dev libleveldb-dev hyperfine python3 python3-cryptography)
 missing=()
 for package in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then

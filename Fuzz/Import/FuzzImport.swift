@@ -9,7 +9,8 @@ import Synchronization
 /// dates (as the demo events do). Only `CaskError` or `CollectionError` may be thrown; an import that succeeds
 /// counts each distinct id once, and every id then reads back as its last occurrence in the
 /// array, exactly (dates included: far dates came back as other dates once); a
-/// failed import writes nothing.
+/// failed import writes nothing. The import's own JSON decoding answers as `JSONDecoder` does:
+/// a value only where `JSONDecoder` gives the same value, otherwise `JSONDecoder`'s own error.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzImport(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
   guard let data else { return 0 }
@@ -66,6 +67,7 @@ enum ImportTarget {
     var input = FuzzInput(bytes)
     let snakeCase = input.byte() & 1 != 0
     let json = input.rest()
+    checkFastDecoding(json, decoder: decoder(snakeCase: snakeCase))
     let store = store()
     let collection = store.collection(FuzzRecord.self, named: "records")
     let before = collection.count
@@ -101,6 +103,39 @@ enum ImportTarget {
     }
   }
 
+  /// The import's decoder (fast path and all) against `JSONDecoder`, on the whole array and
+  /// on its first element.
+  static func checkFastDecoding(_ json: Data, decoder: JSONDecoder) {
+    func outcome<T: Equatable>(_ body: () throws -> T) -> Result<T, DecodingFailure> {
+      do {
+        return .success(try body())
+      } catch {
+        return .failure(DecodingFailure(summary: CollectionError.summary(of: error), text: "\(error)"))
+      }
+    }
+    let expected = outcome { try decoder.decode([FuzzRecord].self, from: json) }
+    if let fast = ImportObjectDecoder.fastPath([FuzzRecord].self, from: json, decoder: decoder) {
+      FuzzReplay.check(expected == .success(fast), "the fast path decoded differently from JSONDecoder")
+    }
+    FuzzReplay.check(
+      outcome { try ImportObjectDecoder(decoder).decode([FuzzRecord].self, from: json) } == expected,
+      "the import's decoder answered differently from JSONDecoder")
+    let object = outcome { try decoder.decode(FuzzRecord.self, from: json) }
+    FuzzReplay.check(
+      outcome { try ImportObjectDecoder(decoder).decode(FuzzRecord.self, from: json) } == object,
+      "the import's decoder answered differently from JSONDecoder for an object")
+  }
+
+  /// A failed decode. Two failures count as the same answer whatever their text: the path in
+  /// `JSONDecoder`'s own error can differ between two of its runs on the same bytes (a
+  /// dictionary's keys come in hash order, so the first bad one it meets varies).
+  struct DecodingFailure: Error, Equatable {
+    var summary: String
+    var text: String
+
+    static func == (lhs: DecodingFailure, rhs: DecodingFailure) -> Bool { true }
+  }
+
   static func seeds() throws -> [(String, Data)] {
     let plain = """
       [{"id":"a","name":"Alice","count":1,"score":2.5,"tags":["x","y"],"createdAt":700000000,"nested":{"k":1},"flag":true},
@@ -110,6 +145,13 @@ enum ImportTarget {
       [{"id":"e1","count":0,"tags":["t"],"created_at":"2024-05-01T12:00:00Z","score":1e-3},
        {"id":"e2","count":9007199254740991,"tags":[],"flag":false,"nested":{}}]
       """
+    let numbers = """
+      [{"id":"n\\u00e9\\n","count":-0,"score":-0.0,"tags":["\\ud83d\\ude00","a\\/b"],"nested":{"a":1,"a":2}},
+       {"id":"m","count":1.0,"score":1e-400,"tags":[]},{"id":"o","count":1,"score":123456789012345678901234,"tags":[]}]
+      """
+    let snakeKeys = """
+      [{"id":"s","count":2,"tags":[],"created_at":"1999-12-31T23:59:59Z","nested":{"a_b":1},"flag":null,"created_At":"x"}]
+      """
     return [
       ("plain", Data([0]) + Data(plain.utf8)), ("snake-case", Data([1]) + Data(snake.utf8)),
       ("empty-array", Data([0]) + Data("[]".utf8)), ("not-an-array", Data([0]) + Data("{\"id\":\"a\"}".utf8)),
@@ -117,6 +159,7 @@ enum ImportTarget {
       ("unicode-id", Data([0]) + Data("[{\"id\":\"\\u00e9\\u0000\\ud83d\\ude00\",\"count\":1,\"tags\":[]}]".utf8)),
       ("empty-id", Data([0]) + Data("[{\"id\":\"\",\"count\":1,\"tags\":[]}]".utf8)),
       ("truncated", Data([0]) + Data(plain.utf8.prefix(40))),
+      ("numbers-escapes", Data([0]) + Data(numbers.utf8)), ("snake-keys-dates", Data([1]) + Data(snakeKeys.utf8)),
     ]
   }
 }

@@ -102,29 +102,44 @@ extension CaskCollection {
     let reader = JSONRecordReader(maximumObjectLength: maximumObjectLength) { count in
       try handle.read(upToCount: count) ?? Data()
     }
+    let objectDecoder = ImportObjectDecoder(decoder)
+    let producer = ImportProducer(reader: reader, decoder: objectDecoder)
     return try store.streamedBatch { batch in
+      // Reading, decoding and encoding on a second thread; encrypting and appending here.
+      let pipeline = ImportPipeline<ImportedObject> { [self] emit in
+        try store.runningForStreamedBatch {
+          let reader = producer.reader
+          while let record = try reader.next() {
+            let object = try decodeImported(record, format: reader.format, decoder: producer.decoder)
+            let value: Data
+            do {
+              value = try encode(object)
+            } catch let error as EncodingError {
+              throw CollectionError.invalidImport(
+                reason: Self.place(of: record, in: reader.format) + CollectionError.summary(of: error),
+                line: record.line)
+            }
+            let item = ImportedObject(key: try key(for: object.id), value: value, bytesRead: reader.bytesConsumed)
+            guard emit(item, !reader.hasBufferedInput) else { return }
+          }
+        }
+      }
+      defer { pipeline.stop() }
       var tally = UpsertTally()
       var objects = 0
-      while let record = try reader.next() {
+      while let item = try pipeline.next() {
         if cancelled?.isSet == true { throw CancellationError() }
-        let object = try decodeImported(record, format: reader.format, decoder: decoder)
-        let value: Data
-        do {
-          value = try encode(object)
-        } catch let error as EncodingError {
-          throw CollectionError.invalidImport(
-            reason: Self.place(of: record, in: reader.format) + CollectionError.summary(of: error), line: record.line)
-        }
-        try batch.upsert(value, forKey: key(for: object.id), counting: &tally)
+        try batch.upsert(item.value, forKey: item.key, counting: &tally)
         objects += 1
-        progress?(ImportProgress(objects: objects, bytesRead: reader.bytesConsumed, totalBytes: total))
+        progress?(ImportProgress(objects: objects, bytesRead: item.bytesRead, totalBytes: total))
       }
       return ImportResult(inserted: tally.inserted, replaced: tally.replaced)
     }
   }
 
-  private func decodeImported(_ record: JSONRecord, format: JSONRecordReader.Format?, decoder: JSONDecoder) throws -> T
-  {
+  private func decodeImported(
+    _ record: JSONRecord, format: JSONRecordReader.Format?, decoder: ImportObjectDecoder
+  ) throws -> T {
     do {
       return try decoder.decode(T.self, from: record.bytes)
     } catch {
@@ -137,5 +152,25 @@ extension CaskCollection {
   /// line apart); nothing for JSON Lines, where the line is the object's place.
   private static func place(of record: JSONRecord, in format: JSONRecordReader.Format?) -> String {
     format == .array ? "element \(record.position): " : ""
+  }
+}
+
+/// One object of a streamed import, ready to append: its key, its encoded value, and how far
+/// into the input it was read.
+struct ImportedObject {
+  var key: String
+  var value: Data
+  var bytesRead: UInt64
+}
+
+/// What the decoding thread of an import uses; handed to that thread whole, and used by it
+/// alone until the import's pipeline has stopped.
+final class ImportProducer: @unchecked Sendable {
+  let reader: JSONRecordReader
+  let decoder: ImportObjectDecoder
+
+  init(reader: JSONRecordReader, decoder: ImportObjectDecoder) {
+    self.reader = reader
+    self.decoder = decoder
   }
 }

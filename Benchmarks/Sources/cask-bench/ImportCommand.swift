@@ -14,11 +14,12 @@ import RNCryptorCodec
 enum ImportCommand: BenchCommand {
   static let name = "import"
   static let abstract = "importJSON(contentsOf:) and cask import of N events: objects/s and peak memory growth."
-  static let usage = "cask-bench import [--quick] [--count N] [--cask PATH] [--dir DIR]"
+  static let usage = "cask-bench import [--quick] [--count N] [--cask PATH] [--sqlcipher PATH] [--dir DIR]"
   static let options: [(flag: String, help: String)] = [
     ("--quick", "20,000 events instead of 750,000 (a few seconds, for CI)."),
     ("--count N", "How many events to import."),
     ("--cask PATH", "Also time this cask binary's 'import' of the same file."),
+    ("--sqlcipher PATH", "The sqlcipher shell for the side-by-side .import (default: sqlcipher on PATH)."),
     ("--dir DIR", "Where the scratch store and file go (default /tmp)."),
     ("-h, --help", "Show help information."),
   ]
@@ -28,6 +29,7 @@ enum ImportCommand: BenchCommand {
     let quick = options.flag("--quick")
     let countText = try options.value("--count")
     let cask = try options.value("--cask")
+    let sqlcipher = try options.value("--sqlcipher") ?? findOnPath("sqlcipher")
     let base = try options.value("--dir") ?? "/tmp"
     try options.finish()
     var count = quick ? 20_000 : 750_000
@@ -40,33 +42,51 @@ enum ImportCommand: BenchCommand {
     let scratch = try ScratchDirectory(in: base)
     defer { scratch.remove() }
     let file = "\(scratch.path)/events.jsonl"
-    let bytes = try writeEvents(count, to: file)
+    let rows = "\(scratch.path)/events.rows"
+    let bytes = try writeEvents(count, to: file, rows: sqlcipher == nil ? nil : rows)
     printToStandardError("import: \(count) events, \(bytes / 1_000_000) MB of JSON Lines")
     print(try measureLibrary(file: file, count: count, in: scratch.path))
     if let cask { print(try measureBinary(cask, file: file, count: count, in: scratch.path)) }
+    if let sqlcipher {
+      print(try measureSQLCipher(sqlcipher, rows: rows, count: count, in: scratch.path))
+    } else {
+      print("sqlcipher .import: not measured (no sqlcipher shell: Debian's sqlcipher package, or --sqlcipher PATH)")
+    }
   }
 
-  /// Writes `count` events, one a line, through a small buffer (the file is never in memory).
+  /// Writes `count` events, one a line, through a small buffer (the file is never in memory);
+  /// with `rows`, the same events as `id` U+001F `line` rows for the SQLCipher shell's `.import`.
   ///
   /// - Returns: the file's size.
-  static func writeEvents(_ count: Int, to path: String) throws -> Int {
-    guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path)
-    else { throw BenchError("cannot create \(path)") }
+  static func writeEvents(_ count: Int, to path: String, rows: String?) throws -> Int {
+    func create(_ path: String) throws -> FileHandle {
+      guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path)
+      else { throw BenchError("cannot create \(path)") }
+      return handle
+    }
+    let handle = try create(path)
     defer { try? handle.close() }
+    let rowHandle = try rows.map(create)
+    defer { try? rowHandle?.close() }
+    var rowChunk = ""
     let cities = ["Utrecht", "Lisbon", "Osaka", "Quito", "Tartu", "Accra", "Perth"]
     var chunk = ""
     var total = 0
     for index in 0..<count {
       let day = 1 + index % 28
       let city = cities[index % cities.count]
-      chunk +=
+      let line =
         #"{"title":"Concert \#(index)","date":"2026-03-\#(day < 10 ? "0" : "")\#(day)T18:00:00Z","#
         + #""venue":"Hall \#(index % 97)","city":"\#(city)","country":"NL","attendees":["ann","bo"],"#
         + #""fb_url":"https://example.com/e/\#(index)","ticket_url":null,"id":"ev-\#(index)"}"# + "\n"
+      chunk += line
+      if rowHandle != nil { rowChunk += "ev-\(index)\u{1F}" + line }
       if chunk.utf8.count >= 1 << 20 || index == count - 1 {
         total += chunk.utf8.count
         try handle.write(contentsOf: Data(chunk.utf8))
         chunk = ""
+        try rowHandle?.write(contentsOf: Data(rowChunk.utf8))
+        rowChunk = ""
       }
     }
     return total
@@ -122,6 +142,53 @@ enum ImportCommand: BenchCommand {
       cask, ["import", path, file, "--collection", "events", "--id-key", "id"], environment: environment)
     let seconds = Double(ProcessFigures.now() - start) / 1e9
     return line("cask import", count: count, seconds: seconds, peakGrowth: peak, note: "child's peak RSS")
+  }
+
+  /// The same rows through the SQLCipher shell's `.import`: a table keyed by id (as a store's
+  /// keys are), the JSON as the body, one transaction (`.import` makes one), `synchronous =
+  /// OFF` as the library's `.never`, the benchmark's page settings (`peer-sqlcipher`). Counted
+  /// afterwards; the run fails unless every row is there.
+  static func measureSQLCipher(_ shell: String, rows: String, count: Int, in directory: String) throws -> String {
+    let script = """
+      PRAGMA key = 'bench-import-password-9f2c';
+      PRAGMA cipher_page_size = 4096;
+      PRAGMA synchronous = OFF;
+      CREATE TABLE events (id TEXT PRIMARY KEY, body TEXT);
+      .mode ascii
+      .separator "\\037" "\\n"
+      .import \(rows) events
+      .mode list
+      SELECT count(*) FROM events;
+
+      """
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: shell)
+    process.arguments = ["\(directory)/sqlcipher.db"]
+    let input = Pipe()
+    let output = Pipe()
+    process.standardInput = input
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    let start = ProcessFigures.now()
+    try process.run()
+    input.fileHandleForWriting.write(Data(script.utf8))
+    try input.fileHandleForWriting.close()
+    let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    let seconds = Double(ProcessFigures.now() - start) / 1e9
+    let stored = Int(printed.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "\n").last ?? "")
+    guard process.terminationStatus == 0, stored == count else {
+      throw BenchError("sqlcipher .import stored \(stored.map(String.init) ?? "no count") of \(count) rows")
+    }
+    let rate = Int(Double(count) / seconds)
+    return "sqlcipher .import: \(count) rows in \(String(format: "%.2f", seconds)) s, \(rate) rows/s "
+      + "(SQLCipher shell, table keyed by id, one transaction, synchronous OFF)"
+  }
+
+  /// The first executable `name` on `PATH`.
+  static func findOnPath(_ name: String) -> String? {
+    let directories = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
+    return directories.map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
   }
 
   /// Runs a child to its end; returns its peak resident set.

@@ -3,8 +3,8 @@ import PeerKit
 
 /// `cask-bench objects`: typed collections of a 10-field Codable struct (`BenchObject`) in
 /// CipherCask (the default binary coder, JSON and property lists) beside SQLite storing the same JSON
-/// encrypted per row with RNCryptor, and beside the per-object PBKDF2 design on a
-/// small sample. Workloads: save (one per transaction), get (random order), all, filter.
+/// encrypted per row with RNCryptor, SQLCipher storing it as plain rows of its encrypted pages,
+/// and the per-object PBKDF2 design on a small sample. Workloads: save (one per transaction), get (random order), all, filter.
 /// Then, in this process, the isolation cost rule: `all()` of 10,000 objects alone in a store and
 /// in a crowded store (ObjectsCommand+Isolation.swift).
 enum ObjectsCommand: BenchCommand {
@@ -42,6 +42,7 @@ enum ObjectsCommand: BenchCommand {
     PeersCommand.Engine(name: "ciphercask+json", executable: "peer-cask"),
     PeersCommand.Engine(name: "ciphercask+plist", executable: "peer-cask"),
     PeersCommand.Engine(name: "sqlite+rncryptor", executable: "peer-sqlite"),
+    PeersCommand.Engine(name: "sqlcipher", executable: "peer-sqlcipher"),
   ]
   static let seedDesign = PeersCommand.Engine(name: "sqlite+pbkdf2", executable: "peer-sqlite")
   static let workloads = ["save", "get", "all", "filter"]
@@ -157,7 +158,15 @@ enum ObjectsCommand: BenchCommand {
         "\(workload): objects a second with BinaryCaskCoder ÷ 100,000", at: objects, required: 1,
         measured: ours?.workload(workload).map { $0.opsPerSecond / 100_000 })
     }
-    return seedTargets + coderTargets + rateTargets
+    // Single objects ahead of the SQL peers holding the same objects.
+    let peerTargets = ["sqlite+rncryptor", "sqlcipher"].flatMap { peer in
+      ["save", "get"].map { workload in
+        PeerTarget(
+          "\(workload): CipherCask ÷ \(peer)", at: objects, required: 1,
+          measured: ratio(report, workload, report.engines.first { $0.engine == peer }))
+      }
+    }
+    return seedTargets + coderTargets + rateTargets + peerTargets
   }
 
   static func panel(_ report: Report) -> RatioChart.Panel {

@@ -1,6 +1,7 @@
 // peer-sqlcipher: SQLCipher (libsqlcipher) for `cask-bench peers`: the same table as
 // peer-sqlite in a database encrypted page by page (AES-256-CBC, HMAC per page), values stored
-// plain inside it; for `cask-bench queries`, events with SQL indexes on the queried fields.
+// plain inside it; for `cask-bench objects`, the objects' JSON as plain rows of the encrypted
+// database; for `cask-bench queries`, events with SQL indexes on the queried fields.
 // Its own process: SQLCipher exports SQLite's symbols.
 import CSQLCipher
 import PeerKit
@@ -24,4 +25,7 @@ let sqlcipher = SQLiteSetup(
   name: "sqlcipher",
   description: "SQLCipher 3.4.1 (SQLite \(String(cString: sqlite3_libversion()))), PRAGMA key, cipher_page_size 4096")
 
-PeerMain.run(stores: [SQLiteOpener(sqlcipher)], eventStores: [SQLiteEventOpener(sqlcipher)])
+PeerMain.run(
+  stores: [SQLiteOpener(sqlcipher)],
+  objectStores: [SQLiteObjectOpener(sqlcipher, perObjectPBKDF2: false, sealsRows: false)],
+  eventStores: [SQLiteEventOpener(sqlcipher)])

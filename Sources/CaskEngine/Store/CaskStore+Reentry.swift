@@ -16,6 +16,9 @@ final class UserCodeMark: Sendable {
   /// own id here, and it reads its own latest store, so relaxed ordering suffices: another
   /// thread may read a stale id, never its own.
   private let thread = Atomic<UInt>(0)
+  /// `pthread_self()` of a thread working for the user code above (an import's decoding
+  /// thread), or 0; the same ordering argument holds.
+  private let helper = Atomic<UInt>(0)
 
   private static var current: UInt { UInt(pthread_self()) }
 
@@ -26,8 +29,28 @@ final class UserCodeMark: Sendable {
     return try body()
   }
 
-  /// Throws when this thread is inside user code of the same store.
+  /// Runs `body` marked as working for the user code that holds the writer, on a thread of
+  /// its own.
+  func runningAsHelper<R>(_ body: () throws -> R) rethrows -> R {
+    let previous = helper.exchange(Self.current, ordering: .relaxed)
+    defer { helper.store(previous, ordering: .relaxed) }
+    return try body()
+  }
+
+  /// Throws when this thread is inside user code of the same store, or works for it.
   func refuse(_ operation: String) throws {
-    if thread.load(ordering: .relaxed) == Self.current { throw CaskError.reentrantCall(operation: operation) }
+    let current = Self.current
+    if thread.load(ordering: .relaxed) == current || helper.load(ordering: .relaxed) == current {
+      throw CaskError.reentrantCall(operation: operation)
+    }
+  }
+}
+
+extension CaskStore {
+  /// Runs `body` on this thread, which works for a streamed batch under way on another one
+  /// (an import that decodes on a second thread), so that a write `body` makes to this store
+  /// throws `CaskError.reentrantCall` instead of waiting forever for the writer the batch holds.
+  package func runningForStreamedBatch<R>(_ body: () throws -> R) rethrows -> R {
+    try userCode.runningAsHelper(body)
   }
 }

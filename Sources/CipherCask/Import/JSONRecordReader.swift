@@ -51,6 +51,9 @@ package final class JSONRecordReader {
   package private(set) var line = 1
   /// Bytes consumed so far, for progress.
   package private(set) var bytesConsumed: UInt64 = 0
+  /// Whether bytes read from the input wait in the buffer: if not, the next object needs a
+  /// read, which may wait (on a pipe).
+  package var hasBufferedInput: Bool { index < buffer.count }
 
   private enum ArrayState {
     case first

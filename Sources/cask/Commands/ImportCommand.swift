@@ -70,6 +70,22 @@ enum ImportCommand: Subcommand {
       // Ctrl-C, kill or a closed terminal: the batch under way is finished or not begun, and
       // the command says what was kept before it ends by the signal.
       return try Interruption.stoppingOnSignal { shouldContinue in
+        // Reading, splitting and checking on a second thread; encrypting and appending here.
+        // Started once the signals are blocked, so that the thread inherits their mask: a
+        // signal delivered to it would end the process before the import says what it kept.
+        let reading = ImportReading(reader: reader)
+        let pipeline = ImportPipeline<ImportReading.Object> { emit in
+          let reader = reading.reader
+          while let record = try reader.next() {
+            let key = try prefix + ImportID.of(record, field: idField, checker: reading.checker)
+            guard key.utf8.count <= CaskFormat.maximumKeyLength else {
+              throw CollectionError.invalidImport(reason: "the id is too long for a key", line: record.line)
+            }
+            let object = ImportReading.Object(record: record, key: key, bytesRead: reader.bytesConsumed)
+            guard emit(object, !reader.hasBufferedInput) else { return }
+          }
+        }
+        defer { pipeline.stop() }
         // Started once the signals are taken: a frame on the terminal means Ctrl-C is handled.
         let total = body.map { UInt64($0.count) } ?? fileSize
         let counter = ProgressCounter()
@@ -88,17 +104,14 @@ enum ImportCommand: Subcommand {
             let (tally, lastLine, atEnd) = try store.streamedBatch { batch -> (UpsertTally, Int, Bool) in
               var tally = UpsertTally()
               var lastLine = 0
-              while let record = try reader.next() {
+              while let object = try pipeline.next() {
                 guard shouldContinue() else { throw ImportInterrupted() }
+                let record = object.record
                 if pending == 0 { batchLine = record.line }
-                let key = try prefix + ImportID.of(record, field: idField)
-                guard key.utf8.count <= CaskFormat.maximumKeyLength else {
-                  throw CollectionError.invalidImport(reason: "the id is too long for a key", line: record.line)
-                }
-                try batch.upsert(record.bytes, forKey: key, counting: &tally)
+                try batch.upsert(record.bytes, forKey: object.key, counting: &tally)
                 pending += 1
                 lastLine = record.line
-                counter.set(reader.bytesConsumed)
+                counter.set(object.bytesRead)
                 if pending == batchSize { return (tally, lastLine, false) }
               }
               guard shouldContinue() else { throw ImportInterrupted() }
@@ -143,6 +156,24 @@ enum ImportCommand: Subcommand {
 
   /// Thrown inside a batch to abort it when a signal asks the import to stop.
   private struct ImportInterrupted: Error {}
+
+  /// What the reading thread of an import uses, handed to it whole and used by it alone
+  /// until the pipeline has stopped.
+  private final class ImportReading: @unchecked Sendable {
+    /// One object read and checked, with its store key and how far into the input it ends.
+    struct Object {
+      var record: JSONRecord
+      var key: String
+      var bytesRead: UInt64
+    }
+
+    let reader: JSONRecordReader
+    let checker = StrictJSONChecker()
+
+    init(reader: JSONRecordReader) {
+      self.reader = reader
+    }
+  }
 
   /// Upserts one batch atomically, counting ids new to the store as inserted. An id that
   /// appears twice in a batch counts once; its last object is stored.

@@ -49,13 +49,19 @@ enum ImportID {
   /// The id of `record`.
   ///
   /// - Throws: `CollectionError.invalidImport` with the record's line.
-  static func of(_ record: JSONRecord, field: String) throws -> String {
-    do {
-      _ = try JSONDecoder().decode(Object.self, from: record.bytes)
-    } catch DecodingError.typeMismatch {
-      throw CollectionError.invalidImport(reason: "not a JSON object", line: record.line)
-    } catch {
-      throw CollectionError.invalidImport(reason: "malformed JSON", line: record.line)
+  /// - Parameter checker: takes almost every valid object without `JSONDecoder` (which then
+  ///   judges only what it leaves).
+  static func of(_ record: JSONRecord, field: String, checker: StrictJSONChecker = StrictJSONChecker()) throws
+    -> String
+  {
+    if !checker.isObject(record.bytes) {
+      do {
+        _ = try JSONDecoder().decode(Object.self, from: record.bytes)
+      } catch DecodingError.typeMismatch {
+        throw CollectionError.invalidImport(reason: "not a JSON object", line: record.line)
+      } catch {
+        throw CollectionError.invalidImport(reason: "malformed JSON", line: record.line)
+      }
     }
     do {
       return try value(record.bytes, field: field)
@@ -70,7 +76,9 @@ enum ImportID {
     let text = bytes[span]
     switch text.first ?? 0 {
     case UInt8(ascii: "\""):
-      guard let string = try? JSONDecoder().decode(String.self, from: text) else { throw Problem.unusable(field) }
+      guard let string = MemberSpan.plainString(text) ?? (try? JSONDecoder().decode(String.self, from: text)) else {
+        throw Problem.unusable(field)
+      }
       guard !string.isEmpty else { throw Problem.empty(field) }
       return string
     case UInt8(ascii: "n"):

@@ -27,7 +27,8 @@ enum MemberSpan {
 
   /// A JSON string literal's text.
   private static func key(_ literal: Data) -> String? {
-    try? JSONDecoder().decode(String.self, from: literal)
+    if let text = plainString(literal) { return text }
+    return try? JSONDecoder().decode(String.self, from: literal)
   }
 
   private struct Scanner {
@@ -86,5 +87,19 @@ enum MemberSpan {
         }
       }
     }
+  }
+}
+
+extension MemberSpan {
+  /// The text of a string literal without escapes, read directly (a `JSONDecoder` per key
+  /// cost more than the rest of an import's object); `nil` for one with an escape or bytes
+  /// that are not UTF-8, which `JSONDecoder` then reads or refuses.
+  static func plainString(_ literal: Data) -> String? {
+    guard literal.count >= 2, literal.first == UInt8(ascii: "\""), literal.last == UInt8(ascii: "\"") else {
+      return nil
+    }
+    let inner = literal.dropFirst().dropLast()
+    guard !inner.contains(UInt8(ascii: "\\")), !inner.contains(where: { $0 < 0x20 }) else { return nil }
+    return String(validating: inner, as: UTF8.self)
   }
 }
