@@ -109,4 +109,104 @@ struct MaintenanceCrashTests {
     }
     #expect(opened == ["old", "new"])
   }
+
+  @Test(
+    "a crash at any point of a second password change (older-epoch segments present) opens with the old or the new password, loses nothing, and compaction then finishes the rotation"
+  )
+  func crashDuringSecondPasswordChange() throws {
+    var random = SeededRandom.make(test: "crash during a second changePassword")
+    var serial = 0
+    let (base, prepared) = try Self.prepared(random: &random, serial: &serial, steps: 15...25, password: "first")
+    var model = prepared
+    // Epoch 1, with epoch 0 segments still there, and more writes under epoch 1.
+    let options = FaultWorkload.options(base, durability: .never)
+    var store = try FaultWorkload.open(options, password: "first")
+    try store.changePassword(to: "old")
+    for _ in 0..<12 {
+      let step = FaultWorkload.step(random: &random, serial: &serial, maintenance: false)
+      try FaultWorkload.run(step, on: &store, options: options)
+      model = FaultWorkload.applying(step, to: model)
+    }
+    try store.close()
+    var finished = false
+    var point = 1
+    var opened: Set<String> = []
+    while !finished {
+      let context = "crash at mutation \(point)"
+      let fileSystem = base.snapshot()
+      let store = try FaultWorkload.open(FaultWorkload.options(fileSystem), password: "old")
+      #expect(store.keyEpochs.olderEpochs == [0], "\(context)")
+      fileSystem.scheduleCrash(afterMutations: point)
+      do {
+        try store.changePassword(to: "new")
+      } catch {
+        #expect(fileSystem.isPoweredOff, "\(context): changePassword failed without a fault: \(error)")
+      }
+      finished = !fileSystem.isPoweredOff
+      let options = FaultWorkload.options(fileSystem.crash(using: &random))
+      let reopened: CaskStore
+      do {
+        reopened = try FaultWorkload.open(options, password: "new")
+        opened.insert("new")
+      } catch CaskError.wrongPassword {
+        #expect(!finished, "\(context): changePassword returned but the new password does not open the store")
+        reopened = try FaultWorkload.open(options, password: "old")
+        opened.insert("old")
+      }
+      FaultWorkload.expect(try FaultWorkload.contents(of: reopened), isOneOf: [model], context)
+      #expect(try reopened.verify().isClean, "\(context)")
+      // The rotation finishes from whichever state the crash left.
+      try reopened.rotateKeys()
+      #expect(reopened.keyEpochs.isRotated, "\(context): \(reopened.keyEpochs)")
+      FaultWorkload.expect(try FaultWorkload.contents(of: reopened), isOneOf: [model], "\(context), rotated")
+      try reopened.close()
+      point += 1
+    }
+    #expect(opened == ["old", "new"])
+  }
+
+  @Test("a crash at random points of the compaction that re-seals older-epoch records loses nothing")
+  func crashDuringRotation() throws {
+    var random = SeededRandom.make(test: "crash during a key rotation")
+    var serial = 0
+    let (base, prepared) = try Self.prepared(random: &random, serial: &serial, steps: 20...35, password: "old")
+    var model = prepared
+    let options = FaultWorkload.options(base, durability: .never)
+    var store = try FaultWorkload.open(options, password: "old")
+    try store.changePassword(to: "new")
+    for _ in 0..<10 {
+      let step = FaultWorkload.step(random: &random, serial: &serial, maintenance: false)
+      try FaultWorkload.run(step, on: &store, options: options)
+      model = FaultWorkload.applying(step, to: model)
+    }
+    try store.close()
+    var finished = false
+    var point = Int.random(in: 1...3, using: &random)
+    var crashes = 0
+    while !finished {
+      let context = "crash at mutation \(point)"
+      let fileSystem = base.snapshot()
+      let store = try FaultWorkload.open(FaultWorkload.options(fileSystem), password: "new")
+      #expect(store.keyEpochs.olderRecords > 0, "\(context)")
+      fileSystem.scheduleCrash(afterMutations: point)
+      do {
+        try store.rotateKeys()
+      } catch {
+        #expect(fileSystem.isPoweredOff, "\(context): rotateKeys failed without a fault: \(error)")
+      }
+      finished = !fileSystem.isPoweredOff
+      let reopened = try FaultWorkload.open(FaultWorkload.options(fileSystem.crash(using: &random)), password: "new")
+      FaultWorkload.expect(try FaultWorkload.contents(of: reopened), isOneOf: [model], context)
+      let damage = try reopened.verify().damage
+      #expect(damage.isEmpty, "\(context): verify found damage: \(damage)")
+      if finished { #expect(reopened.keyEpochs.isRotated, "\(context): \(reopened.keyEpochs)") }
+      try reopened.rotateKeys()
+      #expect(reopened.keyEpochs.isRotated, "\(context), again: \(reopened.keyEpochs)")
+      FaultWorkload.expect(try FaultWorkload.contents(of: reopened), isOneOf: [model], "\(context), again")
+      try reopened.close()
+      crashes += 1
+      point += Int.random(in: 1...4, using: &random)
+    }
+    #expect(crashes > 5, "the rotation took fewer file operations than expected")
+  }
 }

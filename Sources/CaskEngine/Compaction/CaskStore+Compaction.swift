@@ -63,10 +63,22 @@ extension CaskStore {
     // stay (entirely dead) and the manifest before is still true.
     let outputs = compactor.outputs.map(\.segment.id)
     let listed: Bool = writer.withLock { writer in
-      defer { writer.pendingOutputs.subtract(outputs) }
+      defer { for id in outputs { writer.pendingOutputs[id] = nil } }
       return (try? writeManifest(&writer, retiring: compactor.inputs.map(\.id))) != nil
     }
-    if listed || !cipher.bindsRecords { compactor.removeInputs() }
+    if listed || !compactor.cipher.bindsRecords { compactor.removeInputs() }
+    if listed {
+      // The inputs under older key epochs are gone: their keys leave the header, and an old
+      // header opens nothing current. A failure leaves them there, unused, for the next
+      // writable open or compaction to drop.
+      writer.withLock { writer in
+        do {
+          try trimKeyRing(&writer)
+        } catch {
+          hintFailure.withLock { $0 = error as? CaskError ?? .io(operation: "write header", path: path, errno: EIO) }
+        }
+      }
+    }
     return compactor.report
   }
 }
