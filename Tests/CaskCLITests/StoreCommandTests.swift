@@ -108,7 +108,8 @@ struct StoreCommandTests {
     }
     try FileManager.default.copyItem(atPath: cask.path("s/CASK"), toPath: cask.path("old-header"))
     let changed = try cask.run(
-      ["passwd", "s", "--json"], password: "old pass phrase one", environment: ["CASK_NEW_PASSWORD": "new pass phrase two"])
+      ["passwd", "s", "--json"], password: "old pass phrase one",
+      environment: ["CASK_NEW_PASSWORD": "new pass phrase two"])
     #expect(changed.status == 0, "\(changed.err)")
     #expect(changed.out.contains("\"olderRecords\" : 3"), "\(changed.out)")
     #expect(changed.out.contains("\"keyEpoch\" : 1"), "\(changed.out)")
@@ -116,8 +117,10 @@ struct StoreCommandTests {
     #expect(compacted.status == 0, "\(compacted.err)")
     let again = try cask.run(
       ["passwd", "s"], password: "new pass phrase two", environment: ["CASK_NEW_PASSWORD": "third pass phrase"])
-    #expect(again.err == "Changed the password of store 's'.\n3 records (612 B) are still under an old key, which an old "
-      + "copy of the header opens with its password; 'cask compact s' seals them again under the new one.\n", "\(again.err)")
+    #expect(
+      again.err == "Changed the password of store 's'.\n3 records (612 B) are still under an old key, which an old "
+        + "copy of the header opens with its password; 'cask compact s' seals them again under the new one.\n",
+      "\(again.err)")
     #expect(try cask.run(["compact", "s"], password: "third pass phrase").status == 0)
     // The first header, put back: its password opens nothing.
     try FileManager.default.removeItem(atPath: cask.path("s/CASK"))

@@ -110,8 +110,10 @@ struct KeyEpochTests {
     try withStore(options: Self.options, password: "old", label: "epochs-status") { store, path in
       for index in 0..<30 { try store.put(Self.value("value \(index)"), forKey: "key-\(index)") }
       try store.delete("key-0")
-      #expect(store.keyEpochs == KeyEpochStatus(
-        currentEpoch: 0, olderEpochs: [], olderSegments: 0, olderRecords: 0, olderBytes: 0))
+      #expect(
+        store.keyEpochs
+          == KeyEpochStatus(
+            currentEpoch: 0, olderEpochs: [], olderSegments: 0, olderRecords: 0, olderBytes: 0))
       try store.changePassword(to: "new")
       let after = store.keyEpochs
       #expect(after.currentEpoch == 1 && after.olderEpochs == [0])
@@ -122,8 +124,10 @@ struct KeyEpochTests {
       for index in 1...9 { try store.put(Self.value("again \(index)"), forKey: "key-\(index)") }
       #expect(store.keyEpochs.olderRecords == 20)
       try store.rotateKeys()
-      #expect(store.keyEpochs == KeyEpochStatus(
-        currentEpoch: 1, olderEpochs: [], olderSegments: 0, olderRecords: 0, olderBytes: 0))
+      #expect(
+        store.keyEpochs
+          == KeyEpochStatus(
+            currentEpoch: 1, olderEpochs: [], olderSegments: 0, olderRecords: 0, olderBytes: 0))
       #expect(try store.get("key-12") == Self.value("value 12"))
     }
   }

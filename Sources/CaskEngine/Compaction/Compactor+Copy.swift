@@ -27,7 +27,8 @@ extension Compactor {
     _ = try scanner.scan { batch in
       for record in batch {
         guard
-          let key = try? segment.cipher.openKey(of: record, inSegment: segment.id, file: Segment.fileName(id: segment.id))
+          let key = try? segment.cipher.openKey(
+            of: record, inSegment: segment.id, file: Segment.fileName(id: segment.id))
         else { continue }
         entries.append(
           HintEntry(

@@ -120,7 +120,8 @@ struct KeyRing: Sendable {
         previous = epoch
         let key = start + 4
         let keys = try RNCryptor.Keys(
-          encryptionKey: SecureBytes(UnsafeRawBufferPointer(rebasing: buffer[key..<key + CaskFormat.dataKeyPartLength])),
+          encryptionKey: SecureBytes(
+            UnsafeRawBufferPointer(rebasing: buffer[key..<key + CaskFormat.dataKeyPartLength])),
           hmacKey: SecureBytes(
             UnsafeRawBufferPointer(
               rebasing: buffer[(key + CaskFormat.dataKeyPartLength)..<(key + CaskFormat.dataKeyLength)])))
