@@ -22,7 +22,10 @@ public struct CompactionReport: Sendable, Equatable {
 
 extension CaskStore {
   /// Rewrites every sealed segment into new ones holding only live records, then removes the
-  /// old ones. Records are copied as they are, still encrypted: nothing is decrypted.
+  /// old ones. Records are copied as they are, still encrypted (only their key message is
+  /// sealed again, for its new place), except those under an older key epoch after a password
+  /// change: their value is decrypted and sealed again under the current key, and once no
+  /// segment is under an older key the header drops it (`keyEpochs`, Docs/FORMAT.md 3a).
   ///
   /// Readers and writers keep working throughout: the index lock is taken only for short
   /// stretches, writes go to a fresh segment, and a reader that looked up an old segment reads
