@@ -113,8 +113,12 @@ struct StoreCommandTests {
     #expect(changed.status == 0, "\(changed.err)")
     #expect(changed.out.contains("\"olderRecords\" : 3"), "\(changed.out)")
     #expect(changed.out.contains("\"keyEpoch\" : 1"), "\(changed.out)")
+    let before = try cask.run(["stats", "s"], password: "new pass phrase two")
+    #expect(before.out.contains("Key epoch:    1; 3 records (612 B) still under an older key"), "\(before.out)")
     let compacted = try cask.run(["compact", "s"], password: "new pass phrase two")
     #expect(compacted.status == 0, "\(compacted.err)")
+    let after = try cask.run(["stats", "s"], password: "new pass phrase two")
+    #expect(after.out.contains("Key epoch:    1\n"), "\(after.out)")
     let again = try cask.run(
       ["passwd", "s"], password: "new pass phrase two", environment: ["CASK_NEW_PASSWORD": "third pass phrase"])
     #expect(
