@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""An independent reader of a CipherCask store (format versions 2 and 3).
+"""An independent reader of a CipherCask store (format versions 2, 3 and 4: 3 with key epochs).
 
 Written from Docs/FORMAT.md and Docs/CODEC.md only, to check that those pages describe the
 format completely and truly. It never writes to the store.
@@ -118,9 +118,13 @@ SCRYPT_MAX_MEMORY = 256 << 20
 SCRYPT_MAX_WORK = 1 << 30
 SEGMENT_MAGIC = b"CCSEGMNT"
 HINT_MAGIC = b"CCHINTS1"
-READABLE_VERSIONS = (2, 3)
-# Set from the header: every segment and hint of the store must have the same version.
+READABLE_VERSIONS = (2, 3, 4)
+KEY_EPOCHS_VERSION = 4
+# Set from the header: every segment and hint of the store must have this version (3 for a
+# version 4 header, whose records are version 3).
 FORMAT_VERSION = None
+HEADER_VERSION = None
+TAG_KEY_RING = 0x52
 # Version 3 (section 5.4): tags in front of every sealed plaintext, a binding in key messages.
 TAG_KEY, TAG_VALUE, TAG_HINT, TAG_MANIFEST = 0x4B, 0x56, 0x48, 0x4D
 MANIFEST_MAGIC = b"CCMANIFS"
@@ -178,16 +182,28 @@ def read_header(directory, password):
     if len(data) < 16:
         fail("CASK: header is truncated")
     w = u32(data, 12)
-    if len(data) < 16 + w + 4:
-        fail("CASK: header is truncated")
-    if u32(data, 16 + w) != crc32c(data[:16 + w]):
-        fail("CASK: header checksum mismatch")
     version = u16(data, 8)
+    flags = u16(data, 10)
+    ring = None
+    end = 16 + w
+    # Section 3a: a version 4 header with flag bit 2 has the key ring between W and the CRC.
+    if version == KEY_EPOCHS_VERSION and flags & 0x0004:
+        if len(data) < end + 4:
+            fail("CASK: header is truncated")
+        r = u32(data, end)
+        ring = data[end + 4:end + 4 + r]
+        end += 4 + r
+    if len(data) < end + 4:
+        fail("CASK: header is truncated")
+    if u32(data, end) != crc32c(data[:end]):
+        fail("CASK: header checksum mismatch")
     if version not in READABLE_VERSIONS:
         fail(f"CASK: unsupported format version {version}")
-    global FORMAT_VERSION
-    FORMAT_VERSION = version
-    flags = u16(data, 10)
+    if version == KEY_EPOCHS_VERSION and ring is None:
+        fail("CASK: a version 4 header without its key ring")
+    global FORMAT_VERSION, HEADER_VERSION
+    HEADER_VERSION = version
+    FORMAT_VERSION = 3 if version == KEY_EPOCHS_VERSION else version
     wrapped = data[16:16 + w]
     # Bytes after the CRC are ignored (section 3); other flag bits are ignored too.
     if not flags & 0x0001:
@@ -205,7 +221,35 @@ def read_header(directory, password):
         raise
     if len(data_key) != 64:
         fail(f"CASK: wrapped data key is {len(data_key)} bytes, expected 64")
-    return (data_key[:32], data_key[32:])
+    current = (data_key[:32], data_key[32:])
+    if ring is None:
+        return {"current": 0, "keys": {0: current}, "pinned": None}
+    return open_key_ring(ring, current)
+
+
+def open_key_ring(ring, current):
+    """Section 3a: the ring, a key message under the current data key."""
+    plain = open_key_message(ring, current, "CASK key ring")
+    if len(plain) < 48 or plain[0] != TAG_KEY_RING or plain[1] & ~1 or plain[2] or plain[3]:
+        fail("CASK: malformed key ring")
+    epoch, count = u32(plain, 4), u32(plain, 8)
+    if len(plain) != 48 + 68 * count:
+        fail("CASK: malformed key ring (length)")
+    keys = {epoch: current}
+    previous = -1
+    for index in range(count):
+        at = 48 + 68 * index
+        older = u32(plain, at)
+        if older >= epoch or older <= previous:
+            fail("CASK: key ring epochs not increasing below the current one")
+        previous = older
+        keys[older] = (plain[at + 4:at + 36], plain[at + 36:at + 68])
+    pinned = None
+    if plain[1] & 1:
+        pinned = (u32(plain, 12), plain[16:48])
+        if pinned[0] not in keys or pinned[0] == epoch:
+            fail("CASK: key ring pins a manifest under an epoch it does not hold")
+    return {"current": epoch, "keys": keys, "pinned": pinned}
 
 
 def open_scrypt_wrapped(wrapped, password):
@@ -238,8 +282,9 @@ class Record:
 
 
 class Segment:
-    def __init__(self, name, file_id, data, base, sub):
+    def __init__(self, name, file_id, data, base, sub, epoch, keys):
         self.name, self.file_id, self.data, self.base, self.sub = name, file_id, data, base, sub
+        self.epoch, self.keys = epoch, keys     # section 3a: the key epoch its records are under
         self.records = []       # every valid record, in file order
         self.applied = []       # the records of complete batches, in file order
         self.valid_end = SEGMENT_HEADER
@@ -258,13 +303,13 @@ def read_segment_header(name, file_id, data):
         fail(f"{name}: unsupported format version {version}")
     if u32(data, 12) != file_id:
         fail(f"{name}: unreadable segment: header names file id {u32(data, 12):08x}")
-    base, sub = u32(data, 16), u32(data, 20)
+    base, sub, epoch = u32(data, 16), u32(data, 20), u32(data, 24)
     # GAP (guess): section 8 says a writer's segment gets base = its own file id, sub = 0,
     # but not that a reader may rely on it. Checked here as a consistency rule (the engine
     # does not check it: it orders by (base, sub) whatever the id).
     if sub == 0 and base != file_id:
         fail(f"{name}: order sub 0 but order base {base:08x} differs from the file id")
-    return base, sub
+    return base, sub, epoch
 
 
 def plausible(data, offset, end):
@@ -300,8 +345,8 @@ def next_valid_record(data, start, end):
     return None
 
 
-def scan_segment(segment, keys, is_last):
-    data, name = segment.data, segment.name
+def scan_segment(segment, is_last):
+    data, name, keys = segment.data, segment.name, segment.keys
     end = min(len(data), MAX_SEGMENT)
     if len(data) > MAX_SEGMENT:
         fail(f"{name}: segment longer than the format allows (damage)")
@@ -495,8 +540,9 @@ def apply(index, records):
             index.pop(record.key, None)
 
 
-def read_manifest(directory, keys):
-    """Section 6a: the manifest's plaintext, or None when the store has none."""
+def read_manifest(directory, ring):
+    """Section 6a: the manifest's plaintext, or None when the store has none. Under the current
+    key, or (section 3a) the one manifest the key ring pins, under its older key."""
     path = os.path.join(directory, "MANIFEST")
     if not os.path.exists(path):
         return None
@@ -504,32 +550,43 @@ def read_manifest(directory, keys):
         data = handle.read()
     if data[:8] != MANIFEST_MAGIC:
         fail("MANIFEST: bad magic")
-    plain = open_key_message(data[8:], keys, "MANIFEST")
-    if len(plain) < 36 or plain[0] != TAG_MANIFEST or plain[1] != 0 or u16(plain, 2) != FORMAT_VERSION:
+    try:
+        plain = open_key_message(data[8:], ring["keys"][ring["current"]], "MANIFEST")
+    except Invalid:
+        pinned = ring["pinned"]
+        if pinned is None or data[-32:] != pinned[1]:
+            raise
+        plain = open_key_message(data[8:], ring["keys"][pinned[0]], "MANIFEST (pinned)")
+    version = u16(plain, 2) if len(plain) >= 4 else None
+    epochs = version == 4 and FORMAT_VERSION == 3
+    if len(plain) < 36 or plain[0] != TAG_MANIFEST or plain[1] != 0 or (version != FORMAT_VERSION and not epochs):
         fail("MANIFEST: malformed (tag, reserved byte or version)")
+    entry_length, pending_length = (28, 8) if epochs else (24, 4)
     count, retired_count, pending_count = u32(plain, 24), u32(plain, 28), u32(plain, 32)
-    if len(plain) != 36 + 24 * count + 4 * (retired_count + pending_count):
+    if len(plain) != 36 + entry_length * count + 4 * retired_count + pending_length * pending_count:
         fail("MANIFEST: the counts do not fill the plaintext exactly")
     entries = []
     for index in range(count):
-        at = 36 + 24 * index
+        at = 36 + entry_length * index
         flags = u32(plain, at + 12)
         if flags & ~1:
             fail(f"MANIFEST: unknown flags in entry {index}")
         entries.append({"id": u32(plain, at), "order": (u32(plain, at + 4), u32(plain, at + 8)),
-                        "active": bool(flags & 1), "length": u64(plain, at + 16)})
-    at = 36 + 24 * count
+                        "active": bool(flags & 1), "length": u64(plain, at + 16),
+                        "epoch": u32(plain, at + 24) if epochs else 0})
+    at = 36 + entry_length * count
     retired = {u32(plain, at + 4 * index) for index in range(retired_count)}
     at += 4 * retired_count
-    pending = {u32(plain, at + 4 * index) for index in range(pending_count)}
+    pending = {u32(plain, at + pending_length * index): (u32(plain, at + pending_length * index + 4) if epochs else 0)
+               for index in range(pending_count)}
     return {"generation": u64(plain, 4), "last_sequence": u64(plain, 12), "next_id": u32(plain, 20),
             "segments": entries, "retired": retired, "pending": pending}
 
 
-def check_manifest(directory, keys, segments, notes):
+def check_manifest(directory, ring, segments, notes):
     """Section 6a, "What open checks": the segment files against the manifest. Returns the
     segments to read (retired ones are not read)."""
-    manifest = read_manifest(directory, keys)
+    manifest = read_manifest(directory, ring)
     if manifest is None:
         if segments:
             fail("MANIFEST: missing from a version 3 store with segments")
@@ -543,6 +600,8 @@ def check_manifest(directory, keys, segments, notes):
             fail(f"{name}: listed in the manifest but missing")
         if (segment.base, segment.sub) != entry["order"]:
             fail(f"{name}: its order differs from the manifest's")
+        if segment.epoch != entry["epoch"]:
+            fail(f"{name}: names key epoch {segment.epoch}, the manifest says {entry['epoch']}")
         length = min(segment.file_length, MAX_SEGMENT)
         if entry["active"] and length < entry["length"]:
             fail(f"{name}: {length} bytes, shorter than the {entry['length']} the manifest recorded")
@@ -550,8 +609,15 @@ def check_manifest(directory, keys, segments, notes):
             fail(f"{name}: sealed segment of {length} bytes, the manifest says {entry['length']}")
     listed = {entry["id"] for entry in manifest["segments"]}
     for segment in kept:
-        if segment.file_id not in listed and segment.file_id < manifest["next_id"] \
-                and segment.file_id not in manifest["pending"]:
+        if segment.file_id in listed:
+            continue
+        if segment.file_id in manifest["pending"]:
+            if segment.epoch != manifest["pending"][segment.file_id]:
+                fail(f"{segment.name}: a pending output under another key epoch than the manifest's")
+        elif segment.file_id >= manifest["next_id"]:
+            if segment.epoch != ring["current"]:
+                fail(f"{segment.name}: newer than the manifest but not under the current key epoch")
+        else:
             fail(f"{segment.name}: a segment the manifest does not list")
     notes.append(f"manifest: generation {manifest['generation']}, {len(manifest['segments'])} segment(s) "
                  f"checked, {len(segments) - len(kept)} retired")
@@ -571,7 +637,7 @@ def read_store(directory, password, check_hints):
             if error.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
                 fail("LOCK: the store is open for writing by another process (locked)")
             raise
-    keys = read_header(directory, password)
+    ring = read_header(directory, password)
     notes = []
     segment_names, hint_names = [], []
     for name in sorted(names):
@@ -592,10 +658,12 @@ def read_store(directory, password, check_hints):
         file_id = int(name[:8], 16)
         with open(os.path.join(directory, name), "rb") as handle:
             data = handle.read()
-        base, sub = read_segment_header(name, file_id, data)
-        segments.append(Segment(name, file_id, data, base, sub))
+        base, sub, epoch = read_segment_header(name, file_id, data)
+        if epoch not in ring["keys"]:
+            fail(f"{name}: sealed under key epoch {epoch}, which the header does not hold")
+        segments.append(Segment(name, file_id, data, base, sub, epoch, ring["keys"][epoch]))
     if FORMAT_VERSION >= 3:
-        segments = check_manifest(directory, keys, segments, notes)
+        segments = check_manifest(directory, ring, segments, notes)
     segments.sort(key=lambda segment: (segment.base, segment.sub))
     for before, after in zip(segments, segments[1:]):
         if (before.base, before.sub) == (after.base, after.sub):
@@ -604,14 +672,16 @@ def read_store(directory, password, check_hints):
             fail(f"{before.name} and {after.name} have the same order ({before.base:08x}, {before.sub})")
     index = {}
     for position, segment in enumerate(segments):
-        notes += scan_segment(segment, keys, position == len(segments) - 1)
+        notes += scan_segment(segment, position == len(segments) - 1)
         apply(index, segment.applied)
     if check_hints:
         by_id = {segment.file_id: segment for segment in segments}
         hinted = {}
         for name in hint_names:
-            head, entries = read_hint(directory, name, keys)
             segment = by_id.get(int(name[:8], 16))
+            if segment is None:
+                fail(f"{name}: orphan hint (no segment of that id)")
+            head, entries = read_hint(directory, name, segment.keys)
             check_hint(name, head, entries, segment)
             hinted[segment.file_id] = entries
         # Section 6: open applies a hint's entries in order, as it would the records. The

@@ -4,7 +4,8 @@ import FuzzSupport
 import RNCryptorCodec
 
 /// fuzz-header: a store whose header file (`CASK`: magic, version, flags, wrapped data key,
-/// CRC) is the fuzz input, beside one valid segment, opened through the public API.
+/// a version 4 header's key ring, CRC) is the fuzz input, beside one valid segment, opened
+/// through the public API.
 ///
 /// Input: one mode byte, then the header file. Mode bit 0 repairs the CRC when the claimed
 /// length fits (so mutations reach the version check and the key unwrapping behind it), bit 1
@@ -77,12 +78,23 @@ enum HeaderTarget {
     let byScrypt = FuzzingEntry.scryptStoreHeader(
       keyMessage: FuzzStore.seal(dataKey, keys: scryptKeys, iv: 4), parameters: scrypt, salt: scryptSalt,
       version: CaskFormat.formatVersion)
+    // Version 4: the current key (epoch 1) wraps under the caller's keys; the segment's key
+    // (epoch 0) is in the ring, sealed under the current one.
+    let currentKey = Data((0..<64).map { UInt8(200 - $0) })
+    let currentKeys = try RNCryptor.Keys(
+      encryptionKey: SecureBytes(currentKey.prefix(32)), hmacKey: SecureBytes(currentKey.suffix(32)))
+    let ring = FuzzStore.seal(
+      FuzzingEntry.keyRingPlaintext(currentEpoch: 1, older: [(0, dataKey)]), keys: currentKeys, iv: 5)
+    let epochs = FuzzingEntry.keyRingStoreHeader(
+      wrappedKey: FuzzStore.seal(currentKey, keys: FuzzStore.userKeys, iv: 6), keyRing: ring)
     return [
       ("keys", Data([0] + keys)), ("keys-readonly", Data([2] + keys)),
+      ("keys-key-ring", Data([0] + epochs)), ("keys-key-ring-readonly", Data([2] + epochs)),
       ("password", Data([4] + header(byPassword, password: true))),
       ("password-scrypt", Data([4] + byScrypt)), ("password-scrypt-keys", Data([0] + byScrypt)),
       ("password-flag-keys-message", Data([1] + header(byKeys, password: true))),
-      ("newer-version", Data([0] + header(byKeys, version: CaskFormat.formatVersion + 1))),
+      ("newer-version", Data([0] + header(byKeys, version: CaskFormat.keyEpochsVersion + 1))),
+      ("version-4-without-ring", Data([0] + header(byKeys, version: CaskFormat.keyEpochsVersion))),
       ("older-version", Data([0] + header(byKeys, version: 1))),
       ("readable-older-version", Data([0] + header(byKeys, version: CaskFormat.oldestReadableVersion))),
       ("cut", Data([0] + keys.prefix(keys.count - 5))), ("not-a-store", Data([0] + Array("hello, world\n".utf8))),

@@ -320,10 +320,12 @@ extension CommandSpec {
       The current password comes from --password-file, --password-stdin, CASK_PASSWORD or a \
       prompt; the new one from --new-password-file, --new-password-stdin, CASK_NEW_PASSWORD \
       or a prompt asked twice. When both come from standard input, the first line is the \
-      current password and the second the new one. Only the store's header is rewritten (the \
-      data key is re-wrapped), atomically: after a crash the store opens with one of the two. \
-      The new header wraps the data key as the old one did (scrypt with the same parameters, \
-      or RNCryptor's PBKDF2) unless --kdf says otherwise.
+      current password and the second the new one. What is written from now on is sealed \
+      under a new data key that an old copy of the header cannot unwrap; the records written \
+      before stay under the old key (and open with an old header and the old password) until \
+      'cask compact' seals them again, which passwd reports. After a crash the store opens \
+      with one of the two passwords. The new header wraps its key as the old one did (scrypt \
+      with the same parameters, or RNCryptor's PBKDF2) unless --kdf says otherwise.
       """,
     arguments: [.store],
     options: [.json] + OptionSpec.passwordOptions + [

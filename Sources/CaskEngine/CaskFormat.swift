@@ -14,6 +14,12 @@ public enum CaskFormat {
   public static let oldestReadableVersion: UInt16 = 2
   /// The first version whose records are bound to their place and whose messages are tagged.
   public static let boundRecordsVersion: UInt16 = 3
+  /// The header version of a store with **key epochs** (Docs/FORMAT.md, section 3a): version 3
+  /// records, segments and hints, plus a key ring in the header, an epoch in every segment
+  /// header and the epochs in the manifest. A version 3 store gets it at its first password or
+  /// key change; a reader that knows only versions 2 and 3 refuses it (`unsupportedVersion`)
+  /// instead of opening a store whose older segments it could not decrypt.
+  public static let keyEpochsVersion: UInt16 = 4
 
   // MARK: Files of a store directory
 
@@ -40,6 +46,19 @@ public enum CaskFormat {
   /// Flag bit, only with `headerFlagPasswordWrapped`: the password's keys come from scrypt, whose
   /// parameters and salt open the wrapped-key field, followed by a key message (no PBKDF2).
   public static let headerFlagScrypt: UInt16 = 2
+  /// Flag bit, set exactly in a version 4 header: a key ring (its length, then a key message
+  /// under the current data key) follows the wrapped-key field, before the CRC.
+  public static let headerFlagKeyRing: UInt16 = 4
+  /// The key ring's plaintext before its entries: tag(1) + flags(1) + reserved(2) + current
+  /// epoch(4) + older count(4) + pinned epoch(4) + pinned manifest digest(32).
+  public static let keyRingFixedLength = 48
+  /// One older epoch in the key ring: epoch(4) + data key(64).
+  public static let keyRingEntryLength = 68
+  /// Key ring flag bit: the pinned manifest fields are set (a manifest sealed under an older
+  /// epoch's key that open accepts, written just before the header that started this epoch).
+  public static let keyRingFlagPinnedManifest: UInt8 = 1
+  /// The highest key epoch; a password change past it is refused (make a rekeyed copy).
+  public static let maximumKeyEpoch: UInt32 = UInt32.max - 1
   /// scrypt's fields in front of the key message: N(8) + r(4) + p(4) + salt(16).
   public static let headerScryptFieldsLength = 32
   /// Length of the scrypt salt in the header.
@@ -55,8 +74,10 @@ public enum CaskFormat {
 
   /// A segment's first 8 bytes: "CCSEGMNT".
   public static let segmentMagic: [UInt8] = Array("CCSEGMNT".utf8)
-  /// magic(8) + version(2) + reserved(2) + file id(4) + order base(4) + order sub(4) + reserved(4) + CRC(4).
+  /// magic(8) + version(2) + reserved(2) + file id(4) + order base(4) + order sub(4) + key epoch(4) + CRC(4).
   public static let segmentHeaderLength = 32
+  /// Offset of the segment's key epoch (reserved and 0 before key epochs).
+  public static let segmentEpochOffset = 24
   /// The segment header's CRC covers the bytes before it.
   public static let segmentHeaderChecksummedLength = 28
 
@@ -88,6 +109,8 @@ public enum CaskFormat {
   public static let messageTagManifest: UInt8 = 0x4D
   /// First plaintext byte of an integrity token's message.
   public static let messageTagToken: UInt8 = 0x54
+  /// First plaintext byte of the header's key ring.
+  public static let messageTagKeyRing: UInt8 = 0x52
   /// The manifest's first 8 bytes: "CCMANIFS".
   public static let manifestMagic: [UInt8] = Array("CCMANIFS".utf8)
   /// Length of the tag in front of every sealed plaintext.

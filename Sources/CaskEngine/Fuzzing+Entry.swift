@@ -71,6 +71,31 @@ package enum FuzzingEntry {
     StoreHeader(version: version, passwordWrapped: passwordWrapped, wrappedKey: wrappedKey).encoded()
   }
 
+  /// The header file (`CASK`) of a version 4 store: `wrappedKey` wrapped under keys, and the
+  /// key ring's message `keyRing` (which is not checked here).
+  package static func keyRingStoreHeader(wrappedKey: Data, keyRing: Data) -> [UInt8] {
+    StoreHeader(version: CaskFormat.keyEpochsVersion, wrapping: .keys, wrappedKey: wrappedKey, keyRing: keyRing)
+      .encoded()
+  }
+
+  /// A key ring's plaintext (Docs/FORMAT.md, section 3a) naming `currentEpoch` and the older
+  /// epochs' 64-byte data keys, without a pinned manifest; the caller seals it.
+  package static func keyRingPlaintext(currentEpoch: UInt32, older: [(epoch: UInt32, dataKey: Data)]) -> Data {
+    var writer = ByteWriter(capacity: CaskFormat.keyRingFixedLength + older.count * CaskFormat.keyRingEntryLength)
+    writer.append(CaskFormat.messageTagKeyRing)
+    writer.append(UInt8(0))
+    writer.append(UInt16(0))
+    writer.append(currentEpoch)
+    writer.append(UInt32(older.count))
+    writer.append(UInt32(0))
+    writer.append(contentsOf: [UInt8](repeating: 0, count: 32))
+    for (epoch, dataKey) in older {
+      writer.append(epoch)
+      writer.append(contentsOf: dataKey)
+    }
+    return Data(writer.bytes)
+  }
+
   /// The header file (`CASK`) of a data key wrapped in a key message under the keys scrypt
   /// derives with `parameters` and `salt` (which are not checked here).
   package static func scryptStoreHeader(

@@ -83,6 +83,32 @@ struct IndependentReaderTests {
     }
   }
 
+  @Test("a store after password changes (older key epochs, then rotated by compaction) reads the same")
+  func rotatedStore() throws {
+    var random = SeededRandom.make(test: "IndependentReaderTests.rotatedStore")
+    var options = CaskStore.Options(durability: .never, segmentSizeLimit: 8 << 10, autoCompaction: nil)
+    options.keyDerivation = testKeyDerivation
+    var model = Model()
+    try withStore(options: options, password: Self.password, label: "independent-reader-epochs") { store, path throws in
+      try Workload.run(on: store, model: &model, operations: 150, random: &random, largeValues: false)
+      try store.changePassword(to: "second")
+      try Workload.run(on: store, model: &model, operations: 80, random: &random, largeValues: false)
+      try store.changePassword(to: "third")
+      try Workload.run(on: store, model: &model, operations: 40, random: &random, largeValues: false)
+      #expect(store.keyEpochs.olderEpochs == [0, 1])
+      try store.close()
+      try Self.compare(path, password: "third", model: model, checkHints: true, context: "two older epochs")
+      let reopened = try CaskStore(path: path, password: "third", options: options)
+      _ = try #require(try reopened.rotateKeys())
+      try Workload.run(on: reopened, model: &model, operations: 30, random: &random, largeValues: false)
+      #expect(reopened.keyEpochs.isRotated)
+      try reopened.close()
+      try Self.compare(path, password: "third", model: model, checkHints: true, context: "rotated")
+      let refused = try IndependentReader.run(path, password: "second", checkHints: false)
+      #expect(refused.status == 1, "an older password must be refused; stderr: \(refused.stderr)")
+    }
+  }
+
   @Test("a version 2 store upgraded to version 3 reads the same")
   func upgradedStore() throws {
     var random = SeededRandom.make(test: "IndependentReaderTests.upgradedStore")

@@ -63,10 +63,11 @@ struct OpenRefusalTests {
       try makeStore(path)
       let header = "\(path)/\(CaskFormat.headerFileName)"
       var bytes = try Data(contentsOf: URL(fileURLWithPath: header))
-      Self.setVersion(CaskFormat.formatVersion + 1, in: &bytes, at: 8, checksummedLength: bytes.count - 4)
+      // Version 4 is read (key epochs, with its ring); the first one above it is not.
+      Self.setVersion(CaskFormat.keyEpochsVersion + 1, in: &bytes, at: 8, checksummedLength: bytes.count - 4)
       try bytes.write(to: URL(fileURLWithPath: header))
       let expected = CaskError.unsupportedVersion(
-        found: Int(CaskFormat.formatVersion) + 1, supported: Int(CaskFormat.formatVersion))
+        found: Int(CaskFormat.keyEpochsVersion) + 1, supported: Int(CaskFormat.keyEpochsVersion))
       #expect(throws: expected) { try CaskStore(path: path, password: "pw", options: options) }
       #expect(throws: expected) {
         try CaskStore(path: path, password: "pw", options: CaskStore.Options(readOnly: true))

@@ -79,7 +79,7 @@ struct SequenceLimitTests {
       let last = try #require(try DamageFixture.segmentNames(in: path).last)
       let segmentPath = "\(path)/\(last)"
       var bytes = try Data(contentsOf: URL(fileURLWithPath: segmentPath))
-      let (id, order, _) = try Segment.decodeHeader(bytes).get()
+      let (id, order, _, _) = try Segment.decodeHeader(bytes).get()
       bytes.replaceSubrange(
         0..<CaskFormat.segmentHeaderLength,
         with: Segment.encodeHeader(id: id, order: SegmentOrder(base: order.base, sub: .max), version: 2))

@@ -6,8 +6,17 @@ import Synchronization
 
 extension EngineCommand {
   /// The options of every store timed with `.never`: no syncs, and no background compaction,
-  /// which would otherwise start by itself during the overwrites.
-  static let unsynced = CaskStore.Options(durability: .never, autoCompaction: nil)
+  /// which would otherwise start by itself during the overwrites; new stores of the format
+  /// version `--format` chose.
+  static var unsynced: CaskStore.Options {
+    var options = CaskStore.Options(durability: .never, autoCompaction: nil)
+    options.newStoreFormatVersion = formatVersion.load(ordering: .relaxed)
+    return options
+  }
+
+  /// The format version of the stores this run creates (`--format`): 3, or 2 to measure what
+  /// version 3's record binding costs a put and a get by comparing two runs.
+  static let formatVersion = Atomic<UInt16>(CaskFormat.formatVersion)
 
   /// Puts per batch where a store is only being filled (not timed).
   static let batchSize = 500
@@ -171,8 +180,9 @@ extension EngineCommand {
   /// between them; the time runs from releasing the threads until the last put returns.
   static func durableRun(writers: Int, keys: [String], values: [Data], directory: String) throws -> RunFigure {
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    let store = try CaskStore(
-      path: directory, password: password, options: CaskStore.Options(durability: .always, autoCompaction: nil))
+    var options = CaskStore.Options(durability: .always, autoCompaction: nil)
+    options.newStoreFormatVersion = formatVersion.load(ordering: .relaxed)
+    let store = try CaskStore(path: directory, password: password, options: options)
     let figure = try onThreads(writers, keys: keys) { key, index in
       try store.put(values[index % values.count], forKey: key)
     }

@@ -1,6 +1,7 @@
 import CaskEngine
 import Foundation
 import PeerKit
+import Synchronization
 
 /// `cask-bench engine`: CaskEngine's operations on stores of 10k, 100k and 1M keys (random
 /// 16-byte keys, 1 KiB random values), each figure printed beside its target.
@@ -14,10 +15,15 @@ import PeerKit
 enum EngineCommand: BenchCommand {
   static let name = "engine"
   static let abstract = "CaskEngine put/get/delete/overwrite, durable puts, open, index memory and compaction."
-  static let usage = "cask-bench engine [--quick] [--keys N] [--dir DIR] [--json FILE]"
+  static let usage = "cask-bench engine [--quick] [--keys N] [--format 2|3] [--dir DIR] [--json FILE]"
   static let options: [(flag: String, help: String)] = [
     ("--quick", "10,000 keys and fewer durable puts: the whole run in well under a minute, with more noise."),
     ("--keys N", "Measure one store size (at least 100 keys) instead of 10,000, 100,000 and 1,000,000."),
+    (
+      "--format 2|3",
+      "The format version of the stores measured (default 3); a run with 2 beside one with 3 gives what "
+        + "version 3's record binding costs a put and a get."
+    ),
     ("--dir DIR", "Where the temporary stores go (default /tmp); the disk there is the one measured."),
     ("--json FILE", "Also write every figure, with each run's timings, to FILE."),
     ("-h, --help", "Show help information."),
@@ -36,7 +42,14 @@ enum EngineCommand: BenchCommand {
     let quick = options.flag("--quick")
     let keysArgument = try options.value("--keys")
     let base = try options.value("--dir") ?? "/tmp"
+    let formatArgument = try options.value("--format")
     try options.finish()
+    if let formatArgument {
+      guard let version = UInt16(formatArgument),
+        (CaskFormat.oldestReadableVersion...CaskFormat.formatVersion).contains(version)
+      else { throw UsageError("'--format' is 2 or 3, not '\(formatArgument)'") }
+      formatVersion.store(version, ordering: .relaxed)
+    }
     var sizes = quick ? [10_000] : [10_000, 100_000, 1_000_000]
     if let keysArgument {
       guard let keys = Int(keysArgument), keys >= 100 else {
@@ -94,6 +107,8 @@ enum EngineCommand: BenchCommand {
     let fileSystem: String
     /// The seed of the generator behind every key, value and order.
     let seed: UInt64
+    /// The format version of the stores measured (`--format`).
+    let formatVersion: UInt16
 
     init(quick: Bool, sizes: [Int], directory: String) {
       self.quick = quick
@@ -117,6 +132,7 @@ enum EngineCommand: BenchCommand {
       fileSystem = ScratchDirectory.fileSystemName(of: directory)
       var system = SystemRandomNumberGenerator()
       seed = system.next()
+      formatVersion = EngineCommand.formatVersion.load(ordering: .relaxed)
     }
 
     /// Runs behind each median at a store size.
@@ -245,7 +261,8 @@ enum EngineCommand: BenchCommand {
     var report = Report(
       command: "cask-bench engine" + (settings.quick ? " --quick" : "")
         + (settings.sizes.count == 1 && (!settings.quick || settings.sizes[0] != 10_000)
-          ? " --keys \(settings.sizes[0])" : ""),
+          ? " --keys \(settings.sizes[0])" : "")
+        + (settings.formatVersion == CaskFormat.formatVersion ? "" : " --format \(settings.formatVersion)"),
       settings: settings, machine: machine, loadAverage: [loadAtStart, loadAverage()], recordBytes: record,
       syncProbe: probe, durable: durable, sizes: sizes,
       targets: [])

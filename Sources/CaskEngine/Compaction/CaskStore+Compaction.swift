@@ -22,7 +22,10 @@ public struct CompactionReport: Sendable, Equatable {
 
 extension CaskStore {
   /// Rewrites every sealed segment into new ones holding only live records, then removes the
-  /// old ones. Records are copied as they are, still encrypted: nothing is decrypted.
+  /// old ones. Records are copied as they are, still encrypted (only their key message is
+  /// sealed again, for its new place), except those under an older key epoch after a password
+  /// change: their value is decrypted and sealed again under the current key, and once no
+  /// segment is under an older key the header drops it (`keyEpochs`, Docs/FORMAT.md 3a).
   ///
   /// Readers and writers keep working throughout: the index lock is taken only for short
   /// stretches, writes go to a fresh segment, and a reader that looked up an old segment reads
@@ -63,10 +66,22 @@ extension CaskStore {
     // stay (entirely dead) and the manifest before is still true.
     let outputs = compactor.outputs.map(\.segment.id)
     let listed: Bool = writer.withLock { writer in
-      defer { writer.pendingOutputs.subtract(outputs) }
+      defer { for id in outputs { writer.pendingOutputs[id] = nil } }
       return (try? writeManifest(&writer, retiring: compactor.inputs.map(\.id))) != nil
     }
-    if listed || !cipher.bindsRecords { compactor.removeInputs() }
+    if listed || !compactor.cipher.bindsRecords { compactor.removeInputs() }
+    if listed {
+      // The inputs under older key epochs are gone: their keys leave the header, and an old
+      // header opens nothing current. A failure leaves them there, unused, for the next
+      // writable open or compaction to drop.
+      writer.withLock { writer in
+        do {
+          try trimKeyRing(&writer)
+        } catch {
+          hintFailure.withLock { $0 = error as? CaskError ?? .io(operation: "write header", path: path, errno: EIO) }
+        }
+      }
+    }
     return compactor.report
   }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import RNCryptorCodec
 
 #if canImport(Glibc)
   import Glibc
@@ -15,7 +16,7 @@ extension Compactor {
     if store.fileSystem.fileKind(hintPath) == .file, let file = try? store.fileSystem.open(hintPath, mode: .readOnly) {
       defer { file.close() }
       if let bytes = try? file.read(count: Int(try file.size()), at: 0),
-        let hint = try? HintFile.decode(bytes, cipher: store.cipher, path: hintPath), hint.segmentID == segment.id,
+        let hint = try? HintFile.decode(bytes, cipher: segment.cipher, path: hintPath), hint.segmentID == segment.id,
         hint.segmentLength == length
       {
         return hint.entries
@@ -26,7 +27,8 @@ extension Compactor {
     _ = try scanner.scan { batch in
       for record in batch {
         guard
-          let key = try? store.cipher.openKey(of: record, inSegment: segment.id, file: Segment.fileName(id: segment.id))
+          let key = try? segment.cipher.openKey(
+            of: record, inSegment: segment.id, file: Segment.fileName(id: segment.id))
         else { continue }
         entries.append(
           HintEntry(
@@ -81,11 +83,21 @@ extension Compactor {
         }
         // A version 3 record is copied only if it is the record its key message was sealed
         // for: re-sealing it for its new place must not make a moved or forged record valid.
-        if store.cipher.bindsRecords,
+        if input.cipher.bindsRecords,
           let reason = bindingMismatch(of: record, key: key, header: header, at: location, in: input)
         {
           leaveOut(key, at: location, of: input, reason: "\(reason); left out by compaction")
           continue
+        }
+        // A record under an older key epoch: its value is opened and sealed again under the
+        // current key (same plaintext, so the same length); one that does not open is left out.
+        if input.epoch != cipher.epoch && !header.isDelete {
+          do {
+            try resealValue(&record, keyLength: Int(header.keyLength), from: input)
+          } catch CaskError.corrupt(_, _, let reason) {
+            leaveOut(key, at: location, of: input, reason: "\(reason); left out by compaction")
+            continue
+          }
         }
 
         if outputs.isEmpty || outputs[outputs.count - 1].end + UInt64(buffer.count + record.count) > limit {
@@ -114,7 +126,7 @@ extension Compactor {
         // it is, bound by the key message's digest of it).
         let flags = CaskFormat.recordFlagBatchStart | CaskFormat.recordFlagBatchEnd
         record[CaskFormat.recordFlagsOffset] = flags
-        if store.cipher.bindsRecords {
+        if cipher.bindsRecords {
           try reseal(
             &record, key: key,
             binding: RecordBinding(
@@ -148,12 +160,39 @@ extension Compactor {
           : RecordBinding.digest(ofValueMessage: UnsafeRawBufferPointer(rebasing: bytes[keyEnd...])))
     }
     do {
-      let sealed = try store.cipher.openKey(of: scanned, inSegment: input.id, file: Segment.fileName(id: input.id))
+      let sealed = try input.cipher.openKey(of: scanned, inSegment: input.id, file: Segment.fileName(id: input.id))
       return sealed == key.string ? nil : "record holds another key than the index"
     } catch CaskError.corrupt(_, _, let reason) {
       return reason
     } catch {
       return "record does not authenticate"
+    }
+  }
+
+  /// Opens the value message of `record`, read from `input` (under an older key epoch), and
+  /// seals its plaintext again under the outputs' keys in the same bytes.
+  ///
+  /// - Throws: `CaskError.corrupt` when it does not open.
+  func resealValue(_ record: inout [UInt8], keyLength: Int, from input: Segment) throws {
+    let valueStart = CaskFormat.recordHeaderLength + keyLength
+    let name = Segment.fileName(id: input.id)
+    try record.withUnsafeMutableBytes { bytes in
+      let message = UnsafeMutableRawBufferPointer(rebasing: bytes[valueStart...])
+      try withUnsafeTemporaryAllocation(byteCount: max(message.count, 1), alignment: 16) { plaintext in
+        defer { plaintext.initializeMemory(as: UInt8.self, repeating: 0) }
+        let length = try input.cipher.open(
+          UnsafeRawBufferPointer(message), into: plaintext, file: name, offset: UInt64(valueStart))
+        guard RecordCipher.messageLength(plaintextLength: length) == message.count else {
+          throw CaskError.corrupt(file: name, offset: UInt64(valueStart), reason: "value message has a stray length")
+        }
+        do {
+          try RNCryptor.seal(
+            prefix: UnsafeRawBufferPointer(start: nil, count: 0),
+            body: UnsafeRawBufferPointer(rebasing: plaintext[0..<length]), keys: cipher.keys, into: message)
+        } catch {
+          throw CaskError.crypto(String(describing: error))
+        }
+      }
     }
   }
 
@@ -163,7 +202,7 @@ extension Compactor {
     try record.withUnsafeMutableBytes { bytes in
       let keyLength = Int(loadLittleEndian(UnsafeRawBufferPointer(bytes), at: 16, as: UInt32.self))
       try IndexKey.withUTF8(of: key.string) { keyBytes in
-        try store.cipher.sealKey(
+        try cipher.sealKey(
           keyBytes, binding: binding,
           into: UnsafeMutableRawBufferPointer(rebasing: bytes[keyStart..<keyStart + keyLength]))
       }
@@ -186,14 +225,15 @@ extension Compactor {
       let id = try store.allocateSegmentID(&writer)
       // Named as pending in every manifest until the compaction's own: after a crash the
       // output may be in place without being listed.
-      writer.pendingOutputs.insert(id)
+      writer.pendingOutputs[id] = cipher.epoch
       return id
     }
     let finalPath = "\(store.path)/\(Segment.fileName(id: id))"
     let temporaryPath = finalPath + CaskFormat.temporarySuffix
     let file = try store.fileSystem.open(temporaryPath, mode: .createNew)
     do {
-      try file.write(Data(Segment.encodeHeader(id: id, order: order, version: store.cipher.version)), at: 0)
+      try file.write(
+        Data(Segment.encodeHeader(id: id, order: order, version: cipher.version, epoch: cipher.epoch)), at: 0)
     } catch {
       // Not yet among the outputs the caller's cleanup removes.
       file.close()
@@ -201,7 +241,8 @@ extension Compactor {
       throw error
     }
     return OutputSegment(
-      segment: Segment(id: id, order: order, file: file), temporaryPath: temporaryPath, finalPath: finalPath,
+      segment: Segment(id: id, order: order, file: file, cipher: cipher), temporaryPath: temporaryPath,
+      finalPath: finalPath,
       end: UInt64(CaskFormat.segmentHeaderLength), hints: [], maxSequence: 0)
   }
 }

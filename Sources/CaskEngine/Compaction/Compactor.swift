@@ -10,6 +10,9 @@ struct Compactor {
   let store: CaskStore
   /// Every segment when the run started, oldest first; the active one was sealed for it.
   let inputs: [Segment]
+  /// The keys the outputs are sealed under: the current key epoch's when the run started.
+  /// Records of inputs under an older epoch are sealed again under them (key and value).
+  let cipher: RecordCipher
   var outputs: [OutputSegment] = []
   var copied: [CopiedRecord] = []
   var damaged: [DamagedRecord] = []
@@ -41,19 +44,23 @@ struct Compactor {
 
   /// Step 1: seals the segment being written, so that every existing segment is an input.
   ///
-  /// - Returns: `nil` when there is nothing to compact (a single segment without dead bytes).
+  /// - Returns: `nil` when there is nothing to compact (a single segment without dead bytes,
+  ///   under the current key epoch).
   init?(store: CaskStore) throws {
-    let inputs = try store.writer.withLock { writer -> [Segment] in
+    let (inputs, cipher) = try store.writer.withLock { writer -> ([Segment], RecordCipher) in
       if writer.closed { throw CaskError.closed }
       if let failure = writer.failure { throw failure }
       if let active = writer.active { try store.seal(active, writer: &writer) }
-      return store.state.withLock { Array($0.segments.values) }.sorted { $0.order < $1.order }
+      return (store.state.withLock { Array($0.segments.values) }.sorted { $0.order < $1.order }, store.cipher)
     }
-    guard !inputs.isEmpty, !(inputs.count == 1 && store.state.withLock({ $0.directory.deadBytes == 0 })) else {
+    guard !inputs.isEmpty,
+      !(inputs.count == 1 && inputs[0].epoch == cipher.epoch && store.state.withLock({ $0.directory.deadBytes == 0 }))
+    else {
       return nil
     }
     self.store = store
     self.inputs = inputs
+    self.cipher = cipher
   }
 
   /// The newest input, whose order the outputs follow.
@@ -91,7 +98,7 @@ struct Compactor {
       try HintFile(
         segmentID: output.segment.id, segmentLength: output.end, maxSequence: output.maxSequence,
         entries: output.hints
-      ).write(in: store.path, fileSystem: store.fileSystem, cipher: store.cipher)
+      ).write(in: store.path, fileSystem: store.fileSystem, cipher: cipher)
       try store.fileSystem.rename(output.temporaryPath, to: output.finalPath)
     }
     try store.fileSystem.syncDirectory(store.path)
@@ -111,7 +118,9 @@ struct Compactor {
       }
       try store.fileSystem.syncDirectory(store.path)
       // Gone for good: no longer pending (one that could not be removed stays named so).
-      store.writer.withLock { writer in writer.pendingOutputs.subtract(outputs.map(\.segment.id)) }
+      store.writer.withLock { writer in
+        for output in outputs { writer.pendingOutputs[output.segment.id] = nil }
+      }
     } catch let cleanup {
       store.writer.withLock { writer in
         writer.failure =

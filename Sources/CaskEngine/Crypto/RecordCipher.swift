@@ -13,12 +13,17 @@ import RNCryptorCodec
 /// binding (`RecordBinding`) in front of the key. A version 2 store's messages have neither.
 struct RecordCipher: Sendable {
   let keys: RNCryptor.Keys
-  /// The store's format version, which decides the layout of every plaintext.
+  /// The store's record format version (2 or 3; 3 also in a store with key epochs), which
+  /// decides the layout of every plaintext.
   let version: UInt16
+  /// The key epoch these keys belong to (Docs/FORMAT.md, section 3a): 0 for a store's first
+  /// data key, one more at each password or key change.
+  let epoch: UInt32
 
-  init(keys: RNCryptor.Keys, version: UInt16 = CaskFormat.formatVersion) {
+  init(keys: RNCryptor.Keys, version: UInt16 = CaskFormat.formatVersion, epoch: UInt32 = 0) {
     self.keys = keys
     self.version = version
+    self.epoch = epoch
   }
 
   /// Whether messages are tagged and key messages carry their record's binding.

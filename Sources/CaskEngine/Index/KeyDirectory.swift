@@ -73,8 +73,8 @@ struct SegmentUsage: Sendable {
 /// it (the typed collections store `name + "\u{0}" + id`): each group has its own table, so
 /// listing or counting one group costs O(size of the group), whatever else the store holds.
 struct KeyDirectory: Sendable {
-  private var ungrouped = KeyTable()
-  private var groups = GroupTables()
+  private(set) var ungrouped = KeyTable()
+  private(set) var groups = GroupTables()
   private(set) var usage: [UInt32: SegmentUsage] = [:]
   /// Number of live keys.
   private(set) var count = 0
@@ -351,4 +351,22 @@ struct KeyDirectory: Sendable {
 
   var liveBytes: UInt64 { usage.values.reduce(0) { $0 + $1.totalBytes - min($1.totalBytes, $1.deadBytes) } }
   var deadBytes: UInt64 { usage.values.reduce(0) { $0 + min($1.totalBytes, $1.deadBytes) } }
+}
+
+extension KeyDirectory {
+  /// How many live keys have their record in one of `segments`, and those records' bytes.
+  ///
+  /// - Complexity: O(n) in the number of keys.
+  func liveRecords(inSegments segments: Set<UInt32>) -> (count: Int, bytes: UInt64) {
+    var count = 0
+    var bytes: UInt64 = 0
+    let add = { (_: UnsafeRawBufferPointer, location: RecordLocation) in
+      guard segments.contains(location.segment) else { return }
+      count += 1
+      bytes += UInt64(location.length)
+    }
+    ungrouped.forEachEntryBytes(add)
+    for table in groups.tables { table.forEachEntryBytes(add) }
+    return (count, bytes)
+  }
 }

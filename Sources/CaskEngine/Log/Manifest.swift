@@ -1,4 +1,5 @@
 import Foundation
+import RNCryptorCodec
 
 /// The `MANIFEST` file of a version 3 store (Docs/FORMAT.md, "Manifest"): the set of segments
 /// and their lengths, the last sequence number and a generation counter, sealed under the
@@ -14,6 +15,8 @@ import Foundation
 ///   segments: id(4) order base(4) order sub(4) flags(4) length(8)   (flags bit 0: active)
 ///   retired ids(4 each), pending ids(4 each)
 /// ```
+/// In a store with key epochs (header version 4) the version field says 4, each segment entry
+/// ends with the segment's key epoch (4), and each pending id is followed by its epoch (4).
 struct Manifest: Equatable {
   struct Entry: Equatable {
     var id: UInt32
@@ -21,6 +24,8 @@ struct Manifest: Equatable {
     /// The segment being appended to: its file may have grown past `length` since.
     var isActive: Bool
     var length: UInt64
+    /// The key epoch the segment's header must name (0 in a manifest without epochs).
+    var epoch: UInt32 = 0
   }
 
   /// Counts every manifest this store wrote; never goes down.
@@ -34,14 +39,24 @@ struct Manifest: Equatable {
   /// Numbers of compaction outputs being written: such a file may be in place, unlisted,
   /// after a crash before the compaction's manifest.
   var pending: [UInt32]
+  /// The key epoch of each pending output (0 for those not named: a manifest without epochs).
+  var pendingEpochs: [UInt32: UInt32] = [:]
+  /// Whether the layout has the epochs (version 4, a store with key epochs).
+  var hasEpochs = false
 
   static let fixedLength = 40
 
+  /// The layout version: the store's records' version, or 4 with epochs.
+  func layoutVersion(cipher: RecordCipher) -> UInt16 { hasEpochs ? CaskFormat.keyEpochsVersion : cipher.version }
+
   func encoded(cipher: RecordCipher) throws -> [UInt8] {
-    var payload = ByteWriter(capacity: Self.fixedLength + segments.count * 24 + (retired.count + pending.count) * 4)
+    let entryLength = hasEpochs ? 28 : 24
+    let pendingLength = hasEpochs ? 8 : 4
+    var payload = ByteWriter(
+      capacity: Self.fixedLength + segments.count * entryLength + retired.count * 4 + pending.count * pendingLength)
     payload.append(CaskFormat.messageTagManifest)
     payload.append(UInt8(0))
-    payload.append(cipher.version)
+    payload.append(layoutVersion(cipher: cipher))
     payload.append(generation)
     payload.append(lastSequence)
     payload.append(nextSegmentID)
@@ -54,13 +69,35 @@ struct Manifest: Equatable {
       payload.append(entry.order.sub)
       payload.append(UInt32(entry.isActive ? 1 : 0))
       payload.append(entry.length)
+      if hasEpochs { payload.append(entry.epoch) }
     }
     for id in retired { payload.append(id) }
-    for id in pending { payload.append(id) }
+    for id in pending {
+      payload.append(id)
+      if hasEpochs { payload.append(pendingEpochs[id] ?? 0) }
+    }
     return CaskFormat.manifestMagic + Array(try cipher.seal(Data(payload.bytes)))
   }
 
-  /// Decrypts and parses a manifest file.
+  /// Decrypts and parses a manifest file under the ring's current key, or, when the ring pins
+  /// one (a crash between the header that started the current epoch and the first manifest
+  /// under its key), that exact manifest under its older key.
+  ///
+  /// - Throws: `CaskError.integrityViolation` when it does not authenticate or is malformed.
+  static func decode(_ bytes: Data, ring: KeyRing) throws -> Manifest {
+    do {
+      return try decode(bytes, cipher: ring.current)
+    } catch let error as CaskError {
+      guard let pinned = ring.pinnedManifest, let older = ring.older[pinned.epoch],
+        bytes.count >= CaskFormat.valueDigestLength,
+        constantTimeEqual(Array(bytes.suffix(CaskFormat.valueDigestLength)), pinned.digest)
+      else { throw error }
+      return try decode(bytes, cipher: older)
+    }
+  }
+
+  /// Decrypts and parses a manifest file: the layout of the records' version, or, for version
+  /// 3 records, the one with key epochs (version 4).
   ///
   /// - Throws: `CaskError.integrityViolation` when it does not authenticate or is malformed
   ///   (the manifest is rewritten whole, atomically: damage to it is never a torn write).
@@ -80,19 +117,31 @@ struct Manifest: Equatable {
     return try plaintext.withUnsafeBytes { buffer in
       var reader = ByteReader(buffer)
       guard reader.readUInt8() == CaskFormat.messageTagManifest, reader.readUInt8() == 0,
-        reader.readUInt16() == cipher.version, let generation = reader.readUInt64(),
+        let version = reader.readUInt16(),
+        version == cipher.version
+          || (version == CaskFormat.keyEpochsVersion && cipher.version == CaskFormat.boundRecordsVersion)
+      else { throw malformed }
+      let hasEpochs = version == CaskFormat.keyEpochsVersion
+      let entryLength: UInt64 = hasEpochs ? 28 : 24
+      let pendingLength: UInt64 = hasEpochs ? 8 : 4
+      guard let generation = reader.readUInt64(),
         let lastSequence = reader.readUInt64(), let nextSegmentID = reader.readUInt32(),
         let count = reader.readUInt32(), let retiredCount = reader.readUInt32(),
         let pendingCount = reader.readUInt32(),
-        UInt64(count) * 24 + (UInt64(retiredCount) + UInt64(pendingCount)) * 4 == UInt64(reader.remaining)
+        UInt64(count) * entryLength + UInt64(retiredCount) * 4 + UInt64(pendingCount) * pendingLength
+          == UInt64(reader.remaining)
       else { throw malformed }
       var segments: [Entry] = []
       for _ in 0..<count {
         guard let id = reader.readUInt32(), let base = reader.readUInt32(), let sub = reader.readUInt32(),
           let flags = reader.readUInt32(), flags & ~1 == 0, let length = reader.readUInt64()
         else { throw malformed }
-        segments.append(
-          Entry(id: id, order: SegmentOrder(base: base, sub: sub), isActive: flags == 1, length: length))
+        var entry = Entry(id: id, order: SegmentOrder(base: base, sub: sub), isActive: flags == 1, length: length)
+        if hasEpochs {
+          guard let epoch = reader.readUInt32() else { throw malformed }
+          entry.epoch = epoch
+        }
+        segments.append(entry)
       }
       var retired: [UInt32] = []
       for _ in 0..<retiredCount {
@@ -100,13 +149,18 @@ struct Manifest: Equatable {
         retired.append(id)
       }
       var pending: [UInt32] = []
+      var pendingEpochs: [UInt32: UInt32] = [:]
       for _ in 0..<pendingCount {
         guard let id = reader.readUInt32() else { throw malformed }
         pending.append(id)
+        if hasEpochs {
+          guard let epoch = reader.readUInt32() else { throw malformed }
+          pendingEpochs[id] = epoch
+        }
       }
       return Manifest(
         generation: generation, lastSequence: lastSequence, nextSegmentID: nextSegmentID, segments: segments,
-        retired: retired, pending: pending)
+        retired: retired, pending: pending, pendingEpochs: pendingEpochs, hasEpochs: hasEpochs)
     }
   }
 }

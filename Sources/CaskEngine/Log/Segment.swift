@@ -20,16 +20,21 @@ final class Segment: Sendable {
   let id: UInt32
   let order: SegmentOrder
   let file: any StorageFile
+  /// The keys of the segment's key epoch: its records and its hint are sealed under them.
+  let cipher: RecordCipher
+  /// The key epoch named in the segment's header.
+  var epoch: UInt32 { cipher.epoch }
 
   /// The segment's path under its final name (a segment is created under a temporary name
   /// and renamed; its open file keeps the name it was opened with). Worked out once: every
   /// read names it, for the error it would throw.
   let path: String
 
-  init(id: UInt32, order: SegmentOrder, file: any StorageFile) {
+  init(id: UInt32, order: SegmentOrder, file: any StorageFile, cipher: RecordCipher) {
     self.id = id
     self.order = order
     self.file = file
+    self.cipher = cipher
     let opened = file.path
     path =
       opened.hasSuffix(CaskFormat.temporarySuffix)
@@ -70,8 +75,12 @@ final class Segment: Sendable {
 
   // MARK: The 32-byte segment header
 
-  /// - Parameter version: the store's format version, which decides how its records read.
-  static func encodeHeader(id: UInt32, order: SegmentOrder, version: UInt16 = CaskFormat.formatVersion) -> [UInt8] {
+  /// - Parameters:
+  ///   - version: the store's (records') format version, which decides how its records read.
+  ///   - epoch: the key epoch whose data key seals its records (0 in a store without epochs).
+  static func encodeHeader(
+    id: UInt32, order: SegmentOrder, version: UInt16 = CaskFormat.formatVersion, epoch: UInt32 = 0
+  ) -> [UInt8] {
     var writer = ByteWriter(capacity: CaskFormat.segmentHeaderLength)
     writer.append(contentsOf: CaskFormat.segmentMagic)
     writer.append(version)
@@ -79,15 +88,17 @@ final class Segment: Sendable {
     writer.append(id)
     writer.append(order.base)
     writer.append(order.sub)
-    writer.append(UInt32(0))
+    writer.append(epoch)
     writer.append(CRC32C.checksum(writer.bytes))
     return writer.bytes
   }
 
   /// Reads and checks a segment header.
   ///
-  /// - Returns: the id and order, or `nil` with a reason when the header is damaged.
-  static func decodeHeader(_ bytes: Data) -> Result<(id: UInt32, order: SegmentOrder, version: UInt16), CaskError> {
+  /// - Returns: the id, order, version and key epoch, or a failure when the header is damaged.
+  static func decodeHeader(_ bytes: Data) -> Result<
+    (id: UInt32, order: SegmentOrder, version: UInt16, epoch: UInt32), CaskError
+  > {
     bytes.withUnsafeBytes { buffer in
       guard buffer.count >= CaskFormat.segmentHeaderLength else {
         return .failure(.corrupt(file: "", offset: 0, reason: "segment header is truncated"))
@@ -95,7 +106,7 @@ final class Segment: Sendable {
       var reader = ByteReader(buffer)
       guard let magic = reader.readBytes(8), magic.elementsEqual(CaskFormat.segmentMagic),
         let version = reader.readUInt16(), reader.readUInt16() != nil, let id = reader.readUInt32(),
-        let base = reader.readUInt32(), let sub = reader.readUInt32(), reader.readUInt32() != nil,
+        let base = reader.readUInt32(), let sub = reader.readUInt32(), let epoch = reader.readUInt32(),
         let crc = reader.readUInt32()
       else { return .failure(.corrupt(file: "", offset: 0, reason: "not a segment header")) }
       guard
@@ -106,7 +117,7 @@ final class Segment: Sendable {
       guard (CaskFormat.oldestReadableVersion...CaskFormat.formatVersion).contains(version) else {
         return .failure(.unsupportedVersion(found: Int(version), supported: Int(CaskFormat.formatVersion)))
       }
-      return .success((id, SegmentOrder(base: base, sub: sub), version))
+      return .success((id, SegmentOrder(base: base, sub: sub), version, epoch))
     }
   }
 }

@@ -6,14 +6,15 @@ import RNCryptorCodec
 ///
 /// ```
 /// 0 magic "CIPHCASK"(8)  8 version(2)  10 flags(2)  12 wrapped length W(4)  16 wrapped key(W)  16+W crc32c(4)
+/// version 4 (key epochs):  ... 16 wrapped key(W)  16+W ring length R(4)  20+W key ring(R)  20+W+R crc32c(4)
 /// ```
 /// The wrapped key is an RNCryptor v3 message whose plaintext is the 64-byte data key; its
 /// HMAC is the password verifier. With the scrypt flag, scrypt's N, r, p and salt come first
 /// and the message is a key message under the keys scrypt derives. The CRC covers bytes
 /// 0..<16+W and tells damage apart from a wrong password.
-struct StoreHeader {
+struct StoreHeader: Sendable {
   /// What the data key is wrapped under.
-  enum Wrapping: Equatable {
+  enum Wrapping: Equatable, Sendable {
     /// A key message under the caller's keys.
     case keys
     /// An RNCryptor v3 password message (PBKDF2 keys).
@@ -22,15 +23,31 @@ struct StoreHeader {
     case scrypt(RNCryptor.ScryptParameters, salt: Data)
   }
 
+  /// The header's version: 2 or 3, the store's records' too, or 4 (`keyEpochsVersion`):
+  /// version 3 records with key epochs.
   var version: UInt16
   var wrapping: Wrapping
-  /// The RNCryptor v3 message that holds the data key.
+  /// The RNCryptor v3 message that holds the (current epoch's) data key.
   var wrappedKey: Data
+  /// Version 4: the key ring (`KeyRing.sealed()`), a key message under the current data key.
+  var keyRing: Data?
 
-  init(version: UInt16, wrapping: Wrapping, wrappedKey: Data) {
+  init(version: UInt16, wrapping: Wrapping, wrappedKey: Data, keyRing: Data? = nil) {
     self.version = version
     self.wrapping = wrapping
     self.wrappedKey = wrappedKey
+    self.keyRing = keyRing
+  }
+
+  /// The format version of the store's records, segments and hints: 3 for a version 4 header.
+  var recordVersion: UInt16 { version == CaskFormat.keyEpochsVersion ? CaskFormat.boundRecordsVersion : version }
+
+  /// Where the key ring's message begins in the file.
+  var keyRingOffset: UInt64 { UInt64(CaskFormat.headerFixedLength + encodedWrappedLength + 4) }
+
+  private var encodedWrappedLength: Int {
+    if case .scrypt = wrapping { return CaskFormat.headerScryptFieldsLength + wrappedKey.count }
+    return wrappedKey.count
   }
 
   init(version: UInt16, passwordWrapped: Bool, wrappedKey: Data) {
@@ -61,14 +78,19 @@ struct StoreHeader {
       fields.append(parameters.parallelism)
       fields.append(contentsOf: salt)
     }
+    if keyRing != nil { flags |= CaskFormat.headerFlagKeyRing }
     let wrappedLength = fields.bytes.count + wrappedKey.count
-    var writer = ByteWriter(capacity: CaskFormat.headerFixedLength + wrappedLength + 4)
+    var writer = ByteWriter(capacity: CaskFormat.headerFixedLength + wrappedLength + 8 + (keyRing?.count ?? 0))
     writer.append(contentsOf: CaskFormat.headerMagic)
     writer.append(version)
     writer.append(flags)
     writer.append(UInt32(wrappedLength))
     writer.append(contentsOf: fields.bytes)
     writer.append(contentsOf: wrappedKey)
+    if let keyRing {
+      writer.append(UInt32(keyRing.count))
+      writer.append(contentsOf: keyRing)
+    }
     writer.append(CRC32C.checksum(writer.bytes))
     return writer.bytes
   }
@@ -79,28 +101,45 @@ struct StoreHeader {
   ///   CRC or length, and for scrypt parameters outside `RNCryptor.ScryptParameters`' bounds
   ///   (checked here, before any derivation allocates memory).
   static func decode(_ bytes: Data, path: String) throws -> StoreHeader {
-    let (version, flags, wrapped) = try bytes.withUnsafeBytes { buffer in
+    let (version, flags, wrapped, ring) = try bytes.withUnsafeBytes { buffer in
       var reader = ByteReader(buffer)
       guard let magic = reader.readBytes(CaskFormat.headerMagic.count), magic.elementsEqual(CaskFormat.headerMagic)
       else { throw CaskError.notACaskStore(path: path) }
+      let truncated = CaskError.corrupt(file: path, offset: 0, reason: "header is truncated")
       guard let version = reader.readUInt16(), let flags = reader.readUInt16(), let length = reader.readUInt32(),
-        let wrapped = reader.readBytes(Int(length)), let crc = reader.readUInt32()
-      else { throw CaskError.corrupt(file: path, offset: 0, reason: "header is truncated") }
+        let wrapped = reader.readBytes(Int(length))
+      else { throw truncated }
+      // Only a version 4 header has a ring (its flag is then required); before, the bit was
+      // written as 0 and ignored.
+      var ring: Data?
+      if version == CaskFormat.keyEpochsVersion && flags & CaskFormat.headerFlagKeyRing != 0 {
+        guard let ringLength = reader.readUInt32(), let bytes = reader.readBytes(Int(ringLength)) else {
+          throw truncated
+        }
+        ring = Data(bytes)
+      }
+      guard let crc = reader.readUInt32() else { throw truncated }
       guard CRC32C.checksum(UnsafeRawBufferPointer(rebasing: buffer[0..<reader.offset - 4])) == crc else {
         throw CaskError.corrupt(file: path, offset: 0, reason: "header checksum mismatch")
       }
-      return (version, flags, Data(wrapped))
+      return (version, flags, Data(wrapped), ring)
     }
-    guard (CaskFormat.oldestReadableVersion...CaskFormat.formatVersion).contains(version) else {
-      throw CaskError.unsupportedVersion(found: Int(version), supported: Int(CaskFormat.formatVersion))
+    guard (CaskFormat.oldestReadableVersion...CaskFormat.keyEpochsVersion).contains(version) else {
+      throw CaskError.unsupportedVersion(found: Int(version), supported: Int(CaskFormat.keyEpochsVersion))
     }
-    guard flags & CaskFormat.headerFlagPasswordWrapped != 0 else {
-      return StoreHeader(version: version, wrapping: .keys, wrappedKey: wrapped)
+    if version == CaskFormat.keyEpochsVersion && ring == nil {
+      throw CaskError.corrupt(file: path, offset: 10, reason: "a version 4 header without its key ring")
     }
-    guard flags & CaskFormat.headerFlagScrypt != 0 else {
-      return StoreHeader(version: version, wrapping: .rncryptor, wrappedKey: wrapped)
+    var header: StoreHeader
+    if flags & CaskFormat.headerFlagPasswordWrapped == 0 {
+      header = StoreHeader(version: version, wrapping: .keys, wrappedKey: wrapped)
+    } else if flags & CaskFormat.headerFlagScrypt == 0 {
+      header = StoreHeader(version: version, wrapping: .rncryptor, wrappedKey: wrapped)
+    } else {
+      header = try decodeScrypt(wrapped, version: version, path: path)
     }
-    return try decodeScrypt(wrapped, version: version, path: path)
+    header.keyRing = ring
+    return header
   }
 
   /// The scrypt fields and the key message after them.

@@ -60,8 +60,12 @@ final class BackgroundWork: Sendable {
     guard due else { return }
     let stats = store.stats()
     let total = stats.liveBytes + stats.deadBytes
-    guard total > 0, stats.deadBytes >= policy.minimumDeadBytes,
-      Double(stats.deadBytes) / Double(total) >= policy.deadRatio
+    // Segments under an older key epoch are compacted whatever their garbage: until then an
+    // old header and its password still open them (a password change's rotation).
+    guard
+      store.hasOlderKeyEpochs
+        || (total > 0 && stats.deadBytes >= policy.minimumDeadBytes
+          && Double(stats.deadBytes) / Double(total) >= policy.deadRatio)
     else { return }
     let start = state.withLock { state -> Bool in
       guard !state.stopped, !state.compacting else { return false }

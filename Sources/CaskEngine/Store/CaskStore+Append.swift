@@ -63,17 +63,18 @@ extension CaskStore {
       let isLast = index == operations.count - 1
       let flags = (isLast ? CaskFormat.recordFlagBatchEnd : 0) | (index == 0 ? CaskFormat.recordFlagBatchStart : 0)
       try number(
-        &operations[index], flags: flags, sequence: firstSequence + UInt64(index), segmentID: active.segment.id,
+        &operations[index], flags: flags, sequence: firstSequence + UInt64(index), segment: active.segment,
         offset: offset)
       offset += UInt64(operations[index].record.count)
     }
   }
 
   /// Gives one record its flags, sequence number and CRC, sealing a version 3 key message
-  /// for the place it is written at.
-  func number(_ operation: inout Prepared, flags: UInt8, sequence: UInt64, segmentID: UInt32, offset: UInt64) throws {
-    if cipher.bindsRecords {
-      try sealKeyMessage(of: &operation, flags: flags, sequence: sequence, segmentID: segmentID, offset: offset)
+  /// for the place it is written at, under the segment's key epoch (the current one: the
+  /// active segment always is).
+  func number(_ operation: inout Prepared, flags: UInt8, sequence: UInt64, segment: Segment, offset: UInt64) throws {
+    if segment.cipher.bindsRecords {
+      try sealKeyMessage(of: &operation, flags: flags, sequence: sequence, segment: segment, offset: offset)
     }
     operation.record.withUnsafeMutableBytes { RecordEncoder.finish($0, flags: flags, sequence: sequence) }
   }
@@ -81,8 +82,10 @@ extension CaskStore {
   /// Seals a version 3 record's key message, bound to the place the record is written at,
   /// into the room `prepare` left for it.
   private func sealKeyMessage(
-    of operation: inout Prepared, flags: UInt8, sequence: UInt64, segmentID: UInt32, offset: UInt64
+    of operation: inout Prepared, flags: UInt8, sequence: UInt64, segment: Segment, offset: UInt64
   ) throws {
+    let segmentID = segment.id
+    let cipher = segment.cipher
     let type = operation.isDelete ? CaskFormat.recordTypeDelete : CaskFormat.recordTypePut
     let key = operation.key.string
     try operation.record.withUnsafeMutableBytes { record in

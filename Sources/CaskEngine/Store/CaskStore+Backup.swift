@@ -176,10 +176,12 @@ extension CaskStore {
             BackupSource(name: Segment.hintName(id: segment.id), file: hint, length: length, isHint: true, owned: true))
         }
         var manifest: [UInt8]?
-        if cipher.bindsRecords {
-          var described = try Manifest.describing(segments, active: writer.active, writer: writer, retired: [])
+        let ring = keyRing.withLock { $0 }
+        if ring.current.bindsRecords {
+          var described = try Manifest.describing(
+            segments, active: writer.active, writer: writer, retired: [], hasEpochs: ring.hasEpochs)
           described.generation = writer.manifestGeneration
-          manifest = try described.encoded(cipher: cipher)
+          manifest = try described.encoded(cipher: ring.current)
         }
         return BackupSources(header: header, data: sources + hints, manifest: manifest)
       }

@@ -26,9 +26,13 @@ extension CaskStore {
     try userCode.refuse("a write")
     // Dropped on any way out but the wait (a failure, nothing to write), which tells the group.
     let announcement = options.durability == .always ? groupCommit.begin() : nil
-    var prepared = try prepare(batch)
+    let sealedUnder = cipher
+    var prepared = try prepare(batch, cipher: sealedUnder)
     guard !prepared.isEmpty else { return CommitResult() }
     let (ticket, result) = try writer.withLock { writer in
+      // A password change between the sealing and here started a new key epoch: the values
+      // are sealed again under its key (the active segment is always under the current one).
+      if cipher.epoch != sealedUnder.epoch { prepared = try prepare(batch) }
       try addHookWrites(for: batch, to: &prepared)
       return try append(&prepared, writer: &writer)
     }
@@ -50,15 +54,18 @@ extension CaskStore {
   /// Encrypts the operations of a batch, keeping one per key (the last operation on a key
   /// wins), in the order of their last occurrence. Each message is sealed straight into its
   /// record.
-  func prepare(_ batch: CaskBatch) throws -> [Prepared] {
+  ///
+  /// - Parameter cipher: the keys to seal under; the current epoch's when `nil`.
+  func prepare(_ batch: CaskBatch, cipher: RecordCipher? = nil) throws -> [Prepared] {
+    let cipher = cipher ?? self.cipher
     let operations = batch.operations
-    if operations.count == 1 { return [try prepare(operations[0])] }
+    if operations.count == 1 { return [try prepare(operations[0], cipher: cipher)] }
     var lastIndex: [IndexKey: Int] = [:]
     for (index, operation) in operations.enumerated() { lastIndex[IndexKey(operation.key)] = index }
     var prepared: [Prepared] = []
     prepared.reserveCapacity(lastIndex.count)
     for (index, operation) in operations.enumerated() where lastIndex[IndexKey(operation.key)] == index {
-      prepared.append(try prepare(operation))
+      prepared.append(try prepare(operation, cipher: cipher))
     }
     return prepared
   }
@@ -66,7 +73,10 @@ extension CaskStore {
   /// Seals the value message (and, before version 3, the key message) into the record. A
   /// version 3 key message binds its record's place, which is known only under the writer
   /// lock: `append` seals it there, into the room left for it here.
-  func prepare(_ operation: CaskBatch.Operation) throws -> Prepared {
+  ///
+  /// - Parameter cipher: the keys to seal under; the current epoch's when `nil`.
+  func prepare(_ operation: CaskBatch.Operation, cipher: RecordCipher? = nil) throws -> Prepared {
+    let cipher = cipher ?? self.cipher
     let key = operation.key
     let sealsKeyNow = !cipher.bindsRecords
     let record = try IndexKey.withUTF8(of: key) { keyBytes -> [UInt8] in

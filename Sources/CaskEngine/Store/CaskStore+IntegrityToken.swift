@@ -2,13 +2,15 @@ import Foundation
 
 extension CaskStore {
   /// A small opaque value (base64 text) that states how far this store's history has come:
-  /// its manifest generation and last sequence number, sealed under the data key. Keep it
+  /// its manifest generation and last sequence number, sealed under the current data key. Keep it
   /// outside the store's directory (a keychain, a server) and give it back to
   /// `checkFreshness(against:)` or `Options.expectedIntegrityToken`: a store older than the
   /// token, such as a whole directory put back from an older copy, is then refused. Version 3
   /// stores only.
   ///
   /// Take it after `sync()` (or under `.always`): writes that a crash may still take are in it.
+  /// Take a new one after a password change: a token sealed under an older key epoch is
+  /// checked only while the store still holds that epoch's key (until the rotation finishes).
   ///
   /// - Throws: `CaskError.unsupportedVersion` for a version 2 store, `.closed`, `.crypto`.
   /// - Complexity: one small encryption.
@@ -38,17 +40,25 @@ extension CaskStore {
       if writer.closed { throw CaskError.closed }
       return (writer.manifestGeneration, writer.nextSequence - 1)
     }
-    try Self.checkFreshness(token, generation: generation, lastSequence: sequence, cipher: cipher)
+    try Self.checkFreshness(
+      token, generation: generation, lastSequence: sequence, ring: keyRing.withLock { $0 })
   }
 
-  /// `checkFreshness(against:)` for a store's generation and last sequence.
-  static func checkFreshness(_ token: String, generation: UInt64, lastSequence: UInt64, cipher: RecordCipher) throws {
+  /// `checkFreshness(against:)` for a store's generation and last sequence: the token must
+  /// authenticate under the current key or an older one the ring still holds.
+  static func checkFreshness(_ token: String, generation: UInt64, lastSequence: UInt64, ring: KeyRing) throws {
     let name = CaskFormat.manifestFileName
+    let ciphers = [ring.current] + ring.olderEpochs.reversed().compactMap { ring.older[$0] }
     guard let message = Data(base64Encoded: token.trimmingCharacters(in: .whitespacesAndNewlines)),
-      let plaintext = try? cipher.open(message, file: "token", offset: 0), plaintext.count == 18,
+      let plaintext = ciphers.lazy.compactMap({ try? $0.open(message, file: "token", offset: 0) }).first,
+      plaintext.count == 18,
       plaintext[plaintext.startIndex] == CaskFormat.messageTagToken, plaintext[plaintext.startIndex + 1] == 0
     else {
-      throw CaskError.integrityViolation(file: name, reason: "the integrity token is not one of this store's")
+      throw CaskError.integrityViolation(
+        file: name,
+        reason:
+          "the integrity token is not one of this store's (or it was taken before a password change whose "
+          + "key rotation has finished)")
     }
     let (tokenGeneration, tokenSequence) = plaintext.withUnsafeBytes {
       (loadLittleEndian($0, at: 2, as: UInt64.self), loadLittleEndian($0, at: 10, as: UInt64.self))

@@ -3,27 +3,36 @@ import Foundation
 extension Manifest {
   /// The manifest describing `segments` (the active one by its end, the others by their
   /// file's size) as the writer state has them.
+  ///
+  /// - Parameter hasEpochs: whether the store has key epochs (the layout with them).
   static func describing(
-    _ segments: [Segment], active: CaskStore.ActiveSegment?, writer: CaskStore.WriterState, retired: [UInt32]
+    _ segments: [Segment], active: CaskStore.ActiveSegment?, writer: CaskStore.WriterState, retired: [UInt32],
+    hasEpochs: Bool
   ) throws -> Manifest {
     var entries: [Entry] = []
     for segment in segments.sorted(by: { ($0.order, $0.id) < ($1.order, $1.id) }) {
       let isActive = active?.segment.id == segment.id
       let length = isActive ? active?.end ?? 0 : min(try segment.file.size(), CaskFormat.maximumSegmentLength)
-      entries.append(Entry(id: segment.id, order: segment.order, isActive: isActive, length: length))
+      entries.append(
+        Entry(id: segment.id, order: segment.order, isActive: isActive, length: length, epoch: segment.epoch))
     }
     return Manifest(
       generation: writer.manifestGeneration + 1, lastSequence: writer.nextSequence - 1,
       nextSegmentID: writer.nextSegmentID, segments: entries, retired: retired,
-      pending: writer.pendingOutputs.sorted())
+      pending: writer.pendingOutputs.keys.sorted(), pendingEpochs: hasEpochs ? writer.pendingOutputs : [:],
+      hasEpochs: hasEpochs)
   }
 
   /// Writes the manifest into the store directory `path` atomically (temporary file, sync,
   /// rename, directory sync).
-  func write(in path: String, fileSystem: any FileSystem, cipher: RecordCipher) throws {
+  ///
+  /// - Returns: the digest of what was written: its last 32 bytes, the message's HMAC.
+  @discardableResult
+  func write(in path: String, fileSystem: any FileSystem, cipher: RecordCipher) throws -> [UInt8] {
+    let bytes = try encoded(cipher: cipher)
     try AtomicFile.write(
-      encoded(cipher: cipher), to: "\(path)/\(CaskFormat.manifestFileName)", fileSystem: fileSystem,
-      syncingDirectory: path)
+      bytes, to: "\(path)/\(CaskFormat.manifestFileName)", fileSystem: fileSystem, syncingDirectory: path)
+    return Array(bytes.suffix(CaskFormat.valueDigestLength))
   }
 }
 
@@ -35,17 +44,22 @@ extension CaskStore {
   /// - Parameters:
   ///   - retiring: segments a compaction replaced, retired from this manifest on; if it
   ///     cannot be written they are not.
-  func writeManifest(_ writer: inout WriterState, retiring: [UInt32] = []) throws {
-    guard cipher.bindsRecords, !options.readOnly else { return }
+  ///
+  /// - Returns: the digest of the manifest written (`Manifest.write`), `nil` when none was.
+  @discardableResult
+  func writeManifest(_ writer: inout WriterState, retiring: [UInt32] = []) throws -> [UInt8]? {
+    let ring = keyRing.withLock { $0 }
+    guard ring.current.bindsRecords, !options.readOnly else { return nil }
     let before = writer.retiredSegments
     writer.retiredSegments.formUnion(retiring)
     do {
       let retired = writer.retiredSegments
       let segments = state.withLock { Array($0.segments.values) }.filter { !retired.contains($0.id) }
       let manifest = try Manifest.describing(
-        segments, active: writer.active, writer: writer, retired: retired.sorted())
-      try manifest.write(in: path, fileSystem: fileSystem, cipher: cipher)
+        segments, active: writer.active, writer: writer, retired: retired.sorted(), hasEpochs: ring.hasEpochs)
+      let digest = try manifest.write(in: path, fileSystem: fileSystem, cipher: ring.current)
       writer.manifestGeneration = manifest.generation
+      return digest
     } catch {
       writer.retiredSegments = before
       throw error

@@ -36,7 +36,7 @@ extension CaskStore {
       throw CaskError.corrupt(file: segment.path, offset: offset, reason: "record header is damaged")
     }
     let valueStart = CaskFormat.recordHeaderLength + Int(header.keyLength)
-    return try cipher.openValue(
+    return try segment.cipher.openValue(
       UnsafeRawBufferPointer(rebasing: record[valueStart...]), forKey: key, file: segment.path,
       offset: offset + UInt64(valueStart))
   }

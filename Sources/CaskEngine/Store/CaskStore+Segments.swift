@@ -94,14 +94,17 @@ extension CaskStore {
     return writer.nextSegmentID
   }
 
-  /// Creates a segment file with its header, synced and visible under its final name.
+  /// Creates a segment file with its header, synced and visible under its final name, under
+  /// the current key epoch.
   func createSegment(id: UInt32, order: SegmentOrder) throws -> Segment {
+    let cipher = self.cipher
     let finalPath = "\(path)/\(Segment.fileName(id: id))"
     let temporary = finalPath + CaskFormat.temporarySuffix
     try? fileSystem.removeFile(temporary)
     let file = try fileSystem.open(temporary, mode: .createNew)
     do {
-      try file.write(Data(Segment.encodeHeader(id: id, order: order, version: cipher.version)), at: 0)
+      try file.write(
+        Data(Segment.encodeHeader(id: id, order: order, version: cipher.version, epoch: cipher.epoch)), at: 0)
       try file.sync()
       try fileSystem.rename(temporary, to: finalPath)
       try fileSystem.syncDirectory(path)
@@ -110,7 +113,7 @@ extension CaskStore {
       try? fileSystem.removeFile(temporary)
       throw error
     }
-    return Segment(id: id, order: order, file: file)
+    return Segment(id: id, order: order, file: file, cipher: cipher)
   }
 
   /// Writes the hint file of a segment (temporary file, sync, rename).
@@ -128,6 +131,6 @@ extension CaskStore {
     let hint = HintFile(
       segmentID: active.segment.id, segmentLength: active.end, maxSequence: active.maxSequence,
       entries: entries)
-    try hint.write(in: path, fileSystem: fileSystem, cipher: cipher)
+    try hint.write(in: path, fileSystem: fileSystem, cipher: active.segment.cipher)
   }
 }

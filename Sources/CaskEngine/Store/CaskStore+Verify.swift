@@ -57,12 +57,12 @@ extension CaskStore {
       let outcome = try scanner.scan { batch in
         for record in batch {
           do {
-            let key = try cipher.openKey(of: record, inSegment: segment.id, file: name)
+            let key = try segment.cipher.openKey(of: record, inSegment: segment.id, file: name)
             if !record.header.isDelete {
               let value = try segment.file.read(
                 count: Int(record.header.valueLength),
                 at: record.offset + UInt64(CaskFormat.recordHeaderLength) + UInt64(record.header.keyLength))
-              _ = try cipher.openValue(value, forKey: key, file: name, offset: record.offset)
+              _ = try segment.cipher.openValue(value, forKey: key, file: name, offset: record.offset)
             }
             checked += 1
           } catch CaskError.corrupt(_, _, let reason) {
@@ -107,7 +107,7 @@ extension CaskStore {
         defer { file.close() }
         let bytes = try file.read(count: Int(try file.size()), at: 0)
         do {
-          let hint = try HintFile.decode(bytes, cipher: cipher, path: hintPath)
+          let hint = try HintFile.decode(bytes, cipher: segment.cipher, path: hintPath)
           // Capped as open caps it: the hint open writes for a longer file states that length.
           let segmentLength = min(try segment.file.size(), CaskFormat.maximumSegmentLength)
           // An authentic hint of another segment, or of another length, is not used by open.

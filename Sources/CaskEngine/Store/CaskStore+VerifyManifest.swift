@@ -9,8 +9,9 @@ extension CaskStore {
   /// - Returns: what disagrees, as damage for `verify()`'s report.
   /// - Complexity: O(s) in the number of segments, one small read.
   func manifestDisagreements() throws -> [CorruptRegion] {
-    guard cipher.bindsRecords else { return [] }
     return try writer.withLock { writer -> [CorruptRegion] in
+      let ring = keyRing.withLock { $0 }
+      guard ring.current.bindsRecords else { return [] }
       let (segments, unreadable) = state.withLock { state in
         (Array(state.segments.values), Set(state.recovery.unreadableSegments))
       }
@@ -22,7 +23,7 @@ extension CaskStore {
       do {
         let file = try fileSystem.open(manifestPath, mode: .readOnly)
         defer { file.close() }
-        manifest = try Manifest.decode(try file.read(count: Int(try file.size()), at: 0), cipher: cipher)
+        manifest = try Manifest.decode(try file.read(count: Int(try file.size()), at: 0), ring: ring)
       } catch CaskError.integrityViolation(let file, let reason) {
         return [CorruptRegion(file: file, offset: 0, length: 0, reason: reason)]
       }
@@ -37,9 +38,10 @@ extension CaskStore {
       }
       let present = try segments.map { segment in
         Manifest.PresentSegment(
-          id: segment.id, order: segment.order, length: min(try segment.file.size(), CaskFormat.maximumSegmentLength))
+          id: segment.id, order: segment.order, length: min(try segment.file.size(), CaskFormat.maximumSegmentLength),
+          epoch: segment.epoch)
       }
-      return found + manifest.disagreements(with: present, unreadable: unreadable)
+      return found + manifest.disagreements(with: present, unreadable: unreadable, currentEpoch: ring.current.epoch)
     }
   }
 }

@@ -15,7 +15,12 @@ public final class CaskStore: Sendable {
   public let options: Options
 
   let fileSystem: any FileSystem
-  let cipher: RecordCipher
+  /// The data keys of every key epoch the store still uses (Crypto/KeyRing.swift). Changed
+  /// only with the writer lock held (a password change, the end of a rotation); read briefly.
+  let keyRing: Locked<KeyRing>
+  /// The keys of the current epoch: what new records, hints, the manifest and tokens are
+  /// sealed under. A segment's records are read with its own (`Segment.cipher`).
+  var cipher: RecordCipher { keyRing.withLock { $0.current } }
   /// Recently read records, sealed (`Options.recordCacheBytes`); `nil` when turned off.
   let recordCache: RecordCache?
   /// Shares syncs among writers; every sync of the active segment (a group's, a seal's,
@@ -66,8 +71,11 @@ public final class CaskStore: Sendable {
     var closed = false
     /// The generation of the last manifest written or read (version 3).
     var manifestGeneration: UInt64 = 0
-    /// Compaction outputs being written, which the manifest names as pending.
-    var pendingOutputs: Set<UInt32> = []
+    /// The header as this store last read or wrote it: a rotation's end rewrites its key ring.
+    var header: StoreHeader?
+    /// Compaction outputs being written, which the manifest names as pending, with the key
+    /// epoch each is sealed under.
+    var pendingOutputs: [UInt32: UInt32] = [:]
     /// Compaction inputs a manifest has retired and that are still on disk: every manifest
     /// names them as retired until they are gone. Prevents: a seal's manifest, written while
     /// a compaction removes its inputs, listing them as live segments, so that a crash right
@@ -134,7 +142,7 @@ public final class CaskStore: Sendable {
     self.options = options
     self.fileSystem = options.fileSystem
     let opened = try StoreOpener(path: path, credential: credential, options: options).open()
-    self.cipher = opened.cipher
+    self.keyRing = Locked(opened.keyRing)
     self.recordCache = options.recordCacheBytes > 0 ? RecordCache(capacity: options.recordCacheBytes) : nil
     self.headerKeyDerivation = Locked(opened.keyDerivation)
     self.lock = Locked(opened.lock)

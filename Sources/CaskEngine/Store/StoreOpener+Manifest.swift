@@ -6,18 +6,18 @@ extension StoreOpener {
   /// The store's manifest, `nil` when there is none.
   ///
   /// - Throws: `CaskError.integrityViolation` when it is there but damaged or forged.
-  func readManifest(cipher: RecordCipher) throws -> Manifest? {
+  func readManifest(ring: KeyRing) throws -> Manifest? {
     let manifestPath = "\(path)/\(CaskFormat.manifestFileName)"
     guard fileSystem.fileKind(manifestPath) != .missing else { return nil }
     let file = try fileSystem.open(manifestPath, mode: .readOnly)
     defer { file.close() }
-    return try Manifest.decode(try file.read(count: Int(try file.size()), at: 0), cipher: cipher)
+    return try Manifest.decode(try file.read(count: Int(try file.size()), at: 0), ring: ring)
   }
 
   /// Compares the segments found with the manifest; returns the segments to index (retired
   /// ones left out, and removed when writable) and appends what disagrees to the report.
   func applyManifest(
-    _ manifest: Manifest?, to found: [FoundSegment], report: inout RecoveryReport
+    _ manifest: Manifest?, to found: [FoundSegment], currentEpoch: UInt32, report: inout RecoveryReport
   ) throws -> [FoundSegment] {
     guard let manifest else {
       // A store whose creation stopped before its first manifest has no segment either.
@@ -44,8 +44,11 @@ extension StoreOpener {
     }
     if removed { try fileSystem.syncDirectory(path) }
     report.integrityViolations += manifest.disagreements(
-      with: kept.map { Manifest.PresentSegment(id: $0.segment.id, order: $0.segment.order, length: $0.length) },
-      unreadable: Set(report.unreadableSegments))
+      with: kept.map {
+        Manifest.PresentSegment(
+          id: $0.segment.id, order: $0.segment.order, length: $0.length, epoch: $0.segment.epoch)
+      },
+      unreadable: Set(report.unreadableSegments), currentEpoch: currentEpoch)
     return kept
   }
 }

@@ -4,19 +4,20 @@ import RNCryptorCodec
 /// Steps 4 to 8 of opening a store (FORMAT.md, "Opening a store"): clear what a crash left
 /// half-written, find the segments and their order, and index each one.
 extension StoreOpener {
-  func loadSegments(cipher: RecordCipher) throws -> (CaskStore.IndexState, CaskStore.WriterState) {
+  func loadSegments(ring: KeyRing) throws -> (CaskStore.IndexState, CaskStore.WriterState) {
+    let cipher = ring.current
     var indexState = CaskStore.IndexState()
     var writerState = CaskStore.WriterState()
     let names = try fileSystem.contentsOfDirectory(path)
     let removed = try removeLeftovers(names)
     var numbers = SegmentNumbers()
-    var found = try findSegments(names, version: cipher.version, numbers: &numbers, report: &indexState.recovery)
+    var found = try findSegments(names, ring: ring, numbers: &numbers, report: &indexState.recovery)
     // 5a. Version 3: the files must be those the manifest lists.
     var manifest: Manifest?
     if cipher.bindsRecords {
       do {
-        manifest = try readManifest(cipher: cipher)
-        found = try applyManifest(manifest, to: found, report: &indexState.recovery)
+        manifest = try readManifest(ring: ring)
+        found = try applyManifest(manifest, to: found, currentEpoch: cipher.epoch, report: &indexState.recovery)
       } catch CaskError.integrityViolation(let file, let reason) {
         indexState.recovery.integrityViolations.append(CorruptRegion(file: file, offset: 0, length: 0, reason: reason))
       }
@@ -36,7 +37,7 @@ extension StoreOpener {
     // The last number is never handed out, so a file named ffffffff cannot overflow it.
     writerState.nextSegmentID = numbers.maxID == UInt32.max ? UInt32.max : numbers.maxID + 1
     writerState.highestNumberHolder = numbers.highestNumberHolder
-    try indexSegments(found, cipher: cipher, indexState: &indexState, writerState: &writerState)
+    try indexSegments(found, currentEpoch: cipher.epoch, indexState: &indexState, writerState: &writerState)
     if let manifest {
       // Sequence numbers never go down, even when compaction dropped the newest records.
       if manifest.lastSequence < UInt64.max {
@@ -52,8 +53,7 @@ extension StoreOpener {
             file: CaskFormat.headerFileName, reason: "a version 2 store has no integrity token")
         }
         try CaskStore.checkFreshness(
-          token, generation: writerState.manifestGeneration, lastSequence: writerState.nextSequence - 1,
-          cipher: cipher)
+          token, generation: writerState.manifestGeneration, lastSequence: writerState.nextSequence - 1, ring: ring)
       } catch CaskError.integrityViolation(let file, let reason) {
         indexState.recovery.integrityViolations.append(CorruptRegion(file: file, offset: 0, length: 0, reason: reason))
       }
@@ -109,10 +109,13 @@ extension StoreOpener {
   ///
   /// A segment of another format version than the store's is not read (reported as
   /// unreadable): a version 2 segment planted in a version 3 store would bring records that
-  /// are not bound to their place.
+  /// are not bound to their place. Neither is one under a key epoch the header's ring does not
+  /// hold (reported as an integrity violation too, in a version 3 store): an old header opens
+  /// nothing sealed after it.
   private func findSegments(
-    _ names: [String], version: UInt16, numbers: inout SegmentNumbers, report: inout RecoveryReport
+    _ names: [String], ring: KeyRing, numbers: inout SegmentNumbers, report: inout RecoveryReport
   ) throws -> [FoundSegment] {
+    let version = ring.current.version
     var found: [FoundSegment] = []
     for name in names {
       if let id = Segment.id(fromForeignName: name, extension: CaskFormat.segmentExtension) {
@@ -140,7 +143,20 @@ extension StoreOpener {
         // a compaction output): new ids go above every base too, so that a segment started
         // after this open sorts after this one even if its header claims a base beyond the ids.
         numbers.reserve(decoded.order.base, for: name)
-        found.append(FoundSegment(segment: Segment(id: id, order: decoded.order, file: file), length: length))
+        guard let cipher = ring.cipher(forEpoch: decoded.epoch) else {
+          report.unreadableSegments.append(name)
+          if ring.current.bindsRecords {
+            report.integrityViolations.append(
+              CorruptRegion(
+                file: name, offset: UInt64(CaskFormat.segmentEpochOffset), length: 0,
+                reason:
+                  "the segment is sealed under key epoch \(decoded.epoch), which this header does not hold "
+                  + "(an older header, or a planted segment)"))
+          }
+          continue
+        }
+        found.append(
+          FoundSegment(segment: Segment(id: id, order: decoded.order, file: file, cipher: cipher), length: length))
       case .failure(.unsupportedVersion(let version, let supported)):
         throw CaskError.unsupportedVersion(found: version, supported: supported)
       default:
@@ -170,7 +186,7 @@ extension StoreOpener {
   /// Steps 6 to 8: indexes each segment in order, from its hint when the hint is valid, else
   /// by scanning, and makes the last one the active segment while it has room.
   private func indexSegments(
-    _ found: [FoundSegment], cipher: RecordCipher, indexState: inout CaskStore.IndexState,
+    _ found: [FoundSegment], currentEpoch: UInt32, indexState: inout CaskStore.IndexState,
     writerState: inout CaskStore.WriterState
   ) throws {
     var maxSequence: UInt64 = 0
@@ -178,17 +194,18 @@ extension StoreOpener {
     // each whole hint is read and authenticated below, one at a time): growing it key by key
     // rehashes it again and again.
     var hinted = 0
-    for item in found { hinted += claimedHintCount(for: item.segment, cipher: cipher) }
+    for item in found { hinted += claimedHintCount(for: item.segment, cipher: item.segment.cipher) }
     indexState.directory.reserveCapacity(additional: hinted)
     for (position, item) in found.enumerated() {
       let isLast = position == found.count - 1
       let segment = item.segment
       indexState.segments[segment.id] = segment
       let indexed: IndexedSegment
-      if let hint = loadHint(for: segment, length: item.length, cipher: cipher) {
+      if let hint = loadHint(for: segment, length: item.length, cipher: segment.cipher) {
         indexed = try index(segment, from: hint, length: item.length, isLast: isLast, into: &indexState)
       } else {
-        indexed = try index(segment, byScanning: item.length, isLast: isLast, cipher: cipher, into: &indexState)
+        indexed = try index(
+          segment, byScanning: item.length, isLast: isLast, cipher: segment.cipher, into: &indexState)
       }
       maxSequence = max(maxSequence, indexed.maxSequence)
       // A hint leaves out records that were already overwritten when it was written.
@@ -196,8 +213,9 @@ extension StoreOpener {
       if recordBytes > indexed.listed {
         indexState.directory.addDeadBytes(recordBytes - indexed.listed, in: segment.id)
       }
-      // 8. Keep appending to the last segment while it has room; its hint (now stale) goes.
-      if isLast && appendsTo(segment, end: indexed.end) {
+      // 8. Keep appending to the last segment while it has room (and it is under the current
+      // key epoch: a crash after a password change sealed it); its hint (now stale) goes.
+      if isLast && appendsTo(segment, end: indexed.end) && segment.epoch == currentEpoch {
         try fileSystem.removeFile("\(path)/\(Segment.hintName(id: segment.id))")
         writerState.active = CaskStore.ActiveSegment(
           segment: segment, end: indexed.end, tombstones: indexed.entries.filter(\.isDelete),

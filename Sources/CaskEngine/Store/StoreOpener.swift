@@ -9,7 +9,7 @@ struct StoreOpener {
   var fileSystem: any FileSystem { options.fileSystem }
 
   struct Opened {
-    var cipher: RecordCipher
+    var keyRing: KeyRing
     var lock: any FileLock
     var indexState: CaskStore.IndexState
     var writerState: CaskStore.WriterState
@@ -50,37 +50,53 @@ struct StoreOpener {
     // 2. Lock: exclusive for a writer, shared for read-only openers.
     let lock = try fileSystem.lock("\(path)/\(CaskFormat.lockFileName)", exclusive: !options.readOnly)
     do {
-      // 3. Read the header and unwrap the data key, or create both for a new store.
-      let dataKeys: RNCryptor.Keys
-      let version: UInt16
+      // 3. Read the header and unwrap the data key (and a version 4 header's key ring), or
+      // create both for a new store.
+      var ring: KeyRing
       let keyDerivation: CaskStore.KeyDerivation?
+      var header: StoreHeader?
       if fileSystem.fileKind(headerPath) == .missing {
-        version = options.newStoreFormatVersion
+        let version = options.newStoreFormatVersion
         guard (CaskFormat.oldestReadableVersion...CaskFormat.formatVersion).contains(version) else {
           throw CaskError.unsupportedVersion(found: Int(version), supported: Int(CaskFormat.formatVersion))
         }
-        (dataKeys, keyDerivation) = try createHeader(at: headerPath, version: version)
+        let dataKeys: RNCryptor.Keys
+        (dataKeys, header) = try createHeader(at: headerPath, version: version)
+        keyDerivation = header?.keyDerivation
+        ring = KeyRing(current: RecordCipher(keys: dataKeys, version: version))
       } else {
         let bytes = try CaskStore.contents(of: headerPath, fileSystem: fileSystem)
-        let header = try StoreHeader.decode(bytes, path: headerPath)
-        dataKeys = try credential.unwrap(header, path: headerPath)
-        version = header.version
-        keyDerivation = header.keyDerivation
+        let decoded = try StoreHeader.decode(bytes, path: headerPath)
+        let dataKeys = try credential.unwrap(decoded, path: headerPath)
+        if let message = decoded.keyRing {
+          ring = try KeyRing.open(
+            message, currentKeys: dataKeys, recordVersion: decoded.recordVersion, path: headerPath,
+            offset: decoded.keyRingOffset)
+        } else {
+          ring = KeyRing(current: RecordCipher(keys: dataKeys, version: decoded.version))
+        }
+        keyDerivation = decoded.keyDerivation
+        header = decoded
       }
-      let cipher = RecordCipher(keys: dataKeys, version: version)
-      var (indexState, writerState) = try loadSegments(cipher: cipher)
-      if cipher.bindsRecords && !options.readOnly {
+      var (indexState, writerState) = try loadSegments(ring: ring)
+      if ring.current.bindsRecords && !options.readOnly {
         // What this open found and repaired (a cut torn tail, the active segment) is the
         // state the next open checks against.
         let manifest = try Manifest.describing(
-          Array(indexState.segments.values), active: writerState.active, writer: writerState, retired: [])
-        try manifest.write(in: path, fileSystem: fileSystem, cipher: cipher)
+          Array(indexState.segments.values), active: writerState.active, writer: writerState, retired: [],
+          hasEpochs: ring.hasEpochs)
+        try manifest.write(in: path, fileSystem: fileSystem, cipher: ring.current)
         writerState.manifestGeneration = manifest.generation
+        if let current = header {
+          header = try finishRotation(
+            &ring, header: current, inUse: Set(indexState.segments.values.map(\.epoch)), headerPath: headerPath)
+        }
       }
+      writerState.header = header
       indexState.closed = false
       writerState.closed = false
       return Opened(
-        cipher: cipher, lock: lock, indexState: indexState, writerState: writerState, keyDerivation: keyDerivation)
+        keyRing: ring, lock: lock, indexState: indexState, writerState: writerState, keyDerivation: keyDerivation)
     } catch {
       lock.unlock()
       throw error
@@ -136,15 +152,35 @@ struct StoreOpener {
     }
   }
 
+  /// Step 9 for a store with key epochs, after the manifest under the current key is written:
+  /// drops from the header's key ring the pinned manifest and every older epoch no segment is
+  /// under any more (a crash stopped a password change or a rotation before it did so).
+  ///
+  /// - Returns: the header now on disk.
+  private func finishRotation(
+    _ ring: inout KeyRing, header: StoreHeader, inUse: Set<UInt32>, headerPath: String
+  ) throws -> StoreHeader {
+    guard ring.hasEpochs else { return header }
+    var trimmed = ring
+    trimmed.pinnedManifest = nil
+    trimmed.older = trimmed.older.filter { inUse.contains($0.key) }
+    guard trimmed.pinnedManifest != ring.pinnedManifest || trimmed.older.count != ring.older.count else {
+      return header
+    }
+    var rewritten = header
+    rewritten.keyRing = try trimmed.sealed()
+    try Self.writeHeader(rewritten, at: headerPath, fileSystem: fileSystem, directory: path)
+    ring = trimmed
+    return rewritten
+  }
+
   /// Makes a random data key, wraps it, and writes the header atomically.
-  private func createHeader(at headerPath: String, version: UInt16) throws -> (
-    RNCryptor.Keys, CaskStore.KeyDerivation?
-  ) {
+  private func createHeader(at headerPath: String, version: UInt16) throws -> (RNCryptor.Keys, StoreHeader) {
     let keys = try RNCryptor.Keys.random()
     let dataKey = StoreCredential.concatenate(keys)
     let header = try credential.wrap(dataKey, version: version, keyDerivation: options.keyDerivation)
     try StoreOpener.writeHeader(header, at: headerPath, fileSystem: fileSystem, directory: path)
-    return (keys, header.keyDerivation)
+    return (keys, header)
   }
 
   /// Replaces the header file atomically; after a crash at any point the old or the new

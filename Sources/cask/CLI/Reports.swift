@@ -85,6 +85,11 @@ enum Reports {
   struct Password: Encodable {
     var store: String
     var changed: Bool
+    /// The key epoch the store is under now.
+    var keyEpoch: UInt32
+    /// Live records (and their bytes) still sealed under an older key epoch.
+    var olderRecords: Int
+    var olderBytes: UInt64
   }
 
   struct Salvage: Encodable {

@@ -36,6 +36,10 @@ enum StatsCommand: Subcommand {
     var liveBytes: UInt64
     var deadBytes: UInt64
     var segments: Int
+    /// The current key epoch, and the live records (and bytes) still under an older one.
+    var keyEpoch: UInt32
+    var olderKeyRecords: Int
+    var olderKeyBytes: UInt64
     var recovery: Recovery
   }
 
@@ -54,13 +58,15 @@ enum StatsCommand: Subcommand {
   static func report(_ store: CaskStore, path: String) -> Report {
     let stats = store.stats()
     let recovery = stats.recovery
+    let epochs = store.keyEpochs
     return Report(
       store: path, keys: stats.keys,
       collections: Report.Collections(
         // Index entries and catalogues (groups beginning with U+0001) are no collections.
         counts: store.groups().filter { $0.group.utf8.first != 1 }),
       liveBytes: stats.liveBytes,
-      deadBytes: stats.deadBytes, segments: stats.segments,
+      deadBytes: stats.deadBytes, segments: stats.segments, keyEpoch: epochs.currentEpoch,
+      olderKeyRecords: epochs.olderRecords, olderKeyBytes: epochs.olderBytes,
       recovery: Report.Recovery(
         clean: recovery.isClean, segmentsFromHints: recovery.segmentsFromHints,
         segmentsScanned: recovery.segmentsScanned, truncatedBytes: recovery.truncatedBytes,
@@ -84,6 +90,15 @@ enum StatsCommand: Subcommand {
     text += "Live bytes:   \(report.liveBytes) (\(ByteCount.format(report.liveBytes)))\n"
     text += "Dead bytes:   \(report.deadBytes) (\(ByteCount.format(report.deadBytes)))\n"
     text += "Segments:     \(report.segments)\n"
+    if report.keyEpoch > 0 {
+      text += "Key epoch:    \(report.keyEpoch)"
+      if report.olderKeyRecords > 0 {
+        text +=
+          "; \(counted(report.olderKeyRecords, "record")) (\(ByteCount.format(report.olderKeyBytes))) still under "
+          + "an older key ('cask compact' seals them again under the current one)"
+      }
+      text += "\n"
+    }
     let recovery = report.recovery
     text +=
       "Last open:    \(counted(recovery.segmentsFromHints, "segment")) from hints, \(recovery.segmentsScanned) scanned; "
