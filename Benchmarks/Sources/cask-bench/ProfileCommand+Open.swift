@@ -56,31 +56,46 @@ extension ProfileCommand {
     }
     for _ in 0..<repeats {
       control?.send("enable")
-      let (open, query, found) = try openLoop(directory, keys: keys, options: options, events: events)
+      let figures = try openLoop(directory, keys: keys, options: options, events: events)
       control?.send("disable")
       print(
-        "open: \(Number.fixed(open, 3)) s, \(Number.grouped(Double(found))) keys"
-          + (events ? "; first queries \(Number.fixed(query, 3)) s" : ""))
+        "open: \(Number.fixed(figures.open, 3)) s (CPU \(Number.fixed(figures.openCPU, 3)) s), "
+          + "\(Number.grouped(Double(figures.keys))) keys"
+          + (events
+            ? "; first queries \(Number.fixed(figures.query, 3)) s (CPU \(Number.fixed(figures.queryCPU, 3)) s)" : ""))
     }
   }
 
   /// The timed part: open (and for events the first queries), then close.
   @inline(never)
   static func openLoop(_ directory: String, keys: RNCryptor.Keys, options: CaskStore.Options, events: Bool) throws
-    -> (open: Double, query: Double, keys: Int)
+    -> (open: Double, openCPU: Double, query: Double, queryCPU: Double, keys: Int)
   {
     var store: CaskStore?
+    let cpuBefore = threadCPUSeconds()
     let open = try Stopwatch.seconds { store = try CaskStore(path: directory, keys: keys, options: options) }
+    let cpu = threadCPUSeconds() - cpuBefore
     guard let store else { throw BenchError("no store") }
     defer { try? store.close() }
     var query = 0.0
+    var queryCPU = 0.0
     if events {
       let collection = store.collection(BenchEvent.self, named: "events", indexes: eventIndexes)
+      let queryCPUBefore = threadCPUSeconds()
       query = try Stopwatch.seconds {
         _ = try collection.query().where(\.city, equals: BenchEvent.cities[3]).count()
         _ = try collection.query().sorted(by: \.date).limit(1).ids()
       }
+      queryCPU = threadCPUSeconds() - queryCPUBefore
     }
-    return (open, query, store.count)
+    return (open, cpu, query, queryCPU, store.count)
+  }
+
+  /// CPU time of the calling thread: what an open costs on a machine busy with other work,
+  /// where the wall time also counts the time the thread waited for a core.
+  static func threadCPUSeconds() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
   }
 }
