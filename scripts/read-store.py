@@ -118,6 +118,9 @@ SCRYPT_MAX_MEMORY = 256 << 20
 SCRYPT_MAX_WORK = 1 << 30
 SEGMENT_MAGIC = b"CCSEGMNT"
 HINT_MAGIC = b"CCHINTS1"
+HINT_MAGIC_GROUPED = b"CCHINTS2"
+# A grouped hint's group section ends within this many bytes of the payload (tag included).
+HINT_SIZING_LENGTH = 4096
 READABLE_VERSIONS = (2, 3, 4)
 KEY_EPOCHS_VERSION = 4
 # Set from the header: every segment and hint of the store must have this version (3 for a
@@ -457,13 +460,16 @@ def check_batch(batch, name):
 def read_hint(directory, name, keys):
     with open(os.path.join(directory, name), "rb") as handle:
         data = handle.read()
-    if data[:8] != HINT_MAGIC:
+    if data[:8] not in (HINT_MAGIC, HINT_MAGIC_GROUPED):
         fail(f"{name}: bad magic")
+    grouped = data[:8] == HINT_MAGIC_GROUPED
     payload = open_key_message(data[8:], keys, f"{name} payload")
+    tag_length = 0
     if FORMAT_VERSION >= 3:
         if not payload or payload[0] != TAG_HINT:
             fail(f"{name}: payload is not tagged as a hint")
         payload = payload[1:]
+        tag_length = 1
     if len(payload) < 28:
         fail(f"{name}: payload of {len(payload)} bytes is shorter than its 28-byte head")
     version = u16(payload, 0)
@@ -473,6 +479,27 @@ def read_hint(directory, name, keys):
     count = u32(payload, 24)
     entries = []
     position = 28
+    if grouped:
+        # The group section (FORMAT.md section 6): sizes for the index, never checked against
+        # the entries by the engine; here each count must be what the entries give.
+        if position + 6 > len(payload):
+            fail(f"{name}: payload ends inside the group section")
+        head["ungrouped_puts"] = u32(payload, position)
+        listed = u16(payload, position + 4)
+        position += 6
+        groups = {}
+        for index in range(listed):
+            if position + 6 > len(payload):
+                fail(f"{name}: payload ends inside group record {index}")
+            puts, name_length = u32(payload, position), u16(payload, position + 4)
+            group = payload[position + 6:position + 6 + name_length]
+            if len(group) != name_length:
+                fail(f"{name}: payload ends inside the name of group record {index}")
+            groups[bytes(group)] = puts
+            position += 6 + name_length
+        if tag_length + position > HINT_SIZING_LENGTH:
+            fail(f"{name}: group section ends at {tag_length + position}, past {HINT_SIZING_LENGTH}")
+        head["groups"] = groups
     for index in range(count):
         if position + 12 > len(payload):
             fail(f"{name}: payload ends inside entry {index}")
@@ -488,6 +515,21 @@ def read_hint(directory, name, keys):
         position += 12 + key_length
     if position != len(payload):
         fail(f"{name}: {len(payload) - position} bytes left over after the last entry")
+    if grouped:
+        ungrouped, by_group = 0, {}
+        for etype, _, _, key in entries:
+            if etype != TYPE_PUT:
+                continue
+            if 0 in key:
+                group = bytes(key[:key.index(0)])
+                by_group[group] = by_group.get(group, 0) + 1
+            else:
+                ungrouped += 1
+        if head["ungrouped_puts"] != ungrouped:
+            fail(f"{name}: group section says {head['ungrouped_puts']} ungrouped puts, the entries {ungrouped}")
+        for group, puts in head["groups"].items():
+            if by_group.get(group) != puts:
+                fail(f"{name}: group section says {puts} puts of a group, the entries {by_group.get(group, 0)}")
     return head, entries
 
 

@@ -9,7 +9,8 @@ import RNCryptorCodec
 /// Input: one mode byte, then the hint. Mode bit 0 takes the rest as the hint's plaintext
 /// payload and seals it under the store's data key (so mutations reach the entry parser and the
 /// checks of entries against the segment, behind the HMAC); otherwise the rest is the whole
-/// file. Bit 1 opens read-only.
+/// file. Bit 1 opens read-only. Bit 2 seals the payload as a grouped hint ("CCHINTS2", whose
+/// payload has a group section) rather than an earlier one.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzHint(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
   guard let data else { return 0 }
@@ -35,7 +36,10 @@ enum HintTarget {
     var input = FuzzInput(bytes)
     let mode = input.byte()
     var hint = input.rest()
-    if mode & 1 != 0 { hint = Data(CaskFormat.hintMagic) + FuzzStore.seal(hint, iv: 7) }
+    if mode & 1 != 0 {
+      let magic = mode & 4 != 0 ? CaskFormat.hintMagicGrouped : CaskFormat.hintMagic
+      hint = Data(magic) + FuzzStore.seal(hint, iv: 7)
+    }
     let fileSystem = FuzzStore.disk(with: [("00000001.hint", hint)], on: template)
     FuzzStore.openAndReadAll(fileSystem, readOnly: mode & 2 != 0, segmentSizeLimit: FuzzSeedStore.sealedLimit)
   }
@@ -44,12 +48,25 @@ enum HintTarget {
   /// entries past the end, an entry pointing at another record, a key the segment lacks.
   static func seeds() throws -> [(String, Data)] {
     let (bytes, entries, maxSequence) = try FuzzSeedStore.sealedSegment()
-    func payload(_ entries: [FuzzingEntry.HintRecord], length: UInt64 = UInt64(bytes.count)) throws -> Data {
+    func payload(
+      _ entries: [FuzzingEntry.HintRecord], length: UInt64 = UInt64(bytes.count), grouped: Bool = false
+    ) throws -> Data {
       try FuzzingEntry.hintPayload(
         segmentID: 1, segmentLength: length, maxSequence: maxSequence, entries: entries,
-        dataKeys: FuzzStore.dataKeys)
+        dataKeys: FuzzStore.dataKeys, grouped: grouped)
     }
     let truth = try payload(entries)
+    let grouped = try payload(entries, grouped: true)
+    // A group section that lies: every count (ungrouped puts, each group's) at its largest.
+    var inflated = grouped
+    let section = 1 + 28
+    for offset in section..<section + 4 { inflated[offset] = 0xFF }
+    let groupsListed = Int(inflated[section + 4]) | Int(inflated[section + 5]) << 8
+    var position = section + 6
+    for _ in 0..<groupsListed {
+      for offset in position..<position + 4 { inflated[offset] = 0xFF }
+      position += 6 + (Int(inflated[position + 4]) | Int(inflated[position + 5]) << 8)
+    }
     var swapped = entries
     swapped[0].offset = entries[1].offset
     swapped[0].length = entries[1].length
@@ -63,6 +80,10 @@ enum HintTarget {
       ("wrong-length", Data([1]) + (try payload(entries, length: UInt64(bytes.count) + 1))),
       ("swapped-entry", Data([1]) + (try payload(swapped))), ("entry-past-end", Data([1]) + (try payload(beyond))),
       ("unknown-key", Data([1]) + (try payload(stranger))), ("empty", Data([1]) + (try payload([]))),
+      ("grouped-payload", Data([5]) + grouped), ("grouped-payload-readonly", Data([7]) + grouped),
+      ("grouped-file", Data([0]) + Data(CaskFormat.hintMagicGrouped) + FuzzStore.seal(grouped, iv: 7)),
+      ("grouped-inflated-counts", Data([5]) + inflated),
+      ("grouped-empty", Data([5]) + (try payload([], grouped: true))),
     ]
   }
 }

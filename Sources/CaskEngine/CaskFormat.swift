@@ -130,6 +130,16 @@ public enum CaskFormat {
   public static let hintPayloadHeaderLength = 28
   /// type(1) + reserved(1) + key length(2) + record offset(4) + record length(4), before the key.
   public static let hintEntryFixedLength = 12
+  /// A hint file with a group section (Docs/FORMAT.md, "Hint files"): "CCHINTS2". Written from
+  /// the Unreleased version on; "CCHINTS1" hints, without it, are still read.
+  public static let hintMagicGrouped: [UInt8] = Array("CCHINTS2".utf8)
+  /// A grouped hint's header: the 28 bytes above, then ungrouped puts(4) + groups listed(2).
+  public static let hintGroupedHeaderLength = 34
+  /// One group of a grouped hint's group section, before its name: puts(4) + name length(2).
+  public static let hintGroupFixedLength = 6
+  /// A grouped hint's payload (tag included) ends its group section within this many bytes,
+  /// so that open reads every hint's sizes from its first ciphertext blocks alone.
+  public static let hintSizingLength = 4096
 
   // MARK: Keys
 

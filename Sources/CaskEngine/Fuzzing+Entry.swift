@@ -125,15 +125,17 @@ package enum FuzzingEntry {
     }
   }
 
-  /// The plaintext payload of a hint file (before it is sealed under the data key).
+  /// The plaintext payload of a hint file (before it is sealed under the data key): with a
+  /// group section when `grouped` (a "CCHINTS2" file's), else as a "CCHINTS1" file's.
   package static func hintPayload(
-    segmentID: UInt32, segmentLength: UInt64, maxSequence: UInt64, entries: [HintRecord], dataKeys: RNCryptor.Keys
+    segmentID: UInt32, segmentLength: UInt64, maxSequence: UInt64, entries: [HintRecord], dataKeys: RNCryptor.Keys,
+    grouped: Bool = false
   ) throws -> Data {
     let hint = HintFile(
       segmentID: segmentID, segmentLength: segmentLength, maxSequence: maxSequence,
       entries: entries.map { HintEntry(isDelete: $0.isDelete, offset: $0.offset, length: $0.length, key: $0.key) })
     let cipher = RecordCipher(keys: dataKeys)
-    let file = Data(try hint.encoded(cipher: cipher))
+    let file = Data(try hint.encoded(cipher: cipher, grouped: grouped))
     return try cipher.open(Data(file.dropFirst(CaskFormat.hintMagic.count)), file: "", offset: 0)
   }
 

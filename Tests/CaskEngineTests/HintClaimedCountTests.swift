@@ -22,16 +22,17 @@ struct HintClaimedCountTests {
 
       let hints = try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".hint") }.sorted()
       #expect(hints.count > 2, "expected several segments, got hints \(hints)")
-      var listed = 0
+      var puts = 0
       for name in hints {
         let bytes = try Data(contentsOf: URL(fileURLWithPath: "\(path)/\(name)"))
-        let authenticated = try bytes.withUnsafeBytes { try HintPayload(file: $0, cipher: cipher, path: name).count }
+        let hint = try bytes.withUnsafeBytes { try HintPayload(file: $0, cipher: cipher, path: name) }
+        let authenticated = hint.count
+        puts += hint.sizes.ungrouped
         // Only the head, as open reads it.
         let claimed = bytes.prefix(HintPayload.headLength).withUnsafeBytes {
           HintPayload.claimedCount(head: $0, fileLength: UInt64(bytes.count), cipher: cipher)
         }
         #expect(claimed == authenticated, "\(name)")
-        listed += authenticated
         #expect(authenticated > 0, "\(name)")
 
         // A file shorter than the head, a foreign magic: no claim.
@@ -62,10 +63,10 @@ struct HintClaimedCountTests {
       defer { try? reopened.close() }
       #expect(reopened.stats().recovery.segmentsFromHints == hints.count)
       #expect(reopened.count == 400 - (0..<400).filter { $0 % 7 == 0 }.count)
-      // Sized once from the claims (every entry of every hint), never grown while indexing: a
-      // table that doubled would hold about twice as many slots.
+      // Sized once from the claims (every put entry of every hint), never grown while indexing:
+      // a table that doubled would hold about twice as many slots.
       let capacity = reopened.state.withLock { $0.directory.ungroupedCapacity }
-      #expect(capacity == (listed * 5 + 3) / 4 + 1, "\(capacity) slots for \(listed) hint entries")
+      #expect(capacity == (puts * 5 + 3) / 4 + 1, "\(capacity) slots for \(puts) put entries")
     }
   }
 }

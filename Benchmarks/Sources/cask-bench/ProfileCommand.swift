@@ -15,11 +15,16 @@ import PeerKit
 enum ProfileCommand: BenchCommand {
   static let name = "profile"
   static let abstract = "One engine workload alone (put, batch or get of 1 KiB values), for perf or callgrind."
-  static let usage = "cask-bench profile put|batch|get [--ops N] [--keys N] [--dir DIR]"
+  static let usage =
+    "cask-bench profile put|batch|get|open|open-events [--ops N] [--keys N] [--dir DIR] [--store DIR] [--repeats N]"
   static let options: [(flag: String, help: String)] = [
     ("put", "Single puts into a new store, one operation per call, durability never."),
     ("batch", "Puts in batches of 500 into a new store."),
     ("get", "Gets of random keys of a store of --keys keys, after it is built."),
+    ("open", "Opens from hints of a store of --keys keys of 16 bytes, with its keys (no key derivation)."),
+    ("open-events", "Opens of a collection of --keys events with indexes on city and date, and its first queries."),
+    ("--store DIR", "open, open-events: build the store there once and keep it (default: a scratch directory)."),
+    ("--repeats N", "open, open-events: opens in a row (default 3)."),
     ("--ops N", "Operations in the timed loop (default 100,000)."),
     ("--keys N", "Keys of the store gets read (default 10,000)."),
     ("--dir DIR", "Where the store goes (default: the temporary directory)."),
@@ -37,9 +42,22 @@ enum ProfileCommand: BenchCommand {
   static func run(arguments: [String]) throws {
     var options = Options(arguments)
     let operations = try count(options.value("--ops"), default: 100_000)
-    let keyCount = try count(options.value("--keys"), default: 10_000)
+    let keysText = try options.value("--keys")
+    let keyCount = try count(keysText, default: 10_000)
     let base = try options.value("--dir") ?? FileManager.default.temporaryDirectory.path
     let control = try options.value("--perf-control").map { try PerfControl(path: $0) }
+    let kept = try options.value("--store")
+    let repeats = try count(options.value("--repeats"), default: 3)
+    for opens in ["open", "open-events"] where options.flag(opens) {
+      try options.finish()
+      let scratch = try ScratchDirectory(in: base)
+      defer { scratch.remove() }
+      try profileOpen(
+        keyCount: count(keysText, default: 1_000_000),
+        directory: kept ?? "\(scratch.path)/open.cask", repeats: repeats, control: control,
+        events: opens == "open-events")
+      return
+    }
     let workload = try [Workload.put, .batch, .get].first { options.flag($0.rawValue) }
       .orThrow(UsageError("'profile' needs one workload: put, batch or get"))
     try options.finish()

@@ -16,6 +16,10 @@ struct GroupTables: Sendable {
   private(set) var tables: [KeyTable] = []
   /// Positions in `tables` of the groups used lately, the latest last.
   private var recent: [Int] = []
+  /// Keys expected in groups that have no table yet (open's sizing, from the hints): a table
+  /// made for one of them is sized for them at once. A group that never gets a key never gets
+  /// a table, whatever was planned for it.
+  private var planned: [IndexKey: Int] = [:]
 
   /// The table of group `name`.
   subscript(name: IndexKey) -> KeyTable? {
@@ -53,7 +57,9 @@ struct GroupTables: Sendable {
       found = tables.count
       positions[key] = found
       names.append(key)
-      tables.append(KeyTable())
+      var table = KeyTable()
+      if let expected = planned.removeValue(forKey: key) { table.reserveCapacity(expected) }
+      tables.append(table)
     }
     remember(found)
     return found
@@ -67,6 +73,29 @@ struct GroupTables: Sendable {
     tables[position].reserveCapacity(tables[position].count + additional)
   }
 
+  /// Expects `additional` more keys in group `name` (its bytes): its table grows to hold them
+  /// now, or is made for them when its first key comes. With `growing`, a table that must grow
+  /// at least doubles (sizing hint by hint, several times over, stays linear).
+  mutating func plan(additional: Int, inGroup name: UnsafeRawBufferPointer, growing: Bool) {
+    guard additional > 0 else { return }
+    let position = recentPosition(name) ?? positions[IndexKey(String(decoding: name, as: UTF8.self))]
+    guard let position else {
+      planned[IndexKey(String(decoding: name, as: UTF8.self)), default: 0] += additional
+      return
+    }
+    let needed = tables[position].count + additional
+    if growing {
+      tables[position].reserveCapacity(growingTo: needed)
+    } else {
+      tables[position].reserveCapacity(needed)
+    }
+  }
+
+  /// Forgets what was planned for groups that got no key (at the end of open).
+  mutating func forgetPlans() {
+    planned = [:]
+  }
+
   private mutating func remember(_ position: Int) {
     if recent.count == Self.recentLimit { recent.removeFirst() }
     recent.append(position)
@@ -77,6 +106,13 @@ struct GroupTables: Sendable {
     -> RecordLocation?
   {
     tables[position].updateValue(location, forKey: key)
+  }
+
+  /// `updateValue(_:forKey:at:)` for a key whose meta word is known.
+  mutating func updateValue(
+    _ location: RecordLocation, forKey key: UnsafeRawBufferPointer, meta: UInt32, at position: Int
+  ) -> RecordLocation? {
+    tables[position].updateValue(location, forKey: key, meta: meta)
   }
 
   /// Removes `key` from the table at `position` (and the table, once empty); returns its

@@ -99,37 +99,81 @@ struct KeyDirectory: Sendable {
     return UnsafeRawBufferPointer(start: base, count: base.distance(to: UnsafeRawPointer(zero)))
   }
 
-  /// Reads, all at once, the first index slot each of `keys` will probe, so that their cache
-  /// misses overlap instead of stalling the updates that follow one by one (open indexes each
-  /// hint in batches this way). Keys of a group are read ahead when their group is among the
-  /// few used lately (found by its bytes); others are skipped.
-  func warm(_ keys: some Sequence<UnsafeRawBufferPointer>) {
-    withUnsafeTemporaryAllocation(of: UnsafeRawPointer.self, capacity: Self.warmBatch) { slots in
-      var filled = 0
-      for key in keys where filled < Self.warmBatch {
-        let slot: UnsafeRawPointer?
-        if let group = Self.groupBytes(of: key) {
-          slot = groups.recentPosition(group).flatMap { groups.tables[$0].homeSlot(key) }
-        } else {
-          slot = ungrouped.homeSlot(key)
-        }
-        guard let slot else { continue }
-        slots[filled] = slot
-        filled += 1
-      }
-      // Independent loads in a tight loop: the processor has them all in flight at once.
+  /// Applies a batch of a hint's entries, all of segment `segment`, in order: as
+  /// `applyPut(keyBytes:at:)` and `applyDelete(keyBytes:at:)` one by one would, with
+  /// `onDelete` called for each tombstone. Each key is hashed once, and its table found once
+  /// (its group's among the few used lately), in a first pass that also reads every key's
+  /// first slot, so that the cache misses of the whole batch overlap (open spent most of its
+  /// time in them, one at a time).
+  mutating func apply(
+    hintBatch batch: UnsafeBufferPointer<HintPayload.EntryView>, segment: UInt32,
+    onDelete: (HintPayload.EntryView) -> Void
+  ) {
+    let outside = -1
+    let noGroup = -2
+    withUnsafeTemporaryAllocation(of: (table: Int, meta: UInt32).self, capacity: batch.count) { plans in
       var combined: UInt32 = 0
-      for index in 0..<filled { combined ^= slots[index].load(fromByteOffset: 28, as: UInt32.self) }
+      for index in 0..<batch.count {
+        let entry = batch[index]
+        let meta = KeyTable.meta(entry.key)
+        var table = outside
+        if let group = Self.groupBytes(of: entry.key) {
+          table = entry.isDelete ? (groups.position(ofBytes: group) ?? noGroup) : groups.position(creatingGroup: group)
+        }
+        plans[index] = (table, meta)
+        let home =
+          table == outside
+          ? ungrouped.homeSlot(meta: meta) : table >= 0 ? groups.tables[table].homeSlot(meta: meta) : nil
+        // Independent loads: the processor has the batch's misses in flight together.
+        if let home { combined ^= home.load(fromByteOffset: 28, as: UInt32.self) }
+      }
       Self.warmSink.store(combined, ordering: .relaxed)
+      var listed: UInt64 = 0
+      var tombstones: UInt64 = 0
+      let tables = groups.tables.count
+      // A delete that empties a group removes its table and moves another: the positions found
+      // above are then stale, and the rest of the batch finds its tables again.
+      var positionsHold = true
+      for index in 0..<batch.count {
+        let entry = batch[index]
+        let location = RecordLocation(segment: segment, offset: entry.offset, length: entry.length)
+        listed += UInt64(entry.length)
+        let old: RecordLocation?
+        if entry.isDelete {
+          tombstones += UInt64(entry.length)
+          onDelete(entry)
+          old = setLocation(nil, forBytes: entry.key)
+          if groups.tables.count != tables { positionsHold = false }
+        } else if !positionsHold {
+          old = setLocation(location, forBytes: entry.key)
+        } else {
+          let (table, meta) = plans[index]
+          old =
+            table == outside
+            ? ungrouped.updateValue(location, forKey: entry.key, meta: meta)
+            : groups.updateValue(location, forKey: entry.key, meta: meta, at: table)
+          if old == nil { count += 1 }
+        }
+        if let old { usage[old.segment, default: SegmentUsage()].deadBytes += UInt64(old.length) }
+      }
+      var segmentUsage = usage[segment, default: SegmentUsage()]
+      segmentUsage.totalBytes += listed
+      segmentUsage.deadBytes += tombstones
+      usage[segment] = segmentUsage
     }
   }
 
   /// Slots allocated in the table of keys outside any group (each 32 bytes).
   var ungroupedCapacity: Int { ungrouped.capacity }
 
-  /// The most keys `warm` reads ahead in one call.
-  static let warmBatch = 32
-  /// Where `warm` puts what it read, so that the compiler keeps the reads.
+  /// Slots allocated in the table of one group (0 when it has none).
+  func capacity(inGroup group: String) -> Int {
+    groups[IndexKey(group)]?.capacity ?? 0
+  }
+
+  /// The most hint entries `apply(hintBatch:)` reads ahead of in one call.
+  static let hintBatch = 32
+  /// Where `apply(hintBatch:)` puts what it read ahead, so that the compiler keeps the reads.
   private static let warmSink = Atomic<UInt32>(0)
 
   /// The location of a key's newest record.
@@ -142,10 +186,26 @@ struct KeyDirectory: Sendable {
     }
   }
 
-  /// Makes room for `additional` more keys outside groups (open calls it with the number of
-  /// entries of each hint before indexing them), so the table is sized once.
-  mutating func reserveCapacity(additional: Int) {
-    ungrouped.reserveCapacity(count + additional)
+  /// Makes room for the keys that hints are about to add, table by table: open calls it once
+  /// with the sizes all hints claim, so that no table grows while it indexes them, and
+  /// `growing` for one hint at a time (tables that must grow then at least double). A group
+  /// without a table gets one, sized so, only when its first key comes.
+  mutating func plan(_ sizes: HintSizes, growing: Bool) {
+    if sizes.ungrouped > 0 {
+      if growing {
+        ungrouped.reserveCapacity(growingTo: ungrouped.count + sizes.ungrouped)
+      } else {
+        ungrouped.reserveCapacity(ungrouped.count + sizes.ungrouped)
+      }
+    }
+    for group in sizes.groups {
+      group.name.withUnsafeBytes { groups.plan(additional: group.puts, inGroup: $0, growing: growing) }
+    }
+  }
+
+  /// Forgets what `plan` expected of groups that got no key.
+  mutating func forgetPlans() {
+    groups.forgetPlans()
   }
 
   /// Makes room in each table for the keys of `table` that go into it, before they are

@@ -247,6 +247,66 @@ struct KeyTable: Sendable {
     if needed > storage.capacity { resize(to: needed) }
   }
 
+  /// `reserveCapacity`, but a table that must grow at least doubles: for sizing in steps
+  /// whose total is not known up front.
+  mutating func reserveCapacity(growingTo minimumCapacity: Int) {
+    let needed = (minimumCapacity * 5 + Self.maximumLoadFifths - 1) / Self.maximumLoadFifths + 1
+    if needed > storage.capacity { resize(to: Swift.max(needed, storage.capacity * 2)) }
+  }
+
+  /// The first slot a lookup of a key whose meta word is `meta` reads (see `homeSlot(_:)`).
+  func homeSlot(meta: UInt32) -> UnsafeRawPointer? {
+    guard let slots = storage.slots else { return nil }
+    return UnsafeRawPointer(slots + Self.home(meta, capacity: storage.capacity) &* Self.slotLength)
+  }
+
+  /// `updateValue(_:forKey:)` for a key whose meta word (`meta(_:)`) is known: one probe
+  /// finds the key or the empty slot it goes into (no tombstones, so a key absent from its
+  /// probe run goes into the run's end).
+  @discardableResult
+  mutating func updateValue(_ location: RecordLocation, forKey key: UnsafeRawBufferPointer, meta: UInt32)
+    -> RecordLocation?
+  {
+    precondition(key.count > 0, "KeyTable: empty key")
+    makeUnique()
+    if storage.capacity == 0 { resize(to: 16) }
+    var capacity = storage.capacity
+    var slots = storage.slots.unsafelyUnwrapped
+    var index = Self.home(meta, capacity: capacity)
+    while true {
+      let candidate = slots + index &* Self.slotLength
+      if Self.tag(candidate) == 0 { break }
+      if matches(candidate, key, meta: meta) {
+        let old = Self.location(candidate)
+        Self.setLocation(location, in: candidate)
+        return old
+      }
+      index &+= 1
+      if index == capacity { index = 0 }
+    }
+    if (count + 1) * 5 > capacity * Self.maximumLoadFifths {
+      resize(to: Swift.max(16, capacity * 2))
+      capacity = storage.capacity
+      slots = storage.slots.unsafelyUnwrapped
+      index = Self.home(meta, capacity: capacity)
+      while Self.tag(slots + index &* Self.slotLength) != 0 {
+        index &+= 1
+        if index == capacity { index = 0 }
+      }
+    }
+    let slot = slots + index &* Self.slotLength
+    if key.count > Self.inlineLimit {
+      slot.storeBytes(of: arena.append(key), toByteOffset: 0, as: UInt64.self)
+      slot.storeBytes(of: UInt32(key.count), toByteOffset: 8, as: UInt32.self)
+    } else {
+      slot.copyMemory(from: key.baseAddress!, byteCount: key.count)
+    }
+    Self.setLocation(location, in: slot)
+    slot.storeBytes(of: meta, toByteOffset: 28, as: UInt32.self)
+    count += 1
+    return nil
+  }
+
   /// Sets `key`'s location.
   ///
   /// - Returns: the location it replaces, if any.

@@ -13,12 +13,16 @@ struct HintEntry: Sendable {
 /// (Docs/FORMAT.md, "Hint files").
 ///
 /// ```
-/// 0 magic "CCHINTS1"(8)   8 RNCryptor v3 key message under the data key, whose plaintext is:
+/// 0 magic "CCHINTS2"(8)   8 RNCryptor v3 key message under the data key, whose plaintext is:
 ///   [version 3: tag 'H'(1)] version(2) reserved(2) segment id(4) segment length(8) max sequence(8) entry count(4)
+///   ungrouped puts(4) groups listed(2), each: puts(4) name length(2) name   (within the first 4,096 bytes)
 ///   entries: type(1) reserved(1) key length(2) record offset(4) record length(4) key(key length)
 /// ```
-/// Everything but the magic is encrypted and authenticated: keys never appear in plaintext.
-/// A hint is used only if it authenticates and names the segment's id and exact length.
+/// A "CCHINTS1" hint (written before the group section existed) has no group section and is
+/// read as well. Everything but the magic is encrypted and authenticated: keys never appear in
+/// plaintext. A hint is used only if it authenticates and names the segment's id and exact
+/// length. The group section only sizes the index: its counts are never trusted for anything
+/// else (a wrong one costs at most a table grown or oversized within bounds).
 struct HintFile {
   var segmentID: UInt32
   var segmentLength: UInt64
@@ -33,9 +37,14 @@ struct HintFile {
       syncingDirectory: nil)
   }
 
-  func encoded(cipher: RecordCipher) throws -> [UInt8] {
+  /// The sealed file: grouped ("CCHINTS2") unless `grouped` is false, which writes the
+  /// layout before the group section (for tests of hints written by earlier versions).
+  ///
+  /// - Parameter section: the group section to write instead of the one the entries give (for
+  ///   tests of hints whose counts lie).
+  func encoded(cipher: RecordCipher, grouped: Bool = true, section: HintSizes? = nil) throws -> [UInt8] {
     var payload = ByteWriter(
-      capacity: CaskFormat.hintPayloadHeaderLength + entries.count * (CaskFormat.hintEntryFixedLength + 16))
+      capacity: CaskFormat.hintGroupedHeaderLength + entries.count * (CaskFormat.hintEntryFixedLength + 16))
     if cipher.bindsRecords { payload.append(CaskFormat.messageTagHint) }
     payload.append(cipher.version)
     payload.append(UInt16(0))
@@ -43,6 +52,15 @@ struct HintFile {
     payload.append(segmentLength)
     payload.append(maxSequence)
     payload.append(UInt32(entries.count))
+    if grouped {
+      var counter = GroupCounter()
+      if section == nil {
+        for entry in entries where !entry.isDelete {
+          IndexKey.withUTF8(of: entry.key) { counter.add($0) }
+        }
+      }
+      (section ?? counter.sizes).appendSection(to: &payload, tagLength: cipher.tagLength)
+    }
     for entry in entries {
       let key = Array(entry.key.utf8)
       payload.append(entry.isDelete ? CaskFormat.recordTypeDelete : CaskFormat.recordTypePut)
@@ -53,7 +71,7 @@ struct HintFile {
       payload.append(contentsOf: key)
     }
     let message = try cipher.seal(Data(payload.bytes))
-    return CaskFormat.hintMagic + Array(message)
+    return (grouped ? CaskFormat.hintMagicGrouped : CaskFormat.hintMagic) + Array(message)
   }
 
   /// Decrypts and parses a hint file.
@@ -83,6 +101,11 @@ struct HintPayload {
   var maxSequence: UInt64
   /// Number of entries.
   var count: Int
+  /// Whether the file is a grouped hint ("CCHINTS2").
+  var isGrouped: Bool
+  /// Put entries by group: as the group section lists them (each bounded by the entry count),
+  /// or for a hint without one as counted from its entries.
+  var sizes: HintSizes
   /// The decrypted payload, mapped when large (see `TransientBuffer`).
   private var plaintext: TransientBuffer
   private var plaintextLength: Int
@@ -93,15 +116,15 @@ struct HintPayload {
   ///
   /// - Throws: `CaskError.corrupt` when it is damaged in any way.
   init(file bytes: UnsafeRawBufferPointer, cipher: RecordCipher, path: String) throws {
-    let magicLength = CaskFormat.hintMagic.count
-    guard bytes.count > magicLength, bytes.prefix(magicLength).elementsEqual(CaskFormat.hintMagic) else {
+    guard let grouped = Self.magic(of: bytes) else {
       throw CaskError.corrupt(file: path, offset: 0, reason: "not a hint file")
     }
+    let magicLength = CaskFormat.hintMagic.count
     let message = UnsafeRawBufferPointer(rebasing: bytes[magicLength...])
     let plaintext = try TransientBuffer(count: message.count, purpose: path)
     let plaintextLength = try cipher.open(message, into: plaintext.bytes, file: path, offset: UInt64(magicLength))
     let damaged = CaskError.corrupt(file: path, offset: UInt64(magicLength), reason: "malformed hint payload")
-    let header = try { () throws -> (UInt32, UInt64, UInt64, Int, Int) in
+    let header = try { () throws -> (UInt32, UInt64, UInt64, Int, HintSizes?, Int) in
       let buffer = UnsafeRawBufferPointer(rebasing: plaintext.bytes[0..<plaintextLength])
       var reader = ByteReader(buffer)
       // From version 3 on the payload is tagged as a hint's: no key or value message reads as one.
@@ -110,19 +133,68 @@ struct HintPayload {
       }
       guard let version = reader.readUInt16(), version == cipher.version, reader.readUInt16() != nil,
         let segmentID = reader.readUInt32(), let segmentLength = reader.readUInt64(),
-        let maxSequence = reader.readUInt64(), let count = reader.readUInt32(),
-        Int(count) <= reader.remaining / CaskFormat.hintEntryFixedLength
+        let maxSequence = reader.readUInt64(), let count = reader.readUInt32()
       else { throw damaged }
-      return (segmentID, segmentLength, maxSequence, Int(count), buffer.count - reader.remaining)
+      var sizes: HintSizes?
+      if grouped {
+        // The section must be whole and end within the bytes open reads for sizing.
+        guard let section = HintSizes.readSection(from: &reader, bound: Int(count), complete: true),
+          buffer.count - reader.remaining <= CaskFormat.hintSizingLength
+        else { throw damaged }
+        sizes = section
+      }
+      guard Int(count) <= reader.remaining / CaskFormat.hintEntryFixedLength else { throw damaged }
+      return (segmentID, segmentLength, maxSequence, Int(count), sizes, buffer.count - reader.remaining)
     }()
-    (segmentID, segmentLength, maxSequence, count, entriesStart) = header
+    let listed: HintSizes?
+    (segmentID, segmentLength, maxSequence, count, listed, entriesStart) = header
+    isGrouped = grouped
+    sizes = listed ?? HintSizes()
     self.plaintext = plaintext
     self.plaintextLength = plaintextLength
     self.path = path
-    // Check every entry now, so a damaged hint is refused before any of it is used.
-    try forEachEntry { _, _, _, key in
-      guard HintPayload.isValidUTF8(key) else { throw damaged }
+    // Check every entry now, so a damaged hint is refused before any of it is used; a hint
+    // without a group section has its puts counted by group on the way.
+    if grouped {
+      try forEachEntry { _, _, _, key in
+        guard HintPayload.isValidUTF8(key) else { throw damaged }
+      }
+    } else {
+      var counter = GroupCounter()
+      try forEachEntry { isDelete, _, _, key in
+        guard HintPayload.isValidUTF8(key) else { throw damaged }
+        if !isDelete { counter.add(key) }
+      }
+      sizes = counter.sizes
     }
+  }
+
+  /// The same hint as a grouped one ("CCHINTS2"), sealed anew: this header, the group
+  /// section of `sizes`, and the entries copied as they are. For a hint written before the
+  /// group section, so that the next open sizes its tables up front.
+  func regrouped(cipher: RecordCipher) throws -> [UInt8] {
+    var payload = ByteWriter(capacity: plaintextLength + CaskFormat.hintSizingLength)
+    if cipher.bindsRecords { payload.append(CaskFormat.messageTagHint) }
+    payload.append(cipher.version)
+    payload.append(UInt16(0))
+    payload.append(segmentID)
+    payload.append(segmentLength)
+    payload.append(maxSequence)
+    payload.append(UInt32(count))
+    sizes.appendSection(to: &payload, tagLength: cipher.tagLength)
+    payload.append(contentsOf: UnsafeRawBufferPointer(rebasing: plaintext.bytes[entriesStart..<plaintextLength]))
+    return CaskFormat.hintMagicGrouped + Array(try cipher.seal(Data(payload.bytes)))
+  }
+
+  /// Whether `bytes` start with a grouped hint's magic (`true`) or an earlier one's
+  /// (`false`); `nil` for neither, or nothing after it.
+  static func magic(of bytes: UnsafeRawBufferPointer) -> Bool? {
+    let magicLength = CaskFormat.hintMagic.count
+    guard bytes.count > magicLength else { return nil }
+    let head = UnsafeRawBufferPointer(rebasing: bytes[0..<magicLength])
+    if head.elementsEqual(CaskFormat.hintMagicGrouped) { return true }
+    if head.elementsEqual(CaskFormat.hintMagic) { return false }
+    return nil
   }
 
   /// Calls `body` with each entry in order: whether it is a delete, the record's offset and
@@ -152,6 +224,39 @@ struct HintPayload {
   /// message's header and two blocks of ciphertext.
   static let headLength = CaskFormat.hintMagic.count + RNCryptor.Format.keyHeaderLength + 32
 
+  /// The most bytes at the start of a hint file that `claimedSizes` reads: the magic, the
+  /// message's header and the ciphertext of the payload's first `hintSizingLength` bytes.
+  static let sizingHeadLength =
+    CaskFormat.hintMagic.count + RNCryptor.Format.keyHeaderLength + CaskFormat.hintSizingLength
+
+  /// What a hint's head claims it adds to each table of the index, decrypted from its first
+  /// bytes (up to `sizingHeadLength`) **without authenticating them**: for a grouped hint its
+  /// group section (as much of it as `head` holds), for an earlier one `nil`. Every count is
+  /// bounded, in all, by the entries a file of `fileLength` bytes can hold: a forged count
+  /// costs at most memory in proportion to the file's size, and never a wrong answer (each
+  /// hint is authenticated before any of its entries is used).
+  static func claimedSizes(head: UnsafeRawBufferPointer, fileLength: UInt64, cipher: RecordCipher) -> HintSizes? {
+    guard magic(of: head) == true, let bound = claimedCount(head: head, fileLength: fileLength, cipher: cipher)
+    else { return nil }
+    let magicLength = CaskFormat.hintMagic.count
+    let start = magicLength + RNCryptor.Format.keyHeaderLength
+    // Whole blocks of ciphertext, never into the HMAC at the end of the file.
+    let ciphertext = min(
+      head.count - start, Int(clamping: fileLength) - start - RNCryptor.Format.hmacLength,
+      CaskFormat.hintSizingLength)
+    let blocks = ciphertext / RNCryptor.Format.blockLength * RNCryptor.Format.blockLength
+    guard blocks > 0 else { return nil }
+    return withUnsafeTemporaryAllocation(byteCount: blocks, alignment: 16) { plaintext -> HintSizes? in
+      guard
+        (try? RNCryptor.unauthenticatedPrefix(
+          of: UnsafeRawBufferPointer(rebasing: head[magicLength...]), keys: cipher.keys, into: plaintext)) == true
+      else { return nil }
+      var reader = ByteReader(
+        UnsafeRawBufferPointer(plaintext), offset: cipher.tagLength + CaskFormat.hintPayloadHeaderLength)
+      return HintSizes.readSection(from: &reader, bound: bound, complete: false)
+    }
+  }
+
   /// The entry count a hint file's header claims, decrypted from its first `headLength` bytes
   /// **without authenticating them**, and never more than a file of `fileLength` bytes can
   /// hold; `nil` when the head is not a hint's. Only for sizing the index before the hints are
@@ -159,7 +264,7 @@ struct HintPayload {
   /// count costs at most memory in proportion to the file's size.
   static func claimedCount(head: UnsafeRawBufferPointer, fileLength: UInt64, cipher: RecordCipher) -> Int? {
     let magicLength = CaskFormat.hintMagic.count
-    guard head.count >= headLength, head.prefix(magicLength).elementsEqual(CaskFormat.hintMagic) else { return nil }
+    guard head.count >= headLength, magic(of: head) != nil else { return nil }
     var plaintext: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
     let decrypted = withUnsafeMutableBytes(of: &plaintext) { buffer in
       (try? RNCryptor.unauthenticatedPrefix(

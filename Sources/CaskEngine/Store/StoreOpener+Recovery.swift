@@ -10,19 +10,20 @@ extension StoreOpener {
       && end < min(options.segmentSizeLimit, CaskFormat.maximumSegmentLength)
   }
 
-  /// The entry count the segment's hint claims, unauthenticated (`HintPayload.claimedCount`);
-  /// 0 without a readable hint.
-  func claimedHintCount(for segment: Segment, cipher: RecordCipher) -> Int {
+  /// What the segment's hint claims it adds to each table of the index, unauthenticated
+  /// (`HintPayload.claimedSizes`): `nil` without a readable grouped hint.
+  func claimedHintSizes(for segment: Segment, cipher: RecordCipher) -> HintSizes? {
     let hintPath = "\(path)/\(Segment.hintName(id: segment.id))"
     guard fileSystem.fileKind(hintPath) == .file, let file = try? fileSystem.open(hintPath, mode: .readOnly) else {
-      return 0
+      return nil
     }
     defer { file.close() }
-    var head = [UInt8](repeating: 0, count: HintPayload.headLength)
-    guard let size = try? file.size(),
-      let received = try? head.withUnsafeMutableBytes({ try file.readFully(into: $0, at: 0) }), received == head.count
-    else { return 0 }
-    return head.withUnsafeBytes { HintPayload.claimedCount(head: $0, fileLength: size, cipher: cipher) } ?? 0
+    guard let size = try? file.size(), size >= UInt64(HintPayload.headLength) else { return nil }
+    var head = [UInt8](repeating: 0, count: Int(min(size, UInt64(HintPayload.sizingHeadLength))))
+    guard let received = try? head.withUnsafeMutableBytes({ try file.readFully(into: $0, at: 0) }),
+      received == head.count
+    else { return nil }
+    return head.withUnsafeBytes { HintPayload.claimedSizes(head: $0, fileLength: size, cipher: cipher) }
   }
 
   /// The segment's hint, if it authenticates, describes this segment and its exact length,

@@ -190,12 +190,14 @@ extension StoreOpener {
     writerState: inout CaskStore.WriterState
   ) throws {
     var maxSequence: UInt64 = 0
-    // Size the index once for every entry the hints claim (read from each hint's first blocks;
-    // each whole hint is read and authenticated below, one at a time): growing it key by key
-    // rehashes it again and again.
-    var hinted = 0
-    for item in found { hinted += claimedHintCount(for: item.segment, cipher: item.segment.cipher) }
-    indexState.directory.reserveCapacity(additional: hinted)
+    // Size each table of the index once for the keys the hints claim for it (read from each
+    // grouped hint's first blocks; each whole hint is read and authenticated below, one at a
+    // time): growing a table key by key copies it again and again, and sizing the table of
+    // keys outside groups for every key left a large table empty in a store of collections.
+    // A hint without a group section sizes the tables for its own keys when it is read.
+    indexState.directory.plan(
+      HintSizes.total(found.compactMap { claimedHintSizes(for: $0.segment, cipher: $0.segment.cipher) }), growing: false)
+    defer { indexState.directory.forgetPlans() }
     for (position, item) in found.enumerated() {
       let isLast = position == found.count - 1
       let segment = item.segment
@@ -203,6 +205,13 @@ extension StoreOpener {
       let indexed: IndexedSegment
       if let hint = loadHint(for: segment, length: item.length, cipher: segment.cipher) {
         indexed = try index(segment, from: hint, length: item.length, isLast: isLast, into: &indexState)
+        if !hint.isGrouped && !options.readOnly && !(isLast && appendsTo(segment, end: indexed.end)) {
+          // A hint from before the group section: rewritten with one, so that the next open
+          // sizes the tables for it up front (best effort, as any hint open writes).
+          try? AtomicFile.write(
+            hint.regrouped(cipher: segment.cipher), to: "\(path)/\(Segment.hintName(id: segment.id))",
+            fileSystem: fileSystem, syncingDirectory: nil)
+        }
       } else {
         indexed = try index(
           segment, byScanning: item.length, isLast: isLast, cipher: segment.cipher, into: &indexState)
@@ -229,7 +238,7 @@ extension StoreOpener {
   }
 
   /// Indexes a segment straight from its decrypted hint: no `String` for a key of up to 15
-  /// bytes. In batches whose index slots are fetched together first (`KeyDirectory.warm`): a
+  /// bytes. In batches whose index slots are fetched together first (`KeyDirectory.apply(hintBatch:)`): a
   /// large index misses the cache on almost every key, and one miss at a time made the
   /// lookups most of open's time.
   private func index(
@@ -238,22 +247,17 @@ extension StoreOpener {
   ) throws -> IndexedSegment {
     var indexed = IndexedSegment(end: length, maxSequence: hint.maxSequence)
     indexState.recovery.segmentsFromHints += 1
-    try hint.forEachBatch(of: KeyDirectory.warmBatch) { batch in
-      indexState.directory.warm(batch.lazy.map { $0.key })
-      for entry in batch {
-        let location = RecordLocation(segment: segment.id, offset: entry.offset, length: entry.length)
-        indexed.listed += UInt64(entry.length)
-        if entry.isDelete {
-          indexState.directory.applyDelete(keyBytes: entry.key, at: location)
-          if isLast {
-            indexed.entries.append(
-              HintEntry(
-                isDelete: true, offset: entry.offset, length: entry.length,
-                key: String(decoding: entry.key, as: UTF8.self)))
-          }
-        } else {
-          indexState.directory.applyPut(keyBytes: entry.key, at: location)
-        }
+    // A hint written before the group section: its keys, counted by group when it was
+    // authenticated, size the tables now.
+    if !hint.isGrouped { indexState.directory.plan(hint.sizes, growing: true) }
+    try hint.forEachBatch(of: KeyDirectory.hintBatch) { batch in
+      for entry in batch { indexed.listed += UInt64(entry.length) }
+      indexState.directory.apply(hintBatch: batch, segment: segment.id) { entry in
+        guard isLast else { return }
+        indexed.entries.append(
+          HintEntry(
+            isDelete: true, offset: entry.offset, length: entry.length, key: String(decoding: entry.key, as: UTF8.self))
+        )
       }
     }
     return indexed
