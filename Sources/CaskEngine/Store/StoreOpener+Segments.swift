@@ -196,7 +196,8 @@ extension StoreOpener {
     // keys outside groups for every key left a large table empty in a store of collections.
     // A hint without a group section sizes the tables for its own keys when it is read.
     indexState.directory.plan(
-      HintSizes.total(found.compactMap { claimedHintSizes(for: $0.segment, cipher: $0.segment.cipher) }), growing: false)
+      HintSizes.total(found.compactMap { claimedHintSizes(for: $0.segment, cipher: $0.segment.cipher) }), growing: false
+    )
     defer { indexState.directory.forgetPlans() }
     for (position, item) in found.enumerated() {
       let isLast = position == found.count - 1
