@@ -295,6 +295,15 @@ struct KeyTable: Sendable {
       }
     }
     let slot = slots + index &* Self.slotLength
+    fill(slot, key: key, meta: meta, location: location)
+    return nil
+  }
+
+  /// Writes a new key into the empty `slot`: its bytes (inline, or in the arena when longer
+  /// than `inlineLimit`), its location and its meta; counts it.
+  private mutating func fill(
+    _ slot: UnsafeMutableRawPointer, key: UnsafeRawBufferPointer, meta: UInt32, location: RecordLocation
+  ) {
     if key.count > Self.inlineLimit {
       slot.storeBytes(of: arena.append(key), toByteOffset: 0, as: UInt64.self)
       slot.storeBytes(of: UInt32(key.count), toByteOffset: 8, as: UInt32.self)
@@ -304,7 +313,6 @@ struct KeyTable: Sendable {
     Self.setLocation(location, in: slot)
     slot.storeBytes(of: meta, toByteOffset: 28, as: UInt32.self)
     count += 1
-    return nil
   }
 
   /// Sets `key`'s location.
@@ -331,15 +339,7 @@ struct KeyTable: Sendable {
       if index == storage.capacity { index = 0 }
     }
     let slot = slot(index)
-    if key.count > Self.inlineLimit {
-      slot.storeBytes(of: arena.append(key), toByteOffset: 0, as: UInt64.self)
-      slot.storeBytes(of: UInt32(key.count), toByteOffset: 8, as: UInt32.self)
-    } else {
-      slot.copyMemory(from: key.baseAddress!, byteCount: key.count)
-    }
-    Self.setLocation(location, in: slot)
-    slot.storeBytes(of: meta, toByteOffset: 28, as: UInt32.self)
-    count += 1
+    fill(slot, key: key, meta: meta, location: location)
     return nil
   }
 

@@ -45,13 +45,9 @@ struct HintFile {
   func encoded(cipher: RecordCipher, grouped: Bool = true, section: HintSizes? = nil) throws -> [UInt8] {
     var payload = ByteWriter(
       capacity: CaskFormat.hintGroupedHeaderLength + entries.count * (CaskFormat.hintEntryFixedLength + 16))
-    if cipher.bindsRecords { payload.append(CaskFormat.messageTagHint) }
-    payload.append(cipher.version)
-    payload.append(UInt16(0))
-    payload.append(segmentID)
-    payload.append(segmentLength)
-    payload.append(maxSequence)
-    payload.append(UInt32(entries.count))
+    payload.appendHintHead(
+      cipher: cipher, segmentID: segmentID, segmentLength: segmentLength, maxSequence: maxSequence,
+      count: entries.count)
     if grouped {
       var counter = GroupCounter()
       if section == nil {
@@ -174,13 +170,8 @@ struct HintPayload {
   /// group section, so that the next open sizes its tables up front.
   func regrouped(cipher: RecordCipher) throws -> [UInt8] {
     var payload = ByteWriter(capacity: plaintextLength + CaskFormat.hintSizingLength)
-    if cipher.bindsRecords { payload.append(CaskFormat.messageTagHint) }
-    payload.append(cipher.version)
-    payload.append(UInt16(0))
-    payload.append(segmentID)
-    payload.append(segmentLength)
-    payload.append(maxSequence)
-    payload.append(UInt32(count))
+    payload.appendHintHead(
+      cipher: cipher, segmentID: segmentID, segmentLength: segmentLength, maxSequence: maxSequence, count: count)
     sizes.appendSection(to: &payload, tagLength: cipher.tagLength)
     payload.append(contentsOf: UnsafeRawBufferPointer(rebasing: plaintext.bytes[entriesStart..<plaintextLength]))
     return CaskFormat.hintMagicGrouped + Array(try cipher.seal(Data(payload.bytes)))
@@ -324,5 +315,21 @@ struct HintPayload {
     }
     if high & 0x8080_8080_8080_8080 == 0 { return true }
     return String(validating: bytes, as: UTF8.self) != nil
+  }
+}
+
+extension ByteWriter {
+  /// A hint payload's head (Docs/FORMAT.md, section 6): the tag (version 3), version, two
+  /// reserved bytes, segment id, segment length, max sequence and entry count.
+  mutating func appendHintHead(
+    cipher: RecordCipher, segmentID: UInt32, segmentLength: UInt64, maxSequence: UInt64, count: Int
+  ) {
+    if cipher.bindsRecords { append(CaskFormat.messageTagHint) }
+    append(cipher.version)
+    append(UInt16(0))
+    append(segmentID)
+    append(segmentLength)
+    append(maxSequence)
+    append(UInt32(count))
   }
 }
