@@ -23,6 +23,20 @@ extension Manifest {
       hasEpochs: hasEpochs)
   }
 
+  /// Whether this manifest, read at open, is the one a clean close wrote for what open found:
+  /// what `describing` gives for it with every segment sealed at its file's size (`active`
+  /// included), apart from the generation and the retired list (open has removed every
+  /// retired file that was left).
+  func describesCleanClose(
+    of segments: [Segment], active: CaskStore.ActiveSegment, writer: CaskStore.WriterState, hasEpochs: Bool
+  ) throws -> Bool {
+    guard try active.segment.file.size() == active.end else { return false }
+    var expected = try Manifest.describing(
+      segments, active: nil, writer: writer, retired: retired, hasEpochs: hasEpochs)
+    expected.generation = generation
+    return expected == self
+  }
+
   /// Writes the manifest into the store directory `path` atomically (temporary file, sync,
   /// rename, directory sync).
   ///

@@ -18,12 +18,32 @@ extension CaskStore {
       if active.end + length <= limit
         || (active.end == header && active.end + length <= CaskFormat.maximumSegmentLength)
       {
+        try resumeAppending(writer: &writer)
         return
       }
       try roll(active, writer: &writer)
       return
     }
     try startSegment(writer: &writer)
+  }
+
+  /// Before the first append to a segment that open resumed as a clean close left it: its
+  /// hint (stale once it grows) goes and the manifest lists it as active, so that a crash
+  /// after the append leaves a longer segment the manifest allows.
+  ///
+  /// - Throws: the manifest's write error; nothing is appended then, and the next append
+  ///   tries again.
+  func resumeAppending(writer: inout WriterState) throws {
+    guard let active = writer.active, active.sealedOnDisk else { return }
+    try fileSystem.removeFile("\(path)/\(Segment.hintName(id: active.segment.id))")
+    writer.active?.sealedOnDisk = false
+    do {
+      // A version 2 store has no manifest: the directory sync makes the removal durable.
+      if try writeManifest(&writer) == nil { try fileSystem.syncDirectory(path) }
+    } catch {
+      writer.active?.sealedOnDisk = true
+      throw error
+    }
   }
 
   /// Seals `active` and starts the next segment.

@@ -58,7 +58,9 @@ extension CaskStore {
   private func ensureStreamRoom(writer: inout WriterState) throws {
     guard let active = writer.active else { return try startSegment(writer: &writer) }
     let limit = min(options.segmentSizeLimit, CaskFormat.maximumSegmentLength / 2)
-    if active.end < limit || active.end == UInt64(CaskFormat.segmentHeaderLength) { return }
+    if active.end < limit || active.end == UInt64(CaskFormat.segmentHeaderLength) {
+      return try resumeAppending(writer: &writer)
+    }
     try roll(active, writer: &writer)
   }
 

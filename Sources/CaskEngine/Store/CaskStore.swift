@@ -98,6 +98,12 @@ public final class CaskStore: Sendable {
     /// Whether the scan at open found damage that stays in the segment: it then gets no hint
     /// when sealed or closed, so that every open scans it and reports the damage again.
     var keepsDamage = false
+    /// Whether the segment is still as a clean close left it: its hint in place and the
+    /// manifest on disk listing it as sealed at `end`. Set by an open that resumes it without
+    /// writing anything. Prevents: a manifest rewrite (two syncs) at every open of a store that
+    /// is only read; `resumeAppending` removes the hint and lists the segment as active before
+    /// its first growth, and a close before that has nothing to write.
+    var sealedOnDisk = false
 
     init(segment: Segment, end: UInt64, tombstones: [HintEntry], maxSequence: UInt64) {
       self.segment = segment
@@ -334,11 +340,16 @@ public final class CaskStore: Sendable {
     var failure: Error?
     if !options.readOnly {
       do {
-        try writer.withLock { writer in
+        let wrote = try writer.withLock { writer -> Bool in
           // An earlier failure (a sync the periodic syncer or another writer saw fail) means
           // writes acknowledged since the last good sync may not be on disk: close says so
           // rather than return as if it had synced them.
           if let earlier = writer.failure { throw earlier }
+          // Untouched since open: its hint and the manifest on disk describe it sealed already.
+          if writer.active?.sealedOnDisk == true {
+            writer.active = nil
+            return false
+          }
           // Sealed as when it fills up: a failed sync becomes the writer's failure (a writer
           // that appended before close and waits after it gets that error), a good one marks
           // everything durable.
@@ -352,8 +363,9 @@ public final class CaskStore: Sendable {
               $0 = error as? CaskError ?? .io(operation: "write manifest", path: path, errno: EIO)
             }
           }
+          return true
         }
-        try fileSystem.syncDirectory(path)
+        if wrote { try fileSystem.syncDirectory(path) }
       } catch {
         failure = error
       }

@@ -4,7 +4,7 @@ import RNCryptorCodec
 /// Steps 4 to 8 of opening a store (FORMAT.md, "Opening a store"): clear what a crash left
 /// half-written, find the segments and their order, and index each one.
 extension StoreOpener {
-  func loadSegments(ring: KeyRing) throws -> (CaskStore.IndexState, CaskStore.WriterState) {
+  func loadSegments(ring: KeyRing) throws -> (CaskStore.IndexState, CaskStore.WriterState, Manifest?) {
     let cipher = ring.current
     var indexState = CaskStore.IndexState()
     var writerState = CaskStore.WriterState()
@@ -64,7 +64,7 @@ extension StoreOpener {
         file: first.file,
         reason: first.reason + (violations.count > 1 ? " (and \(violations.count - 1) more)" : ""))
     }
-    return (indexState, writerState)
+    return (indexState, writerState, manifest)
   }
 
   /// Step 4: removes what a crash left half-written (never a finished file), and the hints
@@ -181,6 +181,8 @@ extension StoreOpener {
     var maxSequence: UInt64 = 0
     /// Damage stays in the segment (anything but a cut tail).
     var keepsDamage = false
+    /// Indexed from its hint (nothing scanned, nothing cut).
+    var fromHint = false
   }
 
   /// Steps 6 to 8: indexes each segment in order, from its hint when the hint is valid, else
@@ -206,7 +208,7 @@ extension StoreOpener {
       let indexed: IndexedSegment
       if let hint = loadHint(for: segment, length: item.length, cipher: segment.cipher) {
         indexed = try index(segment, from: hint, length: item.length, isLast: isLast, into: &indexState)
-        if !hint.isGrouped && !options.readOnly && !(isLast && appendsTo(segment, end: indexed.end)) {
+        if !hint.isGrouped && !options.readOnly {
           // A hint from before the group section: rewritten with one, so that the next open
           // sizes the tables for it up front (best effort, as any hint open writes).
           try? AtomicFile.write(
@@ -224,13 +226,15 @@ extension StoreOpener {
         indexState.directory.addDeadBytes(recordBytes - indexed.listed, in: segment.id)
       }
       // 8. Keep appending to the last segment while it has room (and it is under the current
-      // key epoch: a crash after a password change sealed it); its hint (now stale) goes.
+      // key epoch: a crash after a password change sealed it). Its hint goes before it grows
+      // (`StoreOpener.open` or `CaskStore.resumeAppending`).
       if isLast && appendsTo(segment, end: indexed.end) && segment.epoch == currentEpoch {
-        try fileSystem.removeFile("\(path)/\(Segment.hintName(id: segment.id))")
         writerState.active = CaskStore.ActiveSegment(
           segment: segment, end: indexed.end, tombstones: indexed.entries.filter(\.isDelete),
           maxSequence: maxSequence)
         writerState.active?.keepsDamage = indexed.keepsDamage
+        // Read from its hint, which a clean close wrote: open checks the manifest next.
+        writerState.active?.sealedOnDisk = indexed.fromHint
       }
     }
     // A damaged or crafted sequence field (records are only CRC-protected) may claim the
@@ -247,6 +251,7 @@ extension StoreOpener {
     into indexState: inout CaskStore.IndexState
   ) throws -> IndexedSegment {
     var indexed = IndexedSegment(end: length, maxSequence: hint.maxSequence)
+    indexed.fromHint = true
     indexState.recovery.segmentsFromHints += 1
     // A hint written before the group section: its keys, counted by group when it was
     // authenticated, size the tables now.

@@ -78,19 +78,11 @@ struct StoreOpener {
         keyDerivation = decoded.keyDerivation
         header = decoded
       }
-      var (indexState, writerState) = try loadSegments(ring: ring)
-      if ring.current.bindsRecords && !options.readOnly {
-        // What this open found and repaired (a cut torn tail, the active segment) is the
-        // state the next open checks against.
-        let manifest = try Manifest.describing(
-          Array(indexState.segments.values), active: writerState.active, writer: writerState, retired: [],
-          hasEpochs: ring.hasEpochs)
-        try manifest.write(in: path, fileSystem: fileSystem, cipher: ring.current)
-        writerState.manifestGeneration = manifest.generation
-        if let current = header {
-          header = try finishRotation(
-            &ring, header: current, inUse: Set(indexState.segments.values.map(\.epoch)), headerPath: headerPath)
-        }
+      var (indexState, writerState, found) = try loadSegments(ring: ring)
+      if !options.readOnly {
+        try settle(
+          &writerState, found: found, segments: Array(indexState.segments.values), ring: &ring, header: &header,
+          headerPath: headerPath)
       }
       writerState.header = header
       indexState.closed = false
@@ -149,6 +141,37 @@ struct StoreOpener {
   static func removeFiles(in directory: String, fileSystem: any FileSystem) {
     for file in (try? fileSystem.contentsOfDirectory(directory)) ?? [] {
       try? fileSystem.removeFile("\(directory)/\(file)")
+    }
+  }
+
+  /// Step 9 of a writable open: makes the manifest on disk describe what this open found and
+  /// repaired (a cut torn tail, the segment it appends to), the state the next open checks
+  /// against, and removes the hint of the segment it appends to. Nothing is written when the
+  /// store is as a clean close left it: the manifest then already describes it, and the first
+  /// append does both (`CaskStore.resumeAppending`).
+  private func settle(
+    _ writerState: inout CaskStore.WriterState, found: Manifest?, segments: [Segment], ring: inout KeyRing,
+    header: inout StoreHeader?, headerPath: String
+  ) throws {
+    let inUse = Set(segments.map(\.epoch))
+    let rotationUnfinished =
+      ring.hasEpochs && (ring.pinnedManifest != nil || ring.older.keys.contains { !inUse.contains($0) })
+    if let active = writerState.active, active.sealedOnDisk, !rotationUnfinished, let found,
+      try found.describesCleanClose(of: segments, active: active, writer: writerState, hasEpochs: ring.hasEpochs)
+    {
+      return
+    }
+    writerState.active?.sealedOnDisk = false
+    if let active = writerState.active {
+      try fileSystem.removeFile("\(path)/\(Segment.hintName(id: active.segment.id))")
+    }
+    guard ring.current.bindsRecords else { return }
+    let manifest = try Manifest.describing(
+      segments, active: writerState.active, writer: writerState, retired: [], hasEpochs: ring.hasEpochs)
+    try manifest.write(in: path, fileSystem: fileSystem, cipher: ring.current)
+    writerState.manifestGeneration = manifest.generation
+    if let current = header {
+      header = try finishRotation(&ring, header: current, inUse: inUse, headerPath: headerPath)
     }
   }
 

@@ -1,0 +1,155 @@
+import CaskTestSupport
+import Foundation
+import RNCryptorCodec
+import Synchronization
+import Testing
+
+@testable import CaskEngine
+
+/// A writable open of a cleanly closed store resumes its last segment without writing: the
+/// hint and the manifest a clean close left still describe it. The first write removes the
+/// hint and lists the segment as active before the segment grows (Docs/FORMAT.md, "Opening a
+/// store", step 9).
+@Suite("A reopened store writes nothing before its first write")
+struct ResumedSegmentTests {
+  static let options = CaskStore.Options(durability: .never, autoCompaction: nil)
+
+  /// Every file of the store directory but its lock, by name.
+  static func files(of path: String) throws -> [String: Data] {
+    var files: [String: Data] = [:]
+    for name in try FileManager.default.contentsOfDirectory(atPath: path) where name != CaskFormat.lockFileName {
+      files[name] = try Data(contentsOf: URL(fileURLWithPath: "\(path)/\(name)"))
+    }
+    return files
+  }
+
+  static func makeStore(_ path: String, keys: RNCryptor.Keys) throws {
+    let store = try CaskStore(path: path, keys: keys, options: options)
+    try store.put(Data("1".utf8), forKey: "a")
+    try store.put(Data("2".utf8), forKey: "b")
+    try store.delete("a")
+    try store.close()
+  }
+
+  @Test("opening, reading and closing a cleanly closed store leaves every file as it was")
+  func readOnlyUseWritesNothing() throws {
+    try withTemporaryDirectory("resume-untouched") { directory in
+      let path = directory.file("store.cask")
+      let keys = try RNCryptor.Keys.random()
+      try Self.makeStore(path, keys: keys)
+      let before = try Self.files(of: path)
+      #expect(before[Segment.hintName(id: 1)] != nil)
+
+      let store = try CaskStore(path: path, keys: keys, options: Self.options)
+      let token = try store.integrityToken()
+      #expect(try store.get("b") == Data("2".utf8))
+      #expect(try store.verify().isClean)
+      #expect(try Self.files(of: path) == before)
+      try store.close()
+      #expect(try Self.files(of: path) == before)
+
+      let again = try CaskStore(path: path, keys: keys, options: Self.options)
+      defer { try? again.close() }
+      try again.checkFreshness(against: token)
+      #expect(again.stats().recovery.segmentsFromHints == 1)
+    }
+  }
+
+  @Test("a segment cut short after an open and close without writes is still refused")
+  func truncationAfterUntouchedReopen() throws {
+    try withTemporaryDirectory("resume-truncate") { directory in
+      let path = directory.file("store.cask")
+      let keys = try RNCryptor.Keys.random()
+      try Self.makeStore(path, keys: keys)
+      try CaskStore(path: path, keys: keys, options: Self.options).close()
+      let segment = "\(path)/\(Segment.fileName(id: 1))"
+      try FileDamage.truncate(segment, to: try FileDamage.size(of: segment) - 60)
+      #expect {
+        try CaskStore(path: path, keys: keys, options: Self.options).close()
+      } throws: { error in
+        guard case CaskError.integrityViolation = error else { return false }
+        return true
+      }
+    }
+  }
+
+  @Test("after the first write the hint is gone and the manifest lets the segment grow: a crash then opens cleanly")
+  func firstWriteListsSegmentActive() throws {
+    try withTemporaryDirectory("resume-first-write") { directory in
+      let path = directory.file("store.cask")
+      let keys = try RNCryptor.Keys.random()
+      try Self.makeStore(path, keys: keys)
+      let store = try CaskStore(path: path, keys: keys, options: Self.options)
+      defer { try? store.close() }
+      try store.put(Data("3".utf8), forKey: "c")
+      #expect(!FileManager.default.fileExists(atPath: "\(path)/\(Segment.hintName(id: 1))"))
+      // What a SIGKILL now leaves: the page cache holds the append.
+      let image = directory.file("image.cask")
+      try HookedFileSystem.copyStore(path, to: image)
+      let reopened = try CaskStore(path: image, keys: keys, options: Self.options)
+      defer { try? reopened.close() }
+      #expect(reopened.stats().recovery.integrityViolations.isEmpty)
+      #expect(try reopened.get("a") == nil)
+      #expect(try reopened.get("b") == Data("2".utf8))
+      #expect(try reopened.get("c") == Data("3".utf8))
+    }
+  }
+
+  @Test("a first write whose manifest cannot be written fails, applies nothing, and the next one succeeds")
+  func manifestFailureAtFirstWrite() throws {
+    try withTemporaryDirectory("resume-manifest-failure") { directory in
+      let path = directory.file("store.cask")
+      let keys = try RNCryptor.Keys.random()
+      try Self.makeStore(path, keys: keys)
+      let files = FailingManifestRename()
+      var options = Self.options
+      options.fileSystem = files
+      let store = try CaskStore(path: path, keys: keys, options: options)
+      files.failing.store(true, ordering: .releasing)
+      #expect(throws: CaskError.self) { try store.put(Data("3".utf8), forKey: "c") }
+      #expect(try store.get("c") == nil)
+      files.failing.store(false, ordering: .releasing)
+      try store.put(Data("4".utf8), forKey: "d")
+      try store.close()
+
+      let reopened = try CaskStore(path: path, keys: keys, options: Self.options)
+      defer { try? reopened.close() }
+      #expect(reopened.stats().recovery.isClean)
+      #expect(try reopened.get("c") == nil)
+      #expect(try reopened.get("d") == Data("4".utf8))
+      #expect(try reopened.get("b") == Data("2".utf8))
+    }
+  }
+
+  @Test("a streamed batch as the first write after open lists the resumed segment as active")
+  func streamedBatchFirstWrite() throws {
+    try withTemporaryDirectory("resume-streamed") { directory in
+      let path = directory.file("store.cask")
+      let keys = try RNCryptor.Keys.random()
+      try Self.makeStore(path, keys: keys)
+      let store = try CaskStore(path: path, keys: keys, options: Self.options)
+      defer { try? store.close() }
+      try store.streamedBatch { batch in _ = try batch.put(Data("5".utf8), forKey: "e") }
+      #expect(!FileManager.default.fileExists(atPath: "\(path)/\(Segment.hintName(id: 1))"))
+      let image = directory.file("image.cask")
+      try HookedFileSystem.copyStore(path, to: image)
+      let reopened = try CaskStore(path: image, keys: keys, options: Self.options)
+      defer { try? reopened.close() }
+      #expect(reopened.stats().recovery.integrityViolations.isEmpty)
+      #expect(try reopened.get("e") == Data("5".utf8))
+    }
+  }
+}
+
+/// The real file system, except that replacing the manifest fails while `failing` is set, as
+/// on a full disk.
+final class FailingManifestRename: ForwardingFileSystem, @unchecked Sendable {
+  let failing = Atomic(false)
+
+  override func rename(_ source: String, to destination: String) throws {
+    if failing.load(ordering: .acquiring) && destination.hasSuffix("/" + CaskFormat.manifestFileName) {
+      throw CaskError.io(operation: "rename", path: destination, errno: ENOSPC)
+    }
+    try super.rename(source, to: destination)
+  }
+}
