@@ -115,10 +115,17 @@ struct StoreCommandTests {
     #expect(changed.out.contains("\"keyEpoch\" : 1"), "\(changed.out)")
     let before = try cask.run(["stats", "s"], password: "new pass phrase two")
     #expect(before.out.contains("Key epoch:    1; 3 records (612 B) still under an older key"), "\(before.out)")
+    let verified = try cask.run(["verify", "s"], password: "new pass phrase two")
+    #expect(verified.status == 0, "\(verified.err)")
+    #expect(verified.out.contains("  Key epoch 1; 3 records (612 B) still under an older key"), "\(verified.out)")
+    let verifiedJSON = try cask.run(["verify", "s", "--json"], password: "new pass phrase two")
+    #expect(verifiedJSON.out.contains("\"olderKeyRecords\" : 3"), "\(verifiedJSON.out)")
+    #expect(verifiedJSON.out.contains("\"keyEpoch\" : 1"), "\(verifiedJSON.out)")
     let compacted = try cask.run(["compact", "s"], password: "new pass phrase two")
     #expect(compacted.status == 0, "\(compacted.err)")
     let after = try cask.run(["stats", "s"], password: "new pass phrase two")
     #expect(after.out.contains("Key epoch:    1\n"), "\(after.out)")
+    #expect(try !cask.run(["verify", "s"], password: "new pass phrase two").out.contains("Key epoch"))
     let again = try cask.run(
       ["passwd", "s"], password: "new pass phrase two", environment: ["CASK_NEW_PASSWORD": "third pass phrase"])
     #expect(

@@ -91,13 +91,10 @@ enum StatsCommand: Subcommand {
     text += "Dead bytes:   \(report.deadBytes) (\(ByteCount.format(report.deadBytes)))\n"
     text += "Segments:     \(report.segments)\n"
     if report.keyEpoch > 0 {
-      text += "Key epoch:    \(report.keyEpoch)"
-      if report.olderKeyRecords > 0 {
-        text +=
-          "; \(counted(report.olderKeyRecords, "record")) (\(ByteCount.format(report.olderKeyBytes))) still under "
-          + "an older key ('cask compact' seals them again under the current one)"
-      }
-      text += "\n"
+      text +=
+        "Key epoch:    "
+        + keyEpochText(epoch: report.keyEpoch, olderRecords: report.olderKeyRecords, olderBytes: report.olderKeyBytes)
+        + "\n"
     }
     let recovery = report.recovery
     text +=
@@ -122,6 +119,14 @@ enum StatsCommand: Subcommand {
 
   /// What a clean open can say. Prevents: "clean" for a store whose records open never read
   /// (a hint stands for them) and `verify` finds damaged.
+  /// The key epoch and, when there are any, the live records still under an older key:
+  /// `1; 3 records (612 B) still under an older key (…)`.
+  static func keyEpochText(epoch: UInt32, olderRecords: Int, olderBytes: UInt64) -> String {
+    guard olderRecords > 0 else { return "\(epoch)" }
+    return "\(epoch); \(counted(olderRecords, "record")) (\(ByteCount.format(olderBytes))) still under "
+      + "an older key ('cask compact' seals them again under the current one)"
+  }
+
   private static func noDamageSeen(_ recovery: Report.Recovery) -> String {
     recovery.segmentsFromHints > 0
       ? "no damage seen (records of segments read from hints are checked only by 'cask verify')"

@@ -34,6 +34,11 @@ enum VerifyCommand: Subcommand {
     var fresh: Bool?
     /// With --expect-token, when the store is not: why.
     var freshnessProblem: String?
+    /// The current key epoch, and the live records (and bytes) still under an older one: after
+    /// a password change, what an old copy of the header still opens until `cask compact`.
+    var keyEpoch: UInt32
+    var olderKeyRecords: Int
+    var olderKeyBytes: UInt64
   }
 
   static func run(_ arguments: ParsedArguments) throws {
@@ -43,14 +48,16 @@ enum VerifyCommand: Subcommand {
       let progress = ProcessIO.progressBar("Verifying", total: storeBytes(path))
       defer { progress?.finish() }
       let freshness = try expectedToken.map { try freshnessFailure(store, token: $0) }
-      return (try store.verify(), try store.checkIndexEntries().filter { !$0.isClean }, freshness)
+      return (try store.verify(), try store.checkIndexEntries().filter { !$0.isClean }, freshness, store.keyEpochs)
     }
+    let epochs = verified.3
     let freshnessProblem = verified.2 ?? nil
     let report = Report(
       store: path, clean: verified.0.isClean && verified.1.isEmpty && freshnessProblem == nil,
       segmentsChecked: verified.0.segmentsChecked, recordsChecked: verified.0.recordsChecked,
       damage: verified.0.damage.map(Region.init), indexProblems: verified.1,
-      fresh: expectedToken == nil ? nil : freshnessProblem == nil, freshnessProblem: freshnessProblem)
+      fresh: expectedToken == nil ? nil : freshnessProblem == nil, freshnessProblem: freshnessProblem,
+      keyEpoch: epochs.currentEpoch, olderKeyRecords: epochs.olderRecords, olderKeyBytes: epochs.olderBytes)
     if arguments.flag("json") {
       try JSONOutput.write(report)
     } else {
@@ -66,6 +73,12 @@ enum VerifyCommand: Subcommand {
           "  index '\(problem.index)' of collection '\(problem.collection)': "
           + "\(problem.danglingEntries) of \(problem.entries) entries without an object, "
           + "\(counted(problem.objectsWithoutEntry, "object")) without an entry\n"
+      }
+      if report.olderKeyRecords > 0 {
+        text +=
+          "  Key epoch "
+          + StatsCommand.keyEpochText(
+            epoch: report.keyEpoch, olderRecords: report.olderKeyRecords, olderBytes: report.olderKeyBytes) + "\n"
       }
       if let freshnessProblem { text += "  not fresh: \(freshnessProblem)\n" }
       if expectedToken != nil, freshnessProblem == nil {
