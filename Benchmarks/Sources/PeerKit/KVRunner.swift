@@ -49,6 +49,8 @@ public enum KVWorkload {
   public static let readrandom = "readrandom"
   public static let readmissing = "readmissing"
   public static let open = "open"
+  /// The password derivation that `open` includes, timed alone right after it.
+  public static let openKeyDerivation = "open-key-derivation"
   public static let readwhilewriting = "readwhilewriting"
   public static let compact = "compact"
   public static let deleterandom = "deleterandom"
@@ -190,6 +192,11 @@ public struct KVRunner {
           throw PeerError("open: key \(keys[0]) did not read back the value last written to it")
         }
         return reopened
+      }
+      if let derive = opener.keyDerivation {
+        try recorder.timeOnce(KVWorkload.openKeyDerivation, note: "the password derivation open runs, alone") {
+          try derive()
+        }
       }
     }
 

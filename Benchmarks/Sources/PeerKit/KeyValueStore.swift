@@ -58,6 +58,14 @@ public protocol StoreOpener: Sendable {
   var compaction: String { get }
   /// Opens (creating if needed) the store in `directory`, which exists.
   func open(directory: String, durability: Durability) throws -> any KeyValueStore
+  /// Runs the password derivation an `open` of this engine runs, alone, so that the `open`
+  /// table can show the engine's own part; `nil` for an engine whose open derives nothing
+  /// here or derives inside a library (SQLCipher).
+  var keyDerivation: (@Sendable () throws -> Void)? { get }
+}
+
+extension StoreOpener {
+  public var keyDerivation: (@Sendable () throws -> Void)? { nil }
 }
 
 /// Thrown by a peer when its engine reports an error or a workload's check fails.

@@ -39,6 +39,13 @@ public enum ValueCipher: Sendable {
     return .derivedOnce(cache, writing: writing)
   }
 
+  /// Derives the keys of one fresh salt pair from `password`: the PBKDF2 pair (2 × 10,000
+  /// iterations of HMAC-SHA1) that an open of a `derivedOnce` store, or of a CipherCask store
+  /// with an RNCryptor header, runs.
+  @Sendable public static func derivePair() throws {
+    _ = try RNCryptor.PasswordKeys(password: password)
+  }
+
   public func seal(_ plaintext: Data) throws -> Data {
     switch self {
     case .derivedOnce(_, let writing): try RNCryptor.encrypt(plaintext, passwordKeys: writing)
@@ -125,6 +132,11 @@ public struct EncryptedOpener: StoreOpener {
   }
 
   public var compaction: String { base.compaction }
+
+  /// One PBKDF2 pair, as `derivedOnce` runs at each open.
+  public var keyDerivation: (@Sendable () throws -> Void)? {
+    perValuePBKDF2 ? nil : ValueCipher.derivePair
+  }
 
   public func open(directory: String, durability: Durability) throws -> any KeyValueStore {
     let cipher =

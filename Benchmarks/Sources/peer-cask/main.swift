@@ -48,6 +48,8 @@ struct CaskOpener: StoreOpener {
       + " 100-250 ms more per open, see `recovery`); fills in batches of 1000 puts (store.batch), other writes one call each; keys and values encrypted"
   }
   var compaction: String { "CaskStore.compact()" }
+  /// The header's `.rncryptor` unwrap derives one PBKDF2 pair, as the `+rncryptor` peers do.
+  var keyDerivation: (@Sendable () throws -> Void)? { ValueCipher.derivePair }
 
   func open(directory: String, durability: Durability) throws -> any KeyValueStore {
     try CaskKeyValueStore(directory: directory, durability: durability)
