@@ -55,6 +55,35 @@ struct ResumedSegmentTests {
     }
   }
 
+  @Test("a store whose last segment is a compaction output opens and closes without writing")
+  func compactedStoreWritesNothing() throws {
+    try withTemporaryDirectory("resume-compacted") { directory in
+      let path = directory.file("store.cask")
+      let keys = try RNCryptor.Keys.random()
+      try Self.makeStore(path, keys: keys)
+      var store = try CaskStore(path: path, keys: keys, options: Self.options)
+      try store.put(Data("3".utf8), forKey: "b")
+      _ = try store.compact()
+      try store.close()
+      let before = try Self.files(of: path)
+      store = try CaskStore(path: path, keys: keys, options: Self.options)
+      #expect(try store.get("b") == Data("3".utf8))
+      try store.close()
+      #expect(try Self.files(of: path) == before)
+      // The first write after such an open starts a segment the manifest allows.
+      store = try CaskStore(path: path, keys: keys, options: Self.options)
+      try store.put(Data("4".utf8), forKey: "d")
+      let image = directory.file("image.cask")
+      try HookedFileSystem.copyStore(path, to: image)
+      try store.close()
+      let reopened = try CaskStore(path: image, keys: keys, options: Self.options)
+      defer { try? reopened.close() }
+      #expect(reopened.stats().recovery.integrityViolations.isEmpty)
+      #expect(try reopened.get("d") == Data("4".utf8))
+      #expect(try reopened.get("b") == Data("3".utf8))
+    }
+  }
+
   @Test("a segment cut short after an open and close without writes is still refused")
   func truncationAfterUntouchedReopen() throws {
     try withTemporaryDirectory("resume-truncate") { directory in

@@ -24,13 +24,13 @@ extension Manifest {
   }
 
   /// Whether this manifest, read at open, is the one a clean close wrote for what open found:
-  /// what `describing` gives for it with every segment sealed at its file's size (`active`
-  /// included), apart from the generation and the retired list (open has removed every
-  /// retired file that was left).
+  /// what `describing` gives for it with every segment sealed at its file's size (`active`,
+  /// the segment open resumes, if any, included), apart from the generation and the retired
+  /// list (open has removed every retired file that was left).
   func describesCleanClose(
-    of segments: [Segment], active: CaskStore.ActiveSegment, writer: CaskStore.WriterState, hasEpochs: Bool
+    of segments: [Segment], active: CaskStore.ActiveSegment?, writer: CaskStore.WriterState, hasEpochs: Bool
   ) throws -> Bool {
-    guard try active.segment.file.size() == active.end else { return false }
+    if let active, try active.segment.file.size() != active.end { return false }
     var expected = try Manifest.describing(
       segments, active: nil, writer: writer, retired: retired, hasEpochs: hasEpochs)
     expected.generation = generation
@@ -71,6 +71,7 @@ extension CaskStore {
       let segments = state.withLock { Array($0.segments.values) }.filter { !retired.contains($0.id) }
       let manifest = try Manifest.describing(
         segments, active: writer.active, writer: writer, retired: retired.sorted(), hasEpochs: ring.hasEpochs)
+      writer.untouchedSinceOpen = false
       let digest = try manifest.write(in: path, fileSystem: fileSystem, cipher: ring.current)
       writer.manifestGeneration = manifest.generation
       return digest

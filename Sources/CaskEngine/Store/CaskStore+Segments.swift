@@ -8,6 +8,7 @@ extension CaskStore {
   /// Seals the active segment and starts a new one if `length` more bytes would not fit.
   /// A batch larger than the limit gets a segment of its own.
   func ensureRoom(for length: UInt64, writer: inout WriterState) throws {
+    writer.untouchedSinceOpen = false
     let limit = min(options.segmentSizeLimit, CaskFormat.maximumSegmentLength)
     let header = UInt64(CaskFormat.segmentHeaderLength)
     // Offsets are 32-bit: a batch must fit in an empty segment.

@@ -56,6 +56,7 @@ extension CaskStore {
   /// Starts a new segment unless the active one is below both its size limit and 2 GiB, so
   /// that a streamed batch, which never moves to another segment, has at least 2 GiB.
   private func ensureStreamRoom(writer: inout WriterState) throws {
+    writer.untouchedSinceOpen = false
     guard let active = writer.active else { return try startSegment(writer: &writer) }
     let limit = min(options.segmentSizeLimit, CaskFormat.maximumSegmentLength / 2)
     if active.end < limit || active.end == UInt64(CaskFormat.segmentHeaderLength) {

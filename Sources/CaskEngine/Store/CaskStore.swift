@@ -81,6 +81,9 @@ public final class CaskStore: Sendable {
     /// a compaction removes its inputs, listing them as live segments, so that a crash right
     /// after their removal left a manifest listing missing segments and open refused the store.
     var retiredSegments: Set<UInt32> = []
+    /// Set by an open that wrote nothing (the store was as a clean close left it); cleared by
+    /// every append and every manifest written since. A close while it is set writes nothing.
+    var untouchedSinceOpen = false
   }
 
   /// The segment being appended to. Its hint is built when it is sealed, from the index
@@ -345,8 +348,8 @@ public final class CaskStore: Sendable {
           // writes acknowledged since the last good sync may not be on disk: close says so
           // rather than return as if it had synced them.
           if let earlier = writer.failure { throw earlier }
-          // Untouched since open: its hint and the manifest on disk describe it sealed already.
-          if writer.active?.sealedOnDisk == true {
+          // Untouched since open: the hints and the manifest on disk describe the store already.
+          if writer.untouchedSinceOpen {
             writer.active = nil
             return false
           }

@@ -156,9 +156,12 @@ struct StoreOpener {
     let inUse = Set(segments.map(\.epoch))
     let rotationUnfinished =
       ring.hasEpochs && (ring.pinnedManifest != nil || ring.older.keys.contains { !inUse.contains($0) })
-    if let active = writerState.active, active.sealedOnDisk, !rotationUnfinished, let found,
-      try found.describesCleanClose(of: segments, active: active, writer: writerState, hasEpochs: ring.hasEpochs)
+    // The segment it resumes (if any) was read from its hint, which only a seal or close writes.
+    if writerState.active?.sealedOnDisk ?? true, !rotationUnfinished, let found,
+      try found.describesCleanClose(
+        of: segments, active: writerState.active, writer: writerState, hasEpochs: ring.hasEpochs)
     {
+      writerState.untouchedSinceOpen = true
       return
     }
     writerState.active?.sealedOnDisk = false
