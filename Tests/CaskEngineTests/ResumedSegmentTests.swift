@@ -31,12 +31,33 @@ struct ResumedSegmentTests {
     try store.close()
   }
 
-  @Test("opening, reading and closing a cleanly closed store leaves every file as it was")
-  func readOnlyUseWritesNothing() throws {
-    try withTemporaryDirectory("resume-untouched") { directory in
+  /// Runs `body` on a store `makeStore` filled and closed cleanly, in a temporary directory.
+  static func withClosedStore(
+    _ name: String, _ body: (TemporaryDirectory, String, RNCryptor.Keys) throws -> Void
+  ) throws {
+    try withTemporaryDirectory(name) { directory in
       let path = directory.file("store.cask")
       let keys = try RNCryptor.Keys.random()
-      try Self.makeStore(path, keys: keys)
+      try makeStore(path, keys: keys)
+      try body(directory, path, keys)
+    }
+  }
+
+  /// What a SIGKILL now would leave (the page cache holds every write), opened: it must open
+  /// without an integrity violation.
+  static func openCrashImage(of path: String, in directory: TemporaryDirectory, keys: RNCryptor.Keys) throws
+    -> CaskStore
+  {
+    let image = directory.file("image.cask")
+    try HookedFileSystem.copyStore(path, to: image)
+    let reopened = try CaskStore(path: image, keys: keys, options: options)
+    #expect(reopened.stats().recovery.integrityViolations.isEmpty)
+    return reopened
+  }
+
+  @Test("opening, reading and closing a cleanly closed store leaves every file as it was")
+  func readOnlyUseWritesNothing() throws {
+    try Self.withClosedStore("resume-untouched") { directory, path, keys in
       let before = try Self.files(of: path)
       #expect(before[Segment.hintName(id: 1)] != nil)
 
@@ -57,10 +78,7 @@ struct ResumedSegmentTests {
 
   @Test("a store whose last segment is a compaction output opens and closes without writing")
   func compactedStoreWritesNothing() throws {
-    try withTemporaryDirectory("resume-compacted") { directory in
-      let path = directory.file("store.cask")
-      let keys = try RNCryptor.Keys.random()
-      try Self.makeStore(path, keys: keys)
+    try Self.withClosedStore("resume-compacted") { directory, path, keys in
       var store = try CaskStore(path: path, keys: keys, options: Self.options)
       try store.put(Data("3".utf8), forKey: "b")
       _ = try store.compact()
@@ -73,12 +91,9 @@ struct ResumedSegmentTests {
       // The first write after such an open starts a segment the manifest allows.
       store = try CaskStore(path: path, keys: keys, options: Self.options)
       try store.put(Data("4".utf8), forKey: "d")
-      let image = directory.file("image.cask")
-      try HookedFileSystem.copyStore(path, to: image)
-      try store.close()
-      let reopened = try CaskStore(path: image, keys: keys, options: Self.options)
+      let reopened = try Self.openCrashImage(of: path, in: directory, keys: keys)
       defer { try? reopened.close() }
-      #expect(reopened.stats().recovery.integrityViolations.isEmpty)
+      try store.close()
       #expect(try reopened.get("d") == Data("4".utf8))
       #expect(try reopened.get("b") == Data("3".utf8))
     }
@@ -86,10 +101,7 @@ struct ResumedSegmentTests {
 
   @Test("a segment cut short after an open and close without writes is still refused")
   func truncationAfterUntouchedReopen() throws {
-    try withTemporaryDirectory("resume-truncate") { directory in
-      let path = directory.file("store.cask")
-      let keys = try RNCryptor.Keys.random()
-      try Self.makeStore(path, keys: keys)
+    try Self.withClosedStore("resume-truncate") { directory, path, keys in
       try CaskStore(path: path, keys: keys, options: Self.options).close()
       let segment = "\(path)/\(Segment.fileName(id: 1))"
       try FileDamage.truncate(segment, to: try FileDamage.size(of: segment) - 60)
@@ -102,22 +114,25 @@ struct ResumedSegmentTests {
     }
   }
 
-  @Test("after the first write the hint is gone and the manifest lets the segment grow: a crash then opens cleanly")
-  func firstWriteListsSegmentActive() throws {
-    try withTemporaryDirectory("resume-first-write") { directory in
-      let path = directory.file("store.cask")
-      let keys = try RNCryptor.Keys.random()
-      try Self.makeStore(path, keys: keys)
+  /// The kinds of write that can be the first one after an open.
+  enum FirstWrite: CaseIterable, Sendable {
+    case put, streamedBatch
+  }
+
+  @Test(
+    "after the first write the hint is gone and the manifest lets the segment grow: a crash then opens cleanly",
+    arguments: FirstWrite.allCases)
+  func firstWriteListsSegmentActive(_ write: FirstWrite) throws {
+    try Self.withClosedStore("resume-first-write") { directory, path, keys in
       let store = try CaskStore(path: path, keys: keys, options: Self.options)
       defer { try? store.close() }
-      try store.put(Data("3".utf8), forKey: "c")
+      switch write {
+      case .put: try store.put(Data("3".utf8), forKey: "c")
+      case .streamedBatch: try store.streamedBatch { batch in _ = try batch.put(Data("3".utf8), forKey: "c") }
+      }
       #expect(!FileManager.default.fileExists(atPath: "\(path)/\(Segment.hintName(id: 1))"))
-      // What a SIGKILL now leaves: the page cache holds the append.
-      let image = directory.file("image.cask")
-      try HookedFileSystem.copyStore(path, to: image)
-      let reopened = try CaskStore(path: image, keys: keys, options: Self.options)
+      let reopened = try Self.openCrashImage(of: path, in: directory, keys: keys)
       defer { try? reopened.close() }
-      #expect(reopened.stats().recovery.integrityViolations.isEmpty)
       #expect(try reopened.get("a") == nil)
       #expect(try reopened.get("b") == Data("2".utf8))
       #expect(try reopened.get("c") == Data("3".utf8))
@@ -126,10 +141,7 @@ struct ResumedSegmentTests {
 
   @Test("a first write whose manifest cannot be written fails, applies nothing, and the next one succeeds")
   func manifestFailureAtFirstWrite() throws {
-    try withTemporaryDirectory("resume-manifest-failure") { directory in
-      let path = directory.file("store.cask")
-      let keys = try RNCryptor.Keys.random()
-      try Self.makeStore(path, keys: keys)
+    try Self.withClosedStore("resume-manifest-failure") { directory, path, keys in
       let files = FailingManifestRename()
       var options = Self.options
       options.fileSystem = files
@@ -147,25 +159,6 @@ struct ResumedSegmentTests {
       #expect(try reopened.get("c") == nil)
       #expect(try reopened.get("d") == Data("4".utf8))
       #expect(try reopened.get("b") == Data("2".utf8))
-    }
-  }
-
-  @Test("a streamed batch as the first write after open lists the resumed segment as active")
-  func streamedBatchFirstWrite() throws {
-    try withTemporaryDirectory("resume-streamed") { directory in
-      let path = directory.file("store.cask")
-      let keys = try RNCryptor.Keys.random()
-      try Self.makeStore(path, keys: keys)
-      let store = try CaskStore(path: path, keys: keys, options: Self.options)
-      defer { try? store.close() }
-      try store.streamedBatch { batch in _ = try batch.put(Data("5".utf8), forKey: "e") }
-      #expect(!FileManager.default.fileExists(atPath: "\(path)/\(Segment.hintName(id: 1))"))
-      let image = directory.file("image.cask")
-      try HookedFileSystem.copyStore(path, to: image)
-      let reopened = try CaskStore(path: image, keys: keys, options: Self.options)
-      defer { try? reopened.close() }
-      #expect(reopened.stats().recovery.integrityViolations.isEmpty)
-      #expect(try reopened.get("e") == Data("5".utf8))
     }
   }
 }
