@@ -89,7 +89,16 @@ package enum FuzzStore {
   /// `snapshot()` of `template` (a disk laid out once per process with the files that are the
   /// same for every input; the snapshot holds them durable, as this function leaves its own).
   package static func disk(with files: [(String, Data)], on template: FaultyFileSystem? = nil) -> FaultyFileSystem {
-    let fileSystem = template?.snapshot() ?? FaultyFileSystem(directories: [path])
+    do {
+      if let template {
+        // Prevents: a tenth of fuzz-header's time going to opening, writing, syncing and
+        // closing the per-input files through the file system's operations.
+        return try template.snapshot(adding: files.map { ("\(path)/\($0.0)", [UInt8]($0.1)) })
+      }
+    } catch {
+      fatalError("laying out the fuzzing store: \(error)")
+    }
+    let fileSystem = FaultyFileSystem(directories: [path])
     do {
       for (name, bytes) in files {
         let file = try fileSystem.open("\(path)/\(name)", mode: .createNew)
