@@ -58,6 +58,14 @@ struct FaultyFileSystemTests {
     #expect(text(survivor, "/d/new") == "new")
     #expect(text(survivor, "/d/kept") == "kept")
 
+    // A template with unsynced changes gives them durable too, as `snapshot()` does.
+    let unsynced = try template.open("/d/unsynced", mode: .createNew)
+    try write("later", to: unsynced)
+    unsynced.close()
+    let second = try template.snapshot(adding: [("/d/new", [])]).crashLosingUnsyncedChanges()
+    #expect(text(second, "/d/unsynced") == "later")
+    #expect(text(second, "/d/kept") == "kept")
+
     #expect(throws: CaskError.io(operation: "open", path: "/d/kept", errno: EEXIST)) {
       try template.snapshot(adding: [("/d/kept", [])])
     }

@@ -122,7 +122,7 @@ public final class FaultyFileSystem: FileSystem {
   /// - Throws: `CaskError.io` when a file's directory is missing (`ENOENT`) or its name is
   ///   taken (`EEXIST`).
   public func snapshot(adding files: [(path: String, bytes: [UInt8])]) throws -> FaultyFileSystem {
-    var copy = disk.withLock { $0.snapshot() }
+    var copy = disk.withLock { $0.isClean ? $0.cleanCopy() : $0.snapshot() }
     for (path, bytes) in files {
       let (directory, name) = try copy.parent(of: path, operation: "open")
       guard copy.inodes[directory]?.entries[name] == nil else {
