@@ -11,6 +11,9 @@ import RNCryptorCodec
 /// length fits (so mutations reach the version check and the key unwrapping behind it), bit 1
 /// opens read-only, bit 2 opens with the password instead of the keys (two PBKDF2 runs or a
 /// scrypt run: slow, so only a few seeds use it, the scrypt one with N = 16, r = 1, p = 1).
+/// Beside the segment lies the store's manifest: when the header claims version 4, one with
+/// key epochs sealed under `currentKeys` (the key of the ring seeds' current epoch), else one
+/// sealed under the data key.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzHeader(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
   guard let data else { return 0 }
@@ -28,15 +31,48 @@ enum HeaderTarget {
     }
   }()
 
-  /// The store directory with the segment, laid out once per process.
-  static let template = FuzzStore.disk(with: [("00000001.seg", Data(segment))])
+  /// The data key of the current epoch in the version 4 seeds; the segment's (epoch 0) is in
+  /// their key ring.
+  static let currentKey = Data((0..<64).map { UInt8(200 - $0) })
+  static let currentKeys = keys {
+    try RNCryptor.Keys(encryptionKey: currentKey.prefix(32), hmacKey: currentKey.suffix(32))
+  }
+
+  /// The store directory with the segment and its manifest (without and with key epochs),
+  /// laid out once per process.
+  static let template = FuzzStore.disk(with: [
+    ("00000001.seg", Data(segment)),
+    (
+      CaskFormat.manifestFileName,
+      FuzzStore.manifestFile(keys { try FuzzSeedStore.manifestPayload(length: segment.count) })
+    ),
+  ])
+  static let epochTemplate = FuzzStore.disk(with: [
+    ("00000001.seg", Data(segment)),
+    (
+      CaskFormat.manifestFileName,
+      FuzzStore.manifestFile(
+        keys { try FuzzSeedStore.manifestPayload(length: segment.count, hasEpochs: true, dataKeys: currentKeys) },
+        keys: currentKeys)
+    ),
+  ])
+
+  private static func keys<Value>(_ make: () throws -> Value) -> Value {
+    do {
+      return try make()
+    } catch {
+      fatalError("the fuzzing store's keys and files: \(error)")
+    }
+  }
 
   static func test(_ bytes: UnsafeRawBufferPointer) {
     var input = FuzzInput(bytes)
     let mode = input.byte()
     var header = [UInt8](input.rest())
     if mode & 1 != 0 { FuzzingEntry.repairHeaderChecksum(&header) }
-    let fileSystem = FuzzStore.disk(with: [(CaskFormat.headerFileName, Data(header))], on: template)
+    let claimsEpochs = header.count >= 10 && header[8] == UInt8(CaskFormat.keyEpochsVersion) && header[9] == 0
+    let fileSystem = FuzzStore.disk(
+      with: [(CaskFormat.headerFileName, Data(header))], on: claimsEpochs ? epochTemplate : template)
     let options = FuzzStore.options(fileSystem, readOnly: mode & 2 != 0)
     do {
       let store =
@@ -50,7 +86,7 @@ enum HeaderTarget {
       if store.stats().recovery.unreadableSegments == ["00000001.seg"] {
         FuzzReplay.check(try store.keys().isEmpty, "keys of an unreadable segment after opening")
       } else {
-        FuzzReplay.check(try store.keys().sorted() == ["user:10", "user:2", "user:3"], "keys after opening")
+        FuzzReplay.check(try store.keys() == FuzzSeedStore.liveKeys, "keys after opening")
         FuzzReplay.check(try store.get("user:2") == Data("bob".utf8), "a value after opening")
       }
     } catch {
@@ -58,8 +94,9 @@ enum HeaderTarget {
     }
   }
 
-  /// Headers wrapped under keys, under a password (PBKDF2 and scrypt), of this version, a newer and an older
-  /// one, cut short, and with a wrapped key of the wrong length.
+  /// Headers wrapped under keys, under a password (PBKDF2 and scrypt), of this version, with key
+  /// rings of one and two older epochs, a newer and an older version, cut short, and with a
+  /// wrapped key of the wrong length.
   static func seeds() throws -> [(String, Data)] {
     var dataKey = FuzzStore.dataKeys.encryptionKey.withUnsafeBytes { Data($0) }
     FuzzStore.dataKeys.hmacKey.withUnsafeBytes { dataKey.append(contentsOf: $0) }
@@ -79,17 +116,22 @@ enum HeaderTarget {
       keyMessage: FuzzStore.seal(dataKey, keys: scryptKeys, iv: 4), parameters: scrypt, salt: scryptSalt,
       version: CaskFormat.formatVersion)
     // Version 4: the current key (epoch 1) wraps under the caller's keys; the segment's key
-    // (epoch 0) is in the ring, sealed under the current one.
-    let currentKey = Data((0..<64).map { UInt8(200 - $0) })
-    let currentKeys = try RNCryptor.Keys(
-      encryptionKey: SecureBytes(currentKey.prefix(32)), hmacKey: SecureBytes(currentKey.suffix(32)))
+    // (epoch 0) is in the ring, sealed under the current one. With two older epochs, the
+    // current one is 2 and epoch 1's key is one no segment uses.
     let ring = FuzzStore.seal(
       FuzzingEntry.keyRingPlaintext(currentEpoch: 1, older: [(0, dataKey)]), keys: currentKeys, iv: 5)
-    let epochs = FuzzingEntry.keyRingStoreHeader(
-      wrappedKey: FuzzStore.seal(currentKey, keys: FuzzStore.userKeys, iv: 6), keyRing: ring)
+    let wrappedCurrent = FuzzStore.seal(currentKey, keys: FuzzStore.userKeys, iv: 6)
+    let epochs = FuzzingEntry.keyRingStoreHeader(wrappedKey: wrappedCurrent, keyRing: ring)
+    let twoOlder = FuzzStore.seal(
+      FuzzingEntry.keyRingPlaintext(
+        currentEpoch: 2, older: [(0, dataKey), (1, Data((0..<64).map { UInt8(0x60 + $0) }))]),
+      keys: currentKeys, iv: 10)
+    let twoEpochs = FuzzingEntry.keyRingStoreHeader(wrappedKey: wrappedCurrent, keyRing: twoOlder)
     return [
       ("keys", Data([0] + keys)), ("keys-readonly", Data([2] + keys)),
       ("keys-key-ring", Data([0] + epochs)), ("keys-key-ring-readonly", Data([2] + epochs)),
+      ("keys-key-ring-repaired", Data([1] + epochs)), ("keys-key-ring-two-epochs", Data([0] + twoEpochs)),
+      ("keys-key-ring-two-epochs-readonly", Data([2] + twoEpochs)),
       ("password", Data([4] + header(byPassword, password: true))),
       ("password-scrypt", Data([4] + byScrypt)), ("password-scrypt-keys", Data([0] + byScrypt)),
       ("password-flag-keys-message", Data([1] + header(byKeys, password: true))),

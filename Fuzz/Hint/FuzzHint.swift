@@ -10,7 +10,10 @@ import RNCryptorCodec
 /// payload and seals it under the store's data key (so mutations reach the entry parser and the
 /// checks of entries against the segment, behind the HMAC); otherwise the rest is the whole
 /// file. Bit 1 opens read-only. Bit 2 seals the payload as a grouped hint ("CCHINTS2", whose
-/// payload has a group section) rather than an earlier one.
+/// payload has a group section) rather than an earlier one. Bit 3 fuzzes the manifest instead:
+/// the rest (the plaintext payload when bit 0 is set, else the whole file) becomes the
+/// store's `MANIFEST`, sealed under the data key, and the true grouped hint lies beside the
+/// segment. Otherwise the manifest is the true one (segment 1, sealed, its length).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzHint(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
   guard let data else { return 0 }
@@ -31,32 +34,46 @@ enum HintTarget {
   static let template = FuzzStore.disk(with: [
     (CaskFormat.headerFileName, FuzzStore.headerFile), ("00000001.seg", Data(segment)),
   ])
+  /// The true manifest and the true grouped hint, sealed once per process.
+  static let manifest = FuzzStore.manifestFile(sealing { try FuzzSeedStore.manifestPayload(length: segment.count) })
+  static let groupedHint =
+    Data(CaskFormat.hintMagicGrouped) + FuzzStore.seal(sealing { try payload(grouped: true) }, iv: 7)
+
+  private static func sealing(_ make: () throws -> Data) -> Data {
+    do {
+      return try make()
+    } catch {
+      fatalError("the fuzzing store's files: \(error)")
+    }
+  }
 
   static func test(_ bytes: UnsafeRawBufferPointer) {
     var input = FuzzInput(bytes)
     let mode = input.byte()
-    var hint = input.rest()
+    var file = input.rest()
+    if mode & 8 != 0 {
+      if mode & 1 != 0 { file = FuzzStore.manifestFile(file) }
+      let fileSystem = FuzzStore.disk(
+        with: [("00000001.hint", groupedHint), (CaskFormat.manifestFileName, file)], on: template)
+      FuzzStore.openAndReadAll(fileSystem, readOnly: mode & 2 != 0, segmentSizeLimit: FuzzSeedStore.sealedLimit)
+      return
+    }
     if mode & 1 != 0 {
       let magic = mode & 4 != 0 ? CaskFormat.hintMagicGrouped : CaskFormat.hintMagic
-      hint = Data(magic) + FuzzStore.seal(hint, iv: 7)
+      file = Data(magic) + FuzzStore.seal(file, iv: 7)
     }
-    let fileSystem = FuzzStore.disk(with: [("00000001.hint", hint)], on: template)
+    let fileSystem = FuzzStore.disk(
+      with: [("00000001.hint", file), (CaskFormat.manifestFileName, manifest)], on: template)
     FuzzStore.openAndReadAll(fileSystem, readOnly: mode & 2 != 0, segmentSizeLimit: FuzzSeedStore.sealedLimit)
   }
 
   /// The true hint (as a payload and as a sealed file), and hints that lie: wrong length,
-  /// entries past the end, an entry pointing at another record, a key the segment lacks.
+  /// entries past the end, an entry pointing at another record, a key the segment lacks; the
+  /// true manifest, and manifests that list nothing, the segment as active, or retire it.
   static func seeds() throws -> [(String, Data)] {
-    let (bytes, entries, maxSequence) = try FuzzSeedStore.sealedSegment()
-    func payload(
-      _ entries: [FuzzingEntry.HintRecord], length: UInt64 = UInt64(bytes.count), grouped: Bool = false
-    ) throws -> Data {
-      try FuzzingEntry.hintPayload(
-        segmentID: 1, segmentLength: length, maxSequence: maxSequence, entries: entries,
-        dataKeys: FuzzStore.dataKeys, grouped: grouped)
-    }
-    let truth = try payload(entries)
-    let grouped = try payload(entries, grouped: true)
+    let (bytes, entries, _) = try FuzzSeedStore.sealedSegment()
+    let truth = try payload()
+    let grouped = try payload(grouped: true)
     // A group section that lies: every count (ungrouped puts, each group's) at its largest.
     var inflated = grouped
     let section = 1 + 28
@@ -74,10 +91,34 @@ enum HintTarget {
     beyond[4].length += 1
     var stranger = entries
     stranger[2].key = "user:99"
+    func manifest(_ segments: [FuzzingEntry.ManifestSegment], retired: [UInt32] = [], next: UInt32 = 2) throws -> Data {
+      try FuzzingEntry.manifestPayload(
+        generation: 3, lastSequence: 8, nextSegmentID: next, segments: segments, retired: retired, hasEpochs: false,
+        dataKeys: FuzzStore.dataKeys)
+    }
+    let length = UInt64(bytes.count)
+    let trueManifest = try FuzzSeedStore.manifestPayload(length: bytes.count)
     return [
+      ("manifest-payload", Data([9]) + trueManifest), ("manifest-payload-readonly", Data([11]) + trueManifest),
+      ("manifest-file", Data([8]) + FuzzStore.manifestFile(trueManifest)),
+      ("manifest-empty", Data([9]) + (try manifest([], next: 1))),
+      (
+        "manifest-active",
+        Data([9]) + (try manifest([.init(id: 1, base: 1, sub: 0, isActive: true, length: length - 9)]))
+      ),
+      ("manifest-retired", Data([9]) + (try manifest([], retired: [1]))),
+      (
+        "manifest-two-segments",
+        Data([9])
+          + (try manifest(
+            [
+              .init(id: 1, base: 1, sub: 0, isActive: false, length: length),
+              .init(id: 2, base: 2, sub: 0, isActive: true, length: 32),
+            ], next: 3))
+      ),
       ("payload", Data([1]) + truth), ("payload-readonly", Data([3]) + truth),
       ("file", Data([0]) + Data(CaskFormat.hintMagic) + FuzzStore.seal(truth, iv: 7)),
-      ("wrong-length", Data([1]) + (try payload(entries, length: UInt64(bytes.count) + 1))),
+      ("wrong-length", Data([1]) + (try payload(length: UInt64(bytes.count) + 1))),
       ("swapped-entry", Data([1]) + (try payload(swapped))), ("entry-past-end", Data([1]) + (try payload(beyond))),
       ("unknown-key", Data([1]) + (try payload(stranger))), ("empty", Data([1]) + (try payload([]))),
       ("grouped-payload", Data([5]) + grouped), ("grouped-payload-readonly", Data([7]) + grouped),
@@ -85,5 +126,15 @@ enum HintTarget {
       ("grouped-inflated-counts", Data([5]) + inflated),
       ("grouped-empty", Data([5]) + (try payload([], grouped: true))),
     ]
+  }
+
+  /// The payload of the segment's true hint, or of one with other `entries` or `length`.
+  static func payload(
+    _ entries: [FuzzingEntry.HintRecord]? = nil, length: UInt64? = nil, grouped: Bool = false
+  ) throws -> Data {
+    let (bytes, trueEntries, maxSequence) = try FuzzSeedStore.sealedSegment()
+    return try FuzzingEntry.hintPayload(
+      segmentID: 1, segmentLength: length ?? UInt64(bytes.count), maxSequence: maxSequence,
+      entries: entries ?? trueEntries, dataKeys: FuzzStore.dataKeys, grouped: grouped)
   }
 }

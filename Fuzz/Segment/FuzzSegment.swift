@@ -13,7 +13,11 @@ import FuzzSupport
 /// with the store's data key (`RecordScript`), so that fuzzed keys and values reach the checks
 /// behind the HMAC: empty keys, keys at the length limit, invalid UTF-8, values bound to
 /// another key, puts without a value, repeated keys and sequence numbers in a batch; bit 4
-/// then makes the segment a compaction output (order sub 1).
+/// then makes the segment a compaction output (order sub 1). Bit 5 opens the store with key
+/// epochs (header version 4, current epoch 1 with a key ring holding epoch 0), whose scripted
+/// segments name epoch 1. Beside the segment lies a manifest that lists no segment (next
+/// number 1), so that segment 1 counts as started after it, as the first segment of a store
+/// does before its first seal.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzSegment(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
   guard let data else { return 0 }
@@ -22,16 +26,27 @@ public func fuzzSegment(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
 }
 
 enum SegmentTarget {
-  /// The store directory with its header file, laid out once per process.
-  static let template = FuzzStore.disk(with: [(CaskFormat.headerFileName, FuzzStore.headerFile)])
+  /// The store directory with its header file and manifest, laid out once per process.
+  static let template = FuzzStore.disk(with: [
+    (CaskFormat.headerFileName, FuzzStore.headerFile),
+    (CaskFormat.manifestFileName, FuzzStore.emptyManifest(hasEpochs: false)),
+  ])
+  /// The same with key epochs.
+  static let epochTemplate = FuzzStore.disk(with: [
+    (CaskFormat.headerFileName, FuzzStore.epochHeaderFile),
+    (CaskFormat.manifestFileName, FuzzStore.emptyManifest(hasEpochs: true)),
+  ])
 
   static func test(_ bytes: UnsafeRawBufferPointer) {
     var input = FuzzInput(bytes)
     let mode = input.byte()
+    let epochs = mode & 32 != 0
     var segment =
-      mode & 8 != 0 ? RecordScript.segment(from: &input, sub: mode & 16 != 0 ? 1 : 0) : [UInt8](input.rest())
+      mode & 8 != 0
+      ? RecordScript.segment(from: &input, sub: mode & 16 != 0 ? 1 : 0, epoch: epochs ? 1 : 0)
+      : [UInt8](input.rest())
     if mode & 1 != 0 { FuzzingEntry.repairSegmentChecksums(&segment) }
-    let fileSystem = FuzzStore.disk(with: [("00000001.seg", Data(segment))], on: template)
+    let fileSystem = FuzzStore.disk(with: [("00000001.seg", Data(segment))], on: epochs ? epochTemplate : template)
     let limit: UInt64 = mode & 4 != 0 ? 64 : 1 << 20
     FuzzStore.openAndReadAll(fileSystem, readOnly: mode & 2 != 0, segmentSizeLimit: limit)
   }
@@ -70,6 +85,15 @@ enum SegmentTarget {
       single.bytes + next.bytes[single.bytes.count..<single.bytes.count + 40]
       + [UInt8](repeating: 0, count: 2048)
 
+    // Under key epochs (mode bit 5): the current epoch's segment, and one naming epoch 0, which
+    // a segment newer than the manifest may not.
+    var epochBatches = SegmentBuilder(epoch: 1)
+    try epochBatches.append(key: "user:1", value: "alice", flags: start | end, sequence: 1)
+    try epochBatches.append(key: "user:2", value: "bob", flags: start, sequence: 2)
+    try epochBatches.append(key: "posts\u{0}1", value: "first", flags: end, sequence: 3)
+    var olderEpoch = SegmentBuilder(epoch: 0)
+    try olderEpoch.append(key: "user:1", value: "alice", flags: start | end, sequence: 1)
+
     var sealed = SegmentBuilder(sub: 2)
     try sealed.append(key: "compacted", value: "yes", flags: start | end, sequence: 9)
 
@@ -93,6 +117,9 @@ enum SegmentTarget {
       ("torn-repaired", Data([1] + torn.bytes)), ("compaction-output", Data([0] + sealed.bytes)),
       ("reserved-zeros", Data([0] + reserved)), ("reserved-zeros-readonly", Data([2] + reserved)),
       ("torn-in-reserved-zeros", Data([0] + partial)),
+      ("epochs-batches", Data([32] + epochBatches.bytes)), ("epochs-batches-full", Data([36] + epochBatches.bytes)),
+      ("epochs-batches-readonly", Data([34] + epochBatches.bytes)),
+      ("epochs-older-epoch", Data([32] + olderEpoch.bytes)), ("epochs-script-batch", Data([40] + script)),
     ]
   }
 }
@@ -107,8 +134,8 @@ enum SegmentTarget {
 /// 65,535-byte limit are `CraftedRecordTests`' part: here they made every input ten times
 /// slower, their bytes checksummed and sealed several times under coverage instrumentation.)
 enum RecordScript {
-  static func segment(from input: inout FuzzInput, sub: UInt32) -> [UInt8] {
-    var bytes = FuzzingEntry.segmentHeader(id: 1, base: 1, sub: sub)
+  static func segment(from input: inout FuzzInput, sub: UInt32, epoch: UInt32) -> [UInt8] {
+    var bytes = FuzzingEntry.segmentHeader(id: 1, base: 1, sub: sub, epoch: epoch)
     var sequence: UInt64 = 0
     var serial = 0
     while input.remaining >= 6 {

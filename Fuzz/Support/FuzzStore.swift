@@ -40,21 +40,65 @@ package enum FuzzStore {
     }
   }
 
+  /// The 64 bytes of `keys` (encryption key, then HMAC key), as a header wraps a data key.
+  package static func keyBytes(_ keys: RNCryptor.Keys) -> Data {
+    var bytes = keys.encryptionKey.withUnsafeBytes { Data($0) }
+    keys.hmacKey.withUnsafeBytes { bytes.append(contentsOf: $0) }
+    return bytes
+  }
+
   /// The `CASK` file of the fuzzing store: the data key wrapped under `userKeys`. Sealed once
   /// per process (the same bytes every time: fixed keys and IV), not once per input.
-  package static let headerFile: Data = {
-    var dataKey = dataKeys.encryptionKey.withUnsafeBytes { Data($0) }
-    dataKeys.hmacKey.withUnsafeBytes { dataKey.append(contentsOf: $0) }
-    return Data(
-      FuzzingEntry.storeHeader(
-        wrappedKey: seal(dataKey, keys: userKeys, iv: 0), passwordWrapped: false, version: CaskFormat.formatVersion))
-  }()
+  package static let headerFile = Data(
+    FuzzingEntry.storeHeader(
+      wrappedKey: seal(keyBytes(dataKeys), keys: userKeys, iv: 0), passwordWrapped: false,
+      version: CaskFormat.formatVersion))
+
+  /// Key epoch 0's data key in the fuzzing store with key epochs, whose current epoch 1 has
+  /// `dataKeys` (so that the same seeds and scripts seal under the current key).
+  package static let olderDataKey = Data((0..<64).map { UInt8(0x30 + $0) })
+
+  /// The `CASK` file of the fuzzing store with key epochs (header version 4): `dataKeys`, the
+  /// key of current epoch 1, wrapped under `userKeys`; the key ring, sealed under `dataKeys`,
+  /// holds epoch 0's key.
+  package static let epochHeaderFile = Data(
+    FuzzingEntry.keyRingStoreHeader(
+      wrappedKey: seal(keyBytes(dataKeys), keys: userKeys, iv: 0),
+      keyRing: seal(FuzzingEntry.keyRingPlaintext(currentEpoch: 1, older: [(0, olderDataKey)]), iv: 9)))
+
+  /// A `MANIFEST` file: `payload` sealed under `keys` behind the magic.
+  package static func manifestFile(_ payload: Data, keys: RNCryptor.Keys = dataKeys) -> Data {
+    Data(CaskFormat.manifestMagic) + seal(payload, keys: keys, iv: 8)
+  }
+
+  /// A `MANIFEST` listing no segment, whose next segment number is 1: segment 1, under the
+  /// current key epoch, then counts as started after it was written, whatever its length and
+  /// order. Prevents: every open refused for its missing manifest (a version 3 store with
+  /// segments must have one), so that no input reached the reads behind open.
+  package static func emptyManifest(hasEpochs: Bool) -> Data {
+    do {
+      return manifestFile(
+        try FuzzingEntry.manifestPayload(
+          generation: 1, lastSequence: 0, nextSegmentID: 1, segments: [], hasEpochs: hasEpochs, dataKeys: dataKeys))
+    } catch {
+      fatalError("the fuzzing store's manifest: \(error)")
+    }
+  }
 
   /// Lays out `files` (name to bytes) in the store directory of a fresh in-memory disk, or of a
   /// `snapshot()` of `template` (a disk laid out once per process with the files that are the
   /// same for every input; the snapshot holds them durable, as this function leaves its own).
   package static func disk(with files: [(String, Data)], on template: FaultyFileSystem? = nil) -> FaultyFileSystem {
-    let fileSystem = template?.snapshot() ?? FaultyFileSystem(directories: [path])
+    do {
+      if let template {
+        // Prevents: a tenth of fuzz-header's time going to opening, writing, syncing and
+        // closing the per-input files through the file system's operations.
+        return try template.snapshot(adding: files.map { ("\(path)/\($0.0)", [UInt8]($0.1)) })
+      }
+    } catch {
+      fatalError("laying out the fuzzing store: \(error)")
+    }
+    let fileSystem = FaultyFileSystem(directories: [path])
     do {
       for (name, bytes) in files {
         let file = try fileSystem.open("\(path)/\(name)", mode: .createNew)
@@ -129,9 +173,10 @@ package struct SegmentBuilder {
   private var serial: Int
   private let id: UInt32
 
-  /// A segment with its header; `serial` offsets the IVs so that two builders differ.
-  package init(id: UInt32 = 1, base: UInt32 = 1, sub: UInt32 = 0, serial: Int = 0) {
-    bytes = FuzzingEntry.segmentHeader(id: id, base: base, sub: sub)
+  /// A segment with its header; `serial` offsets the IVs so that two builders differ; `epoch`
+  /// is the key epoch its header names.
+  package init(id: UInt32 = 1, base: UInt32 = 1, sub: UInt32 = 0, serial: Int = 0, epoch: UInt32 = 0) {
+    bytes = FuzzingEntry.segmentHeader(id: id, base: base, sub: sub, epoch: epoch)
     self.serial = serial
     self.id = id
   }

@@ -13,10 +13,11 @@ package enum FuzzingEntry {
   }
 
   /// A 32-byte segment header for an ordinary segment (`sub` 0) or a compaction output.
+  /// `epoch` is the key epoch the header names (0 in a store without key epochs).
   package static func segmentHeader(
-    id: UInt32, base: UInt32, sub: UInt32, version: UInt16 = CaskFormat.formatVersion
+    id: UInt32, base: UInt32, sub: UInt32, version: UInt16 = CaskFormat.formatVersion, epoch: UInt32 = 0
   ) -> [UInt8] {
-    Segment.encodeHeader(id: id, order: SegmentOrder(base: base, sub: sub), version: version)
+    Segment.encodeHeader(id: id, order: SegmentOrder(base: base, sub: sub), version: version, epoch: epoch)
   }
 
   /// Appends one version 3 record, sealed as the writer seals it for its place: at the end of
@@ -139,6 +140,44 @@ package enum FuzzingEntry {
     return try cipher.open(Data(file.dropFirst(CaskFormat.hintMagic.count)), file: "", offset: 0)
   }
 
+  /// One segment a manifest lists.
+  package struct ManifestSegment {
+    package var id: UInt32
+    package var base: UInt32
+    package var sub: UInt32
+    package var isActive: Bool
+    package var length: UInt64
+    package var epoch: UInt32
+
+    package init(id: UInt32, base: UInt32, sub: UInt32, isActive: Bool, length: UInt64, epoch: UInt32 = 0) {
+      self.id = id
+      self.base = base
+      self.sub = sub
+      self.isActive = isActive
+      self.length = length
+      self.epoch = epoch
+    }
+  }
+
+  /// The plaintext payload of a `MANIFEST` file (before it is sealed under the current data key
+  /// behind `CaskFormat.manifestMagic`) listing `segments`, with the key epochs' layout (header
+  /// version 4) when `hasEpochs`.
+  package static func manifestPayload(
+    generation: UInt64, lastSequence: UInt64, nextSegmentID: UInt32, segments: [ManifestSegment],
+    retired: [UInt32] = [], hasEpochs: Bool, dataKeys: RNCryptor.Keys
+  ) throws -> Data {
+    let manifest = Manifest(
+      generation: generation, lastSequence: lastSequence, nextSegmentID: nextSegmentID,
+      segments: segments.map {
+        Manifest.Entry(
+          id: $0.id, order: SegmentOrder(base: $0.base, sub: $0.sub), isActive: $0.isActive, length: $0.length,
+          epoch: $0.epoch)
+      }, retired: retired, pending: [], hasEpochs: hasEpochs)
+    let cipher = RecordCipher(keys: dataKeys)
+    let file = Data(try manifest.encoded(cipher: cipher))
+    return try cipher.open(Data(file.dropFirst(CaskFormat.manifestMagic.count)), file: "", offset: 0)
+  }
+
   /// Rewrites the checksums of a segment file in place wherever its bytes have the shape of a
   /// header or a record: the segment header's CRC, then each record's, walking the lengths the
   /// records claim until one runs past the end.
@@ -157,11 +196,19 @@ package enum FuzzingEntry {
     }
   }
 
-  /// Rewrites the CRC of a header file in place when the wrapped length it claims fits.
+  /// Rewrites the CRC of a header file in place when the lengths it claims fit: the wrapped
+  /// key's, and in a version 4 header with the key ring flag, the ring's after it.
   package static func repairHeaderChecksum(_ bytes: inout [UInt8]) {
     let fixed = CaskFormat.headerFixedLength
     guard bytes.count >= fixed + 4 else { return }
-    let end = fixed + Int(load(bytes, at: 12))
+    var end = fixed + Int(load(bytes, at: 12))
+    let version = UInt16(bytes[8]) | UInt16(bytes[9]) << 8
+    let flags = UInt16(bytes[10]) | UInt16(bytes[11]) << 8
+    if version == CaskFormat.keyEpochsVersion && flags & CaskFormat.headerFlagKeyRing != 0 {
+      // Prevents: the CRC written over the ring's length, so no mutated ring got past the CRC.
+      guard end <= bytes.count - 8 else { return }
+      end += 4 + Int(load(bytes, at: end))
+    }
     guard end <= bytes.count - 4 else { return }
     store(checksum(bytes[0..<end]), in: &bytes, at: end)
   }

@@ -38,6 +38,42 @@ struct FaultyFileSystemTests {
     #expect(throws: CaskError.io(operation: "pread", path: "/d/f", errno: EBADF)) { try file.read(count: 1, at: 0) }
   }
 
+  @Test("a snapshot with added files holds them durable, counts no mutation, and leaves the original alone")
+  func snapshotAddingFiles() throws {
+    let template = FaultyFileSystem(directories: ["/d"])
+    let kept = try template.open("/d/kept", mode: .createNew)
+    try write("kept", to: kept)
+    try kept.sync()
+    kept.close()
+    try template.syncDirectory("/d")
+
+    let copy = try template.snapshot(adding: [("/d/new", Array("new".utf8)), ("/d/./other", [1, 2])])
+    #expect(copy.mutationCount == 0)
+    #expect(text(copy, "/d/new") == "new")
+    #expect(copy.contents(of: "/d/other") == [1, 2])
+    #expect(try copy.contentsOfDirectory("/d").sorted() == ["kept", "new", "other"])
+    #expect(template.fileKind("/d/new") == .missing)
+    // What a power loss leaves: the added files were written, synced and linked for good.
+    let survivor = copy.crashLosingUnsyncedChanges()
+    #expect(text(survivor, "/d/new") == "new")
+    #expect(text(survivor, "/d/kept") == "kept")
+
+    // A template with unsynced changes gives them durable too, as `snapshot()` does.
+    let unsynced = try template.open("/d/unsynced", mode: .createNew)
+    try write("later", to: unsynced)
+    unsynced.close()
+    let second = try template.snapshot(adding: [("/d/new", [])]).crashLosingUnsyncedChanges()
+    #expect(text(second, "/d/unsynced") == "later")
+    #expect(text(second, "/d/kept") == "kept")
+
+    #expect(throws: CaskError.io(operation: "open", path: "/d/kept", errno: EEXIST)) {
+      try template.snapshot(adding: [("/d/kept", [])])
+    }
+    #expect(throws: CaskError.io(operation: "open", path: "/missing/f", errno: ENOENT)) {
+      try template.snapshot(adding: [("/missing/f", [])])
+    }
+  }
+
   @Test("open modes, directories, listing and rename follow POSIX")
   func namespace() throws {
     let fileSystem = FaultyFileSystem()

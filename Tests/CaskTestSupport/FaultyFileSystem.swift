@@ -113,6 +113,30 @@ public final class FaultyFileSystem: FileSystem {
     FaultyFileSystem(disk: disk.withLock { $0.snapshot() })
   }
 
+  /// A separate file system holding everything as it is now plus `files` (full paths in
+  /// existing directories), each created, written and synced, and its directory synced: what
+  /// `snapshot()` and those operations would leave, without performing them (no mutation is
+  /// counted). For callers that lay out a fresh disk per run from a template, such as the fuzz
+  /// targets. This one is not changed.
+  ///
+  /// - Throws: `CaskError.io` when a file's directory is missing (`ENOENT`) or its name is
+  ///   taken (`EEXIST`).
+  public func snapshot(adding files: [(path: String, bytes: [UInt8])]) throws -> FaultyFileSystem {
+    var copy = disk.withLock { $0.isClean ? $0.cleanCopy() : $0.snapshot() }
+    for (path, bytes) in files {
+      let (directory, name) = try copy.parent(of: path, operation: "open")
+      guard copy.inodes[directory]?.entries[name] == nil else {
+        throw CaskError.io(operation: "open", path: path, errno: EEXIST)
+      }
+      let inode = copy.makeInode(directory: false)
+      copy.inodes[inode]?.data = bytes
+      copy.inodes[inode]?.durable = bytes
+      copy.link(inode, as: name, in: directory)
+      copy.syncEntries(of: directory)
+    }
+    return FaultyFileSystem(disk: copy)
+  }
+
   // MARK: A full disk
 
   /// Bytes that may still be allocated, or `nil` when there is no limit.
