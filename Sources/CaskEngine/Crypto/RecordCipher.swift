@@ -68,8 +68,20 @@ struct RecordCipher: Sendable {
     guard let binding else { throw CaskError.crypto("a version 3 key message needs its record's binding") }
     try withUnsafeTemporaryAllocation(byteCount: CaskFormat.keyBindingLength, alignment: 8) { prefix in
       binding.encode(into: prefix)
-      try seal(prefix: UnsafeRawBufferPointer(prefix), body: keyBytes, into: output)
+      try sealKey(keyBytes, encodedBinding: UnsafeRawBufferPointer(prefix), into: output)
     }
+  }
+
+  /// Seals a key's UTF-8 bytes behind a binding already encoded (`RecordBinding.encode`, 56
+  /// bytes) into `output`, exactly `keyMessageLength(keyLength:)` bytes. Version 3 on only.
+  func sealKey(
+    _ keyBytes: UnsafeRawBufferPointer, encodedBinding: UnsafeRawBufferPointer,
+    into output: UnsafeMutableRawBufferPointer
+  ) throws {
+    guard bindsRecords, encodedBinding.count == CaskFormat.keyBindingLength else {
+      throw CaskError.crypto("only a version 3 key message carries a binding of \(CaskFormat.keyBindingLength) bytes")
+    }
+    try seal(prefix: encodedBinding, body: keyBytes, into: output)
   }
 
   /// Seals a value bound to its key (see `sealValue(_:forKey:)`) into `output`, exactly

@@ -23,16 +23,22 @@ extension CaskStore {
     writer.nextSequence += UInt64(operations.count)
     writer.ticket += 1
     var result = CommitResult(written: operations.count)
-    let changes = publish(operations, at: start, in: &active, result: &result)
-    active.maxSequence = writer.nextSequence - 1
-    writer.active = active
-    // Under the writer lock, so observers see commits in the order they happened. Checked after
-    // the index update: an observer that registers later than this reads the commit instead.
-    if observers.isObserved {
-      let changes = zip(operations, changes).compactMap { operation, kind in
-        kind.map { CaskChange(key: operation.key.string, kind: $0) }
+    // What each operation did to its key, on the stack for small batches. Prevents: an array
+    // per commit that only change observers read.
+    withUnsafeTemporaryAllocation(of: CaskChange.Kind?.self, capacity: operations.count) { kinds in
+      publish(operations, at: start, in: &active, result: &result, kinds: kinds)
+      active.maxSequence = writer.nextSequence - 1
+      writer.active = active
+      // Under the writer lock, so observers see commits in the order they happened. Checked
+      // after the index update: an observer that registers later than this reads the commit
+      // instead.
+      if observers.isObserved {
+        let changes = zip(operations, kinds).compactMap { operation, kind in
+          kind.map { CaskChange(key: operation.key.string, kind: $0) }
+        }
+        userCode.running { observers.notify(changes) }
       }
-      userCode.running { observers.notify(changes) }
+      kinds.deinitialize()
     }
     return (writer.ticket, result)
   }
@@ -88,19 +94,20 @@ extension CaskStore {
     let cipher = segment.cipher
     let type = operation.isDelete ? CaskFormat.recordTypeDelete : CaskFormat.recordTypePut
     let key = operation.key.string
+    let isDelete = operation.isDelete
     try operation.record.withUnsafeMutableBytes { record in
       let keyLength = Int(loadLittleEndian(UnsafeRawBufferPointer(record), at: 16, as: UInt32.self))
       let keyStart = CaskFormat.recordHeaderLength
-      let digest =
-        operation.isDelete
-        ? [UInt8](repeating: 0, count: CaskFormat.valueDigestLength)
-        : RecordBinding.digest(ofValueMessage: UnsafeRawBufferPointer(rebasing: record[(keyStart + keyLength)...]))
-      let binding = RecordBinding(
-        type: type, flags: flags, segmentID: segmentID, offset: offset, sequence: sequence, valueDigest: digest)
-      try IndexKey.withUTF8(of: key) { keyBytes in
-        try cipher.sealKey(
-          keyBytes, binding: binding,
-          into: UnsafeMutableRawBufferPointer(rebasing: record[keyStart..<keyStart + keyLength]))
+      try withUnsafeTemporaryAllocation(byteCount: CaskFormat.keyBindingLength, alignment: 8) { binding in
+        RecordBinding.encode(
+          type: type, flags: flags, segmentID: segmentID, offset: offset, sequence: sequence,
+          valueMessage: isDelete ? nil : UnsafeRawBufferPointer(rebasing: record[(keyStart + keyLength)...]),
+          into: binding)
+        try IndexKey.withUTF8(of: key) { keyBytes in
+          try cipher.sealKey(
+            keyBytes, encodedBinding: UnsafeRawBufferPointer(binding),
+            into: UnsafeMutableRawBufferPointer(rebasing: record[keyStart..<keyStart + keyLength]))
+        }
       }
     }
   }
@@ -143,11 +150,12 @@ extension CaskStore {
   /// Points the index at the records written at `start` (or removes their keys), and keeps
   /// the tombstones for the segment's hint.
   ///
-  /// - Returns: what each operation did to its key (nil: a delete of a key that was gone),
-  ///   for the change observers.
+  /// - Parameter kinds: initialized here, one per operation: what it did to its key (nil: a
+  ///   delete of a key that was gone), for the change observers.
   private func publish(
-    _ operations: [Prepared], at start: UInt64, in active: inout ActiveSegment, result: inout CommitResult
-  ) -> [CaskChange.Kind?] {
+    _ operations: [Prepared], at start: UInt64, in active: inout ActiveSegment, result: inout CommitResult,
+    kinds: UnsafeMutableBufferPointer<CaskChange.Kind?>
+  ) {
     withUnsafeTemporaryAllocation(of: RecordLocation.self, capacity: operations.count) { locations in
       var offset = start
       for (index, operation) in operations.enumerated() {
@@ -161,15 +169,18 @@ extension CaskStore {
       }
       active.end = offset
       active.reserved = max(active.reserved, offset)
-      return state.withLock { state in
-        operations.indices.map { index -> CaskChange.Kind? in
+      state.withLock { state in
+        for index in operations.indices {
           let operation = operations[index]
+          let kind: CaskChange.Kind?
           if operation.isDelete {
-            guard state.directory.applyDelete(operation.key, at: locations[index]) else { return nil }
-            result.deleted += 1
-            return .deleted
+            let existed = state.directory.applyDelete(operation.key, at: locations[index])
+            if existed { result.deleted += 1 }
+            kind = existed ? .deleted : nil
+          } else {
+            kind = state.directory.applyPut(operation.key, at: locations[index]) ? .updated : .inserted
           }
-          return state.directory.applyPut(operation.key, at: locations[index]) ? .updated : .inserted
+          (kinds.baseAddress! + index).initialize(to: kind)
         }
       }
     }

@@ -32,7 +32,7 @@ extension CaskStore {
     let (ticket, result) = try writer.withLock { writer in
       // A password change between the sealing and here started a new key epoch: the values
       // are sealed again under its key (the active segment is always under the current one).
-      if cipher.epoch != sealedUnder.epoch { prepared = try prepare(batch) }
+      if keyRing.withLock({ $0.current.epoch }) != sealedUnder.epoch { prepared = try prepare(batch) }
       try addHookWrites(for: batch, to: &prepared)
       return try append(&prepared, writer: &writer)
     }

@@ -220,12 +220,14 @@ public final class CaskStore: Sendable {
   }
 
   func locate(_ key: String) throws -> (RecordLocation, Segment)? {
-    let indexKey = IndexKey(key)
-    return try state.withLock { state in
-      guard !state.closed else { throw CaskError.closed }
-      guard let location = state.directory[indexKey], let segment = state.segments[location.segment]
-      else { return nil }
-      return (location, segment)
+    try IndexKey.withUTF8(of: key) { bytes in
+      try state.withLock { state in
+        guard !state.closed else { throw CaskError.closed }
+        guard let location = state.directory.location(forBytes: bytes),
+          let segment = state.segments[location.segment]
+        else { return nil }
+        return (location, segment)
+      }
     }
   }
 
