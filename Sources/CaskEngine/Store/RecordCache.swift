@@ -23,9 +23,9 @@ final class RecordCache: Sendable {
 
   private struct State {
     var slots: [Slot] = []
-    /// Slot index by `key(of:)`. Prevents: hashing all three fields of a location (its length
-    /// adds nothing: segment and offset name one record) on every lookup.
-    var slotOf: [UInt64: Int] = [:]
+    /// Slot index by `key(of:)`: segment and offset, which name one record (its length adds
+    /// nothing).
+    var slotOf = RecordCacheTable()
     var hand = 0
     var bytes = 0
     /// Misses passed over since the last one a full cache kept.
@@ -93,7 +93,7 @@ final class RecordCache: Sendable {
       while state.bytes + cost > capacity, !state.slots.isEmpty {
         evictOne(&state)
       }
-      state.slotOf[Self.key(of: location)] = state.slots.count
+      state.slotOf.set(state.slots.count, for: Self.key(of: location))
       state.slots.append(Slot(location: location, record: record, referenced: false))
       state.bytes += cost
     }
@@ -117,11 +117,11 @@ final class RecordCache: Sendable {
     }
     let victim = state.hand
     state.bytes -= state.slots[victim].record.count + Self.entryOverhead
-    state.slotOf[Self.key(of: state.slots[victim].location)] = nil
+    state.slotOf.remove(Self.key(of: state.slots[victim].location))
     let last = state.slots.count - 1
     if victim != last {
       state.slots[victim] = state.slots[last]
-      state.slotOf[Self.key(of: state.slots[victim].location)] = victim
+      state.slotOf.set(victim, for: Self.key(of: state.slots[victim].location))
     }
     state.slots.removeLast()
   }
