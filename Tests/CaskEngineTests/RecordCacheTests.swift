@@ -122,7 +122,7 @@ struct RecordCacheTests {
   @Test("a full cache keeps one miss in four, and a key that keeps missing gets in")
   func fullCacheAdmitsSomeMisses() {
     let cache = RecordCache(capacity: 16 << 10)
-    let record = [UInt8](repeating: 3, count: 1000)
+    let record = RecordBytes.zeroed(count: 1000)
     var offset: UInt32 = 0
     func location(_ offset: UInt32) -> RecordLocation { RecordLocation(segment: 1, offset: offset, length: 1000) }
     // Fill it up: every record is kept while there is room.

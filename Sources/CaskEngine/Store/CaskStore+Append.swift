@@ -15,8 +15,13 @@ extension CaskStore {
     // The segment and offset the records land at, which version 3 key messages bind.
     try ensureRoom(for: UInt64(operations.reduce(0) { $0 + $1.record.count }), writer: &writer)
     try number(&operations, writer: writer)
-    let buffer = Self.joined(operations)
-    let start = try write(buffer, writer: &writer)
+    let start: UInt64
+    if operations.count == 1 {
+      // A single record is written from its own buffer, not copied.
+      start = try operations[0].record.withUnsafeBytes { try write($0, writer: &writer) }
+    } else {
+      start = try Self.joined(operations).withUnsafeBytes { try write($0, writer: &writer) }
+    }
     // Taken out of the writer state (not copied), so appending to its tombstones stays O(1)
     // instead of copying the whole array on every write.
     guard var active = writer.active.take() else { throw CaskError.closed }
@@ -112,12 +117,11 @@ extension CaskStore {
     }
   }
 
-  /// The records as one buffer, for one `pwrite` (a single record is not copied).
+  /// The records as one buffer, for one `pwrite`.
   private static func joined(_ operations: [Prepared]) -> [UInt8] {
-    if operations.count == 1 { return operations[0].record }
     var joined: [UInt8] = []
     joined.reserveCapacity(operations.reduce(0) { $0 + $1.record.count })
-    for operation in operations { joined.append(contentsOf: operation.record) }
+    for operation in operations { operation.record.withUnsafeBytes { joined.append(contentsOf: $0) } }
     return joined
   }
 
@@ -127,12 +131,12 @@ extension CaskStore {
   /// - Returns: the offset it was written at.
   /// - Throws: the write's error, after cutting a partial write off again (or marking the
   ///   writer failed when even that fails).
-  private func write(_ buffer: [UInt8], writer: inout WriterState) throws -> UInt64 {
+  private func write(_ buffer: UnsafeRawBufferPointer, writer: inout WriterState) throws -> UInt64 {
     try ensureRoom(for: UInt64(buffer.count), writer: &writer)
     guard let segment = writer.active?.segment, let start = writer.active?.end else { throw CaskError.closed }
     if options.durability == .always { reserveSpace(for: UInt64(buffer.count), writer: &writer) }
     do {
-      try buffer.withUnsafeBytes { try segment.file.write($0, at: start) }
+      try segment.file.write(buffer, at: start)
     } catch {
       // Cut any partial write (and the reserved zeros) so the next append starts on a record
       // boundary.

@@ -9,7 +9,7 @@ extension CaskStore {
   struct Prepared {
     var key: IndexKey
     /// The whole record; its flags, sequence and CRC are set under the writer lock.
-    var record: [UInt8]
+    var record: RecordBytes
     var isDelete: Bool
   }
 
@@ -79,7 +79,7 @@ extension CaskStore {
     let cipher = cipher ?? self.cipher
     let key = operation.key
     let sealsKeyNow = !cipher.bindsRecords
-    let record = try IndexKey.withUTF8(of: key) { keyBytes -> [UInt8] in
+    let record = try IndexKey.withUTF8(of: key) { keyBytes -> RecordBytes in
       let keyMessageLength = cipher.keyMessageLength(keyLength: keyBytes.count)
       switch operation {
       case .put(_, let value):

@@ -22,11 +22,9 @@ extension CaskStore {
           ofRecord: UnsafeRawBufferPointer(rebasing: buffer[0..<length]), at: location, in: segment, key: key)
       }
     }
-    // Read into the array the cache keeps. Prevents: a second buffer and a copy per miss.
-    let record = try [UInt8](unsafeUninitializedCapacity: length) { buffer, initialized in
-      try readRecord(into: UnsafeMutableRawBufferPointer(buffer), at: location, in: segment)
-      initialized = length
-    }
+    // Read into the buffer the cache keeps. Prevents: a second buffer and a copy per miss.
+    let record = RecordBytes.zeroed(count: length)
+    try record.withUnsafeMutableBytes { try readRecord(into: $0, at: location, in: segment) }
     let opened = try record.withUnsafeBytes { try value(ofRecord: $0, at: location, in: segment, key: key) }
     cache.insert(record, at: location)
     return opened

@@ -17,7 +17,7 @@ import Foundation
 final class RecordCache: Sendable {
   private struct Slot {
     var location: RecordLocation
-    var record: [UInt8]
+    var record: RecordBytes
     var referenced: Bool
   }
 
@@ -57,7 +57,7 @@ final class RecordCache: Sendable {
   func withRecord<Result>(
     at location: RecordLocation, _ body: (UnsafeRawBufferPointer) throws -> Result
   ) rethrows -> Result? {
-    let record = state.withLock { state -> [UInt8]? in
+    let record = state.withLock { state -> RecordBytes? in
       guard let slot = state.slotOf[Self.key(of: location)] else { return nil }
       state.slots[slot].referenced = true
       return state.slots[slot].record
@@ -69,7 +69,7 @@ final class RecordCache: Sendable {
   /// Keeps a copy of `record`, the bytes at `location` (see `insert(_:at:)` for which are kept).
   func insert(_ record: UnsafeRawBufferPointer, at location: RecordLocation) {
     guard accepts(length: record.count) else { return }
-    insert([UInt8](record), at: location)
+    insert(RecordBytes.copy(of: record), at: location)
   }
 
   /// Whether a record of `length` bytes may be kept: not one larger than a quarter of the
@@ -80,7 +80,7 @@ final class RecordCache: Sendable {
 
   /// Keeps `record`, the bytes at `location` (the array itself, not a copy), evicting others
   /// as needed; when the cache is full, only one call in `admissionInterval` is kept.
-  func insert(_ record: [UInt8], at location: RecordLocation) {
+  func insert(_ record: RecordBytes, at location: RecordLocation) {
     let cost = record.count + Self.entryOverhead
     guard cost <= capacity / 4 else { return }
     state.withLock { state in
