@@ -58,8 +58,8 @@ extension CaskStore {
   /// - Parameter cipher: the keys to seal under; the current epoch's when `nil`.
   func prepare(_ batch: CaskBatch, cipher: RecordCipher? = nil) throws -> [Prepared] {
     let cipher = cipher ?? self.cipher
+    if let only = batch.only { return [try prepare(only, cipher: cipher)] }
     let operations = batch.operations
-    if operations.count == 1 { return [try prepare(operations[0], cipher: cipher)] }
     var lastIndex: [IndexKey: Int] = [:]
     for (index, operation) in operations.enumerated() { lastIndex[IndexKey(operation.key)] = index }
     var prepared: [Prepared] = []

@@ -239,9 +239,9 @@ public final class CaskStore: Sendable {
   ///   example `ENOSPC`; the store stays consistent and usable once space is free).
   /// - Complexity: one encryption and one append; with `.always`, one shared sync.
   public func put(_ value: Data, forKey key: String) throws {
-    var batch = CaskBatch()
-    try batch.put(value, forKey: key)
-    _ = try commit(batch)
+    try Self.validate(key: key)
+    try Self.validate(value: value)
+    _ = try commit(CaskBatch(single: .put(key: key, value: value)))
   }
 
   /// Removes `key`.
@@ -250,9 +250,8 @@ public final class CaskStore: Sendable {
   /// - Complexity: as `put`.
   @discardableResult
   public func delete(_ key: String) throws -> Bool {
-    var batch = CaskBatch()
-    try batch.delete(key)
-    return try commit(batch).deleted > 0
+    try Self.validate(key: key)
+    return try commit(CaskBatch(single: .delete(key: key))).deleted > 0
   }
 
   /// Applies the puts and deletes recorded by `body` atomically: all of them survive a crash
