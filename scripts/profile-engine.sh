@@ -2,7 +2,8 @@
 # Where the microseconds of a put, a batched put and a get go: each workload of
 # `cask-bench profile` alone under `perf record -e cpu-clock`, its samples sorted into parts
 # (system calls, AES, SHA-256, EVP set-up, Swift runtime, allocation, index, CRC, the rest),
-# each part's share times the workload's measured microseconds per operation; then the crypto
+# each part's share times the CPU microseconds per operation of the loop (perf's cpu-clock
+# count, which a loaded machine does not inflate; the wall time is shown beside); then the crypto
 # bound of the same operation from `openssl speed` in the same run. Docs/BENCHMARKS.md
 # ("Where a microsecond goes") keeps the last table and the commit it was measured at.
 #
@@ -26,18 +27,20 @@ for workload in put batch get; do
   perf report -i "$work/$workload.data" --no-children --sort dso,sym --stdio 2>/dev/null >"$work/$workload.report"
 done
 # The bound: AES-256-CBC and HMAC-SHA256 of the two messages of a record (a 1,040-byte value
-# message body, an 80-byte key message body), from openssl's 1,024- and 64-byte rates.
+# message body, an 80-byte key message body), from openssl's 1,024- and 64-byte rates, in CPU
+# time as the parts are (no -elapsed).
 for mode in "-evp aes-256-cbc" "-decrypt -evp aes-256-cbc" "-hmac sha256"; do
   for bytes in 64 1024; do
     # shellcheck disable=SC2086
-    rate=$(openssl speed -elapsed -seconds 1 -bytes "$bytes" $mode 2>/dev/null | tail -1 | awk '{print $NF}')
+    rate=$(openssl speed -seconds 1 -bytes "$bytes" $mode 2>/dev/null | tail -1 | awk '{print $NF}')
     echo "$mode $bytes $rate" >>"$work/speed.txt"
   done
 done
 
-python3 - "$work" <<'PYTHON'
+python3 - "$work" "$operations" <<'PYTHON'
 import re, sys
 work = sys.argv[1]
+operations = int(sys.argv[2])
 
 # libcrypto ships without symbols for its assembly: a sample there is put with SHA-256 or AES
 # by the nearest SHA-NI or AES-NI instruction (within 256 bytes), read from the library once.
@@ -84,11 +87,17 @@ bound = {
     "get": seconds(aesd, 1040) + seconds(mac, 1074) + seconds(aesd, 80) + seconds(mac, 114),
 }
 
+# The parts are shares of the CPU time the loop's thread ran (cpu-clock counts only while it
+# runs), so that a machine shared with other work does not inflate them; the wall time is
+# printed beside it.
 tables = {}
+walls = {}
 for workload in ("put", "batch", "get"):
-    measured = float(re.search(r"([\d.]+) µs each", open(f"{work}/{workload}.txt").read()).group(1))
+    walls[workload] = float(re.search(r"([\d.]+) µs each", open(f"{work}/{workload}.txt").read()).group(1))
+    report = open(f"{work}/{workload}.report").read()
+    measured = int(re.search(r"Event count \(approx\.\): (\d+)", report).group(1)) / 1000 / operations
     shares = {}
-    for line in open(f"{work}/{workload}.report"):
+    for line in report.splitlines():
         match = re.match(r"\s+([\d.]+)%\s+(\S+)\s+\[.\]\s+(.+?)\s*$", line)
         if match:
             key = part(match.group(2), match.group(3))
@@ -101,6 +110,7 @@ print("|---|---:|---:|---:|")
 for key in parts:
     cells = [f"{tables[w][0] * tables[w][1].get(key, 0) / 100:.2f}" for w in ("put", "batch", "get")]
     print(f"| {key} | " + " | ".join(cells) + " |")
-print("| **measured, whole operation** | " + " | ".join(f"**{tables[w][0]:.2f}**" for w in ("put", "batch", "get")) + " |")
+print("| **measured, whole operation (CPU time)** | " + " | ".join(f"**{tables[w][0]:.2f}**" for w in ("put", "batch", "get")) + " |")
+print("| wall time, same loop | " + " | ".join(f"{walls[w]:.2f}" for w in ("put", "batch", "get")) + " |")
 print("| crypto bound (`openssl speed`, same run) | " + " | ".join(f"{bound[w] * 1e6:.2f}" for w in ("put", "batch", "get")) + " |")
 PYTHON

@@ -6,12 +6,31 @@ extension RNCryptor {
   /// Building `Keys` from a password runs PBKDF2 (twice, once per salt) here and nowhere else,
   /// so a caller that keeps the value pays for the derivation once.
   public struct Keys: Sendable {
+    /// The keys and their prepared forms in one object. Prevents: four reference counts
+    /// changed at every copy of the keys (an engine record cipher is copied several times per
+    /// record) where one does.
+    private final class Storage: Sendable {
+      let encryptionKey: SecureBytes
+      let hmacKey: SecureBytes
+      let hmac: HMACKey
+      let cipher: CipherKey
+
+      init(encryptionKey: SecureBytes, hmacKey: SecureBytes) throws {
+        self.encryptionKey = encryptionKey
+        self.hmacKey = hmacKey
+        self.hmac = try HMACKey(key: hmacKey)
+        self.cipher = CipherKey(key: encryptionKey)
+      }
+    }
+
+    private let storage: Storage
+
     /// The AES-256 key.
-    public let encryptionKey: SecureBytes
+    public var encryptionKey: SecureBytes { storage.encryptionKey }
     /// The HMAC-SHA256 key.
-    public let hmacKey: SecureBytes
-    let hmac: HMACKey
-    let cipher: CipherKey
+    public var hmacKey: SecureBytes { storage.hmacKey }
+    var hmac: HMACKey { storage.hmac }
+    var cipher: CipherKey { storage.cipher }
 
     /// Keys from raw bytes.
     ///
@@ -27,10 +46,7 @@ extension RNCryptor {
       for key in [encryptionKey, hmacKey] where key.count != Format.keyLength {
         throw Error.invalidKeyLength(key.count)
       }
-      self.encryptionKey = encryptionKey
-      self.hmacKey = hmacKey
-      self.hmac = try HMACKey(key: hmacKey)
-      self.cipher = CipherKey(key: encryptionKey)
+      self.storage = try Storage(encryptionKey: encryptionKey, hmacKey: hmacKey)
     }
 
     /// Derives both keys from a password with PBKDF2-HMAC-SHA1 (10,000 iterations).

@@ -94,6 +94,53 @@ struct RecordCacheTests {
     #expect(cache.bytes == 0)
   }
 
+  @Test("the cache's location table agrees with a dictionary through inserts, moves and removals")
+  func locationTableMatchesDictionary() {
+    var table = RecordCacheTable()
+    var model: [UInt64: Int] = [:]
+    var random = SeededRandom.make(test: "RecordCacheTests.locationTableMatchesDictionary")
+    // Few distinct keys, so that probe runs form and removals inside them happen often.
+    for step in 0..<20_000 {
+      let key = UInt64(random.next() % 300) << 32 | UInt64(random.next() % 4)
+      if random.next() % 3 == 0 {
+        table.remove(key)
+        model[key] = nil
+      } else {
+        table.set(step, for: key)
+        model[key] = step
+      }
+      #expect(table.count == model.count)
+    }
+    for segment in 0..<300 {
+      for offset in 0..<4 {
+        let key = UInt64(segment) << 32 | UInt64(offset)
+        #expect(table[key] == model[key], "key \(segment):\(offset)")
+      }
+    }
+  }
+
+  @Test("a full cache keeps one miss in four, and a key that keeps missing gets in")
+  func fullCacheAdmitsSomeMisses() {
+    let cache = RecordCache(capacity: 16 << 10)
+    let record = RecordBytes.zeroed(count: 1000)
+    var offset: UInt32 = 0
+    func location(_ offset: UInt32) -> RecordLocation { RecordLocation(segment: 1, offset: offset, length: 1000) }
+    // Fill it up: every record is kept while there is room.
+    while cache.bytes + 1000 + RecordCache.entryOverhead <= 16 << 10 {
+      cache.insert(record, at: location(offset))
+      #expect(cache.withRecord(at: location(offset)) { $0.count } == 1000)
+      offset += 1000
+    }
+    let newcomer = location(1 << 30)
+    var tries = 0
+    while cache.withRecord(at: newcomer, { $0.count }) == nil {
+      cache.insert(record, at: newcomer)
+      tries += 1
+    }
+    #expect(tries == RecordCache.admissionInterval)
+    #expect(cache.bytes <= 16 << 10)
+  }
+
   @Test("a cached record is the sealed record as on disk: no value in plaintext")
   func cachedRecordsAreSealed() throws {
     try withStore(label: "record-cache-sealed") { store, path in

@@ -30,6 +30,40 @@ struct RecordBinding: Equatable, Sendable {
 
   /// Writes the 56-byte prefix of a key message's plaintext into `output`.
   func encode(into output: UnsafeMutableRawBufferPointer) {
+    precondition(valueDigest.count == CaskFormat.valueDigestLength)
+    valueDigest.withUnsafeBytes { digest in
+      Self.encode(
+        type: type, flags: flags, segmentID: segmentID, offset: offset, sequence: sequence, valueDigest: digest,
+        into: output)
+    }
+  }
+
+  /// Writes the 56-byte prefix of a key message's plaintext for these fields into `output`,
+  /// taking the value digest from the value message in place (`digest(ofValueMessage:)`'s
+  /// rule) when `valueMessage` is given, zeros when it is `nil` (a delete). Prevents: an
+  /// array for the digest and another for the binding on every put.
+  static func encode(
+    type: UInt8, flags: UInt8, segmentID: UInt32, offset: UInt64, sequence: UInt64,
+    valueMessage: UnsafeRawBufferPointer?, into output: UnsafeMutableRawBufferPointer
+  ) {
+    let length = CaskFormat.valueDigestLength
+    guard let valueMessage, valueMessage.count >= length else {
+      return withUnsafeTemporaryAllocation(byteCount: length, alignment: 1) { zeros in
+        zeros.initializeMemory(as: UInt8.self, repeating: 0)
+        encode(
+          type: type, flags: flags, segmentID: segmentID, offset: offset, sequence: sequence,
+          valueDigest: UnsafeRawBufferPointer(zeros), into: output)
+      }
+    }
+    encode(
+      type: type, flags: flags, segmentID: segmentID, offset: offset, sequence: sequence,
+      valueDigest: UnsafeRawBufferPointer(rebasing: valueMessage[(valueMessage.count - length)...]), into: output)
+  }
+
+  private static func encode(
+    type: UInt8, flags: UInt8, segmentID: UInt32, offset: UInt64, sequence: UInt64,
+    valueDigest: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
+  ) {
     precondition(output.count >= CaskFormat.keyBindingLength && valueDigest.count == CaskFormat.valueDigestLength)
     output[0] = CaskFormat.messageTagKey
     output[1] = type
@@ -38,7 +72,7 @@ struct RecordBinding: Equatable, Sendable {
     output.storeBytes(of: segmentID.littleEndian, toByteOffset: 4, as: UInt32.self)
     output.storeBytes(of: offset.littleEndian, toByteOffset: 8, as: UInt64.self)
     output.storeBytes(of: sequence.littleEndian, toByteOffset: 16, as: UInt64.self)
-    for index in 0..<CaskFormat.valueDigestLength { output[24 + index] = valueDigest[index] }
+    UnsafeMutableRawBufferPointer(rebasing: output[24..<CaskFormat.keyBindingLength]).copyMemory(from: valueDigest)
   }
 
   /// Parses the prefix of an opened key message's plaintext.

@@ -68,8 +68,20 @@ struct RecordCipher: Sendable {
     guard let binding else { throw CaskError.crypto("a version 3 key message needs its record's binding") }
     try withUnsafeTemporaryAllocation(byteCount: CaskFormat.keyBindingLength, alignment: 8) { prefix in
       binding.encode(into: prefix)
-      try seal(prefix: UnsafeRawBufferPointer(prefix), body: keyBytes, into: output)
+      try sealKey(keyBytes, encodedBinding: UnsafeRawBufferPointer(prefix), into: output)
     }
+  }
+
+  /// Seals a key's UTF-8 bytes behind a binding already encoded (`RecordBinding.encode`, 56
+  /// bytes) into `output`, exactly `keyMessageLength(keyLength:)` bytes. Version 3 on only.
+  func sealKey(
+    _ keyBytes: UnsafeRawBufferPointer, encodedBinding: UnsafeRawBufferPointer,
+    into output: UnsafeMutableRawBufferPointer
+  ) throws {
+    guard bindsRecords, encodedBinding.count == CaskFormat.keyBindingLength else {
+      throw CaskError.crypto("only a version 3 key message carries a binding of \(CaskFormat.keyBindingLength) bytes")
+    }
+    try seal(prefix: encodedBinding, body: keyBytes, into: output)
   }
 
   /// Seals a value bound to its key (see `sealValue(_:forKey:)`) into `output`, exactly
@@ -108,32 +120,42 @@ struct RecordCipher: Sendable {
 
   /// Opens a value message and checks that it belongs to `key`, returning a fresh `Data`
   /// with the value alone. The key is compared inside the plaintext with `memcmp`; the
-  /// plaintext is decrypted into a temporary buffer (on the stack when small).
+  /// plaintext is decrypted into memory that becomes the returned `Data`'s, after the value is
+  /// moved down over the tag and the key. Prevents: a temporary buffer (on the heap for a
+  /// 1 KiB value) and a copy of the value out of it on every get; and `Data`'s own mutating
+  /// calls, which check exclusive access at run time several times each.
   ///
   /// - Throws: `CaskError.corrupt` when it does not authenticate or names another key.
   func openValue(_ message: UnsafeRawBufferPointer, forKey key: String, file: String, offset: UInt64) throws
     -> Data
   {
-    let capacity = Swift.max(0, message.count - RNCryptor.Format.keyHeaderLength - RNCryptor.Format.hmacLength)
-    return try withUnsafeTemporaryAllocation(byteCount: Swift.max(capacity, 1), alignment: 16) { plaintext in
+    let capacity = Swift.max(1, message.count - RNCryptor.Format.keyHeaderLength - RNCryptor.Format.hmacLength)
+    guard let base = malloc(capacity) else { throw CaskError.crypto("out of memory for a value") }
+    let plaintext = UnsafeMutableRawBufferPointer(start: base, count: capacity)
+    do {
       let length = try open(message, into: plaintext, file: file, offset: offset)
       let tag = tagLength
       guard tag == 0 || (length >= tag && plaintext[0] == CaskFormat.messageTagValue) else {
         throw CaskError.corrupt(file: file, offset: offset, reason: "message is not a value message")
       }
       let prefix = tag + CaskFormat.valueKeyLengthPrefix
-      let matches = IndexKey.withUTF8(of: key) { keyBytes -> Bool in
+      let start = IndexKey.withUTF8(of: key) { keyBytes -> Int? in
         guard length >= prefix + keyBytes.count,
           Int(plaintext[tag]) | Int(plaintext[tag + 1]) << 8 == keyBytes.count
-        else { return false }
-        return keyBytes.count == 0
-          || memcmp(plaintext.baseAddress! + prefix, keyBytes.baseAddress!, keyBytes.count) == 0
+        else { return nil }
+        guard keyBytes.count == 0 || memcmp(base + prefix, keyBytes.baseAddress!, keyBytes.count) == 0 else {
+          return nil
+        }
+        return prefix + keyBytes.count
       }
-      guard matches else {
+      guard let start else {
         throw CaskError.corrupt(file: file, offset: offset, reason: "value belongs to another key")
       }
-      let start = prefix + key.utf8.count
-      return Data(UnsafeRawBufferPointer(rebasing: plaintext[start..<length]))
+      if length > start { memmove(base, base + start, length - start) }
+      return Data(bytesNoCopy: base, count: length - start, deallocator: .free)
+    } catch {
+      free(base)
+      throw error
     }
   }
 

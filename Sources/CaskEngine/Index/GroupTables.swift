@@ -38,6 +38,12 @@ struct GroupTables: Sendable {
     return nil
   }
 
+  /// The position of the group named by `name`'s bytes, or `nil` when there is none, without
+  /// remembering it among the recent ones (for readers, which do not change the index).
+  func existingPosition(ofBytes name: UnsafeRawBufferPointer) -> Int? {
+    recentPosition(name) ?? positions[IndexKey(String(decoding: name, as: UTF8.self))]
+  }
+
   /// The position of the group named by `name`'s bytes, or `nil` when there is none.
   mutating func position(ofBytes name: UnsafeRawBufferPointer) -> Int? {
     if let position = recentPosition(name) { return position }

@@ -117,10 +117,18 @@ struct KeyDirectory: Sendable {
   ///
   /// - Complexity: O(1) on average (plus O(key length) to find its group).
   subscript(key: IndexKey) -> RecordLocation? {
-    IndexKey.withUTF8(of: key.string) { bytes in
-      if let group = Self.group(ofBytes: bytes) { return groups[group]?[bytes] }
-      return ungrouped[bytes]
-    }
+    IndexKey.withUTF8(of: key.string) { bytes in location(forBytes: bytes) }
+  }
+
+  /// The location of the newest record of the key with UTF-8 `bytes`. Reads the tables in
+  /// place. Prevents: a copy of the directory (a retain and a release of each of its tables)
+  /// and a `String` for the key's group on every get.
+  ///
+  /// - Complexity: O(1) on average (plus O(key length) to find its group).
+  func location(forBytes bytes: UnsafeRawBufferPointer) -> RecordLocation? {
+    guard let group = Self.groupBytes(of: bytes) else { return ungrouped[bytes] }
+    guard let position = groups.existingPosition(ofBytes: group) else { return nil }
+    return groups.tables[position][bytes]
   }
 
   /// Makes room for the keys that hints are about to add, table by table: open calls it once

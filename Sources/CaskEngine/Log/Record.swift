@@ -62,12 +62,11 @@ enum RecordEncoder {
   static func make(
     type: UInt8, keyMessageLength: Int, valueMessageLength: Int,
     fill: (_ key: UnsafeMutableRawBufferPointer, _ value: UnsafeMutableRawBufferPointer) throws -> Void
-  ) throws -> [UInt8] {
+  ) throws -> RecordBytes {
     let headerLength = CaskFormat.recordHeaderLength
     let total = headerLength + keyMessageLength + valueMessageLength
-    return try [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
-      let record = UnsafeMutableRawBufferPointer(buffer)
-      UnsafeMutableRawBufferPointer(rebasing: record[0..<headerLength]).initializeMemory(as: UInt8.self, repeating: 0)
+    let bytes = RecordBytes.zeroed(count: total)
+    try bytes.withUnsafeMutableBytes { record in
       record[4] = type
       record.storeBytes(of: UInt32(keyMessageLength).littleEndian, toByteOffset: 16, as: UInt32.self)
       record.storeBytes(of: UInt32(valueMessageLength).littleEndian, toByteOffset: 20, as: UInt32.self)
@@ -75,8 +74,8 @@ enum RecordEncoder {
       try fill(
         UnsafeMutableRawBufferPointer(rebasing: record[headerLength..<keyEnd]),
         UnsafeMutableRawBufferPointer(rebasing: record[keyEnd...]))
-      initialized = total
     }
+    return bytes
   }
 
   /// Sets the flags, the sequence number and the CRC of a record made by `make`.

@@ -15,24 +15,35 @@ extension CaskStore {
     // The segment and offset the records land at, which version 3 key messages bind.
     try ensureRoom(for: UInt64(operations.reduce(0) { $0 + $1.record.count }), writer: &writer)
     try number(&operations, writer: writer)
-    let buffer = Self.joined(operations)
-    let start = try write(buffer, writer: &writer)
+    let start: UInt64
+    if operations.count == 1 {
+      // A single record is written from its own buffer, not copied.
+      start = try operations[0].record.withUnsafeBytes { try write($0, writer: &writer) }
+    } else {
+      start = try Self.joined(operations).withUnsafeBytes { try write($0, writer: &writer) }
+    }
     // Taken out of the writer state (not copied), so appending to its tombstones stays O(1)
     // instead of copying the whole array on every write.
     guard var active = writer.active.take() else { throw CaskError.closed }
     writer.nextSequence += UInt64(operations.count)
     writer.ticket += 1
     var result = CommitResult(written: operations.count)
-    let changes = publish(operations, at: start, in: &active, result: &result)
-    active.maxSequence = writer.nextSequence - 1
-    writer.active = active
-    // Under the writer lock, so observers see commits in the order they happened. Checked after
-    // the index update: an observer that registers later than this reads the commit instead.
-    if observers.isObserved {
-      let changes = zip(operations, changes).compactMap { operation, kind in
-        kind.map { CaskChange(key: operation.key.string, kind: $0) }
+    // What each operation did to its key, on the stack for small batches. Prevents: an array
+    // per commit that only change observers read.
+    withUnsafeTemporaryAllocation(of: CaskChange.Kind?.self, capacity: operations.count) { kinds in
+      publish(operations, at: start, in: &active, result: &result, kinds: kinds)
+      active.maxSequence = writer.nextSequence - 1
+      writer.active = active
+      // Under the writer lock, so observers see commits in the order they happened. Checked
+      // after the index update: an observer that registers later than this reads the commit
+      // instead.
+      if observers.isObserved {
+        let changes = zip(operations, kinds).compactMap { operation, kind in
+          kind.map { CaskChange(key: operation.key.string, kind: $0) }
+        }
+        userCode.running { observers.notify(changes) }
       }
-      userCode.running { observers.notify(changes) }
+      kinds.deinitialize()
     }
     return (writer.ticket, result)
   }
@@ -88,29 +99,29 @@ extension CaskStore {
     let cipher = segment.cipher
     let type = operation.isDelete ? CaskFormat.recordTypeDelete : CaskFormat.recordTypePut
     let key = operation.key.string
+    let isDelete = operation.isDelete
     try operation.record.withUnsafeMutableBytes { record in
       let keyLength = Int(loadLittleEndian(UnsafeRawBufferPointer(record), at: 16, as: UInt32.self))
       let keyStart = CaskFormat.recordHeaderLength
-      let digest =
-        operation.isDelete
-        ? [UInt8](repeating: 0, count: CaskFormat.valueDigestLength)
-        : RecordBinding.digest(ofValueMessage: UnsafeRawBufferPointer(rebasing: record[(keyStart + keyLength)...]))
-      let binding = RecordBinding(
-        type: type, flags: flags, segmentID: segmentID, offset: offset, sequence: sequence, valueDigest: digest)
-      try IndexKey.withUTF8(of: key) { keyBytes in
-        try cipher.sealKey(
-          keyBytes, binding: binding,
-          into: UnsafeMutableRawBufferPointer(rebasing: record[keyStart..<keyStart + keyLength]))
+      try withUnsafeTemporaryAllocation(byteCount: CaskFormat.keyBindingLength, alignment: 8) { binding in
+        RecordBinding.encode(
+          type: type, flags: flags, segmentID: segmentID, offset: offset, sequence: sequence,
+          valueMessage: isDelete ? nil : UnsafeRawBufferPointer(rebasing: record[(keyStart + keyLength)...]),
+          into: binding)
+        try IndexKey.withUTF8(of: key) { keyBytes in
+          try cipher.sealKey(
+            keyBytes, encodedBinding: UnsafeRawBufferPointer(binding),
+            into: UnsafeMutableRawBufferPointer(rebasing: record[keyStart..<keyStart + keyLength]))
+        }
       }
     }
   }
 
-  /// The records as one buffer, for one `pwrite` (a single record is not copied).
+  /// The records as one buffer, for one `pwrite`.
   private static func joined(_ operations: [Prepared]) -> [UInt8] {
-    if operations.count == 1 { return operations[0].record }
     var joined: [UInt8] = []
     joined.reserveCapacity(operations.reduce(0) { $0 + $1.record.count })
-    for operation in operations { joined.append(contentsOf: operation.record) }
+    for operation in operations { operation.record.withUnsafeBytes { joined.append(contentsOf: $0) } }
     return joined
   }
 
@@ -120,12 +131,12 @@ extension CaskStore {
   /// - Returns: the offset it was written at.
   /// - Throws: the write's error, after cutting a partial write off again (or marking the
   ///   writer failed when even that fails).
-  private func write(_ buffer: [UInt8], writer: inout WriterState) throws -> UInt64 {
+  private func write(_ buffer: UnsafeRawBufferPointer, writer: inout WriterState) throws -> UInt64 {
     try ensureRoom(for: UInt64(buffer.count), writer: &writer)
     guard let segment = writer.active?.segment, let start = writer.active?.end else { throw CaskError.closed }
     if options.durability == .always { reserveSpace(for: UInt64(buffer.count), writer: &writer) }
     do {
-      try buffer.withUnsafeBytes { try segment.file.write($0, at: start) }
+      try segment.file.write(buffer, at: start)
     } catch {
       // Cut any partial write (and the reserved zeros) so the next append starts on a record
       // boundary.
@@ -143,11 +154,12 @@ extension CaskStore {
   /// Points the index at the records written at `start` (or removes their keys), and keeps
   /// the tombstones for the segment's hint.
   ///
-  /// - Returns: what each operation did to its key (nil: a delete of a key that was gone),
-  ///   for the change observers.
+  /// - Parameter kinds: initialized here, one per operation: what it did to its key (nil: a
+  ///   delete of a key that was gone), for the change observers.
   private func publish(
-    _ operations: [Prepared], at start: UInt64, in active: inout ActiveSegment, result: inout CommitResult
-  ) -> [CaskChange.Kind?] {
+    _ operations: [Prepared], at start: UInt64, in active: inout ActiveSegment, result: inout CommitResult,
+    kinds: UnsafeMutableBufferPointer<CaskChange.Kind?>
+  ) {
     withUnsafeTemporaryAllocation(of: RecordLocation.self, capacity: operations.count) { locations in
       var offset = start
       for (index, operation) in operations.enumerated() {
@@ -161,15 +173,18 @@ extension CaskStore {
       }
       active.end = offset
       active.reserved = max(active.reserved, offset)
-      return state.withLock { state in
-        operations.indices.map { index -> CaskChange.Kind? in
+      state.withLock { state in
+        for index in operations.indices {
           let operation = operations[index]
+          let kind: CaskChange.Kind?
           if operation.isDelete {
-            guard state.directory.applyDelete(operation.key, at: locations[index]) else { return nil }
-            result.deleted += 1
-            return .deleted
+            let existed = state.directory.applyDelete(operation.key, at: locations[index])
+            if existed { result.deleted += 1 }
+            kind = existed ? .deleted : nil
+          } else {
+            kind = state.directory.applyPut(operation.key, at: locations[index]) ? .updated : .inserted
           }
-          return state.directory.applyPut(operation.key, at: locations[index]) ? .updated : .inserted
+          (kinds.baseAddress! + index).initialize(to: kind)
         }
       }
     }

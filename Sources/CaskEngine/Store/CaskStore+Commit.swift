@@ -9,7 +9,7 @@ extension CaskStore {
   struct Prepared {
     var key: IndexKey
     /// The whole record; its flags, sequence and CRC are set under the writer lock.
-    var record: [UInt8]
+    var record: RecordBytes
     var isDelete: Bool
   }
 
@@ -32,7 +32,7 @@ extension CaskStore {
     let (ticket, result) = try writer.withLock { writer in
       // A password change between the sealing and here started a new key epoch: the values
       // are sealed again under its key (the active segment is always under the current one).
-      if cipher.epoch != sealedUnder.epoch { prepared = try prepare(batch) }
+      if keyRing.withLock({ $0.current.epoch }) != sealedUnder.epoch { prepared = try prepare(batch) }
       try addHookWrites(for: batch, to: &prepared)
       return try append(&prepared, writer: &writer)
     }
@@ -58,8 +58,8 @@ extension CaskStore {
   /// - Parameter cipher: the keys to seal under; the current epoch's when `nil`.
   func prepare(_ batch: CaskBatch, cipher: RecordCipher? = nil) throws -> [Prepared] {
     let cipher = cipher ?? self.cipher
+    if let only = batch.only { return [try prepare(only, cipher: cipher)] }
     let operations = batch.operations
-    if operations.count == 1 { return [try prepare(operations[0], cipher: cipher)] }
     var lastIndex: [IndexKey: Int] = [:]
     for (index, operation) in operations.enumerated() { lastIndex[IndexKey(operation.key)] = index }
     var prepared: [Prepared] = []
@@ -79,7 +79,7 @@ extension CaskStore {
     let cipher = cipher ?? self.cipher
     let key = operation.key
     let sealsKeyNow = !cipher.bindsRecords
-    let record = try IndexKey.withUTF8(of: key) { keyBytes -> [UInt8] in
+    let record = try IndexKey.withUTF8(of: key) { keyBytes -> RecordBytes in
       let keyMessageLength = cipher.keyMessageLength(keyLength: keyBytes.count)
       switch operation {
       case .put(_, let value):

@@ -84,7 +84,7 @@ extension CaskStore {
   /// Runs the commit hook, if one is installed, on `batch` and encrypts the writes it adds
   /// behind `prepared`. Called with the writer lock held.
   func addHookWrites(for batch: CaskBatch, to prepared: inout [Prepared]) throws {
-    guard let hook = extensions.commitHook, !batch.operations.isEmpty else { return }
+    guard let hook = extensions.commitHook, batch.count > 0 else { return }
     let extra = try userCode.running { try hook(batch.commitWrites) }
     guard !extra.isEmpty else { return }
     var added = CaskBatch()

@@ -14,16 +14,31 @@ extension CaskStore {
       return value
     }
     let length = Int(location.length)
-    // Read into an uninitialised temporary buffer (on the stack for small records).
-    return try withUnsafeTemporaryAllocation(byteCount: Swift.max(length, 1), alignment: 16) { buffer in
-      let record = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<length])
-      let received = try segment.file.readFully(into: record, at: UInt64(location.offset))
-      guard received == length else {
-        throw CaskError.corrupt(file: segment.path, offset: UInt64(location.offset), reason: "record header is damaged")
+    guard let cache = recordCache, cache.accepts(length: length) else {
+      // Read into an uninitialised temporary buffer (on the stack for small records).
+      return try withUnsafeTemporaryAllocation(byteCount: Swift.max(length, 1), alignment: 16) { buffer in
+        try readRecord(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<length]), at: location, in: segment)
+        return try value(
+          ofRecord: UnsafeRawBufferPointer(rebasing: buffer[0..<length]), at: location, in: segment, key: key)
       }
-      let value = try value(ofRecord: UnsafeRawBufferPointer(record), at: location, in: segment, key: key)
-      recordCache?.insert(UnsafeRawBufferPointer(record), at: location)
-      return value
+    }
+    // Read into the buffer the cache keeps. Prevents: a second buffer and a copy per miss.
+    let record = RecordBytes.zeroed(count: length)
+    try record.withUnsafeMutableBytes { try readRecord(into: $0, at: location, in: segment) }
+    let opened = try record.withUnsafeBytes { try value(ofRecord: $0, at: location, in: segment, key: key) }
+    cache.insert(record, at: location)
+    return opened
+  }
+
+  /// Reads the `buffer.count` bytes of the record at `location` into `buffer`.
+  ///
+  /// - Throws: `CaskError.corrupt` when the file ends before the record does; `.io`.
+  private func readRecord(
+    into buffer: UnsafeMutableRawBufferPointer, at location: RecordLocation, in segment: Segment
+  ) throws {
+    let received = try segment.file.readFully(into: buffer, at: UInt64(location.offset))
+    guard received == buffer.count else {
+      throw CaskError.corrupt(file: segment.path, offset: UInt64(location.offset), reason: "record header is damaged")
     }
   }
 

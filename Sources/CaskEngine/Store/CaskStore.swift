@@ -229,12 +229,14 @@ public final class CaskStore: Sendable {
   }
 
   func locate(_ key: String) throws -> (RecordLocation, Segment)? {
-    let indexKey = IndexKey(key)
-    return try state.withLock { state in
-      guard !state.closed else { throw CaskError.closed }
-      guard let location = state.directory[indexKey], let segment = state.segments[location.segment]
-      else { return nil }
-      return (location, segment)
+    try IndexKey.withUTF8(of: key) { bytes in
+      try state.withLock { state in
+        guard !state.closed else { throw CaskError.closed }
+        guard let location = state.directory.location(forBytes: bytes),
+          let segment = state.segments[location.segment]
+        else { return nil }
+        return (location, segment)
+      }
     }
   }
 
@@ -246,9 +248,9 @@ public final class CaskStore: Sendable {
   ///   example `ENOSPC`; the store stays consistent and usable once space is free).
   /// - Complexity: one encryption and one append; with `.always`, one shared sync.
   public func put(_ value: Data, forKey key: String) throws {
-    var batch = CaskBatch()
-    try batch.put(value, forKey: key)
-    _ = try commit(batch)
+    try Self.validate(key: key)
+    try Self.validate(value: value)
+    _ = try commit(CaskBatch(single: .put(key: key, value: value)))
   }
 
   /// Removes `key`.
@@ -257,9 +259,8 @@ public final class CaskStore: Sendable {
   /// - Complexity: as `put`.
   @discardableResult
   public func delete(_ key: String) throws -> Bool {
-    var batch = CaskBatch()
-    try batch.delete(key)
-    return try commit(batch).deleted > 0
+    try Self.validate(key: key)
+    return try commit(CaskBatch(single: .delete(key: key))).deleted > 0
   }
 
   /// Applies the puts and deletes recorded by `body` atomically: all of them survive a crash

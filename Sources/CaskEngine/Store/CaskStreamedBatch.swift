@@ -139,7 +139,7 @@ public struct CaskStreamedBatch: ~Copyable {
     if record.isDelete {
       tombstones.append(HintEntry(isDelete: true, offset: UInt32(offset), length: length, key: record.key.string))
     }
-    buffer.append(contentsOf: record.record)
+    record.record.withUnsafeBytes { buffer.append(contentsOf: $0) }
     nextSequence += 1
     records += 1
   }

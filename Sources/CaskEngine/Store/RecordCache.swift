@@ -10,22 +10,30 @@ import Foundation
 ///
 /// Eviction is CLOCK: each entry has a bit set when it is read; the hand clears set bits and
 /// evicts the first entry it finds clear, which keeps a hot set against a stream of misses
-/// at O(1) per insertion.
+/// at O(1) per insertion. Once the cache is full, only one miss in `admissionInterval` is
+/// kept. Prevents: a store much larger than the cache, read at random, paying on every get
+/// for an eviction and an insertion that almost never serve a later get (as good as none
+/// at 1,000,000 keys). A key read again and again still gets in after a few misses.
 final class RecordCache: Sendable {
   private struct Slot {
     var location: RecordLocation
-    var record: [UInt8]
+    var record: RecordBytes
     var referenced: Bool
   }
 
   private struct State {
     var slots: [Slot] = []
-    /// Slot index by `key(of:)`. Prevents: hashing all three fields of a location (its length
-    /// adds nothing: segment and offset name one record) on every lookup.
-    var slotOf: [UInt64: Int] = [:]
+    /// Slot index by `key(of:)`: segment and offset, which name one record (its length adds
+    /// nothing).
+    var slotOf = RecordCacheTable()
     var hand = 0
     var bytes = 0
+    /// Misses passed over since the last one a full cache kept.
+    var passedOver = 0
   }
+
+  /// A full cache keeps one miss in this many.
+  static let admissionInterval = 4
 
   /// Bytes of records kept at most (each entry also costs some 80 bytes of bookkeeping, which
   /// counts against it too).
@@ -49,7 +57,7 @@ final class RecordCache: Sendable {
   func withRecord<Result>(
     at location: RecordLocation, _ body: (UnsafeRawBufferPointer) throws -> Result
   ) rethrows -> Result? {
-    let record = state.withLock { state -> [UInt8]? in
+    let record = state.withLock { state -> RecordBytes? in
       guard let slot = state.slotOf[Self.key(of: location)] else { return nil }
       state.slots[slot].referenced = true
       return state.slots[slot].record
@@ -58,19 +66,35 @@ final class RecordCache: Sendable {
     return try record.withUnsafeBytes(body)
   }
 
-  /// Keeps a copy of `record`, the bytes at `location`, evicting others as needed. A record
-  /// larger than a quarter of the cache is not kept: it would push out many small ones.
+  /// Keeps a copy of `record`, the bytes at `location` (see `insert(_:at:)` for which are kept).
   func insert(_ record: UnsafeRawBufferPointer, at location: RecordLocation) {
+    guard accepts(length: record.count) else { return }
+    insert(RecordBytes.copy(of: record), at: location)
+  }
+
+  /// Whether a record of `length` bytes may be kept: not one larger than a quarter of the
+  /// cache, which would push out many small ones.
+  func accepts(length: Int) -> Bool {
+    length + Self.entryOverhead <= capacity / 4
+  }
+
+  /// Keeps `record`, the bytes at `location` (the array itself, not a copy), evicting others
+  /// as needed; when the cache is full, only one call in `admissionInterval` is kept.
+  func insert(_ record: RecordBytes, at location: RecordLocation) {
     let cost = record.count + Self.entryOverhead
     guard cost <= capacity / 4 else { return }
-    let copy = [UInt8](record)
     state.withLock { state in
       guard state.slotOf[Self.key(of: location)] == nil else { return }
+      if state.bytes + cost > capacity {
+        state.passedOver += 1
+        guard state.passedOver >= Self.admissionInterval else { return }
+        state.passedOver = 0
+      }
       while state.bytes + cost > capacity, !state.slots.isEmpty {
         evictOne(&state)
       }
-      state.slotOf[Self.key(of: location)] = state.slots.count
-      state.slots.append(Slot(location: location, record: copy, referenced: false))
+      state.slotOf.set(state.slots.count, for: Self.key(of: location))
+      state.slots.append(Slot(location: location, record: record, referenced: false))
       state.bytes += cost
     }
   }
@@ -93,11 +117,11 @@ final class RecordCache: Sendable {
     }
     let victim = state.hand
     state.bytes -= state.slots[victim].record.count + Self.entryOverhead
-    state.slotOf[Self.key(of: state.slots[victim].location)] = nil
+    state.slotOf.remove(Self.key(of: state.slots[victim].location))
     let last = state.slots.count - 1
     if victim != last {
       state.slots[victim] = state.slots[last]
-      state.slotOf[Self.key(of: state.slots[victim].location)] = victim
+      state.slotOf.set(victim, for: Self.key(of: state.slots[victim].location))
     }
     state.slots.removeLast()
   }

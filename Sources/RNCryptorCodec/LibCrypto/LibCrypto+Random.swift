@@ -45,36 +45,48 @@ private final class RandomPool: @unchecked Sendable {
     pthread_atfork(nil, nil) { forkGeneration.add(1, ordering: .relaxed) } == 0
   }()
 
+  /// Where the pool stands: the next byte to hand out, and the fork generation and process the
+  /// bytes were drawn in.
+  private struct Cursor {
+    var position = RandomPool.capacity
+    var generation = -1
+    var owner: pid_t = 0
+  }
+
   private let lock = NSLock()
-  // Guarded by `lock`.
-  private var bytes = [UInt8](repeating: 0, count: RandomPool.capacity)
-  private var position = RandomPool.capacity
-  private var generation = -1
-  private var owner: pid_t = 0
+  // Guarded by `lock`. Held through pointers, allocated once: a class's stored `var`s are
+  // checked for exclusive access at run time on every use, four checks per message here.
+  private let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: RandomPool.capacity, alignment: 16)
+  private let cursor = UnsafeMutablePointer<Cursor>.allocate(capacity: 1)
 
   init() {
     _ = Self.watchingForks
+    bytes.initializeMemory(as: UInt8.self, repeating: 0)
+    cursor.initialize(to: Cursor())
+  }
+
+  deinit {
+    LibCrypto.cleanse(bytes)
+    bytes.deallocate()
+    cursor.deallocate()
   }
 
   func fill(_ buffer: UnsafeMutableRawBufferPointer) throws {
-    // Not `bytes.count`: reading `bytes` outside the lock races with the refill below.
     guard buffer.count <= Self.capacity else { return try LibCrypto.randomBytes(buffer) }
     lock.lock()
     defer { lock.unlock() }
     let current = forkGeneration.load(ordering: .relaxed)
     // Without the fork handler, fall back to checking the process id.
-    let forked = current != generation || (!Self.watchingForks && owner != getpid())
-    if position + buffer.count > bytes.count || forked {
-      try bytes.withUnsafeMutableBytes { try LibCrypto.randomBytes($0) }
-      position = 0
-      generation = current
-      owner = getpid()
+    let forked = current != cursor.pointee.generation || (!Self.watchingForks && cursor.pointee.owner != getpid())
+    if cursor.pointee.position + buffer.count > Self.capacity || forked {
+      try LibCrypto.randomBytes(bytes)
+      cursor.pointee = Cursor(position: 0, generation: current, owner: getpid())
     }
-    bytes.withUnsafeMutableBytes { pool in
-      buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: pool[position..<position + buffer.count]))
-      // Handed-out bytes are not kept.
-      LibCrypto.cleanse(UnsafeMutableRawBufferPointer(rebasing: pool[position..<position + buffer.count]))
-    }
-    position += buffer.count
+    let position = cursor.pointee.position
+    let handedOut = UnsafeMutableRawBufferPointer(rebasing: bytes[position..<position + buffer.count])
+    buffer.copyMemory(from: UnsafeRawBufferPointer(handedOut))
+    // Handed-out bytes are not kept.
+    LibCrypto.cleanse(handedOut)
+    cursor.pointee.position = position + buffer.count
   }
 }
