@@ -74,10 +74,7 @@ public struct CaskIndex<T>: @unchecked Sendable {
     let path = UncheckedSendable(keyPath)
     return CaskIndex(
       name: name, kind: .each, keyPath: keyPath, valueType: "[\(E.caskIndexTypeName)]",
-      extract: { object in
-        var seen = Set<String>()
-        return object[keyPath: path.value].map(\.caskIndexText).filter { seen.insert($0).inserted }
-      })
+      extract: { object in IndexText.distinct(object[keyPath: path.value].map(\.caskIndexText)) })
   }
 
   /// A composite index on two fields: one entry per object, sorted by `first`, then by

@@ -93,14 +93,14 @@ struct IndexEntries: Sendable {
 
   var count: Int { sorted.count }
 
-  mutating func insert(entry: String) {
+  mutating func insert<S: StringProtocol>(entry: S) {
     withUTF8Bytes(entry) { entry in
       guard sorted.insert(entry), let (text, id) = IDKey.split(entry: entry) else { return }
       IDKey.make(text: text, id: id).withUnsafeBytes { _ = byID.insert($0) }
     }
   }
 
-  mutating func remove(entry: String) {
+  mutating func remove<S: StringProtocol>(entry: S) {
     withUTF8Bytes(entry) { entry in
       guard sorted.remove(entry), let (text, id) = IDKey.split(entry: entry) else { return }
       IDKey.make(text: text, id: id).withUnsafeBytes { _ = byID.remove($0) }

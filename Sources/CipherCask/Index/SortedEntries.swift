@@ -22,8 +22,11 @@ func compareBytes<A: StringProtocol, B: StringProtocol>(_ a: A, _ b: B) -> Int {
 
 /// Calls `body` with the UTF-8 bytes of `string` (no copy when it is native).
 @inline(__always)
-func withUTF8Bytes<R>(_ string: String, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-  var copy = string
+func withUTF8Bytes<S: StringProtocol, R>(_ string: S, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+  if let result = try string.utf8.withContiguousStorageIfAvailable({ try body(UnsafeRawBufferPointer($0)) }) {
+    return result
+  }
+  var copy = String(string)
   return try copy.withUTF8 { try body(UnsafeRawBufferPointer($0)) }
 }
 
