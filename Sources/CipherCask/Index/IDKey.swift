@@ -26,11 +26,23 @@ enum IDKey {
     return key
   }
 
-  static func make(text: UnsafeRawBufferPointer, id: UnsafeRawBufferPointer) -> [UInt8] {
-    var key: [UInt8] = []
-    key.reserveCapacity(headerLength + id.count + text.count)
-    append(text: text, id: id, to: &key)
-    return key
+  /// Calls `body` with the key of `text` and `id`, made in a temporary buffer (on the stack
+  /// when small): an insert or removal under the writer lock allocates nothing for it.
+  static func withKey<R>(
+    text: UnsafeRawBufferPointer, id: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> R
+  ) -> R {
+    let count = headerLength + id.count + text.count
+    return withUnsafeTemporaryAllocation(byteCount: count, alignment: 1) { buffer in
+      buffer.storeBytes(of: hash(id).bigEndian, toByteOffset: 0, as: UInt64.self)
+      buffer.storeBytes(of: UInt32(id.count).bigEndian, toByteOffset: 8, as: UInt32.self)
+      if let base = buffer.baseAddress {
+        if let source = id.baseAddress { (base + headerLength).copyMemory(from: source, byteCount: id.count) }
+        if let source = text.baseAddress {
+          (base + headerLength + id.count).copyMemory(from: source, byteCount: text.count)
+        }
+      }
+      return body(UnsafeRawBufferPointer(buffer))
+    }
   }
 
   static func append(text: UnsafeRawBufferPointer, id: UnsafeRawBufferPointer, to key: inout [UInt8]) {

@@ -96,14 +96,14 @@ struct IndexEntries: Sendable {
   mutating func insert<S: StringProtocol>(entry: S) {
     withUTF8Bytes(entry) { entry in
       guard sorted.insert(entry), let (text, id) = IDKey.split(entry: entry) else { return }
-      IDKey.make(text: text, id: id).withUnsafeBytes { _ = byID.insert($0) }
+      IDKey.withKey(text: text, id: id) { _ = byID.insert($0) }
     }
   }
 
   mutating func remove<S: StringProtocol>(entry: S) {
     withUTF8Bytes(entry) { entry in
       guard sorted.remove(entry), let (text, id) = IDKey.split(entry: entry) else { return }
-      IDKey.make(text: text, id: id).withUnsafeBytes { _ = byID.remove($0) }
+      IDKey.withKey(text: text, id: id) { _ = byID.remove($0) }
     }
   }
 

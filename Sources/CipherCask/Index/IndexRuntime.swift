@@ -96,7 +96,7 @@ final class IndexRuntime: Sendable {
       var current: (group: Substring, key: ByteString, cached: Bool)?
       for change in changes where change.key.utf8.first == IndexKeys.reservedPrefix {
         guard let (group, rest) = IndexKeys.splitKey(change.key) else { continue }
-        if current.map({ !$0.group.utf8.elementsEqual(group.utf8) }) ?? true {
+        if current.map({ compareBytes($0.group, group) != 0 }) ?? true {
           let key = ByteString(group)
           current = (group, key, state.caches[key] != nil)
         }
