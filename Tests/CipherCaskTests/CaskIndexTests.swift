@@ -202,4 +202,21 @@ struct CaskIndexTests {
       #expect(throws: CollectionError.self) { try empty.buildIndexes() }
     }
   }
+
+  @Test("a save into a collection declared with no index decodes nothing, one with an index decodes once")
+  func saveWithoutIndexesDecodesNothing() throws {
+    try withIndexStore { store, _ in
+      let plainCoder = CountingCoder()
+      let plain = store.collection(Gig.self, named: "plain", coder: plainCoder, indexes: [])
+      try plain.save(Gig.make("g1", city: "Lisbon", day: 1, seats: 1))
+      try plain.save(contentsOf: [Gig.make("g2", city: "Porto", day: 2, seats: 2)])
+      #expect(plainCoder.decodes.load(ordering: .relaxed) == 0)
+      let indexedCoder = CountingCoder()
+      let indexed = store.collection(Gig.self, named: "indexed", coder: indexedCoder, indexes: [.index("city", \.city)])
+      try indexed.save(Gig.make("g1", city: "Lisbon", day: 1, seats: 1))
+      #expect(indexedCoder.decodes.load(ordering: .relaxed) == 1)
+      #expect(try indexed.query().where(\.city, equals: "Lisbon").ids() == ["g1"])
+      #expect(try plain.get(id: "g2")?.city == "Porto")
+    }
+  }
 }

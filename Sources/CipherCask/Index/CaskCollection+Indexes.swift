@@ -155,19 +155,16 @@ extension CaskCollection {
       }
       if descriptor.isUnique {
         var previous: (text: Substring, id: Substring)?
-        for chunk in entries.sorted.chunks {
-          for entry in chunk {
-            guard let current = IndexKeys.split(entry: entry) else { continue }
-            if let previous, previous.text.utf8.elementsEqual(current.text.utf8),
-              !(descriptor.isOptional && current.text == "0"),
-              try transaction.contains(name + Self.separator + previous.id),
-              try transaction.contains(name + Self.separator + current.id)
-            {
-              runtime.state.withLock { _ = $0.failedBuilds.insert(ByteString(descriptor.group)) }
-              throw CollectionError.uniqueViolation(collection: name, index: descriptor.name)
-            }
-            previous = current
+        try entries.forEachEntry { text, id in
+          if let previous, previous.text.utf8.elementsEqual(text.utf8),
+            !(descriptor.isOptional && text == "0"),
+            try transaction.contains(name + Self.separator + previous.id),
+            try transaction.contains(name + Self.separator + id)
+          {
+            runtime.state.withLock { _ = $0.failedBuilds.insert(ByteString(descriptor.group)) }
+            throw CollectionError.uniqueViolation(collection: name, index: descriptor.name)
           }
+          previous = (text, id)
         }
       }
       var catalog = try runtime.state.withLock { state in try runtime.catalog(name, in: &state) }

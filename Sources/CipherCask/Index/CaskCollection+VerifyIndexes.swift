@@ -38,9 +38,7 @@ extension CaskCollection {
         stored.forEachID { id, texts in
           if expected[position][id] == nil { difference.extra += texts.count }
         }
-        difference.memoryDiffers = !entries.sorted.chunks.joined().elementsEqual(stored.sorted.chunks.joined()) {
-          compareBytes($0, $1) == 0
-        }
+        difference.memoryDiffers = !entries.sameEntries(as: stored)
         report.indexes[descriptor.name] = difference
       }
       return report

@@ -17,6 +17,20 @@ public protocol CaskIndexable: Sendable {
 enum IndexText {
   private static let hexDigits = Array("0123456789abcdef".utf8)
 
+  /// `texts` without repeats (`==`), first occurrences in order: the texts of an `each:`
+  /// index. A few elements, as most arrays hold, are compared pairwise rather than hashed
+  /// into a set, which cost a save more than the comparisons.
+  static func distinct(_ texts: [String]) -> [String] {
+    if texts.count <= 16 {
+      var kept: [String] = []
+      kept.reserveCapacity(texts.count)
+      for text in texts where !kept.contains(text) { kept.append(text) }
+      return kept
+    }
+    var seen = Set<String>()
+    return texts.filter { seen.insert($0).inserted }
+  }
+
   /// 16 lower-case hexadecimal digits: sorted as the numbers.
   static func hex(_ value: UInt64) -> String {
     var bytes = [UInt8](repeating: 0, count: 16)

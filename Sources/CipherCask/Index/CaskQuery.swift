@@ -89,7 +89,7 @@ where T.ID: CustomStringConvertible & Sendable {
     let path = UncheckedSendable(keyPath)
     return adding(
       QueryPredicate(keyPath: keyPath, kind: .contains, lower: element.caskIndexText, upper: element.caskIndexText) {
-        $0[keyPath: path.value].map(\.caskIndexText)
+        $0[keyPath: path.value].map { $0.caskIndexText }
       })
   }
 

@@ -23,155 +23,183 @@ struct ByteString: Hashable, Sendable {
   }
 }
 
-/// The entries of one id: the very strings the sorted entries hold (a reference each, no
-/// copy), whose texts are read off when asked for.
-enum IDEntries: Sendable {
-  case one(String)
-  case many([String])
-
-  var entries: [String] {
-    switch self {
-    case .one(let entry): return [entry]
-    case .many(let entries): return entries
-    }
-  }
-
-  var texts: [Substring] {
-    entries.map(Self.text)
-  }
-
-  var firstText: Substring? {
-    switch self {
-    case .one(let entry): return Self.text(of: entry)
-    case .many(let entries): return entries.first.map(Self.text)
-    }
-  }
-
-  private static func text(of entry: String) -> Substring {
-    IndexKeys.split(entry: entry)?.text ?? Substring(entry)
-  }
-}
-
-/// One index's entries in memory: the entries in key order, and each id's texts, so that a
-/// write finds the entries to remove without reading the old object.
+/// One index's entries in memory: the entries in key order, and the same entries by id, so
+/// that a write finds an id's entries to remove without reading the old object.
+///
+/// Both are packed byte strings (`SortedEntries`), a few allocations per thousand entries:
+/// no `String` and no dictionary slot per entry, which is what building them from the keys of
+/// a large index used to spend its time on.
 ///
 /// Built from the index's group of store keys (no object decoded) and kept current by the
 /// store's change observer, which runs under the writer lock after each commit.
 struct IndexEntries: Sendable {
   /// `text + U+0000 + id`, in the store's key order.
   private(set) var sorted = SortedEntries()
-  /// id -> its entries (one for a plain or unique index).
-  private var byID: [ByteString: IDEntries] = [:]
+  /// `hash(id) + length(id) + id + text` (`IDKey`): an id's entries side by side, found by
+  /// the 12 bytes before the id and the id; the length makes the prefix exact, whatever bytes
+  /// the id holds (U+0000 included).
+  private var byID = SortedEntries()
 
   init() {}
 
-  /// From the entry parts (after the group and U+0000) of the group's keys, sorted by bytes.
-  init(sortedEntries: [String]) {
-    sorted = SortedEntries(sorted: sortedEntries)
-    byID.reserveCapacity(sortedEntries.count)
-    for entry in sortedEntries { add(entry) }
+  /// From the entry parts (after the group and U+0000) of a group's keys, in any order,
+  /// distinct.
+  init(entries: [String]) {
+    var packed: [UInt8] = []
+    var ranges: [Range<Int>] = []
+    for entry in entries {
+      let start = packed.count
+      packed.append(contentsOf: entry.utf8)
+      ranges.append(start..<packed.count)
+    }
+    self = packed.withUnsafeBytes { IndexEntries(source: $0, ranges: ranges) }
   }
 
   /// From a group's keys as the engine hands them over, each `prefixLength` bytes of group
-  /// and U+0000 before its entry. Sorted as bytes before any `String` is made (a sort of
-  /// strings cost most of building a large index).
+  /// and U+0000 before its entry. Sorted as bytes, and packed, without making a `String`.
   ///
   /// - Complexity: O(m log m) for m keys.
   init(keys: PackedKeys, prefixLength: Int) {
-    // Each entry's first 16 bytes as two integers (an entry's distinctive bytes are rarely
-    // further in: 16 digits of a number or a date, or a short text and the id's start).
-    typealias Keyed = (high: UInt64, low: UInt64, start: Int, end: Int)
-    let entries = keys.bytes.withUnsafeBytes { bytes -> [String] in
-      var keyed: [Keyed] = []
-      keyed.reserveCapacity(keys.count)
-      for key in 0..<keys.count {
-        let range = keys.range(of: key)
-        guard range.count > prefixLength else { continue }
-        let entry = UnsafeRawBufferPointer(rebasing: bytes[(range.lowerBound + prefixLength)..<range.upperBound])
-        keyed.append(
-          (
-            Self.bigEndian(entry, from: 0), Self.bigEndian(entry, from: 8), range.lowerBound + prefixLength,
-            range.upperBound
-          ))
-      }
-      func entry(_ item: Keyed) -> UnsafeRawBufferPointer {
-        UnsafeRawBufferPointer(rebasing: bytes[item.start..<item.end])
-      }
-      keyed.sort { a, b in
-        if a.high != b.high { return a.high < b.high }
-        if a.low != b.low { return a.low < b.low }
-        return Self.compare(entry(a), entry(b)) < 0
-      }
-      return keyed.map { String(decoding: entry($0), as: UTF8.self) }
+    var ranges: [Range<Int>] = []
+    ranges.reserveCapacity(keys.count)
+    for key in 0..<keys.count {
+      let range = keys.range(of: key)
+      guard range.count > prefixLength else { continue }
+      ranges.append((range.lowerBound + prefixLength)..<range.upperBound)
     }
-    self.init(sortedEntries: entries)
+    self = keys.bytes.withUnsafeBytes { IndexEntries(source: $0, ranges: ranges) }
   }
 
-  /// Bytes `start ..< start + 8` as a big-endian integer, zero-padded: ordered as the bytes
-  /// are, ties left to a full comparison.
-  private static func bigEndian(_ bytes: UnsafeRawBufferPointer, from start: Int) -> UInt64 {
-    var value: UInt64 = 0
-    for index in start..<(start + 8) {
-      value = value << 8 | UInt64(index < bytes.count ? bytes[index] : 0)
+  /// From distinct entries at `ranges` of `source`, in any order.
+  private init(source: UnsafeRawBufferPointer, ranges: [Range<Int>]) {
+    sorted = SortedEntries(source, sortedRanges: SortedEntries.sortRanges(ranges, of: source))
+    var total = 0
+    for range in ranges { total += range.count }
+    var keyed: [UInt8] = []
+    keyed.reserveCapacity(total + IDKey.headerLength * ranges.count)
+    var keyedRanges: [Range<Int>] = []
+    keyedRanges.reserveCapacity(ranges.count)
+    for range in ranges {
+      let entry = UnsafeRawBufferPointer(rebasing: source[range])
+      guard let (text, id) = IDKey.split(entry: entry) else { continue }
+      let start = keyed.count
+      IDKey.append(text: text, id: id, to: &keyed)
+      keyedRanges.append(start..<keyed.count)
     }
-    return value
-  }
-
-  private static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
-    let common = min(a.count, b.count)
-    if common > 0, let left = a.baseAddress, let right = b.baseAddress {
-      let result = memcmp(left, right, common)
-      if result != 0 { return result < 0 ? -1 : 1 }
+    byID = keyed.withUnsafeBytes { keyed in
+      SortedEntries(keyed, sortedRanges: SortedEntries.sortRanges(keyedRanges, of: keyed))
     }
-    return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
   }
 
   var count: Int { sorted.count }
 
-  private mutating func add(_ entry: String) {
-    guard let (_, id) = IndexKeys.split(entry: entry) else { return }
-    let key = ByteString(id)
-    switch byID[key] {
-    case nil: byID[key] = .one(entry)
-    case .one(let first): byID[key] = .many([first, entry])
-    case .many(var entries):
-      byID[key] = nil
-      entries.append(entry)
-      byID[key] = .many(entries)
+  mutating func insert<S: StringProtocol>(entry: S) {
+    withUTF8Bytes(entry) { entry in
+      guard sorted.insert(entry), let (text, id) = IDKey.split(entry: entry) else { return }
+      IDKey.withKey(text: text, id: id) { _ = byID.insert($0) }
     }
   }
 
-  mutating func insert(entry: String) {
-    guard sorted.insert(entry) else { return }
-    add(entry)
+  mutating func remove<S: StringProtocol>(entry: S) {
+    withUTF8Bytes(entry) { entry in
+      guard sorted.remove(entry), let (text, id) = IDKey.split(entry: entry) else { return }
+      IDKey.withKey(text: text, id: id) { _ = byID.remove($0) }
+    }
   }
 
-  mutating func remove(entry: String) {
-    guard sorted.remove(entry), let (_, id) = IndexKeys.split(entry: entry) else { return }
-    let key = ByteString(id)
-    guard let entries = byID[key] else { return }
-    let kept = entries.entries.filter { compareBytes($0, entry) != 0 }
-    byID[key] = kept.isEmpty ? nil : (kept.count == 1 ? .one(kept[0]) : .many(kept))
+  /// Calls `body` with the text of each of `id`'s entries, in text order, until it returns
+  /// false.
+  private func walkTexts(of id: String, _ body: (UnsafeRawBufferPointer) -> Bool) {
+    let prefix = withUTF8Bytes(id) { IDKey.prefix(id: $0) }
+    prefix.withUnsafeBytes { prefix in
+      var position = byID.lowerBound(prefix)
+      while position != byID.endPosition {
+        let more = byID.withElement(at: position) { element -> Bool in
+          guard element.count >= prefix.count,
+            compareRaw(UnsafeRawBufferPointer(rebasing: element[..<prefix.count]), prefix) == 0
+          else { return false }
+          return body(UnsafeRawBufferPointer(rebasing: element[prefix.count...]))
+        }
+        guard more else { return }
+        position = byID.position(after: position)
+      }
+    }
   }
 
   /// The texts of `id`'s entries.
   func texts(of id: String) -> [String] {
-    byID[ByteString(id)]?.texts.map(String.init) ?? []
+    var texts: [String] = []
+    walkTexts(of: id) { text in
+      texts.append(String(decoding: text, as: UTF8.self))
+      return true
+    }
+    return texts
   }
 
-  /// The texts of `id`'s entries, as slices of the entries (no copy).
+  /// The texts of `id`'s entries, as substrings.
   func textSlices(of id: String) -> [Substring] {
-    byID[ByteString(id)]?.texts ?? []
+    texts(of: id).map { Substring($0) }
   }
 
   /// The text of `id`'s first entry (its only one in a plain or unique index).
   func firstText(of id: String) -> Substring? {
-    byID[ByteString(id)]?.firstText
+    var first: Substring?
+    walkTexts(of: id) { text in
+      first = Substring(String(decoding: text, as: UTF8.self))
+      return false
+    }
+    return first
   }
 
   /// Calls `body` with every id that has entries and their texts, in no particular order.
   func forEachID(_ body: (String, [Substring]) throws -> Void) rethrows {
-    for (id, entries) in byID { try body(id.string, entries.texts) }
+    var current: (key: [UInt8], id: String)?
+    var texts: [Substring] = []
+    var position = byID.startPosition
+    while position != byID.endPosition {
+      let (key, id, text) = byID.withElement(at: position) { element in
+        let parts = IDKey.parts(of: element)
+        return (
+          Array(UnsafeRawBufferPointer(rebasing: element[..<parts.textStart])),
+          String(decoding: parts.id, as: UTF8.self), Substring(String(decoding: parts.text, as: UTF8.self))
+        )
+      }
+      if let previous = current, previous.key != key {
+        try body(previous.id, texts)
+        texts.removeAll(keepingCapacity: true)
+      }
+      if current?.key != key { current = (key, id) }
+      texts.append(text)
+      position = byID.position(after: position)
+    }
+    if let current { try body(current.id, texts) }
+  }
+
+  /// Calls `body` with the text and id of every entry, in entry order.
+  func forEachEntry(_ body: (_ text: Substring, _ id: Substring) throws -> Void) rethrows {
+    var position = sorted.startPosition
+    while position != sorted.endPosition {
+      let parts = sorted.withElement(at: position) { element -> (Substring, Substring)? in
+        guard let (text, id) = IDKey.split(entry: element) else { return nil }
+        return (
+          Substring(String(decoding: text, as: UTF8.self)), Substring(String(decoding: id, as: UTF8.self))
+        )
+      }
+      if let (text, id) = parts { try body(text, id) }
+      position = sorted.position(after: position)
+    }
+  }
+
+  /// Whether both hold the same entries.
+  func sameEntries(as other: IndexEntries) -> Bool {
+    sorted.elementsEqual(other.sorted) && byID.elementsEqual(other.byID)
+  }
+
+  /// The id of the entry at `position`, if it has one.
+  private func id(at position: SortedEntries.Position) -> Substring? {
+    sorted.withElement(at: position) { element in
+      IDKey.split(entry: element).map { Substring(String(decoding: $0.id, as: UTF8.self)) }
+    }
   }
 
   /// The ids whose entries lie in `bounds`, in entry order (an id twice when two of its
@@ -196,7 +224,7 @@ struct IndexEntries: Sendable {
       var position = end
       while position != start, let previous = sorted.position(before: position) {
         position = previous
-        if let (_, id) = IndexKeys.split(entry: sorted.element(at: position)) {
+        if let id = id(at: position) {
           guard try body(id) else { return }
         }
       }
@@ -204,7 +232,7 @@ struct IndexEntries: Sendable {
     }
     var position = start
     while position != end {
-      if let (_, id) = IndexKeys.split(entry: sorted.element(at: position)) {
+      if let id = id(at: position) {
         guard try body(id) else { return }
       }
       position = sorted.position(after: position)

@@ -18,7 +18,12 @@ struct IndexedChanges {
       undeclared.insert(collection)
       return
     }
-    let texts = write.value.map { definition.texts(from: $0) ?? definition.descriptors.map { _ in [] } }
+    // Prevents: every save into a collection declared with no index decoding its object for
+    // no entry (about a third of such a save).
+    let texts =
+      definition.descriptors.isEmpty
+      ? write.value.map { _ in [] }
+      : write.value.map { definition.texts(from: $0) ?? definition.descriptors.map { _ in [] } }
     let idKey = ByteString(id)
     if let position = positions[collection]?[idKey] {
       changed[collection]?[position].texts = texts

@@ -91,18 +91,25 @@ final class IndexRuntime: Sendable {
     }
     guard touched else { return }
     state.withLock { state in
+      // A commit's index keys come group by group: the group's key is made once per run of
+      // them, not once per key.
+      var current: (group: Substring, key: ByteString, cached: Bool)?
       for change in changes where change.key.utf8.first == IndexKeys.reservedPrefix {
         guard let (group, rest) = IndexKeys.splitKey(change.key) else { continue }
-        let groupKey = ByteString(group)
+        if current.map({ compareBytes($0.group, group) != 0 }) ?? true {
+          let key = ByteString(group)
+          current = (group, key, state.caches[key] != nil)
+        }
+        guard let (_, groupKey, cached) = current else { continue }
         if groupKey == ByteString(IndexKeys.catalogGroup) {
           state.catalogs[ByteString(rest)] = nil
           continue
         }
-        guard state.caches[groupKey] != nil else { continue }
+        guard cached else { continue }
         if change.kind == .deleted {
-          state.caches[groupKey]?.remove(entry: String(rest))
+          state.caches[groupKey]?.remove(entry: rest)
         } else {
-          state.caches[groupKey]?.insert(entry: String(rest))
+          state.caches[groupKey]?.insert(entry: rest)
         }
       }
     }

@@ -12,12 +12,7 @@ func bytesPrecede<A: StringProtocol, B: StringProtocol>(_ a: A, _ b: B) -> Bool 
 func compareBytes<A: StringProtocol, B: StringProtocol>(_ a: A, _ b: B) -> Int {
   let fast = a.utf8.withContiguousStorageIfAvailable { left in
     b.utf8.withContiguousStorageIfAvailable { right -> Int in
-      let common = min(left.count, right.count)
-      if common > 0 {
-        let result = memcmp(left.baseAddress!, right.baseAddress!, common)
-        if result != 0 { return result < 0 ? -1 : 1 }
-      }
-      return left.count == right.count ? 0 : (left.count < right.count ? -1 : 1)
+      compareRaw(UnsafeRawBufferPointer(left), UnsafeRawBufferPointer(right))
     }
   }
   if let fast, let result = fast { return result }
@@ -25,29 +20,84 @@ func compareBytes<A: StringProtocol, B: StringProtocol>(_ a: A, _ b: B) -> Int {
   return a.utf8.lexicographicallyPrecedes(b.utf8) ? -1 : 1
 }
 
-/// A sorted set of strings (ordered by UTF-8 bytes) in chunks of at most `maximumChunk`, so
-/// that an insert or removal moves at most one chunk's elements, and a position is found by two
-/// binary searches.
+/// Calls `body` with the UTF-8 bytes of `string` (no copy when it is native).
+@inline(__always)
+func withUTF8Bytes<S: StringProtocol, R>(_ string: S, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+  if let result = try string.utf8.withContiguousStorageIfAvailable({ try body(UnsafeRawBufferPointer($0)) }) {
+    return result
+  }
+  var copy = String(string)
+  return try copy.withUTF8 { try body(UnsafeRawBufferPointer($0)) }
+}
+
+/// A sorted set of byte strings (in the store's key order) in packed chunks of at most
+/// `maximumChunk` elements, so that an insert or removal moves at most one chunk's bytes, and
+/// a position is found by two binary searches.
 ///
 /// - Complexity: insert, remove, `lowerBound`: O(log n + c) for chunks of c elements; `rank`:
 ///   O(n / c).
 struct SortedEntries: Sendable {
   static let maximumChunk = 1024
-  private(set) var chunks: [[String]] = []
+  /// A chunk over this many bytes is split even with fewer elements (long entries), so that
+  /// an insert never moves much more than this.
+  static let maximumChunkBytes = 64 * 1024
+  private(set) var chunks: [EntryChunk] = []
   private(set) var count = 0
 
   init() {}
 
-  /// From strings already sorted and distinct.
-  init(sorted: [String]) {
+  /// From `ranges` of `source`, already sorted (`sortRanges`) and distinct.
+  init(_ source: UnsafeRawBufferPointer, sortedRanges ranges: [Range<Int>]) {
     let size = Self.maximumChunk / 2
     var start = 0
-    while start < sorted.count {
-      let end = min(sorted.count, start + size)
-      chunks.append(Array(sorted[start..<end]))
+    chunks.reserveCapacity(ranges.count / size + 1)
+    while start < ranges.count {
+      var end = start
+      var bytes = 0
+      while end < ranges.count, end - start < size, end == start || bytes < Self.maximumChunkBytes / 2 {
+        bytes += ranges[end].count
+        end += 1
+      }
+      chunks.append(EntryChunk(source, ranges: ranges[start..<end]))
       start = end
     }
-    count = sorted.count
+    count = ranges.count
+  }
+
+  /// Sorts `ranges` of `source` by their bytes. Each range's first 16 bytes are compared as
+  /// two integers (what tells most entries apart: 16 digits of a number or a date, a hash, or
+  /// a short text and the id's start), ties by `memcmp`: a sort of strings cost most of
+  /// building a large index.
+  ///
+  /// - Complexity: O(m log m) for m ranges.
+  static func sortRanges(_ ranges: [Range<Int>], of source: UnsafeRawBufferPointer) -> [Range<Int>] {
+    typealias Keyed = (high: UInt64, low: UInt64, range: Range<Int>)
+    var keyed: [Keyed] = []
+    keyed.reserveCapacity(ranges.count)
+    for range in ranges {
+      let bytes = UnsafeRawBufferPointer(rebasing: source[range])
+      keyed.append((bigEndian(bytes, from: 0), bigEndian(bytes, from: 8), range))
+    }
+    keyed.sort { a, b in
+      if a.high != b.high { return a.high < b.high }
+      if a.low != b.low { return a.low < b.low }
+      return compareRaw(
+        UnsafeRawBufferPointer(rebasing: source[a.range]), UnsafeRawBufferPointer(rebasing: source[b.range])) < 0
+    }
+    return keyed.map(\.range)
+  }
+
+  /// Bytes `start ..< start + 8` as a big-endian integer, zero-padded: ordered as the bytes
+  /// are, ties left to a full comparison.
+  private static func bigEndian(_ bytes: UnsafeRawBufferPointer, from start: Int) -> UInt64 {
+    if bytes.count >= start + 8 {
+      return UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: start, as: UInt64.self))
+    }
+    var value: UInt64 = 0
+    for index in start..<(start + 8) {
+      value = value << 8 | UInt64(index < bytes.count ? bytes[index] : 0)
+    }
+    return value
   }
 
   /// A place in the set: chunk and index within it.
@@ -60,32 +110,35 @@ struct SortedEntries: Sendable {
   var endPosition: Position { Position(chunk: chunks.count, index: 0) }
 
   /// The first chunk whose last element is not before `key` (`chunks.count` if none).
-  private func chunkIndex(for key: String) -> Int {
+  private func chunkIndex(for key: UnsafeRawBufferPointer) -> Int {
     var low = 0
     var high = chunks.count
     while low < high {
       let middle = (low + high) / 2
-      if bytesPrecede(chunks[middle][chunks[middle].count - 1], key) { low = middle + 1 } else { high = middle }
+      if chunks[middle].compare(chunks[middle].count - 1, key) < 0 { low = middle + 1 } else { high = middle }
     }
     return low
   }
 
   /// The position of the first element not before `key`.
-  func lowerBound(_ key: String) -> Position {
+  func lowerBound(_ key: UnsafeRawBufferPointer) -> Position {
     let chunk = chunkIndex(for: key)
     guard chunk < chunks.count else { return endPosition }
-    let elements = chunks[chunk]
-    var low = 0
-    var high = elements.count
-    while low < high {
-      let middle = (low + high) / 2
-      if bytesPrecede(elements[middle], key) { low = middle + 1 } else { high = middle }
-    }
-    return Position(chunk: chunk, index: low)
+    return Position(chunk: chunk, index: chunks[chunk].lowerBound(key))
   }
 
-  func element(at position: Position) -> String {
-    chunks[position.chunk][position.index]
+  func lowerBound(_ key: String) -> Position {
+    withUTF8Bytes(key) { lowerBound($0) }
+  }
+
+  /// Calls `body` with the bytes of the element at `position` (not `endPosition`).
+  @inline(__always)
+  func withElement<R>(at position: Position, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    try chunks[position.chunk].withElement(position.index, body)
+  }
+
+  func element(at position: Position) -> [UInt8] {
+    chunks[position.chunk].element(position.index)
   }
 
   func position(after position: Position) -> Position {
@@ -121,34 +174,51 @@ struct SortedEntries: Sendable {
     return total
   }
 
-  func contains(_ key: String) -> Bool {
+  func contains(_ key: UnsafeRawBufferPointer) -> Bool {
     let position = lowerBound(key)
-    return position != endPosition && compareBytes(element(at: position), key) == 0
+    return position != endPosition && withElement(at: position) { compareRaw($0, key) == 0 }
+  }
+
+  /// Calls `body` with every element, in order.
+  func forEach(_ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
+    for chunk in chunks {
+      for index in 0..<chunk.count { try chunk.withElement(index, body) }
+    }
+  }
+
+  /// Whether both hold the same elements (however they are split into chunks).
+  func elementsEqual(_ other: SortedEntries) -> Bool {
+    guard count == other.count else { return false }
+    var position = other.startPosition
+    var equal = true
+    forEach { element in
+      guard equal else { return }
+      equal = other.withElement(at: position) { compareRaw($0, element) == 0 }
+      position = other.position(after: position)
+    }
+    return equal
   }
 
   /// Inserts `key`; returns false if it was there.
   @discardableResult
-  mutating func insert(_ key: String) -> Bool {
+  mutating func insert(_ key: UnsafeRawBufferPointer) -> Bool {
     if chunks.isEmpty {
-      chunks = [[key]]
+      var chunk = EntryChunk()
+      chunk.insert(key, at: 0)
+      chunks = [chunk]
       count = 1
       return true
     }
     var chunk = chunkIndex(for: key)
     if chunk == chunks.count { chunk -= 1 }
-    var low = 0
-    var high = chunks[chunk].count
-    while low < high {
-      let middle = (low + high) / 2
-      if bytesPrecede(chunks[chunk][middle], key) { low = middle + 1 } else { high = middle }
-    }
-    if low < chunks[chunk].count, compareBytes(chunks[chunk][low], key) == 0 { return false }
-    chunks[chunk].insert(key, at: low)
+    let index = chunks[chunk].lowerBound(key)
+    if index < chunks[chunk].count, chunks[chunk].compare(index, key) == 0 { return false }
+    chunks[chunk].insert(key, at: index)
     count += 1
-    if chunks[chunk].count > Self.maximumChunk {
-      let half = chunks[chunk].count / 2
-      let upper = Array(chunks[chunk][half...])
-      chunks[chunk].removeSubrange(half...)
+    if chunks[chunk].count > Self.maximumChunk
+      || (chunks[chunk].count > 1 && chunks[chunk].bytes.count > Self.maximumChunkBytes)
+    {
+      let upper = chunks[chunk].splitOff()
       chunks.insert(upper, at: chunk + 1)
     }
     return true
@@ -156,11 +226,11 @@ struct SortedEntries: Sendable {
 
   /// Removes `key`; returns false if it was not there.
   @discardableResult
-  mutating func remove(_ key: String) -> Bool {
+  mutating func remove(_ key: UnsafeRawBufferPointer) -> Bool {
     let position = lowerBound(key)
-    guard position != endPosition, compareBytes(element(at: position), key) == 0 else { return false }
+    guard position != endPosition, withElement(at: position, { compareRaw($0, key) == 0 }) else { return false }
     chunks[position.chunk].remove(at: position.index)
-    if chunks[position.chunk].isEmpty { chunks.remove(at: position.chunk) }
+    if chunks[position.chunk].count == 0 { chunks.remove(at: position.chunk) }
     count -= 1
     return true
   }
