@@ -5,6 +5,13 @@
 /// -1, 0 or 1 as `a` sorts before, equal to or after `b`, byte by byte (a prefix first).
 @inline(__always)
 func compareRaw(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+  // The first 8 bytes as one big-endian integer decide most comparisons (a hash in the by-id
+  // order, a date's or a name's start in key order) without a call to memcmp.
+  if a.count >= 8, b.count >= 8 {
+    let left = UInt64(bigEndian: a.loadUnaligned(as: UInt64.self))
+    let right = UInt64(bigEndian: b.loadUnaligned(as: UInt64.self))
+    if left != right { return left < right ? -1 : 1 }
+  }
   let common = min(a.count, b.count)
   if common > 0, let left = a.baseAddress, let right = b.baseAddress {
     let result = memcmp(left, right, common)
