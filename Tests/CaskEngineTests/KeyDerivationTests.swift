@@ -190,9 +190,15 @@ struct KeyDerivationTests {
       let path = directory.file("store.cask")
       try CaskStore(path: path, password: "pw", options: Self.options(Self.quickScrypt)).close()
       let pristine = try Self.header(path)
-      for (offset, value) in [(17, UInt8(0x02)), (24, 4), (28, 2), (32, 0xAA), (47, 0x55)] {
+      // Parameters are set to other values in bounds; salt bytes (32 and 47) are random, so
+      // they are flipped rather than set. Prevents: a set value that the salt already held.
+      let changes: [(offset: Int, change: (UInt8) -> UInt8)] = [
+        (17, { _ in 0x02 }), (24, { _ in 4 }), (28, { _ in 2 }), (32, { $0 ^ 0xAA }), (47, { $0 ^ 0x55 }),
+      ]
+      for (offset, change) in changes {
         var bytes = pristine
-        bytes[offset] = value
+        bytes[offset] = change(bytes[offset])
+        #expect(bytes != pristine, "byte \(offset)")
         try Self.writeHeader(bytes, to: path)
         #expect(throws: CaskError.wrongPassword, "byte \(offset)") {
           try CaskStore(path: path, password: "pw", options: Self.options(Self.quickScrypt))
