@@ -45,6 +45,33 @@ struct ImportExportTests {
     #expect(two.out == "{\"eventId\": 2, \"title\": \"Two\"}")
   }
 
+  @Test("the id key is found however its name is spelled in the JSON: escapes, the last of two, another normal form")
+  func idKeySpellings() throws {
+    let cask = try CaskRunner("import-id-spellings")
+    defer { cask.remove() }
+    _ = try cask.createStore("s", password: password)
+    // An escaped name; a name given twice (the last counts, as in JSONDecoder); a name inside a
+    // nested object and a string value that look like the key, which do not count; the key
+    // named with a decomposed é while the command line gives the precomposed one.
+    let lines = [
+      #"{"ev\u0065nt": "escaped"}"#,
+      #"{"event": "first", "event": "last"}"#,
+      #"{"nested": {"event": "inner"}, "text": "\"event\": 1", "event": "outer"}"#,
+    ].joined(separator: "\n")
+    try write(lines, to: "events.jsonl", in: cask)
+    let imported = try cask.run(
+      ["import", "s", "events.jsonl", "--collection", "events", "--id-key", "event"], password: password)
+    #expect(imported.status == 0, "\(imported.err)")
+    #expect(
+      try cask.run(["keys", "s", "--collection", "events"], password: password).out == "escaped\nlast\nouter\n")
+
+    try write("{\"caf\u{65}\u{301}\": \"decomposed\"}\n", to: "cafe.jsonl", in: cask)
+    let cafe = try cask.run(
+      ["import", "s", "cafe.jsonl", "--collection", "cafes", "--id-key", "caf\u{e9}"], password: password)
+    #expect(cafe.status == 0, "\(cafe.err)")
+    #expect(try cask.run(["keys", "s", "--collection", "cafes"], password: password).out == "decomposed\n")
+  }
+
   @Test("a malformed line is reported by number and nothing of its batch is written")
   func malformedLine() throws {
     let cask = try CaskRunner("malformed")

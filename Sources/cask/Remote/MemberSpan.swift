@@ -5,37 +5,50 @@ import Foundation
 enum MemberSpan {
   /// The byte range of the value of the last top-level member named `name`, or `nil`.
   ///
-  /// - Complexity: O(*n*) for *n* bytes.
+  /// - Complexity: O(*n*) for *n* bytes, scanned in place (a `Data` read byte by byte through
+  ///   its subscript and iterator cost more than the rest of `cask import`'s work on an object).
   static func find(_ name: String, in bytes: Data) -> Range<Data.Index>? {
-    var scanner = Scanner(bytes: bytes, index: bytes.startIndex)
-    scanner.skipWhitespace()
-    guard scanner.take(UInt8(ascii: "{")) else { return nil }
-    var found: Range<Data.Index>?
-    while true {
+    let found = bytes.withUnsafeBytes { raw -> Range<Int>? in
+      var scanner = Scanner(bytes: raw, index: 0)
       scanner.skipWhitespace()
-      guard let keyRange = scanner.skipString() else { return found }
-      scanner.skipWhitespace()
-      guard scanner.take(UInt8(ascii: ":")) else { return found }
-      scanner.skipWhitespace()
-      let start = scanner.index
-      scanner.skipValue()
-      if key(bytes[keyRange]) == name { found = start..<scanner.index }
-      scanner.skipWhitespace()
-      guard scanner.take(UInt8(ascii: ",")) else { return found }
+      guard scanner.take(UInt8(ascii: "{")) else { return nil }
+      var found: Range<Int>?
+      while true {
+        scanner.skipWhitespace()
+        guard let keyRange = scanner.skipString() else { return found }
+        scanner.skipWhitespace()
+        guard scanner.take(UInt8(ascii: ":")) else { return found }
+        scanner.skipWhitespace()
+        let start = scanner.index
+        scanner.skipValue()
+        if isKey(UnsafeRawBufferPointer(rebasing: raw[keyRange]), named: name) { found = start..<scanner.index }
+        scanner.skipWhitespace()
+        guard scanner.take(UInt8(ascii: ",")) else { return found }
+      }
     }
+    return found.map { (bytes.startIndex + $0.lowerBound)..<(bytes.startIndex + $0.upperBound) }
   }
 
-  /// A JSON string literal's text.
-  private static func key(_ literal: Data) -> String? {
-    if let text = plainString(literal) { return text }
-    return try? JSONDecoder().decode(String.self, from: literal)
+  /// Whether the string literal `literal` (quotes included) is `name`: its bytes compared
+  /// directly when it has no escape, else its text as `JSONDecoder` reads it.
+  private static func isKey(_ literal: UnsafeRawBufferPointer, named name: String) -> Bool {
+    let inner = UnsafeRawBufferPointer(rebasing: literal.dropFirst().dropLast())
+    if !inner.contains(UInt8(ascii: "\\")) {
+      var name = name
+      if name.withUTF8({ $0.elementsEqual(inner) }) { return true }
+      // Prevents: a key spelled with other bytes than `name` but canonically equivalent to it
+      // (é as one scalar or as two) going unmatched, where String comparison matches it.
+      guard inner.contains(where: { $0 >= 0x80 }) else { return false }
+      return String(validating: inner, as: UTF8.self) == name
+    }
+    return (try? JSONDecoder().decode(String.self, from: Data(literal))) == name
   }
 
   private struct Scanner {
-    let bytes: Data
-    var index: Data.Index
+    let bytes: UnsafeRawBufferPointer
+    var index: Int
 
-    var current: UInt8? { index < bytes.endIndex ? bytes[index] : nil }
+    var current: UInt8? { index < bytes.count ? bytes[index] : nil }
 
     mutating func take(_ byte: UInt8) -> Bool {
       guard current == byte else { return false }
@@ -48,13 +61,13 @@ enum MemberSpan {
     }
 
     /// Skips a string literal; returns its range, quotes included.
-    mutating func skipString() -> Range<Data.Index>? {
+    mutating func skipString() -> Range<Int>? {
       let start = index
       guard take(UInt8(ascii: "\"")) else { return nil }
       while let byte = current {
         index += 1
         if byte == UInt8(ascii: "\\") {
-          index = min(index + 1, bytes.endIndex)
+          index = min(index + 1, bytes.count)
         } else if byte == UInt8(ascii: "\"") {
           return start..<index
         }
