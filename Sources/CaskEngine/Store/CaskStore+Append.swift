@@ -134,7 +134,7 @@ extension CaskStore {
   private func write(_ buffer: UnsafeRawBufferPointer, writer: inout WriterState) throws -> UInt64 {
     try ensureRoom(for: UInt64(buffer.count), writer: &writer)
     guard let segment = writer.active?.segment, let start = writer.active?.end else { throw CaskError.closed }
-    if options.durability == .always { reserveSpace(for: UInt64(buffer.count), writer: &writer) }
+    reserveSpace(for: UInt64(buffer.count), writer: &writer)
     do {
       try segment.file.write(buffer, at: start)
     } catch {
@@ -190,25 +190,33 @@ extension CaskStore {
     }
   }
 
-  /// How many zero bytes `reserveSpace` writes ahead of the writer at a time.
+  /// How many zero bytes `reserveSpace` writes ahead of the writer at a time under `.always`:
+  /// the fewer syncs that grow the file, the better.
   static let reserveChunk: UInt64 = 1 << 20
+  /// The same under `.periodic` and `.never`, where no sync waits for it: large enough that
+  /// its own write is a small part of what it saves, small enough to stay in the CPU's cache
+  /// (1 MiB measured slower than 256 KiB there).
+  static let unsyncedReserveChunk: UInt64 = 256 << 10
 
-  /// Under `.always`, makes sure the file already reaches past the next `length` bytes, by
-  /// writing zeros up to a megabyte ahead, so that most syncs rewrite blocks the file already
-  /// has: on ext4 and XFS an `fdatasync` that changes the file's size also commits the journal,
+  /// Makes sure the file already reaches past the next `length` bytes, by writing zeros up to
+  /// `reserveChunk` ahead, so that appends rewrite blocks the file already has. Under `.always`:
+  /// on ext4 and XFS an `fdatasync` that changes the file's size also commits the journal,
   /// which doubled its time for a group of 8 commits on this project's test machine
-  /// (Docs/BENCHMARKS.md). Open, seal and close cut the zeros off again (Docs/FORMAT.md,
-  /// "Reserved space").
+  /// (Docs/BENCHMARKS.md). Under the other durabilities: a write that grows the file has the
+  /// file system allocate and account for new blocks (ext4's delayed allocation) on every
+  /// append; one write of zeros does it once per chunk. Open, seal and close cut the zeros off
+  /// again (Docs/FORMAT.md, "Reserved space").
   ///
   /// A failure here (a full disk, say) is not the append's: the append then writes past the
   /// zeros that were written as it would without them, and reports its own failure.
   private func reserveSpace(for length: UInt64, writer: inout WriterState) {
     // A record larger than a chunk pays for its own growth: its data dominates the sync anyway.
-    guard length <= Self.reserveChunk, let active = writer.active, active.end + length > active.reserved else {
+    let chunk = options.durability == .always ? Self.reserveChunk : Self.unsyncedReserveChunk
+    guard length <= chunk, let active = writer.active, active.end + length > active.reserved else {
       return
     }
     let limit = max(min(options.segmentSizeLimit, CaskFormat.maximumSegmentLength), active.end + length)
-    let target = min(active.end + length + Self.reserveChunk, limit)
+    let target = min(active.end + length + chunk, limit)
     let start = max(active.reserved, active.end)
     let zeros = [UInt8](repeating: 0, count: Int(target - start))
     // Also when the write fails: part of the zeros may be there, and `reserved` must reach
