@@ -63,4 +63,67 @@ struct GroupScanTests {
       #expect(try store.get(keys[2]) == nil && store.get(keys[3]) == Data("new".utf8))
     }
   }
+
+  @Test("a group read among other groups' values of every size: every value in file order, across read windows")
+  func readsAmongOtherValues() throws {
+    var random = SeededRandom.make(test: "readsAmongOtherValues")
+    try withStore(label: "group-scan-mixed") { store, _ throws in
+      var expected: [String: Data] = [:]
+      var order: [String] = []
+      for index in 0..<testIterations(400) {
+        // Sizes around the scan window and the rule for sparse runs: a few bytes to 300 KiB.
+        let size = [1, 40, 900, 5_000, 70_000, 300_000][Int.random(in: 0..<6, using: &random)]
+        if Bool.random(using: &random) {
+          let key = "g\u{0}\(index)"
+          expected[key] = random.bytes(size)
+          order.append(key)
+          try store.put(expected[key]!, forKey: key)
+        } else {
+          try store.put(random.bytes(size), forKey: "other\u{0}\(index)")
+        }
+      }
+      var seen: [String] = []
+      try store.forEachEntry(inGroup: "g") { key, value in
+        seen.append(key)
+        #expect(value == expected[key], "\(key)")
+      }
+      #expect(seen == order)
+    }
+  }
+
+  @Test("a damaged record among neighbours read together is reported alone; the others are read")
+  func damagedRecordInARun() throws {
+    try withTemporaryDirectory("group-scan-damage") { directory throws in
+      let path = directory.file("store.cask")
+      var store = try CaskStore(path: path, password: testPassword, options: testStoreOptions)
+      let keys = (0..<40).map { "g\u{0}\($0)" }
+      for key in keys { try store.put(Data("value of \(key)".utf8), forKey: key) }
+      let (location, segmentPath) = try store.state.withLock { state in
+        let location = try #require(state.directory.entries(inGroup: "g").first { $0.key == keys[17] }?.location)
+        return (location, try #require(state.segments[location.segment]).path)
+      }
+      try store.close()
+      // The last byte of the record: its value message's HMAC.
+      try FileDamage.flipByte(at: Int(location.offset) + Int(location.length) - 1, in: segmentPath)
+      store = try CaskStore(path: path, password: testPassword, options: testStoreOptions)
+      defer { try? store.close() }
+      var damaged: [String] = []
+      var seen: [String] = []
+      try store.forEachEntry(
+        inGroup: "g",
+        onDamage: { key, error in
+          guard case .corrupt = error else {
+            Issue.record("not reported as damage: \(error)")
+            return
+          }
+          damaged.append(key)
+        }
+      ) { key, value in
+        seen.append(key)
+        #expect(value == Data("value of \(key)".utf8))
+      }
+      #expect(damaged == [keys[17]])
+      #expect(seen == keys.filter { $0 != keys[17] })
+    }
+  }
 }

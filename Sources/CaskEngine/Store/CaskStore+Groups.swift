@@ -76,16 +76,6 @@ extension CaskStore {
     let ordered = located.sorted {
       ($0.2.order, $0.1.offset) < ($1.2.order, $1.1.offset)
     }
-    for (key, location, segment) in ordered {
-      let value: Data
-      do {
-        value = try readValue(at: location, in: segment, key: key)
-      } catch let error as CaskError {
-        guard case .corrupt = error else { throw error }
-        try onDamage(key, error)
-        continue
-      }
-      try body(key, value)
-    }
+    try forEachValue(of: ordered, onDamage: onDamage, body)
   }
 }
