@@ -14,19 +14,25 @@ import PeerKit
 /// ```
 enum ProfileCommand: BenchCommand {
   static let name = "profile"
-  static let abstract = "One engine workload alone (put, batch or get of 1 KiB values), for perf or callgrind."
+  static let abstract =
+    "One engine or collection workload alone (puts, gets, opens, object saves and reads), for perf or callgrind."
   static let usage =
-    "cask-bench profile put|batch|get|open|open-events [--ops N] [--keys N] [--dir DIR] [--store DIR] [--repeats N]"
+    "cask-bench profile put|batch|get|open|open-events|object-save|object-get|object-all [--ops N] [--keys N] "
+    + "[--coder binary|json] [--dir DIR] [--store DIR] [--repeats N]"
   static let options: [(flag: String, help: String)] = [
     ("put", "Single puts into a new store, one operation per call, durability never."),
     ("batch", "Puts in batches of 500 into a new store."),
     ("get", "Gets of random keys of a store of --keys keys, after it is built."),
     ("open", "Opens from hints of a store of --keys keys of 16 bytes, with its keys (no key derivation)."),
     ("open-events", "Opens of a collection of --keys events with indexes on city and date, and its first queries."),
+    ("object-save", "Saves of distinct 10-field objects into a new collection, one per call, durability never."),
+    ("object-get", "Gets by random id from a collection of --keys 10-field objects."),
+    ("object-all", "all() of a collection of --keys 10-field objects, repeated; an operation is one object."),
+    ("--coder NAME", "object-*: the collection's coder, binary (the default coder) or json (JSONCaskCoder)."),
     ("--store DIR", "open, open-events: build the store there once and keep it (default: a scratch directory)."),
     ("--repeats N", "open, open-events: opens in a row (default 3)."),
     ("--ops N", "Operations in the timed loop (default 100,000)."),
-    ("--keys N", "Keys of the store gets read (default 10,000)."),
+    ("--keys N", "Keys of the store gets read, objects of the collection read (default 10,000)."),
     ("--dir DIR", "Where the store goes (default: the temporary directory)."),
     (
       "--perf-control FIFO",
@@ -48,6 +54,19 @@ enum ProfileCommand: BenchCommand {
     let control = try options.value("--perf-control").map { try PerfControl(path: $0) }
     let kept = try options.value("--store")
     let repeats = try count(options.value("--repeats"), default: 3)
+    let coder = try options.value("--coder") ?? "binary"
+    guard coder == "binary" || coder == "json" else {
+      throw UsageError("'--coder' is binary or json, not '\(coder)'")
+    }
+    if let objects = ObjectWorkload.allCases.first(where: { options.flag($0.rawValue) }) {
+      try options.finish()
+      let scratch = try ScratchDirectory(in: base)
+      defer { scratch.remove() }
+      try profileObjects(
+        objects, operations: operations, objects: keyCount, json: coder == "json",
+        directory: "\(scratch.path)/objects.cask", control: control)
+      return
+    }
     for opens in ["open", "open-events"] where options.flag(opens) {
       try options.finish()
       let scratch = try ScratchDirectory(in: base)
@@ -59,7 +78,7 @@ enum ProfileCommand: BenchCommand {
       return
     }
     let workload = try [Workload.put, .batch, .get].first { options.flag($0.rawValue) }
-      .orThrow(UsageError("'profile' needs one workload: put, batch or get"))
+      .orThrow(UsageError("'profile' needs one workload: put, batch, get, open, open-events or object-save|get|all"))
     try options.finish()
     let scratch = try ScratchDirectory(in: base)
     defer { scratch.remove() }

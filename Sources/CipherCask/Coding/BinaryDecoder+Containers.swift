@@ -7,8 +7,10 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
 
   var codingPath: [any CodingKey] { decoding.codingPath }
 
-  private func path(_ key: some CodingKey) -> BinaryReader.Path {
-    { decoding.codingPath + [key] }
+  /// The coding path of `key`'s value, for errors. Called from closures written at each call
+  /// site: a function returning the closure instead allocated its context for every field read.
+  private func path(_ key: some CodingKey) -> [any CodingKey] {
+    decoding.codingPath + [key]
   }
 
   var allKeys: [Key] {
@@ -17,14 +19,14 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
   }
 
   func contains(_ key: Key) -> Bool {
-    (try? entries.find(key.stringValue, path: path(key))) != nil
+    (try? entries.find(key.stringValue, path: { path(key) })) != nil
   }
 
   /// Where the value under `key` starts.
   ///
   /// - Throws: `DecodingError.keyNotFound` when there is none.
   private func offset(of key: some CodingKey) throws -> Int {
-    guard let offset = try entries.find(key.stringValue, path: path(key)) else {
+    guard let offset = try entries.find(key.stringValue, path: { path(key) }) else {
       throw DecodingError.keyNotFound(
         key, DecodingError.Context(codingPath: codingPath, debugDescription: "No value for key \(key.stringValue)."))
     }
@@ -32,7 +34,7 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
   }
 
   func decodeNil(forKey key: Key) throws -> Bool {
-    try entries.reader.kind(at: try offset(of: key), limit: entries.end, path: path(key)) == .null
+    try entries.reader.kind(at: try offset(of: key), limit: entries.end, path: { path(key) }) == .null
   }
 
   private func value<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
@@ -42,11 +44,21 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
   }
 
   func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try value(type, forKey: key) }
-  func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try value(type, forKey: key) }
-  func decode(_ type: String.Type, forKey key: Key) throws -> String { try value(type, forKey: key) }
-  func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try value(type, forKey: key) }
+  // The common kinds read directly. Prevents: each field of those kinds going through the
+  // generic `value` and its chain of type checks (a third of a small struct's decode).
+  func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+    try entries.reader.bool(at: try offset(of: key), limit: entries.end, path: { path(key) })
+  }
+  func decode(_ type: String.Type, forKey key: Key) throws -> String {
+    try entries.reader.string(at: try offset(of: key), limit: entries.end, path: { path(key) })
+  }
+  func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
+    try entries.reader.double(at: try offset(of: key), limit: entries.end, path: { path(key) })
+  }
   func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try value(type, forKey: key) }
-  func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try value(type, forKey: key) }
+  func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
+    try entries.reader.integer(Int.self, at: try offset(of: key), limit: entries.end, path: { path(key) })
+  }
   func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try value(type, forKey: key) }
   func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try value(type, forKey: key) }
   func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try value(type, forKey: key) }
@@ -58,8 +70,8 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
   func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try value(type, forKey: key) }
 
   func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-    guard let offset = try entries.find(key.stringValue, path: path(key)),
-      try entries.reader.kind(at: offset, limit: entries.end, path: path(key)) != .null
+    guard let offset = try entries.find(key.stringValue, path: { path(key) }),
+      try entries.reader.kind(at: offset, limit: entries.end, path: { path(key) }) != .null
     else { return nil }
     return try BinaryDecoding.value(
       type, reader: entries.reader, at: offset, limit: entries.end, parent: decoding, key: key, depth: decoding.depth)
@@ -85,7 +97,7 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
 
   private func child(forKey key: some CodingKey) throws -> BinaryDecoding {
     guard decoding.depth < BinaryFormat.maximumDepth else {
-      throw entries.reader.corrupted("values nested too deeply", path(key))
+      throw entries.reader.corrupted("values nested too deeply", { path(key) })
     }
     return BinaryDecoding(
       reader: entries.reader, offset: try offset(of: key), limit: entries.end, parent: decoding, key: key,

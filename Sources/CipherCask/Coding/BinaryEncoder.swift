@@ -85,12 +85,16 @@ final class BinaryEncoding: Encoder {
 }
 
 /// The body of one container while it is written: entries (keyed) or elements (unkeyed).
+///
+/// `@exclusivity(unchecked)`: a body is written by one encode on one thread, and every access
+/// ends inside the container method that makes it. Prevents: a run-time exclusivity check
+/// (`swift_beginAccess`) at every field written.
 final class BinaryContainerBody {
-  var bytes: [UInt8]
+  @exclusivity(unchecked) var bytes: [UInt8]
   /// Elements of an unkeyed container.
-  var count = 0
+  @exclusivity(unchecked) var count = 0
   /// Nested containers and super encoders, with where in `bytes` each goes.
-  var pending: [(offset: Int, encoding: BinaryEncoding)] = []
+  @exclusivity(unchecked) var pending: [(offset: Int, encoding: BinaryEncoding)] = []
 
   init() {
     bytes = []

@@ -18,10 +18,13 @@ final class BinaryEntries {
   let reader: BinaryReader
   let start: Int
   let end: Int
+  // `@exclusivity(unchecked)`: one container is read by one decode on one thread, and no
+  // access to these escapes a method. Prevents: a run-time exclusivity check
+  // (`swift_beginAccess`) at every field read.
   /// Where the entry expected next starts.
-  private var next: Int
+  @exclusivity(unchecked) private var next: Int
   /// The entry found last: `decodeIfPresent` asks `contains`, then `decodeNil`, then `decode`.
-  private var last: Entry?
+  @exclusivity(unchecked) private var last: Entry?
   /// Every entry, once a key was asked for out of order.
   private var table: [Entry]?
   private var index: [String: Int]?
