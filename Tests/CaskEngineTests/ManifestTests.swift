@@ -131,6 +131,23 @@ struct ManifestTests {
     }
   }
 
+  @Test("a manifest whose generation is at its limit is malformed: open refuses it instead of trapping")
+  func generationAtLimitIsMalformed() throws {
+    try withTemporaryDirectory("manifest-generation") { directory in
+      let path = directory.file("store.cask")
+      let keys = try RNCryptor.Keys.random()
+      let store = try CaskStore(path: path, keys: keys, options: Self.options)
+      try store.put(Data("1".utf8), forKey: "a")
+      let cipher = store.keyRing.withLock { $0.current }
+      try store.close()
+      let file = "\(path)/\(CaskFormat.manifestFileName)"
+      var manifest = try Manifest.decode(Data(contentsOf: URL(fileURLWithPath: file)), cipher: cipher)
+      manifest.generation = UInt64.max
+      try Data(manifest.encoded(cipher: cipher)).write(to: URL(fileURLWithPath: file))
+      Self.expectRefused(path, keys: keys, "malformed manifest")
+    }
+  }
+
   @Test("verify finds a sealed segment cut short while the store is open, which open could not see")
   func verifyFindsSegmentCutWhileOpen() throws {
     try withTemporaryDirectory("manifest-verify-cut") { directory in

@@ -124,7 +124,9 @@ struct Manifest: Equatable {
       let hasEpochs = version == CaskFormat.keyEpochsVersion
       let entryLength: UInt64 = hasEpochs ? 28 : 24
       let pendingLength: UInt64 = hasEpochs ? 8 : 4
-      guard let generation = reader.readUInt64(),
+      // A generation at the limit could never be superseded (the next manifest's would wrap):
+      // no writer reaches it, so it is damage. Prevents: open trapping on the overflow.
+      guard let generation = reader.readUInt64(), generation < UInt64.max,
         let lastSequence = reader.readUInt64(), let nextSegmentID = reader.readUInt32(),
         let count = reader.readUInt32(), let retiredCount = reader.readUInt32(),
         let pendingCount = reader.readUInt32(),
