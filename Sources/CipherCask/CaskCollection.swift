@@ -109,11 +109,15 @@ where T.ID: CustomStringConvertible & Sendable {
     try coder.encode(object)
   }
 
-  func decode(_ data: Data, id: String) throws -> T {
+  /// `data` decoded as a `T`; a failure is `CollectionError.decoding`, naming the object.
+  ///
+  /// - Parameter id: the object's id, for the error only: an autoclosure, so that a scan does
+  ///   not make a string of every key's id (a sixth of a small object's decode).
+  func decode(_ data: Data, id: @autoclosure () -> String) throws -> T {
     do {
       return try coder.decode(T.self, from: data)
     } catch {
-      throw CollectionError.decoding(collection: name, id: id, underlying: error)
+      throw CollectionError.decoding(collection: name, id: id(), underlying: error)
     }
   }
 

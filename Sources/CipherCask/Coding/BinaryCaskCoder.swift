@@ -38,7 +38,12 @@ public struct BinaryCaskCoder: CaskCoder {
   }
 
   static func decodeBinary<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
-    let reader = BinaryReader(bytes: [UInt8](data))
+    // One memcpy. Prevents: `[UInt8](data)` copying through Data's iterator, byte by byte (a
+    // fifteenth of a small object's decode).
+    let bytes = [UInt8](unsafeUninitializedCapacity: data.count) { buffer, initialized in
+      initialized = data.copyBytes(to: buffer)
+    }
+    let reader = BinaryReader(bytes: bytes)
     guard reader.bytes.count >= BinaryFormat.headerSize, reader.bytes[1] == BinaryFormat.version else {
       throw reader.corrupted(
         reader.bytes.count < BinaryFormat.headerSize ? "the header is cut off" : "unknown version", { [] })

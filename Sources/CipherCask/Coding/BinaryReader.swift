@@ -30,6 +30,7 @@ struct BinaryReader {
   // MARK: Structure
 
   /// The kind of the value at `offset`.
+  @inline(__always)
   func kind(at offset: Int, limit: Int, path: Path) throws -> Kind {
     guard offset < limit else { throw corrupted("a value is cut off", path) }
     guard let kind = Kind(rawValue: bytes[offset]) else { throw corrupted("unknown value kind", path) }
@@ -65,12 +66,14 @@ struct BinaryReader {
   }
 
   /// `count` bytes at `offset`, which must lie before `limit`.
+  @inline(__always)
   func need(_ count: Int, at offset: Int, limit: Int, path: Path) throws {
     guard count <= limit - offset else { throw corrupted("a value is cut off", path) }
   }
 
   /// Where the value at `offset` ends: containers and strings by their length, without
   /// reading what they hold.
+  @inline(__always)
   func end(ofValueAt offset: Int, limit: Int, path: Path) throws -> Int {
     let kind = try self.kind(at: offset, limit: limit, path: path)
     var position = offset + 1
