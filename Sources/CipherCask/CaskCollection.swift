@@ -25,14 +25,19 @@ where T.ID: CustomStringConvertible & Sendable {
   /// How objects are encoded.
   public let coder: any CaskCoder
 
-  /// Why the name may not be used, when it is a default name another type already took.
-  private let nameClash: String?
+  /// Why the name may not be used (it is not a valid group name, or it is a default name
+  /// another type already took), checked once when the collection is made. Prevents: every
+  /// save and get scanning the name again (a tenth of a save's own work).
+  private let nameProblem: String?
+  /// `name` and the separator: the start of every key of this collection.
+  private let keyPrefix: String
 
   init(store: CaskStore, name: String, coder: any CaskCoder) {
     self.store = store
     self.name = name
     self.coder = coder
-    self.nameClash = nil
+    self.nameProblem = Self.problem(withName: name)
+    self.keyPrefix = name + Self.separator
   }
 
   /// The collection named after `T`, unless another type of the same name (in another module,
@@ -40,10 +45,12 @@ where T.ID: CustomStringConvertible & Sendable {
   /// name for this store in this process: then every throwing call fails, instead of the two
   /// types sharing, decoding and deleting each other's objects.
   init(store: CaskStore, namedAfterTypeWith coder: any CaskCoder) {
+    let name = String(describing: T.self)
     self.store = store
-    self.name = String(describing: T.self)
+    self.name = name
     self.coder = coder
-    self.nameClash = DefaultNames.claim(name, for: T.self, in: store)
+    self.nameProblem = Self.problem(withName: name) ?? DefaultNames.claim(name, for: T.self, in: store)
+    self.keyPrefix = name + Self.separator
   }
 
   // MARK: Keys
@@ -51,15 +58,20 @@ where T.ID: CustomStringConvertible & Sendable {
   static var separator: String { CaskFormat.keyGroupSeparatorText }
 
   func checkName() throws {
+    if let nameProblem { throw CaskError.invalidKey(reason: nameProblem) }
+  }
+
+  /// Why `name` cannot name a collection, or `nil` when it can.
+  private static func problem(withName name: String) -> String? {
     guard !name.isEmpty, !name.utf8.contains(CaskFormat.keyGroupSeparator) else {
-      throw CaskError.invalidKey(reason: "collection names must be non-empty and must not contain U+0000")
+      return "collection names must be non-empty and must not contain U+0000"
     }
-    if let nameClash { throw CaskError.invalidKey(reason: nameClash) }
     // Prevents: a collection's objects landing among index entries and catalogues
     // (Index/IndexKeys.swift), whose groups begin with U+0001.
     guard name.utf8.first != IndexKeys.reservedPrefix else {
-      throw CaskError.invalidKey(reason: "collection names must not begin with U+0001 (reserved for indexes)")
+      return "collection names must not begin with U+0001 (reserved for indexes)"
     }
+    return nil
   }
 
   func key(for id: T.ID) throws -> String {
@@ -72,7 +84,7 @@ where T.ID: CustomStringConvertible & Sendable {
   /// - Throws: `CaskError.invalidKey` for an invalid collection name.
   public func storageKey(for id: T.ID) throws -> String {
     try checkName()
-    return name + Self.separator + id.description
+    return keyPrefix + id.description
   }
 
   /// Whether two ids make the same store key: compared by their UTF-8 bytes, as the store tells

@@ -40,6 +40,47 @@ struct BinaryCoderRoundTripTests {
     }
   }
 
+  /// Strings through a plain unkeyed container, as `Array.encode(to:)` would write them.
+  private struct ElementByElement: Codable {
+    var items: [String]
+
+    init(_ items: [String]) { self.items = items }
+
+    init(from decoder: any Decoder) throws {
+      var container = try decoder.unkeyedContainer()
+      items = []
+      while !container.isAtEnd { items.append(try container.decode(String.self)) }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+      var container = encoder.unkeyedContainer()
+      for item in items { try container.encode(item) }
+    }
+  }
+
+  @Test("a list of strings written directly has the bytes an element-by-element container writes, at each varint step")
+  func stringListsMatchTheGenericLayout() throws {
+    // Lengths where a varint gains a byte: strings of 127 and 128 bytes (with two-byte
+    // characters), bodies of 127, 128, 16,383 and 16,384 bytes, and the empty list.
+    var lists: [[String]] = [[], [""], [String(repeating: "a", count: 127)], [String(repeating: "é", count: 64)]]
+    func varintLength(_ value: Int) -> Int { value < 128 ? 1 : value < 16_384 ? 2 : 3 }
+    for total in [127, 128, 16_383, 16_384] {
+      // Strings of 1 + 1 + 9 bytes, then one whose length makes the body exactly `total`.
+      var list = Array(repeating: "é" + String(repeating: "x", count: 7), count: max(0, total - 300) / 11)
+      let count = list.count + 1
+      let need = total - varintLength(count) - 11 * list.count
+      let last = try #require((need - 3...need - 1).first { 1 + varintLength($0) + $0 == need })
+      list.append(String(repeating: "z", count: last))
+      lists.append(list)
+    }
+    for list in lists {
+      let direct = try coder.encode(list)
+      #expect(direct == (try coder.encode(ElementByElement(list))), "\(list.count) strings")
+      #expect(try coder.decode([String].self, from: direct) == list)
+      #expect(try coder.decode(ElementByElement.self, from: direct).items == list)
+    }
+  }
+
   @Test("the worked example of Docs/FORMAT.md encodes byte for byte")
   func formatWorkedExample() throws {
     struct Item: Codable, Equatable {

@@ -156,13 +156,18 @@ extension BinaryEncoding {
     } else if appendInteger(value, to: &out) {
       return
     } else if T.self == [String].self {
-      // The most common array in a model, written without `Array.encode(to:)`'s containers.
+      // The most common array in a model, written without `Array.encode(to:)`'s containers,
+      // straight into `out`: the body's length is known from the strings' UTF-8 counts.
       let strings = unsafeBitCast(value, to: [String].self)
-      var body: [UInt8] = []
-      body.reserveCapacity(strings.count * 12 + 2)
-      body.appendVarint(UInt64(strings.count))
-      for string in strings { appendString(string, to: &body) }
-      out.appendContainer(.unkeyed, body: body)
+      var bodyLength = BinaryFormat.varintLength(UInt64(strings.count))
+      for string in strings {
+        let count = string.utf8.count
+        bodyLength += 1 + BinaryFormat.varintLength(UInt64(count)) + count
+      }
+      out.append(BinaryFormat.Kind.unkeyed.rawValue)
+      out.appendVarint(UInt64(bodyLength))
+      out.appendVarint(UInt64(strings.count))
+      for string in strings { appendString(string, to: &out) }
     } else if T.self == Float.self {
       out.append(BinaryFormat.Kind.float32.rawValue)
       out.appendFixed32(unsafeBitCast(value, to: Float.self).bitPattern)

@@ -41,6 +41,11 @@ enum BinaryFormat {
     /// The 16 bytes of a `UUID`, in its textual order.
     case uuid = 0x0B
   }
+
+  /// How many bytes `appendVarint` writes for `value`.
+  static func varintLength(_ value: UInt64) -> Int {
+    max(1, (64 - value.leadingZeroBitCount + 6) / 7)
+  }
 }
 
 // MARK: Writing
@@ -78,14 +83,6 @@ extension Array where Element == UInt8 {
       appendVarint(UInt64(utf8.count))
       append(contentsOf: utf8)
     }
-  }
-
-  /// Appends a container: its kind, the varint byte count of `body`, then `body`.
-  @inline(__always)
-  mutating func appendContainer(_ kind: BinaryFormat.Kind, body: [UInt8]) {
-    append(kind.rawValue)
-    appendVarint(UInt64(body.count))
-    append(contentsOf: body)
   }
 }
 
