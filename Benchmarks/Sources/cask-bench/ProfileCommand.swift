@@ -17,12 +17,13 @@ enum ProfileCommand: BenchCommand {
   static let abstract =
     "One engine or collection workload alone (puts, gets, opens, object saves and reads), for perf or callgrind."
   static let usage =
-    "cask-bench profile put|batch|get|open|open-events|object-save|object-get|object-all [--ops N] [--keys N] "
+    "cask-bench profile put|batch|get|delete|open|open-events|object-save|object-get|object-all [--ops N] [--keys N] "
     + "[--coder binary|json] [--dir DIR] [--store DIR] [--repeats N]"
   static let options: [(flag: String, help: String)] = [
     ("put", "Single puts into a new store, one operation per call, durability never."),
     ("batch", "Puts in batches of 500 into a new store."),
     ("get", "Gets of random keys of a store of --keys keys, after it is built."),
+    ("delete", "Deletes of every key of a store of --keys keys once, in random order (--ops is ignored)."),
     ("open", "Opens from hints of a store of --keys keys of 16 bytes, with its keys (no key derivation)."),
     ("open-events", "Opens of a collection of --keys events with indexes on city and date, and its first queries."),
     ("object-save", "Saves of distinct 10-field objects into a new collection, one per call, durability never."),
@@ -42,7 +43,7 @@ enum ProfileCommand: BenchCommand {
   ]
 
   enum Workload: String {
-    case put, batch, get
+    case put, batch, get, delete
   }
 
   static func run(arguments: [String]) throws {
@@ -77,28 +78,32 @@ enum ProfileCommand: BenchCommand {
         events: opens == "open-events")
       return
     }
-    let workload = try [Workload.put, .batch, .get].first { options.flag($0.rawValue) }
-      .orThrow(UsageError("'profile' needs one workload: put, batch, get, open, open-events or object-save|get|all"))
+    let workload = try [Workload.put, .batch, .get, .delete].first { options.flag($0.rawValue) }
+      .orThrow(
+        UsageError("'profile' needs one workload: put, batch, get, delete, open, open-events or object-save|get|all"))
     try options.finish()
     let scratch = try ScratchDirectory(in: base)
     defer { scratch.remove() }
     var random = SeededGenerator(seed: 0x9F0F)
     let values = EngineCommand.makeValues(count: 64, bytes: 1024, using: &random)
-    let keys = EngineCommand.makeKeys(
-      count: workload == .get ? keyCount : operations, length: 16, using: &random)
+    let reads = workload == .get || workload == .delete
+    let keys = EngineCommand.makeKeys(count: reads ? keyCount : operations, length: 16, using: &random)
     let directory = "\(scratch.path)/profile.cask"
-    if workload == .get { try EngineCommand.build(directory, keys: keys, values: values) }
+    if reads { try EngineCommand.build(directory, keys: keys, values: values) }
     let store = try CaskStore(path: directory, password: EngineCommand.password, options: EngineCommand.unsynced)
     defer { try? store.close() }
-    let order = (0..<operations).map { workload == .get ? Int.random(in: 0..<keys.count, using: &random) : $0 }
+    let order =
+      workload == .delete
+      ? Array(keys.indices).shuffled(using: &random)
+      : (0..<operations).map { workload == .get ? Int.random(in: 0..<keys.count, using: &random) : $0 }
     control?.send("enable")
     let start = DispatchTime.now().uptimeNanoseconds
     let checked = try loop(workload, store: store, keys: keys, values: values, order: order)
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     control?.send("disable")
     print(
-      "\(workload.rawValue): \(Number.grouped(Double(operations))) operations in \(Number.fixed(seconds, 3)) s, "
-        + "\(Number.fixed(seconds * 1e6 / Double(operations), 2)) µs each (\(checked) bytes read)")
+      "\(workload.rawValue): \(Number.grouped(Double(order.count))) operations in \(Number.fixed(seconds, 3)) s, "
+        + "\(Number.fixed(seconds * 1e6 / Double(order.count), 2)) µs each (\(checked) bytes read or keys deleted)")
   }
 
   /// The timed loop: the only code a `--toggle-collect` on it counts.
@@ -120,6 +125,8 @@ enum ProfileCommand: BenchCommand {
       }
     case .get:
       for index in order { bytes += try store.get(keys[index])?.count ?? 0 }
+    case .delete:
+      for index in order where try store.delete(keys[index]) { bytes += 1 }
     }
     return bytes
   }

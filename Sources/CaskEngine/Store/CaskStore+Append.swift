@@ -51,11 +51,17 @@ extension CaskStore {
   /// Leaves out the deletes of keys the index does not have: they would write a tombstone
   /// for nothing.
   private func dropDeletesOfAbsentKeys(_ operations: inout [Prepared]) {
-    guard operations.contains(where: { $0.isDelete }) else { return }
-    let present = state.withLock { state in
-      operations.map { !$0.isDelete || state.directory[$0.key] != nil }
+    // The lock taken inside each key's bytes, as `locate` does, and no new array when every
+    // key is there (the usual case). Prevents: a closure over the locked state copying the
+    // whole `KeyDirectory` (a retain and a release of each of its tables) on every delete.
+    var absent: [Int] = []
+    for index in operations.indices where operations[index].isDelete {
+      let present = IndexKey.withUTF8(of: operations[index].key.string) { bytes in
+        state.withLock { $0.directory.location(forBytes: bytes) != nil }
+      }
+      if !present { absent.append(index) }
     }
-    operations = zip(operations, present).filter { $0.1 }.map { $0.0 }
+    for index in absent.reversed() { operations.remove(at: index) }
   }
 
   /// Gives the records consecutive sequence numbers, the batch flags, and their CRCs.
