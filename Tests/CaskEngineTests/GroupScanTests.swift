@@ -126,4 +126,35 @@ struct GroupScanTests {
       #expect(seen == keys.filter { $0 != keys[17] })
     }
   }
+
+  @Test("a segment cut short under a scan: the records it still holds are read, each one past the cut is reported")
+  func segmentCutUnderAScan() throws {
+    try withStore(label: "group-scan-cut") { store, _ throws in
+      let keys = (0..<30).map { "g\u{0}\($0)" }
+      for key in keys { try store.put(Data("value of \(key)".utf8), forKey: key) }
+      let (location, segmentPath) = try store.state.withLock { state in
+        let location = try #require(state.directory.entries(inGroup: "g").first { $0.key == keys[20] }?.location)
+        return (location, try #require(state.segments[location.segment]).path)
+      }
+      // Into the middle of the 21st record: one read covers all 30, and comes back short.
+      try FileDamage.truncate(segmentPath, to: Int(location.offset) + 5)
+      var damaged: [String] = []
+      var seen: [String] = []
+      try store.forEachEntry(
+        inGroup: "g",
+        onDamage: { key, error in
+          guard case .corrupt = error else {
+            Issue.record("not reported as damage: \(error)")
+            return
+          }
+          damaged.append(key)
+        }
+      ) { key, value in
+        seen.append(key)
+        #expect(value == Data("value of \(key)".utf8))
+      }
+      #expect(seen == Array(keys[..<20]))
+      #expect(damaged == Array(keys[20...]))
+    }
+  }
 }

@@ -150,7 +150,7 @@ struct ModelDivergenceTests {
     }
     let failure = Int.random(in: 0..<6, using: &random)
     log.append("batch of \(operations.count)\(failure < 2 ? " that throws" : "")")
-    let sizesBefore = try path.map(fileSizes)
+    let filesBefore = try path.map(fileContents)
     do {
       try store.batch { batch in
         for (key, value) in operations {
@@ -167,7 +167,7 @@ struct ModelDivergenceTests {
       #expect(failure == 1)
     }
     if failure < 2, let path {
-      #expect(try fileSizes(path) == sizesBefore, "a batch whose body threw wrote to the store")
+      #expect(try fileContents(path) == filesBefore, "a batch whose body threw wrote to the store")
     }
   }
 
@@ -211,13 +211,14 @@ struct ModelDivergenceTests {
     }
   }
 
-  /// Segment and hint file sizes: a write that should not have happened changes one of them.
-  private static func fileSizes(_ path: String) throws -> [String: Int] {
-    var sizes: [String: Int] = [:]
+  /// The store's files, byte for byte: a write that should not have happened changes one of
+  /// them, also one into the zeros reserved ahead of the writer (which leaves sizes alone).
+  private static func fileContents(_ path: String) throws -> [String: Data] {
+    var contents: [String: Data] = [:]
     for name in try FileManager.default.contentsOfDirectory(atPath: path) {
-      sizes[name] = try FileDamage.size(of: "\(path)/\(name)")
+      contents[name] = try Data(contentsOf: URL(fileURLWithPath: "\(path)/\(name)"))
     }
-    return sizes
+    return contents
   }
 
   /// A key for a failure message: short keys as Unicode scalars, long ones by length.

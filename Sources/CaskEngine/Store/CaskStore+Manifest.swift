@@ -9,6 +9,10 @@ extension Manifest {
     _ segments: [Segment], active: CaskStore.ActiveSegment?, writer: CaskStore.WriterState, retired: [UInt32],
     hasEpochs: Bool
   ) throws -> Manifest {
+    // A reader refuses generation 2^64 - 1 (it could never be superseded): never write it.
+    guard writer.manifestGeneration < UInt64.max - 1 else {
+      throw CaskError.integrityViolation(file: CaskFormat.manifestFileName, reason: "no manifest generations left")
+    }
     var entries: [Entry] = []
     for segment in segments.sorted(by: { ($0.order, $0.id) < ($1.order, $1.id) }) {
       let isActive = active?.segment.id == segment.id

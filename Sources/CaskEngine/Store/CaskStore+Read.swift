@@ -36,11 +36,11 @@ extension CaskStore {
   /// Calls `body` with the value of each of `records` (ordered by segment and offset, as a
   /// scan visits them), reading neighbours in one system call: a run of records of one
   /// segment, spanning at most `scanWindow` bytes of which at least about half are theirs, is
-  /// read into one buffer and each value opened from it. Prevents: a `pread` and a record
-  /// cache insertion per object in `all()` and every other scan (a fifth of a small object's
-  /// read), and a scan evicting the records hot gets rely on. A lone record, or a run whose
-  /// read comes back short, is read on its own through `readValue`, so damage is reported
-  /// exactly as a get reports it.
+  /// read into one buffer and each value opened from it, authenticated from the file (the
+  /// record cache is neither read nor filled). Prevents: a `pread` and a record cache
+  /// insertion per object in `all()` and every other scan (a fifth of a small object's read).
+  /// A lone record goes through `readValue` as a get does (cache included), and so does each
+  /// record a short read did not bring in whole; damage is reported with the same error.
   ///
   /// - Parameter onDamage: called with a record's key and error, instead of throwing, for a
   ///   record that is corrupt; other errors are thrown.
@@ -88,12 +88,12 @@ extension CaskStore {
       let span = UnsafeMutableRawBufferPointer(rebasing: window![0..<Int(spanEnd - start)])
       let received = try segment.file.readFully(into: span, at: start)
       for (key, location, _) in run {
-        if received < span.count {
-          // The file ends early: each record on its own, to be reported as a get would.
+        let from = Int(UInt64(location.offset) - start)
+        if from + Int(location.length) > received {
+          // The file ends early: this record on its own, to be reported as a get would.
           try deliver(key) { try readValue(at: location, in: segment, key: key) }
           continue
         }
-        let from = Int(UInt64(location.offset) - start)
         let record = UnsafeRawBufferPointer(rebasing: span[from..<(from + Int(location.length))])
         try deliver(key) { try value(ofRecord: record, at: location, in: segment, key: key) }
       }

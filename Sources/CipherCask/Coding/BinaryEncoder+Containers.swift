@@ -53,7 +53,7 @@ struct BinaryKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
 
   private func put<T: Encodable>(_ value: T, forKey key: Key) throws {
     appendKey(key)
-    try BinaryEncoding.append(value, to: &body.bytes, parent: encoding, key: key)
+    try BinaryEncoding.append(value, into: body, parent: encoding, key: key)
   }
 
   mutating func nestedContainer<NestedKey: CodingKey>(
@@ -120,7 +120,7 @@ struct BinaryUnkeyedEncodingContainer: UnkeyedEncodingContainer {
   private func put<T: Encodable>(_ value: T) throws {
     let key = BinaryIndexKey(intValue: body.count)
     body.count += 1
-    try BinaryEncoding.append(value, to: &body.bytes, parent: encoding, key: key)
+    try BinaryEncoding.append(value, into: body, parent: encoding, key: key)
   }
 
   mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<

@@ -141,6 +141,30 @@ extension BinaryEncoding {
   static func append<T: Encodable>(
     _ value: T, to out: inout [UInt8], parent: BinaryEncoding?, key: (any CodingKey)?
   ) throws {
+    if appendDirectly(value, to: &out) { return }
+    let child = BinaryEncoding(parent: parent, key: key)
+    try value.encode(to: child)
+    child.write(into: &out)
+  }
+
+  /// `append` into a container's body. The value's own `encode(to:)` runs before the body's
+  /// bytes are touched. Prevents: a value that writes into an enclosing container from inside
+  /// its `encode(to:)` interleaving its bytes with its own, unnoticed (`bytes` has no run-time
+  /// exclusivity check, which `append(_:to:)`'s `inout` would otherwise hold across that call).
+  static func append<T: Encodable>(
+    _ value: T, into body: BinaryContainerBody, parent: BinaryEncoding?, key: (any CodingKey)?
+  ) throws {
+    if appendDirectly(value, to: &body.bytes) { return }
+    let child = BinaryEncoding(parent: parent, key: key)
+    try value.encode(to: child)
+    child.write(into: &body.bytes)
+  }
+
+  /// Appends `value` when it is one of the kinds with a layout of their own, running no code
+  /// of the value's.
+  ///
+  /// - Returns: whether it was one.
+  private static func appendDirectly<T: Encodable>(_ value: T, to out: inout [UInt8]) -> Bool {
     // Type identity checks are pointer compares; the casts below cannot fail.
     if T.self == String.self {
       appendString(unsafeBitCast(value, to: String.self), to: &out)
@@ -154,7 +178,7 @@ extension BinaryEncoding {
     } else if T.self == Date.self {
       appendDouble(unsafeBitCast(value, to: Date.self).timeIntervalSinceReferenceDate, to: &out)
     } else if appendInteger(value, to: &out) {
-      return
+      return true
     } else if T.self == [String].self {
       // The most common array in a model, written without `Array.encode(to:)`'s containers,
       // straight into `out`: the body's length is known from the strings' UTF-8 counts.
@@ -182,10 +206,9 @@ extension BinaryEncoding {
     } else if T.self == URL.self {
       appendString(unsafeBitCast(value, to: URL.self).absoluteString, to: &out)
     } else {
-      let child = BinaryEncoding(parent: parent, key: key)
-      try value.encode(to: child)
-      child.write(into: &out)
+      return false
     }
+    return true
   }
 
   static func appendString(_ text: String, to out: inout [UInt8]) {
