@@ -81,6 +81,33 @@ struct BinaryCoderRoundTripTests {
     }
   }
 
+  /// A value that keeps its parent's container and writes into it from its own `encode(to:)`.
+  private final class Intruder: Encodable, @unchecked Sendable {
+    var parent: KeyedEncodingContainer<Smuggling.CodingKeys>?
+
+    func encode(to encoder: any Encoder) throws {
+      try parent?.encode(1, forKey: .extra)
+      var container = encoder.singleValueContainer()
+      try container.encode([2])
+    }
+  }
+
+  private struct Smuggling: Encodable {
+    enum CodingKeys: String, CodingKey { case inner, extra }
+    let inner = Intruder()
+
+    func encode(to encoder: any Encoder) throws {
+      var container = encoder.container(keyedBy: CodingKeys.self)
+      inner.parent = container
+      try container.encode(inner, forKey: .inner)
+    }
+  }
+
+  @Test("a value writing into its enclosing container while encoding itself is an EncodingError, not a damaged object")
+  func writingIntoTheParentWhileEncodingThrows() {
+    #expect(throws: EncodingError.self) { try coder.encode(Smuggling()) }
+  }
+
   @Test("the worked example of Docs/FORMAT.md encodes byte for byte")
   func formatWorkedExample() throws {
     struct Item: Codable, Equatable {

@@ -148,15 +148,26 @@ extension BinaryEncoding {
   }
 
   /// `append` into a container's body. The value's own `encode(to:)` runs before the body's
-  /// bytes are touched. Prevents: a value that writes into an enclosing container from inside
-  /// its `encode(to:)` interleaving its bytes with its own, unnoticed (`bytes` has no run-time
-  /// exclusivity check, which `append(_:to:)`'s `inout` would otherwise hold across that call).
+  /// bytes are touched, and must leave them as they were.
+  ///
+  /// - Throws: `EncodingError.invalidValue` when the value wrote into this container from
+  ///   inside its own `encode(to:)` (through a container it kept). Prevents: those bytes
+  ///   landing between the value's key and the value, unnoticed (`bytes` has no run-time
+  ///   exclusivity check, which would have stopped the process instead).
   static func append<T: Encodable>(
     _ value: T, into body: BinaryContainerBody, parent: BinaryEncoding?, key: (any CodingKey)?
   ) throws {
     if appendDirectly(value, to: &body.bytes) { return }
     let child = BinaryEncoding(parent: parent, key: key)
+    let mark = (body.bytes.count, body.pending.count)
     try value.encode(to: child)
+    guard body.bytes.count == mark.0, body.pending.count == mark.1 else {
+      throw EncodingError.invalidValue(
+        value,
+        EncodingError.Context(
+          codingPath: child.codingPath,
+          debugDescription: "A value wrote into its enclosing container while encoding itself."))
+    }
     child.write(into: &body.bytes)
   }
 
