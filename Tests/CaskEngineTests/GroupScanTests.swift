@@ -18,6 +18,33 @@ struct GroupScanTests {
     }
   }
 
+  /// Where `key`'s record is, and its segment's path.
+  private static func record(of key: String, in store: CaskStore) throws -> (RecordLocation, String) {
+    try store.state.withLock { state in
+      let location = try #require(state.directory.entries(inGroup: "g").first { $0.key == key }?.location)
+      return (location, try #require(state.segments[location.segment]).path)
+    }
+  }
+
+  /// Scans group "g", whose values are "value of KEY": the keys read (each value checked) and
+  /// the keys reported as damage, in order.
+  private static func scanReportingDamage(_ store: CaskStore) throws -> (seen: [String], damaged: [String]) {
+    var damaged: [String] = []
+    var seen: [String] = []
+    let onDamage = { (key: String, error: CaskError) in
+      guard case .corrupt = error else {
+        Issue.record("not reported as damage: \(error)")
+        return
+      }
+      damaged.append(key)
+    }
+    try store.forEachEntry(inGroup: "g", onDamage: onDamage) { key, value in
+      seen.append(key)
+      #expect(value == Data("value of \(key)".utf8))
+    }
+    return (seen, damaged)
+  }
+
   @Test("every key of the group, in the order written, and nothing of other groups; entries agrees")
   func everyEntryInFileOrder() throws {
     try Self.withGroup { store, keys in
@@ -98,30 +125,13 @@ struct GroupScanTests {
       var store = try CaskStore(path: path, password: testPassword, options: testStoreOptions)
       let keys = (0..<40).map { "g\u{0}\($0)" }
       for key in keys { try store.put(Data("value of \(key)".utf8), forKey: key) }
-      let (location, segmentPath) = try store.state.withLock { state in
-        let location = try #require(state.directory.entries(inGroup: "g").first { $0.key == keys[17] }?.location)
-        return (location, try #require(state.segments[location.segment]).path)
-      }
+      let (location, segmentPath) = try Self.record(of: keys[17], in: store)
       try store.close()
       // The last byte of the record: its value message's HMAC.
       try FileDamage.flipByte(at: Int(location.offset) + Int(location.length) - 1, in: segmentPath)
       store = try CaskStore(path: path, password: testPassword, options: testStoreOptions)
       defer { try? store.close() }
-      var damaged: [String] = []
-      var seen: [String] = []
-      try store.forEachEntry(
-        inGroup: "g",
-        onDamage: { key, error in
-          guard case .corrupt = error else {
-            Issue.record("not reported as damage: \(error)")
-            return
-          }
-          damaged.append(key)
-        }
-      ) { key, value in
-        seen.append(key)
-        #expect(value == Data("value of \(key)".utf8))
-      }
+      let (seen, damaged) = try Self.scanReportingDamage(store)
       #expect(damaged == [keys[17]])
       #expect(seen == keys.filter { $0 != keys[17] })
     }
@@ -132,27 +142,10 @@ struct GroupScanTests {
     try withStore(label: "group-scan-cut") { store, _ throws in
       let keys = (0..<30).map { "g\u{0}\($0)" }
       for key in keys { try store.put(Data("value of \(key)".utf8), forKey: key) }
-      let (location, segmentPath) = try store.state.withLock { state in
-        let location = try #require(state.directory.entries(inGroup: "g").first { $0.key == keys[20] }?.location)
-        return (location, try #require(state.segments[location.segment]).path)
-      }
+      let (location, segmentPath) = try Self.record(of: keys[20], in: store)
       // Into the middle of the 21st record: one read covers all 30, and comes back short.
       try FileDamage.truncate(segmentPath, to: Int(location.offset) + 5)
-      var damaged: [String] = []
-      var seen: [String] = []
-      try store.forEachEntry(
-        inGroup: "g",
-        onDamage: { key, error in
-          guard case .corrupt = error else {
-            Issue.record("not reported as damage: \(error)")
-            return
-          }
-          damaged.append(key)
-        }
-      ) { key, value in
-        seen.append(key)
-        #expect(value == Data("value of \(key)".utf8))
-      }
+      let (seen, damaged) = try Self.scanReportingDamage(store)
       #expect(seen == Array(keys[..<20]))
       #expect(damaged == Array(keys[20...]))
     }
