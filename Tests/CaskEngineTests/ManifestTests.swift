@@ -131,8 +131,10 @@ struct ManifestTests {
     }
   }
 
-  @Test("a manifest whose generation is at its limit is malformed: open refuses it instead of trapping")
-  func generationAtLimitIsMalformed() throws {
+  @Test(
+    "a manifest at the last generations is refused instead of trapping: 2^64 - 1 is malformed, 2^64 - 2 leaves none to write",
+    arguments: [(UInt64.max, "malformed manifest"), (UInt64.max - 1, "no manifest generations left")])
+  func generationAtLimitIsRefused(generation: UInt64, reason: String) throws {
     try withTemporaryDirectory("manifest-generation") { directory in
       let path = directory.file("store.cask")
       let keys = try RNCryptor.Keys.random()
@@ -142,9 +144,9 @@ struct ManifestTests {
       try store.close()
       let file = "\(path)/\(CaskFormat.manifestFileName)"
       var manifest = try Manifest.decode(Data(contentsOf: URL(fileURLWithPath: file)), cipher: cipher)
-      manifest.generation = UInt64.max
+      manifest.generation = generation
       try Data(manifest.encoded(cipher: cipher)).write(to: URL(fileURLWithPath: file))
-      Self.expectRefused(path, keys: keys, "malformed manifest")
+      Self.expectRefused(path, keys: keys, reason)
     }
   }
 
