@@ -19,6 +19,9 @@ public final class RESTServer: @unchecked Sendable {
   public static let authorization = "Authorization: Bearer \(token)"
 
   private let process = Process()
+  /// The server's standard input: it stops when this closes, so a server outlives neither its
+  /// test process nor `stop()`, however long the run is held up.
+  private let lifeline = Pipe()
   public let port: Int
   public let baseURL: URL
 
@@ -26,7 +29,9 @@ public final class RESTServer: @unchecked Sendable {
     let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
       .appendingPathComponent("CipherCaskSyncTests/Server/rest_server.py")
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", script.path]
+    process.arguments = ["python3", script.path, "--until-stdin-closes"]
+    process.standardInput = lifeline
+    ConcurrencyPoolHeartbeat.start()
     let output = Pipe()
     process.standardOutput = output
     // Handlers whose client went away (timeouts, cancellation) print tracebacks: not ours to show.
@@ -55,6 +60,7 @@ public final class RESTServer: @unchecked Sendable {
 
   /// Kills the server (SIGKILL: the test runner's children may inherit a blocked SIGTERM).
   public func stop() {
+    try? lifeline.fileHandleForWriting.close()
     if process.isRunning {
       kill(process.processIdentifier, SIGKILL)
       process.waitUntilExit()

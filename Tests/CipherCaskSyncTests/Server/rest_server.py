@@ -17,7 +17,9 @@ the Authorization header (or null) of every request before it, to show where a t
 /token-error answers 401 naming the credential of the Authorization header (not the whole
 value); /basic-error answers 401 naming the user and password of a Basic one, decoded. /pages/endless?page=N always has a next page, each with a new object; /pages/wrap?page=N
 has three pages and then starts over (both with next links and page numbers; no token needed).
-Prints "PORT <n>" once listening; stops by itself after 10 minutes.
+Prints "PORT <n>" once listening. With --until-stdin-closes it stops when its standard input
+reaches end of file (the process that started it went away or let it go); otherwise it stops
+by itself after 10 minutes.
 """
 import json
 import sys
@@ -253,9 +255,19 @@ def main():
     reset()
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
-    timer = threading.Timer(600, server.shutdown)
-    timer.daemon = True
-    timer.start()
+    if "--until-stdin-closes" in sys.argv[1:]:
+        # Prevents: a test run that was held up for minutes finding its servers gone (a fixed
+        # lifetime cannot tell a slow run from an orphaned server; a closed pipe can).
+        def watch_stdin():
+            while sys.stdin.buffer.read(4096):
+                pass
+            server.shutdown()
+
+        watcher = threading.Thread(target=watch_stdin, daemon=True)
+    else:
+        watcher = threading.Timer(600, server.shutdown)
+        watcher.daemon = True
+    watcher.start()
     print("PORT %d" % server.server_address[1], flush=True)
     server.serve_forever()
 
