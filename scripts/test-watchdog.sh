@@ -16,12 +16,13 @@ stall=${STALL:-600}
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
-# Prints each thread's stack of every process in the run's process group but the command
-# itself (the test processes, where the tests run).
+# Prints each thread's stack of every process in the run's session but the command itself
+# (the test processes, where the tests run). By session, not process group: `swift test`
+# starts each test process in a process group of its own.
 dump_stacks() {
-  local group=$1
-  for pid in $(pgrep -g "$group"); do
-    [ "$pid" = "$group" ] && continue
+  local session=$1 pid
+  for pid in $(pgrep -s "$session"); do
+    [ "$pid" = "$session" ] && continue
     echo "== test-watchdog: threads of $pid: $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-200)" >&2
     if command -v gdb >/dev/null; then
       timeout 120 gdb -p "$pid" -batch -ex "thread apply all bt 30" 2>/dev/null | grep -E '^(Thread|#)' >&2
@@ -46,9 +47,11 @@ run_once() {
     if [ "$quiet" -ge "$stall" ]; then
       echo "== test-watchdog: no output for ${stall} s; the run has stopped making progress" >&2
       dump_stacks "$pid"
-      kill -TERM -- "-$pid" 2>/dev/null
+      # Every process of the session: a test process left behind would hold its files and
+      # memory while the command runs again.
+      pkill -TERM -s "$pid" 2>/dev/null
       sleep 5
-      kill -KILL -- "-$pid" 2>/dev/null
+      pkill -KILL -s "$pid" 2>/dev/null
       wait "$pid" 2>/dev/null
       return 124
     fi

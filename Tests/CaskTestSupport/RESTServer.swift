@@ -31,7 +31,6 @@ public final class RESTServer: @unchecked Sendable {
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = ["python3", script.path, "--until-stdin-closes"]
     process.standardInput = lifeline
-    ConcurrencyPoolHeartbeat.start()
     let output = Pipe()
     process.standardOutput = output
     // Handlers whose client went away (timeouts, cancellation) print tracebacks: not ours to show.

@@ -5,7 +5,6 @@ public struct TemporaryDirectory: Sendable {
   public let path: String
 
   public init(_ label: String = "cask") throws {
-    ConcurrencyPoolHeartbeat.start()
     let base = FileManager.default.temporaryDirectory.path
     path = "\(base)/\(label)-\(UUID().uuidString)"
     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
