@@ -118,6 +118,45 @@ struct GroupScanTests {
     }
   }
 
+  @Test("a group spread over many segments and a compaction's outputs is read oldest segment first, by offset")
+  func readsAcrossSegmentsInFileOrder() throws {
+    var random = SeededRandom.make(test: "readsAcrossSegmentsInFileOrder")
+    let options = CaskStore.Options(durability: .never, segmentSizeLimit: 4096, autoCompaction: nil)
+    try withStore(options: options, label: "group-scan-segments") { store, _ throws in
+      var expected: [String: Data] = [:]
+      for round in 0..<3 {
+        for _ in 0..<testIterations(150) {
+          // The last round writes few of the group's keys, so that records written before the
+          // compaction (in segments with lower ids than its outputs) stay live.
+          if round < 2 || Int.random(in: 0..<10, using: &random) == 0 {
+            let key = "g\u{0}\(Int.random(in: 0..<120, using: &random))"
+            expected[key] = random.bytes(Int.random(in: 1..<600, using: &random))
+            try store.put(expected[key]!, forKey: key)
+          }
+          try store.put(random.bytes(40), forKey: "other\u{0}\(Int.random(in: 0..<50, using: &random))")
+        }
+        // Compaction outputs sort among the segments they replaced, not by their ids.
+        if round == 1 { _ = try store.compact() }
+      }
+      // File order from the index, sorted here by each segment's order and the offset.
+      let located = try store.state.withLock { state in
+        try state.directory.entries(inGroup: "g").map { entry in
+          (key: entry.key, segment: try #require(state.segments[entry.location.segment]), offset: entry.location.offset)
+        }
+      }
+      let inFileOrder = located.sorted { ($0.segment.order, $0.offset) < ($1.segment.order, $1.offset) }.map(\.key)
+      #expect(Set(located.map(\.segment.id)).count > 10)
+      #expect(located.contains { $0.segment.order.sub > 0 }, "no record in a compaction output")
+      var seen: [String] = []
+      try store.forEachEntry(inGroup: "g") { key, value in
+        seen.append(key)
+        #expect(value == expected[key], "\(key)")
+      }
+      #expect(seen == inFileOrder)
+      #expect(seen.count == expected.count)
+    }
+  }
+
   @Test("a damaged record among neighbours read together is reported alone; the others are read")
   func damagedRecordInARun() throws {
     try withTemporaryDirectory("group-scan-damage") { directory throws in

@@ -73,9 +73,26 @@ extension CaskStore {
         state.segments[entry.location.segment].map { (entry.key, entry.location, $0) }
       }
     }
-    let ordered = located.sorted {
-      ($0.2.order, $0.1.offset) < ($1.2.order, $1.1.offset)
+    try forEachValue(of: Self.inFileOrder(located), onDamage: onDamage, body)
+  }
+
+  /// `records` ordered by segment (oldest first) and offset, as a scan reads them.
+  ///
+  /// Sorts one 64-bit word per record (the segment's rank above the offset) with the record's
+  /// position beside it, then gathers. Prevents: a comparison sort that moves the records'
+  /// strings and segment references and reads two segments' orders at every comparison (a
+  /// twentieth of `all()` over a small collection).
+  static func inFileOrder(_ records: [(String, RecordLocation, Segment)]) -> [(String, RecordLocation, Segment)] {
+    var segments: [UInt32: Segment] = [:]
+    for record in records where segments[record.1.segment] == nil { segments[record.1.segment] = record.2 }
+    let ranked = segments.values.sorted { ($0.order, $0.id) < ($1.order, $1.id) }
+    var rank: [UInt32: UInt64] = [:]
+    for (position, segment) in ranked.enumerated() { rank[segment.id] = UInt64(position) }
+    var order = records.indices.map { index -> (key: UInt64, index: Int) in
+      let location = records[index].1
+      return (rank[location.segment]! << 32 | UInt64(location.offset), index)
     }
-    try forEachValue(of: ordered, onDamage: onDamage, body)
+    order.sort { $0.key < $1.key }
+    return order.map { records[$0.index] }
   }
 }
