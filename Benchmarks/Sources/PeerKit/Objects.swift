@@ -41,6 +41,8 @@ public struct BenchObject: Codable, Identifiable, Sendable, Equatable {
 public protocol ObjectStore: AnyObject {
   /// Inserts or replaces one object, as one transaction of its own.
   func save(_ object: BenchObject) throws
+  /// Inserts or replaces `objects` in one transaction.
+  func save(contentsOf objects: ArraySlice<BenchObject>) throws
   func get(id: String) throws -> BenchObject?
   func all() throws -> [BenchObject]
   func filter(_ isIncluded: (BenchObject) throws -> Bool) throws -> [BenchObject]
@@ -72,12 +74,16 @@ public enum ObjectJSON {
 
 /// Runs the `objects` workloads: `save` (each object its own transaction) into a fresh
 /// store, `get` (every object once, random order), `all` and `filter` (the whole collection
-/// decoded, `allCalls` times each; one operation is one object).
+/// decoded, `allCalls` times each; one operation is one object), then `save-batch` (every
+/// object again, `batchSize` to a transaction, into a second fresh store; an operation is one
+/// object).
 public struct ObjectRunner {
   public struct Settings: Sendable {
     public var objects: Int
     public var runs: Int
     public var allCalls = 3
+    /// Objects in each transaction of `save-batch`.
+    public var batchSize = 1_000
     public var durability: Durability
     public var directory: String
     public var seed: UInt64
@@ -128,11 +134,43 @@ public struct ObjectRunner {
       }
       try store.close()
       try FileManager.default.removeItem(atPath: path)
+      if !settings.saveAndGetOnly {
+        try timeBatches(objects, settings: settings, opener: opener, path: path, recorder: &recorder)
+      }
     }
     return PeerReport(
       engine: opener.name, setup: opener.setup, mode: "objects", keys: settings.objects,
       durability: settings.durability, runs: settings.runs, workloads: recorder.figures,
       peakRSSBytes: ProcessFigures.peakRSS(), harnessRSSBytes: harnessRSS)
+  }
+
+  /// Saves `objects` into a fresh store at `path`, `settings.batchSize` to a transaction, as
+  /// one run whose operations are the objects saved; the latency percentiles are of one
+  /// object's share of a transaction.
+  static func timeBatches(
+    _ objects: [BenchObject], settings: Settings, opener: any ObjectStoreOpener, path: String,
+    recorder: inout Recorder
+  ) throws {
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    let store = try opener.open(directory: path, durability: settings.durability)
+    let size = Swift.max(1, settings.batchSize)
+    var samples: [UInt64] = []
+    let start = ProcessFigures.now()
+    for first in stride(from: 0, to: objects.count, by: size) {
+      let batch = objects[first..<Swift.min(objects.count, first + size)]
+      let began = ProcessFigures.now()
+      try store.save(contentsOf: batch)
+      samples.append((ProcessFigures.now() &- began) / UInt64(batch.count))
+    }
+    let seconds = Double(ProcessFigures.now() &- start) / 1e9
+    guard let last = objects.last, try store.get(id: last.id) == last else {
+      throw PeerError("save-batch: the last object did not come back")
+    }
+    try store.close()
+    try FileManager.default.removeItem(atPath: path)
+    recorder.add(
+      "save-batch", operations: objects.count, seconds: seconds, samples: &samples,
+      note: "\(size) objects a transaction; an operation is one object")
   }
 
   /// Times `calls` whole-collection reads as one run whose operations are the objects read;

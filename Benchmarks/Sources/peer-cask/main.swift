@@ -68,6 +68,7 @@ final class CaskObjectStore: ObjectStore {
   }
 
   func save(_ object: BenchObject) throws { try collection.save(object) }
+  func save(contentsOf objects: ArraySlice<BenchObject>) throws { try collection.save(contentsOf: objects) }
   func get(id: String) throws -> BenchObject? { try collection.get(id: id) }
   func all() throws -> [BenchObject] { try collection.all() }
   func filter(_ isIncluded: (BenchObject) throws -> Bool) throws -> [BenchObject] {
@@ -99,7 +100,7 @@ struct CaskObjectOpener: ObjectStoreOpener {
       case .json: "JSONCaskCoder"
       case .propertyList: "PropertyListCaskCoder"
       }
-    return "CipherCask store.collection(BenchObject.self) with \(description), one save per call"
+    return "CipherCask store.collection(BenchObject.self) with \(description); save(_:) and save(contentsOf:)"
   }
 
   func open(directory: String, durability: Durability) throws -> any ObjectStore {

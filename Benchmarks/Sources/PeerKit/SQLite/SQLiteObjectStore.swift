@@ -26,6 +26,17 @@ final class SQLiteObjectStore: ObjectStore {
     _ = try insert.with(text: object.id, blob: body) { try insert.step() }
   }
 
+  func save(contentsOf objects: ArraySlice<BenchObject>) throws {
+    try connection.execute("BEGIN")
+    do {
+      for object in objects { try save(object) }
+      try connection.execute("COMMIT")
+    } catch {
+      try? connection.execute("ROLLBACK")
+      throw error
+    }
+  }
+
   func get(id: String) throws -> BenchObject? {
     guard let body = try select.with(text: id, { try select.step() ? select.blob(0) : nil }) else { return nil }
     return try decoder.decode(BenchObject.self, from: cipher?.open(body) ?? body)
