@@ -137,6 +137,10 @@ struct OutboxOrderingTests {
 
 /// Holds the first `adjust` call of a push until released (a pthread-blocking wait: the
 /// hook is synchronous), and records when the other run has ended.
+///
+/// The wait gives up after 30 s. Prevents: the hook, which runs on a thread of the concurrency
+/// pool, holding that thread for good when the task that would release it cannot get a
+/// thread (two on this machine), which stops every test in the process.
 private final class Gate: @unchecked Sendable {
   private let lock = NSLock()
   private let released = DispatchSemaphore(value: 0)
@@ -166,7 +170,7 @@ private final class Gate: @unchecked Sendable {
     let first = !held
     held = true
     lock.unlock()
-    if first { released.wait() }
+    if first { _ = released.wait(timeout: .now() + 30) }
   }
 
   func release() { released.signal() }
