@@ -83,14 +83,40 @@ extension CaskStore {
   /// strings and segment references and reads two segments' orders at every comparison (a
   /// twentieth of `all()` over a small collection).
   static func inFileOrder(_ records: [(String, RecordLocation, Segment)]) -> [(String, RecordLocation, Segment)] {
-    var segments: [UInt32: Segment] = [:]
-    for record in records where segments[record.1.segment] == nil { segments[record.1.segment] = record.2 }
-    let ranked = segments.values.sorted { ($0.order, $0.id) < ($1.order, $1.id) }
-    var rank: [UInt32: UInt64] = [:]
-    for (position, segment) in ranked.enumerated() { rank[segment.id] = UInt64(position) }
-    var order = records.indices.map { index -> (key: UInt64, index: Int) in
-      let location = records[index].1
-      return (rank[location.segment]! << 32 | UInt64(location.offset), index)
+    guard let first = records.first else { return [] }
+    // Each segment's rank in file order, in a table indexed by its id (ids are handed out
+    // in sequence, so their span is small); a dictionary only when it is not.
+    var lowest = first.1.segment
+    var highest = lowest
+    for record in records {
+      lowest = Swift.min(lowest, record.1.segment)
+      highest = Swift.max(highest, record.1.segment)
+    }
+    let span = Int(highest - lowest) + 1
+    var distinct: [(id: UInt32, segment: Segment)] = []
+    var ranks: [UInt64] = []
+    var rankByID: [UInt32: UInt64] = [:]
+    let tabled = span <= 4 * records.count + 1_024
+    if tabled {
+      ranks = [UInt64](repeating: .max, count: span)
+      for record in records where ranks[Int(record.1.segment - lowest)] == .max {
+        ranks[Int(record.1.segment - lowest)] = 0
+        distinct.append((record.1.segment, record.2))
+      }
+    } else {
+      for record in records where rankByID.updateValue(0, forKey: record.1.segment) == nil {
+        distinct.append((record.1.segment, record.2))
+      }
+    }
+    distinct.sort { ($0.segment.order, $0.id) < ($1.segment.order, $1.id) }
+    for (rank, segment) in distinct.enumerated() {
+      if tabled { ranks[Int(segment.id - lowest)] = UInt64(rank) } else { rankByID[segment.id] = UInt64(rank) }
+    }
+    var order = [(key: UInt64, index: Int)]()
+    order.reserveCapacity(records.count)
+    for (index, record) in records.enumerated() {
+      let rank = tabled ? ranks[Int(record.1.segment - lowest)] : rankByID[record.1.segment]!
+      order.append((rank << 32 | UInt64(record.1.offset), index))
     }
     order.sort { $0.key < $1.key }
     return order.map { records[$0.index] }
