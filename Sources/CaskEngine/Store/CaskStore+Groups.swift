@@ -96,7 +96,7 @@ extension CaskStore {
     var distinct: [(id: UInt32, segment: Segment)] = []
     var ranks: [UInt64] = []
     var rankByID: [UInt32: UInt64] = [:]
-    let tabled = span <= 4 * records.count + 1_024
+    let tabled = span <= 4 * records.count + 64
     if tabled {
       ranks = [UInt64](repeating: .max, count: span)
       for record in records where ranks[Int(record.1.segment - lowest)] == .max {
