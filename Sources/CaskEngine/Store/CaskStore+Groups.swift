@@ -83,42 +83,18 @@ extension CaskStore {
   /// strings and segment references and reads two segments' orders at every comparison (a
   /// twentieth of `all()` over a small collection).
   static func inFileOrder(_ records: [(String, RecordLocation, Segment)]) -> [(String, RecordLocation, Segment)] {
-    guard let first = records.first else { return [] }
-    // Each segment's rank in file order, in a table indexed by its id (ids are handed out
-    // in sequence, so their span is small); a dictionary only when it is not.
-    var lowest = first.1.segment
-    var highest = lowest
-    for record in records {
-      lowest = Swift.min(lowest, record.1.segment)
-      highest = Swift.max(highest, record.1.segment)
-    }
-    let span = Int(highest - lowest) + 1
+    // Each segment's rank in file order (a store has few segments; a record has one lookup).
+    var rank: [UInt32: UInt64] = [:]
     var distinct: [(id: UInt32, segment: Segment)] = []
-    var ranks: [UInt64] = []
-    var rankByID: [UInt32: UInt64] = [:]
-    let tabled = span <= 4 * records.count + 64
-    if tabled {
-      ranks = [UInt64](repeating: .max, count: span)
-      for record in records where ranks[Int(record.1.segment - lowest)] == .max {
-        ranks[Int(record.1.segment - lowest)] = 0
-        distinct.append((record.1.segment, record.2))
-      }
-    } else {
-      for record in records where rankByID.updateValue(0, forKey: record.1.segment) == nil {
-        distinct.append((record.1.segment, record.2))
-      }
+    for record in records where rank.updateValue(0, forKey: record.1.segment) == nil {
+      distinct.append((record.1.segment, record.2))
     }
     distinct.sort { ($0.segment.order, $0.id) < ($1.segment.order, $1.id) }
-    for (rank, segment) in distinct.enumerated() {
-      if tabled { ranks[Int(segment.id - lowest)] = UInt64(rank) } else { rankByID[segment.id] = UInt64(rank) }
+    for (position, segment) in distinct.enumerated() { rank[segment.id] = UInt64(position) }
+    let order = records.indices.map { index in
+      (key: rank[records[index].1.segment]! << 32 | UInt64(records[index].1.offset), index: index)
     }
-    var order = [(key: UInt64, index: Int)]()
-    order.reserveCapacity(records.count)
-    for (index, record) in records.enumerated() {
-      let rank = tabled ? ranks[Int(record.1.segment - lowest)] : rankByID[record.1.segment]!
-      order.append((rank << 32 | UInt64(record.1.offset), index))
-    }
-    order.sort { $0.key < $1.key }
-    return order.map { records[$0.index] }
+    return order.sorted { $0.key < $1.key }.map { records[$0.index] }
   }
+
 }
