@@ -2,8 +2,11 @@ import Foundation
 
 /// A keyed container over `BinaryEntries`.
 struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-  let decoding: BinaryDecoding
+  // One reference, not two. Prevents: the standard library's type-erasing box copying the
+  // container (two retains and releases) around every field it decodes.
   let entries: BinaryEntries
+
+  var decoding: BinaryDecoding { entries.decoding }
 
   var codingPath: [any CodingKey] { decoding.codingPath }
 

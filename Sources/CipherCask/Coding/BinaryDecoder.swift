@@ -37,7 +37,7 @@ final class BinaryDecoding: Decoder {
     let body = try reader.body(
       of: .keyed, at: offset, limit: limit, type: [String: Any].self, path: { self.codingPath })
     return KeyedDecodingContainer(
-      BinaryKeyedDecodingContainer<Key>(decoding: self, entries: BinaryEntries(reader: reader, body: body)))
+      BinaryKeyedDecodingContainer<Key>(entries: BinaryEntries(decoding: self, body: body)))
   }
 
   func unkeyedContainer() throws -> any UnkeyedDecodingContainer {

@@ -15,6 +15,8 @@ final class BinaryEntries {
     let end: Int
   }
 
+  /// The decoding whose container these entries are.
+  let decoding: BinaryDecoding
   let reader: BinaryReader
   let start: Int
   let end: Int
@@ -29,8 +31,9 @@ final class BinaryEntries {
   private var table: [Entry]?
   private var index: [String: Int]?
 
-  init(reader: BinaryReader, body: Range<Int>) {
-    self.reader = reader
+  init(decoding: BinaryDecoding, body: Range<Int>) {
+    self.decoding = decoding
+    self.reader = decoding.reader
     self.start = body.lowerBound
     self.end = body.upperBound
     self.next = body.lowerBound
