@@ -335,8 +335,10 @@ struct KeyDirectory: Sendable {
 
   /// The keys and locations of one group.
   func entries(inGroup group: String) -> [(key: String, location: RecordLocation)] {
+    guard let table = groups[IndexKey(group)] else { return [] }
     var entries: [(key: String, location: RecordLocation)] = []
-    groups[IndexKey(group)]?.forEachEntry { key, location in entries.append((key, location)) }
+    entries.reserveCapacity(table.count)
+    table.forEachEntry { key, location in entries.append((key, location)) }
     return entries
   }
 

@@ -67,34 +67,40 @@ extension CaskStore {
     inGroup group: String, onDamage: (String, CaskError) throws -> Void = { throw $1 },
     _ body: (_ key: String, _ value: Data) throws -> Void
   ) throws {
-    let located = try state.withLock { state -> [(String, RecordLocation, Segment)] in
+    let (entries, segments) = try state.withLock { state in
       guard !state.closed else { throw CaskError.closed }
-      return state.directory.entries(inGroup: group).compactMap { entry in
-        state.segments[entry.location.segment].map { (entry.key, entry.location, $0) }
-      }
+      return (state.directory.entries(inGroup: group), state.segments)
     }
-    try forEachValue(of: Self.inFileOrder(located), onDamage: onDamage, body)
+    try forEachValue(
+      of: entries, inOrder: Self.fileOrder(of: entries, segments: segments), segments: segments, onDamage: onDamage,
+      body)
   }
 
-  /// `records` ordered by segment (oldest first) and offset, as a scan reads them.
+  /// The positions of `entries` ordered by segment (oldest first) and offset, as a scan reads
+  /// them; entries whose segment is not among `segments` are left out.
   ///
   /// Sorts one 64-bit word per record (the segment's rank above the offset) with the record's
-  /// position beside it, then gathers. Prevents: a comparison sort that moves the records'
-  /// strings and segment references and reads two segments' orders at every comparison (a
-  /// twentieth of `all()` over a small collection).
-  static func inFileOrder(_ records: [(String, RecordLocation, Segment)]) -> [(String, RecordLocation, Segment)] {
+  /// position beside it. Prevents: a comparison sort that moves the records' strings and
+  /// segment references and reads two segments' orders at every comparison (a twentieth of
+  /// `all()` over a small collection), and a reordered copy of the records (a retain and a
+  /// release of each key).
+  static func fileOrder(
+    of entries: [(key: String, location: RecordLocation)], segments: [UInt32: Segment]
+  ) -> [Int] {
     // Each segment's rank in file order (a store has few segments; a record has one lookup).
     var rank: [UInt32: UInt64] = [:]
-    var distinct: [(id: UInt32, segment: Segment)] = []
-    for record in records where rank.updateValue(0, forKey: record.1.segment) == nil {
-      distinct.append((record.1.segment, record.2))
+    rank.reserveCapacity(segments.count)
+    for (position, segment) in segments.values.sorted(by: { ($0.order, $0.id) < ($1.order, $1.id) }).enumerated() {
+      rank[segment.id] = UInt64(position)
     }
-    distinct.sort { ($0.segment.order, $0.id) < ($1.segment.order, $1.id) }
-    for (position, segment) in distinct.enumerated() { rank[segment.id] = UInt64(position) }
-    let order = records.indices.map { index in
-      (key: rank[records[index].1.segment]! << 32 | UInt64(records[index].1.offset), index: index)
+    var order: [(key: UInt64, index: Int)] = []
+    order.reserveCapacity(entries.count)
+    for (index, entry) in entries.enumerated() {
+      guard let segmentRank = rank[entry.location.segment] else { continue }
+      order.append((segmentRank << 32 | UInt64(entry.location.offset), index))
     }
-    return order.sorted { $0.key < $1.key }.map { records[$0.index] }
+    order.sort { $0.key < $1.key }
+    return order.map(\.index)
   }
 
 }

@@ -33,20 +33,22 @@ extension CaskStore {
   /// The most bytes of a segment one read of a scan covers.
   static let scanWindow = 256 << 10
 
-  /// Calls `body` with the value of each of `records` (ordered by segment and offset, as a
-  /// scan visits them), reading neighbours in one system call: a run of records of one
-  /// segment, spanning at most `scanWindow` bytes of which at least about half are theirs, is
-  /// read into one buffer and each value opened from it, authenticated from the file (the
-  /// record cache is neither read nor filled). Prevents: a `pread` and a record cache
-  /// insertion per object in `all()` and every other scan (a fifth of a small object's read).
-  /// A lone record goes through `readValue` as a get does (cache included), and so does each
-  /// record a short read did not bring in whole; damage is reported with the same error.
+  /// Calls `body` with the value of each of `entries`, in `order` (positions in `entries`,
+  /// by segment and offset, as a scan visits them; see `fileOrder`), reading neighbours in one
+  /// system call: a run of records of one segment, spanning at most `scanWindow` bytes of
+  /// which at least about half are theirs, is read into one buffer and each value opened from
+  /// it, authenticated from the file (the record cache is neither read nor filled). Prevents:
+  /// a `pread` and a record cache insertion per object in `all()` and every other scan (a
+  /// fifth of a small object's read). A lone record goes through `readValue` as a get does
+  /// (cache included), and so does each record a short read did not bring in whole; damage is
+  /// reported with the same error.
   ///
+  /// - Parameter segments: the segments by id; every entry in `order` has its segment here.
   /// - Parameter onDamage: called with a record's key and error, instead of throwing, for a
   ///   record that is corrupt; other errors are thrown.
   func forEachValue(
-    of records: [(String, RecordLocation, Segment)], onDamage: (String, CaskError) throws -> Void,
-    _ body: (_ key: String, _ value: Data) throws -> Void
+    of entries: [(key: String, location: RecordLocation)], inOrder order: [Int], segments: [UInt32: Segment],
+    onDamage: (String, CaskError) throws -> Void, _ body: (_ key: String, _ value: Data) throws -> Void
   ) throws {
     func deliver(_ key: String, _ read: () throws -> Data) throws {
       let value: Data
@@ -62,32 +64,36 @@ extension CaskStore {
     var window: UnsafeMutableRawBufferPointer?
     defer { window?.deallocate() }
     var index = 0
-    while index < records.count {
-      let (_, first, segment) = records[index]
-      let start = UInt64(first.offset)
-      var spanEnd = start + UInt64(first.length)
-      var needed = UInt64(first.length)
+    while index < order.count {
+      let first = entries[order[index]]
+      guard let segment = segments[first.location.segment] else {
+        preconditionFailure("fileOrder keeps only entries whose segment is known")
+      }
+      let start = UInt64(first.location.offset)
+      var spanEnd = start + UInt64(first.location.length)
+      var needed = UInt64(first.location.length)
       var end = index + 1
-      while end < records.count, records[end].2 === segment {
-        let next = records[end].1
+      while end < order.count {
+        let next = entries[order[end]].location
         let nextEnd = UInt64(next.offset) + UInt64(next.length)
-        guard UInt64(next.offset) >= spanEnd, nextEnd - start <= UInt64(Self.scanWindow),
-          nextEnd - start <= 2 * (needed + UInt64(next.length)) + 4096
+        guard next.segment == first.location.segment, UInt64(next.offset) >= spanEnd,
+          nextEnd - start <= UInt64(Self.scanWindow), nextEnd - start <= 2 * (needed + UInt64(next.length)) + 4096
         else { break }
         needed += UInt64(next.length)
         spanEnd = nextEnd
         end += 1
       }
-      let run = records[index..<end]
+      let run = order[index..<end]
       index = end
       if run.count == 1 {
-        try deliver(run[run.startIndex].0) { try readValue(at: first, in: segment, key: run[run.startIndex].0) }
+        try deliver(first.key) { try readValue(at: first.location, in: segment, key: first.key) }
         continue
       }
       if window == nil { window = .allocate(byteCount: Self.scanWindow, alignment: 16) }
       let span = UnsafeMutableRawBufferPointer(rebasing: window![0..<Int(spanEnd - start)])
       let received = try segment.file.readFully(into: span, at: start)
-      for (key, location, _) in run {
+      for position in run {
+        let (key, location) = entries[position]
         let from = Int(UInt64(location.offset) - start)
         if from + Int(location.length) > received {
           // The file ends early: this record on its own, to be reported as a get would.
