@@ -19,6 +19,11 @@ let package = Package(
     .systemLibrary(
       name: "CCRC32C"
     ),
+    // Copies out of a file mapping that a SIGBUS turns into a failed copy: inline functions
+    // in a header (no C sources); CaskEngine's FileMapping only.
+    .systemLibrary(
+      name: "CMappedRead"
+    ),
     // The operating system below every module: the one EINTR retry, standard descriptors, paths.
     .target(
       name: "CaskPlatform",
@@ -35,7 +40,7 @@ let package = Package(
     ),
     .target(
       name: "CaskEngine",
-      dependencies: ["RNCryptorCodec", "CaskPlatform", "CCRC32C"]
+      dependencies: ["RNCryptorCodec", "CaskPlatform", "CCRC32C", "CMappedRead"]
     ),
     .target(
       name: "CipherCask",

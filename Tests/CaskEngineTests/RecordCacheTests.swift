@@ -143,7 +143,9 @@ struct RecordCacheTests {
 
   @Test("a cached record is the sealed record as on disk: no value in plaintext")
   func cachedRecordsAreSealed() throws {
-    try withStore(label: "record-cache-sealed") { store, path in
+    var options = testStoreOptions
+    options.recordCacheBytes = 1 << 20
+    try withStore(options: options, label: "record-cache-sealed") { store, path in
       let value = Data("a plaintext value that must stay sealed".utf8)
       try store.put(value, forKey: "secret")
       _ = try store.get("secret")

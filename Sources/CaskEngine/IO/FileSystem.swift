@@ -76,6 +76,13 @@ public protocol StorageFile: AnyObject, Sendable {
   ///
   /// - Returns: the number of bytes read.
   func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int
+  /// Copies the `buffer.count` bytes at `offset` into `buffer` without a system call (from a
+  /// mapping of the file), if the file offers that and has them all.
+  ///
+  /// - Returns: `false` when it does not (no mapping, the bytes past the file's end, a read
+  ///   error): the caller then uses `read`, which says what is wrong. The default does nothing
+  ///   and returns `false`.
+  func readMapped(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) -> Bool
   /// Writes all of `bytes` at `offset`.
   func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws
   /// Makes written data durable (`fdatasync`/`fsync`).
@@ -152,6 +159,10 @@ extension StorageFile {
       total += count
     }
     return total
+  }
+
+  public func readMapped(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) -> Bool {
+    false
   }
 
   /// Writes all of `data` at `offset`.

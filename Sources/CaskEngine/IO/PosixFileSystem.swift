@@ -133,6 +133,14 @@ public struct PosixFileSystem: FileSystem {
 final class PosixFile: StorageFile {
   let path: String
   private let descriptor: Atomic<Int32>
+  /// The file's mapping, made at the first `readMapped` (holding `nil` when the file cannot be
+  /// mapped): point reads of records copy from it instead of calling `pread`.
+  private let mapping = AtomicLazyReference<MappingSlot>()
+
+  private final class MappingSlot: Sendable {
+    let mapping: FileMapping?
+    init(_ mapping: FileMapping?) { self.mapping = mapping }
+  }
 
   init(descriptor: Int32, path: String) {
     self.descriptor = Atomic(descriptor)
@@ -151,6 +159,17 @@ final class PosixFile: StorageFile {
 
   func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
     try Syscall.pread(current(), buffer, offset, path: path)
+  }
+
+  func readMapped(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) -> Bool {
+    let slot: MappingSlot
+    if let made = mapping.load() {
+      slot = made
+    } else {
+      guard let descriptor = try? current(), let size = try? size() else { return false }
+      slot = mapping.storeIfNil(MappingSlot(FileMapping(descriptor: descriptor, size: size, path: path)))
+    }
+    return slot.mapping?.copy(into: buffer, at: offset) ?? false
   }
 
   func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {

@@ -218,7 +218,22 @@ enum Syscall {
     return pointer
   }
 
-  /// Returns memory from `mapAnonymous` to the system.
+  /// Maps `count` bytes of the file behind `descriptor` from its start, read-only and shared
+  /// (`count` rounded up to whole pages; it may exceed the file). Only `FileMapping` touches
+  /// such memory (see there).
+  ///
+  /// - Returns: the address and the length mapped.
+  static func mapFile(_ descriptor: Int32, count: Int, path: String) throws -> (UnsafeMutableRawPointer, Int) {
+    let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+    let length = (count + pageSize - 1) / pageSize * pageSize
+    let pointer = mmap(nil, length, PROT_READ, MAP_SHARED, descriptor, 0)
+    guard let pointer, pointer != MAP_FAILED else {
+      throw CaskError.io(operation: "mmap", path: path, errno: errno)
+    }
+    return (pointer, length)
+  }
+
+  /// Returns memory from `mapAnonymous` or `mapFile` to the system.
   static func unmap(_ pointer: UnsafeMutableRawPointer, count: Int) {
     _ = munmap(pointer, count)
   }

@@ -56,9 +56,13 @@ extension CaskStore {
     /// (`CaskError.integrityViolation`) when it is older than that state. `nil`: no check.
     public var expectedIntegrityToken: String?
     /// Bytes of records kept in memory, sealed as on disk (never plaintext), so that a `get`
-    /// of a recently read key makes no system call. Default 8 MiB; 0 turns the cache off.
-    /// A record larger than a quarter of it is never kept.
-    public var recordCacheBytes = 8 << 20
+    /// of a recently read key neither reads its file nor copies out of its mapping. Default 0
+    /// (off): where segments are mapped (`PosixFileSystem` on x86-64 Linux) a get makes no
+    /// system call anyway, and the cache's lookup and insertions cost more over a large store
+    /// than its hits save over a small one (Docs/BENCHMARKS.md); for file systems that cannot
+    /// map, a few MiB keep hot gets off the disk. A record larger than a quarter of it is
+    /// never kept.
+    public var recordCacheBytes = 0
 
     public init(
       durability: Durability = .always, segmentSizeLimit: UInt64 = 256 << 20,

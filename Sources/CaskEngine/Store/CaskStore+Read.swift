@@ -112,6 +112,7 @@ extension CaskStore {
   private func readRecord(
     into buffer: UnsafeMutableRawBufferPointer, at location: RecordLocation, in segment: Segment
   ) throws {
+    if segment.file.readMapped(into: buffer, at: UInt64(location.offset)) { return }
     let received = try segment.file.readFully(into: buffer, at: UInt64(location.offset))
     guard received == buffer.count else {
       throw CaskError.corrupt(file: segment.path, offset: UInt64(location.offset), reason: "record header is damaged")

@@ -1,0 +1,96 @@
+import CaskTestSupport
+import Foundation
+import Testing
+
+@testable import CaskEngine
+
+/// Point reads copy records out of a mapping of their segment (`FileMapping`); a file cut short
+/// under the mapping, which raises SIGBUS when a copy touches a page past its end, must turn
+/// into the error a `pread` gives, never a crash.
+@Suite("Reads from mapped segments")
+struct MappedReadTests {
+  /// A store without the record cache, so that every get reads its segment.
+  private static var uncachedOptions: CaskStore.Options {
+    var options = testStoreOptions
+    options.recordCacheBytes = 0
+    return options
+  }
+
+  private static func location(of key: String, in store: CaskStore) throws -> (RecordLocation, String) {
+    try store.state.withLock { state in
+      let location = try #require(state.directory[IndexKey(key)])
+      return (location, try #require(state.segments[location.segment]).path)
+    }
+  }
+
+  @Test("a mapping copies what the file holds, sees what is written after it was made, and fails past the end")
+  func mappingCopiesAndFails() throws {
+    try withTemporaryDirectory("mapped-copy") { directory throws in
+      let path = directory.file("file")
+      let file = try PosixFileSystem().open(path, mode: .createNew)
+      defer { file.close() }
+      let first = Data((0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+      try file.write(first, at: 0)
+      var buffer = [UInt8](repeating: 0, count: 300)
+      #expect(buffer.withUnsafeMutableBytes { file.readMapped(into: $0, at: 4000) })
+      #expect(buffer == Array(first[4000..<4300]))
+
+      // Written after the mapping was made: the same pages, and new ones.
+      let second = Data(repeating: 0xA5, count: 20000)
+      try file.write(second, at: 5000)
+      #expect(buffer.withUnsafeMutableBytes { file.readMapped(into: $0, at: 24000) })
+      #expect(buffer == [UInt8](repeating: 0xA5, count: 300))
+
+      // Cut to one page: a copy from the pages after it is stopped by SIGBUS and fails.
+      try file.truncate(to: 4096)
+      #expect(!buffer.withUnsafeMutableBytes { file.readMapped(into: $0, at: 12288) })
+      #expect(!buffer.withUnsafeMutableBytes { file.readMapped(into: $0, at: 4000) })
+      #expect(buffer.withUnsafeMutableBytes { file.readMapped(into: $0, at: 100) })
+      #expect(buffer == Array(first[100..<400]))
+    }
+  }
+
+  @Test("a get whose record a segment cut short no longer holds is a corrupt-record error; records before the cut read")
+  func getPastACut() throws {
+    try withStore(options: Self.uncachedOptions, label: "mapped-cut") { store, _ throws in
+      let keys = (0..<120).map { "key-\($0)" }
+      let values = keys.map { key in Data((key + String(repeating: "v", count: 1000)).utf8) }
+      for (key, value) in zip(keys, values) { try store.put(value, forKey: key) }
+      #expect(try store.get(keys[0]) == values[0])  // the segment is mapped now
+      let (cutRecord, segmentPath) = try Self.location(of: keys[100], in: store)
+      let cut = Int(cutRecord.offset) / 4096 * 4096
+      try FileDamage.truncate(segmentPath, to: cut)
+      for index in [100, 110, 119] {
+        #expect {
+          _ = try store.get(keys[index])
+        } throws: { error in
+          guard case .corrupt = error as? CaskError else { return false }
+          return true
+        }
+      }
+      for index in [0, 1, 50] { #expect(try store.get(keys[index]) == values[index]) }
+    }
+  }
+
+  @Test("gets from many threads while a writer appends read every value written before them")
+  func concurrentGetsWhileAppending() throws {
+    try withStore(options: Self.uncachedOptions, label: "mapped-concurrent") { store, _ throws in
+      for index in 0..<200 { try store.put(Data("value \(index)".utf8), forKey: "key-\(index)") }
+      let failures = Locked(0)
+      DispatchQueue.concurrentPerform(iterations: 5) { worker in
+        if worker == 0 {
+          for index in 200..<2000 { try? store.put(Data("value \(index)".utf8), forKey: "key-\(index)") }
+          return
+        }
+        for round in 0..<2000 {
+          let index = (round * 7 + worker) % 200
+          if (try? store.get("key-\(index)")) != Data("value \(index)".utf8) { failures.withLock { $0 += 1 } }
+        }
+      }
+      #expect(failures.withLock { $0 } == 0)
+      for index in stride(from: 200, to: 2000, by: 97) {
+        #expect(try store.get("key-\(index)") == Data("value \(index)".utf8))
+      }
+    }
+  }
+}
