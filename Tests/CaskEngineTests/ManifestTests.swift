@@ -277,7 +277,7 @@ struct IntegrityTokenTests {
 /// leaves.
 final class SealDuringInputRemoval: ForwardingFileSystem, @unchecked Sendable {
   let armed = Atomic(false)
-  let store = Mutex<CaskStore?>(nil)
+  let store = Locked<CaskStore?>(nil)
   let image: String
   let copied = Atomic(false)
 

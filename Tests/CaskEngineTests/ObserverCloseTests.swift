@@ -1,6 +1,5 @@
 import CaskTestSupport
 import Foundation
-import Synchronization
 import Testing
 
 @testable import CaskEngine
@@ -12,7 +11,7 @@ struct ObserverCloseTests {
   @Test("onClose runs once, after the handler saw every commit; an observer added later is closed at once")
   func onCloseAfterLastCommit() throws {
     try withStore(options: CaskStore.Options(durability: .never), label: "observer-close") { store, _ throws in
-      let events = Mutex<[String]>([])
+      let events = Locked<[String]>([])
       let observation = store.observeChanges { changes in
         events.withLock { $0.append(contentsOf: changes.map(\.key)) }
       } onClose: {
@@ -25,7 +24,7 @@ struct ObserverCloseTests {
       observation.cancel()
       #expect(events.withLock { $0 } == ["a", "b", "closed"])
 
-      let late = Mutex(0)
+      let late = Locked(0)
       let lateObservation = store.observeChanges { _ in
       } onClose: {
         late.withLock { $0 += 1 }
@@ -38,7 +37,7 @@ struct ObserverCloseTests {
   @Test("an observer cancelled before the close is not told")
   func cancelledObserverIsNotTold() throws {
     try withStore(options: CaskStore.Options(durability: .never), label: "observer-cancel") { store, _ throws in
-      let told = Mutex(false)
+      let told = Locked(false)
       let observation = store.observeChanges { _ in
       } onClose: {
         told.withLock { $0 = true }

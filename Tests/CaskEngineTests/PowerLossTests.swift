@@ -1,6 +1,5 @@
 import CaskTestSupport
 import Foundation
-import Synchronization
 import Testing
 
 @testable import CaskEngine
@@ -124,8 +123,8 @@ struct PowerLossTests {
       fileSystem.scheduleCrash(afterMutations: Int.random(in: 20...200, using: &random))
       let seeds = (0..<writers).map { _ in random.next() }
       // Each writer owns its keys, so its acknowledged state is known whatever the others did.
-      let outcomes = Mutex<[Int: (model: [String: Data], interrupted: FaultWorkload.Step?)]>([:])
-      let unexpected = Mutex<[String]>([])
+      let outcomes = Locked<[Int: (model: [String: Data], interrupted: FaultWorkload.Step?)]>([:])
+      let unexpected = Locked<[String]>([])
       DispatchQueue.concurrentPerform(iterations: writers) { writer in
         var random = SeededRandom(seed: seeds[writer])
         var serial = writer * 1_000_000

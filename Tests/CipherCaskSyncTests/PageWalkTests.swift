@@ -1,7 +1,6 @@
 import CaskTestSupport
 import CipherCask
 import Foundation
-import Synchronization
 import Testing
 
 @testable import CipherCaskSync
@@ -196,14 +195,14 @@ struct PageWalkTests {
 
 /// A number set from a `@Sendable` callback and read by the test.
 private final class Counter: Sendable {
-  private let state = Mutex(0)
+  private let state = Locked(0)
   var value: Int { state.withLock { $0 } }
   func set(_ value: Int) { state.withLock { $0 = value } }
 }
 
 /// Cancels a task from a `@Sendable` callback that runs before the task is known to it.
 private final class Canceller: Sendable {
-  private let action = Mutex<(@Sendable () -> Void)?>(nil)
+  private let action = Locked<(@Sendable () -> Void)?>(nil)
 
   func set(_ cancel: @escaping @Sendable () -> Void) { action.withLock { $0 = cancel } }
   func cancel() { action.withLock { $0 }?() }

@@ -1,7 +1,6 @@
 import CaskTestSupport
 import CipherCask
 import Foundation
-import Synchronization
 
 // Models, stores and recorders shared by the collection tests.
 
@@ -57,8 +56,8 @@ func withStore<R>(
 /// Records every commit of a store, synchronously (observers run before the write returns), so
 /// a test can count commits and see what each one changed.
 final class CommitLog: Sendable {
-  private let recorded = Mutex<[[CaskChange]]>([])
-  private let observation = Mutex<CaskObservation?>(nil)
+  private let recorded = Locked<[[CaskChange]]>([])
+  private let observation = Locked<CaskObservation?>(nil)
 
   init(_ store: CaskStore) {
     let observation = store.observeChanges { [weak self] changes in self?.recorded.withLock { $0.append(changes) } }
@@ -75,9 +74,9 @@ final class CommitLog: Sendable {
 /// Collects the elements of a change stream on a task of its own, so a test can wait for them
 /// with a timeout instead of hanging on an element that never comes.
 final class ChangeCollector<ID: Sendable>: Sendable {
-  private let received = Mutex<[CollectionChange<ID>]>([])
-  private let finished = Mutex(false)
-  private let task = Mutex<Task<Void, Never>?>(nil)
+  private let received = Locked<[CollectionChange<ID>]>([])
+  private let finished = Locked(false)
+  private let task = Locked<Task<Void, Never>?>(nil)
 
   init(_ stream: AsyncStream<CollectionChange<ID>>) {
     let task = Task {

@@ -1,7 +1,6 @@
 import CaskTestSupport
 import CipherCask
 import Foundation
-import Synchronization
 import Testing
 
 // The code samples of Docs/GUIDE.md and of README.md's "Quick start: collections", compiled
@@ -310,7 +309,7 @@ struct GuideExamplesTests {
 
   /// The changes a `show` closure was given.
   private final class SeenChanges: Sendable {
-    private let seen = Mutex<[CollectionChange<String>]>([])
+    private let seen = Locked<[CollectionChange<String>]>([])
 
     var changes: [CollectionChange<String>] { seen.withLock { $0 } }
 
