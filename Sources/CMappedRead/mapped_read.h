@@ -57,13 +57,22 @@ static void cask_mapped_on_sigbus(int number, siginfo_t *info, void *context) {
         previous->sa_handler(number);
         return;
     }
-    // The default action (an ignored fault is not ignorable): restored, and the faulting
-    // instruction runs again on return and ends the process as it would have.
+    // Sent by kill() or sigqueue() rather than raised by a fault.
+    int sent = info == NULL || info->si_code <= 0;
+    if (sent && (previous->sa_flags & SA_SIGINFO) == 0 && previous->sa_handler == SIG_IGN) {
+        return;
+    }
+    // The default action (a fault cannot be ignored): restored, then a fault's instruction runs
+    // again on return, and a sent signal is raised again, and either ends the process as it
+    // would have without this handler.
     struct sigaction fallback;
     memset(&fallback, 0, sizeof fallback);
     fallback.sa_handler = SIG_DFL;
     sigemptyset(&fallback.sa_mask);
     sigaction(SIGBUS, &fallback, NULL);
+    if (sent) {
+        raise(SIGBUS);
+    }
 }
 
 /// Installs the SIGBUS handler (once per process: the caller makes sure). Returns 0, or -1

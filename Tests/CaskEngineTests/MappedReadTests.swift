@@ -93,4 +93,36 @@ struct MappedReadTests {
       }
     }
   }
+
+  /// Runs `cask-crash-writer --sigbus-chain` in `directory`, without the Swift runtime's own
+  /// crash handler (which would otherwise be the handler before the store's).
+  private static func runSigbusChild(in directory: String, ownHandler: Bool) throws -> Process {
+    let process = Process()
+    process.executableURL = try CrashWriterBinary.locate()
+    process.arguments = ["--sigbus-chain", directory] + (ownHandler ? ["--own-handler"] : [])
+    var environment = ProcessInfo.processInfo.environment
+    environment["SWIFT_BACKTRACE"] = "enable=no"
+    process.environment = environment
+    try process.run()
+    process.waitUntilExit()
+    return process
+  }
+
+  @Test("a SIGBUS that is not a mapped copy's goes to the handler installed before the store's")
+  func otherSigbusReachesEarlierHandler() throws {
+    try withTemporaryDirectory("mapped-chain") { directory throws in
+      let process = try Self.runSigbusChild(in: directory.path, ownHandler: true)
+      #expect(process.terminationReason == .exit)
+      #expect(process.terminationStatus == 42, "exit status \(process.terminationStatus) (2: set-up, 3 and 4: the cut)")
+    }
+  }
+
+  @Test("a SIGBUS that is not a mapped copy's still ends the process when nothing else handles it")
+  func otherSigbusKeepsItsDefaultAction() throws {
+    try withTemporaryDirectory("mapped-default") { directory throws in
+      let process = try Self.runSigbusChild(in: directory.path, ownHandler: false)
+      #expect(process.terminationReason == .uncaughtSignal)
+      #expect(process.terminationStatus == SIGBUS, "status \(process.terminationStatus) (2: set-up, 3 and 4: the cut)")
+    }
+  }
 }

@@ -11,6 +11,7 @@
 //        cask-crash-writer --streamed-import <store path> <password> <run> <objects> <segment size limit>
 //                                                   (StreamedImportWriter.swift: one import, killed mid-way)
 //        cask-crash-writer --no-spare-descriptor <directory>   (NoSpareDescriptor.swift)
+//        cask-crash-writer --sigbus-chain <directory> [--own-handler]   (SigbusChain.swift)
 
 import CaskEngine
 import CaskTestSupport
@@ -29,6 +30,9 @@ func fail(_ message: String) -> Never {
 let arguments = CommandLine.arguments
 if arguments.count == 3 && arguments[1] == "--no-spare-descriptor" {
   exit(NoSpareDescriptor.run(in: arguments[2]).rawValue)
+}
+if arguments.count >= 3 && arguments[1] == "--sigbus-chain" {
+  SigbusChain.run(in: arguments[2], ownHandler: arguments.count == 4 && arguments[3] == "--own-handler")
 }
 if arguments.count >= 2 && arguments[1] == "--collection" {
   CollectionWriter.run(Array(arguments.dropFirst(2)))
