@@ -2,13 +2,14 @@ internal import CMappedRead
 
 /// A read-only shared mapping of a file, for point reads without a system call
 /// (`StorageFile.readMapped`): a get copies its record out of the mapping instead of calling
-/// `pread` (about 0.1–0.25 µs against 0.7–1.0 µs for a 1 KiB record here, Docs/BENCHMARKS.md).
+/// `pread`, about 0.7 µs less for a 1 KiB record here (Docs/BENCHMARKS.md, "Where a
+/// microsecond goes").
 ///
 /// A mapping cannot crash the process: every copy out of it goes through `cask_mapped_copy`
 /// (CMappedRead), which a SIGBUS (the file cut short under the mapping, a page the disk cannot
 /// read) turns into a failed copy; the caller then reads with `pread`, which reports what is
 /// wrong as any read does. Nothing else touches the mapped memory. The mapping spans more
-/// than the file (`Self.length`), so that a growing segment's new records are mapped too:
+/// than the file (at least `minimumLength`), so that a growing segment's new records are mapped too:
 /// Linux maps a page of a shared file mapping as soon as the file reaches it.
 ///
 /// Lifetime: unmapped only when the mapping object goes, which a read in progress keeps
