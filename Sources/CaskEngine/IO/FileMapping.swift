@@ -1,5 +1,9 @@
 internal import CMappedRead
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// A read-only shared mapping of a file, for point reads without a system call
 /// (`StorageFile.readMapped`): a get copies its record out of the mapping instead of calling
 /// `pread`, about 0.7 µs less for a 1 KiB record here (Docs/BENCHMARKS.md, "Where a
@@ -24,11 +28,19 @@ final class FileMapping: @unchecked Sendable {
   /// then some, whatever the file holds yet (address space is not memory).
   static let minimumLength = 1 << 30
 
-  /// Whether copies out of mappings can recover from SIGBUS in this process: the handler is
-  /// installed once, the first time a mapping is made. Only x86-64 has the copy loop that
-  /// stays out of the sanitizers' interceptors at full speed; elsewhere files are read.
+  /// Whether this process maps files: copies out of mappings can recover from SIGBUS (the
+  /// handler is installed once, the first time a mapping is made), and its address space is
+  /// not limited. Only x86-64 has the copy loop that stays out of the sanitizers'
+  /// interceptors at full speed; elsewhere files are read. Under a finite `RLIMIT_AS` files
+  /// are read too. Prevents: each segment's gigabyte of address space counting against the
+  /// limit and leaving the heap too little.
   private static let recoverable: Bool = {
     #if arch(x86_64) && os(Linux)
+      var limit = rlimit()
+      // RLIM_INFINITY is all bits set (the macro's value does not import).
+      guard getrlimit(__rlimit_resource_t(RLIMIT_AS.rawValue), &limit) == 0, limit.rlim_cur == rlim_t.max else {
+        return false
+      }
       return cask_mapped_install() == 0
     #else
       return false
