@@ -18,7 +18,7 @@ enum ProfileCommand: BenchCommand {
     "One engine or collection workload alone (puts, gets, opens, object saves and reads), for perf or callgrind."
   static let usage =
     "cask-bench profile put|batch|get|delete|open|open-events|object-save|object-get|object-all [--ops N] [--keys N] "
-    + "[--coder binary|json] [--dir DIR] [--store DIR] [--repeats N]"
+    + "[--coder binary|json] [--dir DIR] [--store DIR] [--repeats N] [--sealing-threads N]"
   static let options: [(flag: String, help: String)] = [
     ("put", "Single puts into a new store, one operation per call, durability never."),
     ("batch", "Puts in batches of 500 into a new store."),
@@ -35,6 +35,10 @@ enum ProfileCommand: BenchCommand {
     ("--ops N", "Operations in the timed loop (default 100,000)."),
     ("--keys N", "Keys of the store gets read, objects of the collection read (default 10,000)."),
     ("--dir DIR", "Where the store goes (default: the temporary directory)."),
+    (
+      "--sealing-threads N",
+      "put, batch, get, delete: the store's sealingThreads (default: the library's, the cores up to four)."
+    ),
     (
       "--perf-control FIFO",
       "Write 'enable' and 'disable' to perf's control FIFO around the loop (perf record -D -1 --control)."
@@ -56,6 +60,7 @@ enum ProfileCommand: BenchCommand {
     let kept = try options.value("--store")
     let repeats = try count(options.value("--repeats"), default: 3)
     let coder = try options.value("--coder") ?? "binary"
+    let sealingThreads = try options.value("--sealing-threads").map { try count($0, default: 1) }
     guard coder == "binary" || coder == "json" else {
       throw UsageError("'--coder' is binary or json, not '\(coder)'")
     }
@@ -90,7 +95,9 @@ enum ProfileCommand: BenchCommand {
     let keys = EngineCommand.makeKeys(count: reads ? keyCount : operations, length: 16, using: &random)
     let directory = "\(scratch.path)/profile.cask"
     if reads { try EngineCommand.build(directory, keys: keys, values: values) }
-    let store = try CaskStore(path: directory, password: EngineCommand.password, options: EngineCommand.unsynced)
+    var storeOptions = EngineCommand.unsynced
+    if let sealingThreads { storeOptions.sealingThreads = sealingThreads }
+    let store = try CaskStore(path: directory, password: EngineCommand.password, options: storeOptions)
     defer { try? store.close() }
     let order =
       workload == .delete
@@ -98,12 +105,16 @@ enum ProfileCommand: BenchCommand {
       : (0..<operations).map { workload == .get ? Int.random(in: 0..<keys.count, using: &random) : $0 }
     control?.send("enable")
     let start = DispatchTime.now().uptimeNanoseconds
+    let cpuStart = ImportCommand.cpuSeconds()
     let checked = try loop(workload, store: store, keys: keys, values: values, order: order)
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    let cpu = ImportCommand.cpuSeconds() - cpuStart
     control?.send("disable")
     print(
       "\(workload.rawValue): \(Number.grouped(Double(order.count))) operations in \(Number.fixed(seconds, 3)) s, "
-        + "\(Number.fixed(seconds * 1e6 / Double(order.count), 2)) µs each (\(checked) bytes read or keys deleted)")
+        + "\(Number.fixed(seconds * 1e6 / Double(order.count), 2)) µs each, "
+        + "\(Number.fixed(cpu * 1e6 / Double(order.count), 2)) µs of CPU each, every thread "
+        + "(\(checked) bytes read or keys deleted)")
   }
 
   /// The timed loop: the only code a `--toggle-collect` on it counts.

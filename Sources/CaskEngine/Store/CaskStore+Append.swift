@@ -75,23 +75,35 @@ extension CaskStore {
         reason: "no sequence numbers left: a record or hint of this store claims a sequence near 2^64")
     }
     guard let active = writer.active else { throw CaskError.closed }
+    var offsets: [UInt64] = []
+    offsets.reserveCapacity(operations.count)
     var offset = active.end
-    for index in operations.indices {
-      let isLast = index == operations.count - 1
+    for operation in operations {
+      offsets.append(offset)
+      offset += UInt64(operation.record.count)
+    }
+    // Each record's key message binds its own place only, so they seal independently.
+    let segment = active.segment
+    let records = operations
+    let lanes = SealingLanes.lanes(count: records.count, bytes: 0, limit: options.sealingThreads)
+    try SealingLanes.forEach(count: records.count, lanes: lanes) { index in
+      let isLast = index == records.count - 1
       let flags = (isLast ? CaskFormat.recordFlagBatchEnd : 0) | (index == 0 ? CaskFormat.recordFlagBatchStart : 0)
       try number(
-        &operations[index], flags: flags, sequence: firstSequence + UInt64(index), segment: active.segment,
-        offset: offset)
-      offset += UInt64(operations[index].record.count)
+        records[index], flags: flags, sequence: firstSequence + UInt64(index), segment: segment,
+        offset: offsets[index])
     }
   }
 
   /// Gives one record its flags, sequence number and CRC, sealing a version 3 key message
   /// for the place it is written at, under the segment's key epoch (the current one: the
   /// active segment always is).
-  func number(_ operation: inout Prepared, flags: UInt8, sequence: UInt64, segment: Segment, offset: UInt64) throws {
+  ///
+  /// Writes only into the record's bytes (a reference), so that records of one batch can be
+  /// numbered on several threads at once.
+  func number(_ operation: Prepared, flags: UInt8, sequence: UInt64, segment: Segment, offset: UInt64) throws {
     if segment.cipher.bindsRecords {
-      try sealKeyMessage(of: &operation, flags: flags, sequence: sequence, segment: segment, offset: offset)
+      try sealKeyMessage(of: operation, flags: flags, sequence: sequence, segment: segment, offset: offset)
     }
     operation.record.withUnsafeMutableBytes { RecordEncoder.finish($0, flags: flags, sequence: sequence) }
   }
@@ -99,7 +111,7 @@ extension CaskStore {
   /// Seals a version 3 record's key message, bound to the place the record is written at,
   /// into the room `prepare` left for it.
   private func sealKeyMessage(
-    of operation: inout Prepared, flags: UInt8, sequence: UInt64, segment: Segment, offset: UInt64
+    of operation: Prepared, flags: UInt8, sequence: UInt64, segment: Segment, offset: UInt64
   ) throws {
     let segmentID = segment.id
     let cipher = segment.cipher

@@ -62,12 +62,17 @@ extension CaskStore {
     let operations = batch.operations
     var lastIndex: [IndexKey: Int] = [:]
     for (index, operation) in operations.enumerated() { lastIndex[IndexKey(operation.key)] = index }
-    var prepared: [Prepared] = []
-    prepared.reserveCapacity(lastIndex.count)
+    var kept: [Int] = []
+    kept.reserveCapacity(lastIndex.count)
+    var valueBytes = 0
     for (index, operation) in operations.enumerated() where lastIndex[IndexKey(operation.key)] == index {
-      prepared.append(try prepare(operation, cipher: cipher))
+      kept.append(index)
+      if case .put(_, let value) = operation { valueBytes += value.count }
     }
-    return prepared
+    let lanes = SealingLanes.lanes(count: kept.count, bytes: valueBytes, limit: options.sealingThreads)
+    return try SealingLanes.map(count: kept.count, lanes: lanes) { item in
+      try prepare(operations[kept[item]], cipher: cipher)
+    }
   }
 
   /// Seals the value message (and, before version 3, the key message) into the record. A

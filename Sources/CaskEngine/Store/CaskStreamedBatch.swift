@@ -128,9 +128,8 @@ public struct CaskStreamedBatch: ~Copyable {
 
   /// Numbers `record`, seals its key message for its place, and moves it to the buffer.
   private mutating func finish(_ record: CaskStore.Prepared, flags: UInt8) throws {
-    var record = record
     let offset = written + UInt64(buffer.count)
-    try store.number(&record, flags: flags, sequence: nextSequence, segment: segment, offset: offset)
+    try store.number(record, flags: flags, sequence: nextSequence, segment: segment, offset: offset)
     let length = UInt32(record.record.count)
     let location = RecordLocation(
       segment: record.isDelete ? 0 : segment.id, offset: UInt32(offset), length: length)
