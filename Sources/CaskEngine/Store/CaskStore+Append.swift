@@ -75,23 +75,24 @@ extension CaskStore {
         reason: "no sequence numbers left: a record or hint of this store claims a sequence near 2^64")
     }
     guard let active = writer.active else { throw CaskError.closed }
-    var offsets: [UInt64] = []
-    offsets.reserveCapacity(operations.count)
-    var offset = active.end
-    for operation in operations {
-      offsets.append(offset)
-      offset += UInt64(operation.record.count)
-    }
-    // Each record's key message binds its own place only, so they seal independently.
     let segment = active.segment
     let records = operations
-    let lanes = SealingLanes.lanes(count: records.count, bytes: 0, limit: options.sealingThreads)
-    try SealingLanes.forEach(count: records.count, lanes: lanes) { index in
-      let isLast = index == records.count - 1
-      let flags = (isLast ? CaskFormat.recordFlagBatchEnd : 0) | (index == 0 ? CaskFormat.recordFlagBatchStart : 0)
-      try number(
-        records[index], flags: flags, sequence: firstSequence + UInt64(index), segment: segment,
-        offset: offsets[index])
+    // On the stack for small batches. Prevents: an array allocated for every single put.
+    try withUnsafeTemporaryAllocation(of: UInt64.self, capacity: records.count) { offsets in
+      var offset = active.end
+      for (index, record) in records.enumerated() {
+        offsets.initializeElement(at: index, to: offset)
+        offset += UInt64(record.record.count)
+      }
+      // Each record's key message binds its own place only, so they seal independently.
+      let lanes = SealingLanes.lanes(count: records.count, bytes: 0, limit: options.sealingThreads)
+      try SealingLanes.forEach(count: records.count, lanes: lanes) { index in
+        let isLast = index == records.count - 1
+        let flags = (isLast ? CaskFormat.recordFlagBatchEnd : 0) | (index == 0 ? CaskFormat.recordFlagBatchStart : 0)
+        try number(
+          records[index], flags: flags, sequence: firstSequence + UInt64(index), segment: segment,
+          offset: offsets[index])
+      }
     }
   }
 

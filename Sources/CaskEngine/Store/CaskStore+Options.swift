@@ -66,9 +66,9 @@ extension CaskStore {
     /// Threads that seal the records of one large batch, the calling thread among them: AES-CBC
     /// is serial inside a message, so one thread seals at the cipher's speed and no faster, while
     /// the messages of a batch are independent. Default: the cores this process may use, at most
-    /// four; 1 seals on the calling thread only. A batch's CPU time is the same either way, and
-    /// small batches (under about 32 KiB of values and 128 records) always seal on the calling
-    /// thread.
+    /// four; 1 seals on the calling thread only. A batch's CPU time is the same either way. Each
+    /// further thread needs 32 KiB of values or 128 records of the batch: a batch under 64 KiB
+    /// of values and 256 records seals on the calling thread alone.
     public var sealingThreads = SealingLanes.defaultLimit
 
     public init(
