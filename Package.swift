@@ -22,7 +22,7 @@ let package = Package(
     // Copies out of a file mapping that a SIGBUS turns into a failed copy: inline functions
     // in a header (no C sources); CaskEngine's FileMapping only.
     .systemLibrary(
-      name: "CMappedRead"
+      name: "CMappedCopy"
     ),
     // The operating system below every module: the one EINTR retry, standard descriptors, paths.
     .target(
@@ -40,7 +40,7 @@ let package = Package(
     ),
     .target(
       name: "CaskEngine",
-      dependencies: ["RNCryptorCodec", "CaskPlatform", "CCRC32C", "CMappedRead"]
+      dependencies: ["RNCryptorCodec", "CaskPlatform", "CCRC32C", "CMappedCopy"]
     ),
     .target(
       name: "CipherCask",

@@ -15,7 +15,9 @@ import Testing
 /// (and so by `swift test`) into the same products directory as the test bundle; the test never
 /// builds anything. A SIGKILL keeps what reached the page cache, so this finds recovery and
 /// ordering bugs (torn tails, half-finished segment switches and compactions, stale hints);
-/// losing unsynced data is the business of GroupCommitTests.
+/// losing unsynced data is the business of GroupCommitTests. Odd runs write with `.never`,
+/// where nothing is synced: what an acknowledged write copied into a segment's mapping or
+/// wrote with `pwrite` must survive the kill all the same.
 @Suite("Crash recovery with real processes")
 struct CrashRecoveryTests {
   static let password = "crash-test"

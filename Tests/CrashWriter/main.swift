@@ -1,8 +1,9 @@
 // cask-crash-writer: the victim of Tests/CaskEngineTests/CrashRecoveryTests.swift.
 //
-// Opens a store with `.always` durability and performs the `CrashWorkload` stream of
-// `(seed, run)` until it is killed, printing `CrashWriterLine.acknowledged(i)` after
-// operation i returned. The test kills it with SIGKILL and checks that every acknowledged
+// Opens a store (`.always` durability in even runs, `.never` in odd ones: a kill of the
+// process alone must lose nothing acknowledged under either) and performs the
+// `CrashWorkload` stream of `(seed, run)` until it is killed, printing
+// `CrashWriterLine.acknowledged(i)` after operation i returned. The test kills it with SIGKILL and checks that every acknowledged
 // operation survived. Used only by the tests; not a product.
 //
 // Usage: cask-crash-writer <store path> <password> <seed> <run> <segment size limit> [max operations]
@@ -50,7 +51,7 @@ let maximumOperations = arguments.count == 7 ? Int(arguments[6]) ?? 0 : 100_000
 do {
   // Automatic compaction with low thresholds, so that kills also land in background compactions.
   let options = CaskStore.Options(
-    durability: .always, segmentSizeLimit: segmentLimit,
+    durability: run % 2 == 0 ? .always : .never, segmentSizeLimit: segmentLimit,
     autoCompaction: CaskStore.AutoCompaction(deadRatio: 0.3, minimumDeadBytes: 8 << 10))
   let store = try CaskStore(path: arguments[1], password: arguments[2], options: options)
   emit(CrashWriterLine.opened)

@@ -1,28 +1,36 @@
-internal import CMappedRead
+internal import CMappedCopy
 
 #if canImport(Glibc)
   import Glibc
 #endif
 
-/// A read-only shared mapping of a file, for point reads without a system call
-/// (`StorageFile.readMapped`): a get copies its record out of the mapping instead of calling
-/// `pread`, about 0.7 µs less for a 1 KiB record here (Docs/BENCHMARKS.md, "Where a
-/// microsecond goes").
+/// A shared mapping of a file, for point reads and appends without a system call
+/// (`StorageFile.readMapped`, `.writeMapped`): a get copies its record out of the mapping
+/// instead of calling `pread`, about 0.7 µs less for a 1 KiB record here, and an append into
+/// space the writer reserved ahead copies its records into it instead of calling `pwrite`,
+/// about 1 µs less a record (Docs/BENCHMARKS.md, "Where a microsecond goes").
 ///
-/// A mapping cannot crash the process: every copy out of it goes through `cask_mapped_copy`
-/// (CMappedRead), which a SIGBUS (the file cut short under the mapping, a page the disk cannot
-/// read) turns into a failed copy; the caller then reads with `pread`, which reports what is
-/// wrong as any read does. Nothing else touches the mapped memory. The mapping spans more
-/// than the file (at least `minimumLength`), so that a growing segment's new records are mapped too:
-/// Linux maps a page of a shared file mapping as soon as the file reaches it.
+/// A mapping cannot crash the process: every copy out of or into it goes through
+/// `cask_mapped_copy` (CMappedCopy), which a SIGBUS (the file cut short under the mapping, a
+/// page the disk cannot read, a page of a hole the file system finds no space for) turns into
+/// a failed copy; the caller then reads with `pread` or writes with `pwrite`, which reports what
+/// is wrong as any read or write does. Nothing else touches the mapped memory. The mapping spans
+/// more than the file (at least `minimumLength`), so that a growing segment's new records are
+/// mapped too: Linux maps a page of a shared file mapping as soon as the file reaches it.
+///
+/// Bytes copied into a shared mapping are in the page cache, as a `pwrite`'s are: a process
+/// that ends right after loses none of them, and `fdatasync` on the descriptor writes them
+/// to the disk (on Linux it covers pages dirtied through any mapping of the file).
 ///
 /// Lifetime: unmapped only when the mapping object goes, which a read in progress keeps
 /// (closing the file's descriptor leaves the mapping as it is).
 final class FileMapping: @unchecked Sendable {
-  // `@unchecked Sendable`: the pointer is only read, through `cask_mapped_copy`, and the
-  // memory it names stays mapped until deinit.
+  // `@unchecked Sendable`: the pointer is only used through `cask_mapped_copy`, and the
+  // memory it names stays mapped until deinit. Writes come from the store's one writer, into
+  // bytes no reader is given before the index points at them.
   private let base: UnsafeMutableRawPointer
   let length: Int
+  let writable: Bool
 
   /// How much of a file one mapping spans: the largest segment a store writes by default and
   /// then some, whatever the file holds yet (address space is not memory).
@@ -47,15 +55,18 @@ final class FileMapping: @unchecked Sendable {
     #endif
   }()
 
-  /// Maps the file behind `descriptor` (at `path`), which is `size` bytes long now, or returns
-  /// `nil` when it cannot (mapping not recoverable here, `mmap` refused).
-  init?(descriptor: Int32, size: UInt64, path: String) {
+  /// Maps the file behind `descriptor` (at `path`), which is `size` bytes long now, writable
+  /// when `writable` (the descriptor must then be open for writing), or returns `nil` when it
+  /// cannot (mapping not recoverable here, `mmap` refused).
+  init?(descriptor: Int32, size: UInt64, path: String, writable: Bool) {
     guard Self.recoverable, size <= UInt64(Int.max - Self.minimumLength) else { return nil }
     guard
-      let (address, length) = try? Syscall.mapFile(descriptor, count: max(Int(size), Self.minimumLength), path: path)
+      let (address, length) = try? Syscall.mapFile(
+        descriptor, count: max(Int(size), Self.minimumLength), writable: writable, path: path)
     else { return nil }
     self.base = address
     self.length = length
+    self.writable = writable
   }
 
   deinit {
@@ -69,7 +80,23 @@ final class FileMapping: @unchecked Sendable {
   ///   to use, and the caller reads with `pread`.
   func copy(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) -> Bool {
     guard let destination = buffer.baseAddress else { return true }
-    guard offset <= UInt64(length), UInt64(buffer.count) <= UInt64(length) - offset else { return false }
+    guard contains(count: buffer.count, at: offset) else { return false }
     return cask_mapped_copy(destination, base + Int(offset), buffer.count) == 0
+  }
+
+  /// Copies `bytes` into the file at `offset`.
+  ///
+  /// - Returns: `false` when the mapping is read-only, the bytes are not all inside it, or a
+  ///   SIGBUS stopped the copy (the file does not reach that far, or a page could not be read
+  ///   or given disk space): part of the bytes may be in the file, and the caller writes them
+  ///   all with `pwrite`.
+  func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) -> Bool {
+    guard let source = bytes.baseAddress else { return true }
+    guard writable, contains(count: bytes.count, at: offset) else { return false }
+    return cask_mapped_copy(base + Int(offset), source, bytes.count) == 0
+  }
+
+  private func contains(count: Int, at offset: UInt64) -> Bool {
+    offset <= UInt64(length) && UInt64(count) <= UInt64(length) - offset
   }
 }

@@ -85,6 +85,16 @@ public protocol StorageFile: AnyObject, Sendable {
   func readMapped(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) -> Bool
   /// Writes all of `bytes` at `offset`.
   func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws
+  /// Copies `bytes` into the file at `offset` without a system call (into a shared, writable
+  /// mapping of the file), if the file offers that and already reaches past them. Like a
+  /// `write`, the bytes are in the page cache when it returns: the process may end at once and
+  /// they still reach the file; `sync` makes them durable.
+  ///
+  /// - Returns: `false` when it did not write them all (no writable mapping, bytes past the
+  ///   file's end or past the mapping, a page the disk refused): part of them may be written,
+  ///   and the caller then uses `write`, which says what is wrong. The default does nothing and
+  ///   returns `false`.
+  func writeMapped(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) -> Bool
   /// Makes written data durable (`fdatasync`/`fsync`).
   func sync() throws
   /// The current size in bytes.
@@ -159,6 +169,10 @@ extension StorageFile {
       total += count
     }
     return total
+  }
+
+  public func writeMapped(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) -> Bool {
+    false
   }
 
   public func readMapped(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) -> Bool {

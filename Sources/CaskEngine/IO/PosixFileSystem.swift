@@ -23,7 +23,7 @@ public struct PosixFileSystem: FileSystem {
     case .readWrite: flags = O_RDWR
     case .createNew: flags = O_RDWR | O_CREAT | O_EXCL
     }
-    return PosixFile(descriptor: try Self.openRegular(path, flags: flags), path: path)
+    return PosixFile(descriptor: try Self.openRegular(path, flags: flags), path: path, writable: mode != .readOnly)
   }
 
   /// `open` with `O_NOFOLLOW` (and `O_NONBLOCK`, so that opening a FIFO does not wait), then a
@@ -133,8 +133,11 @@ public struct PosixFileSystem: FileSystem {
 final class PosixFile: StorageFile {
   let path: String
   private let descriptor: Atomic<Int32>
-  /// The file's mapping, made at the first `readMapped` (holding `nil` when the file cannot be
-  /// mapped): point reads of records copy from it instead of calling `pread`.
+  /// Whether the descriptor was opened for writing: its mapping is then writable too.
+  private let writable: Bool
+  /// The file's mapping, made at the first `readMapped` or `writeMapped` (holding `nil` when
+  /// the file cannot be mapped): point reads of records copy from it instead of calling
+  /// `pread`, appends into reserved space copy into it instead of calling `pwrite`.
   private let mapping = AtomicLazyReference<MappingSlot>()
 
   private final class MappingSlot: Sendable {
@@ -142,9 +145,10 @@ final class PosixFile: StorageFile {
     init(_ mapping: FileMapping?) { self.mapping = mapping }
   }
 
-  init(descriptor: Int32, path: String) {
+  init(descriptor: Int32, path: String, writable: Bool) {
     self.descriptor = Atomic(descriptor)
     self.path = path
+    self.writable = writable
   }
 
   deinit {
@@ -161,15 +165,21 @@ final class PosixFile: StorageFile {
     try Syscall.pread(current(), buffer, offset, path: path)
   }
 
+  /// The file's mapping, made now if this is the first use; `nil` when it cannot be mapped.
+  private func mapped() -> FileMapping? {
+    if let made = mapping.load() { return made.mapping }
+    guard let descriptor = try? current(), let size = try? size() else { return nil }
+    let made = FileMapping(descriptor: descriptor, size: size, path: path, writable: writable)
+    return mapping.storeIfNil(MappingSlot(made)).mapping
+  }
+
   func readMapped(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) -> Bool {
-    let slot: MappingSlot
-    if let made = mapping.load() {
-      slot = made
-    } else {
-      guard let descriptor = try? current(), let size = try? size() else { return false }
-      slot = mapping.storeIfNil(MappingSlot(FileMapping(descriptor: descriptor, size: size, path: path)))
-    }
-    return slot.mapping?.copy(into: buffer, at: offset) ?? false
+    mapped()?.copy(into: buffer, at: offset) ?? false
+  }
+
+  func writeMapped(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) -> Bool {
+    guard writable else { return false }
+    return mapped()?.write(bytes, at: offset) ?? false
   }
 
   func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {

@@ -218,15 +218,17 @@ enum Syscall {
     return pointer
   }
 
-  /// Maps `count` bytes of the file behind `descriptor` from its start, read-only and shared
-  /// (`count` rounded up to whole pages; it may exceed the file). Only `FileMapping` touches
+  /// Maps `count` bytes of the file behind `descriptor` from its start, shared, read-only or
+  /// also writable (`count` rounded up to whole pages; it may exceed the file). Only `FileMapping` touches
   /// such memory (see there).
   ///
   /// - Returns: the address and the length mapped.
-  static func mapFile(_ descriptor: Int32, count: Int, path: String) throws -> (UnsafeMutableRawPointer, Int) {
+  static func mapFile(
+    _ descriptor: Int32, count: Int, writable: Bool, path: String
+  ) throws -> (UnsafeMutableRawPointer, Int) {
     let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
     let length = (count + pageSize - 1) / pageSize * pageSize
-    let pointer = mmap(nil, length, PROT_READ, MAP_SHARED, descriptor, 0)
+    let pointer = mmap(nil, length, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, descriptor, 0)
     guard let pointer, pointer != MAP_FAILED else {
       throw CaskError.io(operation: "mmap", path: path, errno: errno)
     }

@@ -154,6 +154,11 @@ extension CaskStore {
     try ensureRoom(for: UInt64(buffer.count), writer: &writer)
     guard let segment = writer.active?.segment, let start = writer.active?.end else { throw CaskError.closed }
     reserveSpace(for: UInt64(buffer.count), writer: &writer)
+    if let zeroed = writer.active?.zeroed, start + UInt64(buffer.count) <= zeroed,
+      segment.file.writeMapped(buffer, at: start)
+    {
+      return start
+    }
     do {
       try segment.file.write(buffer, at: start)
     } catch {
@@ -162,6 +167,7 @@ extension CaskStore {
       do {
         try segment.file.truncate(to: start)
         writer.active?.reserved = start
+        writer.active?.zeroed = 0
       } catch {
         writer.failure = error as? CaskError ?? .io(operation: "truncate", path: segment.path, errno: EIO)
       }
@@ -240,7 +246,12 @@ extension CaskStore {
     let zeros = [UInt8](repeating: 0, count: Int(target - start))
     // Also when the write fails: part of the zeros may be there, and `reserved` must reach
     // past them for seal and close to cut them.
-    try? zeros.withUnsafeBytes { try active.segment.file.write($0, at: start) }
+    do {
+      try zeros.withUnsafeBytes { try active.segment.file.write($0, at: start) }
+      writer.active?.zeroed = target
+    } catch {
+      // Not thrown: the append after it writes with `pwrite` and reports its own error.
+    }
     writer.active?.reserved = target
   }
 
@@ -249,5 +260,6 @@ extension CaskStore {
     guard active.reserved > active.end else { return }
     try active.segment.file.truncate(to: active.end)
     active.reserved = active.end
+    active.zeroed = 0
   }
 }

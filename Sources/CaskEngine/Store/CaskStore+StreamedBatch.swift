@@ -108,6 +108,7 @@ extension CaskStore {
     do {
       try batch.segment.file.truncate(to: batch.start)
       writer.active?.reserved = batch.start
+      writer.active?.zeroed = 0
     } catch {
       writer.failure = error as? CaskError ?? .io(operation: "truncate", path: batch.segment.path, errno: EIO)
     }

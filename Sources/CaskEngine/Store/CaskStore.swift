@@ -98,6 +98,11 @@ public final class CaskStore: Sendable {
     /// How far the file is known to reach: `end` plus the zeros reserved ahead of the writer
     /// under `.always` (`CaskStore.reserveSpace`).
     var reserved: UInt64
+    /// How far the zeros `reserveSpace` wrote are known to reach (0: none known). An append
+    /// that ends before it is copied into the segment's mapping instead of written with
+    /// `pwrite`: those pages exist in the file and have their blocks, so the copy needs neither
+    /// a system call nor new disk space. Anything that cuts the file resets it.
+    var zeroed: UInt64 = 0
     /// Whether the scan at open found damage that stays in the segment: it then gets no hint
     /// when sealed or closed, so that every open scans it and reports the damage again.
     var keepsDamage = false

@@ -4,11 +4,12 @@ import Testing
 
 @testable import CaskEngine
 
-/// Point reads copy records out of a mapping of their segment (`FileMapping`); a file cut short
-/// under the mapping, which raises SIGBUS when a copy touches a page past its end, must turn
-/// into the error a `pread` gives, never a crash.
-@Suite("Reads from mapped segments")
-struct MappedReadTests {
+/// Point reads copy records out of a mapping of their segment (`FileMapping`), and appends
+/// into the space the writer reserved ahead copy records into it; a file cut short under the
+/// mapping, which raises SIGBUS when a copy touches a page past its end, must turn into the
+/// error a `pread` or `pwrite` gives, never a crash.
+@Suite("Reads and appends through mapped segments")
+struct FileMappingTests {
   /// A store without the record cache, so that every get reads its segment.
   private static var uncachedOptions: CaskStore.Options {
     var options = testStoreOptions
@@ -47,6 +48,59 @@ struct MappedReadTests {
       #expect(!buffer.withUnsafeMutableBytes { file.readMapped(into: $0, at: 4000) })
       #expect(buffer.withUnsafeMutableBytes { file.readMapped(into: $0, at: 100) })
       #expect(buffer == Array(first[100..<400]))
+    }
+  }
+
+  @Test("a copy into a writable mapping is what a read then finds; past the end or into a read-only file it fails")
+  func mappedWriteReachesTheFile() throws {
+    try withTemporaryDirectory("mapped-write") { directory throws in
+      let path = directory.file("file")
+      let file = try PosixFileSystem().open(path, mode: .createNew)
+      defer { file.close() }
+      try file.write(Data(count: 8192), at: 0)
+      let payload = (0..<300).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 1) }
+      #expect(payload.withUnsafeBytes { file.writeMapped($0, at: 4000) })
+      #expect(try file.read(count: 300, at: 4000) == Data(payload))
+      // Another descriptor's `pread` sees the same page cache.
+      let reader = try PosixFileSystem().open(path, mode: .readOnly)
+      defer { reader.close() }
+      #expect(try reader.read(count: 300, at: 4000) == Data(payload))
+      #expect(!payload.withUnsafeBytes { reader.writeMapped($0, at: 0) })
+      #expect(try reader.read(count: 300, at: 0) == Data(count: 300))
+
+      // Crossing the file's end: the copy stops at the first page past it, the file keeps its size.
+      #expect(!payload.withUnsafeBytes { file.writeMapped($0, at: 8000) })
+      #expect(try file.size() == 8192)
+      try file.truncate(to: 4096)
+      #expect(!payload.withUnsafeBytes { file.writeMapped($0, at: 5000) })
+      #expect(try file.size() == 4096)
+      #expect(payload.withUnsafeBytes { file.writeMapped($0, at: 0) })
+      #expect(try file.read(count: 300, at: 0) == Data(payload))
+    }
+  }
+
+  @Test("appends into reserved space are copied into the mapping instead of written, and read back after a reopen")
+  func appendsGoThroughTheMapping() throws {
+    let fileSystem = WriteCountingFileSystem()
+    var options = testStoreOptions
+    options.durability = .never
+    options.fileSystem = fileSystem
+    try withTemporaryDirectory("mapped-append") { directory throws in
+      let path = directory.file("store.cask")
+      let store = try CaskStore(path: path, password: testPassword, options: options)
+      let values = (0..<200).map { Data(repeating: UInt8($0), count: 1000) }
+      fileSystem.counts.withLock { $0 = (0, 0) }
+      for (index, value) in values.enumerated() { try store.put(value, forKey: "key-\(index)") }
+      #expect(try store.delete("key-0"))
+      let (writes, mapped) = fileSystem.counts.withLock { $0 }
+      // 201 records of about 1.2 KB, 240 KB: one write of reserved zeros, the rest copies.
+      #expect(mapped == 201, "\(mapped) appends copied into the mapping")
+      #expect(writes <= 2, "\(writes) segment writes")
+      try store.close()
+      let reopened = try CaskStore(path: path, password: testPassword, options: testStoreOptions)
+      defer { try? reopened.close() }
+      #expect(try reopened.get("key-0") == nil)
+      for index in 1..<values.count { #expect(try reopened.get("key-\(index)") == values[index]) }
     }
   }
 
@@ -129,5 +183,51 @@ struct MappedReadTests {
       #expect(process.terminationReason == .uncaughtSignal)
       #expect(process.terminationStatus == SIGBUS, "status \(process.terminationStatus) (2: set-up, 3 and 4: the cut)")
     }
+  }
+}
+
+/// Counts the segment writes (`write`) and the appends copied into a mapping (`writeMapped`)
+/// of the files it opens, and forwards both.
+private final class WriteCountingFileSystem: ForwardingFileSystem, @unchecked Sendable {
+  let counts = Locked((writes: 0, mapped: 0))
+
+  override func open(_ path: String, mode: FileOpenMode) throws -> any StorageFile {
+    let file = try super.open(path, mode: mode)
+    return path.contains(".seg") ? CountingFile(file, counts: counts) : file
+  }
+
+  private final class CountingFile: StorageFile, @unchecked Sendable {
+    let base: any StorageFile
+    let counts: Locked<(writes: Int, mapped: Int)>
+    var path: String { base.path }
+
+    init(_ base: any StorageFile, counts: Locked<(writes: Int, mapped: Int)>) {
+      self.base = base
+      self.counts = counts
+    }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
+      try base.read(into: buffer, at: offset)
+    }
+
+    func readMapped(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) -> Bool {
+      base.readMapped(into: buffer, at: offset)
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
+      counts.withLock { $0.writes += 1 }
+      try base.write(bytes, at: offset)
+    }
+
+    func writeMapped(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) -> Bool {
+      let done = base.writeMapped(bytes, at: offset)
+      if done { counts.withLock { $0.mapped += 1 } }
+      return done
+    }
+
+    func sync() throws { try base.sync() }
+    func size() throws -> UInt64 { try base.size() }
+    func truncate(to length: UInt64) throws { try base.truncate(to: length) }
+    func close() { base.close() }
   }
 }

@@ -1,16 +1,18 @@
-// Copies out of a file mapping that survive the file being cut short or failing to read.
-// Header only, no C sources, no library. Only CaskEngine's IO/FileMapping.swift imports this
-// (with `internal import`): the handler, the thread's recovery point and the previous action
-// are static, one copy per object file that uses them, so exactly one Swift file may.
+// Copies out of and into a file mapping that survive the file being cut short, failing to
+// read, or finding no disk space for a page. Header only, no C sources, no library. Only
+// CaskEngine's IO/FileMapping.swift imports this (with `internal import`): the handler, the
+// thread's recovery point and the previous action are static, one copy per object file that
+// uses them, so exactly one Swift file may.
 //
-// Touching a mapped page past the end of its file, or one the disk cannot read, raises SIGBUS.
-// `cask_mapped_copy` marks the thread as copying before it touches the mapping; the handler
-// jumps back to that mark and the copy reports failure, and the caller reads the same bytes
-// with `pread`, which reports the short file or the I/O error as any read does. A SIGBUS
-// raised anywhere else goes on to the handler installed before (or ends the process, as it
-// would have without this one).
-#ifndef CIPHERCASK_CMAPPEDREAD_H
-#define CIPHERCASK_CMAPPEDREAD_H
+// Touching a mapped page past the end of its file, one the disk cannot read, or (writing) one
+// the file system cannot give a block raises SIGBUS. `cask_mapped_copy` marks the thread as
+// copying before it touches the mapping; the handler jumps back to that mark and the copy
+// reports failure, and the caller reads the same bytes with `pread` (or writes them with
+// `pwrite`), which reports the short file, the I/O error or the full disk as any read or write
+// does. A SIGBUS raised anywhere else goes on to the handler installed before (or ends the
+// process, as it would have without this one).
+#ifndef CIPHERCASK_CMAPPEDCOPY_H
+#define CIPHERCASK_CMAPPEDCOPY_H
 
 #include <pthread.h>
 #include <setjmp.h>
@@ -21,8 +23,8 @@
 // The state lives in function-local statics: the Swift compiler emits a header's functions
 // into the object that calls them, but not its global variables.
 
-/// Where this thread's copy from a mapping resumes after a SIGBUS (NULL when it is not copying
-/// from one).
+/// Where this thread's copy from or into a mapping resumes after a SIGBUS (NULL when it is not
+/// copying).
 static inline sigjmp_buf *volatile *cask_mapped_recovery(void) {
     static __thread sigjmp_buf *volatile recovery;
     return &recovery;
@@ -86,8 +88,8 @@ static inline int cask_mapped_install(void) {
     return sigaction(SIGBUS, &action, cask_mapped_previous());
 }
 
-/// Copies `count` bytes from `source`, inside a mapping, to `destination`. Returns 0, or -1
-/// when a SIGBUS stopped it (the destination then holds part of the bytes).
+/// Copies `count` bytes from `source` to `destination`, one of them inside a mapping. Returns
+/// 0, or -1 when a SIGBUS stopped it (the destination then holds part of the bytes).
 ///
 /// The copy is written out rather than a call to memcpy. Prevents: a sanitizer's memcpy
 /// interceptor (ThreadSanitizer, AddressSanitizer) being left by the jump, with its own
