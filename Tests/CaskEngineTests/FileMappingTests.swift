@@ -81,7 +81,7 @@ struct FileMappingTests {
 
   @Test("appends into reserved space are copied into the mapping instead of written, and read back after a reopen")
   func appendsGoThroughTheMapping() throws {
-    let fileSystem = WriteCountingFileSystem()
+    let fileSystem = SegmentCallCounter()
     var options = testStoreOptions
     options.durability = .never
     options.fileSystem = fileSystem
@@ -89,10 +89,10 @@ struct FileMappingTests {
       let path = directory.file("store.cask")
       let store = try CaskStore(path: path, password: testPassword, options: options)
       let values = (0..<200).map { Data(repeating: UInt8($0), count: 1000) }
-      fileSystem.counts.withLock { $0 = (0, 0) }
+      fileSystem.calls.withLock { $0 = SegmentCallCounter.Calls() }
       for (index, value) in values.enumerated() { try store.put(value, forKey: "key-\(index)") }
       #expect(try store.delete("key-0"))
-      let (writes, mapped) = fileSystem.counts.withLock { $0 }
+      let (writes, mapped) = fileSystem.calls.withLock { ($0.writes, $0.mappedWrites) }
       // 201 records of about 1.2 KB, 240 KB: one write of reserved zeros, the rest copies.
       #expect(mapped == 201, "\(mapped) appends copied into the mapping")
       #expect(writes <= 2, "\(writes) segment writes")
@@ -183,51 +183,5 @@ struct FileMappingTests {
       #expect(process.terminationReason == .uncaughtSignal)
       #expect(process.terminationStatus == SIGBUS, "status \(process.terminationStatus) (2: set-up, 3 and 4: the cut)")
     }
-  }
-}
-
-/// Counts the segment writes (`write`) and the appends copied into a mapping (`writeMapped`)
-/// of the files it opens, and forwards both.
-private final class WriteCountingFileSystem: ForwardingFileSystem, @unchecked Sendable {
-  let counts = Locked((writes: 0, mapped: 0))
-
-  override func open(_ path: String, mode: FileOpenMode) throws -> any StorageFile {
-    let file = try super.open(path, mode: mode)
-    return path.contains(".seg") ? CountingFile(file, counts: counts) : file
-  }
-
-  private final class CountingFile: StorageFile, @unchecked Sendable {
-    let base: any StorageFile
-    let counts: Locked<(writes: Int, mapped: Int)>
-    var path: String { base.path }
-
-    init(_ base: any StorageFile, counts: Locked<(writes: Int, mapped: Int)>) {
-      self.base = base
-      self.counts = counts
-    }
-
-    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
-      try base.read(into: buffer, at: offset)
-    }
-
-    func readMapped(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) -> Bool {
-      base.readMapped(into: buffer, at: offset)
-    }
-
-    func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
-      counts.withLock { $0.writes += 1 }
-      try base.write(bytes, at: offset)
-    }
-
-    func writeMapped(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) -> Bool {
-      let done = base.writeMapped(bytes, at: offset)
-      if done { counts.withLock { $0.mapped += 1 } }
-      return done
-    }
-
-    func sync() throws { try base.sync() }
-    func size() throws -> UInt64 { try base.size() }
-    func truncate(to length: UInt64) throws { try base.truncate(to: length) }
-    func close() { base.close() }
   }
 }

@@ -97,6 +97,10 @@ public protocol StorageFile: AnyObject, Sendable {
   func writeMapped(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) -> Bool
   /// Makes written data durable (`fdatasync`/`fsync`).
   func sync() throws
+  /// Starts writing the `count` bytes at `offset` to the disk without waiting and without
+  /// making them durable, so that a later `sync` has less to do. Best effort; the default does
+  /// nothing.
+  func startWriteback(from offset: UInt64, count: UInt64)
   /// The current size in bytes.
   func size() throws -> UInt64
   /// Cuts or extends the file to `length` bytes.
@@ -174,6 +178,8 @@ extension StorageFile {
   public func writeMapped(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) -> Bool {
     false
   }
+
+  public func startWriteback(from offset: UInt64, count: UInt64) {}
 
   public func readMapped(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) -> Bool {
     false

@@ -197,6 +197,11 @@ final class PosixFile: StorageFile {
     try Syscall.fdatasync(current(), path: path)
   }
 
+  func startWriteback(from offset: UInt64, count: UInt64) {
+    guard let descriptor = try? current() else { return }
+    Syscall.startWriteback(descriptor, offset: offset, count: count)
+  }
+
   func size() throws -> UInt64 {
     try Syscall.fileSize(current(), path: path)
   }

@@ -73,6 +73,22 @@ enum Syscall {
     guard result == 0 else { throw CaskError.io(operation: "fdatasync", path: path, errno: code) }
   }
 
+  /// glibc's `sync_file_range`, looked up at run time: Swift's Glibc module does not declare it.
+  private static let syncFileRange: (@convention(c) (Int32, Int64, Int64, UInt32) -> Int32)? = {
+    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "sync_file_range") else { return nil }
+    return unsafeBitCast(symbol, to: (@convention(c) (Int32, Int64, Int64, UInt32) -> Int32).self)
+  }()
+
+  /// Asks the kernel to start writing the dirty pages of `count` bytes at `offset` to the
+  /// disk, without waiting for them (`sync_file_range(SYNC_FILE_RANGE_WRITE)`). Makes nothing
+  /// durable (no metadata, no cache flush): it only moves work a later `fdatasync` would do
+  /// to now, in the background. Best effort: a kernel or file system that cannot is ignored.
+  static func startWriteback(_ descriptor: Int32, offset: UInt64, count: UInt64) {
+    guard let syncFileRange else { return }
+    let write: UInt32 = 2  // SYNC_FILE_RANGE_WRITE, <fcntl.h>
+    _ = retrying { syncFileRange(descriptor, Int64(offset), Int64(count), write) }
+  }
+
   static func ftruncate(_ descriptor: Int32, _ length: UInt64, path: String) throws {
     let (result, code) = retrying { Glibc.ftruncate(descriptor, off_t(length)) }
     guard result == 0 else { throw CaskError.io(operation: "ftruncate", path: path, errno: code) }

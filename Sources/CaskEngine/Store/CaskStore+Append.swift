@@ -235,6 +235,7 @@ extension CaskStore {
   /// A failure here (a full disk, say) is not the append's: the append then writes past the
   /// zeros that were written as it would without them, and reports its own failure.
   private func reserveSpace(for length: UInt64, writer: inout WriterState) {
+    if options.durability != .always { startWriteback(writer: &writer) }
     // A record larger than a chunk pays for its own growth: its data dominates the sync anyway.
     let chunk = options.durability == .always ? Self.reserveChunk : Self.unsyncedReserveChunk
     guard length <= chunk, let active = writer.active, active.end + length > active.reserved else {
@@ -253,6 +254,25 @@ extension CaskStore {
       // Not thrown: the append after it writes with `pwrite` and reports its own error.
     }
     writer.active?.reserved = target
+  }
+
+  /// How many appended bytes `startWriteback` lets gather before it hands them to the kernel.
+  static let writebackChunk: UInt64 = 8 << 20
+
+  /// Under `.never` and `.periodic`: hands each `writebackChunk` of appended records to the
+  /// kernel's writeback as soon as it is complete, without waiting and without syncing
+  /// anything. Prevents: the seal of a full segment writing all of it in its `fdatasync` while
+  /// the writer waits (0.15–0.2 s for each 256 MiB segment of a 1,000,000-key fill here), and
+  /// dirty pages piling up until the kernel throttles the writer. Stops at a 64 KiB boundary
+  /// below the end. Prevents: a page still being filled going to the disk and the next append
+  /// into it waiting for that write, on a device that wants pages left alone while it writes
+  /// them.
+  private func startWriteback(writer: inout WriterState) {
+    guard let active = writer.active else { return }
+    let end = active.end & ~UInt64(0xFFFF)
+    guard end >= active.writebackFrom + Self.writebackChunk else { return }
+    active.segment.file.startWriteback(from: active.writebackFrom, count: end - active.writebackFrom)
+    writer.active?.writebackFrom = end
   }
 
   /// Cuts the zeros reserved after the last record of `active` (before it is synced for good).

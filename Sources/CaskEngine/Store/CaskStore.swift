@@ -103,6 +103,8 @@ public final class CaskStore: Sendable {
     /// `pwrite`: those pages exist in the file and have their blocks, so the copy needs neither
     /// a system call nor new disk space. Anything that cuts the file resets it.
     var zeroed: UInt64 = 0
+    /// Where the bytes not yet handed to the kernel's writeback start (`startWriteback`).
+    var writebackFrom: UInt64 = 0
     /// Whether the scan at open found damage that stays in the segment: it then gets no hint
     /// when sealed or closed, so that every open scans it and reports the damage again.
     var keepsDamage = false
