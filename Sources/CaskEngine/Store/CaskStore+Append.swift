@@ -74,12 +74,11 @@ extension CaskStore {
         offset: writer.active?.end ?? 0,
         reason: "no sequence numbers left: a record or hint of this store claims a sequence near 2^64")
     }
-    guard let active = writer.active else { throw CaskError.closed }
-    let segment = active.segment
+    guard let segment = writer.active?.segment, let end = writer.active?.end else { throw CaskError.closed }
     let records = operations
     // On the stack for small batches. Prevents: an array allocated for every single put.
     try withUnsafeTemporaryAllocation(of: UInt64.self, capacity: records.count) { offsets in
-      var offset = active.end
+      var offset = end
       for (index, record) in records.enumerated() {
         offsets.initializeElement(at: index, to: offset)
         offset += UInt64(record.record.count)
@@ -238,12 +237,14 @@ extension CaskStore {
     if options.durability != .always { startWriteback(writer: &writer) }
     // A record larger than a chunk pays for its own growth: its data dominates the sync anyway.
     let chunk = options.durability == .always ? Self.reserveChunk : Self.unsyncedReserveChunk
-    guard length <= chunk, let active = writer.active, active.end + length > active.reserved else {
-      return
-    }
-    let limit = max(min(options.segmentSizeLimit, CaskFormat.maximumSegmentLength), active.end + length)
-    let target = min(active.end + length + chunk, limit)
-    let start = max(active.reserved, active.end)
+    // Fields read one by one. Prevents: a copy of the whole active segment (a retain and a
+    // release of its segment and tombstones) on every append.
+    guard length <= chunk, let end = writer.active?.end, let reserved = writer.active?.reserved,
+      end + length > reserved, let active = writer.active
+    else { return }
+    let limit = max(min(options.segmentSizeLimit, CaskFormat.maximumSegmentLength), end + length)
+    let target = min(end + length + chunk, limit)
+    let start = max(reserved, end)
     let zeros = [UInt8](repeating: 0, count: Int(target - start))
     // Also when the write fails: part of the zeros may be there, and `reserved` must reach
     // past them for seal and close to cut them.
@@ -268,11 +269,11 @@ extension CaskStore {
   /// into it waiting for that write, on a device that wants pages left alone while it writes
   /// them.
   private func startWriteback(writer: inout WriterState) {
-    guard let active = writer.active else { return }
-    let end = active.end & ~UInt64(0xFFFF)
-    guard end >= active.writebackFrom + Self.writebackChunk else { return }
-    active.segment.file.startWriteback(from: active.writebackFrom, count: end - active.writebackFrom)
-    writer.active?.writebackFrom = end
+    guard let end = writer.active?.end, let from = writer.active?.writebackFrom else { return }
+    let boundary = end & ~UInt64(0xFFFF)
+    guard boundary >= from + Self.writebackChunk, let file = writer.active?.segment.file else { return }
+    file.startWriteback(from: from, count: boundary - from)
+    writer.active?.writebackFrom = boundary
   }
 
   /// Cuts the zeros reserved after the last record of `active` (before it is synced for good).
