@@ -178,8 +178,7 @@ final class PosixFile: StorageFile {
   }
 
   func writeMapped(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) -> Bool {
-    guard writable else { return false }
-    return mapped()?.write(bytes, at: offset) ?? false
+    mapped()?.write(bytes, at: offset) ?? false
   }
 
   func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {

@@ -235,8 +235,8 @@ enum Syscall {
   }
 
   /// Maps `count` bytes of the file behind `descriptor` from its start, shared, read-only or
-  /// also writable (`count` rounded up to whole pages; it may exceed the file). Only `FileMapping` touches
-  /// such memory (see there).
+  /// also writable (`count` rounded up to whole pages; it may exceed the file). Only
+  /// `FileMapping` touches such memory (see there).
   ///
   /// - Returns: the address and the length mapped.
   static func mapFile(

@@ -152,6 +152,7 @@ extension CaskStore {
   private func write(_ buffer: UnsafeRawBufferPointer, writer: inout WriterState) throws -> UInt64 {
     try ensureRoom(for: UInt64(buffer.count), writer: &writer)
     guard let segment = writer.active?.segment, let start = writer.active?.end else { throw CaskError.closed }
+    if options.durability != .always { startWriteback(writer: &writer) }
     reserveSpace(for: UInt64(buffer.count), writer: &writer)
     if let zeroed = writer.active?.zeroed, start + UInt64(buffer.count) <= zeroed,
       segment.file.writeMapped(buffer, at: start)
@@ -234,7 +235,6 @@ extension CaskStore {
   /// A failure here (a full disk, say) is not the append's: the append then writes past the
   /// zeros that were written as it would without them, and reports its own failure.
   private func reserveSpace(for length: UInt64, writer: inout WriterState) {
-    if options.durability != .always { startWriteback(writer: &writer) }
     // A record larger than a chunk pays for its own growth: its data dominates the sync anyway.
     let chunk = options.durability == .always ? Self.reserveChunk : Self.unsyncedReserveChunk
     // Fields read one by one. Prevents: a copy of the whole active segment (a retain and a
