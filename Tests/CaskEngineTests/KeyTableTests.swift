@@ -43,7 +43,9 @@ struct KeyTableTests {
     }
     for segment in UInt32(1)...4 {
       var listed: [String: RecordLocation] = [:]
-      table.forEachEntry(inSegment: segment) { key, location in listed[key] = location }
+      table.forEachEntryBytes(inSegment: segment) { key, location in
+        listed[String(decoding: key, as: UTF8.self)] = location
+      }
       #expect(listed == model.filter { $0.value.segment == segment }, sourceLocation: sourceLocation)
     }
   }

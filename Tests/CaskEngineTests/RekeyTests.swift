@@ -273,9 +273,11 @@ struct RekeyOrderTests {
       path: RekeyTests.destination, password: RekeyTests.newPassword, options: FaultWorkload.options(fileSystem))
     defer { try? copy.close() }
     let written = copy.state.withLock { state in
-      state.segments.keys.flatMap { state.directory.entries(inSegment: $0) }
+      state.segments.keys.flatMap { segment in
+        state.directory.hintEntries(inSegment: segment).list.map { (segment: segment, offset: $0.offset, key: $0.key) }
+      }
     }
-    .sorted { ($0.location.segment, $0.location.offset) < ($1.location.segment, $1.location.offset) }
+    .sorted { ($0.segment, $0.offset) < ($1.segment, $1.offset) }
     .map(\.key)
     #expect(written.count == 50)
     #expect(written != written.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }, "the copy is in key order")

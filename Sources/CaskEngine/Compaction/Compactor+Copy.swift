@@ -19,7 +19,7 @@ extension Compactor {
         let hint = try? HintFile.decode(bytes, cipher: segment.cipher, path: hintPath), hint.segmentID == segment.id,
         hint.segmentLength == length
       {
-        return hint.entries
+        return hint.entries.list
       }
     }
     var entries: [HintEntry] = []

@@ -277,15 +277,18 @@ struct KeyDirectory: Sendable {
     usage[id, default: SegmentUsage()].deadBytes += bytes
   }
 
-  /// The live keys whose newest record is in segment `id`, with their locations.
+  /// The live keys whose newest record is in segment `id` as put entries of a hint, in
+  /// hash order, making no `String`.
   ///
   /// - Complexity: O(n) in the number of keys.
-  func entries(inSegment id: UInt32) -> [(key: String, location: RecordLocation)] {
-    var result: [(key: String, location: RecordLocation)] = []
-    let collect = { (key: String, location: RecordLocation) in result.append((key, location)) }
-    ungrouped.forEachEntry(inSegment: id, collect)
-    for table in groups.tables { table.forEachEntry(inSegment: id, collect) }
-    return result
+  func hintEntries(inSegment id: UInt32) -> HintEntries {
+    var entries = HintEntries()
+    let collect = { (key: UnsafeRawBufferPointer, location: RecordLocation) in
+      entries.append(isDelete: false, offset: location.offset, length: location.length, key: key)
+    }
+    ungrouped.forEachEntryBytes(inSegment: id, collect)
+    for table in groups.tables { table.forEachEntryBytes(inSegment: id, collect) }
+    return entries
   }
 
   /// Counts every byte of a segment as dead (compaction copied its live records but could

@@ -156,15 +156,18 @@ struct KeyTable: Sendable {
     }
   }
 
-  /// Calls `body` with the keys whose record is in segment `id` (building only their `String`s).
+  /// `forEachEntryBytes` for the keys whose record is in segment `id`.
   ///
   /// - Complexity: O(capacity).
-  func forEachEntry(inSegment id: UInt32, _ body: (String, RecordLocation) throws -> Void) rethrows {
+  func forEachEntryBytes(inSegment id: UInt32, _ body: (UnsafeRawBufferPointer, RecordLocation) throws -> Void)
+    rethrows
+  {
     for index in 0..<storage.capacity {
       let slot = slot(index)
       let tag = Self.tag(slot)
       if tag == 0 || slot.load(fromByteOffset: 16, as: UInt32.self) != id { continue }
-      try body(key(in: slot, tag: tag), Self.location(slot))
+      let key = tag == Self.longTag ? longKey(slot) : UnsafeRawBufferPointer(start: slot, count: Int(tag))
+      try withExtendedLifetime(storage) { try body(key, Self.location(slot)) }
     }
   }
 

@@ -27,7 +27,19 @@ struct HintFile {
   var segmentID: UInt32
   var segmentLength: UInt64
   var maxSequence: UInt64
-  var entries: [HintEntry]
+  var entries: HintEntries
+
+  init(segmentID: UInt32, segmentLength: UInt64, maxSequence: UInt64, entries: HintEntries) {
+    self.segmentID = segmentID
+    self.segmentLength = segmentLength
+    self.maxSequence = maxSequence
+    self.entries = entries
+  }
+
+  init(segmentID: UInt32, segmentLength: UInt64, maxSequence: UInt64, entries: [HintEntry]) {
+    self.init(
+      segmentID: segmentID, segmentLength: segmentLength, maxSequence: maxSequence, entries: HintEntries(entries))
+  }
 
   /// Writes the hint beside its segment in `directory`, atomically. The directory is not
   /// synced: a hint lost in a crash only makes the next open scan the segment.
@@ -44,26 +56,26 @@ struct HintFile {
   ///   tests of hints whose counts lie).
   func encoded(cipher: RecordCipher, grouped: Bool = true, section: HintSizes? = nil) throws -> [UInt8] {
     var payload = ByteWriter(
-      capacity: CaskFormat.hintGroupedHeaderLength + entries.count * (CaskFormat.hintEntryFixedLength + 16))
+      capacity: CaskFormat.hintGroupedHeaderLength + entries.count * CaskFormat.hintEntryFixedLength
+        + entries.keyByteCount)
     payload.appendHintHead(
       cipher: cipher, segmentID: segmentID, segmentLength: segmentLength, maxSequence: maxSequence,
       count: entries.count)
     if grouped {
       var counter = GroupCounter()
       if section == nil {
-        for entry in entries where !entry.isDelete {
-          IndexKey.withUTF8(of: entry.key) { counter.add($0) }
+        entries.forEachEntry { isDelete, _, _, key in
+          if !isDelete { counter.add(key) }
         }
       }
       (section ?? counter.sizes).appendSection(to: &payload, tagLength: cipher.tagLength)
     }
-    for entry in entries {
-      let key = Array(entry.key.utf8)
-      payload.append(entry.isDelete ? CaskFormat.recordTypeDelete : CaskFormat.recordTypePut)
+    entries.forEachEntry { isDelete, offset, length, key in
+      payload.append(isDelete ? CaskFormat.recordTypeDelete : CaskFormat.recordTypePut)
       payload.append(UInt8(0))
       payload.append(UInt16(key.count))
-      payload.append(entry.offset)
-      payload.append(entry.length)
+      payload.append(offset)
+      payload.append(length)
       payload.append(contentsOf: key)
     }
     let message = try cipher.seal(Data(payload.bytes))
@@ -76,12 +88,9 @@ struct HintFile {
   ///   segment instead.
   static func decode(_ bytes: Data, cipher: RecordCipher, path: String) throws -> HintFile {
     let payload = try bytes.withUnsafeBytes { try HintPayload(file: $0, cipher: cipher, path: path) }
-    var entries: [HintEntry] = []
-    entries.reserveCapacity(payload.count)
+    var entries = HintEntries()
     try payload.forEachEntry { isDelete, offset, length, key in
-      entries.append(
-        HintEntry(
-          isDelete: isDelete, offset: offset, length: length, key: String(decoding: key, as: UTF8.self)))
+      entries.append(isDelete: isDelete, offset: offset, length: length, key: key)
     }
     return HintFile(
       segmentID: payload.segmentID, segmentLength: payload.segmentLength, maxSequence: payload.maxSequence,

@@ -191,8 +191,9 @@ extension CaskStore {
         let length = UInt32(operation.record.count)
         locations[index] = RecordLocation(segment: active.segment.id, offset: UInt32(offset), length: length)
         if operation.isDelete {
-          active.tombstones.append(
-            HintEntry(isDelete: true, offset: UInt32(offset), length: length, key: operation.key.string))
+          IndexKey.withUTF8(of: operation.key.string) {
+            active.tombstones.append(isDelete: true, offset: UInt32(offset), length: length, key: $0)
+          }
         }
         offset += UInt64(length)
       }

@@ -89,7 +89,7 @@ extension CaskStore {
     let id = try allocateSegmentID(&writer)
     let segment = try createSegment(id: id, order: SegmentOrder(base: id, sub: 0))
     writer.active = ActiveSegment(
-      segment: segment, end: UInt64(CaskFormat.segmentHeaderLength), tombstones: [], maxSequence: 0)
+      segment: segment, end: UInt64(CaskFormat.segmentHeaderLength), tombstones: HintEntries(), maxSequence: 0)
     state.withLock { $0.segments[id] = segment }
   }
 
@@ -145,10 +145,9 @@ extension CaskStore {
   /// - Complexity: O(n) in the number of keys, once per sealed segment.
   func writeHint(for active: ActiveSegment) throws {
     guard !active.keepsDamage else { return }
-    let live = state.withLock { $0.directory.entries(inSegment: active.segment.id) }
-    let entries =
-      (live.map { HintEntry(isDelete: false, offset: $0.location.offset, length: $0.location.length, key: $0.key) }
-      + active.tombstones).sorted { $0.offset < $1.offset }
+    var entries = state.withLock { $0.directory.hintEntries(inSegment: active.segment.id) }
+    entries.append(contentsOf: active.tombstones)
+    entries = entries.sortedByOffset()
     let hint = HintFile(
       segmentID: active.segment.id, segmentLength: active.end, maxSequence: active.maxSequence,
       entries: entries)

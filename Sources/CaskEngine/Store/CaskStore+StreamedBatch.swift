@@ -88,7 +88,7 @@ extension CaskStore {
       }
       if batch.replacedBytes > 0 { state.directory.addDeadBytes(batch.replacedBytes, in: segmentID) }
     }
-    active.tombstones += batch.tombstones
+    active.tombstones.append(contentsOf: batch.tombstones)
     active.end = batch.written
     active.reserved = max(active.reserved, active.end)
     active.maxSequence = batch.nextSequence - 1

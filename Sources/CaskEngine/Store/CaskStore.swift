@@ -93,7 +93,7 @@ public final class CaskStore: Sendable {
     var segment: Segment
     var end: UInt64
     /// The deletes written to this segment, which the index no longer holds.
-    var tombstones: [HintEntry]
+    var tombstones: HintEntries
     var maxSequence: UInt64
     /// How far the file is known to reach: `end` plus the zeros reserved ahead of the writer
     /// under `.always` (`CaskStore.reserveSpace`).
@@ -115,7 +115,7 @@ public final class CaskStore: Sendable {
     /// its first growth, and a close before that has nothing to write.
     var sealedOnDisk = false
 
-    init(segment: Segment, end: UInt64, tombstones: [HintEntry], maxSequence: UInt64) {
+    init(segment: Segment, end: UInt64, tombstones: HintEntries, maxSequence: UInt64) {
       self.segment = segment
       self.end = end
       self.tombstones = tombstones

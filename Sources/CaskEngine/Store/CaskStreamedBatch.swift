@@ -50,7 +50,7 @@ public struct CaskStreamedBatch: ~Copyable {
   private(set) var pending = KeyTable()
   /// Bytes of records that a later record of the same key in this batch replaced.
   private(set) var replacedBytes: UInt64 = 0
-  private(set) var tombstones: [HintEntry] = []
+  private(set) var tombstones = HintEntries()
   private(set) var records = 0
   /// Whether a write to the file was attempted: an abort must then cut the file back.
   private(set) var touchedFile = false
@@ -136,7 +136,9 @@ public struct CaskStreamedBatch: ~Copyable {
     let previous = IndexKey.withUTF8(of: record.key.string) { pending.updateValue(location, forKey: $0) }
     if let previous { replacedBytes += UInt64(previous.length) }
     if record.isDelete {
-      tombstones.append(HintEntry(isDelete: true, offset: UInt32(offset), length: length, key: record.key.string))
+      IndexKey.withUTF8(of: record.key.string) {
+        tombstones.append(isDelete: true, offset: UInt32(offset), length: length, key: $0)
+      }
     }
     record.record.withUnsafeBytes { buffer.append(contentsOf: $0) }
     nextSequence += 1

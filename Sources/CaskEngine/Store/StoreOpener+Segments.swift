@@ -230,7 +230,7 @@ extension StoreOpener {
       // (`StoreOpener.open` or `CaskStore.resumeAppending`).
       if isLast && appendsTo(segment, end: indexed.end) && segment.epoch == currentEpoch {
         writerState.active = CaskStore.ActiveSegment(
-          segment: segment, end: indexed.end, tombstones: indexed.entries.filter(\.isDelete),
+          segment: segment, end: indexed.end, tombstones: HintEntries(indexed.entries.filter(\.isDelete)),
           maxSequence: maxSequence)
         writerState.active?.keepsDamage = indexed.keepsDamage
         // Read from its hint, which a clean close wrote: open checks the manifest next.

@@ -1,0 +1,101 @@
+/// A hint's entries packed for writing: their fixed fields in one array and their keys' bytes
+/// back to back in another. Prevents: a `String` (an allocation, a retain and a release) per
+/// entry when a full segment's hint is built from the index, which cost a single put at
+/// 1,000,000 keys about a tenth of its time on the writer's thread.
+struct HintEntries: Sendable {
+  /// One entry's fields; its key is `keyBytes[previous keyEnd..<keyEnd]`.
+  private struct Fields {
+    var offset: UInt32
+    var length: UInt32
+    var keyEnd: UInt32
+    var isDelete: Bool
+  }
+
+  private var fields: [Fields] = []
+  private var keyBytes: [UInt8] = []
+
+  init() {}
+
+  init(_ entries: some Sequence<HintEntry>) {
+    for entry in entries { append(entry) }
+  }
+
+  var count: Int { fields.count }
+  /// The bytes of all keys together.
+  var keyByteCount: Int { keyBytes.count }
+  var isEmpty: Bool { fields.isEmpty }
+
+  mutating func reserveCapacity(_ entries: Int, keyBytes bytes: Int) {
+    fields.reserveCapacity(entries)
+    keyBytes.reserveCapacity(bytes)
+  }
+
+  /// Appends an entry whose key is the UTF-8 `key`.
+  mutating func append(isDelete: Bool, offset: UInt32, length: UInt32, key: UnsafeRawBufferPointer) {
+    keyBytes.append(contentsOf: key)
+    fields.append(Fields(offset: offset, length: length, keyEnd: UInt32(keyBytes.count), isDelete: isDelete))
+  }
+
+  mutating func append(_ entry: HintEntry) {
+    IndexKey.withUTF8(of: entry.key) {
+      append(isDelete: entry.isDelete, offset: entry.offset, length: entry.length, key: $0)
+    }
+  }
+
+  mutating func append(contentsOf other: HintEntries) {
+    other.forEachEntry { isDelete, offset, length, key in
+      append(isDelete: isDelete, offset: offset, length: length, key: key)
+    }
+  }
+
+  /// Calls `body` with each entry in order: whether it is a delete, its record's offset and
+  /// length, and its key's bytes (valid only during the call).
+  func forEachEntry(
+    _ body: (_ isDelete: Bool, _ offset: UInt32, _ length: UInt32, _ key: UnsafeRawBufferPointer) throws -> Void
+  ) rethrows {
+    try keyBytes.withUnsafeBytes { keys in
+      var start = 0
+      for field in fields {
+        let end = Int(field.keyEnd)
+        try body(field.isDelete, field.offset, field.length, UnsafeRawBufferPointer(rebasing: keys[start..<end]))
+        start = end
+      }
+    }
+  }
+
+  /// The same entries in the order of their records' offsets (entries of one offset keep
+  /// their order).
+  ///
+  /// - Complexity: O(n log n).
+  func sortedByOffset() -> HintEntries {
+    // One 64-bit word per entry (offset, then position) sorts without moving any key.
+    var order = [UInt64]()
+    order.reserveCapacity(fields.count)
+    for (position, field) in fields.enumerated() { order.append(UInt64(field.offset) << 32 | UInt64(position)) }
+    order.sort()
+    var sorted = HintEntries()
+    sorted.reserveCapacity(fields.count, keyBytes: keyBytes.count)
+    keyBytes.withUnsafeBytes { keys in
+      for word in order {
+        let position = Int(word & 0xFFFF_FFFF)
+        let field = fields[position]
+        let start = position == 0 ? 0 : Int(fields[position - 1].keyEnd)
+        sorted.append(
+          isDelete: field.isDelete, offset: field.offset, length: field.length,
+          key: UnsafeRawBufferPointer(rebasing: keys[start..<Int(field.keyEnd)]))
+      }
+    }
+    return sorted
+  }
+
+  /// Every entry, each with its key as a `String` (for readers that keep entries one by one).
+  var list: [HintEntry] {
+    var entries: [HintEntry] = []
+    entries.reserveCapacity(count)
+    forEachEntry { isDelete, offset, length, key in
+      entries.append(
+        HintEntry(isDelete: isDelete, offset: offset, length: length, key: String(decoding: key, as: UTF8.self)))
+    }
+    return entries
+  }
+}
