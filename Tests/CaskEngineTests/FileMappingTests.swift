@@ -51,6 +51,36 @@ struct FileMappingTests {
     }
   }
 
+  @Test("threads that make a file's mapping at once all read through it, and it outlives the file's close")
+  func threadsMappingAtOnceShareTheMapping() throws {
+    try withTemporaryDirectory("mapped-race") { directory throws in
+      let path = directory.file("file")
+      let bytes = Data((0..<65536).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 8) })
+      let writer = try PosixFileSystem().open(path, mode: .createNew)
+      try writer.write(bytes, at: 0)
+      writer.close()
+      for _ in 0..<testIterations(20) {
+        let file = try PosixFileSystem().open(path, mode: .readOnly)
+        let failures = Locked<Int>(0)
+        let expected = [UInt8](bytes)
+        DispatchQueue.concurrentPerform(iterations: 8) { (thread: Int) in
+          var buffer = [UInt8](repeating: 0, count: 512)
+          for step in 0..<16 {
+            let offset = (thread * 16 + step) * 512
+            let copied = buffer.withUnsafeMutableBytes { file.readMapped(into: $0, at: UInt64(offset)) }
+            if !copied || buffer != Array(expected[offset..<offset + 512]) { failures.withLock { $0 += 1 } }
+          }
+        }
+        #expect(failures.withLock { $0 } == 0)
+        // The mapping stays valid after the descriptor is closed, until the file goes.
+        file.close()
+        var buffer = [UInt8](repeating: 0, count: 16)
+        #expect(buffer.withUnsafeMutableBytes { file.readMapped(into: $0, at: 100) })
+        #expect(buffer == Array(expected[100..<116]))
+      }
+    }
+  }
+
   @Test("a copy into a writable mapping is what a read then finds; past the end or into a read-only file it fails")
   func mappedWriteReachesTheFile() throws {
     try withTemporaryDirectory("mapped-write") { directory throws in
