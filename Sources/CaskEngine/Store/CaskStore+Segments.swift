@@ -47,9 +47,9 @@ extension CaskStore {
     }
   }
 
-  /// Seals `active` and starts the next segment.
+  /// Seals `active` (its hint written in the background) and starts the next segment.
   func roll(_ active: ActiveSegment, writer: inout WriterState) throws {
-    try seal(active, writer: &writer)
+    try seal(active, writer: &writer, hintInBackground: true)
     try startSegment(writer: &writer)
     // The sealed segment's final length, and the new active segment. A failure (a full
     // disk) is kept like a hint's: the manifest before stays true (it lists the sealed
@@ -62,7 +62,10 @@ extension CaskStore {
   }
 
   /// Syncs a full segment and writes its hint; everything written so far is then durable.
-  func seal(_ active: ActiveSegment, writer: inout WriterState) throws {
+  ///
+  /// - Parameter hintInBackground: the hint's entries are taken now, and the hint is encoded,
+  ///   sealed and written on `hintQueue` (`close()` waits for it).
+  func seal(_ active: ActiveSegment, writer: inout WriterState, hintInBackground: Bool = false) throws {
     var active = active
     do {
       try releaseReservedSpace(of: &active)
@@ -73,15 +76,29 @@ extension CaskStore {
       throw error
     }
     groupCommit.markDurable(writer.ticket)
-    do {
-      try writeHint(for: active)
-    } catch {
-      // Prevents: a durable write reported as failed (a full disk at close). A hint only
-      // speeds up the next open, which scans a segment that has none; the failure is kept
-      // for `hintFailure`, not thrown.
-      hintFailure.withLock { $0 = error as? CaskError ?? .io(operation: "write hint", path: path, errno: EIO) }
+    if let hint = hint(for: active) {
+      let cipher = active.segment.cipher
+      if hintInBackground {
+        hintQueue.submit { [self] in write(hint, cipher: cipher) }
+      } else {
+        write(hint, cipher: cipher)
+      }
     }
     writer.active = nil
+  }
+
+  /// Writes a sealed segment's hint, its entries put in record order first. Prevents: a
+  /// durable write reported as failed (a full disk at close). A hint only speeds up the next
+  /// open, which scans a segment that has none; the failure is kept for `hintFailure`, not
+  /// thrown.
+  private func write(_ hint: HintFile, cipher: RecordCipher) {
+    var hint = hint
+    hint.entries = hint.entries.sortedByOffset()
+    do {
+      try hint.write(in: path, fileSystem: fileSystem, cipher: cipher)
+    } catch {
+      hintFailure.withLock { $0 = error as? CaskError ?? .io(operation: "write hint", path: path, errno: EIO) }
+    }
   }
 
   /// Creates the next segment file (header written and synced, then renamed into place).
@@ -137,20 +154,21 @@ extension CaskStore {
     return Segment(id: id, order: order, file: file, cipher: cipher)
   }
 
-  /// Writes the hint file of a segment (temporary file, sync, rename).
+  /// The hint of a segment being sealed, its entries not yet in record order (`write` sorts
+  /// them); `nil` for one in which open found damage that stays (it gets none, so that every
+  /// open scans it and reports the damage again).
   ///
-  /// The hint lists the segment's live records (from the index) and its tombstones; records
+  /// The hint lists the segment's live records (from the index, as they are now: a later
+  /// overwrite in another segment is applied after it at open) and its tombstones; records
   /// already overwritten are left out (open counts their bytes as dead).
   ///
   /// - Complexity: O(n) in the number of keys, once per sealed segment.
-  func writeHint(for active: ActiveSegment) throws {
-    guard !active.keepsDamage else { return }
+  func hint(for active: ActiveSegment) -> HintFile? {
+    guard !active.keepsDamage else { return nil }
     var entries = state.withLock { $0.directory.hintEntries(inSegment: active.segment.id) }
     entries.append(contentsOf: active.tombstones)
-    entries = entries.sortedByOffset()
-    let hint = HintFile(
+    return HintFile(
       segmentID: active.segment.id, segmentLength: active.end, maxSequence: active.maxSequence,
       entries: entries)
-    try hint.write(in: path, fileSystem: fileSystem, cipher: active.segment.cipher)
   }
 }

@@ -43,6 +43,8 @@ public final class CaskStore: Sendable {
   private let closing = Locked<(thread: pthread_t?, failure: (any Error)?)>((nil, nil))
   /// The last hint file that could not be written (`hintFailure`).
   let hintFailure = Locked<CaskError?>(nil)
+  /// Writes the hints of segments that filled up, off the writer's thread.
+  let hintQueue = HintQueue()
   /// How the header derives the password's keys (`keyDerivation`); changed by a password change.
   let headerKeyDerivation: Locked<KeyDerivation?>
 
@@ -306,8 +308,10 @@ public final class CaskStore: Sendable {
 
   /// The last failure to write a hint file (a full disk, say) since the store was opened, or
   /// nil. It cost nothing written: the segment it was for is durable and is scanned at the
-  /// next open instead of read from its hint. `close()` does not throw it; still readable
-  /// after `close()`.
+  /// next open instead of read from its hint. The hint of a segment that filled up is written
+  /// in the background, so its failure shows here a little after the put that sealed it, and
+  /// for certain once `close()` returned. `close()` does not throw it; still readable after
+  /// `close()`.
   public var hintWriteFailure: CaskError? { hintFailure.withLock { $0 } }
 
   /// Syncs, writes the hint of the segment being appended to (a hint that cannot be written
@@ -376,11 +380,15 @@ public final class CaskStore: Sendable {
           }
           return true
         }
+        // The hints of segments that filled up before: written before the directory sync
+        // below, so that a clean close leaves every sealed segment with its hint.
+        hintQueue.drain()
         if wrote { try fileSystem.syncDirectory(path) }
       } catch {
         failure = error
       }
     }
+    hintQueue.drain()
     writer.withLock { $0.active = nil }
     state.withLock { state in
       state.closed = true
