@@ -13,6 +13,8 @@ extension EngineCommand {
     /// Latency of single operations, in seconds.
     let p50: Double
     let p99: Double
+    /// The slowest single operation (a put that sealed a segment, say), in seconds.
+    let max: Double
 
     init(samples: [Double], seconds: Double, requested: Int) {
       operations = samples.count
@@ -22,6 +24,7 @@ extension EngineCommand {
       let sorted = samples.sorted()
       p50 = Statistics.percentile(sorted, 50)
       p99 = Statistics.percentile(sorted, 99)
+      max = sorted.last ?? 0
     }
   }
 
@@ -36,6 +39,8 @@ extension EngineCommand {
     let opsPerSecond: Double
     let p50: Double
     let p99: Double
+    /// The median over the runs of each run's slowest operation.
+    let max: Double
     /// The fewest operations a run did, and what each was asked for.
     let fewestOperations: Int
     let requested: Int
@@ -50,6 +55,7 @@ extension EngineCommand {
       opsPerSecond = Statistics.median(runs.map(\.opsPerSecond))
       p50 = Statistics.median(runs.map(\.p50))
       p99 = Statistics.median(runs.map(\.p99))
+      max = Statistics.median(runs.map(\.max))
       fewestOperations = runs.map(\.operations).min() ?? 0
       requested = runs.map(\.requested).max() ?? 0
     }
@@ -189,7 +195,7 @@ extension EngineCommand {
 
     var operations = Table([
       ("keys", .right), ("operation", .left), ("runs", .right), ("ops done", .right), ("ops/s", .right),
-      ("p50 µs", .right), ("p99 µs", .right), ("target ops/s", .left),
+      ("p50 µs", .right), ("p99 µs", .right), ("max ms", .right), ("target ops/s", .left),
     ])
     for size in report.sizes {
       for figure in size.operations {
@@ -201,7 +207,7 @@ extension EngineCommand {
           ? "≥ \(Number.grouped(Double(figure.fewestOperations))) (time up)" : Number.grouped(Double(figure.requested))
         operations.append([
           Number.grouped(Double(size.keys)), figure.operation, "\(figure.runs.count)", done, ops(figure.opsPerSecond),
-          usec(figure.p50), usec(figure.p99), target,
+          usec(figure.p50), usec(figure.p99), Number.fixed(figure.max * 1e3, 2), target,
         ])
       }
     }
@@ -274,9 +280,9 @@ extension EngineCommand {
       Stores in \(settings.directory) (\(settings.fileSystem)); \(settings.keyBytes)-byte random keys, \
       \(settings.valueBytes)-byte random values, durability .never, auto-compaction off. ops/s and latencies are \
       medians of the runs (\(settings.runs) up to \(Number.grouped(Double(settings.largeSize))) keys, \
-      \(settings.largeRuns) above); p50/p99 are single operations timed one by one. put, overwrite and delete: a \
-      fresh store per run, each phase stopped after \(Number.fixed(settings.phaseBudget, 0)) s ("time up"); get: \
-      every key of a full store (built in batches of \(batchSize)) in random order.
+      \(settings.largeRuns) above); p50/p99 are single operations timed one by one, max the slowest of a run \
+      (median over the runs). put, overwrite and delete: a fresh store per run, each phase stopped after \
+      \(Number.fixed(settings.phaseBudget, 0)) s ("time up"); get: every key of a full store (built in batches of \(batchSize)) in random order.
 
       \(operations.render())
 
