@@ -150,6 +150,9 @@ extension CaskStore {
       try writer.withLock { writer in
         if writer.closed { throw CaskError.closed }
         if let failure = writer.failure { throw failure }
+        // The hints of segments that filled up are written in the background: waited for, so
+        // that the copy has them (its open reads them instead of scanning those segments).
+        hintQueue.drain()
         let headerFile = try fileSystem.open("\(path)/\(CaskFormat.headerFileName)", mode: .readOnly)
         defer { headerFile.close() }
         let header = [UInt8](try headerFile.read(count: Int(try headerFile.size()), at: 0))
