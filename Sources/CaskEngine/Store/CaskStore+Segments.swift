@@ -15,14 +15,14 @@ extension CaskStore {
     guard header + length <= CaskFormat.maximumSegmentLength else {
       throw CaskError.valueTooLarge(length: Int(length), maximum: Int(CaskFormat.maximumSegmentLength - header))
     }
-    if let active = writer.active {
-      if active.end + length <= limit
-        || (active.end == header && active.end + length <= CaskFormat.maximumSegmentLength)
-      {
+    // The active segment's end read in place. Prevents: a copy of the segment's state (a
+    // retain and a release of its file and tombstones) on every append.
+    if let end = writer.active?.end {
+      if end + length <= limit || (end == header && end + length <= CaskFormat.maximumSegmentLength) {
         try resumeAppending(writer: &writer)
         return
       }
-      try roll(active, writer: &writer)
+      if let active = writer.active { try roll(active, writer: &writer) }
       return
     }
     try startSegment(writer: &writer)
@@ -35,8 +35,8 @@ extension CaskStore {
   /// - Throws: the manifest's write error; nothing is appended then, and the next append
   ///   tries again.
   func resumeAppending(writer: inout WriterState) throws {
-    guard let active = writer.active, active.sealedOnDisk else { return }
-    try fileSystem.removeFile("\(path)/\(Segment.hintName(id: active.segment.id))")
+    guard writer.active?.sealedOnDisk == true, let id = writer.active?.segment.id else { return }
+    try fileSystem.removeFile("\(path)/\(Segment.hintName(id: id))")
     writer.active?.sealedOnDisk = false
     do {
       // A version 2 store has no manifest: the directory sync makes the removal durable.
