@@ -59,10 +59,10 @@ struct FileMappingTests {
       let writer = try PosixFileSystem().open(path, mode: .createNew)
       try writer.write(bytes, at: 0)
       writer.close()
+      let expected = [UInt8](bytes)
       for _ in 0..<testIterations(20) {
         let file = try PosixFileSystem().open(path, mode: .readOnly)
         let failures = Locked<Int>(0)
-        let expected = [UInt8](bytes)
         DispatchQueue.concurrentPerform(iterations: 8) { (thread: Int) in
           var buffer = [UInt8](repeating: 0, count: 512)
           for step in 0..<16 {

@@ -23,7 +23,6 @@ struct HintEntries: Sendable {
   var count: Int { fields.count }
   /// The bytes of all keys together.
   var keyByteCount: Int { keyBytes.count }
-  var isEmpty: Bool { fields.isEmpty }
 
   mutating func reserveCapacity(_ entries: Int, keyBytes bytes: Int) {
     fields.reserveCapacity(entries)
@@ -54,13 +53,17 @@ struct HintEntries: Sendable {
     _ body: (_ isDelete: Bool, _ offset: UInt32, _ length: UInt32, _ key: UnsafeRawBufferPointer) throws -> Void
   ) rethrows {
     try keyBytes.withUnsafeBytes { keys in
-      var start = 0
-      for field in fields {
-        let end = Int(field.keyEnd)
-        try body(field.isDelete, field.offset, field.length, UnsafeRawBufferPointer(rebasing: keys[start..<end]))
-        start = end
+      for position in fields.indices {
+        let field = fields[position]
+        try body(
+          field.isDelete, field.offset, field.length, UnsafeRawBufferPointer(rebasing: keys[keyRange(of: position)]))
       }
     }
+  }
+
+  /// Where entry `position`'s key lies in `keyBytes`.
+  private func keyRange(of position: Int) -> Range<Int> {
+    (position == 0 ? 0 : Int(fields[position - 1].keyEnd))..<Int(fields[position].keyEnd)
   }
 
   /// The same entries in the order of their records' offsets (entries of one offset keep
@@ -79,10 +82,9 @@ struct HintEntries: Sendable {
       for word in order {
         let position = Int(word & 0xFFFF_FFFF)
         let field = fields[position]
-        let start = position == 0 ? 0 : Int(fields[position - 1].keyEnd)
         sorted.append(
           isDelete: field.isDelete, offset: field.offset, length: field.length,
-          key: UnsafeRawBufferPointer(rebasing: keys[start..<Int(field.keyEnd)]))
+          key: UnsafeRawBufferPointer(rebasing: keys[keyRange(of: position)]))
       }
     }
     return sorted
