@@ -247,10 +247,19 @@ extension CommandSpec {
     abstract: "Reclaim the space of overwritten and deleted values.",
     discussion: """
       Rewrites the store's segments keeping only live records (copied still encrypted) and \
-      removes the old ones. Safe to interrupt: the store opens to the same contents either way.
+      removes the old ones. Safe to interrupt: the store opens to the same contents either way. \
+      A live record that is damaged, or is not the record its key was sealed for, stops the \
+      compaction with an error (exit 1) and changes nothing. With --drop-damaged such records \
+      are left out instead (their keys are lost), each is reported on standard error, and the \
+      command exits with status 1 after compacting.
       """,
     arguments: [.store],
-    options: [.json] + OptionSpec.passwordOptions)
+    options: [
+      .json,
+      OptionSpec(
+        "drop-damaged",
+        help: "Salvage: leave out damaged live records (their keys are lost), report each, and exit 1."),
+    ] + OptionSpec.passwordOptions)
 
   /// `cask backup`.
   package static let backup = CommandSpec(

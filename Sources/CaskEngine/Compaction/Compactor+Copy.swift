@@ -78,7 +78,7 @@ extension Compactor {
         else {
           // A damaged record cannot be served anyway (get reports it as corrupt); it is not
           // copied, so the key goes with its segment, and the report says so.
-          leaveOut(key, at: location, of: input, reason: "damaged record left out by compaction")
+          leaveOut(key, at: location, of: input, reason: "record is damaged (its header or checksum)")
           continue
         }
         // A version 3 record is copied only if it is the record its key message was sealed
@@ -86,7 +86,7 @@ extension Compactor {
         if input.cipher.bindsRecords,
           let reason = bindingMismatch(of: record, key: key, header: header, at: location, in: input)
         {
-          leaveOut(key, at: location, of: input, reason: "\(reason); left out by compaction")
+          leaveOut(key, at: location, of: input, reason: reason)
           continue
         }
         // A record under an older key epoch: its value is opened and sealed again under the
@@ -95,7 +95,7 @@ extension Compactor {
           do {
             try resealValue(&record, keyLength: Int(header.keyLength), from: input)
           } catch CaskError.corrupt(_, _, let reason) {
-            leaveOut(key, at: location, of: input, reason: "\(reason); left out by compaction")
+            leaveOut(key, at: location, of: input, reason: reason)
             continue
           }
         }
