@@ -15,7 +15,7 @@ extension Compactor {
     // (Prevents: a compaction that fails on such a file every time, until the file is gone.)
     if store.fileSystem.fileKind(hintPath) == .file, let file = try? store.fileSystem.open(hintPath, mode: .readOnly) {
       defer { file.close() }
-      if let bytes = try? file.read(count: Int(try file.size()), at: 0),
+      if let bytes = try? file.readWhole(limit: length + CaskFormat.hintOverheadBound),
         let hint = try? HintFile.decode(bytes, cipher: segment.cipher, path: hintPath), hint.segmentID == segment.id,
         hint.segmentLength == length
       {
