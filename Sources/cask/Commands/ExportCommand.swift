@@ -43,15 +43,22 @@ enum ExportCommand: Subcommand {
     try checkDestination(directory)
     try StoreAccess.requireExisting(path)
     let password = try PasswordSource.password(arguments, subject: "store '\(path)'")
-    // Files under the store's password would test it at PBKDF2's 10,000 rounds, far cheaper
-    // than the store's scrypt header, and the password found opens the store: only on request.
-    let exportPassword = try encrypted && !reuse ? PasswordSource.exportPassword(arguments, required: true) : nil
+    let store = try StoreAccess.open(path, password: password, options: StoreAccess.options(.readOnly))
+    // Asked once the store opened, so that a wrong store password is told first. Files under
+    // the store's password would test it at PBKDF2's 10,000 rounds, far cheaper than the
+    // store's scrypt header, and the password found opens the store: only on request.
+    let exportPassword: String?
+    do {
+      exportPassword = try encrypted && !reuse ? PasswordSource.exportPassword(arguments, required: true) : nil
+    } catch {
+      try? store.close()
+      throw error
+    }
     if reuse {
       StandardStream.error.write(
         "warning: the files are encrypted under the store's password with RNCryptor's PBKDF2 (10,000 rounds): "
           + "whoever gets them can test guesses at that password far faster than against the store\n")
     }
-    let store = try StoreAccess.open(path, password: password, options: StoreAccess.options(.readOnly))
     let regions = store.stats().recovery.corruptRegions
     let unreadable = store.stats().recovery.unreadableSegments
     let summary = try StoreAccess.run(store) { store in
