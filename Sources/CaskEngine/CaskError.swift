@@ -46,6 +46,12 @@ public enum CaskError: Error, Sendable, Equatable {
   /// `verify`, a password change, `close`): they run with the writer held, so the call would
   /// wait for itself forever. Reads are fine there. Nothing was done.
   case reentrantCall(operation: String)
+  /// Thrown when a write to a group (a collection) is refused before anything is written: a
+  /// layer above keeps data derived from the group's keys (a collection's secondary indexes
+  /// recorded in the store), and the writing code cannot keep it: a collection handle made
+  /// without its indexes in a process where none declared them, a raw `put`, `delete` or
+  /// `batch`, a tool. `reason` says what can write it.
+  case writeRefused(group: String, reason: String)
 
   // MARK: Damage
 
@@ -95,6 +101,8 @@ extension CaskError: CustomStringConvertible {
       return
         "\(operation) was called from inside a transaction or change observer of the same store, "
         + "which holds its writer; do it after the transaction or observer has returned"
+    case .writeRefused(let group, let reason):
+      return "cannot write to '\(group)': \(reason)"
     case .corrupt(let file, let offset, let reason):
       return "corrupt data in \(file) at offset \(offset): \(reason)"
     case .integrityViolation(let file, let reason):

@@ -42,6 +42,10 @@ enum ErrorMessage {
       return "store '\(path)': \(error)"
     case .invalidKey, .valueTooLarge:
       return error.description
+    case .writeRefused(let group, _):
+      return
+        "store '\(path)': collection '\(group)' has secondary indexes recorded in the store, which only an "
+        + "app that declares them can keep; nothing was written"
     }
   }
 
