@@ -28,13 +28,13 @@ enum DemoCommand: Subcommand {
     let seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) * 1e-18
     // Commands that run as printed: this executable as the shell would find it, the paths quoted.
     let cask = (explicit == nil ? "CASK_PASSWORD=\(fixedPassword) " : "") + DemoInvocation.command()
-    let store = DemoInvocation.shellWord(path)
+    let directory = DemoInvocation.shellWord(path)
     var next = "Done in \(String(format: "%.1f", seconds)) s. "
     next += "Look around:\n"
-    next += "  \(cask) keys \(store) --collection events | head\n"
-    if let firstID { next += "  \(cask) get \(store) \(DemoInvocation.shellWord(firstID)) --collection events\n" }
-    next += "  \(cask) export \(store) \(DemoInvocation.shellWord(path + "-export")) --collection events\n"
-    next += "  \(cask) verify \(store)\n"
+    next += "  \(cask) keys \(directory) --collection events | head\n"
+    if let firstID { next += "  \(cask) get \(directory) \(DemoInvocation.shellWord(firstID)) --collection events\n" }
+    next += "  \(cask) export \(directory) \(DemoInvocation.shellWord(path + "-export")) --collection events\n"
+    next += "  \(cask) verify \(directory)\n"
     StandardStream.output.write(next)
   }
 

@@ -32,7 +32,7 @@ enum SecretFile {
     // One byte more than allowed, to tell a file of exactly the maximum from a longer one.
     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: maximumLength + 1, alignment: 1)
     defer {
-      explicit_bzero(buffer.baseAddress, buffer.count)
+      if let base = buffer.baseAddress { explicit_bzero(base, buffer.count) }
       buffer.deallocate()
     }
     guard let base = buffer.baseAddress else { return [] }
