@@ -17,6 +17,9 @@ public enum CaskError: Error, Sendable, Equatable {
   /// Thrown when the directory holds no CipherCask store (no header, or a header that is not
   /// ours) and `create` was not asked for, or a file at the path is not a directory.
   case notACaskStore(path: String)
+  /// Thrown when nothing exists at the path and the open may not create a store there
+  /// (`createIfMissing` is false, or the open is read-only). Nothing was created.
+  case storeNotFound(path: String)
   /// Thrown when the store (its header or a segment) has a format version this library does
   /// not read: a newer one, or the withdrawn version 1.
   case unsupportedVersion(found: Int, supported: Int)
@@ -81,6 +84,8 @@ extension CaskError: CustomStringConvertible {
       return "wrong password or keys for this store"
     case .notACaskStore(let path):
       return "\(path) is not a CipherCask store"
+    case .storeNotFound(let path):
+      return "\(path) does not exist"
     case .unsupportedVersion(let found, let supported):
       return "store format version \(found) is not one this library reads (it reads version \(supported))"
     case .locked(let path):

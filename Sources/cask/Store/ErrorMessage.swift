@@ -21,6 +21,8 @@ enum ErrorMessage {
       return "store '\(path)' is already open in this process"
     case .notACaskStore:
       return "'\(path)' is not a CipherCask store"
+    case .storeNotFound:
+      return "store '\(path)' does not exist (make one with 'cask create \(path)')"
     case .unsupportedVersion(let found, let supported):
       let newer = found > supported ? " (written by a newer CipherCask)" : ""
       return
