@@ -79,7 +79,7 @@ enum EngineCommand: BenchCommand {
     }
     var durable = report
     durable.sizes = []
-    durable.targets = []
+    durable.targets = targets(durable)
     try results.write(durable, subcommand: name, name: format + "durable")
   }
 

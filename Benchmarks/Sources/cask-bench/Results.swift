@@ -13,7 +13,8 @@ struct ResultsFile<Figures> {
   /// The latest released CipherCask version in CHANGELOG.md, `+unreleased` when the changelog
   /// has changes after it.
   let version: String
-  /// `git rev-parse HEAD` of the repository measured, `+dirty` when it had uncommitted changes.
+  /// `git rev-parse HEAD` of the repository measured, `+dirty` when the product's sources
+  /// (`Sources/`, `Package.swift`) had uncommitted changes.
   let commit: String
   /// When the run ended, ISO 8601 in UTC.
   let date: String
@@ -112,11 +113,13 @@ struct ResultsDestination {
     return unreleased ? "unreleased" : "unknown"
   }
 
-  /// `git rev-parse HEAD`, `+dirty` when the work tree has changes outside the results folder.
+  /// `git rev-parse HEAD`, `+dirty` when the product's sources have uncommitted changes: the
+  /// benchmark's own code and the documents may change between a build and its run, the code
+  /// measured may not.
   static func commit() -> String {
     guard let head = try? Subprocess.output("git", ["-C", repository, "rev-parse", "HEAD"]) else { return "unknown" }
     let status =
-      (try? Subprocess.output("git", ["-C", repository, "status", "--porcelain", "--", ".", ":!Benchmarks/results"]))
+      (try? Subprocess.output("git", ["-C", repository, "status", "--porcelain", "--", "Sources", "Package.swift"]))
       ?? ""
     let commit = head.trimmingCharacters(in: .whitespacesAndNewlines)
     return status.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? commit : commit + "+dirty"
