@@ -240,4 +240,41 @@ extension ReportCommand {
     }
     return table.render()
   }
+
+  static func codersTable(_ results: ResultsSet) -> String {
+    guard let report = results.coders?.figures else { return noResults }
+    var table = Table([
+      ("coder", .left), ("encode/s", .right), ("decode/s", .right), ("round trip/s", .right), ("bytes", .right),
+      ("exact", .left), ("reads old objects after a field is added / removed", .left),
+    ])
+    func yes(_ value: Bool) -> String { value ? "yes" : "**no**" }
+    for coder in report.coders {
+      table.append([
+        coder.coder + (coder.isDefault ? " (default)" : ""), Number.grouped(coder.encodePerSecond),
+        Number.grouped(coder.decodePerSecond), Number.grouped(coder.roundTripPerSecond),
+        Number.grouped(coder.meanBytes), yes(coder.roundTripsExactly),
+        "\(yes(coder.readsOldAfterOptionalFieldAdded)) / \(yes(coder.readsOldAfterFieldRemoved))",
+      ])
+    }
+    return table.render()
+  }
+
+  static func outboxTable(_ results: ResultsSet) -> String {
+    guard let report = results.outbox?.figures, !report.backlogs.isEmpty else { return noResults }
+    var table = Table([
+      ("backlog", .right), ("queue, µs a change", .right), ("of it CPU", .right), ("push, ms a change", .right),
+      ("of it CPU", .right), ("sent", .right), ("complete", .left),
+    ])
+    for backlog in report.backlogs {
+      let changes = Double(Swift.max(backlog.backlog, 1))
+      let sent = Double(Swift.max(backlog.sent, 1))
+      table.append([
+        Number.grouped(Double(backlog.backlog)), Number.microseconds(backlog.enqueueSeconds / changes),
+        Number.microseconds(backlog.enqueueCPUSeconds / changes), Number.fixed(backlog.pushSeconds / sent * 1e3, 2),
+        Number.fixed(backlog.pushCPUSeconds / sent * 1e3, 2), Number.grouped(Double(backlog.sent)),
+        backlog.complete ? "yes" : "**no** (stopped at --push-limit)",
+      ])
+    }
+    return table.render()
+  }
 }

@@ -58,6 +58,8 @@ enum ReportCommand: BenchCommand {
       "objects": objectsTable(results),
       "queries": queriesTable(results),
       "import": importTable(results),
+      "coders": codersTable(results),
+      "outbox": outboxTable(results),
     ]
   }
 

@@ -25,6 +25,8 @@ struct ResultsSet {
   var objects: [ResultsFile<ObjectsCommand.Report>] = []
   var queries: [ResultsFile<QueriesCommand.Results>] = []
   var imports: [ResultsFile<[ImportCommand.Measured]>] = []
+  var coders: ResultsFile<CodersCommand.Report>?
+  var outbox: ResultsFile<OutboxCommand.Report>?
 
   /// Reads every `*.json` in `folder`, in name order.
   ///
@@ -70,6 +72,10 @@ struct ResultsSet {
         set.queries.append(try decode(QueriesCommand.Results.self))
       case ImportCommand.name:
         set.imports.append(try decode([ImportCommand.Measured].self))
+      case CodersCommand.name:
+        set.coders = try decode(CodersCommand.Report.self)
+      case OutboxCommand.name:
+        set.outbox = try decode(OutboxCommand.Report.self)
       default:
         break
       }
