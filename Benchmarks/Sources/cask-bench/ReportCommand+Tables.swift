@@ -277,4 +277,49 @@ extension ReportCommand {
     }
     return table.render()
   }
+
+  static func timedTable(_ title: String, _ rows: [TimedRuns], unit: Double, decimals: Int) -> Table {
+    var table = Table([(title, .left), ("runs", .right), ("median", .right), ("each run", .left)])
+    for row in rows {
+      table.append([
+        row.name, String(row.seconds.count), Number.fixed(row.median * unit, decimals),
+        row.seconds.map { Number.fixed($0 * unit, decimals) }.joined(separator: ", "),
+      ])
+    }
+    return table
+  }
+
+  static func recoveryTables(_ results: ResultsSet) -> String {
+    guard let figures = results.recovery?.figures else { return noResults }
+    let damaged = figures.opens.count > 1 ? figures.opens[1].median : 0
+    return timedTable(
+      "read-only open of a \(figures.segmentMiB) MiB segment without its hint, s", figures.opens, unit: 1, decimals: 3
+    )
+    .render()
+      + "\n\nThe damaged open crosses its \(figures.damageMiB) MiB at "
+      + "\(damaged > 0 ? Number.fixed(Double(figures.damageMiB) / damaged, 0) : "—") MiB/s or more.\n\n"
+      + timedTable("open of an empty store, by header, ms", figures.keyDerivations, unit: 1e3, decimals: 1).render()
+  }
+
+  static func backupTable(_ results: ResultsSet) -> String {
+    guard !results.backups.isEmpty else { return noResults }
+    return results.backups.map { file in
+      let figures = file.figures
+      var table = Table([
+        (
+          "\(Number.grouped(Double(figures.keys))) keys, \(Number.fixed(Double(figures.storeBytes) / 1e6, 1)) MB", .left
+        ),
+        ("median s", .right), ("MB/s", .right), ("÷ cp -r + sync (time)", .right),
+      ])
+      let copy = figures.copies.first?.median ?? 0
+      for row in figures.copies {
+        table.append([
+          row.name, Number.fixed(row.median, 3),
+          Number.fixed(Double(figures.storeBytes) / Swift.max(row.median, 1e-9) / 1e6, 0),
+          copy > 0 ? Number.fixed(row.median / copy, 2) + "×" : "—",
+        ])
+      }
+      return table.render()
+    }.joined(separator: "\n\n")
+  }
 }

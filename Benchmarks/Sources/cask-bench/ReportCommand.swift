@@ -60,6 +60,8 @@ enum ReportCommand: BenchCommand {
       "import": importTable(results),
       "coders": codersTable(results),
       "outbox": outboxTable(results),
+      "recovery": recoveryTables(results),
+      "backup": backupTable(results),
     ]
   }
 

@@ -133,3 +133,12 @@ enum LoadAverage {
     return text.split(separator: " ").prefix(3).compactMap { Double($0) }
   }
 }
+
+/// A thing timed several times: what `recovery` and `backup` write, one per row of their tables.
+struct TimedRuns: Codable {
+  let name: String
+  /// Wall seconds of each run.
+  let seconds: [Double]
+
+  var median: Double { Statistics.median(seconds) }
+}

@@ -27,6 +27,8 @@ struct ResultsSet {
   var imports: [ResultsFile<[ImportCommand.Measured]>] = []
   var coders: ResultsFile<CodersCommand.Report>?
   var outbox: ResultsFile<OutboxCommand.Report>?
+  var recovery: ResultsFile<RecoveryCommand.Figures>?
+  var backups: [ResultsFile<BackupCommand.Figures>] = []
 
   /// Reads every `*.json` in `folder`, in name order.
   ///
@@ -76,6 +78,10 @@ struct ResultsSet {
         set.coders = try decode(CodersCommand.Report.self)
       case OutboxCommand.name:
         set.outbox = try decode(OutboxCommand.Report.self)
+      case RecoveryCommand.name:
+        set.recovery = try decode(RecoveryCommand.Figures.self)
+      case BackupCommand.name:
+        set.backups.append(try decode(BackupCommand.Figures.self))
       default:
         break
       }
@@ -85,6 +91,7 @@ struct ResultsSet {
     set.objects.sort { ($0.size ?? 0) < ($1.size ?? 0) }
     set.queries.sort { ($0.size ?? 0) < ($1.size ?? 0) }
     set.imports.sort { ($0.size ?? 0) < ($1.size ?? 0) }
+    set.backups.sort { ($0.size ?? 0) < ($1.size ?? 0) }
     return set
   }
 
