@@ -40,6 +40,12 @@ extension ReportCommand {
     for file in results.objects { targets += file.figures.targets }
     for file in results.queries { targets += queryTargets(file.figures) }
     for file in results.imports { targets += importTargets(file.figures) }
+    if let scrypt = results.recovery?.figures.keyDerivations.first(where: { $0.name.hasPrefix("scrypt") }) {
+      targets.append(
+        PeerTarget(
+          "open of an empty store with the default scrypt header, ms", at: "recovery", required: 250, atMost: true,
+          measured: scrypt.median * 1e3))
+    }
     // One row per target: a later file's measured figure replaces an earlier one, and a target
     // a file could not measure (a size it did not run) never hides one another file measured.
     var order: [String] = []
