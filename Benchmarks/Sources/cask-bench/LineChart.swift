@@ -22,8 +22,8 @@ enum LineChart {
   }
 
   static func svg(_ series: [Series], title: String, xLabel: String) -> String {
-    let (width, height) = (1000.0, 460.0)
-    let (left, right, top, bottom) = (72.0, 200.0, 48.0, 48.0)
+    let (width, height) = (1100.0, 460.0)
+    let (left, right, top, bottom) = (72.0, 330.0, 48.0, 48.0)
     let points = series.flatMap(\.points).filter { $0.size > 0 && $0.seconds > 0 }
     let xLow = floor(log10(points.map(\.size).min() ?? 1_000))
     let xHigh = Swift.max(ceil(log10(points.map(\.size).max() ?? 1_000_000)), xLow + 1)

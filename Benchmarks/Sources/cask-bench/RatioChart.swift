@@ -23,7 +23,9 @@ enum RatioChart {
     var unit = Unit.ratio
   }
 
-  static let colors = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#9c755f"]
+  static let colors = [
+    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#9c755f", "#ff9da7", "#bab0ac",
+  ]
 
   /// The panels of a `peers` report: throughput and open per size, then durable puts.
   static func panels(_ report: PeersCommand.Report) -> [Panel] {
@@ -37,9 +39,12 @@ enum RatioChart {
           guard let ours = cask.workload(workload), let theirs = size.engine(peer)?.workload(workload) else {
             return nil
           }
-          return workload == KVWorkload.open
-            ? theirs.medianSeconds / Swift.max(ours.medianSeconds, 1e-12)
-            : ours.opsPerSecond / Swift.max(theirs.opsPerSecond, 1e-12)
+          guard workload == KVWorkload.open else { return ours.opsPerSecond / Swift.max(theirs.opsPerSecond, 1e-12) }
+          // Open as the table shows it: the password derivation left out, the peer's time over ours.
+          guard let mine = ReportCommand.openWithoutDerivation(cask),
+            let their = size.engine(peer).flatMap(ReportCommand.openWithoutDerivation)
+          else { return nil }
+          return their / Swift.max(mine, 1e-6)
         }
       }
       panels.append(

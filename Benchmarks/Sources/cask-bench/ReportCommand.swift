@@ -150,14 +150,18 @@ enum ReportCommand: BenchCommand {
           guard let open = size.engine(engine).flatMap(openWithoutDerivation) else { return nil }
           return (Double(size.keys), Swift.max(open, 1e-6))
         }
-        if !points.isEmpty { series.append(LineChart.Series(name: "peers: " + engine, points: points)) }
+        if !points.isEmpty {
+          series.append(LineChart.Series(name: "peers: \(engine), derivation left out", points: points))
+        }
       }
     }
     for (label, path) in [("with hints", \EngineFigures.Size.openWithHints), ("without hints", \.openWithoutHints)] {
       let points = results.engine.flatMap(\.figures.sizes).map {
         (size: Double($0.keys), seconds: $0[keyPath: path].medianSeconds)
       }
-      if !points.isEmpty { series.append(LineChart.Series(name: "engine: open \(label)", points: points)) }
+      if !points.isEmpty {
+        series.append(LineChart.Series(name: "engine: open \(label), derivation included", points: points))
+      }
     }
     return series
   }
