@@ -8,6 +8,7 @@ extension ReportCommand {
 
   static func ratioText(_ value: Double?) -> String {
     guard let value, value.isFinite else { return "—" }
+    if value < 0.1 { return Number.fixed(value, 3) + "×" }
     return value < 10 ? Number.fixed(value, 2) + "×" : Number.grouped(value) + "×"
   }
 

@@ -112,7 +112,9 @@ extension ReportCommand {
     }
     for target in targets {
       table.append([
-        target.target, target.at, (target.atMost ? "≤ " : "≥ ") + format(target.required),
+        // A target no file measured has no place to name.
+        target.target, target.measured == nil ? "—" : target.at,
+        (target.atMost ? "≤ " : "≥ ") + format(target.required),
         target.measured.map(format) ?? "not measured", target.met.map { $0 ? "yes" : "**no**" } ?? "—",
       ])
     }
