@@ -158,10 +158,13 @@ extension ReportCommand {
     return parts.joined(separator: "\n\n")
   }
 
-  /// A peers engine's open, the password derivation it includes taken out.
+  /// A peers engine's open, the password derivation it includes taken out; `nil` when the
+  /// derivation, timed on its own, took longer than the whole open (a noisy single run), since
+  /// no difference can then be read from the two.
   static func openWithoutDerivation(_ engine: GatheredEngine) -> Double? {
     guard let open = engine.workload(KVWorkload.open)?.medianSeconds else { return nil }
-    return Swift.max(open - (engine.workload(KVWorkload.openKeyDerivation)?.medianSeconds ?? 0), 0)
+    let left = open - (engine.workload(KVWorkload.openKeyDerivation)?.medianSeconds ?? 0)
+    return left > 0 ? left : nil
   }
 
   static func objectsTable(_ results: ResultsSet) -> String {
