@@ -36,6 +36,18 @@ extension ReportCommand {
       let at = file.size.map { Number.grouped(Double($0)) + " keys" } ?? "durable puts"
       recorded("engine-" + (file.size.map(String.init) ?? "durable") + ".json", at: at)
     }
+    // The engine writes one file per size, so the growth of get latency between two sizes is
+    // worked out here, from both files.
+    let sizes = results.engine.flatMap(\.figures.sizes)
+    let goal = EngineCommand.Goal.latencySizes
+    if let small = sizes.first(where: { $0.keys == goal.small })?.operation("get"),
+      let large = sizes.first(where: { $0.keys == goal.large })?.operation("get"), small.p50 > 0
+    {
+      targets.append(
+        PeerTarget(
+          EngineCommand.getLatencyGrowthTarget, at: "engine-\(goal.small).json, engine-\(goal.large).json",
+          required: EngineCommand.Goal.getLatencyGrowth, atMost: true, measured: large.p50 / small.p50))
+    }
     if let peers = results.mergedPeers { targets += PeersCommand.targets(peers) }
     for file in results.objects { targets += file.figures.targets }
     for file in results.queries { targets += queryTargets(file.figures) }
