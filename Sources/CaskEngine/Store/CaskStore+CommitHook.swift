@@ -55,7 +55,14 @@ package final class StoreExtensions: Sendable {
   }
 
   /// A new hook for one streamed batch, if a maker is installed.
-  func makeStreamedHook() -> (any StreamedCommitHook)? { streamedHook.withLock { $0 }?.make() }
+  func makeStreamedHook(in store: CaskStore) throws -> (any StreamedCommitHook)? {
+    let layer = streamedHook.withLock { $0 }?.make()
+    guard let marks = try changeTracker.streamedHook(in: store) else { return layer }
+    return layer.map { ChainedStreamedHook($0, marks) } ?? marks
+  }
+
+  /// Adds change marks to the commits of tracked groups (ChangeTracker.swift).
+  let changeTracker = ChangeTracker()
 
   /// The value kept under `name` for this store, made by `make` on first use.
   package func slot<Value: Sendable>(_ name: String, make: () -> Value) -> Value {
@@ -84,8 +91,10 @@ extension CaskStore {
   /// Runs the commit hook, if one is installed, on `batch` and encrypts the writes it adds
   /// behind `prepared`. Called with the writer lock held.
   func addHookWrites(for batch: CaskBatch, to prepared: inout [Prepared]) throws {
-    guard let hook = extensions.commitHook, batch.count > 0 else { return }
-    let extra = try userCode.running { try hook(batch.commitWrites) }
+    guard batch.count > 0 else { return }
+    let writes = batch.commitWrites
+    var extra = try extensions.commitHook.map { hook in try userCode.running { try hook(writes) } } ?? []
+    extra += try extensions.changeTracker.marks(for: writes, in: self)
     guard !extra.isEmpty else { return }
     var added = CaskBatch()
     for write in extra {
