@@ -54,7 +54,8 @@ extension CaskSync {
     let key = try local.storageKey(for: id)
     let localObject = try transaction.get(key).map { try local.coder.decode(T.self, from: $0) }
     let newMeta = version.object == nil ? nil : SyncLedger.Meta(id: localID, modified: version.modified)
-    guard try ledger.isMarked(localID, in: transaction) else {
+    let planted = cache.withLock { $0.plantedLostUpdate }
+    guard try ledger.isMarked(localID, in: transaction), !planted else {
       try store(version.object, key: key, existed: localObject != nil, in: &transaction, tally: &tally)
       try ledger.setMeta(newMeta, recordID: version.recordID, in: &transaction)
       return

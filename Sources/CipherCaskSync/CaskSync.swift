@@ -35,6 +35,9 @@ where T.ID: LosslessStringConvertible & Sendable {
   struct Cache: Sendable {
     var keys: EndToEndKeys?
     var batchLimit: Int?
+    /// A bug planted by the tests to show that the property test catches it: a pull that
+    /// overwrites local changes as if they were not there (lost updates).
+    var plantedLostUpdate = false
   }
 
   /// Connects `collection` to `bucket`/`collection` on `server` and marks it as synced in its
