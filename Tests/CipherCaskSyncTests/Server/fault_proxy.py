@@ -75,7 +75,7 @@ class Proxy(http.server.BaseHTTPRequestHandler):
                     rule["die_after"] -= 1
                     die = rule["die_after"] <= 0
         connection = http.client.HTTPConnection("127.0.0.1", TARGET, timeout=60)
-        headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection")}
+        headers = {k: v for k, v in self.headers.items() if k.lower() != "connection"}
         connection.request(self.command, self.path, body=data, headers=headers)
         response = connection.getresponse()
         payload = response.read()
