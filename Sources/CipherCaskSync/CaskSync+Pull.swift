@@ -19,29 +19,38 @@ extension CaskSync {
   }
 
   /// The incremental pull. Returns `false` when a full resync is needed.
+  ///
+  /// One `HEAD` tells the collection's timestamp and record count: the same timestamp as the
+  /// cursor and as many records as are known here is a sync with nothing to pull (one
+  /// request). Another count at the same timestamp means tombstones were purged (a purge can
+  /// even bring the timestamp back to the cursor); a timestamp behind the cursor means the
+  /// collection was recreated or the server's clock went back: both need a full resync.
   private func pullChanges(
     _ policy: SyncConflictPolicy, state: inout SyncLedger.State, report: inout SyncReport<T>
   ) async throws -> Bool {
-    // Changes that land while the pull runs move the server's timestamp on; a few rounds
-    // catch up with a busy collection before the counts are compared.
+    // Changes that land while the pull runs move the timestamp on; a few rounds catch up
+    // with a busy collection before the counts are compared.
     for _ in 0..<3 {
       guard let cursor = state.cursor else { return false }
-      let url = server.endpoint(recordsPath, query: listQuery(since: cursor))
-      let first = try await client.send("GET", url, headers: ["If-None-Match": "\"\(cursor)\""])
-      if first.status == 304 { return true }
-      if [401, 403, 404].contains(first.status) {
+      let head = try await client.send("HEAD", server.endpoint(recordsPath))
+      if [401, 403, 404].contains(head.status) {
         // The collection is gone: make it again, then list it (empty) whole.
         state.prepared = false
         return false
       }
-      guard (200..<300).contains(first.status) else { throw first.failure }
-      guard let timestamp = Self.timestamp(fromETag: first.header("ETag")), timestamp >= cursor else { return false }
+      guard (200..<300).contains(head.status) else { throw head.failure }
+      guard let timestamp = Self.timestamp(fromETag: head.header("ETag")),
+        let total = head.header("Total-Records").flatMap(Int.init)
+      else { throw SyncError.decoding("the server sent no ETag or Total-Records for the records") }
+      guard timestamp >= cursor else { return false }
+      if timestamp == cursor { return try await knownCount() == total }
+      let url = server.endpoint(recordsPath, query: listQuery(since: cursor))
+      let first = try await client.expect("GET", url)
       _ = try await walk(from: first, full: false, policy: policy, state: &state, report: &report)
       state.cursor = max(state.cursor ?? timestamp, timestamp)
       try await save(state)
-      let (total, latest) = try await serverCount()
-      if let latest, latest > state.cursor ?? 0 { continue }
-      return try await knownCount() == total
+      // Unchanged between the HEAD and the listing: the count is the listing's.
+      if Self.timestamp(fromETag: first.header("ETag")) == timestamp { return try await knownCount() == total }
     }
     return true
   }
@@ -136,15 +145,6 @@ extension CaskSync {
 
   private func save(_ state: SyncLedger.State) async throws {
     try await Self.offPool { [self] in try local.store.transaction { try ledger.write(state, in: &$0) } }
-  }
-
-  /// The server's record count (tombstones excluded) and the collection's timestamp.
-  private func serverCount() async throws -> (Int, Int64?) {
-    let answer = try await client.expect("HEAD", server.endpoint(recordsPath))
-    guard let total = answer.header("Total-Records").flatMap(Int.init) else {
-      throw SyncError.decoding("the server sent no Total-Records header")
-    }
-    return (total, Self.timestamp(fromETag: answer.header("ETag")))
   }
 
   /// How many records this device knows the server holds.

@@ -182,12 +182,18 @@ extension CaskSync {
         present[id] = modified
       }
     }
-    return zip(items, outcomes).map { item, outcome in
+    var unconfirmed = 0
+    let checked = zip(items, outcomes).map { item, outcome -> Outcome in
+      let held: Bool
       switch outcome {
-      case .saved(let modified): return present[item.recordID] == modified ? outcome : .again
-      case .deleted: return present[item.recordID] == nil ? outcome : .again
+      case .saved(let modified): held = present[item.recordID] == modified
+      case .deleted: held = present[item.recordID] == nil
       default: return outcome
       }
+      if !held { unconfirmed += 1 }
+      return held ? outcome : .again
     }
+    if unconfirmed > 0 { emit(.unconfirmed(changes: unconfirmed)) }
+    return checked
   }
 }

@@ -52,6 +52,9 @@ public enum SyncEvent: Sendable, Equatable {
   case fullResync
   /// A batch of local changes was confirmed: `changes` in it, `total` so far.
   case pushedBatch(changes: Int, total: Int)
+  /// The server reported `changes` of a batch done that it does not hold (another item of the
+  /// batch failed and rolled them back): they stay marked and are sent again.
+  case unconfirmed(changes: Int)
   /// A request failed and is tried again after `delay` seconds (`attempt` counts from 1).
   case retrying(attempt: Int, delay: TimeInterval, reason: String)
   /// An object changed on both sides (its local id).

@@ -20,6 +20,8 @@ public final class KintoProcess: @unchecked Sendable {
   public let port: Int
   public let url: URL
   public let directory: URL
+  /// The PostgreSQL database it stores in, or `nil` for the memory backend.
+  public let database: String?
   private let ini: URL
   private var process: Process?
   private var lifeline: Pipe?
@@ -44,7 +46,7 @@ public final class KintoProcess: @unchecked Sendable {
   ///   - backoff: a `Backoff` header (seconds) on every answer, when set.
   /// - Throws: `KintoProcessError` naming `scripts/setup.sh` when Kinto is not installed, or
   ///   when it does not answer within 30 s.
-  public init(batchLimit: Int = 25, backoff: Int? = nil) throws {
+  public init(batchLimit: Int = 25, backoff: Int? = nil, database: String? = nil) throws {
     guard FileManager.default.isExecutableFile(atPath: Self.executable.path) else {
       throw KintoProcessError(
         description:
@@ -56,9 +58,10 @@ public final class KintoProcess: @unchecked Sendable {
     directory = FileManager.default.temporaryDirectory.appendingPathComponent("cask-kinto-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     ini = directory.appendingPathComponent("kinto.ini")
-    try Self.settings(port: port, batchLimit: batchLimit, backoff: backoff).write(
-      to: ini, atomically: true, encoding: .utf8)
-    if Self.postgresURL != nil { try Self.migrate(ini) }
+    self.database = try database ?? (Self.postgresURL == nil ? nil : PostgresCluster.shared().makeDatabase())
+    try Self.settings(port: port, batchLimit: batchLimit, backoff: backoff, database: self.database)
+      .write(to: ini, atomically: true, encoding: .utf8)
+    if self.database != nil { try Self.migrate(ini) }
     try start()
   }
 
@@ -150,17 +153,16 @@ public final class KintoProcess: @unchecked Sendable {
     try process.run()
     process.waitUntilExit()
     guard process.terminationStatus == 0 else {
-      throw KintoProcessError(description: "kinto migrate failed on \(postgresURL ?? "")")
+      throw KintoProcessError(description: "kinto migrate failed")
     }
   }
 
-  /// Runs `kinto purge-deleted` (removes every tombstone older than 0 days) on this server's backend.
-  /// With the memory backend the command cannot reach the server's memory: tests then purge
-  /// through the flush-free equivalent they have (see the tests).
-  public func purgeDeletedOnPostgres() throws {
+  /// Runs `kinto purge-deleted` on this server's PostgreSQL database: every tombstone of
+  /// records goes. (With the memory backend the command cannot reach the server's memory.)
+  public func purgeDeleted() throws {
     let process = Process()
     process.executableURL = Self.executable
-    process.arguments = ["purge-deleted", "--ini", ini.path, "records", "0"]
+    process.arguments = ["purge-deleted", "--ini", ini.path, "record", "0"]
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
     try process.run()
@@ -168,9 +170,9 @@ public final class KintoProcess: @unchecked Sendable {
     guard process.terminationStatus == 0 else { throw KintoProcessError(description: "kinto purge-deleted failed") }
   }
 
-  static func settings(port: Int, batchLimit: Int, backoff: Int?) -> String {
+  static func settings(port: Int, batchLimit: Int, backoff: Int?, database: String?) -> String {
     let backend: String
-    if let postgres = postgresURL {
+    if let postgres = database {
       backend = """
         kinto.storage_backend = kinto.core.storage.postgresql
         kinto.storage_url = \(postgres)
