@@ -12,7 +12,6 @@ import Foundation
 public final class PostgresCluster: @unchecked Sendable {
   /// `postgresql://user@host:port` without a database.
   public let server: String
-  private let lifeline: Pipe?
   private static let lock = NSLock()
   nonisolated(unsafe) private static var instance: PostgresCluster?
 
@@ -33,7 +32,6 @@ public final class PostgresCluster: @unchecked Sendable {
       var base = components
       base.path = ""
       server = base.string ?? url
-      lifeline = nil
       return
     }
     let bin = try Self.binaries()
@@ -46,21 +44,23 @@ public final class PostgresCluster: @unchecked Sendable {
     let initdb = user + ["\(bin)/initdb", "-D", data, "-A", "trust", "-U", "postgres"]
     try Self.run(initdb[0], Array(initdb.dropFirst()))
     let port = try KintoProcess.freePort()
-    let pipe = Pipe()
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/bin/sh")
-    // The shell stops the server (fast shutdown) when the lifeline closes: with this process.
+    // The shell stops the server (fast shutdown) when this process is gone: a lifeline pipe
+    // is not enough here, as processes started later (Kinto, psql) inherit its write end.
     let command = (user + ["\(bin)/postgres"]).map { "'\($0)'" }.joined(separator: " ")
     process.arguments = [
       "-c",
       "\(command) -D '\(data)' -p \(port) -k '\(directory.path)' -c listen_addresses=127.0.0.1 -c fsync=off "
-        + ">'\(directory.path)/postgres.log' 2>&1 & child=$!; cat >/dev/null; kill -INT $child; wait $child",
+        + ">'\(directory.path)/postgres.log' 2>&1 & child=$!; "
+        + "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; "
+        + (user + ["\(bin)/pg_ctl"]).map { "'\($0)'" }.joined(separator: " ")
+        + " -D '\(data)' -m fast stop; wait $child",
     ]
-    process.standardInput = pipe
+    process.standardInput = FileHandle.nullDevice
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
     try process.run()
-    lifeline = pipe
     server = "postgresql://postgres@127.0.0.1:\(port)"
     let deadline = Date().addingTimeInterval(30)
     while (try? Self.run("\(bin)/pg_isready", ["-h", "127.0.0.1", "-p", "\(port)", "-q"])) == nil {
