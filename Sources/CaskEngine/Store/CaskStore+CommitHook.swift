@@ -92,9 +92,14 @@ extension CaskStore {
   /// behind `prepared`. Called with the writer lock held.
   func addHookWrites(for batch: CaskBatch, to prepared: inout [Prepared]) throws {
     guard batch.count > 0 else { return }
+    let hook = extensions.commitHook
+    let tracking = try extensions.changeTracker.mayMark(batch, in: self)
+    // Prevents: every commit of a store without hooks or tracked groups paying for a copy of
+    // its writes.
+    guard hook != nil || tracking else { return }
     let writes = batch.commitWrites
-    var extra = try extensions.commitHook.map { hook in try userCode.running { try hook(writes) } } ?? []
-    extra += try extensions.changeTracker.marks(for: writes, in: self)
+    var extra = try hook.map { hook in try userCode.running { try hook(writes) } } ?? []
+    if tracking { extra += try extensions.changeTracker.marks(for: writes, in: self) }
     guard !extra.isEmpty else { return }
     var added = CaskBatch()
     for write in extra {

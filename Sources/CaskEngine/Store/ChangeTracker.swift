@@ -53,6 +53,22 @@ final class ChangeTracker: Sendable {
     return Array(marks.values)
   }
 
+  /// Whether `batch` may need marks: some group is tracked, or the batch writes a
+  /// `__tracked` key (it may start tracking one).
+  ///
+  /// - Complexity: O(1) when a group is tracked; else one byte comparison per write.
+  func mayMark(_ batch: CaskBatch, in store: CaskStore) throws -> Bool {
+    if try !trackedGroups(in: store).isEmpty { return true }
+    return batch.operations.contains { operation in
+      let key: String
+      switch operation {
+      case .put(let written, _): key = written
+      case .delete(let written): key = written
+      }
+      return key.utf8.first == Self.underscore && key.hasPrefix(Self.markerPrefix)
+    }
+  }
+
   /// A hook that marks the writes of one streamed batch, or `nil` when no group is tracked.
   func streamedHook(in store: CaskStore) throws -> (any StreamedCommitHook)? {
     let groups = try trackedGroups(in: store)
