@@ -134,4 +134,26 @@ final class KintoSyncTests: XCTestCase {
     XCTAssertTrue(seen.contains(.pushedBatch(changes: 3, total: 3)))
     XCTAssertEqual(seen.last, .finished(pulled: 0, deleted: 0, pushed: 3, conflicts: 0))
   }
+
+  /// The sample of Docs/SYNC.md, section 15, with the test server's URL.
+  func testTheGuideSample() async throws {
+    let kinto = try KintoProcess()
+    let directory = try TemporaryDirectory("guide")
+    defer { directory.remove() }
+    let store = try CaskStore(path: directory.file("app.cask"), password: "pw", options: .init(durability: .never))
+    defer { try? store.close() }
+    try await store.collection(Note.self).save(Note(id: "n1", title: "first", count: 1))
+    let secret = "a password"
+    let server = KintoServer(url: kinto.url, user: "ada", password: secret)
+    let sync = try CaskSync(store.collection(Note.self), server: server, bucket: "ada", collection: "notes")
+    let events = sync.events  // .started, .pulledPage, .pushedBatch, .retrying, .conflict, .finished, …
+    let report = try await sync.sync(conflicts: .serverWins)  // or .clientWins, .manual (the default)
+    print(report.pulled, report.deleted, report.pushed, report.conflicts.count)
+    let waiting = try await sync.pendingCount
+    XCTAssertEqual(report.pushed, 1)
+    XCTAssertEqual(waiting, 0)
+    var iterator = events.makeAsyncIterator()
+    let first = await iterator.next()
+    XCTAssertEqual(first, .started)
+  }
 }
