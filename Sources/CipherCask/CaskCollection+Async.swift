@@ -150,6 +150,11 @@ extension CaskCollection {
     }
   }
 
+  /// `verifyIndexes()` off the caller's thread: it reads and decodes every object.
+  public func verifyIndexes() async throws -> IndexVerification {
+    try await offload { _ in try self.verifyIndexes() }
+  }
+
   /// `exportJSON(to:encoder:)` off the caller's thread.
   @discardableResult
   public func exportJSON(to url: URL, encoder: JSONEncoder = JSONEncoder()) async throws -> Int {

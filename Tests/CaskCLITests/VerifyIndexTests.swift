@@ -26,7 +26,8 @@ struct VerifyIndexTests {
     #expect(clean.status == 0, "\(clean.err)")
     do {
       let store = try CaskStore(path: path, password: "pw")
-      try store.put(try JSONCaskCoder().encode(Item(id: "stray", tag: "t")), forKey: "items\u{0}stray")
+      try plantUnchecked(
+        try JSONCaskCoder().encode(Item(id: "stray", tag: "t")), forKey: "items\u{0}stray", in: store)
       try store.close()
     }
     let result = try cask.run(["verify", "s"], password: "pw")

@@ -97,7 +97,7 @@ public final class CaskStore: Sendable {
   ///   - password: unlocks the data key; never stored.
   ///   - options: durability, segment size, compaction, read-only.
   /// - Throws: `CaskError.wrongPassword` (nothing is written), `.locked` (another process has it open), `.alreadyOpen` (this one has), `.notACaskStore`,
-  ///   `.unsupportedVersion`, `.corrupt` for a damaged header, `.io`.
+  ///   `.storeNotFound` (nothing at `path`, and the options do not let it be created), `.unsupportedVersion`, `.corrupt` for a damaged header, `.io`.
   /// - Complexity: the header's key derivation (one scrypt run, or two PBKDF2 runs for a
   ///   `.rncryptor` header), plus reading every hint file (or, for segments without a valid
   ///   hint, every record's key).

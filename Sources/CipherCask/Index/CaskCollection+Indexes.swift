@@ -131,7 +131,10 @@ extension CaskCollection {
       try store.transaction { transaction in
         for key in chunk {
           let id = Self.idString(fromKey: key)
-          let new = try transaction.get(key).flatMap(definition.texts(from:))?[position] ?? []
+          // An object that does not decode fails the build (the index stays "building", so
+          // queries scan, and the scan throws the same decoding error): leaving it out would
+          // make the index, and every query that uses it, silently short.
+          let new = try transaction.get(key).map { try definition.texts(from: $0, id: id)[position] } ?? []
           let old = try runtime.state.withLock { state in
             try runtime.entries(descriptor.group, in: &state).texts(of: id)
           }
