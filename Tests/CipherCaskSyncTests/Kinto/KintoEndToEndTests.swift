@@ -11,7 +11,7 @@ final class KintoEndToEndTests: XCTestCase {
   func testTheServerHoldsNoIdOrFieldAndASecondDeviceSyncs() async throws {
     let kinto = try KintoProcess()
     let phone = try Device("e2e-phone", url: kinto.url, passphrase: "correct horse battery staple")
-    let notes = (0..<12).map { Note(id: "secret-id-\($0)", title: "plaintext-title-\($0)", count: 4242 + $0) }
+    let notes = (0..<12).map { Note(id: "secret-id-\($0)", title: "plaintext-title-\($0)", count: 7_301_928_465 + $0) }
     for note in notes { try phone.save(note) }
     try phone.delete("secret-id-11")
     let report = try await phone.sync.sync()

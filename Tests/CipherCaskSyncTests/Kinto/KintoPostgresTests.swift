@@ -117,7 +117,7 @@ final class KintoPostgresTests: XCTestCase {
     let database = try PostgresCluster.shared().makeDatabase()
     let kinto = try KintoProcess(database: database)
     let device = try Device("dump", url: kinto.url, passphrase: "a passphrase for the dump")
-    let notes = (0..<5).map { Note(id: "private-id-\($0)", title: "private-title-\($0)", count: 987_650 + $0) }
+    let notes = (0..<5).map { Note(id: "private-id-\($0)", title: "private-title-\($0)", count: 7_301_928_465 + $0) }
     for note in notes { try device.save(note) }
     try await device.sync.sync()
     let dump = try PostgresCluster.dump(database)
