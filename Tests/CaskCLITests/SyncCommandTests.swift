@@ -84,3 +84,41 @@ struct SyncCommandTests {
     #expect(offline.err.contains("network failure: could not connect to the server"), "\(offline.err)")
   }
 }
+
+extension SyncCommandTests {
+  @Test("a cask sync killed with SIGKILL in the middle of its pushes loses nothing: the next sync finishes the work")
+  func killedMidSync() async throws {
+    let kinto = try KintoProcess(batchLimit: 4)
+    let proxy = try FaultProxy(targetPort: kinto.port)
+    let cask = try CaskRunner("synckill")
+    defer { cask.remove() }
+    try Data("\(KintoProcess.user):\(KintoProcess.password)\n".utf8).write(to: URL(fileURLWithPath: cask.path("auth")))
+    _ = try cask.createStore("a", password: password)
+    let objects = (0..<40).map { #"{"uid": "k\#($0)", "n": \#($0)}"# }.joined(separator: ",")
+    try Data("[\(objects)]".utf8).write(to: URL(fileURLWithPath: cask.path("objects.json")))
+    let imported = try cask.run(
+      ["import", "a", "objects.json", "--collection", "events", "--id-key", "uid"], password: password)
+    #expect(imported.status == 0, "\(imported.err)")
+    // Each batch of 4 takes half a second: ten of them, killed after about three.
+    try await proxy.add(rule: ["delay": 0.5, "match": "/batch"])
+    let arguments = [
+      "sync", "a", proxy.url.absoluteString, "--bucket", "cli", "--collection", "events", "--auth-file", "auth",
+    ]
+    let child = try cask.process(arguments, password: password)
+    child.standardOutput = FileHandle.nullDevice
+    child.standardError = FileHandle.nullDevice
+    try child.run()
+    try await Task.sleep(for: .milliseconds(2500))
+    kill(child.processIdentifier, SIGKILL)
+    child.waitUntilExit()
+    #expect(child.terminationReason == .uncaughtSignal)
+    let partial = try await KintoHTTP(kinto.url, bucket: "cli", collection: "events").records().count
+    #expect(partial > 0 && partial < 40, "killed in the middle: \(partial) of 40 on the server")
+
+    let again = try cask.run(arguments + ["--json"], password: password)
+    #expect(again.status == 0, "\(again.err)")
+    let report = try JSONSerialization.jsonObject(with: again.stdout) as? [String: Any]
+    #expect(report?["pending"] as? Int == 0)
+    #expect(try await KintoHTTP(kinto.url, bucket: "cli", collection: "events").records().count == 40)
+  }
+}

@@ -9,6 +9,7 @@ whose path contains "match" (every request when it is empty):
   {"status": 503, "retry_after": 1, "count": 2, "match": "/batch"}  answer 503 instead
   {"strip_tombstones": true, "match": "/records"}  remove tombstones from listings, as
                                           `kinto purge-deleted` does on a database
+  {"delay": 0.5, "match": "/batch"}       forward each matching request after half a second
   {"die_after": 3, "match": "/records"}   forward 3 more matching requests, then exit at once
                                           (the server "stops": connections are refused)
 GET /__fault__/count answers how many requests were forwarded.
@@ -19,6 +20,7 @@ import json
 import os
 import sys
 import threading
+import time
 
 TARGET = int(sys.argv[1])
 LOCK = threading.Lock()
@@ -56,6 +58,7 @@ class Proxy(http.server.BaseHTTPRequestHandler):
             return self.answer(200, json.dumps({"forwarded": count}).encode())
         die = False
         strip = False
+        delay = 0
         with LOCK:
             for rule in RULES:
                 if rule.get("match", "") not in self.path:
@@ -67,6 +70,8 @@ class Proxy(http.server.BaseHTTPRequestHandler):
                         headers.append(("Retry-After", str(rule["retry_after"])))
                     body = json.dumps({"code": rule["status"], "error": "injected"}).encode()
                     return self.answer(rule["status"], body, headers)
+                if "delay" in rule:
+                    delay = max(delay, rule["delay"])
                 if rule.get("strip_tombstones"):
                     strip = True
                 if "die_after" in rule:
@@ -74,6 +79,8 @@ class Proxy(http.server.BaseHTTPRequestHandler):
                         os._exit(0)
                     rule["die_after"] -= 1
                     die = rule["die_after"] <= 0
+        if delay:
+            time.sleep(delay)
         connection = http.client.HTTPConnection("127.0.0.1", TARGET, timeout=60)
         headers = {k: v for k, v in self.headers.items() if k.lower() != "connection"}
         connection.request(self.command, self.path, body=data, headers=headers)
