@@ -86,6 +86,35 @@ final class KintoFaultTests: XCTestCase {
     XCTAssertEqual(report.pulled, 30 - partial, "no page fetched twice is stored twice")
   }
 
+  func testAnInterruptedIncrementalPullResumesAfterTheLastStoredPage() async throws {
+    let kinto = try KintoProcess()
+    let proxy = try FaultProxy(targetPort: kinto.port)
+    let reader = try Device(
+      "incremental", url: proxy.url, retry: RetryPolicy(attempts: 2, baseDelay: 0.01, maximumDelay: 0.05))
+    try reader.save(Note(id: "seed", title: "seed", count: 0))
+    try await reader.sync.sync()
+    try await reader.sync.sync()  // its own push comes back once
+    let other = KintoHTTP(kinto.url)
+    for index in 0..<25 { try await other.put(Note(id: "i\(index)", title: "server \(index)", count: index)) }
+    let cursor = try XCTUnwrap(try reader.sync.ledger.state(in: reader.store)?.cursor)
+    // The HEAD and the first page get through, the second page's answer is lost.
+    try await proxy.add(rule: ["die_after": 3, "match": "/records"])
+    do {
+      try await reader.sync.sync()
+      XCTFail("the sync must fail while the server is down")
+    } catch SyncError.transport {}
+    let stored = try reader.all().count - 1
+    XCTAssertEqual(stored, 7, "one page of 7 was stored")
+    let moved = try XCTUnwrap(try reader.sync.ledger.state(in: reader.store)?.cursor)
+    XCTAssertGreaterThan(moved, cursor, "the cursor moved with the stored page")
+    try proxy.restart()
+    let report = try await reader.sync.sync()
+    XCTAssertFalse(report.fullResync)
+    XCTAssertEqual(report.pulled, 25 - 7, "resumed after the stored page: no gap, no page twice")
+    let held = try await other.notes()
+    XCTAssertEqual(try reader.all(), held)
+  }
+
   func testTheServerStoppingMidPushThenRestartingLosesNothing() async throws {
     let kinto = try KintoProcess(batchLimit: 4)
     let proxy = try FaultProxy(targetPort: kinto.port)
