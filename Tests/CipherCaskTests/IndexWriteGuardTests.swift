@@ -80,6 +80,16 @@ struct IndexWriteGuardTests {
     }
   }
 
+  @Test("store.count counts the objects written, not the index entries kept for them")
+  func storeCountLeavesOutIndexEntries() throws {
+    try withIndexStore("count-index") { store, _ in
+      try store.gigs().save(contentsOf: (0..<7).map { Gig.make("g\($0)") })
+      try store.put(Data("n".utf8), forKey: "note")
+      #expect(store.count == 8)
+      #expect(store.stats().keys > 8)
+    }
+  }
+
   @Test("a handle without the indexes in the process that declared them keeps them")
   func undeclaredHandleBesideDeclaredKeeps() throws {
     try withIndexStore("guard-beside") { store, _ in
