@@ -55,7 +55,8 @@ let package = Package(
     ),
     .target(
       name: "CipherCaskSync",
-      dependencies: ["CipherCask"]
+      // RNCryptorCodec: end-to-end mode seals each record and derives its key with scrypt.
+      dependencies: ["CipherCask", "RNCryptorCodec"]
     ),
     .target(
       name: "CaskTestSupport",

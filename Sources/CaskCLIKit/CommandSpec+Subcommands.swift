@@ -5,8 +5,8 @@
 extension CommandSpec {
   /// Every subcommand, in the order the root help lists them.
   package static let subcommands: [CommandSpec] = [
-    demo, create, put, get, delete, keys, `import`, pull, export, encrypt, decrypt, compact, backup, verify, token,
-    stats, passwd, rekey, upgrade, salvage, completion,
+    demo, create, put, get, delete, keys, `import`, pull, sync, export, encrypt, decrypt, compact, backup,
+    verify, token, stats, passwd, rekey, upgrade, salvage, completion,
   ]
 
   /// `cask demo`.

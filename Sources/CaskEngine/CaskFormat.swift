@@ -161,6 +161,16 @@ public enum CaskFormat {
   /// and groups").
   public static let keptGroupsCatalog = "\u{1}cask.indexes"
 
+  /// The group whose keys name the tracked groups: `trackedGroupsGroup + U+0000 + group` marks
+  /// `group` as tracked (its value belongs to the layer that tracks it: sync keeps its cursor
+  /// there). Every commit that writes a key of a tracked group also writes, in the same atomic
+  /// batch, that key's change mark (Docs/FORMAT.md, "Tracked groups").
+  public static let trackedGroupsGroup = "__tracked"
+  /// Change marks of a tracked group live in the group `changeMarkPrefix + group`, one key per
+  /// changed key (`... + U+0000 + the key's part after its group`), holding a token that changes
+  /// with every change of that key.
+  public static let changeMarkPrefix = "__changes:"
+
   // MARK: Limits
 
   /// A value message's plaintext starts with the key's length (2 bytes, little-endian) and the

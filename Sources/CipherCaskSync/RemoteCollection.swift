@@ -93,12 +93,14 @@ where T.ID: LosslessStringConvertible & Sendable {
   public func pullAll(
     adjust: RequestHook? = nil, progress: (@Sendable (SyncProgress) -> Void)? = nil
   ) async throws -> CaskCollection<T>.ImportResult {
-    try await serializer.run { try await pullPages(adjust: adjust, progress: progress) }
+    try await serializer.run { try await pullPages(adjust: adjust, progress: progress).imported }
   }
 
-  private func pullPages(
-    adjust: RequestHook?, progress: (@Sendable (SyncProgress) -> Void)?
-  ) async throws -> CaskCollection<T>.ImportResult {
+  /// `pullAll`'s work; with `deletingMissing`, also deletes (in the same batch) the local
+  /// objects the listing did not hold, except those with changes queued (RemoteCollection+Mirror.swift).
+  func pullPages(
+    deletingMissing: Bool = false, adjust: RequestHook?, progress: (@Sendable (SyncProgress) -> Void)?
+  ) async throws -> (imported: CaskCollection<T>.ImportResult, deleted: Int) {
     var objects: [T] = []
     var moved = SyncProgress()
     let first = firstPageURL()
@@ -161,6 +163,7 @@ where T.ID: LosslessStringConvertible & Sendable {
       }
     }
     let fetched = objects
+    let listed = received
     let outbox = self.outbox
     return try await store {
       try local.store.transaction { transaction in
@@ -174,7 +177,8 @@ where T.ID: LosslessStringConvertible & Sendable {
           if queue, try outbox.queuedCount(of: object.id.description, in: transaction) > 0 { continue }
           try metadata.record(etag: nil, for: object.id, in: &transaction)
         }
-        return CaskCollection<T>.ImportResult(inserted: tally.inserted, replaced: tally.replaced)
+        let deleted = deletingMissing ? try removeMissing(keeping: listed, queue: queue, in: &transaction) : 0
+        return (CaskCollection<T>.ImportResult(inserted: tally.inserted, replaced: tally.replaced), deleted)
       }
     }
   }

@@ -35,6 +35,9 @@ public enum SyncError: Error, Sendable, Equatable {
   /// Thrown when a response body is larger than `RemoteConfiguration.maximumResponseBytes`
   /// (`limit`). Nothing of it is decoded or stored.
   case responseTooLarge(limit: Int)
+  /// Thrown when an end-to-end passphrase does not open the collection: its key check on the
+  /// server, or a record sealed under another key.
+  case wrongPassphrase
 }
 
 extension SyncError: CustomStringConvertible {
@@ -59,6 +62,8 @@ extension SyncError: CustomStringConvertible {
         + "(use https://, or allow insecure http explicitly)"
     case .responseTooLarge(let limit):
       return "the answer is larger than \(limit) bytes, the most accepted"
+    case .wrongPassphrase:
+      return "the end-to-end passphrase does not open this collection"
     }
   }
 

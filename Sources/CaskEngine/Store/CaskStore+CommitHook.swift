@@ -72,7 +72,14 @@ package final class StoreExtensions: Sendable {
   func keeps(_ group: Substring) -> Bool { keeper.withLock { $0 }?.keeps(group) ?? false }
 
   /// A new hook for one streamed batch, if a maker is installed.
-  func makeStreamedHook() -> (any StreamedCommitHook)? { streamedHook.withLock { $0 }?.make() }
+  func makeStreamedHook(in store: CaskStore) throws -> (any StreamedCommitHook)? {
+    let layer = streamedHook.withLock { $0 }?.make()
+    guard let marks = try changeTracker.streamedHook(in: store) else { return layer }
+    return layer.map { ChainedStreamedHook($0, marks) } ?? marks
+  }
+
+  /// Adds change marks to the commits of tracked groups (ChangeTracker.swift).
+  let changeTracker = ChangeTracker()
 
   /// The value kept under `name` for this store, made by `make` on first use.
   package func slot<Value: Sendable>(_ name: String, make: () -> Value) -> Value {
@@ -103,8 +110,14 @@ extension CaskStore {
   func addHookWrites(for batch: CaskBatch, to prepared: inout [Prepared]) throws {
     guard batch.count > 0 else { return }
     try refuseUnkeptWrites(batch.operations.lazy.map(\.key))
-    guard let hook = extensions.commitHook else { return }
-    let extra = try userCode.running { try hook(batch.commitWrites) }
+    let hook = extensions.commitHook
+    let tracking = try extensions.changeTracker.mayMark(batch, in: self)
+    // Prevents: every commit of a store without hooks or tracked groups paying for a copy of
+    // its writes.
+    guard hook != nil || tracking else { return }
+    let writes = batch.commitWrites
+    var extra = try hook.map { hook in try userCode.running { try hook(writes) } } ?? []
+    if tracking { extra += try extensions.changeTracker.marks(for: writes, in: self) }
     guard !extra.isEmpty else { return }
     var added = CaskBatch()
     for write in extra {

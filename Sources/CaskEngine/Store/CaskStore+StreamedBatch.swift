@@ -38,7 +38,7 @@ extension CaskStore {
       guard let active = writer.active else { throw CaskError.closed }
       var batch = CaskStreamedBatch(
         store: self, segment: active.segment, start: active.end, nextSequence: writer.nextSequence,
-        hook: extensions.makeStreamedHook())
+        hook: try extensions.makeStreamedHook(in: self))
       do {
         let value = try userCode.running { try body(&batch) }
         try batch.close()

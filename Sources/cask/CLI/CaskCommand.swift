@@ -15,6 +15,7 @@ enum CaskCommand {
       KeysCommand.self,
       ImportCommand.self,
       PullCommand.self,
+      SyncCommand.self,
       ExportCommand.self,
       EncryptCommand.self,
       DecryptCommand.self,

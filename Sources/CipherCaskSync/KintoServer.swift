@@ -1,0 +1,91 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// A Kinto server (the JSON storage and sync service) that `CaskSync` talks to, reached with
+/// HTTP basic authentication.
+///
+/// The password lives in this value and in the `Authorization` header of each request; it
+/// never appears in an error, an event or a report.
+public struct KintoServer: Sendable {
+  /// The server's `/v1` root, for example `https://kinto.example.com/v1`.
+  public let url: URL
+  /// The basic-auth user.
+  public let user: String
+  let password: String
+  /// How failed requests are retried.
+  public var retry = RetryPolicy()
+  /// Seconds before a request without an answer counts as failed (and is retried).
+  public var timeout: TimeInterval = 30
+  /// Records asked for per page of a pull (`_limit`).
+  public var pageSize = 500
+  /// Whether credentials may go over plain `http://` to a host other than this machine.
+  /// `false` by default: such a request fails with `SyncError.insecureCredentials` unsent.
+  public var allowsInsecureHTTP = false
+
+  /// - Parameters:
+  ///   - url: the server's `/v1` root.
+  ///   - user: the basic-auth user.
+  ///   - password: the basic-auth password.
+  public init(url: URL, user: String, password: String) {
+    self.url = url
+    self.user = user
+    self.password = password
+  }
+
+  /// The `Authorization` header's value.
+  var authorization: String {
+    "Basic " + Data((user + ":" + password).utf8).base64EncodedString()
+  }
+
+  /// `url` with `path` (which starts with `/`) appended, and `query`.
+  func endpoint(_ path: String, query: [URLQueryItem] = []) -> URL {
+    var text = url.absoluteString
+    while text.hasSuffix("/") { text.removeLast() }
+    var components = URLComponents(string: text + path)
+    if !query.isEmpty { components?.queryItems = query }
+    // `path` is built from names checked by `KintoPath`: it always parses.
+    return components?.url ?? url
+  }
+
+  /// The path of `url` below the server's root, as `/v1/batch` wants its requests' paths.
+  var rootPath: String {
+    var path = url.path
+    while path.hasSuffix("/") { path.removeLast() }
+    return path
+  }
+}
+
+/// How `CaskSync` retries a request that failed in a way that may pass: no answer, a 5xx, a
+/// 429, or a 409 (Kinto's answer to contention between writers). Other 4xx are never retried.
+/// The wait before attempt n+1 is `Retry-After` when the server sent one, else
+/// `baseDelay · 2^n` capped at `maximumDelay`, with jitter (a random part of up to half).
+/// A `Backoff` header makes every request to the server wait that many seconds first.
+public struct RetryPolicy: Sendable, Equatable {
+  /// Attempts per request, the first included.
+  public var attempts: Int
+  /// The first wait, in seconds.
+  public var baseDelay: TimeInterval
+  /// The longest wait between two attempts, in seconds; a longer `Retry-After` or `Backoff`
+  /// ends the call with the error instead of waiting.
+  public var maximumDelay: TimeInterval
+
+  public init(attempts: Int = 5, baseDelay: TimeInterval = 0.2, maximumDelay: TimeInterval = 30) {
+    self.attempts = max(1, attempts)
+    self.baseDelay = max(0, baseDelay)
+    self.maximumDelay = max(0, maximumDelay)
+  }
+
+  /// The wait before the attempt after `attempt` (0-based) when the server named none.
+  func delay(after attempt: Int, random: Double = Double.random(in: 0..<1)) -> TimeInterval {
+    let exponential = min(maximumDelay, baseDelay * pow(2, Double(min(attempt, 30))))
+    return exponential * (0.5 + random / 2)
+  }
+
+  /// Whether an answer with `status` may pass on another attempt.
+  static func retries(status: Int) -> Bool {
+    status == 409 || status == 429 || status == 408 || (500...599).contains(status)
+  }
+}
