@@ -103,7 +103,7 @@ extension CaskStore {
       // segments open could not read (a header changed back to version 2) upgraded to an
       // empty one, and its segments deleted.
       try refuseDamagedSource(store)
-      let live = store.count
+      let live = store.stats().keys
       copied = try FileSystemState(of: path, fileSystem: fileSystem)
       try fileSystem.createDirectoryExclusively(hidden)
       hiddenMade = true
