@@ -17,6 +17,7 @@ struct CrashStateTests {
   static func expectNoViolation(_ workload: CrashStateWorkload) throws {
     for report in try runner.run(workload) {
       print(report)
+      if report.outOfOrder > 0 { print("[crash-states] out of order, e.g. \(report.outOfOrderExamples)") }
       #expect(report.states > 0, "\(report.workload) / \(report.model): no crash state enumerated")
       #expect(
         report.violationCount == 0,

@@ -90,8 +90,7 @@ public final class CrashStateSession {
     self.fileSystem = fileSystem
     self.root = root
     self.storePath = "\(root)/\(storeName)"
-    var options = options
-    options.fileSystem = fileSystem
+    // The options' file system is the recorder, or a planted bug in front of it.
     self.options = options
     self.password = password
   }
