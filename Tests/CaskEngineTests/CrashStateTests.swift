@@ -199,3 +199,44 @@ struct CrashStateTests {
     try Self.expectNoViolation(workload)
   }
 }
+
+/// The crash state that split a streamed batch: the batch's write began inside a sector, the
+/// crash kept its sectors from the next boundary on and lost its head, so its first record
+/// read as zeros up to that boundary (no whole zero sector) and the scan took the rest for a
+/// committed batch damaged later.
+@Suite("Crash states: regressions")
+struct CrashStateRegressionTests {
+  @Test("a streamed batch whose write lost its head up to a sector boundary is dropped whole")
+  func streamedBatchLostHead() throws {
+    var workload = CrashStateWorkload(
+      "streamed batch",
+      steps: [
+        CrashStateWorkload.Step("streamed batch", durable: true) { session in
+          try session.store().streamedBatch { batch in
+            for index in 0..<4 { _ = try batch.put(Data(String(repeating: "s", count: 300).utf8), forKey: "s\(index)") }
+          }
+        }
+      ])
+    CrashStateTests.prepared(&workload)
+    let run = try CrashStateRunner(bounds: .standard).record(workload)
+    let begin = try #require(run.recording.steps.first { $0.label == "streamed batch" }).begin
+    let found = run.recording.operations.indices.first { index in
+      guard index >= begin, case .write(_, let offset, let bytes, _) = run.recording.operations[index] else {
+        return false
+      }
+      return offset % 512 != 0 && offset + bytes.count > (offset / 512 + 1) * 512
+    }
+    let index = try #require(found, "the streamed batch's write starts at a sector boundary")
+    guard case .write(_, let offset, let bytes, _) = run.recording.operations[index] else { return }
+    let boundary = (offset / 512 + 1) * 512
+    let state = CrashState(
+      crashPoint: index + 1, lost: [],
+      torn: CrashState.Tear(operation: index, kept: boundary..<(offset + bytes.count)))
+    try withTemporaryDirectory("crash-regression") { directory in
+      try CrashImage(run.recording, state).write(to: directory.path)
+      let store = try CaskStore(path: directory.file("store"), password: testPassword, options: workload.options)
+      defer { try? store.close() }
+      #expect(try CrashStateWorkload.keyValues(store) == workload.initialModel)
+    }
+  }
+}

@@ -5,11 +5,22 @@ public struct CrashState: Sendable, Hashable, CustomStringConvertible {
   public struct Tear: Sendable, Hashable {
     public var operation: Int
     public var kept: Range<Int>
+
+    public init(operation: Int, kept: Range<Int>) {
+      self.operation = operation
+      self.kept = kept
+    }
   }
 
   public var crashPoint: Int
   public var lost: Set<Int>
   public var torn: Tear?
+
+  public init(crashPoint: Int, lost: Set<Int>, torn: Tear? = nil) {
+    self.crashPoint = crashPoint
+    self.lost = lost
+    self.torn = torn
+  }
 
   public var description: String {
     var text = "crash after operation \(crashPoint)"

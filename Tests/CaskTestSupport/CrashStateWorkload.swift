@@ -113,28 +113,28 @@ public final class CrashStateSession {
 extension CrashStateWorkload.Step {
   /// `put(value, forKey:)`, durable when the options say `.always`.
   public static func put(_ key: String, _ value: String, durable: Bool = true) -> Self {
-    Self("put \(key)", durable: durable, effect: { $0[key] = Data(value.utf8) }) {
-      try $0.store().put(Data(value.utf8), forKey: key)
-    }
+    Self(
+      "put \(key)", durable: durable, effect: { $0[key] = Data(value.utf8) },
+      run: { try $0.store().put(Data(value.utf8), forKey: key) })
   }
 
   /// `delete(key)`.
   public static func delete(_ key: String, durable: Bool = true) -> Self {
-    Self("delete \(key)", durable: durable, effect: { $0[key] = nil }) { _ = try $0.store().delete(key) }
+    Self("delete \(key)", durable: durable, effect: { $0[key] = nil }, run: { _ = try $0.store().delete(key) })
   }
 
   /// A batch of puts (a `nil` value deletes).
   public static func batch(_ changes: [(String, String?)], durable: Bool = true) -> Self {
     Self(
       "batch of \(changes.count)", durable: durable,
-      effect: { model in for (key, value) in changes { model[key] = value.map { Data($0.utf8) } } }
-    ) { session in
-      try session.store().batch { batch in
-        for (key, value) in changes {
-          if let value { try batch.put(Data(value.utf8), forKey: key) } else { try batch.delete(key) }
+      effect: { model in for (key, value) in changes { model[key] = value.map { Data($0.utf8) } } },
+      run: { session in
+        try session.store().batch { batch in
+          for (key, value) in changes {
+            if let value { try batch.put(Data(value.utf8), forKey: key) } else { try batch.delete(key) }
+          }
         }
-      }
-    }
+      })
   }
 
   /// `sync()`: everything before it is durable.
