@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
 # Runs a test command (CI: `swift test`) and watches its output. When it prints nothing for
 # STALL seconds (600 by default), the run has stopped making progress: every thread of each
-# test process is printed (gdb), the run is stopped, and the command runs once more. A second
-# stall, or any failure, ends with the command's own non-zero status.
+# test process is printed (gdb), the run is stopped, and the script fails with status 124.
+# Any other failure ends with the command's own non-zero status. A stall is a failure, never
+# retried: it is a deadlock or a lost thread to be fixed, and a rerun would hide it.
 #
-# Why: twice on a heavily loaded machine, a `swift test` process stopped with tests marked
-# started, none running, and no worker thread left in the process (Docs/RELIABILITY.md,
-# "A test run that stops"). Without this, CI would wait out its time limit and say nothing
-# about where the run stood.
+# Why: without a watchdog, a run that stopped would make CI wait out its time limit and say
+# nothing about where the run stood; the stacks show which threads wait for what.
 #
 # Usage: scripts/test-watchdog.sh COMMAND [ARGUMENT...]
 set -uo pipefail
@@ -62,8 +61,6 @@ run_once() {
 run_once "$@"
 status=$?
 if [ "$status" = 124 ]; then
-  echo "== test-watchdog: running the command again after a stall" >&2
-  run_once "$@"
-  status=$?
+  echo "== test-watchdog: the run stalled (stacks above); this is a failure" >&2
 fi
 exit "$status"

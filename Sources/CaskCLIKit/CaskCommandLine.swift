@@ -3,7 +3,9 @@
 /// touches a file, a stream or the environment, so the whole command line can be fuzzed
 /// (`Fuzz/CLIArgs`).
 package enum CaskCommandLine {
-  package static let version = "0.1.0"
+  /// The newest released version, the one CHANGELOG.md lists first and README.md names: the
+  /// one place the tool's version is written (`CommandLineTests` checks the other two).
+  package static let version = "0.9.0"
   package static let abstract = "Encrypted key-value stores and RNCryptor v3 files from the command line."
   package static let discussion = """
     Stores are directories written by CipherCask: every key and value is encrypted. Passwords \

@@ -17,6 +17,9 @@ public enum CaskError: Error, Sendable, Equatable {
   /// Thrown when the directory holds no CipherCask store (no header, or a header that is not
   /// ours) and `create` was not asked for, or a file at the path is not a directory.
   case notACaskStore(path: String)
+  /// Thrown when nothing exists at the path and the open may not create a store there
+  /// (`createIfMissing` is false, or the open is read-only). Nothing was created.
+  case storeNotFound(path: String)
   /// Thrown when the store (its header or a segment) has a format version this library does
   /// not read: a newer one, or the withdrawn version 1.
   case unsupportedVersion(found: Int, supported: Int)
@@ -46,6 +49,12 @@ public enum CaskError: Error, Sendable, Equatable {
   /// `verify`, a password change, `close`): they run with the writer held, so the call would
   /// wait for itself forever. Reads are fine there. Nothing was done.
   case reentrantCall(operation: String)
+  /// Thrown when a write to a group (a collection) is refused before anything is written: a
+  /// layer above keeps data derived from the group's keys (a collection's secondary indexes
+  /// recorded in the store), and the writing code cannot keep it: a collection handle made
+  /// without its indexes in a process where none declared them, a raw `put`, `delete` or
+  /// `batch`, a tool. `reason` says what can write it.
+  case writeRefused(group: String, reason: String)
 
   // MARK: Damage
 
@@ -75,6 +84,8 @@ extension CaskError: CustomStringConvertible {
       return "wrong password or keys for this store"
     case .notACaskStore(let path):
       return "\(path) is not a CipherCask store"
+    case .storeNotFound(let path):
+      return "\(path) does not exist"
     case .unsupportedVersion(let found, let supported):
       return "store format version \(found) is not one this library reads (it reads version \(supported))"
     case .locked(let path):
@@ -95,6 +106,8 @@ extension CaskError: CustomStringConvertible {
       return
         "\(operation) was called from inside a transaction or change observer of the same store, "
         + "which holds its writer; do it after the transaction or observer has returned"
+    case .writeRefused(let group, let reason):
+      return "cannot write to '\(group)': \(reason)"
     case .corrupt(let file, let offset, let reason):
       return "corrupt data in \(file) at offset \(offset): \(reason)"
     case .integrityViolation(let file, let reason):

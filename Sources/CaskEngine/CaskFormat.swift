@@ -151,6 +151,15 @@ public enum CaskFormat {
   public static let keyGroupSeparator: UInt8 = 0
   /// `keyGroupSeparator` as text, for building keys.
   public static let keyGroupSeparatorText = String(UnicodeScalar(keyGroupSeparator))
+  /// The first byte of every group reserved for the layers above the engine (a collection's
+  /// secondary indexes and their catalogues); no collection name may start with it.
+  public static let reservedGroupByte: UInt8 = 1
+  /// The group whose keys name kept groups: a key `keptGroupsCatalog + U+0000 + group` says
+  /// that a layer above keeps data derived from `group`'s keys (a collection's secondary
+  /// indexes, whose catalogue that key's value is), so the engine refuses a write to `group`
+  /// in a commit whose hook does not keep it (`CaskError.writeRefused`, Docs/FORMAT.md, "Keys
+  /// and groups").
+  public static let keptGroupsCatalog = "\u{1}cask.indexes"
 
   // MARK: Limits
 

@@ -150,6 +150,17 @@ extension CaskCollection {
     }
   }
 
+  /// `verifyIndexes()` off the caller's thread: it reads and decodes every object.
+  public func verifyIndexes() async throws -> IndexVerification {
+    try await offload { _ in try self.verifyIndexes() }
+  }
+
+  /// `prepareIndexes()` off the caller's thread: call it at launch, and the first save or
+  /// query does not pay for loading the indexes.
+  public func prepareIndexes() async throws {
+    try await offload { _ in try self.prepareIndexes() }
+  }
+
   /// `exportJSON(to:encoder:)` off the caller's thread.
   @discardableResult
   public func exportJSON(to url: URL, encoder: JSONEncoder = JSONEncoder()) async throws -> Int {

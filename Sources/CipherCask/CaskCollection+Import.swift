@@ -43,7 +43,8 @@ extension CaskCollection {
     do {
       objects = try decoder.decode([T].self, from: data)
     } catch {
-      throw CollectionError.invalidImport(reason: CollectionError.summary(of: error), line: nil)
+      let located = ImportDateLocation.located(error, decoding: [T].self, from: data, with: decoder)
+      throw CollectionError.invalidImport(reason: CollectionError.summary(of: located), line: nil)
     }
     do {
       return try upsert(objects)
@@ -143,8 +144,9 @@ extension CaskCollection {
     do {
       return try decoder.decode(T.self, from: record.bytes)
     } catch {
+      let located = decoder.locatingDate(error, decoding: T.self, from: record.bytes)
       throw CollectionError.invalidImport(
-        reason: Self.place(of: record, in: format) + CollectionError.summary(of: error), line: record.line)
+        reason: Self.place(of: record, in: format) + CollectionError.summary(of: located), line: record.line)
     }
   }
 

@@ -52,7 +52,17 @@ extension CollectionError: CustomStringConvertible {
     }
   }
 
-  /// A decoding or encoding error's kind and coding path, without the values it may quote.
+  /// What a field must hold, for the descriptions of malformed data that quote no value
+  /// (other descriptions may quote one, "Parsed JSON number <...> does not fit", and are left out).
+  private static let expectedForms = [
+    ImportDateLocation.foundationISO8601: ImportDateLocation.expectedISO8601,
+    ImportDateLocation.expectedISO8601: ImportDateLocation.expectedISO8601,
+    "Encountered Data is not valid Base64.": "expected base64 text",
+    "Invalid URL string.": "expected a URL",
+  ]
+
+  /// A decoding or encoding error's kind and coding path (and, for malformed data, the form
+  /// expected where that is known), without the values it may quote.
   public static func summary(of error: any Error) -> String {
     func path(_ codingPath: [any CodingKey]) -> String {
       codingPath.map { key in
@@ -74,7 +84,9 @@ extension CollectionError: CustomStringConvertible {
     case .valueNotFound(let type, let context): return "missing \(type) value at '\(path(context.codingPath))'"
     case .keyNotFound(let key, let context):
       return "missing key '\(key.stringValue)' at '\(path(context.codingPath))'"
-    case .dataCorrupted(let context): return "malformed data at '\(path(context.codingPath))'"
+    case .dataCorrupted(let context):
+      let expected = expectedForms[context.debugDescription].map { ": \($0)" } ?? ""
+      return "malformed data at '\(path(context.codingPath))'\(expected)"
     @unknown default: return "decoding failed"
     }
   }

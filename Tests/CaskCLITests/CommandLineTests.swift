@@ -4,14 +4,25 @@ import Testing
 /// The command line itself: help, version, usage errors and their exit status 64.
 @Suite("cask command line")
 struct CommandLineTests {
-  @Test("--version prints the version on stdout and exits 0")
+  @Test("--version prints the newest version of CHANGELOG.md, the one README.md names, and exits 0")
   func version() throws {
     let cask = try CaskRunner("version")
     defer { cask.remove() }
     let result = try cask.run(["--version"])
     #expect(result.status == 0)
-    #expect(result.out == "0.1.0\n")
     #expect(result.stderr.isEmpty)
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent()
+    let changelog = try String(contentsOf: root.appendingPathComponent("CHANGELOG.md"), encoding: .utf8)
+    // The first heading with a number: "## [0.9.0] - date" (the one before it is [Unreleased]).
+    let released = changelog.split(separator: "\n").first {
+      $0.hasPrefix("## [") && $0.dropFirst(4).first?.isNumber == true
+    }
+    let newest = released.map { String($0.dropFirst(4).prefix { $0 != "]" }) }
+    #expect(newest != nil, "CHANGELOG.md names no released version")
+    #expect(result.out == (newest ?? "?") + "\n")
+    let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+    #expect(readme.contains("Status: pre-release, version \(newest ?? "?") plus"), "README.md names another version")
   }
 
   @Test("-h, --help and 'help <sub>' print the same sections for every subcommand")

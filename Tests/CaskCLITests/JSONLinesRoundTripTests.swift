@@ -122,8 +122,13 @@ struct JSONLinesRoundTripTests {
     do {
       let store = try CaskStore(path: cask.path("a"), password: password, options: .init(durability: .never))
       try Self.readings(in: store, coder: coder).save(original)
-      try store.put(Data([0xC1, 0xFF, 0x00]), forKey: "readings\u{0}damaged")
       try store.put(Data("plain text".utf8), forKey: "note")
+      try store.close()
+    }
+    do {
+      // A damaged object, which no write through the indexed collection could store.
+      let store = try CaskStore(path: cask.path("a"), password: password, options: .init(durability: .never))
+      try plantUnchecked(Data([0xC1, 0xFF, 0x00]), forKey: "readings\u{0}damaged", in: store)
       try store.close()
     }
     let result = try cask.run(["get", "a", "r3", "--collection", "readings", "--json"], password: password)

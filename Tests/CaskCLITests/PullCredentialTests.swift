@@ -68,7 +68,8 @@ struct PullCredentialTests {
       #expect(!text.contains("sk-") && !text.contains(RESTServer.token), "\(text)")
     }
     let missing = try pull(cask, "http://127.0.0.1:1/users", ["--header-file", "absent"])
-    #expect(missing.status == 1 && missing.err == "Error: cannot read the header file 'absent'\n")
+    #expect(
+      missing.status == 1 && missing.err == "Error: cannot read the header file 'absent': No such file or directory\n")
   }
 
   @Test("a header file that its group or others can read gets a warning, and is still used")

@@ -12,7 +12,8 @@ import Testing
 struct BackupTests {
   static let destination = "/data/copies/backup.cask"
 
-  /// Opens a copy, never making one: a directory without a whole copy is `notACaskStore`.
+  /// Opens a copy, never making one: a directory without a whole copy is `notACaskStore`, no
+  /// directory at all `storeNotFound`.
   private static func openCopy(_ fileSystem: FaultyFileSystem, _ path: String = destination) throws -> CaskStore {
     var options = FaultWorkload.options(fileSystem)
     options.createIfMissing = false
@@ -71,7 +72,7 @@ struct BackupTests {
           FaultWorkload.expect(try FaultWorkload.contents(of: copy), isOneOf: [model], "\(context): the copy")
           #expect(try copy.verify().damage.isEmpty, "\(context)")
           try copy.close()
-        } catch CaskError.notACaskStore {
+        } catch CaskError.notACaskStore, CaskError.storeNotFound {
           #expect(!finished, "\(context): a finished backup is not a store")
         }
         let original = try FaultWorkload.open(FaultWorkload.options(survivor))

@@ -9,9 +9,11 @@ import Testing
 struct ErrorEqualityTests {
   /// One value of every case, each with details no other value shares.
   static let samples: [CaskError] = [
-    .wrongPassword, .notACaskStore(path: "p"), .unsupportedVersion(found: 1, supported: 2), .locked(path: "p"),
+    .wrongPassword, .notACaskStore(path: "p"), .storeNotFound(path: "p"), .unsupportedVersion(found: 1, supported: 2),
+    .locked(path: "p"),
     .alreadyOpen(path: "p"), .wrongCredentialType, .invalidKey(reason: "r"), .valueTooLarge(length: 1, maximum: 2),
-    .closed, .readOnly, .reentrantCall(operation: "put"), .corrupt(file: "f", offset: 1, reason: "r"),
+    .closed, .readOnly, .reentrantCall(operation: "put"), .writeRefused(group: "g", reason: "r"),
+    .corrupt(file: "f", offset: 1, reason: "r"),
     .io(operation: "open", path: "p", errno: 2), .crypto("c"),
   ]
 

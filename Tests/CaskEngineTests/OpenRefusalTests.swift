@@ -42,17 +42,24 @@ struct OpenRefusalTests {
     }
   }
 
-  @Test("a missing store is notACaskStore for a read-only open or without createIfMissing, and is not created")
+  @Test("a missing store is storeNotFound, saying it does not exist, for a read-only open or without createIfMissing")
   func missingWithoutCreate() throws {
     try withTemporaryDirectory("refuse-missing") { directory throws in
       let path = directory.file("absent.cask")
-      #expect(throws: CaskError.notACaskStore(path: path)) {
+      #expect(throws: CaskError.storeNotFound(path: path)) {
         try CaskStore(path: path, password: "pw", options: CaskStore.Options(readOnly: true))
       }
+      #expect(throws: CaskError.storeNotFound(path: path)) {
+        try CaskStore(path: path, password: "pw", options: CaskStore.Options(createIfMissing: false))
+      }
+      #expect(CaskError.storeNotFound(path: path).description == "\(path) does not exist")
+      #expect(!FileManager.default.fileExists(atPath: path))
+      // An empty directory exists: it is not a store, and is left empty.
+      try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
       #expect(throws: CaskError.notACaskStore(path: path)) {
         try CaskStore(path: path, password: "pw", options: CaskStore.Options(createIfMissing: false))
       }
-      #expect(!FileManager.default.fileExists(atPath: path))
+      #expect(try FileManager.default.contentsOfDirectory(atPath: path).isEmpty)
     }
   }
 

@@ -90,3 +90,17 @@ public func withStore<R>(
     return result
   }
 }
+
+/// Writes `value` (or deletes, for `nil`) under `key` bypassing the check that keeps a kept
+/// group's derived data (a collection's secondary indexes): as a tool or a version of CipherCask
+/// that did not check it would have, so that tests can make the disagreement the index checks
+/// must report. The group's marker in `CaskFormat.keptGroupsCatalog` is removed for the write
+/// and put back after it.
+public func plantUnchecked(_ value: Data?, forKey key: String, in store: CaskStore) throws {
+  let group = key.split(separator: Character(CaskFormat.keyGroupSeparatorText), maxSplits: 1).first ?? ""
+  let marker = CaskFormat.keptGroupsCatalog + CaskFormat.keyGroupSeparatorText + group
+  let saved = try store.get(marker)
+  if saved != nil { try store.delete(marker) }
+  if let value { try store.put(value, forKey: key) } else { try store.delete(key) }
+  if let saved { try store.put(saved, forKey: marker) }
+}

@@ -25,7 +25,7 @@ struct RemoteIndexTests {
     #expect(try await users.query().where(\.email, equals: "n1@example.com").ids() == ["n1"])
     #expect(try await remote.delete(id: "u2"))
     #expect(try await users.query().where(\.first, equals: "First2").count() == 0)
-    let report = try users.verifyIndexes()
+    let report = try await users.verifyIndexes()
     #expect(report.isConsistent)
     #expect(report.indexes.count == 2)
   }

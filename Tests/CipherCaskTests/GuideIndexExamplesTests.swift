@@ -59,6 +59,16 @@ func newestInLisbonFromComposite(_ store: CaskStore, page: Int) throws -> [Gathe
     .fetch()
 }
 
+func showLisbon(_ gatherings: CaskCollection<Gathering>, show: ([Gathering]) -> Void) async {
+  do {
+    for try await results in gatherings.query().where(\.city, equals: "Lisbon").observe() {
+      show(results)
+    }
+  } catch {
+    print("the query stopped: \(error)")
+  }
+}
+
 @Suite("Guide samples: indexes and queries")
 struct GuideIndexExamplesTests {
   /// 45 gatherings, an hour apart, alternating between Lisbon and Porto; every fifth with
@@ -90,6 +100,21 @@ struct GuideIndexExamplesTests {
         Gathering.self, named: "gatherings", indexes: [.index("city", \.city), .index("title", \.title)])
       #expect(try widened.readyIndexes() == ["city", "title"])
     }
+  }
+
+  @Test("the guide's observing sample shows the results until the store closes")
+  func observeSample() async throws {
+    let directory = try TemporaryDirectory("guide-observe")
+    defer { directory.remove() }
+    let store = try CaskStore(path: directory.file("s.cask"), password: "pw", options: .init(durability: .never))
+    let all = gatherings(in: store)
+    try await Task { try Self.fill(all) }.value
+    let shown = Locked<[Int]>([])
+    let watcher = Task { await showLisbon(all) { results in shown.withLock { $0.append(results.count) } } }
+    #expect(try await eventually(timeout: 30) { shown.withLock { $0 } == [23] })
+    try store.close()
+    await watcher.value
+    #expect(shown.withLock { $0 } == [23])
   }
 
   @Test("the guide's composite index sample pages a city by date as the guide says")

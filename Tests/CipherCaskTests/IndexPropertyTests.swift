@@ -115,7 +115,9 @@ struct IndexPropertyTests {
     #expect(ranged == (ascending ? inRange : inRange.reversed()).map(\.id))
   }
 
-  @Test("random saves, updates, deletes, batches, failed batches, reopens and compactions")
+  @Test(
+    "random saves, updates, deletes, batches, failed batches, reopens, compactions, undeclared handles, raw writes and model drift"
+  )
   func randomWorkload() throws {
     var random = SeededRandom.make(test: "IndexPropertyTests")
     let directory = try TemporaryDirectory("index-property")
@@ -128,7 +130,7 @@ struct IndexPropertyTests {
     let violation = CollectionError.uniqueViolation(collection: "gigs", index: "email")
     for step in 0..<testIterations(300) {
       let id = "g\(Int.random(in: 0..<30, using: &random))"
-      switch Int.random(in: 0..<100, using: &random) {
+      switch Int.random(in: 0..<112, using: &random) {
       case 0..<35:
         let gig = randomGig(&random, id: id)
         if keepsUnique(model, adding: [gig]) {
@@ -183,6 +185,49 @@ struct IndexPropertyTests {
         gigs = store.gigs(composites: true)
       case 93..<97:
         try store.compact()
+      case 97..<101:
+        // A handle without the declaration, in the process that declared it: kept.
+        let plain = store.collection(Gig.self, named: "gigs")
+        let gig = randomGig(&random, id: id)
+        if keepsUnique(model, adding: [gig]) {
+          try plain.save(gig)
+          model[id] = gig
+        } else {
+          #expect(throws: violation) { try plain.save(gig) }
+        }
+      case 101..<104:
+        // Raw engine writes to the collection's keys: an object the declared type reads is
+        // kept like a save; bytes it cannot read are refused, and nothing is written.
+        if Bool.random(using: &random) {
+          let gig = randomGig(&random, id: id)
+          if keepsUnique(model, adding: [gig]) {
+            try store.put(try JSONCaskCoder().encode(gig), forKey: "gigs\u{0}\(id)")
+            model[id] = gig
+          }
+        } else {
+          #expect(throws: CollectionError.self) { try store.put(Data("junk".utf8), forKey: "gigs\u{0}\(id)") }
+        }
+      case 104..<107:
+        // A later process that writes before declaring the indexes is refused.
+        try store.close()
+        store = try CaskStore(path: path, password: "pw", options: .init(durability: .never))
+        let plain = store.collection(Gig.self, named: "gigs")
+        #expect(throws: CaskError.self) { try plain.save(randomGig(&random, id: id)) }
+        #expect(throws: CaskError.self) { try store.delete("gigs\u{0}\(id)") }
+        gigs = store.gigs(composites: true)
+      case 107..<109:
+        // A process whose model drifted (a field's type changed): its build and its queries
+        // throw, never answer short; the store is left as it was.
+        try store.close()
+        store = try CaskStore(path: path, password: "pw", options: .init(durability: .never))
+        let drifted = store.collection(DriftedGig.self, named: "gigs", indexes: [.index("date", \.date)])
+        if !model.isEmpty {
+          #expect(throws: CollectionError.self) { try drifted.buildIndexes() }
+          #expect(throws: CollectionError.self) { try drifted.query().where(\.date, equals: "x").count() }
+        }
+        try store.close()
+        store = try CaskStore(path: path, password: "pw", options: .init(durability: .never))
+        gigs = store.gigs(composites: true)
       default:
         try check(gigs, against: model, &random)
       }

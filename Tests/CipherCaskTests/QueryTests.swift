@@ -163,12 +163,12 @@ struct QueryTests {
     let gigs = try seeded(store)
     let stream = gigs.query().where(\.city, equals: "Braga").observe()
     var iterator = stream.makeAsyncIterator()
-    #expect(await iterator.next()?.isEmpty == true)
+    #expect(try await iterator.next()?.isEmpty == true)
     try await gigs.save(.make("new", city: "Braga"))
-    #expect(await iterator.next()?.map(\.id) == ["new"])
+    #expect(try await iterator.next()?.map(\.id) == ["new"])
     try await gigs.update(id: "new") { $0.seats = 99 }
-    #expect(await iterator.next()?.first?.seats == 99)
+    #expect(try await iterator.next()?.first?.seats == 99)
     try await gigs.delete(id: "new")
-    #expect(await iterator.next()?.isEmpty == true)
+    #expect(try await iterator.next()?.isEmpty == true)
   }
 }

@@ -9,11 +9,12 @@ import RNCryptorCodec
 enum BackupCommand: BenchCommand {
   static let name = "backup"
   static let abstract = "Online backup and rekeyed copy of a store, beside cp -r + sync of its files."
-  static let usage = "cask-bench backup [--quick] [--keys N] [--dir DIR]"
+  static let usage = "cask-bench backup [--quick] [--keys N] [--dir DIR] [--results DIR]"
   static let options: [(flag: String, help: String)] = [
     ("--quick", "20,000 keys and 3 runs, instead of 200,000 and 5."),
     ("--keys N", "Keys in the store (1 KiB values, 16-byte keys)."),
     ("--dir DIR", "Where the scratch store and its copies go (default /tmp)."),
+    ResultsDestination.option,
     ("-h, --help", "Show help information."),
   ]
 
@@ -22,6 +23,7 @@ enum BackupCommand: BenchCommand {
     let quick = options.flag("--quick")
     let keysText = try options.value("--keys")
     let base = try options.value("--dir") ?? "/tmp"
+    let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
     try options.finish()
     var keys = quick ? 20_000 : 200_000
     if let keysText {
@@ -32,10 +34,21 @@ enum BackupCommand: BenchCommand {
     }
     let scratch = try ScratchDirectory(in: base)
     defer { scratch.remove() }
-    print(try measure(in: scratch.path, keys: keys, runs: quick ? 3 : 5))
+    let (text, figures) = try measure(in: scratch.path, keys: keys, runs: quick ? 3 : 5)
+    print(text)
+    try results.write(figures, subcommand: name, size: keys)
   }
 
-  static func measure(in directory: String, keys count: Int, runs: Int) throws -> String {
+  /// What `backup-<keys>.json` holds.
+  struct Figures: Codable {
+    let keys: Int
+    /// Bytes of the store's files, which every copy is measured against.
+    let storeBytes: UInt64
+    /// `cp -r` + `sync`, `backup(to:)` and `rekeyedCopy(to:keys:)`.
+    let copies: [TimedRuns]
+  }
+
+  static func measure(in directory: String, keys count: Int, runs: Int) throws -> (String, Figures) {
     let path = "\(directory)/store.cask"
     let storeKeys = try RNCryptor.Keys.random()
     printToStandardError("backup: writing \(count) values of 1 KiB")
@@ -100,9 +113,15 @@ enum BackupCommand: BenchCommand {
         Number.fixed(median / copyMedian, 2) + "×", seconds.map { Number.fixed($0, 3) }.joined(separator: ", "),
       ])
     }
-    return "\(count) keys, 1 KiB values: \(Number.fixed(Double(bytes) / 1e6, 1)) MB of store files, \(runs) runs.\n\n"
+    let text =
+      "\(count) keys, 1 KiB values: \(Number.fixed(Double(bytes) / 1e6, 1)) MB of store files, \(runs) runs.\n\n"
       + table.render() + "\n\nMB/s counts the store's files (for the rekeyed copy too, which writes only live "
       + "records); load average \(EngineCommand.loadAverage())."
+    let copies = [
+      TimedRuns(name: "cp -r + sync", seconds: copySeconds), TimedRuns(name: "backup(to:)", seconds: backupSeconds),
+      TimedRuns(name: "rekeyedCopy(to:keys:)", seconds: rekeySeconds),
+    ]
+    return (text, Figures(keys: count, storeBytes: bytes, copies: copies))
   }
 
   /// Opens the copy at `path` and checks that it holds `count` keys.

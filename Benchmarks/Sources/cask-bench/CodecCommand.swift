@@ -11,26 +11,22 @@ import RNCryptorCodec
 enum CodecCommand: BenchCommand {
   static let name = "codec"
   static let abstract = "RNCryptor v3 codec throughput against openssl speed's AES-256-CBC + HMAC-SHA256 bound."
-  static let usage = "cask-bench codec [--quick] [--json FILE]"
+  static let usage = "cask-bench codec [--quick] [--results DIR]"
   static let options: [(flag: String, help: String)] = [
     ("--quick", "Shorter runs and one openssl round: the whole run in about 15 s, with more noise."),
-    ("--json FILE", "Also write every figure, with each run's timings, to FILE."),
+    ResultsDestination.option,
     ("-h, --help", "Show help information."),
   ]
 
   static func run(arguments: [String]) throws {
     var options = Options(arguments)
-    let jsonPath = try options.value("--json")
     let quick = options.flag("--quick")
+    let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
     try options.finish()
-    if let jsonPath { try JSONReport.checkWritable(jsonPath) }
     let settings = quick ? Settings.quick : Settings.full
     let report = try measure(settings)
     print(render(report))
-    if let jsonPath {
-      try JSONReport.write(report, to: jsonPath)
-      printToStandardError("codec: wrote \(jsonPath)")
-    }
+    try results.write(report, subcommand: name)
   }
 
   // MARK: Settings

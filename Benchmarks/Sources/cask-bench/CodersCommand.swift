@@ -20,25 +20,21 @@ enum CodersCommand: BenchCommand {
   static let name = "coders"
   static let abstract =
     "CaskCoder choice: encode and decode of a 10-field struct, binary beside JSON and property lists."
-  static let usage = "cask-bench coders [--quick] [--json FILE]"
+  static let usage = "cask-bench coders [--quick] [--results DIR]"
   static let options: [(flag: String, help: String)] = [
     ("--quick", "3 runs of ~0.1 s instead of 7 of ~0.5 s: a few seconds, with more noise."),
-    ("--json FILE", "Also write every figure, with each run's timings, to FILE."),
+    ResultsDestination.option,
     ("-h, --help", "Show help information."),
   ]
 
   static func run(arguments: [String]) throws {
     var options = Options(arguments)
-    let jsonPath = try options.value("--json")
     let quick = options.flag("--quick")
+    let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
     try options.finish()
-    if let jsonPath { try JSONReport.checkWritable(jsonPath) }
     let report = try measure(quick ? .quick : .full)
     print(render(report))
-    if let jsonPath {
-      try JSONReport.write(report, to: jsonPath)
-      printToStandardError("coders: wrote \(jsonPath)")
-    }
+    try results.write(report, subcommand: name)
   }
 
   // MARK: The model and its later versions

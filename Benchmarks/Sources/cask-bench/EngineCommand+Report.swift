@@ -174,8 +174,8 @@ extension EngineCommand {
     let recordBytes: Int
     /// The disk's own rate: one record appended and `fdatasync`ed at a time.
     let syncProbe: RunFigure
-    let durable: [OperationFigure]
-    let sizes: [SizeFigures]
+    var durable: [OperationFigure]
+    var sizes: [SizeFigures]
     var targets: [Target]
   }
 

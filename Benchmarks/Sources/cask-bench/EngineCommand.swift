@@ -15,7 +15,7 @@ import Synchronization
 enum EngineCommand: BenchCommand {
   static let name = "engine"
   static let abstract = "CaskEngine put/get/delete/overwrite, durable puts, open, index memory and compaction."
-  static let usage = "cask-bench engine [--quick] [--keys N] [--format 2|3] [--dir DIR] [--json FILE]"
+  static let usage = "cask-bench engine [--quick] [--keys N] [--format 2|3] [--dir DIR] [--results DIR]"
   static let options: [(flag: String, help: String)] = [
     ("--quick", "10,000 keys and fewer durable puts: the whole run in well under a minute, with more noise."),
     ("--keys N", "Measure one store size (at least 100 keys) instead of 10,000, 100,000 and 1,000,000."),
@@ -25,7 +25,7 @@ enum EngineCommand: BenchCommand {
         + "version 3's record binding costs a put and a get."
     ),
     ("--dir DIR", "Where the temporary stores go (default /tmp); the disk there is the one measured."),
-    ("--json FILE", "Also write every figure, with each run's timings, to FILE."),
+    ResultsDestination.option,
     ("-h, --help", "Show help information."),
   ]
 
@@ -38,8 +38,8 @@ enum EngineCommand: BenchCommand {
   static func run(arguments: [String]) throws {
     _ = started
     var options = Options(arguments)
-    let jsonPath = try options.value("--json")
     let quick = options.flag("--quick")
+    let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
     let keysArgument = try options.value("--keys")
     let base = try options.value("--dir") ?? "/tmp"
     let formatArgument = try options.value("--format")
@@ -57,16 +57,30 @@ enum EngineCommand: BenchCommand {
       }
       sizes = [keys]
     }
-    if let jsonPath { try JSONReport.checkWritable(jsonPath) }
     let root = try ScratchDirectory(in: base)
     defer { root.remove() }
     let settings = Settings(quick: quick, sizes: sizes, directory: root.path)
     let report = try measure(settings, root: root.path)
     print(render(report))
-    if let jsonPath {
-      try JSONReport.write(report, to: jsonPath)
-      progress("wrote \(jsonPath)")
+    try write(report, to: results)
+  }
+
+  /// One results file per store size (`engine-10000.json`) and one for durable puts
+  /// (`engine-durable.json`); a run of an older format version names it (`engine-format2-10000.json`).
+  static func write(_ report: Report, to results: ResultsDestination) throws {
+    let format =
+      report.settings.formatVersion == CaskFormat.formatVersion ? "" : "format\(report.settings.formatVersion)-"
+    for size in report.sizes {
+      var one = report
+      one.sizes = [size]
+      one.durable = []
+      one.targets = targets(one)
+      try results.write(one, subcommand: name, size: size.keys, name: format + String(size.keys))
     }
+    var durable = report
+    durable.sizes = []
+    durable.targets = targets(durable)
+    try results.write(durable, subcommand: name, name: format + "durable")
   }
 
   // MARK: Settings
@@ -179,6 +193,8 @@ enum EngineCommand: BenchCommand {
     }
   }
 
+  static let getLatencyGrowthTarget = "get p50 latency, 1,000,000 keys / 10,000 keys <= 1.25"
+
   static func targets(_ report: Report) -> [Target] {
     var targets: [Target] = []
     for size in report.sizes {
@@ -213,7 +229,7 @@ enum EngineCommand: BenchCommand {
     if let small, let big, small.p50 > 0 { growth = big.p50 / small.p50 }
     targets.append(
       Target(
-        target: "get p50 latency, 1,000,000 keys / 10,000 keys <= 1.25", required: Goal.getLatencyGrowth,
+        target: getLatencyGrowthTarget, required: Goal.getLatencyGrowth,
         atMost: true, measured: growth))
     return targets
   }

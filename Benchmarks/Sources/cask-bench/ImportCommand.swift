@@ -14,13 +14,16 @@ import RNCryptorCodec
 enum ImportCommand: BenchCommand {
   static let name = "import"
   static let abstract = "importJSON(contentsOf:) and cask import of N events: objects/s and peak memory growth."
-  static let usage = "cask-bench import [--quick] [--count N] [--cask PATH] [--sqlcipher PATH] [--dir DIR]"
+  static let usage =
+    "cask-bench import [--quick] [--count N] [--cask PATH] [--sqlcipher PATH] [--dir DIR]"
+    + " [--results DIR]"
   static let options: [(flag: String, help: String)] = [
     ("--quick", "20,000 events instead of 750,000 (a few seconds, for CI)."),
     ("--count N", "How many events to import."),
     ("--cask PATH", "Also time this cask binary's 'import' of the same file."),
     ("--sqlcipher PATH", "The sqlcipher shell for the side-by-side .import (default: sqlcipher on PATH)."),
     ("--dir DIR", "Where the scratch store and file go (default /tmp)."),
+    ResultsDestination.option,
     ("-h, --help", "Show help information."),
   ]
 
@@ -31,6 +34,7 @@ enum ImportCommand: BenchCommand {
     let cask = try options.value("--cask")
     let sqlcipher = try options.value("--sqlcipher") ?? findOnPath("sqlcipher")
     let base = try options.value("--dir") ?? "/tmp"
+    let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
     try options.finish()
     var count = quick ? 20_000 : 750_000
     if let countText {
@@ -45,12 +49,40 @@ enum ImportCommand: BenchCommand {
     let rows = "\(scratch.path)/events.rows"
     let bytes = try writeEvents(count, to: file, rows: sqlcipher == nil ? nil : rows)
     printToStandardError("import: \(count) events, \(bytes / 1_000_000) MB of JSON Lines")
-    print(try measureLibrary(file: file, count: count, in: scratch.path))
-    if let cask { print(try measureBinary(cask, file: file, count: count, in: scratch.path)) }
-    if let sqlcipher {
-      print(try measureSQLCipher(sqlcipher, rows: rows, count: count, in: scratch.path))
-    } else {
+    var paths = [try measureLibrary(file: file, count: count, in: scratch.path)]
+    if let cask { paths.append(try measureBinary(cask, file: file, count: count, in: scratch.path)) }
+    if let sqlcipher { paths.append(try measureSQLCipher(sqlcipher, rows: rows, count: count, in: scratch.path)) }
+    for path in paths { print(path.line) }
+    if sqlcipher == nil {
       print("sqlcipher .import: not measured (no sqlcipher shell: Debian's sqlcipher package, or --sqlcipher PATH)")
+    }
+    try results.write(paths, subcommand: name, size: count)
+  }
+
+  /// One way of importing the file, as `import-<count>.json` holds it.
+  struct Measured: Codable {
+    /// `importJSON(contentsOf:)`, `cask import` or `sqlcipher .import`.
+    let path: String
+    let objects: Int
+    let seconds: Double
+    /// User and system CPU seconds of the import, where the process measured is this one.
+    let cpuSeconds: Double?
+    /// Growth of the peak resident set: this process's `VmHWM`, or the child's `ru_maxrss`.
+    let peakGrowthBytes: Int?
+    /// What the path is, beyond its name.
+    let note: String
+
+    var line: String {
+      let rate = Int(Double(objects) / Swift.max(seconds, 1e-9))
+      var text = "\(path): \(objects) objects in \(String(format: "%.2f", seconds)) s, \(rate) objects/s"
+      if let peakGrowthBytes {
+        text += ", peak memory \(String(format: "%.1f", Double(peakGrowthBytes) / Double(1 << 20))) MiB"
+      }
+      text += " (\(note))"
+      if let cpuSeconds {
+        text += "; \(Int(Double(objects) / Swift.max(cpuSeconds, 1e-9))) objects per CPU second (user + system)"
+      }
+      return text
     }
   }
 
@@ -108,7 +140,7 @@ enum ImportCommand: BenchCommand {
     return kilobytes * 1024
   }
 
-  static func measureLibrary(file: String, count: Int, in directory: String) throws -> String {
+  static func measureLibrary(file: String, count: Int, in directory: String) throws -> Measured {
     let keys = try RNCryptor.Keys.random()
     let options = CaskStore.Options(durability: .never, autoCompaction: nil)
     let store = try CaskStore(path: "\(directory)/library.cask", keys: keys, options: options)
@@ -128,11 +160,12 @@ enum ImportCommand: BenchCommand {
       throw BenchError("the import stored \(result.inserted) of \(count) events")
     }
     try store.close()
-    return line("importJSON(contentsOf:)", count: count, seconds: seconds, peakGrowth: growth, note: "VmHWM growth")
-      + "; \(Int(Double(count) / cpu)) objects per CPU second (user + system), which a loaded machine slows less"
+    return Measured(
+      path: "importJSON(contentsOf:)", objects: count, seconds: seconds, cpuSeconds: cpu, peakGrowthBytes: growth,
+      note: "one atomic batch, VmHWM growth")
   }
 
-  static func measureBinary(_ cask: String, file: String, count: Int, in directory: String) throws -> String {
+  static func measureBinary(_ cask: String, file: String, count: Int, in directory: String) throws -> Measured {
     let path = "\(directory)/binary.cask"
     var environment = ProcessInfo.processInfo.environment
     environment["CASK_PASSWORD"] = "bench-import-password-9f2c"
@@ -141,14 +174,16 @@ enum ImportCommand: BenchCommand {
     let peak = try run(
       cask, ["import", path, file, "--collection", "events", "--id-key", "id"], environment: environment)
     let seconds = Double(ProcessFigures.now() - start) / 1e9
-    return line("cask import", count: count, seconds: seconds, peakGrowth: peak, note: "child's peak RSS")
+    return Measured(
+      path: "cask import", objects: count, seconds: seconds, cpuSeconds: nil, peakGrowthBytes: peak,
+      note: "the child's peak RSS")
   }
 
   /// The same rows through the SQLCipher shell's `.import`: a table keyed by id (as a store's
   /// keys are), the JSON as the body, one transaction (`.import` makes one), `synchronous =
   /// OFF` as the library's `.never`, the benchmark's page settings (`peer-sqlcipher`). Counted
   /// afterwards; the run fails unless every row is there.
-  static func measureSQLCipher(_ shell: String, rows: String, count: Int, in directory: String) throws -> String {
+  static func measureSQLCipher(_ shell: String, rows: String, count: Int, in directory: String) throws -> Measured {
     let script = """
       PRAGMA key = 'bench-import-password-9f2c';
       PRAGMA cipher_page_size = 4096;
@@ -180,9 +215,9 @@ enum ImportCommand: BenchCommand {
     guard process.terminationStatus == 0, stored == count else {
       throw BenchError("sqlcipher .import stored \(stored.map(String.init) ?? "no count") of \(count) rows")
     }
-    let rate = Int(Double(count) / seconds)
-    return "sqlcipher .import: \(count) rows in \(String(format: "%.2f", seconds)) s, \(rate) rows/s "
-      + "(SQLCipher shell, table keyed by id, one transaction, synchronous OFF)"
+    return Measured(
+      path: "sqlcipher .import", objects: count, seconds: seconds, cpuSeconds: nil, peakGrowthBytes: nil,
+      note: "SQLCipher shell, table keyed by id, one transaction, synchronous OFF")
   }
 
   /// The first executable `name` on `PATH`.
@@ -209,10 +244,4 @@ enum ImportCommand: BenchCommand {
     return usage.ru_maxrss * 1024
   }
 
-  static func line(_ what: String, count: Int, seconds: Double, peakGrowth: Int, note: String) -> String {
-    let rate = Int(Double(count) / seconds)
-    let mib = Double(peakGrowth) / Double(1 << 20)
-    return "\(what): \(count) objects in \(String(format: "%.2f", seconds)) s, \(rate) objects/s, "
-      + "peak memory \(String(format: "%.1f", mib)) MiB (\(note))"
-  }
 }

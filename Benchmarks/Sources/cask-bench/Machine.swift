@@ -8,14 +8,28 @@ struct Machine: Codable {
   let cores: Int
   /// `openssl version`: the tool that measures the bounds, and its libcrypto.
   let openSSL: String
+  /// Physical memory, in bytes (`nil` in reports written before it was recorded).
+  let memoryBytes: UInt64?
+  /// The kernel's release (`uname -r`).
+  let kernel: String?
 
   static func current() -> Machine {
-    Machine(cpuModel: cpuModel(), cores: ProcessInfo.processInfo.activeProcessorCount, openSSL: openSSLVersion())
+    Machine(
+      cpuModel: cpuModel(), cores: ProcessInfo.processInfo.activeProcessorCount, openSSL: openSSLVersion(),
+      memoryBytes: ProcessInfo.processInfo.physicalMemory, kernel: kernelRelease())
   }
 
-  /// One line: `AMD EPYC, 2 cores, OpenSSL 3.0.19 ...`.
+  /// One line: `AMD EPYC, 2 cores, 23 GiB, Linux 6.1.0, OpenSSL 3.0.19 ...`.
   var summary: String {
-    "\(cpuModel), \(cores) cores, \(openSSL)"
+    let memory = memoryBytes.map { ", \($0 >> 30) GiB" } ?? ""
+    let release = kernel.map { ", Linux \($0)" } ?? ""
+    return "\(cpuModel), \(cores) cores\(memory)\(release), \(openSSL)"
+  }
+
+  private static func kernelRelease() -> String {
+    let text = (try? String(contentsOfFile: "/proc/sys/kernel/osrelease", encoding: .utf8)) ?? ""
+    let release = text.trimmingCharacters(in: .whitespacesAndNewlines)
+    return release.isEmpty ? "unknown" : release
   }
 
   private static func cpuModel() -> String {

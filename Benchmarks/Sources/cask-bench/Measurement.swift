@@ -161,7 +161,7 @@ enum Number {
 }
 
 /// A table printed as GitHub Markdown with padded columns, so that it reads well in a terminal
-/// and can be pasted into Docs/BENCHMARKS.md as it is.
+/// and is what `cask-bench report` writes into Docs/BENCHMARKS.md.
 struct Table {
   enum Alignment {
     case left

@@ -13,8 +13,7 @@ enum ObjectsCommand: BenchCommand {
   static let abstract =
     "Codable collections: CipherCask beside SQLite with RNCryptor rows and the per-value PBKDF2 design."
   static let usage =
-    "cask-bench objects [--quick] [--objects N] [--runs N] [--sample N] [--store-keys N] [--dir DIR] [--json FILE]"
-    + " [--svg FILE]"
+    "cask-bench objects [--quick] [--objects N] [--runs N] [--sample N] [--store-keys N] [--dir DIR] [--results DIR]"
   static let options: [(flag: String, help: String)] = [
     (
       "--quick",
@@ -32,8 +31,7 @@ enum ObjectsCommand: BenchCommand {
         + " (default 1000000)."
     ),
     ("--dir DIR", "Where the temporary stores go (default /tmp)."),
-    ("--json FILE", "Also write every figure to FILE."),
-    ("--svg FILE", "Also draw the CipherCask/peer ratios to FILE."),
+    ResultsDestination.option,
     ("-h, --help", "Show help information."),
   ]
 
@@ -76,11 +74,8 @@ enum ObjectsCommand: BenchCommand {
     let storeKeys =
       try PeersCommand.positive(try options.value("--store-keys"), "--store-keys") ?? (quick ? 100_000 : 1_000_000)
     let base = try options.value("--dir") ?? "/tmp"
-    let jsonPath = try options.value("--json")
-    let svgPath = try options.value("--svg")
+    let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
     try options.finish()
-    if let jsonPath { try JSONReport.checkWritable(jsonPath) }
-    if let svgPath { try JSONReport.checkWritable(svgPath) }
     try PeerProcess.checkBuilt((engines + [seedDesign]).map(\.executable))
     let scratch = try ScratchDirectory(in: base)
     defer { scratch.remove() }
@@ -113,15 +108,7 @@ enum ObjectsCommand: BenchCommand {
     report.targets = targets(report) + [isolationTarget(isolation)]
 
     print(render(report))
-    if let jsonPath {
-      try JSONReport.write(report, to: jsonPath)
-      printToStandardError("objects: wrote \(jsonPath)")
-    }
-    if let svgPath {
-      try RatioChart.write(
-        [panel(report)], title: "CipherCask collections ÷ peer (higher is better for CipherCask)", to: svgPath)
-      printToStandardError("objects: wrote \(svgPath)")
-    }
+    try results.write(report, subcommand: name, size: objects)
   }
 
   static func ratio(_ report: Report, _ workload: String, _ peer: GatheredEngine?) -> Double? {

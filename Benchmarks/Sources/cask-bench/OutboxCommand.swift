@@ -18,7 +18,7 @@ enum OutboxCommand: BenchCommand {
   static let abstract = "CipherCaskSync's outbox: queueing and pushing backlogs of 1,000 and 10,000 changes."
   static let usage =
     "cask-bench outbox [--quick] [--backlogs N,N...] [--push-limit SECONDS] [--server FILE] [--dir DIR]"
-    + " [--json FILE]"
+    + " [--results DIR]"
   static let options: [(flag: String, help: String)] = [
     ("--quick", "A backlog of 1,000 changes only."),
     ("--backlogs N,N...", "The backlogs to measure (default 1000,10000)."),
@@ -31,7 +31,7 @@ enum OutboxCommand: BenchCommand {
       "The REST server script (default Tests/CipherCaskSyncTests/Server/rest_server.py, from the repository root)."
     ),
     ("--dir DIR", "Where the temporary stores go (default /tmp)."),
-    ("--json FILE", "Also write every figure to FILE."),
+    ResultsDestination.option,
     ("-h, --help", "Show help information."),
   ]
 
@@ -67,7 +67,7 @@ enum OutboxCommand: BenchCommand {
     let limitText = try options.value("--push-limit")
     let server = try options.value("--server") ?? "Tests/CipherCaskSyncTests/Server/rest_server.py"
     let base = try options.value("--dir") ?? "/tmp"
-    let jsonPath = try options.value("--json")
+    let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
     try options.finish()
     let backlogs =
       try backlogText.map { text in
@@ -84,7 +84,6 @@ enum OutboxCommand: BenchCommand {
     guard FileManager.default.fileExists(atPath: server) else {
       throw BenchError("no REST server script at '\(server)': run from the repository root or pass --server")
     }
-    if let jsonPath { try JSONReport.checkWritable(jsonPath) }
     let scratch = try ScratchDirectory(in: base)
     defer { scratch.remove() }
 
@@ -98,10 +97,7 @@ enum OutboxCommand: BenchCommand {
       report.backlogs.append(figures)
     }
     print(render(report))
-    if let jsonPath {
-      try JSONReport.write(report, to: jsonPath)
-      printToStandardError("outbox: wrote \(jsonPath)")
-    }
+    try results.write(report, subcommand: name)
   }
 
   static func measure(backlog: Int, pushLimit: Double, server script: String, directory: String) async throws

@@ -14,7 +14,7 @@ enum PeersCommand: BenchCommand {
   static let abstract = "CipherCask beside SQLite, SQLCipher, LMDB and LevelDB: db_bench workloads, ratios."
   static let usage =
     "cask-bench peers [--quick] [--keys N[,N...]] [--runs N] [--large-runs N] [--write-ops N] [--rww-rate N] [--workloads LIST]"
-    + " [--peers LIST] [--dir DIR] [--json FILE] [--svg FILE]"
+    + " [--peers LIST] [--dir DIR] [--results DIR]"
   static let options: [(flag: String, help: String)] = [
     ("--quick", "Every workload at 10,000 keys, one run, few durable puts: for CI; the figures are noisy."),
     ("--keys N[,N...]", "Store sizes (default 10000,100000,1000000)."),
@@ -32,8 +32,7 @@ enum PeersCommand: BenchCommand {
     ),
     ("--peers LIST", "Comma-separated engines to compare (default all): " + peerNames.joined(separator: ",") + "."),
     ("--dir DIR", "Where the temporary stores go (default /tmp); the disk there is the one measured."),
-    ("--json FILE", "Also write every figure, with each run's timings, to FILE."),
-    ("--svg FILE", "Also draw the CipherCask/peer ratios as grouped bar charts to FILE."),
+    ResultsDestination.option,
     ("-h, --help", "Show help information."),
   ]
 
@@ -117,8 +116,7 @@ enum PeersCommand: BenchCommand {
     let workloadsArgument = try options.value("--workloads")
     let peersArgument = try options.value("--peers")
     let base = try options.value("--dir") ?? "/tmp"
-    let jsonPath = try options.value("--json")
-    let svgPath = try options.value("--svg")
+    let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
     try options.finish()
 
     var sizes = quick ? [10_000] : [10_000, 100_000, 1_000_000]
@@ -154,8 +152,6 @@ enum PeersCommand: BenchCommand {
         throw UsageError("unknown peer '\(unknown)'; the peers are \(peerNames.joined(separator: ", "))")
       }
     }
-    if let jsonPath { try JSONReport.checkWritable(jsonPath) }
-    if let svgPath { try JSONReport.checkWritable(svgPath) }
     let engines = [cipherCask] + peers.filter { selected.contains($0.name) }
     try PeerProcess.checkBuilt(engines.map(\.executable) + [seedDesign.executable])
 
@@ -173,14 +169,25 @@ enum PeersCommand: BenchCommand {
     var report = try measure(settings, engines: engines, scratch: scratch.path)
     report.targets = targets(report)
     print(render(report))
-    if let jsonPath {
-      try JSONReport.write(report, to: jsonPath)
-      printToStandardError("peers: wrote \(jsonPath)")
+    try write(report, to: results)
+  }
+
+  /// One results file per store size, and one for durable puts and the per-value PBKDF2 design
+  /// (measured apart from the sizes): `peers-10000.json`, `peers-durable.json`.
+  static func write(_ report: Report, to results: ResultsDestination) throws {
+    for size in report.sizes {
+      var one = report
+      one.sizes = [size]
+      one.durable = []
+      one.seedSample = []
+      one.targets = targets(one)
+      try results.write(one, subcommand: name, size: size.keys)
     }
-    if let svgPath {
-      try RatioChart.write(
-        RatioChart.panels(report), title: "CipherCask ÷ peer (higher is better for CipherCask)", to: svgPath)
-      printToStandardError("peers: wrote \(svgPath)")
+    if !report.durable.isEmpty || !report.seedSample.isEmpty {
+      var rest = report
+      rest.sizes = []
+      rest.targets = targets(rest)
+      try results.write(rest, subcommand: name, name: "durable")
     }
   }
 

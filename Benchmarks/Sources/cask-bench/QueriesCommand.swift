@@ -15,6 +15,7 @@ enum QueriesCommand: BenchCommand {
   static let abstract = "Indexed queries beside the closure scan, SQLCipher's SQL indexes and SQLite+RNCryptor rows."
   static let usage =
     "cask-bench queries [--events N[,N...]] [--runs N] [--scan-runs N] [--rounds N] [--peers LIST] [--dir DIR] [--composite]"
+    + " [--results DIR]"
   static let options: [(flag: String, help: String)] = [
     ("--events N[,N...]", "Collection sizes (default 100000)."),
     ("--runs N", "Runs of each indexed query per round, CipherCask and SQLCipher (default 50)."),
@@ -27,6 +28,7 @@ enum QueriesCommand: BenchCommand {
     ("--dir DIR", "Where the scratch stores go (default /tmp)."),
     ("--writes-only", "Only the saves and updates with 0, 1 and 3 indexes."),
     ("--composite", "Also a composite index on (city, date), which the sorted pages of a city then walk."),
+    ResultsDestination.option,
     ("-h, --help", "Show help information."),
   ]
 
@@ -62,6 +64,8 @@ enum QueriesCommand: BenchCommand {
     let base = try options.value("--dir") ?? "/tmp"
     let writesOnly = options.flag("--writes-only")
     let composite = options.flag("--composite")
+    let results = try ResultsDestination.parse(
+      &options, subcommand: name, arguments: arguments, quick: writesOnly)
     try options.finish()
     if writesOnly {
       print(try writeCosts(in: base, seed: 42))
@@ -87,8 +91,10 @@ enum QueriesCommand: BenchCommand {
     for size in sizes {
       let scratch = try ScratchDirectory(in: base)
       defer { scratch.remove() }
-      print(try compare(events: size, settings: settings, in: scratch.path))
+      let (text, figures) = try compare(events: size, settings: settings, in: scratch.path)
+      print(text)
       print()
+      try results.write(figures, subcommand: name, size: size, name: composite ? "composite-\(size)" : nil)
     }
     print(try writeCosts(in: base, seed: settings.seed))
   }
@@ -116,7 +122,7 @@ enum QueriesCommand: BenchCommand {
     var peerSetups: [String: String] = [:]
   }
 
-  static func compare(events count: Int, settings: Settings, in directory: String) throws -> String {
+  static func compare(events count: Int, settings: Settings, in directory: String) throws -> (String, Results) {
     let cask = try CaskQuerySide(events: count, seed: settings.seed, composite: settings.composite, in: directory)
     defer { cask.close() }
     var figures = Figures()
@@ -159,6 +165,9 @@ enum QueriesCommand: BenchCommand {
         throw BenchError("\(name): \(peer)'s answer differs from CipherCask's")
       }
     }
-    return report(events: count, cask: cask, figures: figures, settings: settings)
+    return (
+      report(events: count, cask: cask, figures: figures, settings: settings),
+      results(events: count, cask: cask, figures: figures, settings: settings)
+    )
   }
 }

@@ -1,19 +1,31 @@
 import Foundation
 import PeerKit
 
-/// Grouped bar charts of CipherCask ÷ peer ratios, drawn as hand-written SVG: one panel per
-/// store size, one group of bars per workload, one bar per peer, on a log scale around 1×
-/// (bars above the line are workloads where CipherCask is faster).
+/// Grouped bar charts drawn as hand-written SVG, the same input giving the same bytes: one
+/// panel per store size, one group of bars per workload, one bar per engine, on a log scale.
+/// Ratios (CipherCask ÷ peer) grow from 1× (bars above the line are workloads where CipherCask
+/// is faster); times grow from the panel's floor.
 enum RatioChart {
+  /// What a panel's values are.
+  enum Unit {
+    /// CipherCask ÷ peer; bars grow from 1×.
+    case ratio
+    /// Seconds of one operation, labelled in µs or ms; bars grow from the floor.
+    case seconds
+  }
+
   struct Panel {
     let title: String
     let groups: [String]
     let series: [String]
     /// `values[group][series]`: the ratio, or `nil` where it was not measured.
     let values: [[Double?]]
+    var unit = Unit.ratio
   }
 
-  static let colors = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#9c755f"]
+  static let colors = [
+    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#9c755f", "#ff9da7", "#bab0ac",
+  ]
 
   /// The panels of a `peers` report: throughput and open per size, then durable puts.
   static func panels(_ report: PeersCommand.Report) -> [Panel] {
@@ -27,9 +39,12 @@ enum RatioChart {
           guard let ours = cask.workload(workload), let theirs = size.engine(peer)?.workload(workload) else {
             return nil
           }
-          return workload == KVWorkload.open
-            ? theirs.medianSeconds / Swift.max(ours.medianSeconds, 1e-12)
-            : ours.opsPerSecond / Swift.max(theirs.opsPerSecond, 1e-12)
+          guard workload == KVWorkload.open else { return ours.opsPerSecond / Swift.max(theirs.opsPerSecond, 1e-12) }
+          // Open as the table shows it: the password derivation left out, the peer's time over ours.
+          guard let mine = ReportCommand.openWithoutDerivation(cask),
+            let their = size.engine(peer).flatMap(ReportCommand.openWithoutDerivation)
+          else { return nil }
+          return their / Swift.max(mine, 1e-6)
         }
       }
       panels.append(
@@ -69,8 +84,21 @@ enum RatioChart {
       .replacingOccurrences(of: ">", with: "&gt;")
   }
 
-  static func label(_ ratio: Double) -> String {
-    ratio >= 1 ? Number.grouped(ratio) + "×" : String(format: "%g×", ratio)
+  static func label(_ value: Double, _ unit: Unit) -> String {
+    switch unit {
+    case .ratio: return value >= 1 ? Number.grouped(value) + "×" : String(format: "%g×", value)
+    case .seconds:
+      if value >= 1 { return Number.grouped(value) + " s" }
+      if value >= 1e-3 { return String(format: "%g ms", (value * 1e3).rounded()) }
+      return String(format: "%g µs", (value * 1e9).rounded() / 1e3)
+    }
+  }
+
+  static func tooltip(_ value: Double, _ unit: Unit, group: String, series: String) -> String {
+    switch unit {
+    case .ratio: return "\(escape(group)), CipherCask ÷ \(escape(series)): \(String(format: "%.2f", value))×"
+    case .seconds: return "\(escape(group)), \(escape(series)): \(Number.microseconds(value)) µs"
+    }
   }
 
   static func svg(_ panels: [Panel], title: String) -> String {
@@ -108,8 +136,10 @@ enum RatioChart {
     let plotTop = y + 24
     let plotHeight = height - 24 - 44
     let measured = panel.values.flatMap { $0.compactMap { $0 } }.filter { $0 > 0 && $0.isFinite }
-    let low = floor(log10(Swift.min(measured.min() ?? 1, 1) * 0.999))
-    let high = ceil(log10(Swift.max(measured.max() ?? 1, 1) * 1.001))
+    let floorValue = panel.unit == .ratio ? Swift.min(measured.min() ?? 1, 1) : (measured.min() ?? 1e-6)
+    let ceilingValue = panel.unit == .ratio ? Swift.max(measured.max() ?? 1, 1) : (measured.max() ?? 1e-3)
+    let low = floor(log10(floorValue * 0.999))
+    let high = ceil(log10(ceilingValue * 1.001))
     let span = Swift.max(high - low, 1)
     func yOf(_ ratio: Double) -> Double {
       plotTop + plotHeight * (1 - (log10(ratio) - low) / span)
@@ -120,14 +150,14 @@ enum RatioChart {
     for power in Int(low)...Int(high) {
       let ratio = pow(10, Double(power))
       let lineY = yOf(ratio)
-      let stroke = power == 0 ? "#333" : "#ddd"
+      let stroke = power == 0 && panel.unit == .ratio ? "#333" : "#ddd"
       out.append(
         "<line x1=\"\(f(x))\" y1=\"\(f(lineY))\" x2=\"\(f(x + width))\" y2=\"\(f(lineY))\" stroke=\"\(stroke)\"/>"
-          + "<text x=\"\(f(x - 6))\" y=\"\(f(lineY + 4))\" text-anchor=\"end\">\(label(ratio))</text>")
+          + "<text x=\"\(f(x - 6))\" y=\"\(f(lineY + 4))\" text-anchor=\"end\">\(label(ratio, panel.unit))</text>")
     }
     let groupWidth = width / Double(Swift.max(panel.groups.count, 1))
     let barWidth = groupWidth * 0.8 / Double(Swift.max(panel.series.count, 1))
-    let baseline = yOf(1)
+    let baseline = panel.unit == .ratio ? yOf(1) : plotTop + plotHeight
     for (group, name) in panel.groups.enumerated() {
       let groupX = x + Double(group) * groupWidth + groupWidth * 0.1
       for (index, peer) in panel.series.enumerated() {
@@ -137,7 +167,7 @@ enum RatioChart {
         out.append(
           "<rect x=\"\(f(groupX + Double(index) * barWidth))\" y=\"\(f(top))\" width=\"\(f(barWidth - 1))\""
             + " height=\"\(f(barHeight))\" fill=\"\(colors[index % colors.count])\">"
-            + "<title>\(escape(name)), CipherCask ÷ \(escape(peer)): \(String(format: "%.2f", ratio))×</title></rect>")
+            + "<title>\(tooltip(ratio, panel.unit, group: name, series: peer))</title></rect>")
       }
       out.append(
         "<text x=\"\(f(groupX + groupWidth * 0.4))\" y=\"\(f(plotTop + plotHeight + 16))\""

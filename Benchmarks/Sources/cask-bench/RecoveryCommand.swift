@@ -14,11 +14,12 @@ enum RecoveryCommand: BenchCommand {
   static let abstract =
     "Open of a segment with a damaged stretch: how fast the scan crosses damage to the next record; "
     + "the cost of the password's key derivation at open."
-  static let usage = "cask-bench recovery [--quick] [--damage MIB] [--dir DIR]"
+  static let usage = "cask-bench recovery [--quick] [--damage MIB] [--dir DIR] [--results DIR]"
   static let options: [(flag: String, help: String)] = [
     ("--quick", "8 MiB of damage in a 16 MiB segment, 3 opens each, instead of 64 in 96 and 5."),
     ("--damage MIB", "The damaged stretch in MiB (the segment holds 32 MiB more)."),
     ("--dir DIR", "Where the scratch store goes (default /tmp)."),
+    ResultsDestination.option,
     ("-h, --help", "Show help information."),
   ]
 
@@ -27,6 +28,7 @@ enum RecoveryCommand: BenchCommand {
     let quick = options.flag("--quick")
     let damageText = try options.value("--damage")
     let base = try options.value("--dir") ?? "/tmp"
+    let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
     try options.finish()
     var damage = quick ? 8 : 64
     if let damageText {
@@ -39,12 +41,30 @@ enum RecoveryCommand: BenchCommand {
     let runs = quick ? 3 : 5
     let scratch = try ScratchDirectory(in: base)
     defer { scratch.remove() }
-    print(try measure(in: scratch.path, damageMiB: damage, intactMiB: intact, runs: runs))
+    let (text, opens) = try measure(in: scratch.path, damageMiB: damage, intactMiB: intact, runs: runs)
+    print(text)
     print()
-    print(try measureKeyDerivation(in: scratch.path, runs: runs))
+    let (derivationText, derivations) = try measureKeyDerivation(in: scratch.path, runs: runs)
+    print(derivationText)
+    try results.write(
+      Figures(segmentMiB: damage + intact, damageMiB: damage, opens: opens, keyDerivations: derivations),
+      subcommand: name)
   }
 
-  static func measure(in directory: String, damageMiB: Int, intactMiB: Int, runs: Int) throws -> String {
+  /// What `recovery.json` holds.
+  struct Figures: Codable {
+    /// The segment opened without its hint, and the stretch of it damaged.
+    let segmentMiB: Int
+    let damageMiB: Int
+    /// Read-only opens of the intact segment, then of the damaged one.
+    let opens: [TimedRuns]
+    /// Opens of an empty store, one row per header key derivation.
+    let keyDerivations: [TimedRuns]
+  }
+
+  static func measure(in directory: String, damageMiB: Int, intactMiB: Int, runs: Int) throws -> (
+    String, [TimedRuns]
+  ) {
     let path = "\(directory)/store.cask"
     let keys = try RNCryptor.Keys.random()
     let valueBytes = 1 << 20
@@ -122,7 +142,12 @@ enum RecoveryCommand: BenchCommand {
       damaged.map { Number.fixed($0, 3) }.joined(separator: ", "),
     ])
     let crossing = Double(damageMiB) / damagedMedian
-    return table.render() + "\n\nDamage crossed at \(Number.fixed(crossing, 0)) MiB/s or more "
+    let text =
+      table.render() + "\n\nDamage crossed at \(Number.fixed(crossing, 0)) MiB/s or more "
       + "(the damaged open's whole time counted against the damage); load average \(EngineCommand.loadAverage())."
+    return (
+      text,
+      [TimedRuns(name: "intact", seconds: clean), TimedRuns(name: "\(damageMiB) MiB damaged", seconds: damaged)]
+    )
   }
 }

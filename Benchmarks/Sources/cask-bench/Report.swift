@@ -1,6 +1,6 @@
 import Foundation
 
-/// Writes a subcommand's figures as JSON (`--json FILE`).
+/// Writes a subcommand's figures as JSON (`ResultsDestination` writes the results files through it).
 enum JSONReport {
   /// Encodes `report` with sorted keys, pretty-printed, and writes it to `path` atomically.
   ///
@@ -14,16 +14,6 @@ enum JSONReport {
       try data.write(to: URL(fileURLWithPath: path), options: .atomic)
     } catch {
       throw BenchError("cannot write the JSON report to '\(path)': \(error.localizedDescription)")
-    }
-  }
-
-  /// Fails early, before a long run, when `path`'s folder cannot be written.
-  ///
-  /// - Throws: `BenchError` naming the folder.
-  static func checkWritable(_ path: String) throws {
-    let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
-    guard FileManager.default.isWritableFile(atPath: folder) else {
-      throw BenchError("cannot write the JSON report: '\(folder)' is not a writable folder")
     }
   }
 }

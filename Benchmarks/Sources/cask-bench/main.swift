@@ -20,6 +20,7 @@ let subcommands: [any BenchCommand.Type] = [
   RecoveryCommand.self,
   BackupCommand.self,
   ImportCommand.self,
+  ReportCommand.self,
 ]
 
 let rootUsage = "cask-bench <subcommand> [options]"

@@ -8,7 +8,7 @@ internal import CMappedCopy
 /// (`StorageFile.readMapped`, `.writeMapped`): a get copies its record out of the mapping
 /// instead of calling `pread`, about 0.7 µs less for a 1 KiB record here, and an append into
 /// space the writer reserved ahead copies its records into it instead of calling `pwrite`,
-/// about 1 µs less a record (Docs/BENCHMARKS.md, "Where a microsecond goes").
+/// about 1 µs less a record (`cask-bench profile get` and `put` under `perf`).
 ///
 /// A mapping cannot crash the process: every copy out of or into it goes through
 /// `cask_mapped_copy` (CMappedCopy), which a SIGBUS (the file cut short under the mapping, a

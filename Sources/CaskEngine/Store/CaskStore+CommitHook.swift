@@ -36,6 +36,12 @@ package final class StoreExtensions: Sendable {
   }
   private let streamedHook = Locked<StreamedHookBox?>(nil)
   private let slots = Locked<[String: any Sendable]>([:])
+  package typealias Keeper = @Sendable (_ group: Substring) -> Bool
+  private final class KeeperBox: Sendable {
+    let keeps: Keeper
+    init(_ keeps: @escaping Keeper) { self.keeps = keeps }
+  }
+  private let keeper = Locked<KeeperBox?>(nil)
 
   init() {}
 
@@ -53,6 +59,17 @@ package final class StoreExtensions: Sendable {
     let box = make.map(StreamedHookBox.init)
     streamedHook.withLock { $0 = box }
   }
+
+  /// Installs what says whether the commit hooks keep a group's derived data (its secondary
+  /// indexes): a write to a kept group (`CaskFormat.keptGroupsCatalog`) is refused unless it
+  /// answers yes for that group.
+  package func setKeeper(_ keeps: Keeper?) {
+    let box = keeps.map(KeeperBox.init)
+    keeper.withLock { $0 = box }
+  }
+
+  /// Whether the installed hooks keep `group`'s derived data.
+  func keeps(_ group: Substring) -> Bool { keeper.withLock { $0 }?.keeps(group) ?? false }
 
   /// A new hook for one streamed batch, if a maker is installed.
   func makeStreamedHook() -> (any StreamedCommitHook)? { streamedHook.withLock { $0 }?.make() }
@@ -84,7 +101,9 @@ extension CaskStore {
   /// Runs the commit hook, if one is installed, on `batch` and encrypts the writes it adds
   /// behind `prepared`. Called with the writer lock held.
   func addHookWrites(for batch: CaskBatch, to prepared: inout [Prepared]) throws {
-    guard let hook = extensions.commitHook, batch.count > 0 else { return }
+    guard batch.count > 0 else { return }
+    try refuseUnkeptWrites(batch.operations.lazy.map(\.key))
+    guard let hook = extensions.commitHook else { return }
     let extra = try userCode.running { try hook(batch.commitWrites) }
     guard !extra.isEmpty else { return }
     var added = CaskBatch()
@@ -116,6 +135,37 @@ extension CaskStore {
     try state.withLock { state in
       guard !state.closed else { throw CaskError.closed }
       return state.directory.packedKeys(inGroup: group)
+    }
+  }
+}
+
+extension CaskStore {
+  /// Throws `CaskError.writeRefused` when one of `keys` is in a kept group (one named in
+  /// `CaskFormat.keptGroupsCatalog`) that no installed hook keeps. Called with the writer lock
+  /// held, before anything of the commit is written.
+  ///
+  /// - Complexity: O(1) in a store without kept groups; otherwise one lookup per key.
+  func refuseUnkeptWrites<Keys: Sequence<String>>(_ keys: Keys) throws {
+    let kept = state.withLock { state -> [Substring] in
+      guard state.directory.count(inGroup: CaskFormat.keptGroupsCatalog) > 0 else { return [] }
+      var checked: Set<Substring> = []
+      var kept: [Substring] = []
+      for key in keys {
+        guard let separator = key.utf8.firstIndex(of: CaskFormat.keyGroupSeparator) else { continue }
+        let group = key[..<separator]
+        guard group.utf8.first != CaskFormat.reservedGroupByte, checked.insert(group).inserted else { continue }
+        let marker = CaskFormat.keptGroupsCatalog + CaskFormat.keyGroupSeparatorText + group
+        let found = IndexKey.withUTF8(of: marker) { state.directory.location(forBytes: $0) != nil }
+        if found { kept.append(group) }
+      }
+      return kept
+    }
+    // Asked outside `state`: the hooks' own locks are taken before `state`, never inside it.
+    for group in kept where !extensions.keeps(group) {
+      throw CaskError.writeRefused(
+        group: String(group),
+        reason: "its secondary indexes are recorded in the store, and only a collection declared with "
+          + "them can keep them; write it through such a collection (store.collection(_:named:indexes:))")
     }
   }
 }

@@ -78,27 +78,14 @@ extension CaskStore {
     groupCommit.markDurable(writer.ticket)
     if let hint = hint(for: active) {
       let cipher = active.segment.cipher
+      let hintWriter = HintWriter(directory: path, fileSystem: fileSystem, failure: hintFailure)
       if hintInBackground {
-        hintQueue.submit { [self] in write(hint, cipher: cipher) }
+        hintQueue.submit { hintWriter.write(hint, cipher: cipher) }
       } else {
-        write(hint, cipher: cipher)
+        hintWriter.write(hint, cipher: cipher)
       }
     }
     writer.active = nil
-  }
-
-  /// Writes a sealed segment's hint, its entries put in record order first. Prevents: a
-  /// durable write reported as failed (a full disk at close). A hint only speeds up the next
-  /// open, which scans a segment that has none; the failure is kept for `hintFailure`, not
-  /// thrown.
-  private func write(_ hint: HintFile, cipher: RecordCipher) {
-    var hint = hint
-    hint.entries = hint.entries.sortedByOffset()
-    do {
-      try hint.write(in: path, fileSystem: fileSystem, cipher: cipher)
-    } catch {
-      hintFailure.withLock { $0 = error as? CaskError ?? .io(operation: "write hint", path: path, errno: EIO) }
-    }
   }
 
   /// Creates the next segment file (header written and synced, then renamed into place).

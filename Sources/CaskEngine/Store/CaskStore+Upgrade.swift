@@ -52,7 +52,7 @@ extension CaskStore {
   ///     the upgrade, removes the copy and throws `CancellationError`.
   /// - Throws: `CaskError.locked` when the store is open elsewhere (or changed while it was
   ///   copied), `.alreadyOpen` when this process has it open, `.wrongPassword`,
-  ///   `.notACaskStore`, `.corrupt` for a record that does not authenticate (nothing is left
+  ///   `.notACaskStore`, `.storeNotFound`, `.corrupt` for a record that does not authenticate (nothing is left
   ///   behind then: run `verify()`), `.io` (`ENOSYS` or `EINVAL` where the file system cannot
   ///   swap two directories; the store is then as it was), `CancellationError`.
   /// - Complexity: O(size of the live data): one decryption and one encryption per record,

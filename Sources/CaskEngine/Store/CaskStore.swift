@@ -97,7 +97,7 @@ public final class CaskStore: Sendable {
   ///   - password: unlocks the data key; never stored.
   ///   - options: durability, segment size, compaction, read-only.
   /// - Throws: `CaskError.wrongPassword` (nothing is written), `.locked` (another process has it open), `.alreadyOpen` (this one has), `.notACaskStore`,
-  ///   `.unsupportedVersion`, `.corrupt` for a damaged header, `.io`.
+  ///   `.storeNotFound` (nothing at `path`, and the options do not let it be created), `.unsupportedVersion`, `.corrupt` for a damaged header, `.io`.
   /// - Complexity: the header's key derivation (one scrypt run, or two PBKDF2 runs for a
   ///   `.rncryptor` header), plus reading every hint file (or, for segments without a valid
   ///   hint, every record's key).
@@ -172,11 +172,20 @@ public final class CaskStore: Sendable {
     try locate(key) != nil
   }
 
-  /// The number of keys (0 once the store is closed: `close()` releases the index).
+  /// The number of keys the store's users wrote: every key but those of the groups reserved
+  /// for the layers above (a collection's index entries and catalogues, whose groups start with
+  /// U+0001). 0 once the store is closed: `close()` releases the index. `stats().keys` counts
+  /// every key.
   ///
-  /// - Complexity: O(1).
+  /// - Complexity: O(g) for the g groups.
   public var count: Int {
-    state.withLock { $0.directory.count }
+    state.withLock { state in
+      var reserved = 0
+      for group in state.directory.groupCounts where group.group.utf8.first == CaskFormat.reservedGroupByte {
+        reserved += group.count
+      }
+      return state.directory.count - reserved
+    }
   }
 
   /// Every key, sorted by UTF-8 bytes.

@@ -55,6 +55,8 @@ public struct CaskStreamedBatch: ~Copyable {
   /// Whether a write to the file was attempted: an abort must then cut the file back.
   private(set) var touchedFile = false
   let hook: (any StreamedCommitHook)?
+  /// Groups this batch may write (checked once each, `refuseUnkept`).
+  private var allowedGroups: Set<String> = []
 
   init(store: CaskStore, segment: Segment, start: UInt64, nextSequence: UInt64, hook: (any StreamedCommitHook)?) {
     self.store = store
@@ -76,6 +78,7 @@ public struct CaskStreamedBatch: ~Copyable {
   public mutating func put(_ value: Data, forKey key: String) throws -> Bool {
     try CaskStore.validate(key: key)
     try CaskStore.validate(value: value)
+    try refuseUnkept(key)
     try hook?.add(CommitWrite(key: key, value: value))
     return try add(store.prepare(.put(key: key, value: value)))
   }
@@ -87,8 +90,19 @@ public struct CaskStreamedBatch: ~Copyable {
   public mutating func delete(_ key: String) throws {
     try CaskStore.validate(key: key)
     guard try contains(key) else { return }
+    try refuseUnkept(key)
     try hook?.add(CommitWrite(key: key, value: nil))
     try add(store.prepare(.delete(key: key)))
+  }
+
+  /// Throws `CaskError.writeRefused` for a key of a kept group that no hook keeps
+  /// (`CaskStore.refuseUnkeptWrites`), checking each group once per batch.
+  private mutating func refuseUnkept(_ key: String) throws {
+    guard let separator = key.utf8.firstIndex(of: CaskFormat.keyGroupSeparator) else { return }
+    let group = String(key[..<separator])
+    guard !allowedGroups.contains(group) else { return }
+    try store.refuseUnkeptWrites(CollectionOfOne(key))
+    allowedGroups.insert(group)
   }
 
   /// Whether `key` exists as this batch sees it: its own writes over the committed store.

@@ -29,7 +29,7 @@ struct StoreOpener {
     case .file:
       throw CaskError.notACaskStore(path: path)
     case .missing:
-      guard options.createIfMissing, !options.readOnly else { throw CaskError.notACaskStore(path: path) }
+      guard options.createIfMissing, !options.readOnly else { throw CaskError.storeNotFound(path: path) }
       var created: [String] = []
       try Self.createDirectoryDurably(path, fileSystem: fileSystem, created: &created)
     case .directory:

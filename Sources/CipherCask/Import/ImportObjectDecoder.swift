@@ -31,6 +31,12 @@ package final class ImportObjectDecoder {
     return try decoder.decode(type, from: bytes)
   }
 
+  /// `error`, thrown by `decode(type, from: bytes)`, at the path of the date's field when it
+  /// is an `.iso8601` date that does not parse (`ImportDateLocation`); otherwise `error`.
+  package func locatingDate<T: Decodable>(_ error: any Error, decoding type: T.Type, from bytes: Data) -> any Error {
+    ImportDateLocation.located(error, decoding: type, from: bytes, with: decoder)
+  }
+
   /// What the fast path alone makes of `bytes`: `nil` where it leaves the answer to
   /// `JSONDecoder`. For tests and fuzzing, which check it against `JSONDecoder`.
   package static func fastPath<T: Decodable>(_ type: T.Type, from bytes: Data, decoder: JSONDecoder) -> T? {

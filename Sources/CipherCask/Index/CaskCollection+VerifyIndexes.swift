@@ -24,6 +24,10 @@ extension CaskCollection {
           expected[position][object.id.description] = Set(texts[position].map(ByteString.init))
         }
       }
+      // An object that does not decode has entries nobody can check: reported, and the
+      // indexes are not called consistent while one exists.
+      report.undecodableObjects = failures.count
+      report.decodingFailure = failures.first
       for (position, descriptor) in definition.descriptors.enumerated() where ready.contains(descriptor.name) {
         let entries = try runtime.state.withLock { state in try runtime.entries(descriptor.group, in: &state) }
         // What the store holds, read again from its keys (not the in-memory entries).
@@ -72,7 +76,12 @@ public struct IndexVerification: Sendable, Equatable {
   public var objects: Int
   /// By index name: the ready indexes checked.
   public var indexes: [String: Difference]
+  /// Stored objects that do not decode as the collection's type (not counted in `objects`):
+  /// their entries cannot be checked, and a build or a write of them fails.
+  public var undecodableObjects = 0
+  /// The first such object's error (`CollectionError.decoding`, as `all()` throws it).
+  public var decodingFailure: CollectionError?
 
-  /// Whether every index agrees with the objects.
-  public var isConsistent: Bool { indexes.values.allSatisfy(\.isEmpty) }
+  /// Whether every index agrees with the objects, and every object decodes.
+  public var isConsistent: Bool { undecodableObjects == 0 && indexes.values.allSatisfy(\.isEmpty) }
 }

@@ -35,45 +35,64 @@ public struct CaskIndex<T>: @unchecked Sendable {
   public let keyPaths: [AnyKeyPath]
   /// The name of the indexed value type (`String`, `Optional<Int>`, ...).
   public let valueType: String
+  /// The version the declaration gives a computed index (`version:`), bumped by the app when
+  /// the computation changes; `nil` for an index on stored properties, identified by their
+  /// names.
+  public let version: Int?
   /// The texts of `object`'s entries: one, or one per distinct element.
   let extract: @Sendable (T) -> [String]
 
   init(
     name: String, kind: Kind, keyPath: AnyKeyPath, keyPaths: [AnyKeyPath]? = nil, valueType: String,
-    extract: @escaping @Sendable (T) -> [String]
+    version: Int? = nil, extract: @escaping @Sendable (T) -> [String]
   ) {
     self.name = name
     self.kind = kind
     self.keyPath = keyPath
     self.keyPaths = keyPaths ?? [keyPath]
     self.valueType = valueType
+    self.version = version
     self.extract = extract
   }
 
   /// An index on `keyPath`.
-  public static func index<V: CaskIndexable>(_ name: String, _ keyPath: KeyPath<T, V>) -> CaskIndex {
+  ///
+  /// - Parameter version: required for a computed property (`var year: Int { ... }`), whose key
+  ///   path has no stable name: the index is then identified by its name, kind, value type and
+  ///   this version, so bump it whenever the computation changes (the index is rebuilt). An
+  ///   index on a computed property without one is refused (`CollectionError.invalidIndex` at
+  ///   the first write or build).
+  public static func index<V: CaskIndexable>(_ name: String, _ keyPath: KeyPath<T, V>, version: Int? = nil)
+    -> CaskIndex
+  {
     let path = UncheckedSendable(keyPath)
     return CaskIndex(
-      name: name, kind: .plain, keyPath: keyPath, valueType: V.caskIndexTypeName,
+      name: name, kind: .plain, keyPath: keyPath, valueType: V.caskIndexTypeName, version: version,
       extract: { [$0[keyPath: path.value].caskIndexText] })
   }
 
   /// A unique index on `keyPath`: a write that would give two objects the same value fails
   /// with `CollectionError.uniqueViolation` and writes nothing. `nil` of an optional field
   /// never collides (as NULL in SQL): any number of objects may lack a value.
-  public static func unique<V: CaskIndexable>(_ name: String, _ keyPath: KeyPath<T, V>) -> CaskIndex {
+  /// `version` as for `index(_:_:version:)`.
+  public static func unique<V: CaskIndexable>(_ name: String, _ keyPath: KeyPath<T, V>, version: Int? = nil)
+    -> CaskIndex
+  {
     let path = UncheckedSendable(keyPath)
     return CaskIndex(
-      name: name, kind: .unique, keyPath: keyPath, valueType: V.caskIndexTypeName,
+      name: name, kind: .unique, keyPath: keyPath, valueType: V.caskIndexTypeName, version: version,
       extract: { [$0[keyPath: path.value].caskIndexText] })
   }
 
   /// An index on every element of the array at `keyPath` (an object is found by any of them:
   /// `where(\.attendees, contains: "p17")`).
-  public static func index<E: CaskIndexable>(_ name: String, each keyPath: KeyPath<T, [E]>) -> CaskIndex {
+  /// `version` as for `index(_:_:version:)`.
+  public static func index<E: CaskIndexable>(
+    _ name: String, each keyPath: KeyPath<T, [E]>, version: Int? = nil
+  ) -> CaskIndex {
     let path = UncheckedSendable(keyPath)
     return CaskIndex(
-      name: name, kind: .each, keyPath: keyPath, valueType: "[\(E.caskIndexTypeName)]",
+      name: name, kind: .each, keyPath: keyPath, valueType: "[\(E.caskIndexTypeName)]", version: version,
       // A closure, not `map(\.caskIndexText)`: a key path through the generic element type is
       // instantiated at run time on every call, which cost an `each:` save more than its texts.
       extract: { object in IndexText.distinct(object[keyPath: path.value].map { $0.caskIndexText }) })
@@ -84,14 +103,15 @@ public struct CaskIndex<T>: @unchecked Sendable {
   /// `second` (or equalities on both) walks just its page of entries:
   /// `.index("cityDate", \.city, \.date)` answers "the 20 newest in Lisbon, from the 1,000th"
   /// without looking at Lisbon's other entries.
+  /// `version` as for `index(_:_:version:)`, needed when either field is computed.
   public static func index<A: CaskIndexable, B: CaskIndexable>(
-    _ name: String, _ first: KeyPath<T, A>, _ second: KeyPath<T, B>
+    _ name: String, _ first: KeyPath<T, A>, _ second: KeyPath<T, B>, version: Int? = nil
   ) -> CaskIndex {
     let firstPath = UncheckedSendable(first)
     let secondPath = UncheckedSendable(second)
     return CaskIndex(
       name: name, kind: .plain, keyPath: first, keyPaths: [first, second],
-      valueType: "(\(A.caskIndexTypeName),\(B.caskIndexTypeName))",
+      valueType: "(\(A.caskIndexTypeName),\(B.caskIndexTypeName))", version: version,
       extract: { object in
         [
           IndexText.composite([
@@ -106,9 +126,30 @@ public struct CaskIndex<T>: @unchecked Sendable {
     "\(name)|\(kind.rawValue)|\(valueType)|\(keyPathText)"
   }
 
-  /// The indexed fields as Swift prints them, separated by commas.
+  /// The indexed fields as Swift prints them, separated by commas; for a computed index, its
+  /// declared version instead (`isStable`).
   var keyPathText: String {
-    keyPaths.map { "\($0)" }.joined(separator: ",")
+    guard hasStableKeyPaths else { return "computed:v\(version ?? 0)" }
+    // A version on stored properties is part of the identity too (bumping it rebuilds); none
+    // leaves the text as it always was, so indexes recorded before keep their identity.
+    return keyPaths.map { "\($0)" }.joined(separator: ",") + (version.map { "#v\($0)" } ?? "")
+  }
+
+  /// Whether every key path prints as a chain of stored properties (`\Event.city`), the same
+  /// in every process. A computed property prints as `<computed 0x... (Int)>`, an address that
+  /// changes at every launch: an identity made of it would rebuild the index at every launch.
+  var hasStableKeyPaths: Bool {
+    keyPaths.allSatisfy { path in
+      let text = "\(path)"
+      return !text.contains("<")
+    }
+  }
+
+  /// Why the declaration cannot be identified across launches, if it cannot.
+  var identityProblem: String? {
+    guard !hasStableKeyPaths, version == nil else { return nil }
+    return "index '\(name)' is on a computed property, whose key path has no stable name; declare it with "
+      + "a version (version: 1) and bump it when the computation changes"
   }
 
   /// A 64-bit FNV-1a hash of `definition`, as 16 hexadecimal digits.

@@ -59,16 +59,21 @@ extension CaskQuery {
   }
 
   /// The query's results now, and again after every commit that changes them (a result
-  /// added, removed, reordered, or changed in any field), as an `AsyncStream`.
+  /// added, removed, reordered, or changed in any field), as an `AsyncThrowingStream`.
   ///
   /// A commit to the collection makes the query run again on a background queue; results
   /// equal to the last ones yielded (compared by their encoded bytes) are not yielded again.
   /// Commits that come while the query runs are folded into one run. The stream finishes
-  /// when the store closes or the consumer's task is cancelled.
-  public func observe() -> AsyncStream<[T]> {
-    let (stream, continuation) = AsyncStream.makeStream(of: [T].self, bufferingPolicy: .bufferingNewest(1))
-    guard (try? collection.checkName()) != nil else {
-      continuation.finish()
+  /// when the store closes or the consumer's task is cancelled, and finishes with an error
+  /// when a run of the query throws (an object that no longer decodes, say: the error
+  /// `fetch()` would throw), rather than going quiet.
+  public func observe() -> AsyncThrowingStream<[T], any Error> {
+    let (stream, continuation) = AsyncThrowingStream.makeStream(
+      of: [T].self, throwing: (any Error).self, bufferingPolicy: .bufferingNewest(1))
+    do {
+      try collection.checkName()
+    } catch {
+      continuation.finish(throwing: error)
       return stream
     }
     let query = self
@@ -77,9 +82,21 @@ extension CaskQuery {
     let runner = QueryObserverRunner()
     let rerun: @Sendable () -> Void = {
       runner.request {
-        guard let results = try? query.fetch() else { return }
-        let encoded = results.map { (try? coder.encode($0)) ?? Data() }
-        if runner.isNew(encoded) { continuation.yield(results) }
+        let results: [T]
+        do {
+          results = try query.fetch()
+        } catch {
+          runner.close()
+          continuation.finish(throwing: error)
+          return
+        }
+        do {
+          let encoded = try results.map { try coder.encode($0) }
+          if runner.isNew(encoded) { continuation.yield(results) }
+        } catch {
+          runner.close()
+          continuation.finish(throwing: error)
+        }
       }
     }
     let observation = collection.store.observeChanges { changes in

@@ -71,3 +71,30 @@ extension CaskStore {
     return catalog.indexes.contains { $0.state != .stale }
   }
 }
+
+/// An index recorded in the store that is not complete (`CaskStore.incompleteIndexes()`).
+public struct IncompleteIndex: Sendable, Equatable, Encodable {
+  public var collection: String
+  public var index: String
+}
+
+extension CaskStore {
+  /// The indexes whose build has not finished: cut short by a crash, or failed (an object
+  /// that does not decode as the declared type, a unique violation among stored objects).
+  /// Queries scan instead of using them, and the app's next `buildIndexes()` finishes them or
+  /// throws why; tools such as `cask verify` report them.
+  ///
+  /// - Complexity: one read per collection with indexes (its catalogue).
+  public func incompleteIndexes() throws -> [IncompleteIndex] {
+    var incomplete: [IncompleteIndex] = []
+    for catalogKey in try keys(inGroup: IndexKeys.catalogGroup) {
+      guard let (_, collection) = IndexKeys.splitKey(catalogKey),
+        let catalog = try get(catalogKey).flatMap(IndexCatalog.decoded)
+      else { continue }
+      for index in catalog.indexes where index.state == .building {
+        incomplete.append(IncompleteIndex(collection: String(collection), index: index.name))
+      }
+    }
+    return incomplete
+  }
+}

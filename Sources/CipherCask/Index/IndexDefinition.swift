@@ -34,9 +34,12 @@ protocol IndexedDefinition: Sendable {
   var descriptors: [IndexDescriptor] { get }
   /// Why the declaration cannot be used, if it cannot.
   var invalidReason: String? { get }
-  /// The texts of each index's entries for a stored object, in the order of `descriptors`;
-  /// `nil` when the bytes do not decode (such an object has no entries).
-  func texts(from data: Data) -> [[String]]?
+  /// The texts of each index's entries for a stored object, in the order of `descriptors`.
+  ///
+  /// - Throws: `CollectionError.decoding` when the bytes do not decode as the declared type:
+  ///   an object whose entries cannot be computed fails the work (a commit, a build) rather
+  ///   than being left out of the index, which would make queries silently short.
+  func texts(from data: Data, id: String) throws -> [[String]]
 }
 
 /// The declared indexes of one collection of `T`.
@@ -62,7 +65,9 @@ where T.ID: CustomStringConvertible & Sendable {
     var names = Set<ByteString>()
     var reason: String?
     for index in indexes {
-      if index.name.isEmpty || index.name.utf8.contains(where: { $0 < 2 }) {
+      if let problem = index.identityProblem {
+        reason = problem
+      } else if index.name.isEmpty || index.name.utf8.contains(where: { $0 < 2 }) {
         reason = "index names must be non-empty and must not contain U+0000 or U+0001"
       } else if !names.insert(ByteString(index.name)).inserted {
         reason = "two indexes are named '\(index.name)'"
@@ -71,8 +76,13 @@ where T.ID: CustomStringConvertible & Sendable {
     self.invalidReason = reason
   }
 
-  func texts(from data: Data) -> [[String]]? {
-    guard let object = try? coder.decode(T.self, from: data) else { return nil }
+  func texts(from data: Data, id: String) throws -> [[String]] {
+    let object: T
+    do {
+      object = try coder.decode(T.self, from: data)
+    } catch {
+      throw CollectionError.decoding(collection: collection, id: id, underlying: error)
+    }
     return texts(of: object)
   }
 

@@ -1,8 +1,9 @@
 import Foundation
 
 /// The objects a commit writes in collections with declared indexes: their final index texts
-/// per collection and id (the last write of a key wins); `nil` texts for a delete, empty ones
-/// for an object that does not decode. What a streamed batch keeps of its objects.
+/// per collection and id (the last write of a key wins); `nil` texts for a delete. An object
+/// that does not decode as the declared type fails the commit. What a streamed batch keeps of
+/// its objects.
 struct IndexedChanges {
   var changed: [ByteString: [(id: String, texts: [[String]]?)]] = [:]
   var positions: [ByteString: [ByteString: Int]] = [:]
@@ -10,7 +11,7 @@ struct IndexedChanges {
   /// Collections written without declared indexes.
   var undeclared: Set<ByteString> = []
 
-  mutating func add(_ write: CommitWrite, definitions: [ByteString: any IndexedDefinition]) {
+  mutating func add(_ write: CommitWrite, definitions: [ByteString: any IndexedDefinition]) throws {
     guard write.key.utf8.first != IndexKeys.reservedPrefix, let (group, id) = IndexKeys.splitKey(write.key)
     else { return }
     let collection = ByteString(group)
@@ -23,7 +24,7 @@ struct IndexedChanges {
     let texts =
       definition.descriptors.isEmpty
       ? write.value.map { _ in [] }
-      : write.value.map { definition.texts(from: $0) ?? definition.descriptors.map { _ in [] } }
+      : try write.value.map { try definition.texts(from: $0, id: String(id)) }
     let idKey = ByteString(id)
     if let position = positions[collection]?[idKey] {
       changed[collection]?[position].texts = texts
@@ -49,7 +50,7 @@ final class StreamedIndexHook: StreamedCommitHook {
   }
 
   func add(_ write: CommitWrite) throws {
-    changes.add(write, definitions: definitions)
+    try changes.add(write, definitions: definitions)
   }
 
   func finish() throws -> [CommitWrite] {
@@ -79,7 +80,7 @@ extension IndexRuntime {
     var changes = IndexedChanges()
     return try state.withLock { state -> [CommitWrite] in
       guard !state.definitions.isEmpty else { return [] }
-      for write in writes { changes.add(write, definitions: state.definitions) }
+      for write in writes { try changes.add(write, definitions: state.definitions) }
       return try entryWrites(for: changes, state: &state)
     }
   }

@@ -52,6 +52,9 @@ final class IndexRuntime: Sendable {
       store.extensions.setCommitHook { [weak self] writes in
         try self?.commitWrites(for: writes) ?? []
       }
+      store.extensions.setKeeper { [weak self] group in
+        self?.state.withLock { $0.definitions[ByteString(group)] != nil } ?? false
+      }
       store.extensions.setStreamedCommitHook { [weak self] in
         self.flatMap(StreamedIndexHook.init(runtime:))
       }

@@ -26,13 +26,15 @@ enum DemoCommand: Subcommand {
     let firstID = try StoreAccess.run(store) { store in try tour(store, path: path) }
     let elapsed = (ContinuousClock.now - started).components
     let seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) * 1e-18
-    let environment = explicit == nil ? "CASK_PASSWORD=\(fixedPassword) " : ""
+    // Commands that run as printed: this executable as the shell would find it, the paths quoted.
+    let cask = (explicit == nil ? "CASK_PASSWORD=\(fixedPassword) " : "") + DemoInvocation.command()
+    let directory = DemoInvocation.shellWord(path)
     var next = "Done in \(String(format: "%.1f", seconds)) s. "
     next += "Look around:\n"
-    next += "  \(environment)cask keys \(path) --collection events | head\n"
-    if let firstID { next += "  \(environment)cask get \(path) \(firstID) --collection events\n" }
-    next += "  \(environment)cask export \(path) \(path)-export --collection events\n"
-    next += "  \(environment)cask verify \(path)\n"
+    next += "  \(cask) keys \(directory) --collection events | head\n"
+    if let firstID { next += "  \(cask) get \(directory) \(DemoInvocation.shellWord(firstID)) --collection events\n" }
+    next += "  \(cask) export \(directory) \(DemoInvocation.shellWord(path + "-export")) --collection events\n"
+    next += "  \(cask) verify \(directory)\n"
     StandardStream.output.write(next)
   }
 

@@ -30,6 +30,9 @@ enum VerifyCommand: Subcommand {
     var damage: [Region]
     /// Stored indexes whose entries and objects disagree (CaskStore.checkIndexEntries).
     var indexProblems: [IndexEntryCheck]
+    /// Indexes whose build was cut short or failed (CaskStore.incompleteIndexes): queries
+    /// scan until the app builds them; not damage, so the exit status is left alone.
+    var incompleteIndexes: [IncompleteIndex]
     /// With --expect-token: whether the store is the token's state or a later one.
     var fresh: Bool?
     /// With --expect-token, when the store is not: why.
@@ -48,14 +51,17 @@ enum VerifyCommand: Subcommand {
       let progress = ProcessIO.progressBar("Verifying", total: storeBytes(path))
       defer { progress?.finish() }
       let freshness = try expectedToken.map { try freshnessFailure(store, token: $0) }
-      return (try store.verify(), try store.checkIndexEntries().filter { !$0.isClean }, freshness, store.keyEpochs)
+      return (
+        try store.verify(), try store.checkIndexEntries().filter { !$0.isClean }, freshness, store.keyEpochs,
+        try store.incompleteIndexes()
+      )
     }
     let epochs = verified.3
     let freshnessProblem = verified.2 ?? nil
     let report = Report(
       store: path, clean: verified.0.isClean && verified.1.isEmpty && freshnessProblem == nil,
       segmentsChecked: verified.0.segmentsChecked, recordsChecked: verified.0.recordsChecked,
-      damage: verified.0.damage.map(Region.init), indexProblems: verified.1,
+      damage: verified.0.damage.map(Region.init), indexProblems: verified.1, incompleteIndexes: verified.4,
       fresh: expectedToken == nil ? nil : freshnessProblem == nil, freshnessProblem: freshnessProblem,
       keyEpoch: epochs.currentEpoch, olderKeyRecords: epochs.olderRecords, olderKeyBytes: epochs.olderBytes)
     if arguments.flag("json") {
@@ -73,6 +79,11 @@ enum VerifyCommand: Subcommand {
           "  index '\(problem.index)' of collection '\(problem.collection)': "
           + "\(problem.danglingEntries) of \(problem.entries) entries without an object, "
           + "\(counted(problem.objectsWithoutEntry, "object")) without an entry\n"
+      }
+      for incomplete in report.incompleteIndexes {
+        text +=
+          "  index '\(incomplete.index)' of collection '\(incomplete.collection)' is not complete: its build "
+          + "was cut short or failed (an object that does not decode, say); queries scan until the app builds it\n"
       }
       if report.olderKeyRecords > 0 {
         text +=

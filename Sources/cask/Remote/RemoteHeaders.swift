@@ -18,11 +18,9 @@ enum RemoteHeaders {
     var headers: [(name: String, value: String)] = []
     if let path = arguments.option("header-file") {
       FileExposure.warnIfShared(path, what: "the header file")
-      guard var data = FileManager.default.contents(atPath: path) else {
-        throw CLIError.failure("cannot read the header file \(MessageText.quoted(path))")
-      }
-      defer { data.withUnsafeMutableBytes { if let base = $0.baseAddress { explicit_bzero(base, $0.count) } } }
-      headers += try lines(Array(data), source: "the header file \(MessageText.quoted(path))")
+      var bytes = try SecretFile.read(path, what: "the header file")
+      defer { Secret.wipe(&bytes) }
+      headers += try lines(bytes, source: "the header file \(MessageText.quoted(path))")
     }
     if var bytes = EnvironmentSecrets.bytes(environmentVariable) {
       defer { Secret.wipe(&bytes) }

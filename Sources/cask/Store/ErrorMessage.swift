@@ -21,6 +21,8 @@ enum ErrorMessage {
       return "store '\(path)' is already open in this process"
     case .notACaskStore:
       return "'\(path)' is not a CipherCask store"
+    case .storeNotFound:
+      return "store '\(path)' does not exist (make one with 'cask create \(path)')"
     case .unsupportedVersion(let found, let supported):
       let newer = found > supported ? " (written by a newer CipherCask)" : ""
       return
@@ -42,6 +44,10 @@ enum ErrorMessage {
       return "store '\(path)': \(error)"
     case .invalidKey, .valueTooLarge:
       return error.description
+    case .writeRefused(let group, _):
+      return
+        "store '\(path)': collection '\(group)' has secondary indexes recorded in the store, which only an "
+        + "app that declares them can keep; nothing was written"
     }
   }
 

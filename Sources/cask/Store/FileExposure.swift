@@ -10,10 +10,15 @@ import Foundation
 enum FileExposure {
   /// Writes `warning: <what> 'P' can be read by its group and others (mode 0644): chmod 600 it`
   /// to standard error when its group or others may read it. Nothing when `path` cannot be
-  /// examined: reading it then fails with its own message.
+  /// examined (reading it then fails with its own message), or is neither a regular file nor a
+  /// FIFO.
   static func warnIfShared(_ path: String, what: String) {
     var info = stat()
     guard stat(path, &info) == 0 else { return }
+    // Only what holds the secret itself: a file, or a FIFO another user could read from first.
+    // Prevents: telling the user to chmod a terminal, /dev/stdin or a directory.
+    let kind = info.st_mode & S_IFMT
+    guard kind == S_IFREG || kind == S_IFIFO else { return }
     let shared = info.st_mode & (S_IRGRP | S_IROTH)
     guard shared != 0 else { return }
     let readers = shared == (S_IRGRP | S_IROTH) ? "its group and others" : shared == S_IRGRP ? "its group" : "others"

@@ -128,16 +128,12 @@ struct PasswordSource {
     EnvironmentSecrets.bytes(name)
   }
 
-  /// The first line of a file, without its line ending.
+  /// The first line of a file, without its line ending. The file is read to its end, so a
+  /// pipe, a FIFO or `/dev/stdin` works as a regular file does.
   private static func readFirstLine(of path: String) throws -> [UInt8] {
-    var data: Data
-    do {
-      data = try Data(contentsOf: URL(fileURLWithPath: path))
-    } catch {
-      throw CLIError.failure("cannot read the password file '\(path)'")
-    }
-    defer { data.withUnsafeMutableBytes { if let base = $0.baseAddress { explicit_bzero(base, $0.count) } } }
-    var bytes = [UInt8](data.prefix { $0 != UInt8(ascii: "\n") })
+    var contents = try SecretFile.read(path, what: "the password file")
+    defer { Secret.wipe(&contents) }
+    var bytes = [UInt8](contents.prefix { $0 != UInt8(ascii: "\n") })
     if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
     return bytes
   }

@@ -1,0 +1,338 @@
+import Foundation
+import PeerKit
+
+/// The generated tables of Docs/BENCHMARKS.md, one function per part. Every figure comes from a
+/// results file; a part with no results says so rather than keeping old figures.
+extension ReportCommand {
+  static let noResults = "No results file has these figures yet."
+
+  static func ratioText(_ value: Double?) -> String {
+    guard let value, value.isFinite else { return "—" }
+    if value < 0.1 { return Number.fixed(value, 3) + "×" }
+    return value < 10 ? Number.fixed(value, 2) + "×" : Number.grouped(value) + "×"
+  }
+
+  static func rate(_ value: Double?) -> String {
+    value.map { Number.grouped($0) } ?? "—"
+  }
+
+  static func milliseconds(_ seconds: Double?) -> String {
+    seconds.map { Number.fixed($0 * 1e3, 1) } ?? "—"
+  }
+
+  static func load(_ values: [Double]) -> String {
+    values.first.map { Number.fixed($0, 1) } ?? "n/a"
+  }
+
+  static func sourcesTable(_ results: ResultsSet) -> String {
+    var table = Table([
+      ("file", .left), ("command", .left), ("version", .left), ("commit", .left), ("load, start → end", .right),
+    ])
+    for source in results.sources {
+      let header = source.header
+      let commit =
+        header.commit.hasSuffix("+dirty")
+        ? String(header.commit.prefix(12)) + "+dirty" : String(header.commit.prefix(12))
+      table.append([
+        "`\(source.file)`", "`\(header.command)`", header.version, commit,
+        "\(load(header.loadAtStart)) → \(load(header.loadAtEnd))",
+      ])
+    }
+    // OpenSSL's version line ends with its release date; the document names the version only.
+    let machines = Set(
+      results.sources.map { source in
+        let machine = source.header.machine
+        let openSSL = machine.openSSL.split(separator: " ").prefix(2).joined(separator: " ")
+        let memory = machine.memoryBytes.map { ", \($0 >> 30) GiB" } ?? ""
+        let kernel = machine.kernel.map { ", Linux \($0)" } ?? ""
+        return "\(machine.cpuModel), \(machine.cores) cores\(memory)\(kernel), \(openSSL)"
+      }
+    ).sorted()
+    return table.render() + "\n\nMachine: " + machines.joined(separator: "; ") + "."
+  }
+
+  static func codecTable(_ results: ResultsSet) -> String {
+    guard let codec = results.codec?.figures else { return noResults }
+    var table = Table([
+      ("message", .left), ("format", .left), ("operation", .left), ("MB/s", .right), ("bound MB/s", .right),
+      ("÷ bound", .right),
+    ])
+    for row in codec.throughput {
+      table.append([
+        row.message, row.format, row.operation, Number.grouped(row.megabytesPerSecond),
+        row.boundMegabytesPerSecond.map { Number.grouped($0) } ?? "—", row.ratio.map { Number.fixed($0, 2) } ?? "—",
+      ])
+    }
+    var rates = Table([("1 KiB messages", .left), ("messages/s", .right)])
+    for row in codec.messageRates { rates.append([row.workload, Number.grouped(row.messagesPerSecond)]) }
+    return table.render() + "\n\n" + rates.render()
+  }
+
+  static func engineTables(_ results: ResultsSet) -> String {
+    guard !results.engine.isEmpty else { return noResults }
+    var table = Table([
+      ("keys", .right), ("operation", .left), ("ops/s", .right), ("p50 µs", .right), ("p99 µs", .right),
+      ("slowest ms", .right),
+    ])
+    var opens = Table([
+      ("keys", .right), ("open with hints ms", .right), ("open without hints ms", .right), ("segments", .right),
+      ("index B/key (RSS)", .right), ("after malloc_trim", .right), ("heap", .right),
+    ])
+    for size in results.engine.flatMap(\.figures.sizes) {
+      let keys = Number.grouped(Double(size.keys))
+      for operation in size.operations {
+        table.append([
+          keys, operation.operation, Number.grouped(operation.opsPerSecond), Number.microseconds(operation.p50),
+          Number.microseconds(operation.p99), Number.fixed(operation.max * 1e3, 2),
+        ])
+      }
+      let memory = size.inlineKeyMemory
+      opens.append([
+        keys, milliseconds(size.openWithHints.medianSeconds), milliseconds(size.openWithoutHints.medianSeconds),
+        String(size.openWithHints.segments), Number.fixed(memory.rssBytesPerKey, 1),
+        Number.fixed(memory.rssTrimmedBytesPerKey, 1), Number.fixed(memory.heapBytesPerKey, 1),
+      ])
+    }
+    var out = table.render() + "\n\n" + opens.render()
+    if let durable = results.engineDurable?.figures {
+      var puts = Table([("durable puts", .left), ("ops/s", .right), ("p50 µs", .right), ("p99 µs", .right)])
+      puts.append([
+        "the disk alone: one record appended and fdatasync'd", Number.grouped(durable.syncProbe.opsPerSecond),
+        Number.microseconds(durable.syncProbe.p50), "—",
+      ])
+      for operation in durable.durable {
+        puts.append([
+          "\(operation.writers) writer\(operation.writers == 1 ? "" : "s")", Number.grouped(operation.opsPerSecond),
+          Number.microseconds(operation.p50), Number.microseconds(operation.p99),
+        ])
+      }
+      out += "\n\n" + puts.render()
+    }
+    return out
+  }
+
+  static func peersTables(_ results: ResultsSet) -> String {
+    guard let report = results.mergedPeers else { return noResults }
+    let peers = report.settings.peers
+    let cask = PeersCommand.cipherCask.name
+    var parts: [String] = []
+    for size in report.sizes {
+      guard let ours = size.engine(cask) else { continue }
+      var table = Table(
+        [("\(Number.grouped(Double(size.keys))) keys, \(size.runs) run\(size.runs == 1 ? "" : "s")", .left)]
+          + [("CipherCask ops/s", .right)] + peers.map { ("÷ \($0)", .right) })
+      for (workload, _) in PeersCommand.throughputWorkloads {
+        table.append(
+          [workload, rate(ours.workload(workload)?.opsPerSecond)]
+            + peers.map { peer in
+              guard let theirs = size.engine(peer)?.workload(workload), theirs.opsPerSecond > 0 else { return "—" }
+              return ratioText((ours.workload(workload)?.opsPerSecond).map { $0 / theirs.opsPerSecond })
+            })
+      }
+      let open = openWithoutDerivation(ours)
+      table.append(
+        ["open, derivation left out (ms; ratio: theirs ÷ ours)", milliseconds(open)]
+          + peers.map { peer in
+            guard let theirs = size.engine(peer).flatMap(openWithoutDerivation), let open else { return "—" }
+            return ratioText(theirs / Swift.max(open, 1e-6))
+          })
+      var space = Table([
+        ("\(Number.grouped(Double(size.keys))) keys", .left), ("disk ÷ data after overwrite", .right),
+        ("after compaction", .right), ("compaction", .left), ("peak RSS MiB", .right),
+      ])
+      for engine in size.engines {
+        space.append([
+          engine.engine, engine.amplificationAfterOverwrite.map { Number.fixed($0, 2) } ?? "—",
+          engine.amplificationAfterCompaction.map { Number.fixed($0, 2) } ?? "—", engine.compaction,
+          Number.fixed(Double(engine.peakRSSBytes) / Double(1 << 20), 1),
+        ])
+      }
+      parts.append(table.render() + "\n\n" + space.render())
+    }
+    if let ours = report.durable.first(where: { $0.engine == cask }) {
+      var table = Table(
+        [("durable puts (every put synced)", .left), ("CipherCask ops/s", .right)] + peers.map { ("÷ \($0)", .right) })
+      for workload in KVWorkload.durable {
+        table.append(
+          [workload == KVWorkload.durable1 ? "1 writer" : "8 writers", rate(ours.workload(workload)?.opsPerSecond)]
+            + peers.map { peer in
+              guard let theirs = report.durable.first(where: { $0.engine == peer })?.workload(workload),
+                let mine = ours.workload(workload)
+              else { return "—" }
+              return ratioText(mine.opsPerSecond / Swift.max(theirs.opsPerSecond, 1e-9))
+            })
+      }
+      parts.append(table.render())
+    }
+    return parts.joined(separator: "\n\n")
+  }
+
+  /// A peers engine's open, the password derivation it includes taken out; `nil` when the
+  /// derivation, timed on its own, took longer than the whole open (a noisy single run), since
+  /// no difference can then be read from the two.
+  static func openWithoutDerivation(_ engine: GatheredEngine) -> Double? {
+    guard let open = engine.workload(KVWorkload.open)?.medianSeconds else { return nil }
+    let left = open - (engine.workload(KVWorkload.openKeyDerivation)?.medianSeconds ?? 0)
+    return left > 0 ? left : nil
+  }
+
+  static func objectsTable(_ results: ResultsSet) -> String {
+    guard !results.objects.isEmpty else { return noResults }
+    var parts: [String] = []
+    for file in results.objects {
+      let report = file.figures
+      let peers =
+        report.engines.filter { $0.engine != ObjectsCommand.cipherCask.name } + (report.seedSample.map { [$0] } ?? [])
+      let ours = report.engines.first { $0.engine == ObjectsCommand.cipherCask.name }
+      var table = Table(
+        [("\(Number.grouped(Double(report.settings.objects))) objects, \(report.settings.runs) runs", .left)]
+          + [("CipherCask ops/s", .right)] + peers.map { ("÷ \($0.engine)", .right) })
+      for workload in ObjectsCommand.workloads {
+        table.append(
+          [workload, rate(ours?.workload(workload)?.opsPerSecond)]
+            + peers.map { ratioText(ObjectsCommand.ratio(report, workload, $0)) })
+      }
+      var text = table.render()
+      if let isolation = report.isolation {
+        text +=
+          "\n\n`all()` of \(Number.grouped(Double(isolation.objects))) objects in a store of "
+          + "\(Number.grouped(Double(isolation.storeKeys))) keys ÷ the same collection alone: "
+          + "\(Number.fixed(isolation.ratio, 2))× (\(milliseconds(isolation.crowdedMedian)) ms ÷ "
+          + "\(milliseconds(isolation.aloneMedian)) ms)."
+      }
+      parts.append(text)
+    }
+    return parts.joined(separator: "\n\n")
+  }
+
+  static func queriesTable(_ results: ResultsSet) -> String {
+    guard !results.queries.isEmpty else { return noResults }
+    var parts: [String] = []
+    for file in results.queries {
+      let figures = file.figures
+      let engines = queryEngines.dropFirst()
+      var table = Table(
+        [("\(Number.grouped(Double(figures.events))) events", .left), ("CipherCask µs", .right)]
+          + engines.map { ("\($0) µs", .right) } + engines.map { ("\($0) ÷ CC", .right) } + [("plan", .left)])
+      for query in figures.queries {
+        let ours = QueriesCommand.seconds(of: query, "ciphercask")
+        let theirs = engines.map { QueriesCommand.seconds(of: query, $0) }
+        table.append(
+          [query.label, ours.map(Number.microseconds) ?? "—"] + theirs.map { $0.map(Number.microseconds) ?? "—" }
+            + theirs.map { value in ratioText(value.flatMap { v in ours.map { v / Swift.max($0, 1e-12) } }) }
+            + [query.plan.replacingOccurrences(of: "|", with: "\\|")])
+      }
+      let fill = figures.fillSeconds.sorted { $0.key < $1.key }
+        .map { "\($0.key) \(Number.microseconds($0.value)) µs" }.joined(separator: ", ")
+      parts.append(
+        table.render()
+          + "\n\nMedians over \(figures.rounds) rounds of \(figures.runs) runs (scans: \(figures.scanRuns))."
+          + " Fill, per event: \(fill). Open with \(figures.indexes) indexes: \(milliseconds(figures.openSeconds)) ms;"
+          + " index entries: \(Number.fixed(figures.entriesPerEvent, 2)) per event,"
+          + " \(Number.grouped(figures.heapBytesPerEntry)) B of memory and \(Number.grouped(figures.diskBytesPerEntry))"
+          + " B of disk each.")
+    }
+    return parts.joined(separator: "\n\n")
+  }
+
+  static func importTable(_ results: ResultsSet) -> String {
+    guard !results.imports.isEmpty else { return noResults }
+    var table = Table([
+      ("path", .left), ("objects", .right), ("seconds", .right), ("objects/s", .right), ("per CPU second", .right),
+      ("peak growth MiB", .right), ("how", .left),
+    ])
+    for file in results.imports {
+      for path in file.figures {
+        table.append([
+          path.path, Number.grouped(Double(path.objects)), Number.fixed(path.seconds, 2),
+          Number.grouped(Double(path.objects) / Swift.max(path.seconds, 1e-9)),
+          path.cpuSeconds.map { Number.grouped(Double(path.objects) / Swift.max($0, 1e-9)) } ?? "—",
+          path.peakGrowthBytes.map { Number.fixed(Double($0) / Double(1 << 20), 1) } ?? "—", path.note,
+        ])
+      }
+    }
+    return table.render()
+  }
+
+  static func codersTable(_ results: ResultsSet) -> String {
+    guard let report = results.coders?.figures else { return noResults }
+    var table = Table([
+      ("coder", .left), ("encode/s", .right), ("decode/s", .right), ("round trip/s", .right), ("bytes", .right),
+      ("exact", .left), ("reads old objects after a field is added / removed", .left),
+    ])
+    func yes(_ value: Bool) -> String { value ? "yes" : "**no**" }
+    for coder in report.coders {
+      table.append([
+        coder.coder + (coder.isDefault ? " (default)" : ""), Number.grouped(coder.encodePerSecond),
+        Number.grouped(coder.decodePerSecond), Number.grouped(coder.roundTripPerSecond),
+        Number.grouped(coder.meanBytes), yes(coder.roundTripsExactly),
+        "\(yes(coder.readsOldAfterOptionalFieldAdded)) / \(yes(coder.readsOldAfterFieldRemoved))",
+      ])
+    }
+    return table.render()
+  }
+
+  static func outboxTable(_ results: ResultsSet) -> String {
+    guard let report = results.outbox?.figures, !report.backlogs.isEmpty else { return noResults }
+    var table = Table([
+      ("backlog", .right), ("queue, µs a change", .right), ("of it CPU", .right), ("push, ms a change", .right),
+      ("of it CPU", .right), ("sent", .right), ("complete", .left),
+    ])
+    for backlog in report.backlogs {
+      let changes = Double(Swift.max(backlog.backlog, 1))
+      let sent = Double(Swift.max(backlog.sent, 1))
+      table.append([
+        Number.grouped(Double(backlog.backlog)), Number.microseconds(backlog.enqueueSeconds / changes),
+        Number.microseconds(backlog.enqueueCPUSeconds / changes), Number.fixed(backlog.pushSeconds / sent * 1e3, 2),
+        Number.fixed(backlog.pushCPUSeconds / sent * 1e3, 2), Number.grouped(Double(backlog.sent)),
+        backlog.complete ? "yes" : "**no** (stopped at --push-limit)",
+      ])
+    }
+    return table.render()
+  }
+
+  static func timedTable(_ title: String, _ rows: [TimedRuns], unit: Double, decimals: Int) -> Table {
+    var table = Table([(title, .left), ("runs", .right), ("median", .right), ("each run", .left)])
+    for row in rows {
+      table.append([
+        row.name, String(row.seconds.count), Number.fixed(row.median * unit, decimals),
+        row.seconds.map { Number.fixed($0 * unit, decimals) }.joined(separator: ", "),
+      ])
+    }
+    return table
+  }
+
+  static func recoveryTables(_ results: ResultsSet) -> String {
+    guard let figures = results.recovery?.figures else { return noResults }
+    let damaged = figures.opens.count > 1 ? figures.opens[1].median : 0
+    return timedTable(
+      "read-only open of a \(figures.segmentMiB) MiB segment without its hint, s", figures.opens, unit: 1, decimals: 3
+    )
+    .render()
+      + "\n\nThe damaged open crosses its \(figures.damageMiB) MiB at "
+      + "\(damaged > 0 ? Number.fixed(Double(figures.damageMiB) / damaged, 0) : "—") MiB/s or more.\n\n"
+      + timedTable("open of an empty store, by header, ms", figures.keyDerivations, unit: 1e3, decimals: 1).render()
+  }
+
+  static func backupTable(_ results: ResultsSet) -> String {
+    guard !results.backups.isEmpty else { return noResults }
+    return results.backups.map { file in
+      let figures = file.figures
+      var table = Table([
+        (
+          "\(Number.grouped(Double(figures.keys))) keys, \(Number.fixed(Double(figures.storeBytes) / 1e6, 1)) MB", .left
+        ),
+        ("median s", .right), ("MB/s", .right), ("÷ cp -r + sync (time)", .right),
+      ])
+      let copy = figures.copies.first?.median ?? 0
+      for row in figures.copies {
+        table.append([
+          row.name, Number.fixed(row.median, 3),
+          Number.fixed(Double(figures.storeBytes) / Swift.max(row.median, 1e-9) / 1e6, 0),
+          copy > 0 ? Number.fixed(row.median / copy, 2) + "×" : "—",
+        ])
+      }
+      return table.render()
+    }.joined(separator: "\n\n")
+  }
+}

@@ -1,0 +1,135 @@
+import Foundation
+
+/// The targets table: one row per target, with the latest figure the results hold for it. The
+/// codec's and the engine's targets are the ones their runs wrote; the peers' and the objects'
+/// are worked out again from every size's file; the queries' and the import's are set here.
+extension ReportCommand {
+  /// A target as a results file records it (`codec` and `engine` write these).
+  struct RecordedTarget: Decodable {
+    let target: String
+    let required: Double
+    let atMost: Bool?
+    let measured: Double?
+  }
+
+  struct RecordedTargets: Decodable {
+    let targets: [RecordedTarget]
+  }
+
+  static func targets(_ results: ResultsSet, folder: String) -> [PeerTarget] {
+    var targets: [PeerTarget] = []
+    func recorded(_ file: String, at: String) {
+      guard let data = try? Data(contentsOf: URL(fileURLWithPath: folder + "/" + file)),
+        let decoded = try? JSONDecoder().decode(ResultsFile<RecordedTargets>.self, from: data)
+      else { return }
+      for target in decoded.figures.targets {
+        targets.append(
+          PeerTarget(
+            target.target, at: at, required: target.required, atMost: target.atMost ?? false,
+            measured: target.measured))
+      }
+    }
+    for source in results.sources where source.header.subcommand == CodecCommand.name {
+      recorded(source.file, at: "codec")
+    }
+    for file in results.engine + (results.engineDurable.map { [$0] } ?? []) {
+      let at = file.size.map { Number.grouped(Double($0)) + " keys" } ?? "durable puts"
+      recorded("engine-" + (file.size.map(String.init) ?? "durable") + ".json", at: at)
+    }
+    // The engine writes one file per size, so the growth of get latency between two sizes is
+    // worked out here, from both files.
+    let sizes = results.engine.flatMap(\.figures.sizes)
+    let goal = EngineCommand.Goal.latencySizes
+    if let small = sizes.first(where: { $0.keys == goal.small })?.operation("get"),
+      let large = sizes.first(where: { $0.keys == goal.large })?.operation("get"), small.p50 > 0
+    {
+      targets.append(
+        PeerTarget(
+          EngineCommand.getLatencyGrowthTarget, at: "engine-\(goal.small).json, engine-\(goal.large).json",
+          required: EngineCommand.Goal.getLatencyGrowth, atMost: true, measured: large.p50 / small.p50))
+    }
+    if let peers = results.mergedPeers { targets += PeersCommand.targets(peers) }
+    for file in results.objects { targets += file.figures.targets }
+    for file in results.queries { targets += queryTargets(file.figures) }
+    for file in results.imports { targets += importTargets(file.figures) }
+    if let scrypt = results.recovery?.figures.keyDerivations.first(where: { $0.name.hasPrefix("scrypt") }) {
+      targets.append(
+        PeerTarget(
+          "open of an empty store with the default scrypt header, ms", at: "recovery", required: 250, atMost: true,
+          measured: scrypt.median * 1e3))
+    }
+    // One row per target: a later file's measured figure replaces an earlier one, and a target
+    // a file could not measure (a size it did not run) never hides one another file measured.
+    var order: [String] = []
+    var latest: [String: PeerTarget] = [:]
+    for target in targets {
+      if latest[target.target] == nil { order.append(target.target) }
+      if target.measured != nil || latest[target.target]?.measured == nil { latest[target.target] = target }
+    }
+    return order.compactMap { latest[$0] }
+  }
+
+  static func queryTargets(_ figures: QueriesCommand.Results) -> [PeerTarget] {
+    let at = "\(Number.grouped(Double(figures.events))) events"
+    var targets: [PeerTarget] = []
+    for name in ["page0", "page1000"] {
+      guard let query = figures.queries.first(where: { $0.name == name }) else { continue }
+      let ours = QueriesCommand.seconds(of: query, "ciphercask")
+      func ratio(_ engine: String) -> Double? {
+        guard let theirs = QueriesCommand.seconds(of: query, engine), let ours else { return nil }
+        return theirs / Swift.max(ours, 1e-12)
+      }
+      targets.append(
+        PeerTarget("\(query.label): the closure scan ÷ CipherCask", at: at, required: 1_000, measured: ratio("scan")))
+      targets.append(
+        PeerTarget("\(query.label): SQLCipher ÷ CipherCask", at: at, required: 1, measured: ratio("sqlcipher")))
+    }
+    if let count = figures.queries.first(where: { $0.name == "count" }) {
+      targets.append(
+        PeerTarget(
+          "count() of an indexed equality, ms", at: at, required: 1, atMost: true,
+          measured: QueriesCommand.seconds(of: count, "ciphercask").map { $0 * 1e3 }))
+    }
+    return targets
+  }
+
+  static func importTargets(_ paths: [ImportCommand.Measured]) -> [PeerTarget] {
+    guard let library = paths.first(where: { $0.path == "importJSON(contentsOf:)" }) else { return [] }
+    let at = "\(Number.grouped(Double(library.objects))) events"
+    var targets = [
+      PeerTarget(
+        "importJSON(contentsOf:), objects/s", at: at, required: 60_000,
+        measured: Double(library.objects) / Swift.max(library.seconds, 1e-9)),
+      PeerTarget(
+        "importJSON(contentsOf:), peak memory growth, MiB", at: at, required: 256, atMost: true,
+        measured: library.peakGrowthBytes.map { Double($0) / Double(1 << 20) }),
+    ]
+    if let binary = paths.first(where: { $0.path == "cask import" }) {
+      targets.append(
+        PeerTarget(
+          "cask import ÷ importJSON(contentsOf:), time", at: at, required: 1.2, atMost: true,
+          measured: binary.seconds / Swift.max(library.seconds, 1e-9)))
+    }
+    return targets
+  }
+
+  static func targetsTable(_ results: ResultsSet, folder: String) -> String {
+    let targets = targets(results, folder: folder)
+    guard !targets.isEmpty else { return noResults }
+    var table = Table([
+      ("target", .left), ("at", .left), ("required", .right), ("measured", .right), ("met", .left),
+    ])
+    func format(_ value: Double) -> String {
+      value >= 1_000 ? Number.grouped(value) : Number.fixed(value, 2)
+    }
+    for target in targets {
+      table.append([
+        // A target no file measured has no place to name.
+        target.target, target.measured == nil ? "—" : target.at,
+        (target.atMost ? "≤ " : "≥ ") + format(target.required),
+        target.measured.map(format) ?? "not measured", target.met.map { $0 ? "yes" : "**no**" } ?? "—",
+      ])
+    }
+    return table.render()
+  }
+}

@@ -1,0 +1,182 @@
+import Foundation
+import PeerKit
+
+/// `cask-bench report`: Docs/BENCHMARKS.md's tables and the charts under Docs/charts/, drawn
+/// from the results files alone, so that no figure in the document is typed by hand. The same
+/// results give the same bytes, which is what lets CI regenerate both and fail on a difference.
+///
+/// The document keeps its hand-written prose; each generated part sits between a line
+/// `<!-- generated: NAME -->` and a line `<!-- end generated: NAME -->`, and only that part is
+/// replaced.
+enum ReportCommand: BenchCommand {
+  static let name = "report"
+  static let abstract = "Docs/BENCHMARKS.md's tables and Docs/charts/*.svg from the results files alone."
+  static let usage = "cask-bench report [--results DIR] [--doc FILE] [--charts DIR]"
+  static let options: [(flag: String, help: String)] = [
+    ("--results DIR", "The results files to read (default Benchmarks/results)."),
+    ("--doc FILE", "The document whose generated parts are replaced (default Docs/BENCHMARKS.md)."),
+    ("--charts DIR", "Where the SVG charts go (default Docs/charts)."),
+    ("-h, --help", "Show help information."),
+  ]
+
+  static func run(arguments: [String]) throws {
+    var options = Options(arguments)
+    let folder = try options.value("--results") ?? ResultsDestination.defaultFolder
+    let doc = try options.value("--doc") ?? ResultsDestination.repository + "/Docs/BENCHMARKS.md"
+    let charts = try options.value("--charts") ?? ResultsDestination.repository + "/Docs/charts"
+    try options.finish()
+    let results = try ResultsSet.load(folder)
+    guard !results.sources.isEmpty else { throw BenchError("no results files in '\(folder)'") }
+
+    let text: String
+    do {
+      text = try String(contentsOfFile: doc, encoding: .utf8)
+    } catch {
+      throw BenchError("cannot read '\(doc)': \(error.localizedDescription)")
+    }
+    let updated = try splice(text, sections: sections(results, folder: folder))
+    do {
+      try Data(updated.utf8).write(to: URL(fileURLWithPath: doc), options: .atomic)
+      try FileManager.default.createDirectory(atPath: charts, withIntermediateDirectories: true)
+    } catch {
+      throw BenchError("cannot write '\(doc)' or create '\(charts)': \(error.localizedDescription)")
+    }
+    printToStandardError("report: wrote \(doc) from \(results.sources.count) results files")
+    for written in try drawCharts(results, in: charts) {
+      printToStandardError("report: wrote \(written)")
+    }
+  }
+
+  /// The generated parts, by the name their markers carry.
+  static func sections(_ results: ResultsSet, folder: String) -> [String: String] {
+    [
+      "sources": sourcesTable(results),
+      "targets": targetsTable(results, folder: folder),
+      "codec": codecTable(results),
+      "engine": engineTables(results),
+      "peers": peersTables(results),
+      "objects": objectsTable(results),
+      "queries": queriesTable(results),
+      "import": importTable(results),
+      "coders": codersTable(results),
+      "outbox": outboxTable(results),
+      "recovery": recoveryTables(results),
+      "backup": backupTable(results),
+    ]
+  }
+
+  /// `text` with the part between each pair of markers replaced by its section.
+  ///
+  /// - Throws: `BenchError` for a marker without its end, a name no section has, or a section
+  ///   the document has no markers for: a part silently left stale or dropped is what this
+  ///   command exists to prevent.
+  static func splice(_ text: String, sections: [String: String]) throws -> String {
+    var out: [Substring] = []
+    var lines = text.split(separator: "\n", omittingEmptySubsequences: false)[...]
+    var used: Set<String> = []
+    while let line = lines.popFirst() {
+      out.append(line)
+      guard line.hasPrefix("<!-- generated: "), line.hasSuffix(" -->") else { continue }
+      let name = String(line.dropFirst("<!-- generated: ".count).dropLast(" -->".count))
+      guard let section = sections[name] else { throw BenchError("the document has a part '\(name)' no results make") }
+      let end = "<!-- end generated: \(name) -->"
+      guard let endIndex = lines.firstIndex(where: { $0 == end }) else {
+        throw BenchError("the document's part '\(name)' has no line '\(end)'")
+      }
+      out.append(Substring(section))
+      out.append(lines[endIndex])
+      lines = lines[(endIndex + 1)...]
+      used.insert(name)
+    }
+    if let missing = sections.keys.sorted().first(where: { !used.contains($0) }) {
+      throw BenchError("the document has no '<!-- generated: \(missing) -->' part")
+    }
+    return out.joined(separator: "\n")
+  }
+
+  /// Draws every chart the results have figures for.
+  ///
+  /// - Returns: the files written.
+  static func drawCharts(_ results: ResultsSet, in folder: String) throws -> [String] {
+    var written: [String] = []
+    if let peers = results.mergedPeers {
+      let path = folder + "/peers.svg"
+      try RatioChart.write(
+        RatioChart.panels(peers), title: "CipherCask ÷ peer, ops/s (above 1×: CipherCask is faster)", to: path)
+      written.append(path)
+    }
+    if !results.objects.isEmpty {
+      let path = folder + "/objects.svg"
+      try RatioChart.write(
+        results.objects.map { ObjectsCommand.panel($0.figures) },
+        title: "CipherCask collections ÷ peer, ops/s (above 1×: CipherCask is faster)", to: path)
+      written.append(path)
+    }
+    if !results.queries.isEmpty {
+      let path = folder + "/queries.svg"
+      try RatioChart.write(
+        results.queries.map(queriesPanel), title: "Time of one query (lower is faster)", to: path)
+      written.append(path)
+    }
+    let open = openSeries(results)
+    if !open.isEmpty {
+      let path = folder + "/open.svg"
+      try LineChart.write(
+        open, title: "Open time against store size (lower is faster)", xLabel: "keys in the store", to: path)
+      written.append(path)
+    }
+    return written
+  }
+
+  /// Engines in the order the query chart and table show them.
+  static let queryEngines = ["ciphercask", "scan", "sqlcipher", "sqlite+rncryptor"]
+
+  static func queriesPanel(_ file: ResultsFile<QueriesCommand.Results>) -> RatioChart.Panel {
+    let queries = file.figures.queries
+    return RatioChart.Panel(
+      title: "\(Number.grouped(Double(file.figures.events))) events", groups: queries.map(\.name),
+      series: queryEngines,
+      values: queries.map { query in queryEngines.map { QueriesCommand.seconds(of: query, $0) } }, unit: .seconds)
+  }
+
+  /// Open time of each peers engine (password derivation left out, as `peers` times it) and of
+  /// the engine run's opens with and without hints, by store size.
+  static func openSeries(_ results: ResultsSet) -> [LineChart.Series] {
+    var series: [LineChart.Series] = []
+    if let peers = results.mergedPeers {
+      let engines = [PeersCommand.cipherCask.name] + peers.settings.peers
+      for engine in engines {
+        let points = peers.sizes.compactMap { size -> (size: Double, seconds: Double)? in
+          guard let open = size.engine(engine).flatMap(openWithoutDerivation) else { return nil }
+          return (Double(size.keys), Swift.max(open, 1e-6))
+        }
+        if !points.isEmpty {
+          series.append(LineChart.Series(name: "peers: \(engine), derivation left out", points: points))
+        }
+      }
+    }
+    for (label, path) in [("with hints", \EngineFigures.Size.openWithHints), ("without hints", \.openWithoutHints)] {
+      let points = results.engine.flatMap(\.figures.sizes).map {
+        (size: Double($0.keys), seconds: $0[keyPath: path].medianSeconds)
+      }
+      if !points.isEmpty {
+        series.append(LineChart.Series(name: "engine: open \(label), derivation included", points: points))
+      }
+    }
+    return series
+  }
+}
+
+extension QueriesCommand {
+  /// The median seconds of one query for `engine` (`ciphercask`, `scan` or a peer's name).
+  static func seconds(of query: QueryResult, _ engine: String) -> Double? {
+    let rounds: [Double]?
+    switch engine {
+    case "ciphercask": rounds = query.cipherCask
+    case "scan": rounds = query.scan
+    default: rounds = query.peers[engine]
+    }
+    guard let rounds, !rounds.isEmpty else { return nil }
+    return Statistics.median(rounds)
+  }
+}

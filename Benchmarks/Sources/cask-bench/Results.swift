@@ -1,0 +1,144 @@
+import Foundation
+
+/// One results file under `Benchmarks/results/`: a subcommand's figures with what a reader needs
+/// to trust them (the command, the code measured, the machine and how busy it was). `cask-bench
+/// report` draws Docs/BENCHMARKS.md's tables and Docs/charts/ from these files alone.
+struct ResultsFile<Figures> {
+  /// The subcommand, for example `peers`.
+  let subcommand: String
+  /// The store size the figures are for (keys, objects, events), or `nil` for one without.
+  let size: Int?
+  /// The command line, as typed.
+  let command: String
+  /// The latest released CipherCask version in CHANGELOG.md, `+unreleased` when the changelog
+  /// has changes after it.
+  let version: String
+  /// `git rev-parse HEAD` of the repository measured, `+dirty` when the product's sources
+  /// (`Sources/`, `Package.swift`) had uncommitted changes.
+  let commit: String
+  /// When the run ended, ISO 8601 in UTC.
+  let date: String
+  let machine: Machine
+  /// /proc/loadavg's 1, 5 and 15 minute averages when the run started and when it ended: the
+  /// machine is shared, and a loaded run's figures are noisier and slower.
+  let loadAtStart: [Double]
+  let loadAtEnd: [Double]
+  let figures: Figures
+}
+
+extension ResultsFile: Encodable where Figures: Encodable {}
+extension ResultsFile: Decodable where Figures: Decodable {}
+
+/// Where a run's results go (`--results DIR`), and the writing of them.
+struct ResultsDestination {
+  /// The folder, or `nil` when this run keeps none (`--quick` without `--results`).
+  let folder: String?
+  let command: String
+  let loadAtStart: [Double]
+
+  /// The repository this binary was built from: the results folder and the version live there.
+  static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().deletingLastPathComponent().path
+
+  static var defaultFolder: String { repository + "/Benchmarks/results" }
+
+  /// The `--results DIR` option's help line.
+  static let option = (
+    "--results DIR",
+    "Write the results as JSON to DIR (default Benchmarks/results; with --quick, none unless given)."
+  )
+
+  /// Reads `--results` from `options`; a `--quick` run keeps no results unless told where, so
+  /// that CI's short, noisy runs never replace the committed ones.
+  ///
+  /// - Throws: `BenchError` when the folder cannot be created or written.
+  static func parse(_ options: inout Options, subcommand: String, arguments: [String], quick: Bool) throws
+    -> ResultsDestination
+  {
+    let given = try options.value("--results")
+    let folder = given ?? (quick ? nil : defaultFolder)
+    if let folder {
+      do {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+      } catch {
+        throw BenchError("cannot create the results folder '\(folder)': \(error.localizedDescription)")
+      }
+      guard FileManager.default.isWritableFile(atPath: folder) else {
+        throw BenchError("cannot write results: '\(folder)' is not a writable folder")
+      }
+    }
+    let command = (["cask-bench", subcommand] + arguments).joined(separator: " ")
+    return ResultsDestination(folder: folder, command: command, loadAtStart: LoadAverage.current())
+  }
+
+  /// Writes `figures` as `<subcommand>-<size>.json` (or `<subcommand>.json`, or with `name` in
+  /// place of the size) in the folder, replacing the file of the previous run.
+  ///
+  /// - Throws: `BenchError` when the file cannot be written.
+  func write<Figures: Encodable>(_ figures: Figures, subcommand: String, size: Int? = nil, name: String? = nil)
+    throws
+  {
+    let suffix = name ?? size.map(String.init)
+    let file = subcommand + (suffix.map { "-" + $0 } ?? "") + ".json"
+    guard let folder else {
+      printToStandardError("\(subcommand): \(file) not written (a --quick run keeps results only with --results DIR)")
+      return
+    }
+    let results = ResultsFile(
+      subcommand: subcommand, size: size, command: command, version: Self.version(), commit: Self.commit(),
+      date: ISO8601DateFormatter().string(from: Date()), machine: Machine.current(), loadAtStart: loadAtStart,
+      loadAtEnd: LoadAverage.current(), figures: figures)
+    try JSONReport.write(results, to: folder + "/" + file)
+    printToStandardError("\(subcommand): wrote \(folder)/\(file)")
+  }
+
+  /// The latest version heading of CHANGELOG.md (`## [0.9.0] - ...`), with `+unreleased` when an
+  /// `[Unreleased]` section with entries comes before it.
+  static func version() -> String {
+    guard let text = try? String(contentsOfFile: repository + "/CHANGELOG.md", encoding: .utf8) else {
+      return "unknown"
+    }
+    var unreleased = false
+    var inUnreleased = false
+    for line in text.split(separator: "\n") {
+      if line.hasPrefix("## [Unreleased]") {
+        inUnreleased = true
+      } else if line.hasPrefix("## ["), let end = line.firstIndex(of: "]") {
+        let version = String(line[line.index(line.startIndex, offsetBy: 4)..<end])
+        return unreleased ? version + "+unreleased" : version
+      } else if inUnreleased, line.hasPrefix("- ") {
+        unreleased = true
+      }
+    }
+    return unreleased ? "unreleased" : "unknown"
+  }
+
+  /// `git rev-parse HEAD`, `+dirty` when the product's sources have uncommitted changes: the
+  /// benchmark's own code and the documents may change between a build and its run, the code
+  /// measured may not.
+  static func commit() -> String {
+    guard let head = try? Subprocess.output("git", ["-C", repository, "rev-parse", "HEAD"]) else { return "unknown" }
+    let status =
+      (try? Subprocess.output("git", ["-C", repository, "status", "--porcelain", "--", "Sources", "Package.swift"]))
+      ?? ""
+    let commit = head.trimmingCharacters(in: .whitespacesAndNewlines)
+    return status.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? commit : commit + "+dirty"
+  }
+}
+
+/// /proc/loadavg's first three fields.
+enum LoadAverage {
+  static func current() -> [Double] {
+    let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? ""
+    return text.split(separator: " ").prefix(3).compactMap { Double($0) }
+  }
+}
+
+/// A thing timed several times: what `recovery` and `backup` write, one per row of their tables.
+struct TimedRuns: Codable {
+  let name: String
+  /// Wall seconds of each run.
+  let seconds: [Double]
+
+  var median: Double { Statistics.median(seconds) }
+}
