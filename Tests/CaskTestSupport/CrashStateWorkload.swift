@@ -46,6 +46,10 @@ public struct CrashStateWorkload {
   /// returned text is a violation.
   public var check: (_ store: CaskStore, _ root: String) throws -> [String] = { _, _ in [] }
 
+  /// Whether `scripts/read-store.py` is held to the engine's `keys()` and values in the long
+  /// mode: not for the collection layer, whose stored keys the reader lists otherwise.
+  public var independentlyReadable = true
+
   public init(_ name: String, options: CaskStore.Options = CrashStateWorkload.defaultOptions, steps: [Step]) {
     self.name = name
     self.options = options

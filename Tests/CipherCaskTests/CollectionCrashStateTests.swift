@@ -91,6 +91,7 @@ struct CollectionCrashStateTests {
     }
     workload.contents = Self.objects
     workload.check = Self.indexesAgree
+    workload.independentlyReadable = false
     try Self.expectNoViolation(workload)
   }
 
@@ -111,6 +112,7 @@ struct CollectionCrashStateTests {
     }
     workload.contents = Self.objects
     workload.check = Self.indexesAgree
+    workload.independentlyReadable = false
     try Self.expectNoViolation(workload)
   }
 }
