@@ -171,12 +171,15 @@ extension CommandSpec {
     discussion: """
       Writes every value of the store, or of one collection, to its own file in DIR, which \
       must be new or empty. With --format rncryptor (the default) each file is an RNCryptor \
-      v3 password message that any RNCryptor implementation opens with the store's password; \
+      v3 password message that any RNCryptor implementation opens with the export password; \
       file names are random and reveal nothing, and listing.rncryptor, encrypted the same \
       way, maps them to their keys and holds each file's SHA-256 (a JSON document; see \
       Docs/CLI.md), so 'cask decrypt FILE OUT --listing listing.rncryptor' tells a file \
-      swapped or replaced. --export-password-file (or -stdin, CASK_EXPORT_PASSWORD, \
-      --export-password-prompt) encrypts under another password than the store's. With \
+      swapped or replaced. The export password comes from --export-password-file (or -stdin, \
+      CASK_EXPORT_PASSWORD), or is asked twice at the terminal; it should differ from the \
+      store's: RNCryptor's PBKDF2 (10,000 rounds) makes each file a far cheaper test of its \
+      password than the store's header. --reuse-store-password encrypts under the store's \
+      password all the same, with a warning. With \
       --format json the values are written decrypted, with a plaintext listing.json: a \
       warning says so. With --format jsonl DIR is a new file, or '-' for standard output: \
       one JSON line per value, and with --collection the collection's objects themselves, \
@@ -201,6 +204,9 @@ extension CommandSpec {
       OptionSpec(
         "export-password-stdin", help: "Read the export password from the next line of standard input."),
       OptionSpec("export-password-prompt", help: "Ask for the export password (twice) at the terminal."),
+      OptionSpec(
+        "reuse-store-password",
+        help: "Encrypt under the store's password (warns: the files then test it cheaply)."),
     ])
 
   /// `cask encrypt`.
@@ -247,10 +253,19 @@ extension CommandSpec {
     abstract: "Reclaim the space of overwritten and deleted values.",
     discussion: """
       Rewrites the store's segments keeping only live records (copied still encrypted) and \
-      removes the old ones. Safe to interrupt: the store opens to the same contents either way.
+      removes the old ones. Safe to interrupt: the store opens to the same contents either way. \
+      A live record that is damaged, or is not the record its key was sealed for, stops the \
+      compaction with an error (exit 1) and changes nothing. With --drop-damaged such records \
+      are left out instead (their keys are lost), each is reported on standard error, and the \
+      command exits with status 1 after compacting.
       """,
     arguments: [.store],
-    options: [.json] + OptionSpec.passwordOptions)
+    options: [
+      .json,
+      OptionSpec(
+        "drop-damaged",
+        help: "Salvage: leave out damaged live records (their keys are lost), report each, and exit 1."),
+    ] + OptionSpec.passwordOptions)
 
   /// `cask backup`.
   package static let backup = CommandSpec(

@@ -174,4 +174,13 @@ public enum CaskFormat {
   public static let maximumValueLength = 1 << 31
   /// Largest segment file: offsets in the index are 32-bit.
   public static let maximumSegmentLength: UInt64 = 1 << 32 - 1
+  /// Longest header file the store reads (Docs/FORMAT.md, section 12): far above a header
+  /// with thousands of key epochs; a longer one is refused before it is read.
+  public static let maximumHeaderFileLength: UInt64 = 1 << 20
+  /// Longest manifest the store reads (section 12): over two million segments.
+  public static let maximumManifestLength: UInt64 = 64 << 20
+  /// How much longer than its segment a hint file can be (section 12): a hint entry is
+  /// shorter than its record, so a hint is at most its segment's length plus the magic, the
+  /// message's framing, the payload head and the group section.
+  public static let hintOverheadBound: UInt64 = UInt64(hintSizingLength) + 1024
 }

@@ -35,7 +35,7 @@ struct ExportBindingTests {
   func swappedFilesAreRefused() throws {
     let cask = try CaskRunner("export-swap")
     defer { cask.remove() }
-    #expect(try exported(cask).status == 0)
+    #expect(try exported(cask, ["--reuse-store-password"]).status == 0)
     let byKey = try entries(cask, password: password)
     let alpha = try #require(byKey["alpha"]?["file"])
     let beta = try #require(byKey["beta"]?["file"])

@@ -25,7 +25,7 @@ struct ExportLeakTests {
       }
       try store.close()
     }
-    let result = try cask.run(["export", "s", "out"], password: password)
+    let result = try cask.run(["export", "s", "out", "--reuse-store-password"], password: password)
     #expect(result.status == 0, "\(result.err)")
     let listingData = try RNCryptor.decrypt(
       Data(contentsOf: URL(fileURLWithPath: cask.path("out/listing.rncryptor"))), password: password)

@@ -107,7 +107,7 @@ struct ImportExportTests {
     #expect(try cask.run(["keys", "s", "--collection", "other"], password: password).stdout.isEmpty)
   }
 
-  @Test("export --format rncryptor writes files that RNCryptor.decrypt opens with the store's password")
+  @Test("export --format rncryptor writes files that RNCryptor.decrypt opens with the export password")
   func exportRNCryptor() throws {
     let cask = try CaskRunner("export")
     defer { cask.remove() }
@@ -122,7 +122,10 @@ struct ImportExportTests {
     }
     #expect(try cask.run(["put", "s", "loose"], password: password, stdin: Data("x".utf8)).status == 0)
 
-    let result = try cask.run(["export", "s", "out", "--collection", "things"], password: password)
+    let exportPassword = "export-pw-of-its-own"
+    let result = try cask.run(
+      ["export", "s", "out", "--collection", "things"], password: password,
+      environment: ["CASK_EXPORT_PASSWORD": exportPassword])
     #expect(result.status == 0, "\(result.err)")
     #expect(result.out.contains("Exported 6 values of collection 'things' of store 's' to 'out' as RNCryptor v3 files"))
     #expect(result.stderr.isEmpty)
@@ -132,7 +135,7 @@ struct ImportExportTests {
     #expect(names.contains("listing.rncryptor"))
     #expect(!names.contains { $0.contains("secret-id") }, "file names reveal ids")
     let listingData = try RNCryptor.decrypt(
-      Data(contentsOf: URL(fileURLWithPath: cask.path("out/listing.rncryptor"))), password: password)
+      Data(contentsOf: URL(fileURLWithPath: cask.path("out/listing.rncryptor"))), password: exportPassword)
     let listing = try #require(try JSONSerialization.jsonObject(with: listingData) as? [String: Any])
     let entries = try #require(listing["entries"] as? [[String: String]])
     #expect(entries.count == 6)
@@ -141,14 +144,16 @@ struct ImportExportTests {
       let file = try #require(entry["file"])
       let message = try Data(contentsOf: URL(fileURLWithPath: cask.path("out/\(file)")))
       #expect(!message.range(of: Data("secret-id".utf8)).isSome)
-      found[try #require(entry["key"])] = try RNCryptor.decrypt(message, password: password)
+      found[try #require(entry["key"])] = try RNCryptor.decrypt(message, password: exportPassword)
       #expect(entry["collection"] == "things")
     }
     #expect(found == expected)
 
     let notEmpty = try cask.run(["export", "s", "out"], password: password)
     #expect(notEmpty.status == 1 && notEmpty.err == "Error: 'out' already exists and is not an empty directory\n")
-    let noSuchCollection = try cask.run(["export", "s", "out2", "--collection", "nope"], password: password)
+    let noSuchCollection = try cask.run(
+      ["export", "s", "out2", "--collection", "nope"], password: password,
+      environment: ["CASK_EXPORT_PASSWORD": exportPassword])
     #expect(noSuchCollection.status == 1 && noSuchCollection.err == "Error: store 's' has no collection 'nope'\n")
   }
 

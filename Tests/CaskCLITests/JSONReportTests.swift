@@ -41,7 +41,8 @@ struct JSONReportTests {
     #expect(backup["segments"] is Int && backup["hints"] is Int && backup["bytes"] is Int)
     #expect(backup["destination"] as? String == "b")
 
-    let exported = try document(cask.run(["export", "s", "out", "--json"], password: password))
+    let exported = try document(
+      cask.run(["export", "s", "out", "--json", "--reuse-store-password"], password: password))
     #expect(exported["values"] as? Int == 3 && exported["format"] as? String == "rncryptor")
     #expect((exported["skipped"] as? [Any])?.isEmpty == true)
 

@@ -35,16 +35,24 @@ extension CaskStore {
   /// before any input is removed; they sort after their inputs and before every newer segment
   /// (`SegmentOrder`), so with or without the inputs the store opens to the same contents.
   ///
+  /// A live record that is damaged (or is not the record its key message was sealed for) is
+  /// never dropped silently: by default the compaction stops at the end of its copy with
+  /// `.corrupt`, and nothing changes. Only with `droppingDamagedRecords` are such records left
+  /// out, their keys removed, and each listed in the report's `damagedRecords`.
+  ///
+  /// - Parameter droppingDamagedRecords: whether to salvage around damaged live records
+  ///   (their keys are lost) instead of stopping.
   /// - Returns: what was done, or `nil` if there was nothing to compact.
-  /// - Throws: `.readOnly`, `.closed`, `.io`. A failed compaction leaves the store's contents
-  ///   as they were; if removing its partial output fails too, the store refuses writes until
-  ///   it is reopened (open then sees every file).
+  /// - Throws: `.corrupt` when a live record is damaged and `droppingDamagedRecords` is false;
+  ///   `.readOnly`, `.closed`, `.io`. A failed compaction leaves the store's contents as they
+  ///   were; if removing its partial output fails too, the store refuses writes until it is
+  ///   reopened (open then sees every file).
   /// - Complexity: O(live bytes) of I/O, O(live keys) of short index lookups.
   @discardableResult
-  public func compact() throws -> CompactionReport? {
+  public func compact(droppingDamagedRecords: Bool = false) throws -> CompactionReport? {
     guard !options.readOnly else { throw CaskError.readOnly }
     try userCode.refuse("compact")
-    return try compactionLock.run { try runCompaction() }
+    return try compactionLock.run { try runCompaction(droppingDamagedRecords: droppingDamagedRecords) }
   }
 
   /// Waits for a running compaction to finish.
@@ -52,10 +60,16 @@ extension CaskStore {
     compactionLock.run {}
   }
 
-  private func runCompaction() throws -> CompactionReport? {
+  private func runCompaction(droppingDamagedRecords: Bool) throws -> CompactionReport? {
     guard var compactor = try Compactor(store: self) else { return nil }
     do {
       try compactor.copyLiveRecords()
+      if !droppingDamagedRecords, let first = compactor.damaged.first {
+        let more = compactor.damaged.count > 1 ? " (and \(compactor.damaged.count - 1) more)" : ""
+        throw CaskError.corrupt(
+          file: first.region.file, offset: first.region.offset,
+          reason: "a live record is damaged: \(first.region.reason)\(more); compaction stopped and changed nothing")
+      }
       try compactor.installOutputs()
     } catch {
       compactor.removeOutputs()

@@ -15,7 +15,7 @@ extension Compactor {
     // (Prevents: a compaction that fails on such a file every time, until the file is gone.)
     if store.fileSystem.fileKind(hintPath) == .file, let file = try? store.fileSystem.open(hintPath, mode: .readOnly) {
       defer { file.close() }
-      if let bytes = try? file.read(count: Int(try file.size()), at: 0),
+      if let bytes = try? file.readWhole(limit: length + CaskFormat.hintOverheadBound),
         let hint = try? HintFile.decode(bytes, cipher: segment.cipher, path: hintPath), hint.segmentID == segment.id,
         hint.segmentLength == length
       {
@@ -78,7 +78,7 @@ extension Compactor {
         else {
           // A damaged record cannot be served anyway (get reports it as corrupt); it is not
           // copied, so the key goes with its segment, and the report says so.
-          leaveOut(key, at: location, of: input, reason: "damaged record left out by compaction")
+          leaveOut(key, at: location, of: input, reason: "record is damaged (its header or checksum)")
           continue
         }
         // A version 3 record is copied only if it is the record its key message was sealed
@@ -86,7 +86,7 @@ extension Compactor {
         if input.cipher.bindsRecords,
           let reason = bindingMismatch(of: record, key: key, header: header, at: location, in: input)
         {
-          leaveOut(key, at: location, of: input, reason: "\(reason); left out by compaction")
+          leaveOut(key, at: location, of: input, reason: reason)
           continue
         }
         // A record under an older key epoch: its value is opened and sealed again under the
@@ -95,7 +95,7 @@ extension Compactor {
           do {
             try resealValue(&record, keyLength: Int(header.keyLength), from: input)
           } catch CaskError.corrupt(_, _, let reason) {
-            leaveOut(key, at: location, of: input, reason: "\(reason); left out by compaction")
+            leaveOut(key, at: location, of: input, reason: reason)
             continue
           }
         }

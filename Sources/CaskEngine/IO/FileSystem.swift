@@ -103,6 +103,15 @@ public protocol StorageFile: AnyObject, Sendable {
   func startWriteback(from offset: UInt64, count: UInt64)
   /// The current size in bytes.
   func size() throws -> UInt64
+  /// The first offset at or after `offset` where the file holds data rather than a hole
+  /// (`lseek(SEEK_DATA)`): everything before it, from `offset` on, reads as zeros without
+  /// being stored. `offset` itself when it is data or the file system does not say; the
+  /// file's size when only a hole follows. The default knows of no holes.
+  func nextData(from offset: UInt64) -> UInt64
+  /// The first offset at or after `offset` where a hole begins (`lseek(SEEK_HOLE)`); the
+  /// file's size when there is none before its end or the file system does not say. The
+  /// default knows of no holes.
+  func nextHole(from offset: UInt64) -> UInt64
   /// Cuts or extends the file to `length` bytes.
   func truncate(to length: UInt64) throws
   /// Releases the descriptor; later calls fail. Also done on deinit.
@@ -173,6 +182,33 @@ extension StorageFile {
       total += count
     }
     return total
+  }
+
+  public func nextData(from offset: UInt64) -> UInt64 { offset }
+
+  public func nextHole(from offset: UInt64) -> UInt64 { (try? size()) ?? offset }
+
+  /// The whole file, which the store wrote in one piece and never longer than `limit`
+  /// bytes: its length and its holes are checked before a byte is read, so that a planted
+  /// file (a valid header with a sparse tail of 200 GiB, say) costs neither memory nor time
+  /// in proportion to the length it claims. Prevents: an allocation sized by an
+  /// unauthenticated length, which crashed the process, and minutes of reading zeros.
+  ///
+  /// - Throws: `CaskError.corrupt` when the file is longer than `limit` or has a hole (the
+  ///   store never leaves one in a file it writes whole; encrypted content never reads as a
+  ///   block of zeros); the errors of `read(into:at:)`.
+  public func readWhole(limit: UInt64) throws -> Data {
+    let length = try size()
+    guard length <= limit else {
+      throw CaskError.corrupt(
+        file: path, offset: limit, reason: "file of \(length) bytes is longer than the store writes (\(limit) at most)")
+    }
+    let hole = nextHole(from: 0)
+    guard hole >= length else {
+      throw CaskError.corrupt(
+        file: path, offset: hole, reason: "file has a hole (a sparse file the store did not write)")
+    }
+    return try read(count: Int(length), at: 0)
   }
 
   public func writeMapped(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) -> Bool {

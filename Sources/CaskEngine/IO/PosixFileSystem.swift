@@ -28,8 +28,18 @@ public struct PosixFileSystem: FileSystem {
 
   /// `open` with `O_NOFOLLOW` (and `O_NONBLOCK`, so that opening a FIFO does not wait), then a
   /// check that the descriptor is a regular file.
+  ///
+  /// Opened with `O_NOATIME` where the kernel allows it (the file's owner): reading a store
+  /// does not tell anyone who can list the directory when, or which files, it was read. For a
+  /// file of another user (a store shared by read permission) that is `EPERM`, and the file is
+  /// opened again without it.
   private static func openRegular(_ path: String, flags: Int32) throws -> Int32 {
-    let descriptor = try Syscall.open(path, flags: flags | O_NOFOLLOW | O_NONBLOCK, mode: 0o600)
+    let descriptor: Int32
+    do {
+      descriptor = try Syscall.open(path, flags: flags | O_NOFOLLOW | O_NONBLOCK | Syscall.noAccessTime, mode: 0o600)
+    } catch CaskError.io(_, _, let code) where code == EPERM {
+      descriptor = try Syscall.open(path, flags: flags | O_NOFOLLOW | O_NONBLOCK, mode: 0o600)
+    }
     guard Syscall.isRegularFile(descriptor) else {
       Syscall.close(descriptor)
       throw CaskError.io(operation: "open (not a regular file)", path: path, errno: EINVAL)
@@ -196,6 +206,19 @@ final class PosixFile: StorageFile {
 
   func readMapped(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) -> Bool {
     withMapping { $0.copy(into: buffer, at: offset) }
+  }
+
+  func nextData(from offset: UInt64) -> UInt64 {
+    guard let descriptor = try? current(), let end = try? size() else { return offset }
+    guard offset < end else { return end }
+    return Syscall.seek(descriptor, toNext: false, from: offset, end: end).map { max($0, offset) } ?? offset
+  }
+
+  func nextHole(from offset: UInt64) -> UInt64 {
+    // A file whose size cannot be read has no hole anyone knows of; the read that follows fails.
+    guard let descriptor = try? current(), let end = try? size() else { return .max }
+    guard offset < end else { return end }
+    return Syscall.seek(descriptor, toNext: true, from: offset, end: end).map { min(max($0, offset), end) } ?? end
   }
 
   func writeMapped(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) -> Bool {

@@ -101,6 +101,35 @@ enum Syscall {
     return UInt64(info.st_size)
   }
 
+  /// `O_NOATIME` (Linux `__O_NOATIME`, the same on x86-64 and arm64), which the C module
+  /// does not export without `_GNU_SOURCE`: reads through the descriptor leave the access
+  /// time alone. Only the file's owner may ask for it (`EPERM` otherwise).
+  #if os(Linux)
+    static let noAccessTime: Int32 = 0o1_000_000
+  #else
+    static let noAccessTime: Int32 = 0
+  #endif
+
+  /// `SEEK_DATA` and `SEEK_HOLE` (Linux and the BSDs differ), which the C module does not
+  /// export without `_GNU_SOURCE` either.
+  #if os(Linux)
+    private static let seekData: Int32 = 3
+    private static let seekHole: Int32 = 4
+  #else
+    private static let seekData: Int32 = SEEK_DATA
+    private static let seekHole: Int32 = SEEK_HOLE
+  #endif
+
+  /// `lseek(SEEK_DATA)` (`hole` false) or `lseek(SEEK_HOLE)` from `offset`: where the next
+  /// data or hole begins. `nil` when the file system does not say (`EINVAL` on one without
+  /// the calls) or another error; `ENXIO` (nothing but a hole after `offset`, or `offset` at
+  /// the end) gives `end`.
+  static func seek(_ descriptor: Int32, toNext hole: Bool, from offset: UInt64, end: UInt64) -> UInt64? {
+    let (result, code) = retrying { lseek(descriptor, off_t(offset), hole ? seekHole : seekData) }
+    guard result >= 0 else { return code == ENXIO ? end : nil }
+    return UInt64(result)
+  }
+
   /// A file's identity: its device and inode.
   struct FileID: Hashable, Sendable {
     var device: UInt64

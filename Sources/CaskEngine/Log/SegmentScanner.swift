@@ -201,6 +201,8 @@ struct SegmentScanner {
   /// a torn write did not reach when it started or ended inside that sector (the rest of the
   /// sector holds the bytes before the write, or the record after it).
   private mutating func holdsZeroSector(from: UInt64, to: UInt64) throws -> Bool {
+    // A hole is whole blocks of zeros, found without reading them.
+    if file.nextHole(from: from) < to { return true }
     let sector = UInt64(512)
     let head = (from + sector - 1) / sector * sector
     if head != from, head <= to {
@@ -228,6 +230,10 @@ struct SegmentScanner {
     guard let header = headerBytes.withUnsafeBytes({ RecordHeader.parse($0) }),
       UInt64(header.totalLength) <= length - offset
     else { return nil }
+    // A record is stored bytes, never a hole (its messages are ciphertext): a header whose
+    // length reaches into one (only the CRC vouches for it) is not read, so a planted sparse
+    // segment costs neither the memory nor the reading of the length it claims.
+    if header.totalLength > chunk, file.nextHole(from: offset) < offset + UInt64(header.totalLength) { return nil }
     let whole = try bytes(at: offset, count: header.totalLength)
     guard whole.withUnsafeBytes({ RecordHeader.checksumMatches($0) }) else { return nil }
     let keyStart = whole.startIndex + CaskFormat.recordHeaderLength
@@ -243,6 +249,10 @@ struct SegmentScanner {
   private mutating func isZero(from offset: UInt64) throws -> Bool {
     var position = offset
     while position < length {
+      // Holes read as zeros: only the stored bytes are read. Prevents: minutes of reading a
+      // planted sparse tail.
+      position = max(position, file.nextData(from: position))
+      guard position < length else { break }
       let count = Int(min(UInt64(chunk), length - position))
       let bytes = try bytes(at: position, count: count)
       guard !bytes.isEmpty, bytes.allSatisfy({ $0 == 0 }) else { return false }
@@ -260,7 +270,15 @@ struct SegmentScanner {
     let headerLength = UInt64(CaskFormat.recordHeaderLength)
     var candidate = offset + 1
     while candidate + headerLength <= length {
-      if !windowHolds(candidate, count: CaskFormat.recordHeaderLength) { try loadWindow(at: candidate) }
+      if !windowHolds(candidate, count: CaskFormat.recordHeaderLength) {
+        // No header starts in a hole (its type byte would be 0) except in its last bytes,
+        // whose header ends in the data after it: the search goes on from there, so that its
+        // work is proportional to the bytes stored, not to the length a sparse file claims.
+        let data = file.nextData(from: candidate)
+        if data > candidate + headerLength { candidate = data - headerLength + 1 }
+        guard candidate + headerLength <= length else { return nil }
+        try loadWindow(at: candidate)
+      }
       let start = windowStart
       let end = start + UInt64(window.count)
       // A read that came back short (the file shrank under the scan): nothing more to find.

@@ -8,8 +8,10 @@ extension CaskStore {
   ///
   /// - Complexity: one positioned read (none when cached) and one decryption.
   func readValue(at location: RecordLocation, in segment: Segment, key: String) throws -> Data {
+    // A cached record was checked when it was read from disk (or written by this store).
     if let cache = recordCache,
-      let value = try cache.withRecord(at: location, { try value(ofRecord: $0, at: location, in: segment, key: key) })
+      let value = try cache.withRecord(
+        at: location, { try value(ofRecord: $0, at: location, in: segment, key: key, checkingBinding: false) })
     {
       return value
     }
@@ -119,17 +121,53 @@ extension CaskStore {
     }
   }
 
-  /// The value of the whole record `record`, read from `location`, checked to be `key`'s.
+  /// The value of the whole record `record`, read from `location`, checked to be `key`'s and,
+  /// from version 3 on and unless `checkingBinding` is false (a cached record, checked when it
+  /// was read), to be the record its key message was sealed for at this very place.
   private func value(
-    ofRecord record: UnsafeRawBufferPointer, at location: RecordLocation, in segment: Segment, key: String
+    ofRecord record: UnsafeRawBufferPointer, at location: RecordLocation, in segment: Segment, key: String,
+    checkingBinding: Bool = true
   ) throws -> Data {
     let offset = UInt64(location.offset)
     guard let header = RecordHeader.parse(record), header.totalLength == record.count, !header.isDelete else {
       throw CaskError.corrupt(file: segment.path, offset: offset, reason: "record header is damaged")
     }
     let valueStart = CaskFormat.recordHeaderLength + Int(header.keyLength)
+    if checkingBinding && segment.cipher.bindsRecords {
+      try checkBinding(ofRecord: record, header: header, at: offset, in: segment)
+    }
     return try segment.cipher.openValue(
       UnsafeRawBufferPointer(rebasing: record[valueStart...]), forKey: key, file: segment.path,
       offset: offset + UInt64(valueStart))
+  }
+
+  /// Opens the key message of `record` (read from `offset` of `segment`) and checks that its
+  /// binding names this record: its place, type, flags, sequence and value message. A segment
+  /// indexed from its hint was never scanned, so without this a record put in place of the
+  /// current one (an older record of the same length, or only another value message with the
+  /// CRC fixed) was served as if it were current. Prevents: a read serving a state the store
+  /// never had.
+  ///
+  /// - Throws: `CaskError.corrupt` when the key message does not authenticate or names
+  ///   another record.
+  private func checkBinding(
+    ofRecord record: UnsafeRawBufferPointer, header: RecordHeader, at offset: UInt64, in segment: Segment
+  ) throws {
+    let keyStart = CaskFormat.recordHeaderLength
+    let keyMessage = UnsafeRawBufferPointer(rebasing: record[keyStart..<(keyStart + Int(header.keyLength))])
+    let problem = try withUnsafeTemporaryAllocation(byteCount: Swift.max(keyMessage.count, 1), alignment: 16) {
+      plaintext -> String? in
+      let length = try segment.cipher.open(
+        keyMessage, into: UnsafeMutableRawBufferPointer(rebasing: plaintext[...]), file: segment.path,
+        offset: offset + UInt64(keyStart))
+      let digestLength = CaskFormat.valueDigestLength
+      guard record.count - keyStart - Int(header.keyLength) >= digestLength else {
+        return "record's value message is too short"
+      }
+      return RecordBinding.mismatch(
+        encoded: UnsafeRawBufferPointer(rebasing: plaintext[0..<length]), header: header, segmentID: segment.id,
+        offset: offset, valueDigest: UnsafeRawBufferPointer(rebasing: record[(record.count - digestLength)...]))
+    }
+    if let problem { throw CaskError.corrupt(file: segment.path, offset: offset, reason: problem) }
   }
 }

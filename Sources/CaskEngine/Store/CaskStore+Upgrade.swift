@@ -98,11 +98,22 @@ extension CaskStore {
     let hidden = StoreOpener.hiddenSibling(of: path, purpose: "upgrade")
     var hiddenMade = false
     do {
+      // The old store goes once the copy is swapped in: only a store that opened without
+      // damage, whose every live key the copy holds, is upgraded. Prevents: a store whose
+      // segments open could not read (a header changed back to version 2) upgraded to an
+      // empty one, and its segments deleted.
+      try refuseDamagedSource(store)
+      let live = store.count
       copied = try FileSystemState(of: path, fileSystem: fileSystem)
       try fileSystem.createDirectoryExclusively(hidden)
       hiddenMade = true
       try fileSystem.syncDirectory(parent)
       let copy = try store.copyIntoUpgrade(at: hidden, shouldContinue: shouldContinue)
+      guard copy.keys == live else {
+        throw CaskError.corrupt(
+          file: CaskFormat.headerFileName, offset: 0,
+          reason: "the upgrade copied \(copy.keys) of \(live) live keys; the store was left as it was")
+      }
       report.keys = copy.keys
       report.valueBytes = copy.valueBytes
       try store.close()
@@ -171,6 +182,22 @@ extension CaskStore {
     }
   }
 
+  /// Throws unless `store` opened without damage: an unreadable segment, a damaged region
+  /// or an integrity violation (a store opened for salvage) means some records were not
+  /// read, and a copy of the rest must not replace it.
+  ///
+  /// - Throws: `CaskError.corrupt` naming the first problem.
+  private static func refuseDamagedSource(_ store: CaskStore) throws {
+    let recovery = store.stats().recovery
+    let problem =
+      recovery.unreadableSegments.first.map { ($0, "segment cannot be read") }
+      ?? (recovery.integrityViolations + recovery.corruptRegions).first.map { ($0.file, $0.reason) }
+    guard let (file, reason) = problem else { return }
+    throw CaskError.corrupt(
+      file: file, offset: 0,
+      reason: "\(reason); the upgrade would not copy all of the store, so it was left as it was")
+  }
+
   /// Removes the hidden directories of earlier upgrades of `path`, returning their paths.
   /// Called only with the store's lock held exclusively, so none belongs to an upgrade still
   /// copying.
@@ -193,10 +220,12 @@ extension CaskStore {
     try? fileSystem.removeDirectory(directory)
   }
 
+  /// The whole header file at `path` (`StorageFile.readWhole`'s checks: no longer than
+  /// `CaskFormat.maximumHeaderFileLength`, no hole).
   static func contents(of path: String, fileSystem: any FileSystem) throws -> Data {
     let file = try fileSystem.open(path, mode: .readOnly)
     defer { file.close() }
-    return try file.read(count: Int(try file.size()), at: 0)
+    return try file.readWhole(limit: CaskFormat.maximumHeaderFileLength)
   }
 }
 

@@ -105,11 +105,12 @@ extension CaskStore {
           continue
         }
         defer { file.close() }
-        let bytes = try file.read(count: Int(try file.size()), at: 0)
+        // Capped as open caps it: the hint open writes for a longer file states that length.
+        let segmentLength = min(try segment.file.size(), CaskFormat.maximumSegmentLength)
         do {
+          // Never longer than its segment allows, never sparse (open passes over such a hint).
+          let bytes = try file.readWhole(limit: segmentLength + CaskFormat.hintOverheadBound)
           let hint = try HintFile.decode(bytes, cipher: segment.cipher, path: hintPath)
-          // Capped as open caps it: the hint open writes for a longer file states that length.
-          let segmentLength = min(try segment.file.size(), CaskFormat.maximumSegmentLength)
           // An authentic hint of another segment, or of another length, is not used by open.
           if hint.segmentID != segment.id || hint.segmentLength != segmentLength {
             report.damage.append(

@@ -23,7 +23,7 @@ extension CaskStore {
       do {
         let file = try fileSystem.open(manifestPath, mode: .readOnly)
         defer { file.close() }
-        manifest = try Manifest.decode(try file.read(count: Int(try file.size()), at: 0), ring: ring)
+        manifest = try Manifest.decode(try file.readWhole(limit: CaskFormat.maximumManifestLength), ring: ring)
       } catch CaskError.integrityViolation(let file, let reason) {
         return [CorruptRegion(file: file, offset: 0, length: 0, reason: reason)]
       }

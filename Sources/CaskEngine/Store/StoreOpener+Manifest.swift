@@ -11,7 +11,7 @@ extension StoreOpener {
     guard fileSystem.fileKind(manifestPath) != .missing else { return nil }
     let file = try fileSystem.open(manifestPath, mode: .readOnly)
     defer { file.close() }
-    return try Manifest.decode(try file.read(count: Int(try file.size()), at: 0), ring: ring)
+    return try Manifest.decode(try file.readWhole(limit: CaskFormat.maximumManifestLength), ring: ring)
   }
 
   /// Compares the segments found with the manifest; returns the segments to index (retired

@@ -12,13 +12,18 @@ extension StoreOpener {
 
   /// What the segment's hint claims it adds to each table of the index, unauthenticated
   /// (`HintPayload.claimedSizes`): `nil` without a readable grouped hint.
-  func claimedHintSizes(for segment: Segment, cipher: RecordCipher) -> HintSizes? {
+  func claimedHintSizes(for segment: Segment, length: UInt64, cipher: RecordCipher) -> HintSizes? {
     let hintPath = "\(path)/\(Segment.hintName(id: segment.id))"
     guard fileSystem.fileKind(hintPath) == .file, let file = try? fileSystem.open(hintPath, mode: .readOnly) else {
       return nil
     }
     defer { file.close() }
-    guard let size = try? file.size(), size >= UInt64(HintPayload.headLength) else { return nil }
+    // The counts bound the memory planned in proportion to the file's length: only a hint
+    // `loadHint` would read may plan any (not longer than its segment allows, no hole in it).
+    // Prevents: header-only segments with forged sparse hints sizing the index at gigabytes.
+    guard let size = try? file.size(), size >= UInt64(HintPayload.headLength),
+      size <= length + CaskFormat.hintOverheadBound, file.nextHole(from: 0) >= size
+    else { return nil }
     var head = [UInt8](repeating: 0, count: Int(min(size, UInt64(HintPayload.sizingHeadLength))))
     guard let received = try? head.withUnsafeMutableBytes({ try file.readFully(into: $0, at: 0) }),
       received == head.count
@@ -34,8 +39,11 @@ extension StoreOpener {
       let file = try? fileSystem.open(hintPath, mode: .readOnly)
     else { return nil }
     defer { file.close() }
-    // Read into a mapped buffer, returned to the system afterwards (see `TransientBuffer`).
-    guard let size = try? file.size(), let buffer = try? TransientBuffer(count: Int(size), purpose: hintPath),
+    // Read into a mapped buffer, returned to the system afterwards (see `TransientBuffer`);
+    // only a hint that could be its segment's (`readWhole`'s rule: no longer than its segment
+    // allows, no hole), so that a planted sparse hint costs nothing to pass over.
+    guard let size = try? file.size(), size <= length + CaskFormat.hintOverheadBound, file.nextHole(from: 0) >= size,
+      let buffer = try? TransientBuffer(count: Int(size), purpose: hintPath),
       let received = try? file.readFully(into: buffer.bytes, at: 0), received == Int(size),
       let hint = try? HintPayload(
         file: UnsafeRawBufferPointer(buffer.bytes), cipher: cipher, path: hintPath),

@@ -12,8 +12,17 @@ extension StoreOpener {
     let removed = try removeLeftovers(names)
     var numbers = SegmentNumbers()
     var found = try findSegments(names, ring: ring, numbers: &numbers, report: &indexState.recovery)
-    // 5a. Version 3: the files must be those the manifest lists.
+    // 5a. Version 3: the files must be those the manifest lists. A version 2 store never
+    // has a manifest: one there means the header's version was changed back.
     var manifest: Manifest?
+    if !cipher.bindsRecords && fileSystem.fileKind("\(path)/\(CaskFormat.manifestFileName)") != .missing {
+      indexState.recovery.integrityViolations.append(
+        CorruptRegion(
+          file: CaskFormat.headerFileName, offset: 0, length: 0,
+          reason:
+            "the header says format version \(cipher.version) beside a manifest, which only version 3 on "
+            + "writes (a downgraded header)"))
+    }
     if cipher.bindsRecords {
       do {
         manifest = try readManifest(ring: ring)
@@ -157,6 +166,17 @@ extension StoreOpener {
         }
         found.append(
           FoundSegment(segment: Segment(id: id, order: decoded.order, file: file, cipher: cipher), length: length))
+      case .success(let decoded) where decoded.id == id && decoded.version > version:
+        // A version 2 header never had later segments beside it: the header was changed
+        // back (its version field is not authenticated before format 5). Refused, never
+        // followed: writes would go on without bindings and an upgrade would copy nothing.
+        report.unreadableSegments.append(name)
+        report.integrityViolations.append(
+          CorruptRegion(
+            file: name, offset: 0, length: 0,
+            reason:
+              "a version \(decoded.version) segment in a store whose header says version \(version) "
+              + "(a downgraded header)"))
       case .failure(.unsupportedVersion(let version, let supported)):
         throw CaskError.unsupportedVersion(found: version, supported: supported)
       default:
@@ -198,7 +218,9 @@ extension StoreOpener {
     // keys outside groups for every key left a large table empty in a store of collections.
     // A hint without a group section sizes the tables for its own keys when it is read.
     indexState.directory.plan(
-      HintSizes.total(found.compactMap { claimedHintSizes(for: $0.segment, cipher: $0.segment.cipher) }), growing: false
+      HintSizes.total(
+        found.compactMap { claimedHintSizes(for: $0.segment, length: $0.length, cipher: $0.segment.cipher) }),
+      growing: false
     )
     defer { indexState.directory.forgetPlans() }
     for (position, item) in found.enumerated() {

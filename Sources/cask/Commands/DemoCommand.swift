@@ -33,7 +33,11 @@ enum DemoCommand: Subcommand {
     next += "Look around:\n"
     next += "  \(cask) keys \(directory) --collection events | head\n"
     if let firstID { next += "  \(cask) get \(directory) \(DemoInvocation.shellWord(firstID)) --collection events\n" }
-    next += "  \(cask) export \(directory) \(DemoInvocation.shellWord(path + "-export")) --collection events\n"
+    // The fixed demo password is public: its export may reuse it (an export asks for its own
+    // password otherwise, at the terminal when the hint is run).
+    let reuse = explicit == nil ? " --reuse-store-password" : ""
+    next +=
+      "  \(cask) export \(directory) \(DemoInvocation.shellWord(path + "-export")) --collection events\(reuse)\n"
     next += "  \(cask) verify \(directory)\n"
     StandardStream.output.write(next)
   }

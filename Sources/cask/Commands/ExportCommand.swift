@@ -31,16 +31,34 @@ enum ExportCommand: Subcommand {
     if let collection { _ = try KeyText.collectionPrefix(collection, spec) }
     let format = arguments.option("format") ?? "rncryptor"
     let encrypted = format == "rncryptor"
-    if !encrypted && PasswordSource.exportPasswordGiven(arguments) {
+    let reuse = arguments.flag("reuse-store-password")
+    if !encrypted && (PasswordSource.exportPasswordGiven(arguments) || reuse) {
       throw CLIError.usage("an export password is for --format rncryptor: the other formats are not encrypted", spec)
+    }
+    if reuse && PasswordSource.exportPasswordGiven(arguments) {
+      throw CLIError.usage("--reuse-store-password and an export password exclude each other", spec)
     }
     if format == "jsonl" { return try runJSONLines(arguments, path: path, destination: directory) }
     if directory == "-" { throw CLIError.usage("'-' (standard output) needs --format jsonl", spec) }
     try checkDestination(directory)
     try StoreAccess.requireExisting(path)
     let password = try PasswordSource.password(arguments, subject: "store '\(path)'")
-    let exportPassword = try encrypted ? PasswordSource.exportPassword(arguments) : nil
     let store = try StoreAccess.open(path, password: password, options: StoreAccess.options(.readOnly))
+    // Asked once the store opened, so that a wrong store password is told first. Files under
+    // the store's password would test it at PBKDF2's 10,000 rounds, far cheaper than the
+    // store's scrypt header, and the password found opens the store: only on request.
+    let exportPassword: String?
+    do {
+      exportPassword = try encrypted && !reuse ? PasswordSource.exportPassword(arguments, required: true) : nil
+    } catch {
+      try? store.close()
+      throw error
+    }
+    if reuse {
+      StandardStream.error.write(
+        "warning: the files are encrypted under the store's password with RNCryptor's PBKDF2 (10,000 rounds): "
+          + "whoever gets them can test guesses at that password far faster than against the store\n")
+    }
     let regions = store.stats().recovery.corruptRegions
     let unreadable = store.stats().recovery.unreadableSegments
     let summary = try StoreAccess.run(store) { store in
@@ -73,7 +91,7 @@ enum ExportCommand: Subcommand {
     } else if encrypted {
       StandardStream.output.write(
         "Exported \(counted(count, "value")) of \(source) to \(folder) as RNCryptor v3 files"
-          + (exportPassword == nil ? "" : " under the export password")
+          + (exportPassword == nil ? " under the store's password" : " under the export password")
           + "; \(listingName) (encrypted too) maps the file names to keys.\n")
     } else {
       StandardStream.output.write(

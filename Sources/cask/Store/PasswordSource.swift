@@ -61,12 +61,23 @@ struct PasswordSource {
   /// `--export-password-file`, `--export-password-stdin` (the line after the store password's
   /// when both come from standard input), `CASK_EXPORT_PASSWORD` or, with
   /// `--export-password-prompt`, a prompt asked twice; nil when none of these is given.
-  static func exportPassword(_ arguments: ParsedArguments) throws -> String? {
-    guard exportPasswordGiven(arguments) else { return nil }
+  ///
+  /// - Parameter required: when none is given, ask at the terminal (twice) instead of
+  ///   returning nil; without a terminal that is an error naming the ways to give one.
+  static func exportPassword(_ arguments: ParsedArguments, required: Bool = false) throws -> String? {
+    let given = exportPasswordGiven(arguments)
+    guard given || required else { return nil }
     let names = Names(
       file: "export-password-file", environment: exportEnvironmentVariable, stdin: "export-password-stdin",
       prompt: "Password for the exported files")
-    return try resolve(arguments, names, confirm: true)
+    do {
+      return try resolve(arguments, names, confirm: true)
+    } catch CLIError.failure(let message) where !given && message.hasPrefix("no password") {
+      throw CLIError.failure(
+        "an encrypted export needs its own password: give --export-password-file, set \(exportEnvironmentVariable) "
+          + "or use --export-password-stdin (or --reuse-store-password, which lets the files test the store's "
+          + "password cheaply)")
+    }
   }
 
   /// A password given explicitly by a file, the environment or standard input, without
