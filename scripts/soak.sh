@@ -14,7 +14,11 @@
 #                   system (unsynced writes dropped or torn at random points, also inside
 #                   compaction and password changes);
 #   3. concurrency: ConcurrencyTests/mixedWorkload: four writers, a reader, compaction and
-#                   password changes at once, each writer checked against its model.
+#                   password changes at once, each writer checked against its model;
+#   4. crash states (first round only: the enumeration is exhaustive within its bounds and
+#                   has no seed, so a second round would repeat it): the crash-state
+#                   enumerator's workloads with CASK_CRASH_STATES_LONG=1 (wider bounds, and
+#                   scripts/read-store.py reading every state).
 # Round r uses seed SEED + r (SEED is random unless given), so a whole soak replays from its
 # first seed and a failing round from its own. CASK_SOAK_ITERATIONS (default 1) is passed on
 # as CASK_TEST_ITERATIONS to make each round longer.
@@ -34,20 +38,23 @@ mkdir -p "$log_dir"
 swift build --build-tests >&2
 echo "soak: ${seconds}s from seed $base (replay all with: scripts/soak.sh $seconds $base), iterations x$iterations"
 
-phases=(crash power-loss concurrency)
+phases=(crash power-loss concurrency crash-states)
 declare -A filters=(
   [crash]='CrashRecoveryTests|IndexKillRecoveryTests'
   [power-loss]='PowerLossTests|MaintenanceCrashTests'
   [concurrency]='ConcurrencyTests/mixedWorkload'
+  [crash-states]='CrashStateTests|CrashStateRegressionTests|CollectionCrashStateTests'
 )
+crash_states=0 crash_images=0
 rounds=0 kills=0 acknowledged=0 power_scenarios=0 concurrent_operations=0 compactions=0 password_changes=0
 start=$SECONDS
 round=0
 while [ $((SECONDS - start)) -lt "$seconds" ]; do
   seed=$((base + round))
   for phase in "${phases[@]}"; do
+    if [ "$phase" = crash-states ] && [ "$round" -gt 0 ]; then continue; fi
     log="$log_dir/round-$round-$phase.log"
-    if ! CASK_TEST_SEED=$seed CASK_TEST_ITERATIONS=$iterations \
+    if ! CASK_TEST_SEED=$seed CASK_TEST_ITERATIONS=$iterations CASK_CRASH_STATES_LONG=$([ "$phase" = crash-states ] && echo 1 || echo 0) \
       swift test --skip-build --filter "${filters[$phase]}" >"$log" 2>&1; then
       grep -E "seed|failed|Issue|error" "$log" | head -40 >&2 || true
       echo "soak: FAILED in round $round ($phase), seed $seed; log $log" >&2
@@ -72,6 +79,10 @@ while [ $((SECONDS - start)) -lt "$seconds" ]; do
         password_changes=$((password_changes + $(echo "$line" | awk '{print $5}')))
         concurrent_operations=$((concurrent_operations + 4 * 300 * iterations))
         ;;
+      crash-states)
+        crash_states=$(grep -Eo '[0-9]+ crash states, [0-9]+ distinct' "$log" | awk '{s += $1} END {print s + 0}')
+        crash_images=$(grep -Eo '[0-9]+ distinct images' "$log" | awk '{s += $1} END {print s + 0}')
+        ;;
     esac
   done
   rounds=$((round + 1))
@@ -81,4 +92,4 @@ done
 echo "soak: $rounds rounds in $((SECONDS - start))s from seed $base: $kills SIGKILLs survived," \
   "$acknowledged acknowledged writes checked, $power_scenarios power-loss scenarios," \
   "$concurrent_operations concurrent operations checked beside $compactions compactions and" \
-  "$password_changes password changes; 0 failures"
+  "$password_changes password changes, $crash_states crash states ($crash_images distinct images) checked; 0 failures"

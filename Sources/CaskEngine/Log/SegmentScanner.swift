@@ -196,12 +196,25 @@ struct SegmentScanner {
     outcome.droppedRecords += batch.records.count
   }
 
-  /// Whether `[from, to)` holds a 512-byte block of zeros at a 512-byte boundary.
+  /// Whether `[from, to)` holds a 512-byte block of zeros at a 512-byte boundary, or zeros
+  /// from `from` to the next boundary or from the last boundary to `to`: the part of a sector
+  /// a torn write did not reach when it started or ended inside that sector (the rest of the
+  /// sector holds the bytes before the write, or the record after it).
   private mutating func holdsZeroSector(from: UInt64, to: UInt64) throws -> Bool {
     // A hole is whole blocks of zeros, found without reading them.
     if file.nextHole(from: from) < to { return true }
     let sector = UInt64(512)
-    var block = (from + sector - 1) / sector * sector
+    let head = (from + sector - 1) / sector * sector
+    if head != from, head <= to {
+      let bytes = try bytes(at: from, count: Int(head - from))
+      if bytes.count == Int(head - from) && bytes.allSatisfy({ $0 == 0 }) { return true }
+    }
+    let tail = to / sector * sector
+    if tail != to, tail >= from {
+      let bytes = try bytes(at: tail, count: Int(to - tail))
+      if bytes.count == Int(to - tail) && bytes.allSatisfy({ $0 == 0 }) { return true }
+    }
+    var block = head
     while block + sector <= to {
       let bytes = try bytes(at: block, count: Int(sector))
       if bytes.count == Int(sector) && bytes.allSatisfy({ $0 == 0 }) { return true }
