@@ -385,30 +385,7 @@ enum IndependentReader {
   }
 
   static func execute(_ arguments: [String], environment: [String: String]) throws -> Result {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = arguments
-    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-    let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("read-store-\(UUID().uuidString)")
-    let outPath = scratch.path + ".out"
-    let errPath = scratch.path + ".err"
-    _ = FileManager.default.createFile(atPath: outPath, contents: nil)
-    _ = FileManager.default.createFile(atPath: errPath, contents: nil)
-    defer {
-      try? FileManager.default.removeItem(atPath: outPath)
-      try? FileManager.default.removeItem(atPath: errPath)
-    }
-    let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
-    let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    process.waitUntilExit()
-    try? out.close()
-    try? err.close()
-    return Result(
-      status: process.terminationStatus,
-      stdout: try Data(contentsOf: URL(fileURLWithPath: outPath)),
-      stderr: String(decoding: try Data(contentsOf: URL(fileURLWithPath: errPath)), as: UTF8.self))
+    let result = try StoreReaderScript.execute(arguments, environment: environment.mapValues { $0 })
+    return Result(status: result.status, stdout: result.stdout, stderr: result.stderr)
   }
 }

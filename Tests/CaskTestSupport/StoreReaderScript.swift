@@ -46,11 +46,19 @@ public struct StoreReaderScript: Sendable {
 
   static func execute(_ arguments: [String], password: String?) throws -> (status: Int32, stdout: Data, stderr: String)
   {
+    try execute(arguments, environment: ["CASK_PASSWORD": password])
+  }
+
+  /// Runs `arguments` through `/usr/bin/env` with this process's environment changed by
+  /// `environment` (a `nil` value removes the variable), its output collected in files.
+  public static func execute(_ arguments: [String], environment changes: [String: String?]) throws -> (
+    status: Int32, stdout: Data, stderr: String
+  ) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = arguments
     var environment = ProcessInfo.processInfo.environment
-    environment["CASK_PASSWORD"] = password
+    for (name, value) in changes { environment[name] = value }
     process.environment = environment
     let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("read-store-\(UUID().uuidString)").path
     let outPath = scratch + ".out"
