@@ -98,7 +98,7 @@ struct ResultsSet {
     set.queries.sort { ($0.size ?? 0) < ($1.size ?? 0) }
     set.imports.sort { ($0.size ?? 0) < ($1.size ?? 0) }
     set.backups.sort { ($0.size ?? 0) < ($1.size ?? 0) }
-    set.syncs.sort { ($0.size ?? 0) < ($1.size ?? 0) }
+    set.syncs.sort { ($0.size ?? 0, $0.figures.backend) < ($1.size ?? 0, $1.figures.backend) }
     set.indexes.sort { ($0.size ?? 0) < ($1.size ?? 0) }
     return set
   }

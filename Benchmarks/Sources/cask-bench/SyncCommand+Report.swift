@@ -61,30 +61,38 @@ extension SyncCommand {
   /// The incremental sync's bounds: at most 2 + ⌈changes ÷ page⌉ + ⌈pushes ÷ batch limit⌉
   /// requests, and at most twice the bytes of the changes listed by plain HTTP.
   static func targets(_ report: Report) -> [PeerTarget] {
-    let at = "\(Number.grouped(Double(report.events))) events, \(report.backend)"
+    let at = "\(Number.grouped(Double(report.events))) events"
     var targets: [PeerTarget] = []
     for mode in report.modes {
       let changes = "\(report.changes) changes"
+      // One row per mode and backend: the targets table keeps one row per name.
+      let name = "sync (\(mode.mode), \(report.backend))"
       if let push = mode.step(.incrementalPush) {
         targets.append(
           PeerTarget(
-            "sync (\(mode.mode)): requests of a sync that pushes \(changes)", at: at,
+            "\(name): requests of a sync that pushes \(changes)", at: at,
             required: Double(
               requestBound(
                 pulled: 0, pushed: report.changes, pageSize: report.pageSize, batchLimit: report.batchLimit)),
             atMost: true, measured: push.medianRequests))
+        if let listed = mode.step(.rawSince) {
+          targets.append(
+            PeerTarget(
+              "\(name): bytes of a sync that pushes \(changes) ÷ the changes' own listing", at: at,
+              required: 2, atMost: true, measured: push.medianBytes / Swift.max(listed.medianBytes, 1)))
+        }
       }
       guard let pull = mode.step(.incrementalPull) else { continue }
       targets.append(
         PeerTarget(
-          "sync (\(mode.mode)): requests of a sync that pulls \(changes)", at: at,
+          "\(name): requests of a sync that pulls \(changes)", at: at,
           required: Double(
             requestBound(pulled: report.changes, pushed: 0, pageSize: report.pageSize, batchLimit: report.batchLimit)),
           atMost: true, measured: pull.medianRequests))
       if let listed = mode.step(.rawSince) {
         targets.append(
           PeerTarget(
-            "sync (\(mode.mode)): bytes of a sync that pulls \(changes) ÷ the changes' own listing", at: at,
+            "\(name): bytes of a sync that pulls \(changes) ÷ the changes' own listing", at: at,
             required: 2, atMost: true, measured: pull.medianBytes / Swift.max(listed.medianBytes, 1)))
       }
     }

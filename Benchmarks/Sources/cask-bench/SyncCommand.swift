@@ -98,6 +98,7 @@ enum SyncCommand: BenchCommand {
     let changes = try count("--changes", minimum: 10) ?? (quick ? 30 : 100)
     let rounds = try count("--rounds", minimum: 1) ?? (quick ? 1 : 3)
     let modes = try (options.value("--modes") ?? "plain,end-to-end").split(separator: ",").map(String.init)
+      .reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
     let kinto = try options.value("--kinto") ?? KintoLauncher.defaultExecutable
     let base = try options.value("--dir") ?? "/tmp"
     let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
@@ -141,7 +142,8 @@ enum SyncCommand: BenchCommand {
     }
     server.stop()
     print(render(report))
-    try results.write(report, subcommand: name, size: events)
+    // The backends' files sit side by side: `sync-10000.json` and `sync-10000-postgresql.json`.
+    try results.write(report, subcommand: name, size: events, name: postgres ? "\(events)-postgresql" : nil)
   }
 
   /// The fewest requests an incremental sync can make (the bound): one to learn the
