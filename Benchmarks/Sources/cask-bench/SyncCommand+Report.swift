@@ -70,7 +70,7 @@ extension SyncCommand {
       if let push = mode.step(.incrementalPush) {
         targets.append(
           PeerTarget(
-            "\(name): requests of a sync that pushes \(changes)", at: at,
+            "\(name): push of \(changes), requests", at: at,
             required: Double(
               requestBound(
                 pulled: 0, pushed: report.changes, pageSize: report.pageSize, batchLimit: report.batchLimit)),
@@ -78,21 +78,21 @@ extension SyncCommand {
         if let listed = mode.step(.rawSince) {
           targets.append(
             PeerTarget(
-              "\(name): bytes of a sync that pushes \(changes) ÷ the changes' own listing", at: at,
+              "\(name): push of \(changes), bytes ÷ their listing", at: at,
               required: 2, atMost: true, measured: push.medianBytes / Swift.max(listed.medianBytes, 1)))
         }
       }
       guard let pull = mode.step(.incrementalPull) else { continue }
       targets.append(
         PeerTarget(
-          "\(name): requests of a sync that pulls \(changes)", at: at,
+          "\(name): pull of \(changes), requests", at: at,
           required: Double(
             requestBound(pulled: report.changes, pushed: 0, pageSize: report.pageSize, batchLimit: report.batchLimit)),
           atMost: true, measured: pull.medianRequests))
       if let listed = mode.step(.rawSince) {
         targets.append(
           PeerTarget(
-            "\(name): bytes of a sync that pulls \(changes) ÷ the changes' own listing", at: at,
+            "\(name): pull of \(changes), bytes ÷ their listing", at: at,
             required: 2, atMost: true, measured: pull.medianBytes / Swift.max(listed.medianBytes, 1)))
       }
     }
