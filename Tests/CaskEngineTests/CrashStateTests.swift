@@ -61,7 +61,7 @@ struct CrashStateTests {
     try Self.expectNoViolation(workload)
   }
 
-  @Test("under .never, everything before sync() survives and the rest is a prefix")
+  @Test("under .never, everything before sync() survives and the rest is any combination of whole steps")
   func neverWithSync() throws {
     var options = CrashStateWorkload.defaultOptions
     options.durability = .never
