@@ -10,13 +10,16 @@ public enum ReaderSample: Sendable, Equatable {
   /// that a seed picks the same images in every run, whatever order the states come in.
   case share(percent: Int, seed: UInt64)
 
-  /// Every image in the long mode (`CASK_CRASH_STATES_LONG`); otherwise one in ten, seeded
-  /// from `CASK_TEST_SEED` (printed) or from the clock: every image would add minutes to
-  /// `swift test` (a Python process and its imports per image).
+  /// Every image in the long mode (`CASK_CRASH_STATES_LONG`); otherwise one in ten (or
+  /// `CASK_CRASH_STATES_READER_PERCENT` in a hundred), seeded from `CASK_TEST_SEED` (printed)
+  /// or from the clock: every image would add minutes to `swift test` (a Python process and
+  /// its imports per image).
   public static var fromEnvironment: ReaderSample {
     if CrashStateBounds.isLong { return .every }
+    let percent = ProcessInfo.processInfo.environment["CASK_CRASH_STATES_READER_PERCENT"].flatMap { Int($0) } ?? 10
+    if percent >= 100 { return .every }
     let seed = SeededRandom.make(test: "crash-states reader sample").seed
-    return .share(percent: 10, seed: seed)
+    return .share(percent: percent, seed: seed)
   }
 
   /// Whether the image is read.

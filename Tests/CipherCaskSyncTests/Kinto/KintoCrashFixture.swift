@@ -76,8 +76,9 @@ final class KintoCrashFixture: @unchecked Sendable {
     // seals), and not more: the writer reserves the segment's length in zeros, which every
     // crash image then holds.
     options.segmentSizeLimit = 16 << 10
+    let planted = plantCursorFirst ? " (planted: cursor first)" : plantLostUpdate ? " (planted: lost update)" : ""
     var workload = CrashStateWorkload(
-      "sync page with its cursor (Kinto)", options: options,
+      "sync page with its cursor (Kinto)\(planted)", options: options,
       steps: [
         CrashStateWorkload.Step("open with sync", durable: true, effect: { [self] in $0 = latest }) { [self] session in
           let store = try session.store()
