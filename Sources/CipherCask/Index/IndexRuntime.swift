@@ -41,7 +41,9 @@ final class IndexRuntime: Sendable {
     observation.withLock { observation in
       guard observation == nil else { return }
       // The observer first, then the hook: every commit the hook adds entries to is seen.
-      observation = store.observeChanges { [weak self] changes in
+      // Before every other observer: a query's observe() re-runs on another thread when told
+      // of a commit, and must find the commit's entries here.
+      observation = store.observeChangesFirst { [weak self] changes in
         self?.apply(changes)
       } onClose: { [weak self] in
         self?.state.withLock { state in
