@@ -141,6 +141,47 @@ public enum CaskFormat {
   /// so that open reads every hint's sizes from its first ciphertext blocks alone.
   public static let hintSizingLength = 4096
 
+  // MARK: Checkpoint
+
+  /// The checkpoint of a store with a manifest (Docs/FORMAT.md, section 18): the key directory
+  /// as of one place in the log, so that open replays only what was written after it.
+  public static let checkpointFileName = "CHECKPOINT"
+  /// A checkpoint's first 8 bytes: "CCCHKPT1".
+  public static let checkpointMagic: [UInt8] = Array("CCCHKPT1".utf8)
+  /// The layout of the checkpoint's root and pages; a reader ignores a checkpoint of another.
+  public static let checkpointLayoutVersion: UInt16 = 1
+  /// magic(8) + root message length(4), before the root message.
+  public static let checkpointHeadLength = 12
+  /// First plaintext byte of a checkpoint's root message.
+  public static let messageTagCheckpointRoot: UInt8 = 0x43
+  /// First plaintext byte of a checkpoint page's message.
+  public static let messageTagCheckpointPage: UInt8 = 0x50
+  /// The root's plaintext before its lists: tag(1) + reserved(1) + layout version(2) + record
+  /// version(2) + reserved(2) + key epoch(4) + store identity(32) + manifest generation(8) +
+  /// covered segment(4) + covered offset(8) + last sequence(8) + keys(8) + ungrouped keys(8) +
+  /// segment count(4) + group count(4) + page count(4).
+  public static let checkpointRootFixedLength = 108
+  /// One segment of the root: id(4) + order base(4) + order sub(4) + key epoch(4) + length(8) +
+  /// total bytes(8) + dead bytes(8).
+  public static let checkpointSegmentLength = 40
+  /// One group of the root, before its name: keys(8) + name length(2).
+  public static let checkpointGroupFixedLength = 10
+  /// One page of the root: message length(4) + segment id(4) + entry count(4) + digest(32).
+  public static let checkpointPageRefLength = 44
+  /// A page's plaintext before its entries: tag(1) + reserved(3) + page number(4) + segment
+  /// id(4) + entry count(4). Entries are laid out as a hint's (`hintEntryFixedLength` + key).
+  public static let checkpointPageHeadLength = 16
+  /// A page is closed once its entries reach this many plaintext bytes.
+  public static let checkpointPageTarget = 64 << 10
+  /// Longest page message a reader accepts: the target plus one entry with the longest key,
+  /// with the message's framing.
+  public static let maximumCheckpointPageLength: UInt32 = 256 << 10
+  /// Longest root message a reader accepts (over a million segments or groups).
+  public static let maximumCheckpointRootLength: UInt32 = 64 << 20
+  /// The identity a checkpoint binds: the HMAC-SHA256 that ends the header's wrapped-key
+  /// message, fresh at every store creation and password change.
+  public static let checkpointIdentityLength = 32
+
   // MARK: Keys
 
   /// The byte that closes a key's group, its namespace: the key `group + U+0000 + rest` is in
