@@ -158,23 +158,32 @@ public enum CaskFormat {
   public static let messageTagCheckpointPage: UInt8 = 0x50
   /// The root's plaintext before its lists: tag(1) + reserved(1) + layout version(2) + record
   /// version(2) + reserved(2) + key epoch(4) + store identity(32) + manifest generation(8) +
-  /// covered segment(4) + covered offset(8) + last sequence(8) + keys(8) + ungrouped keys(8) +
-  /// segment count(4) + group count(4) + page count(4).
-  public static let checkpointRootFixedLength = 108
+  /// covered segment(4) + covered offset(8) + last sequence(8) + keys(8) + hash key(16) +
+  /// tombstones(4) + segment count(4) + table count(4) + page count(4).
+  public static let checkpointRootFixedLength = 120
   /// One segment of the root: id(4) + order base(4) + order sub(4) + key epoch(4) + length(8) +
   /// total bytes(8) + dead bytes(8).
   public static let checkpointSegmentLength = 40
-  /// One group of the root, before its name: keys(8) + name length(2).
-  public static let checkpointGroupFixedLength = 10
-  /// One page of the root: message length(4) + segment id(4) + entry count(4) + digest(32).
-  public static let checkpointPageRefLength = 44
-  /// A page's plaintext before its entries: tag(1) + reserved(3) + page number(4) + segment
-  /// id(4) + entry count(4). Entries are laid out as a hint's (`hintEntryFixedLength` + key).
+  /// One table of the root, before its name and chunk lengths: capacity(8) + keys(8) + long-key
+  /// bytes live(8) + dead(8) + bytes used in the last chunk(4) + chunk count(4) + name length(2).
+  public static let checkpointTableFixedLength = 42
+  /// One page of the root: message length(4) + digest(32).
+  public static let checkpointPageRefLength = 36
+  /// A page's plaintext before its contents: tag(1) + kind(1) + reserved(2) + page number(4) +
+  /// table(4) + count(4).
   public static let checkpointPageHeadLength = 16
-  /// A page is closed once its entries reach this many plaintext bytes.
+  /// Page kind: `count` slots of a table, 32 bytes each, as the table holds them.
+  public static let checkpointPageSlots: UInt8 = 1
+  /// Page kind: one chunk of a table's long keys, `count` bytes.
+  public static let checkpointPageChunk: UInt8 = 2
+  /// Page kind: `count` tombstones of the covered segment, laid out as hint entries.
+  public static let checkpointPageTombstones: UInt8 = 3
+  /// Slots in a full slots page (64 KiB of them).
+  public static let checkpointSlotsPerPage = 2048
+  /// A tombstones page is closed once its entries reach this many plaintext bytes.
   public static let checkpointPageTarget = 64 << 10
-  /// Longest page message a reader accepts: the target plus one entry with the longest key,
-  /// with the message's framing.
+  /// Longest page message a reader accepts: a page of slots, a chunk (at most 64 KiB), or the
+  /// target plus one tombstone with the longest key, with the message's framing.
   public static let maximumCheckpointPageLength: UInt32 = 256 << 10
   /// Longest root message a reader accepts (over a million segments or groups).
   public static let maximumCheckpointRootLength: UInt32 = 64 << 20

@@ -44,7 +44,11 @@ extension CaskStore {
       let identity = Checkpoint.identity(of: header)
     else { return }
     let cipher = self.cipher
-    guard cipher.bindsRecords, !checkpointPending.withLock({ $0 }) else { return }
+    guard cipher.bindsRecords else { return }
+    // Close waits for the one being written (the queue never takes the writer lock); the
+    // writer's other callers go on without one rather than wait.
+    if sealed != nil { hintQueue.drain() }
+    guard !checkpointPending.withLock({ $0 }) else { return }
     let retired = writer.retiredSegments
     let taken = state.withLock { state -> (KeyDirectory, [Segment])? in
       let recovery = state.recovery
@@ -99,7 +103,6 @@ struct CheckpointWriter: Sendable {
     do {
       try fileSystem.removeFile("\(directory)/\(CaskFormat.checkpointFileName)\(CaskFormat.temporarySuffix)")
       guard let covered = snapshot.segments.last else { return }
-      var entries = snapshot.directory.entriesBySegment()
       var listed: [Checkpoint.SegmentEntry] = []
       for segment in snapshot.segments {
         let length =
@@ -111,14 +114,13 @@ struct CheckpointWriter: Sendable {
             id: segment.id, order: segment.order, epoch: segment.epoch, length: length,
             totalBytes: usage.totalBytes, deadBytes: usage.deadBytes))
       }
-      entries[covered.id, default: HintEntries()].append(contentsOf: snapshot.tombstones)
       let checkpoint = Checkpoint(
         recordVersion: snapshot.cipher.version, epoch: snapshot.cipher.epoch, identity: snapshot.identity,
         generation: snapshot.generation, coveredSegment: covered.id, coveredOffset: snapshot.coveredEnd,
         lastSequence: snapshot.lastSequence, keyCount: UInt64(snapshot.directory.count),
-        segments: listed, sizes: snapshot.directory.tableSizes)
+        hashKey: snapshot.directory.hashKey, tombstoneCount: 0, segments: listed, tables: [])
       let bytes = try checkpoint.encoded(
-        entries: listed.map { ($0.id, entries[$0.id] ?? HintEntries()) }, cipher: snapshot.cipher)
+        directory: snapshot.directory, tombstones: snapshot.tombstones, cipher: snapshot.cipher)
       try covered.file.sync()
       try AtomicFile.write(
         bytes, to: "\(directory)/\(CaskFormat.checkpointFileName)", fileSystem: fileSystem,

@@ -41,16 +41,7 @@ extension StoreOpener {
       let cipher = ring.current
       let root = try Checkpoint.readRoot(size: size, cipher: cipher, read: read)
       if options.checksCheckpoint { try check(root, found: found, manifest: manifest, cipher: cipher, header: header) }
-      var directory = KeyDirectory()
-      directory.plan(root.sizes, growing: false)
-      var tombstones = HintEntries()
-      try root.forEachPage(cipher: cipher, batch: KeyDirectory.hintBatch, read: read) { segment, batch in
-        Self.load(batch, segment: segment, into: &directory, tombstones: &tombstones)
-      }
-      guard UInt64(directory.count) == root.keyCount else {
-        throw Checkpoint.Rejection(reason: "a key is listed twice")
-      }
-      directory.forgetPlans()
+      var (directory, tombstones) = try root.load(cipher: cipher, read: read)
       directory.restoreUsage(
         Dictionary(
           uniqueKeysWithValues: root.segments.map {
@@ -114,7 +105,7 @@ extension StoreOpener {
     var indexed: IndexedSegment
     if length > covered {
       indexed = try index(
-        segment, byScanning: length, from: covered, isLast: isLast, cipher: segment.cipher, into: &indexState)
+        segment, byScanning: length, after: covered, isLast: isLast, cipher: segment.cipher, into: &indexState)
     } else {
       indexed = IndexedSegment(end: length)
       indexed.start = covered
@@ -131,22 +122,5 @@ extension StoreOpener {
     }
     indexed.maxSequence = max(indexed.maxSequence, checkpoint.root.lastSequence)
     return indexed
-  }
-
-  /// Applies one batch of a page's entries: puts into the index, the covered segment's
-  /// tombstones kept for its hint (a tombstone's key is already absent from the index).
-  private static func load(
-    _ batch: UnsafeBufferPointer<HintPayload.EntryView>, segment: UInt32, into directory: inout KeyDirectory,
-    tombstones: inout HintEntries
-  ) {
-    guard batch.contains(where: \.isDelete) else {
-      directory.apply(hintBatch: batch, segment: segment) { _ in }
-      return
-    }
-    let puts = batch.filter { !$0.isDelete }
-    puts.withUnsafeBufferPointer { directory.apply(hintBatch: $0, segment: segment) { _ in } }
-    for entry in batch where entry.isDelete {
-      tombstones.append(isDelete: true, offset: entry.offset, length: entry.length, key: entry.key)
-    }
   }
 }

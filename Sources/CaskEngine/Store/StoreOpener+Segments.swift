@@ -315,16 +315,17 @@ extension StoreOpener {
   /// Indexes a segment without a usable hint by scanning its records; cuts a torn tail or
   /// reserved zeros off the last segment (step 7) and writes the hint of a sealed one.
   func index(
-    _ segment: Segment, byScanning length: UInt64, from start: UInt64 = UInt64(CaskFormat.segmentHeaderLength),
-    isLast: Bool, cipher: RecordCipher, into indexState: inout CaskStore.IndexState
+    _ segment: Segment, byScanning length: UInt64, after checkpointEnd: UInt64? = nil, isLast: Bool,
+    cipher: RecordCipher, into indexState: inout CaskStore.IndexState
   ) throws -> IndexedSegment {
+    let start = checkpointEnd ?? UInt64(CaskFormat.segmentHeaderLength)
     // Only an ordinary segment (order sub 0) is appended to, so only it can end in reserved zeros.
     let scanned = try scan(
       segment, length: length, from: start, allowsReserved: isLast && segment.order.sub == 0, cipher: cipher,
       report: &indexState.recovery)
     var indexed = IndexedSegment(entries: scanned.entries, end: length, maxSequence: scanned.maxSequence)
     indexed.start = start
-    let partial = start > UInt64(CaskFormat.segmentHeaderLength)
+    let partial = checkpointEnd != nil
     if !partial { indexState.recovery.segmentsScanned += 1 }
     if scanned.outcome.reservedBytes > 0 {
       // 7. The zeros a writer under `.always` reserved ahead of itself: not damage, and
