@@ -22,8 +22,10 @@ enum CheckpointFixture {
     return options
   }
 
-  static func open(_ path: String, readOnly: Bool = false, checks: Bool = true) throws -> CaskStore {
-    var options = options(readOnly: readOnly)
+  static func open(_ path: String, interval: UInt64 = 1 << 40, readOnly: Bool = false, checks: Bool = true)
+    throws -> CaskStore
+  {
+    var options = options(interval: interval, readOnly: readOnly)
     options.checksCheckpoint = checks
     return try CaskStore(path: path, keys: keys, options: options)
   }
