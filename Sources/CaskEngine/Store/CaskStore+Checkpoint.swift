@@ -30,7 +30,8 @@ extension CaskStore {
 
   /// Takes a checkpoint of the state under the writer lock, to be written on `hintQueue`:
   /// after a seal, at close (with `sealed`, the segment close just sealed and its
-  /// tombstones), and every `interval` bytes. Nothing when checkpoints are off, the store is
+  /// tombstones, or, when there was none, the newest segment if open never appends to it),
+  /// and every `interval` bytes. Nothing when checkpoints are off, the store is
   /// read-only or of version 2 (no manifest to bind), open found damage that stays (a
   /// checkpoint would hide it from the next open's report), the store holds fewer than
   /// `minimumKeys` keys, or a checkpoint is still being written.
@@ -38,7 +39,8 @@ extension CaskStore {
   /// - Complexity: O(1) under the locks (the index is shared copy-on-write: the next write
   ///   to it copies its tables once, on the writer's thread); O(n) on the queue.
   func takeCheckpoint(
-    writer: inout WriterState, sealed: (segment: Segment, end: UInt64, tombstones: HintEntries)? = nil
+    writer: inout WriterState, sealed: (segment: Segment, end: UInt64, tombstones: HintEntries)? = nil,
+    closing: Bool = false
   ) {
     guard let settings = options.checkpoints, !options.readOnly, let header = writer.header,
       let identity = Checkpoint.identity(of: header)
@@ -47,7 +49,7 @@ extension CaskStore {
     guard cipher.bindsRecords else { return }
     // Close waits for the one being written (the queue never takes the writer lock); the
     // writer's other callers go on without one rather than wait.
-    if sealed != nil { hintQueue.drain() }
+    if closing { hintQueue.drain() }
     guard !checkpointPending.withLock({ $0 }) else { return }
     let retired = writer.retiredSegments
     let taken = state.withLock { state -> (KeyDirectory, [Segment])? in
@@ -64,6 +66,12 @@ extension CaskStore {
       covered = (active.segment.id, active.end, active.tombstones)
     } else if let sealed {
       covered = (sealed.segment.id, sealed.end, sealed.tombstones)
+    } else if let last = segments.last, last.order.sub > 0 || last.epoch != cipher.epoch,
+      let size = try? last.file.size()
+    {
+      // No active segment (a compaction sealed it): the newest is a compaction output, or under
+      // an older key epoch, which open never appends to, so its tombstones are not needed.
+      covered = (last.id, min(size, CaskFormat.maximumSegmentLength), HintEntries())
     } else {
       return
     }

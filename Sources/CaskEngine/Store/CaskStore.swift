@@ -350,7 +350,7 @@ public final class CaskStore: Sendable {
           do {
             try writeManifest(&writer)
             // After the manifest, whose generation it binds; written before the drain below.
-            if let sealed { takeCheckpoint(writer: &writer, sealed: sealed) }
+            takeCheckpoint(writer: &writer, sealed: sealed, closing: true)
           } catch {
             hintFailure.withLock {
               $0 = error as? CaskError ?? .io(operation: "write manifest", path: path, errno: EIO)
