@@ -128,7 +128,7 @@ struct CheckpointDamageTests {
     var model = pristine.model
     model["after"] = Data("new".utf8)
     model["key-1"] = nil
-    try CheckpointFixture.fill(store, count: 100, seed: 5).forEach { model[$0.key] = $0.value }
+    for (key, value) in try CheckpointFixture.fill(store, count: 100, seed: 5) { model[key] = value }
     try store.close()
     try old.write(to: URL(fileURLWithPath: CheckpointFixture.file(pristine.path)))
     let reopened = try CheckpointFixture.open(pristine.path, readOnly: true)
