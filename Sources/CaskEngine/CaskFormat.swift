@@ -160,7 +160,7 @@ public enum CaskFormat {
   /// version(2) + reserved(2) + key epoch(4) + store identity(32) + manifest generation(8) +
   /// covered segment(4) + covered offset(8) + last sequence(8) + keys(8) + hash key(16) +
   /// tombstones(4) + segment count(4) + table count(4) + page count(4).
-  public static let checkpointRootFixedLength = 120
+  public static let checkpointRootFixedLength = 112
   /// One segment of the root: id(4) + order base(4) + order sub(4) + key epoch(4) + length(8) +
   /// total bytes(8) + dead bytes(8).
   public static let checkpointSegmentLength = 40
