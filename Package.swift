@@ -78,6 +78,8 @@ let package = Package(
     .executableTarget(
       name: "fuzz-hint", dependencies: ["FuzzSupport", "CaskEngine", "RNCryptorCodec"], path: "Fuzz/Hint"),
     .executableTarget(
+      name: "fuzz-checkpoint", dependencies: ["FuzzSupport", "CaskEngine", "RNCryptorCodec"], path: "Fuzz/Checkpoint"),
+    .executableTarget(
       name: "fuzz-header", dependencies: ["FuzzSupport", "CaskEngine", "RNCryptorCodec"], path: "Fuzz/Header"),
     .executableTarget(name: "fuzz-import", dependencies: ["FuzzSupport", "CipherCask"], path: "Fuzz/Import"),
     .executableTarget(

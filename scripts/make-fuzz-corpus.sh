@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-targets=(rncryptor segment hint header import binary-decoder cli-args)
+targets=(rncryptor segment hint header checkpoint import binary-decoder cli-args)
 for target in "${targets[@]}"; do
   swift build --product "fuzz-$target" >&2
 done

@@ -685,6 +685,8 @@ def read_store(directory, password, check_hints):
     for name in sorted(names):
         if name in ("CASK", "LOCK") or name.endswith(".tmp") or (name == "MANIFEST" and FORMAT_VERSION >= 3):
             continue        # .tmp files are never part of the store (section 7)
+        if name == "CHECKPOINT" and FORMAT_VERSION >= 3:
+            continue        # section 18: a checkpoint only spares open work; the log says it all
         if SEGMENT_NAME.match(name):
             segment_names.append(name)
         elif HINT_NAME.match(name):

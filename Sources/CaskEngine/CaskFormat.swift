@@ -141,6 +141,56 @@ public enum CaskFormat {
   /// so that open reads every hint's sizes from its first ciphertext blocks alone.
   public static let hintSizingLength = 4096
 
+  // MARK: Checkpoint
+
+  /// The checkpoint of a store with a manifest (Docs/FORMAT.md, section 18): the key directory
+  /// as of one place in the log, so that open replays only what was written after it.
+  public static let checkpointFileName = "CHECKPOINT"
+  /// A checkpoint's first 8 bytes: "CCCHKPT1".
+  public static let checkpointMagic: [UInt8] = Array("CCCHKPT1".utf8)
+  /// The layout of the checkpoint's root and pages; a reader ignores a checkpoint of another.
+  public static let checkpointLayoutVersion: UInt16 = 1
+  /// magic(8) + root message length(4), before the root message.
+  public static let checkpointHeadLength = 12
+  /// First plaintext byte of a checkpoint's root message.
+  public static let messageTagCheckpointRoot: UInt8 = 0x43
+  /// First plaintext byte of a checkpoint page's message.
+  public static let messageTagCheckpointPage: UInt8 = 0x50
+  /// The root's plaintext before its lists: tag(1) + reserved(1) + layout version(2) + record
+  /// version(2) + reserved(2) + key epoch(4) + store identity(32) + manifest generation(8) +
+  /// covered segment(4) + covered offset(8) + last sequence(8) + keys(8) + hash key(16) +
+  /// tombstones(4) + segment count(4) + table count(4) + page count(4).
+  public static let checkpointRootFixedLength = 112
+  /// One segment of the root: id(4) + order base(4) + order sub(4) + key epoch(4) + length(8) +
+  /// total bytes(8) + dead bytes(8).
+  public static let checkpointSegmentLength = 40
+  /// One table of the root, before its name and chunk lengths: capacity(8) + keys(8) + long-key
+  /// bytes live(8) + dead(8) + bytes used in the last chunk(4) + chunk count(4) + name length(2).
+  public static let checkpointTableFixedLength = 42
+  /// One page of the root: message length(4) + digest(32).
+  public static let checkpointPageRefLength = 36
+  /// A page's plaintext before its contents: tag(1) + kind(1) + reserved(2) + page number(4) +
+  /// table(4) + count(4).
+  public static let checkpointPageHeadLength = 16
+  /// Page kind: `count` slots of a table, 32 bytes each, as the table holds them.
+  public static let checkpointPageSlots: UInt8 = 1
+  /// Page kind: one chunk of a table's long keys, `count` bytes.
+  public static let checkpointPageChunk: UInt8 = 2
+  /// Page kind: `count` tombstones of the covered segment, laid out as hint entries.
+  public static let checkpointPageTombstones: UInt8 = 3
+  /// Slots in a full slots page (64 KiB of them).
+  public static let checkpointSlotsPerPage = 2048
+  /// A tombstones page is closed once its entries reach this many plaintext bytes.
+  public static let checkpointPageTarget = 64 << 10
+  /// Longest page message a reader accepts: a page of slots, a chunk (at most 64 KiB), or the
+  /// target plus one tombstone with the longest key, with the message's framing.
+  public static let maximumCheckpointPageLength: UInt32 = 256 << 10
+  /// Longest root message a reader accepts (over a million segments or groups).
+  public static let maximumCheckpointRootLength: UInt32 = 64 << 20
+  /// The identity a checkpoint binds: the HMAC-SHA256 that ends the header's wrapped-key
+  /// message, fresh at every store creation and password change.
+  public static let checkpointIdentityLength = 32
+
   // MARK: Keys
 
   /// The byte that closes a key's group, its namespace: the key `group + U+0000 + rest` is in

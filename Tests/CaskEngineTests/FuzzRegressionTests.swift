@@ -9,7 +9,9 @@ import Testing
 /// Under `swift test --sanitize=address` the replays run under AddressSanitizer too.
 @Suite("Fuzz corpora and regressions")
 struct FuzzRegressionTests {
-  static let targets = ["rncryptor", "segment", "hint", "header", "import", "binary-decoder", "cli-args"]
+  static let targets = [
+    "rncryptor", "segment", "hint", "header", "checkpoint", "import", "binary-decoder", "cli-args",
+  ]
 
   /// The package root, found from this source file.
   static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

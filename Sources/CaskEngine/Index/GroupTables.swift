@@ -20,6 +20,22 @@ struct GroupTables: Sendable {
   /// made for one of them is sized for them at once. A group that never gets a key never gets
   /// a table, whatever was planned for it.
   private var planned: [IndexKey: Int] = [:]
+  /// What each table hashes its keys with.
+  let hashKey: KeyHashKey
+
+  init(hashKey: KeyHashKey) {
+    self.hashKey = hashKey
+  }
+
+  /// The groups of a checkpoint, in its order.
+  init(hashKey: KeyHashKey, tables named: [(name: IndexKey, table: KeyTable)]) {
+    self.hashKey = hashKey
+    for (position, group) in named.enumerated() {
+      positions[group.name] = position
+      names.append(group.name)
+      tables.append(group.table)
+    }
+  }
 
   /// The table of group `name`.
   subscript(name: IndexKey) -> KeyTable? {
@@ -63,7 +79,7 @@ struct GroupTables: Sendable {
       found = tables.count
       positions[key] = found
       names.append(key)
-      var table = KeyTable()
+      var table = KeyTable(hashKey: hashKey)
       if let expected = planned.removeValue(forKey: key) { table.reserveCapacity(expected) }
       tables.append(table)
     }

@@ -36,11 +36,11 @@ struct KeyArena: Sendable {
     }
   }
 
-  private var storage = Storage()
+  var storage = Storage()
   /// Bytes of keys placed here and still in use.
-  private(set) var liveBytes = 0
+  var liveBytes = 0
   /// Bytes of keys placed here and since removed.
-  private(set) var deadBytes = 0
+  var deadBytes = 0
 
   /// Bytes allocated for chunks.
   var allocatedBytes: Int { storage.lengths.reduce(0, +) }

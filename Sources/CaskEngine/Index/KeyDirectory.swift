@@ -10,11 +10,28 @@ import Synchronization
 /// it (the typed collections store `name + "\u{0}" + id`): each group has its own table, so
 /// listing or counting one group costs O(size of the group), whatever else the store holds.
 struct KeyDirectory: Sendable {
-  private(set) var ungrouped = KeyTable()
-  private(set) var groups = GroupTables()
+  /// What every table of this directory hashes its keys with (`KeyHashKey`).
+  let hashKey: KeyHashKey
+  private(set) var ungrouped: KeyTable
+  private(set) var groups: GroupTables
   private(set) var usage: [UInt32: SegmentUsage] = [:]
   /// Number of live keys.
   private(set) var count = 0
+
+  init(hashKey: KeyHashKey = .random()) {
+    self.hashKey = hashKey
+    ungrouped = KeyTable(hashKey: hashKey)
+    groups = GroupTables(hashKey: hashKey)
+  }
+
+  /// A directory made of tables a checkpoint held (`KeyDirectory+Checkpoint.swift`), all
+  /// under `hashKey`.
+  init(hashKey: KeyHashKey, ungrouped: KeyTable, groups: [(name: IndexKey, table: KeyTable)]) {
+    self.hashKey = hashKey
+    self.ungrouped = ungrouped
+    self.groups = GroupTables(hashKey: hashKey, tables: groups)
+    count = ungrouped.count + groups.reduce(0) { $0 + $1.table.count }
+  }
 
   /// The group of a key: the part before its first U+0000, or `nil`.
   static func group(of key: IndexKey) -> IndexKey? {
@@ -52,7 +69,7 @@ struct KeyDirectory: Sendable {
       var combined: UInt32 = 0
       for index in 0..<batch.count {
         let entry = batch[index]
-        let meta = KeyTable.meta(entry.key)
+        let meta = KeyTable.meta(entry.key, hashKey: hashKey)
         var table = outside
         if let group = Self.groupBytes(of: entry.key) {
           table = entry.isDelete ? (groups.position(ofBytes: group) ?? noGroup) : groups.position(creatingGroup: group)
@@ -298,6 +315,12 @@ struct KeyDirectory: Sendable {
       segmentUsage.deadBytes = segmentUsage.totalBytes
       usage[id] = segmentUsage
     }
+  }
+
+  /// Sets the usage figures of the segments a checkpoint describes, which it counted over the
+  /// records before it, replacing what loading its entries added.
+  mutating func restoreUsage(_ figures: [UInt32: SegmentUsage]) {
+    for (id, figure) in figures { usage[id] = figure }
   }
 
   /// Forgets a segment's usage once compaction has removed it.

@@ -30,19 +30,22 @@ struct KeyTable: Sendable {
   /// The longest key stored in the slot itself.
   static let inlineLimit = 16
   private static let tagBits: UInt32 = 5
-  private static let tagMask: UInt32 = 31
+  static let tagMask: UInt32 = 31
   /// Growth keeps the table at most this full (numerator over 5).
-  private static let maximumLoadFifths = 4
+  static let maximumLoadFifths = 4
 
-  private var storage: Storage
+  var storage: Storage
   /// The bytes of keys over 16 bytes.
-  private var arena = KeyArena()
+  var arena = KeyArena()
+  /// What keys are hashed with: the same in every table of a directory.
+  let hashKey: KeyHashKey
 
   /// Number of keys.
-  private(set) var count = 0
+  var count = 0
 
-  init() {
+  init(hashKey: KeyHashKey = .process) {
     storage = Storage(capacity: 0)
+    self.hashKey = hashKey
   }
 
   /// The slots allocated (each 32 bytes).
@@ -53,18 +56,19 @@ struct KeyTable: Sendable {
 
   // MARK: Hashing and slots
 
-  /// The meta word a slot holding `key` has: its 27-bit hash (SipHash, seeded per process,
-  /// like `Dictionary`) and its tag.
-  static func meta(_ key: UnsafeRawBufferPointer) -> UInt32 {
-    var hasher = Hasher()
-    hasher.combine(bytes: key)
-    let hash = UInt32(truncatingIfNeeded: UInt64(UInt(bitPattern: hasher.finalize())) >> 37)
+  /// The meta word a slot holding `key` has: its 27-bit hash (SipHash-1-3 under the
+  /// directory's `hashKey`, `KeyHashKey`) and its tag.
+  static func meta(_ key: UnsafeRawBufferPointer, hashKey: KeyHashKey) -> UInt32 {
+    let hash = UInt32(truncatingIfNeeded: hashKey.hash(key) >> 37)
     let tag = key.count > inlineLimit ? longTag : UInt32(key.count)
     return hash << tagBits | tag
   }
 
+  /// `meta(_:hashKey:)` under this table's key.
+  func meta(_ key: UnsafeRawBufferPointer) -> UInt32 { Self.meta(key, hashKey: hashKey) }
+
   /// The first slot to probe for an entry with meta word `meta`.
-  private static func home(_ meta: UInt32, capacity: Int) -> Int {
+  static func home(_ meta: UInt32, capacity: Int) -> Int {
     Int((UInt64(meta >> tagBits) &* UInt64(capacity)) >> (32 - tagBits))
   }
 
@@ -94,7 +98,7 @@ struct KeyTable: Sendable {
   }
 
   /// The bytes of the long key in `slot`, in the arena.
-  private func longKey(_ slot: UnsafeMutableRawPointer) -> UnsafeRawBufferPointer {
+  func longKey(_ slot: UnsafeMutableRawPointer) -> UnsafeRawBufferPointer {
     arena.bytes(
       at: slot.load(fromByteOffset: 0, as: UInt64.self), count: Int(slot.load(fromByteOffset: 8, as: UInt32.self)))
   }
@@ -133,14 +137,14 @@ struct KeyTable: Sendable {
   /// the table next changes.
   func homeSlot(_ key: UnsafeRawBufferPointer) -> UnsafeRawPointer? {
     guard key.count > 0, let slots = storage.slots else { return nil }
-    return UnsafeRawPointer(slots + Self.home(Self.meta(key), capacity: storage.capacity) &* Self.slotLength)
+    return UnsafeRawPointer(slots + Self.home(meta(key), capacity: storage.capacity) &* Self.slotLength)
   }
 
   /// The location stored for `key`.
   ///
   /// - Complexity: O(1) on average.
   subscript(key: UnsafeRawBufferPointer) -> RecordLocation? {
-    guard key.count > 0, let index = find(key, meta: Self.meta(key)) else { return nil }
+    guard key.count > 0, let index = find(key, meta: meta(key)) else { return nil }
     return Self.location(slot(index))
   }
 
@@ -276,7 +280,7 @@ struct KeyTable: Sendable {
   @discardableResult
   mutating func updateValue(_ location: RecordLocation, forKey key: UnsafeRawBufferPointer) -> RecordLocation? {
     precondition(key.count > 0, "KeyTable: empty key")
-    let meta = Self.meta(key)
+    let meta = meta(key)
     makeUnique()
     if let index = find(key, meta: meta) {
       let slot = slot(index)
@@ -304,7 +308,7 @@ struct KeyTable: Sendable {
   @discardableResult
   mutating func removeValue(forKey key: UnsafeRawBufferPointer) -> RecordLocation? {
     guard key.count > 0 else { return nil }
-    let meta = Self.meta(key)
+    let meta = meta(key)
     guard find(key, meta: meta) != nil else { return nil }
     makeUnique()
     guard var hole = find(key, meta: meta) else { return nil }

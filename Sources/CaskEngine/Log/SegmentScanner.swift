@@ -55,16 +55,23 @@ struct SegmentScanner {
   /// Whether a tail of zero bytes is space the writer reserved (true for the last segment
   /// only) rather than damage.
   private let allowsReserved: Bool
+  /// Where the first record is: the end of the segment header, or a batch boundary that a
+  /// checkpoint covers up to (Docs/FORMAT.md, section 18).
+  private let start: UInt64
 
-  init(file: any StorageFile, length: UInt64, allowsReserved: Bool = false, readAhead: Int = 1 << 20) {
+  init(
+    file: any StorageFile, length: UInt64, allowsReserved: Bool = false, readAhead: Int = 1 << 20,
+    start: UInt64 = UInt64(CaskFormat.segmentHeaderLength)
+  ) {
     self.file = file
+    self.start = start
     self.length = length
     self.allowsReserved = allowsReserved
     self.chunk = max(readAhead, CaskFormat.recordHeaderLength)
     self.name = String(file.path.split(separator: "/").last ?? "")
   }
 
-  /// Scans from the end of the segment header to the end of the file.
+  /// Scans from `start` (the end of the segment header unless told) to the end of the file.
   ///
   /// A batch is handed over when its commit marker is read. One that was damaged after it
   /// was written (Docs/FORMAT.md, sections 5.3 and 9) is handed over too, without its damaged
@@ -76,7 +83,7 @@ struct SegmentScanner {
   ///
   /// - Parameter commit: called with the records of each complete batch, in order.
   mutating func scan(commit: ([ScannedRecord]) throws -> Void) throws -> ScanOutcome {
-    var position = UInt64(CaskFormat.segmentHeaderLength)
+    var position = start
     var outcome = ScanOutcome(validEnd: position)
     var batch = OpenBatch()
     while position < length {

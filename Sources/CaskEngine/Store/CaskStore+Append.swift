@@ -25,6 +25,7 @@ extension CaskStore {
     // Taken out of the writer state (not copied), so appending to its tombstones stays O(1)
     // instead of copying the whole array on every write.
     guard var active = writer.active.take() else { throw CaskError.closed }
+    let appended = active.end
     writer.nextSequence += UInt64(operations.count)
     writer.ticket += 1
     var result = CommitResult(written: operations.count)
@@ -45,6 +46,7 @@ extension CaskStore {
       }
       kinds.deinitialize()
     }
+    noteAppended((writer.active?.end ?? appended) - appended, writer: &writer)
     return (writer.ticket, result)
   }
 

@@ -76,6 +76,9 @@ extension CaskStore {
       let manifest = try Manifest.describing(
         segments, active: writer.active, writer: writer, retired: retired.sorted(), hasEpochs: ring.hasEpochs)
       writer.untouchedSinceOpen = false
+      // A checkpoint lists the segments a compaction retires: it goes first, so that no
+      // checkpoint describing them outlives them (open would refuse it all the same).
+      if !retiring.isEmpty { retireCheckpoint() }
       let digest = try manifest.write(in: path, fileSystem: fileSystem, cipher: ring.current)
       writer.manifestGeneration = manifest.generation
       return digest

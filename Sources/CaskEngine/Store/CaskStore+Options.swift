@@ -23,6 +23,22 @@ extension CaskStore {
     }
   }
 
+  /// When checkpoints are written: at every seal of a full segment, at close, and after
+  /// `interval` bytes of new log, in the background, once the store holds `minimumKeys`.
+  public struct Checkpoints: Sendable, Equatable {
+    /// Bytes of log appended after which the next checkpoint is taken. Default 64 MiB: open
+    /// then replays at most about that much log after the checkpoint.
+    public var interval: UInt64
+    /// Stores with fewer live keys get no checkpoint. Default 10,000: below that, the hints
+    /// are read in about as long as a checkpoint (Docs/FORMAT.md, section 13).
+    public var minimumKeys: Int
+
+    public init(interval: UInt64 = 64 << 20, minimumKeys: Int = 10_000) {
+      self.interval = interval
+      self.minimumKeys = minimumKeys
+    }
+  }
+
   /// How a store is opened.
   public struct Options: Sendable {
     /// When writes reach the disk. Default `.always`: nothing acknowledged is lost in a crash.
@@ -70,6 +86,14 @@ extension CaskStore {
     /// further thread needs 32 KiB of values or 128 records of the batch: a batch under 64 KiB
     /// of values and 256 records seals on the calling thread alone.
     public var sealingThreads = SealingLanes.defaultLimit
+    /// When a checkpoint of the key directory is written (Docs/FORMAT.md, section 18), which
+    /// open loads instead of reading every hint, replaying only the log written after it.
+    /// `nil` writes none (a checkpoint already there is still used while it matches the log).
+    public var checkpoints: Checkpoints? = Checkpoints()
+    /// Whether open checks a checkpoint that authenticates against the log before it uses it
+    /// (Docs/FORMAT.md, section 18). Always on; a test turns it off to show that the
+    /// checkpoint tests catch a checkpoint trusted blindly.
+    var checksCheckpoint = true
 
     public init(
       durability: Durability = .always, segmentSizeLimit: UInt64 = 256 << 20,
@@ -92,6 +116,13 @@ public struct RecoveryReport: Sendable, Equatable {
   public var segmentsFromHints = 0
   /// Segments indexed by reading every record.
   public var segmentsScanned = 0
+  /// Segments whose index came from the checkpoint (Docs/FORMAT.md, section 18), the last of
+  /// them then scanned from where the checkpoint ends, if the log goes on.
+  public var segmentsFromCheckpoint = 0
+  /// Why a checkpoint in the directory was not used (it does not match the log, or does not
+  /// authenticate), or `nil`: none there, or it was used. Never names a key or a secret; not
+  /// part of `isClean`, since open then indexes from the hints and the log as without one.
+  public var checkpointIgnored: String?
   /// Bytes cut from the torn tail of the last segment.
   public var truncatedBytes: UInt64 = 0
   /// Zero bytes after the last record of the last segment, cut at open (left in place by a

@@ -58,7 +58,9 @@ extension CaskStore {
       try writeManifest(&writer)
     } catch {
       hintFailure.withLock { $0 = error as? CaskError ?? .io(operation: "write manifest", path: path, errno: EIO) }
+      return
     }
+    takeCheckpoint(writer: &writer)
   }
 
   /// Syncs a full segment and writes its hint; everything written so far is then durable.

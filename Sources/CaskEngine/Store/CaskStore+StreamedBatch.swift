@@ -89,12 +89,14 @@ extension CaskStore {
       if batch.replacedBytes > 0 { state.directory.addDeadBytes(batch.replacedBytes, in: segmentID) }
     }
     active.tombstones.append(contentsOf: batch.tombstones)
+    let appended = batch.written - active.end
     active.end = batch.written
     active.reserved = max(active.reserved, active.end)
     active.maxSequence = batch.nextSequence - 1
     writer.nextSequence = batch.nextSequence
     writer.ticket += 1
     writer.active = active
+    noteAppended(appended, writer: &writer)
     if observed { userCode.running { observers.notify(changes) } }
     return (writer.ticket, result)
   }

@@ -43,8 +43,10 @@ public final class CaskStore: Sendable {
   private let closing = Locked<(thread: pthread_t?, failure: (any Error)?)>((nil, nil))
   /// The last hint file that could not be written (`hintFailure`).
   let hintFailure = Locked<CaskError?>(nil)
-  /// Writes the hints of segments that filled up, off the writer's thread.
+  /// Writes the hints of segments that filled up, and checkpoints, off the writer's thread.
   let hintQueue = HintQueue()
+  /// Whether a checkpoint taken is still waiting on `hintQueue`: another is not taken then.
+  let checkpointPending = Locked(false)
   /// How the header derives the password's keys (`keyDerivation`); changed by a password change.
   let headerKeyDerivation: Locked<KeyDerivation?>
 
@@ -86,6 +88,8 @@ public final class CaskStore: Sendable {
     /// Set by an open that wrote nothing (the store was as a clean close left it); cleared by
     /// every append and every manifest written since. A close while it is set writes nothing.
     var untouchedSinceOpen = false
+    /// Bytes appended since the last checkpoint was taken (`Options.Checkpoints.interval`).
+    var checkpointDebt: UInt64 = 0
   }
 
   // MARK: Opening
@@ -339,11 +343,14 @@ public final class CaskStore: Sendable {
           // Sealed as when it fills up: a failed sync becomes the writer's failure (a writer
           // that appended before close and waits after it gets that error), a good one marks
           // everything durable.
+          let sealed = writer.active.map { (segment: $0.segment, end: $0.end, tombstones: $0.tombstones) }
           if let active = writer.active { try seal(active, writer: &writer) }
           // Every segment sealed, with its final length: nothing can be cut unnoticed. A
           // failure leaves the manifest before, which stays true (see `ensureRoom`).
           do {
             try writeManifest(&writer)
+            // After the manifest, whose generation it binds; written before the drain below.
+            takeCheckpoint(writer: &writer, sealed: sealed, closing: true)
           } catch {
             hintFailure.withLock {
               $0 = error as? CaskError ?? .io(operation: "write manifest", path: path, errno: EIO)

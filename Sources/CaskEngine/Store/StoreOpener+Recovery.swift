@@ -70,11 +70,12 @@ extension StoreOpener {
 
   /// Reads every record of a segment, decrypting keys only.
   func scan(
-    _ segment: Segment, length: UInt64, allowsReserved: Bool, cipher: RecordCipher, report: inout RecoveryReport
+    _ segment: Segment, length: UInt64, from start: UInt64 = UInt64(CaskFormat.segmentHeaderLength),
+    allowsReserved: Bool, cipher: RecordCipher, report: inout RecoveryReport
   ) throws -> Scanned {
     var entries: [HintEntry] = []
     var maxSequence: UInt64 = 0
-    var scanner = SegmentScanner(file: segment.file, length: length, allowsReserved: allowsReserved)
+    var scanner = SegmentScanner(file: segment.file, length: length, allowsReserved: allowsReserved, start: start)
     var undecryptable: [CorruptRegion] = []
     let name = Segment.fileName(id: segment.id)
     let outcome = try scanner.scan { batch in

@@ -4,7 +4,9 @@ import RNCryptorCodec
 /// Steps 4 to 8 of opening a store (FORMAT.md, "Opening a store"): clear what a crash left
 /// half-written, find the segments and their order, and index each one.
 extension StoreOpener {
-  func loadSegments(ring: KeyRing) throws -> (CaskStore.IndexState, CaskStore.WriterState, Manifest?) {
+  func loadSegments(ring: KeyRing, header: StoreHeader?) throws -> (
+    CaskStore.IndexState, CaskStore.WriterState, Manifest?
+  ) {
     let cipher = ring.current
     var indexState = CaskStore.IndexState()
     var writerState = CaskStore.WriterState()
@@ -46,7 +48,13 @@ extension StoreOpener {
     // The last number is never handed out, so a file named ffffffff cannot overflow it.
     writerState.nextSegmentID = numbers.maxID == UInt32.max ? UInt32.max : numbers.maxID + 1
     writerState.highestNumberHolder = numbers.highestNumberHolder
-    try indexSegments(found, currentEpoch: cipher.epoch, indexState: &indexState, writerState: &writerState)
+    // 5b. The checkpoint, when it matches the log, gives the index as of a place in it.
+    var checkpoint: LoadedCheckpoint?
+    if let manifest, indexState.recovery.integrityViolations.isEmpty, indexState.recovery.unreadableSegments.isEmpty {
+      checkpoint = loadCheckpoint(found: found, manifest: manifest, ring: ring, header: header, indexState: &indexState)
+    }
+    try indexSegments(
+      found, checkpoint: checkpoint, currentEpoch: cipher.epoch, indexState: &indexState, writerState: &writerState)
     if let manifest {
       // Sequence numbers never go down, even when compaction dropped the newest records.
       if manifest.lastSequence < UInt64.max {
@@ -190,7 +198,7 @@ extension StoreOpener {
   }
 
   /// What indexing one segment found.
-  private struct IndexedSegment {
+  struct IndexedSegment {
     /// The segment's entries, kept only where they are needed afterwards (the last segment's
     /// tombstones come from them).
     var entries: [HintEntry] = []
@@ -201,17 +209,20 @@ extension StoreOpener {
     var maxSequence: UInt64 = 0
     /// Damage stays in the segment (anything but a cut tail).
     var keepsDamage = false
-    /// Indexed from its hint (nothing scanned, nothing cut).
+    /// Indexed from its hint (nothing scanned, nothing cut), or from the checkpoint alone.
     var fromHint = false
+    /// Where the records it was indexed from begin (after the checkpoint, for the covered
+    /// segment): the bytes before are counted already.
+    var start = UInt64(CaskFormat.segmentHeaderLength)
   }
 
   /// Steps 6 to 8: indexes each segment in order, from its hint when the hint is valid, else
   /// by scanning, and makes the last one the active segment while it has room.
   private func indexSegments(
-    _ found: [FoundSegment], currentEpoch: UInt32, indexState: inout CaskStore.IndexState,
-    writerState: inout CaskStore.WriterState
+    _ found: [FoundSegment], checkpoint: LoadedCheckpoint?, currentEpoch: UInt32,
+    indexState: inout CaskStore.IndexState, writerState: inout CaskStore.WriterState
   ) throws {
-    var maxSequence: UInt64 = 0
+    var maxSequence = checkpoint?.root.lastSequence ?? 0
     // Size each table of the index once for the keys the hints claim for it (read from each
     // grouped hint's first blocks; each whole hint is read and authenticated below, one at a
     // time): growing a table key by key copies it again and again, and sizing the table of
@@ -219,7 +230,10 @@ extension StoreOpener {
     // A hint without a group section sizes the tables for its own keys when it is read.
     indexState.directory.plan(
       HintSizes.total(
-        found.compactMap { claimedHintSizes(for: $0.segment, length: $0.length, cipher: $0.segment.cipher) }),
+        found.compactMap {
+          checkpoint?.listed.contains($0.segment.id) == true
+            ? nil : claimedHintSizes(for: $0.segment, length: $0.length, cipher: $0.segment.cipher)
+        }),
       growing: false
     )
     defer { indexState.directory.forgetPlans() }
@@ -228,7 +242,14 @@ extension StoreOpener {
       let segment = item.segment
       indexState.segments[segment.id] = segment
       let indexed: IndexedSegment
-      if let hint = loadHint(for: segment, length: item.length, cipher: segment.cipher) {
+      if let checkpoint, checkpoint.listed.contains(segment.id) {
+        guard segment.id == checkpoint.root.coveredSegment else {
+          indexState.recovery.segmentsFromCheckpoint += 1
+          continue
+        }
+        indexed = try replay(
+          segment, after: checkpoint, length: item.length, isLast: isLast, into: &indexState)
+      } else if let hint = loadHint(for: segment, length: item.length, cipher: segment.cipher) {
         indexed = try index(segment, from: hint, length: item.length, isLast: isLast, into: &indexState)
         if !hint.isGrouped && !options.readOnly {
           // A hint from before the group section: rewritten with one, so that the next open
@@ -243,7 +264,7 @@ extension StoreOpener {
       }
       maxSequence = max(maxSequence, indexed.maxSequence)
       // A hint leaves out records that were already overwritten when it was written.
-      let recordBytes = indexed.end - min(indexed.end, UInt64(CaskFormat.segmentHeaderLength))
+      let recordBytes = indexed.end - min(indexed.end, indexed.start)
       if recordBytes > indexed.listed {
         indexState.directory.addDeadBytes(recordBytes - indexed.listed, in: segment.id)
       }
@@ -293,16 +314,19 @@ extension StoreOpener {
 
   /// Indexes a segment without a usable hint by scanning its records; cuts a torn tail or
   /// reserved zeros off the last segment (step 7) and writes the hint of a sealed one.
-  private func index(
-    _ segment: Segment, byScanning length: UInt64, isLast: Bool, cipher: RecordCipher,
-    into indexState: inout CaskStore.IndexState
+  func index(
+    _ segment: Segment, byScanning length: UInt64, after checkpointEnd: UInt64? = nil, isLast: Bool,
+    cipher: RecordCipher, into indexState: inout CaskStore.IndexState
   ) throws -> IndexedSegment {
+    let start = checkpointEnd ?? UInt64(CaskFormat.segmentHeaderLength)
     // Only an ordinary segment (order sub 0) is appended to, so only it can end in reserved zeros.
     let scanned = try scan(
-      segment, length: length, allowsReserved: isLast && segment.order.sub == 0, cipher: cipher,
+      segment, length: length, from: start, allowsReserved: isLast && segment.order.sub == 0, cipher: cipher,
       report: &indexState.recovery)
     var indexed = IndexedSegment(entries: scanned.entries, end: length, maxSequence: scanned.maxSequence)
-    indexState.recovery.segmentsScanned += 1
+    indexed.start = start
+    let partial = checkpointEnd != nil
+    if !partial { indexState.recovery.segmentsScanned += 1 }
     if scanned.outcome.reservedBytes > 0 {
       // 7. The zeros a writer under `.always` reserved ahead of itself: not damage, and
       // nothing was written there. Cut, so the file ends at its last record again.
@@ -332,7 +356,8 @@ extension StoreOpener {
     // Damage that stays in the segment (anything but a cut tail) gets no hint, so that every
     // open scans the segment and reports it, until a compaction rewrites the segment.
     indexed.keepsDamage = scanned.keepsDamage
-    if !(isLast && appendsTo(segment, end: indexed.end)) && !options.readOnly
+    // A scan from the checkpoint's end saw only part of the segment: no hint from it.
+    if !partial && !(isLast && appendsTo(segment, end: indexed.end)) && !options.readOnly
       && !scanned.keepsDamage && !scanned.outcome.hasTornTail && scanned.outcome.reservedBytes == 0
     {
       // A sealed segment (also the last one, when full) whose hint was lost or is stale:

@@ -78,7 +78,7 @@ struct StoreOpener {
         keyDerivation = decoded.keyDerivation
         header = decoded
       }
-      var (indexState, writerState, found) = try loadSegments(ring: ring)
+      var (indexState, writerState, found) = try loadSegments(ring: ring, header: header)
       if !options.readOnly {
         try settle(
           &writerState, found: found, segments: Array(indexState.segments.values), ring: &ring, header: &header,

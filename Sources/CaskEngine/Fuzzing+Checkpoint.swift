@@ -1,0 +1,66 @@
+import Foundation
+import RNCryptorCodec
+
+/// What `fuzz-checkpoint` reaches through: the checkpoint reader as open runs it, short of
+/// matching the checkpoint against a store's segments (Docs/FORMAT.md, section 18).
+extension FuzzingEntry {
+  /// Reads `file` as open reads a `CHECKPOINT` under `dataKeys`: the root, every page, every
+  /// table's checks. Returns the number of keys loaded, or `nil` when the checkpoint is
+  /// ignored. Traps when a loaded directory breaks an invariant: a count other than the
+  /// root's, or a key that cannot be looked up again without leaving the table's memory.
+  package static func readCheckpoint(_ file: Data, dataKeys: RNCryptor.Keys) -> Int? {
+    let cipher = RecordCipher(keys: dataKeys, version: CaskFormat.boundRecordsVersion)
+    let bytes = [UInt8](file)
+    let read = { (offset: UInt64, count: Int) -> [UInt8]? in
+      guard offset <= UInt64(bytes.count), count <= bytes.count - Int(offset) else { return nil }
+      return Array(bytes[Int(offset)..<Int(offset) + count])
+    }
+    guard let root = try? Checkpoint.readRoot(size: UInt64(bytes.count), cipher: cipher, read: read),
+      let (directory, _) = try? root.load(cipher: cipher, read: read)
+    else { return nil }
+    precondition(UInt64(directory.count) == root.keyCount, "a loaded checkpoint lost count of its keys")
+    // Every lookup ends (an empty slot is always reached) inside the table's memory.
+    for key in directory.allKeys { _ = directory[IndexKey(key)] }
+    return directory.count
+  }
+
+  /// The plaintexts of the checkpoint of a small directory (keys outside groups, in a group,
+  /// and longer than a slot holds; one segment), the root's first: what the fuzz seeds seal.
+  package static func checkpointPlaintexts(dataKeys: RNCryptor.Keys) throws -> [Data] {
+    let cipher = RecordCipher(keys: dataKeys, version: CaskFormat.boundRecordsVersion)
+    var directory = KeyDirectory(hashKey: KeyHashKey(k0: 1, k1: 2))
+    var offset: UInt32 = 32
+    for number in 0..<40 {
+      let key =
+        number % 3 == 0 ? "k\(number)" : number % 3 == 1 ? "users\u{0}\(number)" : "a-long-key-of-the-store-\(number)"
+      directory.applyPut(IndexKey(key), at: RecordLocation(segment: 1, offset: offset, length: 100))
+      offset += 100
+    }
+    let usage = directory.usage[1] ?? SegmentUsage()
+    let checkpoint = Checkpoint(
+      recordVersion: cipher.version, epoch: 0, identity: [UInt8](repeating: 7, count: 32), generation: 1,
+      coveredSegment: 1, coveredOffset: UInt64(offset), lastSequence: 40, keyCount: UInt64(directory.count),
+      hashKey: directory.hashKey, tombstoneCount: 0,
+      segments: [
+        Checkpoint.SegmentEntry(
+          id: 1, order: SegmentOrder(base: 1, sub: 0), epoch: 0, length: UInt64(offset),
+          totalBytes: usage.totalBytes, deadBytes: usage.deadBytes)
+      ], tables: [])
+    var tombstones = HintEntries()
+    IndexKey.withUTF8(of: "gone") { tombstones.append(isDelete: true, offset: 32, length: 60, key: $0) }
+    let file = try checkpoint.encoded(directory: directory, tombstones: tombstones, cipher: cipher)
+    let rootLength = Int(file.withUnsafeBytes { loadLittleEndian($0, at: 8, as: UInt32.self) })
+    var position = CaskFormat.checkpointHeadLength
+    let root = try cipher.open(Data(file[position..<position + rootLength]), file: "", offset: 0)
+    position += rootLength
+    guard let parsed = root.withUnsafeBytes({ Checkpoint.decodeRoot($0) }) else {
+      throw CaskError.corrupt(file: CaskFormat.checkpointFileName, offset: 0, reason: "seed root")
+    }
+    var plaintexts = [root]
+    for page in parsed.pages {
+      plaintexts.append(try cipher.open(Data(file[position..<position + Int(page.length)]), file: "", offset: 0))
+      position += Int(page.length)
+    }
+    return plaintexts
+  }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import RNCryptorCodec
+
+extension Checkpoint {
+  /// One page before it is sealed: what the root's order implies for it, and its contents.
+  struct PagePlan: Equatable {
+    var kind: UInt8
+    var table: UInt32
+    var count: UInt32
+  }
+
+  /// The pages the root implies for the tables, in order: each table's slots (2,048 to a
+  /// page), then its chunks (one to a page). The tombstone pages follow them.
+  var tablePagePlans: [PagePlan] {
+    var plans: [PagePlan] = []
+    for (number, table) in tables.enumerated() {
+      var left = table.capacity
+      while left > 0 {
+        let slots = min(left, UInt64(CaskFormat.checkpointSlotsPerPage))
+        plans.append(PagePlan(kind: CaskFormat.checkpointPageSlots, table: UInt32(number), count: UInt32(slots)))
+        left -= slots
+      }
+      for length in table.chunkLengths {
+        plans.append(PagePlan(kind: CaskFormat.checkpointPageChunk, table: UInt32(number), count: length))
+      }
+    }
+    return plans
+  }
+
+  /// The whole file for `directory`'s tables (the ungrouped one, then each group's) and the
+  /// covered segment's `tombstones`; the root's table, page and tombstone fields are filled
+  /// in here.
+  ///
+  /// - Complexity: O(capacity of the tables), one encryption of each page.
+  func encoded(directory: KeyDirectory, tombstones: HintEntries, cipher: RecordCipher) throws -> [UInt8] {
+    var root = self
+    root.hashKey = directory.hashKey
+    root.tombstoneCount = UInt32(tombstones.count)
+    let named =
+      [(name: [UInt8](), table: directory.ungrouped)]
+      + zip(directory.groups.names, directory.groups.tables).map { (Array($0.string.utf8), $1) }
+    root.tables = named.map { name, table in
+      let arena = table.arenaImage
+      return TableEntry(
+        name: name, capacity: UInt64(table.capacity), count: UInt64(table.count), arenaLive: UInt64(arena.live),
+        arenaDead: UInt64(arena.dead), arenaUsed: UInt32(arena.used),
+        chunkLengths: arena.chunks.map { UInt32($0.count) }
+      )
+    }
+    root.pages = []
+    var body: [UInt8] = []
+    func seal(_ plan: PagePlan, _ contents: UnsafeRawBufferPointer) throws {
+      var page = ByteWriter(capacity: CaskFormat.checkpointPageHeadLength + contents.count)
+      page.append(CaskFormat.messageTagCheckpointPage)
+      page.append(plan.kind)
+      page.append(UInt16(0))
+      page.append(UInt32(root.pages.count))
+      page.append(plan.table)
+      page.append(plan.count)
+      page.append(contentsOf: contents)
+      let message = Array(try cipher.seal(Data(page.bytes)))
+      root.pages.append(
+        PageReference(length: UInt32(message.count), digest: Array(message.suffix(RNCryptor.Format.hmacLength))))
+      body.append(contentsOf: message)
+    }
+    for (number, (_, table)) in named.enumerated() {
+      try table.withSlotBytes { slots in
+        var first = 0
+        while first < table.capacity {
+          let count = min(table.capacity - first, CaskFormat.checkpointSlotsPerPage)
+          let bytes = UnsafeRawBufferPointer(
+            rebasing: slots[first * KeyTable.slotLength..<(first + count) * KeyTable.slotLength])
+          try seal(PagePlan(kind: CaskFormat.checkpointPageSlots, table: UInt32(number), count: UInt32(count)), bytes)
+          first += count
+        }
+      }
+      for chunk in table.arenaImage.chunks {
+        try seal(
+          PagePlan(kind: CaskFormat.checkpointPageChunk, table: UInt32(number), count: UInt32(chunk.count)), chunk)
+      }
+    }
+    var page = ByteWriter(capacity: CaskFormat.checkpointPageTarget + 1024)
+    var count: UInt32 = 0
+    func closeTombstones() throws {
+      guard count > 0 else { return }
+      try page.bytes.withUnsafeBytes {
+        try seal(PagePlan(kind: CaskFormat.checkpointPageTombstones, table: 0, count: count), $0)
+      }
+      page = ByteWriter(capacity: CaskFormat.checkpointPageTarget + 1024)
+      count = 0
+    }
+    try tombstones.forEachEntry { _, offset, length, key in
+      if page.bytes.count + CaskFormat.hintEntryFixedLength + key.count > CaskFormat.checkpointPageTarget {
+        try closeTombstones()
+      }
+      page.append(CaskFormat.recordTypeDelete)
+      page.append(UInt8(0))
+      page.append(UInt16(key.count))
+      page.append(offset)
+      page.append(length)
+      page.append(contentsOf: key)
+      count += 1
+    }
+    try closeTombstones()
+    let sealedRoot = Array(try cipher.seal(Data(root.encodedRoot())))
+    var file = ByteWriter(capacity: CaskFormat.checkpointHeadLength + sealedRoot.count + body.count)
+    file.append(contentsOf: CaskFormat.checkpointMagic)
+    file.append(UInt32(sealedRoot.count))
+    file.append(contentsOf: sealedRoot)
+    file.append(contentsOf: body)
+    return file.bytes
+  }
+}

@@ -1,0 +1,126 @@
+import Foundation
+import RNCryptorCodec
+
+/// Loading the checkpoint at open (Docs/FORMAT.md, section 11, step 5b, and section 18): the
+/// key directory as of a place in the log, trusted only when it matches the log found.
+extension StoreOpener {
+  /// A checkpoint that matched the log, its entries loaded into the index.
+  struct LoadedCheckpoint {
+    var root: Checkpoint
+    /// The covered segment's tombstones up to the covered offset.
+    var tombstones: HintEntries
+    /// The ids of the segments it describes.
+    var listed: Set<UInt32>
+  }
+
+  /// Step 5b: reads and checks the checkpoint and, if it matches the segments found and the
+  /// manifest, loads its entries into `indexState.directory` (which must be empty). Otherwise
+  /// leaves the index empty and records why in `checkpointIgnored`.
+  ///
+  /// - Returns: the checkpoint loaded, or `nil` (none, or ignored).
+  func loadCheckpoint(
+    found: [FoundSegment], manifest: Manifest, ring: KeyRing, header: StoreHeader?,
+    indexState: inout CaskStore.IndexState
+  ) -> LoadedCheckpoint? {
+    let checkpointPath = "\(path)/\(CaskFormat.checkpointFileName)"
+    let kind = fileSystem.fileKind(checkpointPath)
+    guard kind != .missing else { return nil }
+    do throws(Checkpoint.Rejection) {
+      guard kind == .file, let file = try? fileSystem.open(checkpointPath, mode: .readOnly) else {
+        throw Checkpoint.Rejection(reason: "not a regular file")
+      }
+      defer { file.close() }
+      // A planted sparse file costs nothing: the pages are read one at a time, each bounded.
+      guard let size = try? file.size(), file.nextHole(from: 0) >= size else {
+        throw Checkpoint.Rejection(reason: "the file has a hole")
+      }
+      let read = { (offset: UInt64, count: Int) -> [UInt8]? in
+        guard let bytes = try? file.read(count: count, at: offset), bytes.count == count else { return nil }
+        return Array(bytes)
+      }
+      let cipher = ring.current
+      let root = try Checkpoint.readRoot(size: size, cipher: cipher, read: read)
+      if options.checksCheckpoint { try check(root, found: found, manifest: manifest, cipher: cipher, header: header) }
+      var (directory, tombstones) = try root.load(cipher: cipher, read: read)
+      directory.restoreUsage(
+        Dictionary(
+          uniqueKeysWithValues: root.segments.map {
+            ($0.id, SegmentUsage(totalBytes: $0.totalBytes, deadBytes: $0.deadBytes))
+          }))
+      indexState.directory = directory
+      return LoadedCheckpoint(root: root, tombstones: tombstones, listed: Set(root.segments.map(\.id)))
+    } catch {
+      indexState.recovery.checkpointIgnored = error.reason
+      return nil
+    }
+  }
+
+  /// Whether a checkpoint's root describes this store at a time the log reaches: the same
+  /// store and key epoch, a manifest generation not ahead of the manifest's, every segment it
+  /// lists present with its order, epoch and exact length (the covered one at least as
+  /// long), and every other segment newer than the covered one.
+  ///
+  /// - Throws: `Rejection` naming the first disagreement.
+  private func check(
+    _ root: Checkpoint, found: [FoundSegment], manifest: Manifest, cipher: RecordCipher, header: StoreHeader?
+  ) throws(Checkpoint.Rejection) {
+    guard root.recordVersion == cipher.version, root.epoch == cipher.epoch else {
+      throw Checkpoint.Rejection(reason: "written under another key epoch or format version")
+    }
+    guard let header, let identity = Checkpoint.identity(of: header),
+      constantTimeEqual(identity, root.identity)
+    else { throw Checkpoint.Rejection(reason: "written for another store or header") }
+    guard root.generation <= manifest.generation else {
+      throw Checkpoint.Rejection(reason: "ahead of the manifest (a manifest rolled back)")
+    }
+    let byID = Dictionary(found.map { ($0.segment.id, $0) }, uniquingKeysWith: { first, _ in first })
+    for listed in root.segments {
+      guard let segment = byID[listed.id], segment.segment.order == listed.order, segment.segment.epoch == listed.epoch
+      else { throw Checkpoint.Rejection(reason: "a segment it describes is gone or replaced") }
+      if listed.id == root.coveredSegment {
+        guard segment.length >= listed.length else {
+          throw Checkpoint.Rejection(reason: "ahead of the log (the log is shorter than it covers)")
+        }
+      } else if segment.length != listed.length {
+        throw Checkpoint.Rejection(reason: "a segment it describes changed length")
+      }
+    }
+    guard let covered = root.segments.last else { return }
+    for item in found where !root.segments.contains(where: { $0.id == item.segment.id }) {
+      guard (item.segment.order, item.segment.id) > (covered.order, covered.id) else {
+        throw Checkpoint.Rejection(reason: "a segment older than its newest is not in it")
+      }
+    }
+  }
+
+  /// Indexes the covered segment: the checkpoint holds it up to the covered offset, and
+  /// the records after it (written since) are scanned, a torn tail cut as in any scan. Its
+  /// tombstones, which its hint needs when it is sealed, are the checkpoint's and the scan's.
+  func replay(
+    _ segment: Segment, after checkpoint: LoadedCheckpoint, length: UInt64, isLast: Bool,
+    into indexState: inout CaskStore.IndexState
+  ) throws -> IndexedSegment {
+    indexState.recovery.segmentsFromCheckpoint += 1
+    let covered = checkpoint.root.coveredOffset
+    var indexed: IndexedSegment
+    if length > covered {
+      indexed = try index(
+        segment, byScanning: length, after: covered, isLast: isLast, cipher: segment.cipher, into: &indexState)
+    } else {
+      indexed = IndexedSegment(end: length)
+      indexed.start = covered
+      // As a clean close left it when its hint is there too (settle checks the manifest).
+      indexed.fromHint = fileSystem.fileKind("\(path)/\(Segment.hintName(id: segment.id))") == .file
+    }
+    if isLast {
+      var tombstones: [HintEntry] = []
+      checkpoint.tombstones.forEachEntry { _, offset, length, key in
+        tombstones.append(
+          HintEntry(isDelete: true, offset: offset, length: length, key: String(decoding: key, as: UTF8.self)))
+      }
+      indexed.entries = tombstones + indexed.entries
+    }
+    indexed.maxSequence = max(indexed.maxSequence, checkpoint.root.lastSequence)
+    return indexed
+  }
+}

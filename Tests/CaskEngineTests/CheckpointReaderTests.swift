@@ -1,0 +1,63 @@
+import CaskTestSupport
+import Foundation
+import RNCryptorCodec
+import Testing
+
+@testable import CaskEngine
+
+/// The checkpoint reader refuses an authentic checkpoint whose tables could not have been
+/// written by the engine: the checks behind the HMACs, which the fuzz target reaches by
+/// sealing its mutations, shown to catch a table that lies.
+@Suite("Checkpoint reader: authentic but incoherent tables are refused")
+struct CheckpointReaderTests {
+  static let keys = CheckpointFixture.keys
+
+  /// The file made of `plaintexts` (the root's first), each sealed under `keys`, the root's
+  /// page references set to the sealed pages.
+  static func assemble(_ plaintexts: [Data]) throws -> Data {
+    let cipher = RecordCipher(keys: keys, version: CaskFormat.boundRecordsVersion)
+    var root = plaintexts[0]
+    let pages = try plaintexts.dropFirst().map { try cipher.seal($0) }
+    var at = root.endIndex - CaskFormat.checkpointPageRefLength * pages.count
+    for page in pages {
+      withUnsafeBytes(of: UInt32(page.count).littleEndian) { root.replaceSubrange(at..<at + 4, with: $0) }
+      root.replaceSubrange(at + 4..<at + 36, with: page.suffix(32))
+      at += 36
+    }
+    let sealedRoot = try cipher.seal(root)
+    var file = Data(CaskFormat.checkpointMagic)
+    withUnsafeBytes(of: UInt32(sealedRoot.count).littleEndian) { file.append(contentsOf: $0) }
+    file.append(sealedRoot)
+    for page in pages { file.append(page) }
+    return file
+  }
+
+  @Test("a true checkpoint loads every key")
+  func truth() throws {
+    let plaintexts = try FuzzingEntry.checkpointPlaintexts(dataKeys: Self.keys)
+    #expect(FuzzingEntry.readCheckpoint(try Self.assemble(plaintexts), dataKeys: Self.keys) == 40)
+  }
+
+  @Test("a table claiming a key more than its slots hold")
+  func countTooHigh() throws {
+    var plaintexts = try FuzzingEntry.checkpointPlaintexts(dataKeys: Self.keys)
+    plaintexts[0][CaskFormat.checkpointRootFixedLength + CaskFormat.checkpointSegmentLength + 8] &+= 1
+    plaintexts[0][72] &+= 1
+    #expect(FuzzingEntry.readCheckpoint(try Self.assemble(plaintexts), dataKeys: Self.keys) == nil)
+  }
+
+  @Test("a slot pointing past its segment, and a long key past its chunk")
+  func slotsOutside() throws {
+    let truth = try FuzzingEntry.checkpointPlaintexts(dataKeys: Self.keys)
+    var outside = truth
+    let used = stride(from: 16, to: truth[1].count, by: 32).first { truth[1][$0 + 28] & 31 != 0 }
+    outside[1][try #require(used) + 23] = 0x7F
+    var longKey = truth
+    let slot = stride(from: 16, to: truth[1].count, by: 32).first { truth[1][$0 + 28] & 31 == 31 }
+    longKey[1][try #require(slot) + 4] = 0x40
+    for plaintexts in [outside, longKey] {
+      let loaded = FuzzingEntry.readCheckpoint(try Self.assemble(plaintexts), dataKeys: Self.keys)
+      #expect(loaded == nil)
+    }
+  }
+}

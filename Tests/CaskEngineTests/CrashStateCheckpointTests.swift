@@ -1,0 +1,51 @@
+import CaskEngine
+import CaskTestSupport
+import Foundation
+import Testing
+
+/// Every crash state of checkpoint writing (Docs/RELIABILITY.md, "Crash states"): at a seal,
+/// after the interval's worth of log, at close, and its removal by a compaction. Whatever a
+/// crash leaves (no checkpoint, its temporary file, the old one or the new one), the store
+/// opens with every acknowledged write and nothing else.
+@Suite("Crash states: checkpoint writing")
+struct CrashStateCheckpointTests {
+  /// Small segments and a checkpoint at every seal, every 1 KiB of log and at close.
+  static var options: CaskStore.Options {
+    var options = CrashStateWorkload.defaultOptions
+    options.segmentSizeLimit = 2048
+    options.checkpoints = CaskStore.Checkpoints(interval: 1024, minimumKeys: 1)
+    return options
+  }
+
+  static func value(_ name: String) -> String { CrashStateTests.value(name, length: 500) }
+
+  @Test("checkpoints at a seal, after the interval and at close")
+  func writing() throws {
+    var workload = CrashStateWorkload(
+      "checkpoint writing", options: Self.options,
+      steps: [
+        .put("k0", Self.value("k0")), .put("k1", Self.value("k1")), .delete("a"),
+        .batch([("k2", Self.value("k2")), ("b", nil)]), .close,
+      ])
+    CrashStateTests.prepared(&workload)
+    try CrashStateTests.expectNoViolation(workload)
+  }
+
+  @Test("a store opened from its checkpoint, written to, compacted and closed")
+  func compactionRetires() throws {
+    var workload = CrashStateWorkload(
+      "checkpoint retired by compaction", options: Self.options,
+      steps: [.delete("c"), .compact, .put("after", "1"), .close])
+    workload.initialModel = [
+      "a": Data(Self.value("a2").utf8), "b": Data(Self.value("b").utf8), "c": Data("c".utf8),
+    ]
+    workload.prepare = { root, options in
+      try CrashStateWorkload.makeStore(root, options) { store in
+        for round in 0..<3 { try store.put(Data(Self.value("a\(round)").utf8), forKey: "a") }
+        try store.put(Data(Self.value("b").utf8), forKey: "b")
+        try store.put(Data("c".utf8), forKey: "c")
+      }
+    }
+    try CrashStateTests.expectNoViolation(workload)
+  }
+}
