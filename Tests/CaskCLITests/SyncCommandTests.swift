@@ -99,8 +99,10 @@ extension SyncCommandTests {
     let imported = try cask.run(
       ["import", "a", "objects.json", "--collection", "events", "--id-key", "uid"], password: password)
     #expect(imported.status == 0, "\(imported.err)")
-    // Each batch of 4 takes half a second: ten of them, killed once the first is on the server.
-    try await proxy.add(rule: ["delay": 0.5, "match": "/batch"])
+    // Each batch of 4 waits 5 s at the proxy: ten of them, killed once the first is on the
+    // server, while the second waits. Prevents: a short wait that a loaded machine (a test
+    // task that gets no thread for seconds) lets the whole sync finish before the kill.
+    try await proxy.add(rule: ["delay": 5, "match": "/batch"])
     let arguments = [
       "sync", "a", proxy.url.absoluteString, "--bucket", "cli", "--collection", "events", "--auth-file", "auth",
     ]
@@ -122,6 +124,7 @@ extension SyncCommandTests {
     let partial = try await server.records().count
     #expect(partial > 0 && partial < 40, "killed in the middle: \(partial) of 40 on the server")
 
+    try await proxy.clearRules()
     let again = try cask.run(arguments + ["--json"], password: password)
     #expect(again.status == 0, "\(again.err)")
     let report = try JSONSerialization.jsonObject(with: again.stdout) as? [String: Any]

@@ -55,6 +55,16 @@ public final class FaultProxy: @unchecked Sendable {
     }
   }
 
+  /// Drops every rule: requests are forwarded as they come.
+  public func clearRules() async throws {
+    var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/__fault__")!)
+    request.httpMethod = "DELETE"
+    let (_, response) = try await URLSession.shared.data(for: request)
+    guard (response as? HTTPURLResponse)?.statusCode == 204 else {
+      throw KintoProcessError(description: "the fault proxy did not drop its rules")
+    }
+  }
+
   /// How many requests it forwarded to the server.
   public func forwarded() async throws -> Int {
     let (data, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/__fault__/count")!)

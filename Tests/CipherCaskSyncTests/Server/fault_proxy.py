@@ -12,7 +12,8 @@ whose path contains "match" (every request when it is empty):
   {"delay": 0.5, "match": "/batch"}       forward each matching request after half a second
   {"die_after": 3, "match": "/records"}   forward 3 more matching requests, then exit at once
                                           (the server "stops": connections are refused)
-GET /__fault__/count answers how many requests were forwarded.
+GET /__fault__/count answers how many requests were forwarded; DELETE /__fault__ drops every
+rule.
 """
 import http.client
 import http.server
@@ -52,6 +53,10 @@ class Proxy(http.server.BaseHTTPRequestHandler):
             if self.command == "POST":
                 with LOCK:
                     RULES.append(json.loads(data or b"{}"))
+                return self.answer(204)
+            if self.command == "DELETE":
+                with LOCK:
+                    RULES.clear()
                 return self.answer(204)
             with LOCK:
                 count = FORWARDED[0]
