@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""An independent reader of a CipherCask store (format versions 2, 3 and 4: 3 with key epochs).
+"""An independent reader of a CipherCask store (format versions 2 to 5: 4 is 3 with key epochs,
+5 is 4 with an authenticated header, a store identity and chained segments).
 
 Written from Docs/FORMAT.md and Docs/CODEC.md only, to check that those pages describe the
 format completely and truly. It never writes to the store.
@@ -121,12 +122,16 @@ HINT_MAGIC = b"CCHINTS1"
 HINT_MAGIC_GROUPED = b"CCHINTS2"
 # A grouped hint's group section ends within this many bytes of the payload (tag included).
 HINT_SIZING_LENGTH = 4096
-READABLE_VERSIONS = (2, 3, 4)
+READABLE_VERSIONS = (2, 3, 4, 5)
 KEY_EPOCHS_VERSION = 4
+AUTHENTICATED_VERSION = 5
+IDENTITY_LENGTH = 16
+MAC_LENGTH = 32
 # Set from the header: every segment and hint of the store must have this version (3 for a
 # version 4 header, whose records are version 3).
 FORMAT_VERSION = None
 HEADER_VERSION = None
+STORE_IDENTITY = None
 TAG_KEY_RING = 0x52
 # Version 3 (section 5.4): tags in front of every sealed plaintext, a binding in key messages.
 TAG_KEY, TAG_VALUE, TAG_HINT, TAG_MANIFEST = 0x4B, 0x56, 0x48, 0x4D
@@ -188,25 +193,37 @@ def read_header(directory, password):
     version = u16(data, 8)
     flags = u16(data, 10)
     ring = None
+    identity = None
     end = 16 + w
-    # Section 3a: a version 4 header with flag bit 2 has the key ring between W and the CRC.
-    if version == KEY_EPOCHS_VERSION and flags & 0x0004:
+    authenticated = bool(flags & 0x0008)
+    # Section 3a: a version 4 header with flag bit 2 has the key ring between W and the CRC;
+    # section 3b: so does one with flag bit 3 (version 5, or a version 5 header changed back).
+    if (version >= KEY_EPOCHS_VERSION or authenticated) and flags & 0x0004:
         if len(data) < end + 4:
             fail("CASK: header is truncated")
         r = u32(data, end)
         ring = data[end + 4:end + 4 + r]
         end += 4 + r
+    # Section 3b: with flag bit 3, the store identity and the MAC follow, before the CRC.
+    if authenticated:
+        if len(data) < end + IDENTITY_LENGTH + MAC_LENGTH:
+            fail("CASK: header is truncated")
+        identity = data[end:end + IDENTITY_LENGTH]
+        end += IDENTITY_LENGTH + MAC_LENGTH
     if len(data) < end + 4:
         fail("CASK: header is truncated")
     if u32(data, end) != crc32c(data[:end]):
         fail("CASK: header checksum mismatch")
     if version not in READABLE_VERSIONS:
         fail(f"CASK: unsupported format version {version}")
-    if version == KEY_EPOCHS_VERSION and ring is None:
-        fail("CASK: a version 4 header without its key ring")
-    global FORMAT_VERSION, HEADER_VERSION
+    if version >= KEY_EPOCHS_VERSION and ring is None:
+        fail(f"CASK: a version {version} header without its key ring")
+    if version == AUTHENTICATED_VERSION and identity is None:
+        fail("CASK: a version 5 header without its authenticator")
+    global FORMAT_VERSION, HEADER_VERSION, STORE_IDENTITY
     HEADER_VERSION = version
-    FORMAT_VERSION = 3 if version == KEY_EPOCHS_VERSION else version
+    FORMAT_VERSION = min(version, 3)
+    STORE_IDENTITY = identity
     wrapped = data[16:16 + w]
     # Bytes after the CRC are ignored (section 3); other flag bits are ignored too.
     if not flags & 0x0001:
@@ -222,9 +239,23 @@ def read_header(directory, password):
         if "HMAC" in str(error):
             fail("CASK: wrong password (the wrapped key's HMAC does not verify)")
         raise
-    if len(data_key) != 64:
-        fail(f"CASK: wrapped data key is {len(data_key)} bytes, expected 64")
+    # Section 3b: from version 5 on the wrapped plaintext is the data key and the version.
+    if len(data_key) == 66:
+        bound = u16(data_key, 64)
+        if bound != version:
+            fail(f"CASK: the header says version {version}, its wrapped key was written for version {bound} "
+                 "(a downgraded header)")
+        data_key = data_key[:64]
+    elif len(data_key) != 64:
+        fail(f"CASK: wrapped data key is {len(data_key)} bytes, expected 64 or 66")
+    elif version >= AUTHENTICATED_VERSION:
+        fail("CASK: a version 5 header whose wrapped key does not name its version")
     current = (data_key[:32], data_key[32:])
+    if authenticated:
+        mac_end = end - MAC_LENGTH
+        expected = hmac.new(current[1], data[:mac_end], hashlib.sha256).digest()
+        if not hmac.compare_digest(expected, data[mac_end:end]):
+            fail("CASK: the header does not authenticate under its data key")
     if ring is None:
         return {"current": 0, "keys": {0: current}, "pinned": None}
     return open_key_ring(ring, current)

@@ -20,7 +20,7 @@ struct RecordCipher: Sendable {
   /// data key, one more at each password or key change.
   let epoch: UInt32
 
-  init(keys: RNCryptor.Keys, version: UInt16 = CaskFormat.formatVersion, epoch: UInt32 = 0) {
+  init(keys: RNCryptor.Keys, version: UInt16 = CaskFormat.boundRecordsVersion, epoch: UInt32 = 0) {
     self.keys = keys
     self.version = version
     self.epoch = epoch

@@ -79,7 +79,7 @@ final class Segment: Sendable {
   ///   - version: the store's (records') format version, which decides how its records read.
   ///   - epoch: the key epoch whose data key seals its records (0 in a store without epochs).
   static func encodeHeader(
-    id: UInt32, order: SegmentOrder, version: UInt16 = CaskFormat.formatVersion, epoch: UInt32 = 0
+    id: UInt32, order: SegmentOrder, version: UInt16 = CaskFormat.boundRecordsVersion, epoch: UInt32 = 0
   ) -> [UInt8] {
     var writer = ByteWriter(capacity: CaskFormat.segmentHeaderLength)
     writer.append(contentsOf: CaskFormat.segmentMagic)
