@@ -113,17 +113,18 @@ import Testing
     }
   }
 
-  /// The store identity stands for every field the MAC covers (flags, key derivation
-  /// parameters, key ring): one byte of it changed, CRC fixed, is refused.
+  /// A byte of the store identity, of the key ring, or a flag bit no reader uses, changed with
+  /// the CRC fixed, is refused: the MAC covers every byte before it.
   @Test func anyOtherFieldChangedIsRefused() throws {
     try withTemporaryDirectory("v5-field") { directory in
       let path = try makeStore(in: directory, keys: 3)
       let original = [UInt8](try Data(contentsOf: URL(fileURLWithPath: headerPath(path))))
       let identityOffset = original.count - 4 - CaskFormat.authenticatorLength - CaskFormat.storeIdentityLength
       let ringByte = identityOffset - 8
-      for offset in [identityOffset, identityOffset + 15, ringByte] {
+      // Byte 10 holds the flags' low byte; bit 4 means nothing to any reader.
+      for (offset, mask) in [(identityOffset, UInt8(0x40)), (identityOffset + 15, 0x40), (ringByte, 0x40), (10, 0x10)] {
         var bytes = original
-        bytes[offset] ^= 0x40
+        bytes[offset] ^= mask
         try writeHeader(bytes, to: path)
         #expect(throws: (any Error).self) { try opens(path) }
         #expect {
@@ -131,16 +132,19 @@ import Testing
         } throws: { isAlteredHeader($0) }
         #expect(throws: CaskError.wrongPassword) { _ = try opens(path, password: "not the password") }
       }
-      // The planted check: the same change with the MAC recomputed under the data key (which
-      // only the password's holder can do) opens, so the MAC is what refused it.
+      // The planted check: the unused flag bit set with the MAC recomputed under the data key
+      // (which only the password's holder can do) opens, so the MAC is what refused it.
       var bytes = original
-      bytes[identityOffset] ^= 0x40
+      bytes[10] ^= 0x10
+      let header = try StoreHeader.decode(Data(original), path: headerPath(path))
+      let keys = try StoreCredential.password(SecureBytes(utf8: testPassword)).unwrap(header, path: "")
+      let macOffset = bytes.count - 4 - CaskFormat.authenticatorLength
+      bytes.replaceSubrange(
+        macOffset..<(macOffset + CaskFormat.authenticatorLength),
+        with: try StoreHeader.authenticator(of: Array(bytes[0..<macOffset]), keys: keys))
       try writeHeader(bytes, to: path)
-      let altered = try StoreHeader.decode(
-        try Data(contentsOf: URL(fileURLWithPath: headerPath(path))), path: headerPath(path))
-      let keys = try StoreCredential.password(SecureBytes(utf8: testPassword)).unwrap(altered, path: "")
-      try writeHeader(try altered.authenticated(with: keys).encoded(), to: path)
-      #expect(try opens(path) == 3)
+      #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: headerPath(path))))[10] & 0x10 != 0)
+      #expect(try opens(path, readOnly: true) == 3)
     }
   }
 

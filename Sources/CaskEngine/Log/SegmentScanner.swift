@@ -45,6 +45,8 @@ public struct CorruptRegion: Sendable, Equatable {
 /// handing over whole batches only (a batch without its commit marker is never applied).
 struct SegmentScanner {
   private let file: any StorageFile
+  /// Where the first record starts: after the segment's header (and link).
+  private let start: UInt64
   private let length: UInt64
   private let name: String
   private var window = Data()
@@ -56,8 +58,12 @@ struct SegmentScanner {
   /// only) rather than damage.
   private let allowsReserved: Bool
 
-  init(file: any StorageFile, length: UInt64, allowsReserved: Bool = false, readAhead: Int = 1 << 20) {
+  init(
+    file: any StorageFile, start: UInt64 = UInt64(CaskFormat.segmentHeaderLength), length: UInt64,
+    allowsReserved: Bool = false, readAhead: Int = 1 << 20
+  ) {
     self.file = file
+    self.start = start
     self.length = length
     self.allowsReserved = allowsReserved
     self.chunk = max(readAhead, CaskFormat.recordHeaderLength)
@@ -76,7 +82,7 @@ struct SegmentScanner {
   ///
   /// - Parameter commit: called with the records of each complete batch, in order.
   mutating func scan(commit: ([ScannedRecord]) throws -> Void) throws -> ScanOutcome {
-    var position = UInt64(CaskFormat.segmentHeaderLength)
+    var position = start
     var outcome = ScanOutcome(validEnd: position)
     var batch = OpenBatch()
     while position < length {

@@ -17,7 +17,8 @@ extension StoreHeader {
   func authenticated(with keys: RNCryptor.Keys) throws -> StoreHeader {
     guard identity != nil else { return self }
     var copy = self
-    copy.authenticator = try Self.authenticator(of: coveredBytes(), keys: keys)
+    copy.coveredAsRead = nil
+    copy.authenticator = try Self.authenticator(of: copy.coveredBytes(), keys: keys)
     return copy
   }
 
@@ -27,7 +28,7 @@ extension StoreHeader {
   ///   wrapped key, so the header's other fields were changed by someone without it.
   func checkAuthenticator(keys: RNCryptor.Keys) throws {
     guard identity != nil else { return }
-    let expected = try Self.authenticator(of: coveredBytes(), keys: keys)
+    let expected = try Self.authenticator(of: coveredAsRead ?? coveredBytes(), keys: keys)
     guard let authenticator, constantTimeEqual(expected, authenticator) else {
       throw CaskError.integrityViolation(
         file: CaskFormat.headerFileName,

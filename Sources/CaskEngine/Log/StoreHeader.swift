@@ -38,6 +38,9 @@ struct StoreHeader: Sendable {
   /// Version 5: HMAC-SHA256 of every byte before it, under the data key's HMAC key
   /// (`authenticated(with:)`); `nil` until computed.
   var authenticator: [UInt8]?
+  /// A decoded version 5 header: the bytes its MAC covers, as read. Prevents: a MAC checked
+  /// over the fields re-encoded, which drops what a reader ignores (unknown flag bits).
+  var coveredAsRead: [UInt8]?
 
   init(version: UInt16, wrapping: Wrapping, wrappedKey: Data, keyRing: Data? = nil) {
     self.version = version
@@ -133,12 +136,12 @@ struct StoreHeader: Sendable {
         }
         ring = Data(bytes)
       }
-      var trailer: (identity: [UInt8], authenticator: [UInt8])?
+      var trailer: (identity: [UInt8], authenticator: [UInt8], covered: [UInt8])?
       if authenticated {
-        guard let identity = reader.readBytes(CaskFormat.storeIdentityLength),
-          let authenticator = reader.readBytes(CaskFormat.authenticatorLength)
-        else { throw truncated }
-        trailer = (Array(identity), Array(authenticator))
+        guard let identity = reader.readBytes(CaskFormat.storeIdentityLength) else { throw truncated }
+        let covered = Array(buffer[0..<reader.offset])
+        guard let authenticator = reader.readBytes(CaskFormat.authenticatorLength) else { throw truncated }
+        trailer = (Array(identity), Array(authenticator), covered)
       }
       guard let crc = reader.readUInt32() else { throw truncated }
       guard CRC32C.checksum(UnsafeRawBufferPointer(rebasing: buffer[0..<reader.offset - 4])) == crc else {
@@ -166,6 +169,7 @@ struct StoreHeader: Sendable {
     header.keyRing = ring
     header.identity = trailer?.identity
     header.authenticator = trailer?.authenticator
+    header.coveredAsRead = trailer?.covered
     return header
   }
 

@@ -86,6 +86,10 @@ public final class CaskStore: Sendable {
     /// Set by an open that wrote nothing (the store was as a clean close left it); cleared by
     /// every append and every manifest written since. A close while it is set writes nothing.
     var untouchedSinceOpen = false
+    /// Version 5: the newest ordinary segment, which the next segment started links to
+    /// (`SegmentLink`): the one sealed last, or the newest open found. Kept while compaction
+    /// removes it: the link names it as it was, and the manifest then lists nothing newer.
+    var chainTip: Segment?
   }
 
   // MARK: Opening

@@ -26,7 +26,7 @@ extension StoreOpener {
     if cipher.bindsRecords {
       do {
         manifest = try readManifest(ring: ring)
-        found = try applyManifest(manifest, to: found, currentEpoch: cipher.epoch, report: &indexState.recovery)
+        found = try applyManifest(manifest, to: found, ring: ring, report: &indexState.recovery)
       } catch CaskError.integrityViolation(let file, let reason) {
         indexState.recovery.integrityViolations.append(CorruptRegion(file: file, offset: 0, length: 0, reason: reason))
       }
@@ -46,7 +46,8 @@ extension StoreOpener {
     // The last number is never handed out, so a file named ffffffff cannot overflow it.
     writerState.nextSegmentID = numbers.maxID == UInt32.max ? UInt32.max : numbers.maxID + 1
     writerState.highestNumberHolder = numbers.highestNumberHolder
-    try indexSegments(found, currentEpoch: cipher.epoch, indexState: &indexState, writerState: &writerState)
+    try indexSegments(
+      found, currentEpoch: cipher.epoch, identity: ring.identity, indexState: &indexState, writerState: &writerState)
     if let manifest {
       // Sequence numbers never go down, even when compaction dropped the newest records.
       if manifest.lastSequence < UInt64.max {
@@ -124,7 +125,8 @@ extension StoreOpener {
   private func findSegments(
     _ names: [String], ring: KeyRing, numbers: inout SegmentNumbers, report: inout RecoveryReport
   ) throws -> [FoundSegment] {
-    let version = ring.current.version
+    // A version 5 store's segments say 5 (their records are version 3) and carry a link.
+    let version = ring.identity != nil ? CaskFormat.authenticatedVersion : ring.current.version
     var found: [FoundSegment] = []
     for name in names {
       if let id = Segment.id(fromForeignName: name, extension: CaskFormat.segmentExtension) {
@@ -145,7 +147,8 @@ extension StoreOpener {
             file: name, offset: length, length: fullLength - length,
             reason: "segment longer than the format allows; the excess is ignored"))
       }
-      let header = try file.read(upTo: CaskFormat.segmentHeaderLength, at: 0)
+      let header = try file.read(
+        upTo: CaskFormat.segmentHeaderLength + (ring.identity != nil ? CaskFormat.segmentLinkLength : 0), at: 0)
       switch Segment.decodeHeader(header) {
       case .success(let decoded) where decoded.id == id && decoded.version == version:
         // A base is a number handed out earlier (a writer's own id, or the newest input's for
@@ -164,8 +167,24 @@ extension StoreOpener {
           }
           continue
         }
+        var link: SegmentLink?
+        if ring.identity != nil {
+          // Prevents: a segment's id, order or key epoch changed (its CRC fixed), or a link
+          // forged, being followed.
+          guard let authenticated = SegmentLink.decode(header, keys: cipher.keys) else {
+            report.unreadableSegments.append(name)
+            report.integrityViolations.append(
+              CorruptRegion(
+                file: name, offset: 0, length: 0,
+                reason: "the segment's header does not authenticate (its order, number, key epoch or link was changed)")
+            )
+            continue
+          }
+          link = authenticated
+        }
         found.append(
-          FoundSegment(segment: Segment(id: id, order: decoded.order, file: file, cipher: cipher), length: length))
+          FoundSegment(
+            segment: Segment(id: id, order: decoded.order, file: file, cipher: cipher, link: link), length: length))
       case .success(let decoded) where decoded.id == id && decoded.version > version:
         // A version 2 header never had later segments beside it: the header was changed
         // back (its version field is not authenticated before format 5). Refused, never
@@ -208,7 +227,7 @@ extension StoreOpener {
   /// Steps 6 to 8: indexes each segment in order, from its hint when the hint is valid, else
   /// by scanning, and makes the last one the active segment while it has room.
   private func indexSegments(
-    _ found: [FoundSegment], currentEpoch: UInt32, indexState: inout CaskStore.IndexState,
+    _ found: [FoundSegment], currentEpoch: UInt32, identity: [UInt8]?, indexState: inout CaskStore.IndexState,
     writerState: inout CaskStore.WriterState
   ) throws {
     var maxSequence: UInt64 = 0
@@ -243,14 +262,18 @@ extension StoreOpener {
       }
       maxSequence = max(maxSequence, indexed.maxSequence)
       // A hint leaves out records that were already overwritten when it was written.
-      let recordBytes = indexed.end - min(indexed.end, UInt64(CaskFormat.segmentHeaderLength))
+      let recordBytes = indexed.end - min(indexed.end, segment.recordsStart)
       if recordBytes > indexed.listed {
         indexState.directory.addDeadBytes(recordBytes - indexed.listed, in: segment.id)
       }
       // 8. Keep appending to the last segment while it has room (and it is under the current
       // key epoch: a crash after a password change sealed it). Its hint goes before it grows
       // (`StoreOpener.open` or `CaskStore.resumeAppending`).
-      if isLast && appendsTo(segment, end: indexed.end) && segment.epoch == currentEpoch {
+      // A version 5 store appends only to a segment it wrote itself (a backup's copy of the
+      // original's segment is sealed for it).
+      if isLast && appendsTo(segment, end: indexed.end) && segment.epoch == currentEpoch
+        && segment.link?.identity == identity
+      {
         writerState.active = CaskStore.ActiveSegment(
           segment: segment, end: indexed.end, tombstones: HintEntries(indexed.entries.filter(\.isDelete)),
           maxSequence: maxSequence)
@@ -262,6 +285,8 @@ extension StoreOpener {
     // A damaged or crafted sequence field (records are only CRC-protected) may claim the
     // largest sequence; appends then fail with `corrupt` instead of overflowing.
     writerState.nextSequence = maxSequence == .max ? .max : maxSequence + 1
+    // The segment the next one started links to, unless the active one is sealed first.
+    writerState.chainTip = found.last { $0.segment.order.sub == 0 }?.segment
   }
 
   /// Indexes a segment straight from its decrypted hint: no `String` for a key of up to 15

@@ -57,7 +57,9 @@ struct StoreOpener {
       var header: StoreHeader?
       if fileSystem.fileKind(headerPath) == .missing {
         let version = options.newStoreFormatVersion
-        guard (CaskFormat.oldestReadableVersion...CaskFormat.formatVersion).contains(version) else {
+        guard (CaskFormat.oldestReadableVersion...CaskFormat.formatVersion).contains(version),
+          version != CaskFormat.keyEpochsVersion
+        else {
           throw CaskError.unsupportedVersion(found: Int(version), supported: Int(CaskFormat.formatVersion))
         }
         (ring, header) = try createHeader(at: headerPath, version: version)
@@ -160,7 +162,8 @@ struct StoreOpener {
     // The segment it resumes (if any) was read from its hint, which only a seal or close writes.
     if writerState.active?.sealedOnDisk ?? true, !rotationUnfinished, let found,
       try found.describesCleanClose(
-        of: segments, active: writerState.active, writer: writerState, hasEpochs: ring.hasEpochs)
+        of: segments, active: writerState.active, writer: writerState, hasEpochs: ring.hasEpochs,
+        identity: ring.identity)
     {
       writerState.untouchedSinceOpen = true
       return
@@ -171,7 +174,8 @@ struct StoreOpener {
     }
     guard ring.current.bindsRecords else { return }
     let manifest = try Manifest.describing(
-      segments, active: writerState.active, writer: writerState, retired: [], hasEpochs: ring.hasEpochs)
+      segments, active: writerState.active, writer: writerState, retired: [], hasEpochs: ring.hasEpochs,
+      identity: ring.identity)
     try manifest.write(in: path, fileSystem: fileSystem, cipher: ring.current)
     writerState.manifestGeneration = manifest.generation
     if let current = header {
