@@ -29,6 +29,29 @@ dump_stacks() {
   done
 }
 
+# Prints the tests that started and never ended (swift-testing's "◇ Test NAME started." without
+# a later result for NAME; XCTest's "Test Case 'NAME' started" without "Test Case 'NAME'
+# passed/failed"): when every thread is idle, the stacks cannot say which test waits.
+unfinished_tests() {
+  echo "== test-watchdog: tests started and not ended:" >&2
+  python3 - "$log" >&2 <<'PY'
+import re, sys
+started, ended = [], set()
+for line in open(sys.argv[1], encoding="utf-8", errors="replace"):
+    if m := re.search(r'◇ Test "(.*)" started\.', line):
+        started.append(m.group(1))
+    elif m := re.search(r'[✔✘] Test "(.*?)" (passed|failed|with )', line):
+        ended.add(m.group(1))
+    elif m := re.search(r"Test Case '(.*)' started", line):
+        started.append(m.group(1))
+    elif m := re.search(r"Test Case '(.*)' (passed|failed|skipped)", line):
+        ended.add(m.group(1))
+for name in started:
+    if name not in ended:
+        print("   ", name)
+PY
+}
+
 # Runs the command once; returns its status, or 124 when it stalled.
 run_once() {
   : >"$log"
@@ -45,6 +68,7 @@ run_once() {
     fi
     if [ "$quiet" -ge "$stall" ]; then
       echo "== test-watchdog: no output for ${stall} s; the run has stopped making progress" >&2
+      unfinished_tests
       dump_stacks "$pid"
       # Every process of the session: a test process left behind would hold its files and
       # memory while the command runs again.

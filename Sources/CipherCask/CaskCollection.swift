@@ -67,8 +67,8 @@ where T.ID: CustomStringConvertible & Sendable {
       return "collection names must be non-empty and must not contain U+0000"
     }
     // Prevents: a collection's objects landing among index entries and catalogues
-    // (Index/IndexKeys.swift), whose groups begin with U+0001.
-    guard name.utf8.first != IndexKeys.reservedPrefix else {
+    // (Index/IndexStoreKeys.swift), whose groups begin with U+0001.
+    guard name.utf8.first != IndexStoreKeys.reservedPrefix else {
       return "collection names must not begin with U+0001 (reserved for indexes)"
     }
     return nil

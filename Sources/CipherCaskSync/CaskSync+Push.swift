@@ -25,20 +25,25 @@ extension CaskSync {
   /// Sends the marked objects in batches of the server's limit, conditional on the version
   /// each change was made against, until none is left or only failures remain (up to four
   /// rounds: a conflict that the client wins is sent again against the server's version).
-  func push(_ policy: SyncConflictPolicy, report: inout SyncReport<T>) async throws {
+  ///
+  /// - Returns: the newest `last_modified` the server confirmed for a saved record, if any.
+  @discardableResult
+  func push(_ policy: SyncConflictPolicy, report: inout SyncReport<T>) async throws -> Int64? {
+    var newest: Int64?
     for _ in 0..<4 {
       let items = try await gather()
-      guard !items.isEmpty else { return }
+      guard !items.isEmpty else { return newest }
       let limit = try await batchLimit()
       var again = false
       var start = 0
       while start < items.count {
         let chunk = Array(items[start..<min(items.count, start + limit)])
         start += chunk.count
-        again = try await send(chunk, policy: policy, report: &report) || again
+        again = try await send(chunk, policy: policy, report: &report, newest: &newest) || again
       }
-      if !again { return }
+      if !again { return newest }
     }
+    return newest
   }
 
   /// The marked objects (conflicts kept for the app left out), with what the server had; marks
@@ -71,7 +76,9 @@ extension CaskSync {
   /// Sends one batch and stores what the server confirmed.
   ///
   /// - Returns: whether some items must go again (failed, rolled back, or a conflict the client wins).
-  private func send(_ items: [PushItem], policy: SyncConflictPolicy, report: inout SyncReport<T>) async throws -> Bool {
+  private func send(
+    _ items: [PushItem], policy: SyncConflictPolicy, report: inout SyncReport<T>, newest: inout Int64?
+  ) async throws -> Bool {
     let codec = self.codec
     var requests: [[String: Any]] = []
     for item in items {
@@ -124,6 +131,7 @@ extension CaskSync {
         return (tally, pushed)
       }
     }
+    for case .saved(let modified) in settled { newest = max(newest ?? modified, modified) }
     report.pushed += tally.1
     report.pulled += tally.0.pulled
     report.deleted += tally.0.deleted

@@ -138,7 +138,9 @@ where T.ID: LosslessStringConvertible & Sendable {
         var state = try await prepare()
         if policy != .manual { try await settleStoredConflicts(policy, report: &report) }
         try await pull(policy, state: &state, report: &report)
-        try await push(policy, report: &report)
+        if let newest = try await push(policy, report: &report) {
+          try await passOwnPushes(through: newest, state: &state)
+        }
         let after = client.counters
         report.requests = after.requests - before.requests
         report.bytes = after.bytes - before.bytes

@@ -7,6 +7,16 @@ import Foundation
 /// link elsewhere (a mistaken or hostile answer) would hand that server the headers, which is
 /// why HTTP clients drop credentials on a redirect to another host.
 package enum PageLink {
+  /// `url` with `parameter=page` in its query, replacing any such item: a numbered page.
+  package static func numbered(_ url: URL, parameter: String, page: Int) -> URL {
+    var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
+    var items = components?.queryItems ?? []
+    items.removeAll { $0.name == parameter }
+    items.append(URLQueryItem(name: parameter, value: String(page)))
+    components?.queryItems = items
+    return components?.url ?? url
+  }
+
   /// The URL `link` names (absolute, or relative to `page`), or `nil` when it is no URL.
   ///
   /// - Throws: `PageLink.LeavesServer` when that URL is on another server than `first`.

@@ -101,69 +101,7 @@ where T.ID: LosslessStringConvertible & Sendable {
   func pullPages(
     deletingMissing: Bool = false, adjust: RequestHook?, progress: (@Sendable (SyncProgress) -> Void)?
   ) async throws -> (imported: CaskCollection<T>.ImportResult, deleted: Int) {
-    var objects: [T] = []
-    var moved = SyncProgress()
-    let first = firstPageURL()
-    var next: URL? = first
-    var page = configuration.pagination.firstPage
-    var visited = Set<URL>()
-    var previousIDs: [String]?
-    // By their UTF-8 bytes, as the store keys them (`CaskCollection.sameKey`).
-    var received = Set<[UInt8]>()
-    while let url = next {
-      try Self.checkCancelled()
-      guard visited.insert(url).inserted else { throw SyncError.decoding("pagination loops back to a visited page") }
-      guard visited.count <= configuration.maximumPages else {
-        throw SyncError.decoding(
-          "more than \(configuration.maximumPages) pages (RemoteConfiguration.maximumPages); nothing was written")
-      }
-      let response = try await send(method: "GET", url: url, body: nil, adjust: adjust)
-      let decoded = try decodeObjects(from: response.body)
-      let ids = decoded.objects.map(\.id.description)
-      // A server that ignores the page parameter sends the same page again and again.
-      guard ids.isEmpty || ids != previousIDs else {
-        throw SyncError.decoding("two pages in a row hold the same objects: is the page parameter ignored?")
-      }
-      previousIDs = ids
-      var anyNew = false
-      for id in ids { anyNew = received.insert(Array(id.utf8)).inserted || anyNew }
-      objects += decoded.objects
-      moved.objects += decoded.objects.count
-      moved.bytes += Int64(response.body.count)
-      progress?(moved)
-      switch configuration.pagination {
-      case .none:
-        next = nil
-      case .nextURL:
-        do {
-          next = try decoded.next.map { link in
-            guard let next = try PageLink.resolve(link, on: url, walkStartedAt: first) else {
-              throw SyncError.decoding("its next link is not a URL")
-            }
-            return next
-          }
-        } catch let error as PageLink.LeavesServer {
-          throw SyncError.decoding(error.reason)
-        }
-      case .page(let parameter, _):
-        guard !decoded.objects.isEmpty else {
-          next = nil
-          break
-        }
-        let (following, overflow) = page.addingReportingOverflow(1)
-        guard !overflow else { throw SyncError.decoding("page \(page) is not empty and no page number follows it") }
-        page = following
-        next = pageURL(parameter: parameter, page: page)
-      }
-      // Pages that start over (page numbers or cursors that wrap around) come under new URLs,
-      // and the pages between two copies differ: only a page with nothing new tells.
-      guard next == nil || ids.isEmpty || anyNew else {
-        throw SyncError.decoding(
-          "a page holds only objects already received, and another page follows it: do the pages start over?")
-      }
-    }
-    let fetched = objects
-    let listed = received
+    let (fetched, listed) = try await fetchPages(adjust: adjust, progress: progress)
     let outbox = self.outbox
     return try await store {
       try local.store.transaction { transaction in
@@ -284,12 +222,7 @@ where T.ID: LosslessStringConvertible & Sendable {
   }
 
   func pageURL(parameter: String, page: Int) -> URL {
-    var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: true)
-    var items = components?.queryItems ?? []
-    items.removeAll { $0.name == parameter }
-    items.append(URLQueryItem(name: parameter, value: String(page)))
-    components?.queryItems = items
-    return components?.url ?? baseURL
+    PageLink.numbered(baseURL, parameter: parameter, page: page)
   }
 
   func jsonBody(for object: T) throws -> Data {

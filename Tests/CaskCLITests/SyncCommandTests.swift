@@ -99,7 +99,7 @@ extension SyncCommandTests {
     let imported = try cask.run(
       ["import", "a", "objects.json", "--collection", "events", "--id-key", "uid"], password: password)
     #expect(imported.status == 0, "\(imported.err)")
-    // Each batch of 4 takes half a second: ten of them, killed after about three.
+    // Each batch of 4 takes half a second: ten of them, killed once the first is on the server.
     try await proxy.add(rule: ["delay": 0.5, "match": "/batch"])
     let arguments = [
       "sync", "a", proxy.url.absoluteString, "--bucket", "cli", "--collection", "events", "--auth-file", "auth",
@@ -108,17 +108,24 @@ extension SyncCommandTests {
     child.standardOutput = FileHandle.nullDevice
     child.standardError = FileHandle.nullDevice
     try child.run()
-    try await Task.sleep(for: .milliseconds(2500))
+    // Waits for the first batch, not for a guessed time: on a loaded machine a fixed sleep let
+    // the whole sync end before the kill.
+    let server = KintoHTTP(kinto.url, bucket: "cli", collection: "events")
+    let started = try await eventually(timeout: 60, interval: 0.02) {
+      guard child.isRunning else { return true }
+      return (try? await server.records().count).map { $0 > 0 } == true
+    }
+    #expect(started, "the sync never pushed a batch")
     kill(child.processIdentifier, SIGKILL)
     child.waitUntilExit()
     #expect(child.terminationReason == .uncaughtSignal)
-    let partial = try await KintoHTTP(kinto.url, bucket: "cli", collection: "events").records().count
+    let partial = try await server.records().count
     #expect(partial > 0 && partial < 40, "killed in the middle: \(partial) of 40 on the server")
 
     let again = try cask.run(arguments + ["--json"], password: password)
     #expect(again.status == 0, "\(again.err)")
     let report = try JSONSerialization.jsonObject(with: again.stdout) as? [String: Any]
     #expect(report?["pending"] as? Int == 0)
-    #expect(try await KintoHTTP(kinto.url, bucket: "cli", collection: "events").records().count == 40)
+    #expect(try await server.records().count == 40)
   }
 }

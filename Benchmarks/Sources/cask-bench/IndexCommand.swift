@@ -9,10 +9,11 @@ import PeerKit
 enum IndexCommand: BenchCommand {
   static let name = "index"
   static let abstract = "Index memory per key and open time from hints, for keys of 16, 30 and 60 bytes."
-  static let usage = "cask-bench index [--keys N] [--dir DIR]"
+  static let usage = "cask-bench index [--keys N] [--dir DIR] [--results DIR]"
   static let options: [(flag: String, help: String)] = [
     ("--keys N", "Keys in each store (default 1,000,000; at least 100)."),
     ("--dir DIR", "Where to build the stores (default: the temporary directory)."),
+    ResultsDestination.option,
     ("-h, --help", "Show help information."),
   ]
 
@@ -23,10 +24,27 @@ enum IndexCommand: BenchCommand {
   static let overheadTarget = 48.0
   static let openTarget = 0.5
 
+  /// One key length's figures.
+  struct Row: Codable {
+    let keyBytes: Int
+    let keys: Int
+    let openSeconds: [Double]
+    let openMedianSeconds: Double
+    let heapBytesPerKey: Double
+    let rssBytesPerKey: Double
+  }
+
+  struct Figures: Codable {
+    let overheadTarget: Double
+    let openTarget: Double
+    var rows: [Row] = []
+  }
+
   static func run(arguments: [String]) throws {
     var options = Options(arguments)
     let keysArgument = try options.value("--keys")
     let base = try options.value("--dir") ?? FileManager.default.temporaryDirectory.path
+    let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: false)
     try options.finish()
     let count =
       try keysArgument.map { text -> Int in
@@ -38,10 +56,7 @@ enum IndexCommand: BenchCommand {
     let scratch = try ScratchDirectory(in: base)
     defer { scratch.remove() }
     printToStandardError("index: \(Machine.current().summary)")
-    var table = Table([
-      ("key bytes", .right), ("keys", .right), ("open s (median of \(opens))", .right), ("heap B/key", .right),
-      ("heap - key bytes", .right), ("RSS B/key", .right), ("targets met", .left),
-    ])
+    var figures = Figures(overheadTarget: overheadTarget, openTarget: openTarget)
     var random = SeededGenerator(seed: 0x1DE)
     let values = EngineCommand.makeValues(count: 64, bytes: 16, using: &random)
     for length in keyLengths {
@@ -52,13 +67,10 @@ enum IndexCommand: BenchCommand {
       printToStandardError("index: opening from hints, \(opens) times")
       let (open, memory) = try EngineCommand.measureOpens(
         directory, keys: count, keyBytes: length, hints: true, repeats: opens)
-      let overhead = memory.heapBytesPerKey - Double(length)
-      let openMet = count < 1_000_000 || open.medianSeconds <= openTarget
-      table.append([
-        "\(length)", Number.grouped(Double(count)), Number.fixed(open.medianSeconds, 3),
-        Number.fixed(memory.heapBytesPerKey, 1), Number.fixed(overhead, 1), Number.fixed(memory.rssBytesPerKey, 1),
-        overhead <= overheadTarget && openMet ? "yes" : "NO",
-      ])
+      figures.rows.append(
+        Row(
+          keyBytes: length, keys: count, openSeconds: open.seconds, openMedianSeconds: open.medianSeconds,
+          heapBytesPerKey: memory.heapBytesPerKey, rssBytesPerKey: memory.rssBytesPerKey))
       try FileManager.default.removeItem(atPath: directory)
     }
     print(
@@ -67,7 +79,27 @@ enum IndexCommand: BenchCommand {
       Heap: growth of the heap in use (mallinfo2) across an open, per key; RSS likewise. Targets: \
       heap at most \(Int(overheadTarget)) B plus the key's bytes, open of 1,000,000 keys at most \(openTarget) s.
 
-      \(table.render())
+      \(table(figures))
       """)
+    try results.write(figures, subcommand: name, size: count)
+  }
+
+  /// The table `index` prints and Docs/BENCHMARKS.md shows.
+  static func table(_ figures: Figures) -> String {
+    var table = Table([
+      ("key bytes", .right), ("keys", .right), ("open s (median)", .right), ("heap B/key", .right),
+      ("heap - key bytes", .right), ("RSS B/key", .right), ("targets met", .left),
+    ])
+    for row in figures.rows {
+      let overhead = row.heapBytesPerKey - Double(row.keyBytes)
+      // The open target is set for 1,000,000 keys; a smaller store's open says nothing of it.
+      let openMet = row.keys < 1_000_000 || row.openMedianSeconds <= figures.openTarget
+      table.append([
+        "\(row.keyBytes)", Number.grouped(Double(row.keys)), Number.fixed(row.openMedianSeconds, 3),
+        Number.fixed(row.heapBytesPerKey, 1), Number.fixed(overhead, 1), Number.fixed(row.rssBytesPerKey, 1),
+        overhead <= figures.overheadTarget && openMet ? "yes" : "**no**",
+      ])
+    }
+    return table.render()
   }
 }

@@ -1,6 +1,5 @@
 import CipherCask
 import CipherCaskSync
-import Dispatch
 import Foundation
 
 #if canImport(FoundationNetworking)
@@ -91,7 +90,7 @@ enum OutboxCommand: BenchCommand {
       machine: Machine.current(), date: ISO8601DateFormatter().string(from: Date()), durability: "never")
     for backlog in backlogs {
       printToStandardError("outbox: a backlog of \(Number.grouped(Double(backlog))) changes")
-      let figures = try waitFor {
+      let figures = try AsyncBridge.wait {
         try await measure(backlog: backlog, pushLimit: pushLimit, server: server, directory: scratch.path)
       }
       report.backlogs.append(figures)
@@ -178,18 +177,6 @@ enum OutboxCommand: BenchCommand {
     out.append(table.render())
     return out.joined(separator: "\n")
   }
-
-  /// Runs async work from the synchronous command and waits for it.
-  private static func waitFor<R: Sendable>(_ work: @escaping @Sendable () async throws -> R) throws -> R {
-    let done = DispatchSemaphore(value: 0)
-    let result = ResultBox<R>()
-    Task.detached {
-      do { result.set(.success(try await work())) } catch { result.set(.failure(error)) }
-      done.signal()
-    }
-    done.wait()
-    return try result.get()
-  }
 }
 
 /// The tests' Python REST server on 127.0.0.1 and a free port; killed (SIGKILL) by `stop()`.
@@ -252,15 +239,4 @@ private final class SentCounter: @unchecked Sendable {
 
   var value: Int { lock.withLock { count } }
   func set(_ value: Int) { lock.withLock { count = value } }
-}
-
-private final class ResultBox<R: Sendable>: @unchecked Sendable {
-  private let lock = NSLock()
-  private var result: Result<R, any Error>?
-
-  func set(_ value: Result<R, any Error>) { lock.withLock { result = value } }
-  func get() throws -> R {
-    guard let result = lock.withLock({ result }) else { throw BenchError("no result") }
-    return try result.get()
-  }
 }

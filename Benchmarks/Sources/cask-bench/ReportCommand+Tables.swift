@@ -291,6 +291,16 @@ extension ReportCommand {
     return table.render()
   }
 
+  static func indexTables(_ results: ResultsSet) -> String {
+    guard !results.indexes.isEmpty else { return noResults }
+    return results.indexes.map { IndexCommand.table($0.figures) }.joined(separator: "\n\n")
+  }
+
+  static func syncTables(_ results: ResultsSet) -> String {
+    guard !results.syncs.isEmpty else { return noResults }
+    return results.syncs.map { SyncCommand.render($0.figures) }.joined(separator: "\n\n")
+  }
+
   static func timedTable(_ title: String, _ rows: [TimedRuns], unit: Double, decimals: Int) -> Table {
     var table = Table([(title, .left), ("runs", .right), ("median", .right), ("each run", .left)])
     for row in rows {

@@ -52,6 +52,7 @@ extension ReportCommand {
     for file in results.objects { targets += file.figures.targets }
     for file in results.queries { targets += queryTargets(file.figures) }
     for file in results.imports { targets += importTargets(file.figures) }
+    for file in results.syncs { targets += SyncCommand.targets(file.figures) }
     if let scrypt = results.recovery?.figures.keyDerivations.first(where: { $0.name.hasPrefix("scrypt") }) {
       targets.append(
         PeerTarget(

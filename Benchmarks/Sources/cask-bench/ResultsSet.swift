@@ -27,6 +27,8 @@ struct ResultsSet {
   var imports: [ResultsFile<[ImportCommand.Measured]>] = []
   var coders: ResultsFile<CodersCommand.Report>?
   var outbox: ResultsFile<OutboxCommand.Report>?
+  var syncs: [ResultsFile<SyncCommand.Report>] = []
+  var indexes: [ResultsFile<IndexCommand.Figures>] = []
   var recovery: ResultsFile<RecoveryCommand.Figures>?
   var backups: [ResultsFile<BackupCommand.Figures>] = []
 
@@ -78,6 +80,10 @@ struct ResultsSet {
         set.coders = try decode(CodersCommand.Report.self)
       case OutboxCommand.name:
         set.outbox = try decode(OutboxCommand.Report.self)
+      case IndexCommand.name:
+        set.indexes.append(try decode(IndexCommand.Figures.self))
+      case SyncCommand.name:
+        set.syncs.append(try decode(SyncCommand.Report.self))
       case RecoveryCommand.name:
         set.recovery = try decode(RecoveryCommand.Figures.self)
       case BackupCommand.name:
@@ -92,6 +98,8 @@ struct ResultsSet {
     set.queries.sort { ($0.size ?? 0) < ($1.size ?? 0) }
     set.imports.sort { ($0.size ?? 0) < ($1.size ?? 0) }
     set.backups.sort { ($0.size ?? 0) < ($1.size ?? 0) }
+    set.syncs.sort { ($0.size ?? 0, $0.figures.backend) < ($1.size ?? 0, $1.figures.backend) }
+    set.indexes.sort { ($0.size ?? 0) < ($1.size ?? 0) }
     return set
   }
 

@@ -17,6 +17,7 @@ let subcommands: [any BenchCommand.Type] = [
   QueriesCommand.self,
   CodersCommand.self,
   OutboxCommand.self,
+  SyncCommand.self,
   RecoveryCommand.self,
   BackupCommand.self,
   ImportCommand.self,

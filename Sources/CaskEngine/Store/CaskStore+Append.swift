@@ -227,8 +227,8 @@ extension CaskStore {
   /// Makes sure the file already reaches past the next `length` bytes, by writing zeros up to
   /// `reserveChunk` ahead, so that appends rewrite blocks the file already has. Under `.always`:
   /// on ext4 and XFS an `fdatasync` that changes the file's size also commits the journal,
-  /// which doubled its time for a group of 8 commits on this project's test machine
-  /// (Docs/BENCHMARKS.md). Under the other durabilities: a write that grows the file has the
+  /// which costs a second journal write per group commit (`cask-bench engine`'s durable
+  /// workloads show the difference). Under the other durabilities: a write that grows the file has the
   /// file system allocate and account for new blocks (ext4's delayed allocation) on every
   /// append; one write of zeros does it once per chunk. Open, seal and close cut the zeros off
   /// again (Docs/FORMAT.md, "Reserved space").

@@ -45,12 +45,19 @@ public final class CaskObservation: Sendable {
 }
 
 /// The registered observers of one store.
+///
+/// Called in a set order: the observers that keep derived state (`observeChangesFirst`: the
+/// in-memory index entries of the layer above) before every other, then in the order they
+/// were registered. Prevents: an observer that re-reads a query on another thread (a query's
+/// `observe()`) running before the entries it reads were brought up to date, seeing the
+/// commit's objects but not its entries, and never showing that commit's results.
 final class ChangeObservers: Sendable {
   typealias Handler = @Sendable ([CaskChange]) -> Void
   typealias CloseHandler = @Sendable () -> Void
   private struct Observer {
     let onChange: Handler
     let onClose: CloseHandler?
+    let first: Bool
   }
   private let handlers = Locked<(next: UInt64, table: [UInt64: Observer], closed: Bool)>((0, [:], false))
   /// How many observers are registered; changed under `handlers`' lock.
@@ -60,11 +67,11 @@ final class ChangeObservers: Sendable {
   var isObserved: Bool { registered.load(ordering: .acquiring) > 0 }
 
   /// Registers an observer; on a closed store, calls `onClose` at once instead.
-  func add(_ handler: @escaping Handler, onClose: CloseHandler?) -> UInt64 {
+  func add(_ handler: @escaping Handler, onClose: CloseHandler?, first: Bool = false) -> UInt64 {
     let id = handlers.withLock { state -> UInt64? in
       guard !state.closed else { return nil }
       state.next += 1
-      state.table[state.next] = Observer(onChange: handler, onClose: onClose)
+      state.table[state.next] = Observer(onChange: handler, onClose: onClose, first: first)
       registered.store(state.table.count, ordering: .releasing)
       return state.next
     }
@@ -84,7 +91,7 @@ final class ChangeObservers: Sendable {
 
   func notify(_ changes: [CaskChange]) {
     guard !changes.isEmpty else { return }
-    let current = handlers.withLock { Array($0.table.values) }
+    let current = handlers.withLock { Self.ordered($0.table) }
     for observer in current { observer.onChange(changes) }
   }
 
@@ -96,9 +103,16 @@ final class ChangeObservers: Sendable {
         state.table.removeAll()
         registered.store(0, ordering: .releasing)
       }
-      return Array(state.table.values)
+      return Self.ordered(state.table)
     }
     for observer in closing { observer.onClose?() }
+  }
+
+  /// The observers in the order they are called: the `first` ones, then by registration.
+  private static func ordered(_ table: [UInt64: Observer]) -> [Observer] {
+    table.sorted { lhs, rhs in
+      lhs.value.first != rhs.value.first ? lhs.value.first : lhs.key < rhs.key
+    }.map(\.value)
   }
 }
 
@@ -109,6 +123,7 @@ extension CaskStore {
   ///
   /// The handler runs on the committing thread while writes are serialized, so it must be
   /// quick and must not write to this store (hand the changes to a queue or an `AsyncStream`).
+  /// Observers are called in the order they were registered.
   ///
   /// - Parameter onClose: called once when the store is closed, after the handler has seen
   ///   every commit (at once if the store is already closed); the observer is then gone.
@@ -116,6 +131,17 @@ extension CaskStore {
     _ handler: @escaping @Sendable ([CaskChange]) -> Void, onClose: (@Sendable () -> Void)? = nil
   ) -> CaskObservation {
     let id = observers.add(handler, onClose: onClose)
+    return CaskObservation { [weak self] in self?.observers.remove(id) }
+  }
+
+  /// `observeChanges`, called for each commit before every observer registered without it:
+  /// for a layer above that keeps state derived from the commits (index entries in memory),
+  /// so that the other observers, and the work they start on other threads, read that state
+  /// with the commit in it. Observers are otherwise called in the order they were registered.
+  package func observeChangesFirst(
+    _ handler: @escaping @Sendable ([CaskChange]) -> Void, onClose: (@Sendable () -> Void)? = nil
+  ) -> CaskObservation {
+    let id = observers.add(handler, onClose: onClose, first: true)
     return CaskObservation { [weak self] in self?.observers.remove(id) }
   }
 }

@@ -142,7 +142,7 @@ extension CaskCollection {
     //    of the index's earlier definitions.
     try setCatalogState(descriptor, .building)
     let oldGroups = store.groups().map(\.group).filter {
-      IndexKeys.isGroup($0, ofIndex: descriptor.name, collection: name)
+      IndexStoreKeys.isGroup($0, ofIndex: descriptor.name, collection: name)
         && ByteString($0) != ByteString(descriptor.group)
     }
     for group in oldGroups { try removeKeys(inGroup: group, chunkSize: chunkSize * 4) }
@@ -195,7 +195,7 @@ extension CaskCollection {
       }
       var catalog = try runtime.state.withLock { state in try runtime.catalog(name, in: &state) }
       catalog.set(descriptor.catalogEntry(state: .ready))
-      try transaction.put(catalog.encoded(), forKey: IndexKeys.catalogKey(collection: name))
+      try transaction.put(catalog.encoded(), forKey: IndexStoreKeys.catalogKey(collection: name))
     }
     runtime.state.withLock { _ = $0.failedBuilds.remove(ByteString(descriptor.group)) }
   }
@@ -205,7 +205,7 @@ extension CaskCollection {
     try store.transaction { transaction in
       var catalog = try runtime.state.withLock { state in try runtime.catalog(name, in: &state) }
       catalog.set(descriptor.catalogEntry(state: newState))
-      try transaction.put(catalog.encoded(), forKey: IndexKeys.catalogKey(collection: name))
+      try transaction.put(catalog.encoded(), forKey: IndexStoreKeys.catalogKey(collection: name))
     }
   }
 
@@ -228,14 +228,14 @@ extension CaskCollection {
   public func dropIndex(_ index: String) throws {
     try checkName()
     let runtime = IndexRuntime.of(store)
-    let groups = store.groups().map(\.group).filter { IndexKeys.isGroup($0, ofIndex: index, collection: name) }
+    let groups = store.groups().map(\.group).filter { IndexStoreKeys.isGroup($0, ofIndex: index, collection: name) }
     let catalogued = try runtime.state.withLock { state in try runtime.catalog(name, in: &state)[index] != nil }
     guard catalogued || !groups.isEmpty else { throw CollectionError.indexNotDeclared(collection: name, index: index) }
     // The catalogue first: a crash part-way leaves entries that no catalogue trusts.
     try store.transaction { transaction in
       var catalog = try runtime.state.withLock { state in try runtime.catalog(name, in: &state) }
       catalog.remove(index)
-      try transaction.put(catalog.encoded(), forKey: IndexKeys.catalogKey(collection: name))
+      try transaction.put(catalog.encoded(), forKey: IndexStoreKeys.catalogKey(collection: name))
     }
     for group in groups { try removeKeys(inGroup: group, chunkSize: 4_000) }
   }

@@ -1,5 +1,17 @@
 import Foundation
 
+/// What an index holds for each object (`CaskIndex.Kind`). Outside the generic index type so
+/// that the layers that see no object type (the commit hook, the catalogue check, the planner's
+/// descriptors) compare kinds as values, not as their names.
+public enum CaskIndexKind: String, Sendable, Codable {
+  /// One entry for the field's value.
+  case plain
+  /// One entry, and no two objects may share a value.
+  case unique
+  /// One entry for every distinct element of an array field.
+  case each
+}
+
 /// A secondary index of a collection, declared when the collection is made:
 ///
 /// ```swift
@@ -16,14 +28,7 @@ public struct CaskIndex<T>: @unchecked Sendable {
   // Unchecked: the key path is an immutable value that is only read; `extract` is @Sendable.
 
   /// What an index holds for each object.
-  public enum Kind: String, Sendable, Codable {
-    /// One entry for the field's value.
-    case plain
-    /// One entry, and no two objects may share a value.
-    case unique
-    /// One entry for every distinct element of an array field.
-    case each
-  }
+  public typealias Kind = CaskIndexKind
 
   /// The index's name, unique within its collection.
   public let name: String

@@ -24,28 +24,29 @@ extension CaskStore {
   ///   except the catalogues.
   public func checkIndexEntries() throws -> [IndexEntryCheck] {
     var checks: [IndexEntryCheck] = []
-    for catalogKey in try keys(inGroup: IndexKeys.catalogGroup) {
-      guard let (_, collection) = IndexKeys.splitKey(catalogKey),
+    for catalogKey in try keys(inGroup: IndexStoreKeys.catalogGroup) {
+      guard let (_, collection) = IndexStoreKeys.splitKey(catalogKey),
         let catalog = try get(catalogKey).flatMap(IndexCatalog.decoded)
       else { continue }
       let name = String(collection)
       for index in catalog.indexes where index.state == .ready {
-        let group = IndexKeys.group(collection: name, index: index.name, hash: index.hash)
+        let group = IndexStoreKeys.group(collection: name, index: index.name, hash: index.hash)
         var ids = Set<ByteString>()
         var check = IndexEntryCheck(
           collection: name, index: index.name, entries: 0, danglingEntries: 0, objectsWithoutEntry: 0)
         for key in try keys(inGroup: group) {
           check.entries += 1
-          guard let (_, rest) = IndexKeys.splitKey(key), let (_, id) = IndexKeys.split(entry: String(rest)) else {
+          guard let (_, rest) = IndexStoreKeys.splitKey(key), let (_, id) = IndexStoreKeys.split(entry: String(rest))
+          else {
             check.danglingEntries += 1
             continue
           }
           ids.insert(ByteString(id))
           if try !contains(name + "\u{0}" + id) { check.danglingEntries += 1 }
         }
-        if index.kind != CaskIndex<Never>.Kind.each.rawValue {
+        if index.kind != CaskIndexKind.each.rawValue {
           for key in try keys(inGroup: name) {
-            guard let (_, id) = IndexKeys.splitKey(key), ids.contains(ByteString(id)) else {
+            guard let (_, id) = IndexStoreKeys.splitKey(key), ids.contains(ByteString(id)) else {
               check.objectsWithoutEntry += 1
               continue
             }
@@ -65,7 +66,7 @@ extension CaskStore {
   ///
   /// - Complexity: one read, of the collection's catalogue.
   package func hasKeptIndexes(collection: String) throws -> Bool {
-    guard let catalog = try get(IndexKeys.catalogKey(collection: collection)).flatMap(IndexCatalog.decoded) else {
+    guard let catalog = try get(IndexStoreKeys.catalogKey(collection: collection)).flatMap(IndexCatalog.decoded) else {
       return false
     }
     return catalog.indexes.contains { $0.state != .stale }
@@ -87,8 +88,8 @@ extension CaskStore {
   /// - Complexity: one read per collection with indexes (its catalogue).
   public func incompleteIndexes() throws -> [IncompleteIndex] {
     var incomplete: [IncompleteIndex] = []
-    for catalogKey in try keys(inGroup: IndexKeys.catalogGroup) {
-      guard let (_, collection) = IndexKeys.splitKey(catalogKey),
+    for catalogKey in try keys(inGroup: IndexStoreKeys.catalogGroup) {
+      guard let (_, collection) = IndexStoreKeys.splitKey(catalogKey),
         let catalog = try get(catalogKey).flatMap(IndexCatalog.decoded)
       else { continue }
       for index in catalog.indexes where index.state == .building {

@@ -4,7 +4,7 @@ import Foundation
 /// Unchecked: the key path is an immutable value, only compared.
 struct IndexDescriptor: @unchecked Sendable {
   var name: String
-  var kind: String
+  var kind: CaskIndexKind
   var isUnique: Bool
   var keyPath: AnyKeyPath
   /// The indexed fields: `[keyPath]`, or several for a composite index.
@@ -23,7 +23,7 @@ struct IndexDescriptor: @unchecked Sendable {
 
   func catalogEntry(state: IndexCatalog.State) -> IndexCatalog.Entry {
     IndexCatalog.Entry(
-      name: name, keyPath: keyPathText, kind: kind, valueType: valueType, hash: hash, state: state)
+      name: name, keyPath: keyPathText, kind: kind.rawValue, valueType: valueType, hash: hash, state: state)
   }
 }
 
@@ -57,10 +57,10 @@ where T.ID: CustomStringConvertible & Sendable {
     self.indexes = indexes
     self.descriptors = indexes.map { index in
       IndexDescriptor(
-        name: index.name, kind: index.kind.rawValue, isUnique: index.kind == .unique, keyPath: index.keyPath,
+        name: index.name, kind: index.kind, isUnique: index.kind == .unique, keyPath: index.keyPath,
         keyPaths: index.keyPaths, keyPathText: index.keyPathText, valueType: index.valueType,
         hash: index.definitionHash,
-        group: IndexKeys.group(collection: collection, index: index.name, hash: index.definitionHash))
+        group: IndexStoreKeys.group(collection: collection, index: index.name, hash: index.definitionHash))
     }
     var names = Set<ByteString>()
     var reason: String?

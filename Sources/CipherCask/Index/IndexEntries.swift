@@ -35,7 +35,7 @@ struct ByteString: Hashable, Sendable {
 struct IndexEntries: Sendable {
   /// `text + U+0000 + id`, in the store's key order.
   private(set) var sorted = SortedEntries()
-  /// `hash(id) + length(id) + id + text` (`IDKey`): an id's entries side by side, found by
+  /// `hash(id) + length(id) + id + text` (`EntryIDKey`): an id's entries side by side, found by
   /// the 12 bytes before the id and the id; the length makes the prefix exact, whatever bytes
   /// the id holds (U+0000 included).
   private var byID = SortedEntries()
@@ -76,14 +76,14 @@ struct IndexEntries: Sendable {
     var total = 0
     for range in ranges { total += range.count }
     var keyed: [UInt8] = []
-    keyed.reserveCapacity(total + IDKey.headerLength * ranges.count)
+    keyed.reserveCapacity(total + EntryIDKey.headerLength * ranges.count)
     var keyedRanges: [Range<Int>] = []
     keyedRanges.reserveCapacity(ranges.count)
     for range in ranges {
       let entry = UnsafeRawBufferPointer(rebasing: source[range])
-      guard let (text, id) = IDKey.split(entry: entry) else { continue }
+      guard let (text, id) = EntryIDKey.split(entry: entry) else { continue }
       let start = keyed.count
-      IDKey.append(text: text, id: id, to: &keyed)
+      EntryIDKey.append(text: text, id: id, to: &keyed)
       keyedRanges.append(start..<keyed.count)
     }
     byID = keyed.withUnsafeBytes { keyed in
@@ -95,22 +95,22 @@ struct IndexEntries: Sendable {
 
   mutating func insert<S: StringProtocol>(entry: S) {
     withUTF8Bytes(entry) { entry in
-      guard sorted.insert(entry), let (text, id) = IDKey.split(entry: entry) else { return }
-      IDKey.withKey(text: text, id: id) { _ = byID.insert($0) }
+      guard sorted.insert(entry), let (text, id) = EntryIDKey.split(entry: entry) else { return }
+      EntryIDKey.withKey(text: text, id: id) { _ = byID.insert($0) }
     }
   }
 
   mutating func remove<S: StringProtocol>(entry: S) {
     withUTF8Bytes(entry) { entry in
-      guard sorted.remove(entry), let (text, id) = IDKey.split(entry: entry) else { return }
-      IDKey.withKey(text: text, id: id) { _ = byID.remove($0) }
+      guard sorted.remove(entry), let (text, id) = EntryIDKey.split(entry: entry) else { return }
+      EntryIDKey.withKey(text: text, id: id) { _ = byID.remove($0) }
     }
   }
 
   /// Calls `body` with the text of each of `id`'s entries, in text order, until it returns
   /// false.
   private func walkTexts(of id: String, _ body: (UnsafeRawBufferPointer) -> Bool) {
-    let prefix = withUTF8Bytes(id) { IDKey.prefix(id: $0) }
+    let prefix = withUTF8Bytes(id) { EntryIDKey.prefix(id: $0) }
     prefix.withUnsafeBytes { prefix in
       var position = byID.lowerBound(prefix)
       while position != byID.endPosition {
@@ -158,7 +158,7 @@ struct IndexEntries: Sendable {
     var position = byID.startPosition
     while position != byID.endPosition {
       let (key, id, text) = byID.withElement(at: position) { element in
-        let parts = IDKey.parts(of: element)
+        let parts = EntryIDKey.parts(of: element)
         return (
           Array(UnsafeRawBufferPointer(rebasing: element[..<parts.textStart])),
           String(decoding: parts.id, as: UTF8.self), Substring(String(decoding: parts.text, as: UTF8.self))
@@ -180,7 +180,7 @@ struct IndexEntries: Sendable {
     var position = sorted.startPosition
     while position != sorted.endPosition {
       let parts = sorted.withElement(at: position) { element -> (Substring, Substring)? in
-        guard let (text, id) = IDKey.split(entry: element) else { return nil }
+        guard let (text, id) = EntryIDKey.split(entry: element) else { return nil }
         return (
           Substring(String(decoding: text, as: UTF8.self)), Substring(String(decoding: id, as: UTF8.self))
         )
@@ -198,7 +198,7 @@ struct IndexEntries: Sendable {
   /// The id of the entry at `position`, if it has one.
   private func id(at position: SortedEntries.Position) -> Substring? {
     sorted.withElement(at: position) { element in
-      IDKey.split(entry: element).map { Substring(String(decoding: $0.id, as: UTF8.self)) }
+      EntryIDKey.split(entry: element).map { Substring(String(decoding: $0.id, as: UTF8.self)) }
     }
   }
 

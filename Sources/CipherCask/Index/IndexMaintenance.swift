@@ -12,7 +12,7 @@ struct IndexedChanges {
   var undeclared: Set<ByteString> = []
 
   mutating func add(_ write: CommitWrite, definitions: [ByteString: any IndexedDefinition]) throws {
-    guard write.key.utf8.first != IndexKeys.reservedPrefix, let (group, id) = IndexKeys.splitKey(write.key)
+    guard write.key.utf8.first != IndexStoreKeys.reservedPrefix, let (group, id) = IndexStoreKeys.splitKey(write.key)
     else { return }
     let collection = ByteString(group)
     guard let definition = definitions[collection] else {
@@ -144,7 +144,7 @@ extension IndexRuntime {
       }
     }
     if catalogChanged {
-      added.append(CommitWrite(key: IndexKeys.catalogKey(collection: name), value: try catalog.encoded()))
+      added.append(CommitWrite(key: IndexStoreKeys.catalogKey(collection: name), value: try catalog.encoded()))
     }
   }
 
@@ -175,7 +175,7 @@ extension IndexRuntime {
   }
 
   func entryKey(_ descriptor: IndexDescriptor, _ text: String, _ id: String, _ collection: String) throws -> String {
-    let key = descriptor.group + "\u{0}" + IndexKeys.entry(text: text, id: id)
+    let key = descriptor.group + "\u{0}" + IndexStoreKeys.entry(text: text, id: id)
     guard key.utf8.count <= CaskFormat.maximumKeyLength else {
       throw CollectionError.indexValueTooLong(collection: collection, index: descriptor.name)
     }

@@ -41,7 +41,9 @@ final class IndexRuntime: Sendable {
     observation.withLock { observation in
       guard observation == nil else { return }
       // The observer first, then the hook: every commit the hook adds entries to is seen.
-      observation = store.observeChanges { [weak self] changes in
+      // Before every other observer: a query's observe() re-runs on another thread when told
+      // of a commit, and must find the commit's entries here.
+      observation = store.observeChangesFirst { [weak self] changes in
         self?.apply(changes)
       } onClose: { [weak self] in
         self?.state.withLock { state in
@@ -88,7 +90,7 @@ final class IndexRuntime: Sendable {
   /// so a commit that a build already read is applied harmlessly.
   private func apply(_ changes: [CaskChange]) {
     var touched = false
-    for change in changes where change.key.utf8.first == IndexKeys.reservedPrefix {
+    for change in changes where change.key.utf8.first == IndexStoreKeys.reservedPrefix {
       touched = true
       break
     }
@@ -97,14 +99,14 @@ final class IndexRuntime: Sendable {
       // A commit's index keys come group by group: the group's key is made once per run of
       // them, not once per key.
       var current: (group: Substring, key: ByteString, cached: Bool)?
-      for change in changes where change.key.utf8.first == IndexKeys.reservedPrefix {
-        guard let (group, rest) = IndexKeys.splitKey(change.key) else { continue }
+      for change in changes where change.key.utf8.first == IndexStoreKeys.reservedPrefix {
+        guard let (group, rest) = IndexStoreKeys.splitKey(change.key) else { continue }
         if current.map({ compareBytes($0.group, group) != 0 }) ?? true {
           let key = ByteString(group)
           current = (group, key, state.caches[key] != nil)
         }
         guard let (_, groupKey, cached) = current else { continue }
-        if groupKey == ByteString(IndexKeys.catalogGroup) {
+        if groupKey == ByteString(IndexStoreKeys.catalogGroup) {
           state.catalogs[ByteString(rest)] = nil
           continue
         }
@@ -134,7 +136,7 @@ final class IndexRuntime: Sendable {
     if let catalog = state.catalogs[key] { return catalog }
     guard !state.closed else { throw CaskError.closed }
     let catalog =
-      try store.get(IndexKeys.catalogKey(collection: collection)).flatMap(IndexCatalog.decoded) ?? IndexCatalog()
+      try store.get(IndexStoreKeys.catalogKey(collection: collection)).flatMap(IndexCatalog.decoded) ?? IndexCatalog()
     state.catalogs[key] = catalog
     return catalog
   }

@@ -7,10 +7,18 @@ struct QueryPlan<T>: Sendable {
     var entries: IndexEntries
   }
 
+  /// A condition answered by an index, with the number of entries its bounds hold (what
+  /// choosing the driver compares).
+  struct IndexedCondition: Sendable {
+    var predicate: QueryPredicate<T>
+    var index: Indexed
+    var entryCount: Int
+  }
+
   /// The indexed condition whose entries are walked (the one with the fewest).
-  var driver: (predicate: QueryPredicate<T>, index: Indexed)?
+  var driver: IndexedCondition?
   /// The other indexed conditions, checked on each candidate's entries.
-  var checks: [(predicate: QueryPredicate<T>, index: Indexed)] = []
+  var checks: [IndexedCondition] = []
   /// Conditions without a usable index, tested on decoded objects.
   var residual: [QueryPredicate<T>] = []
   /// The index of the sort field, if ready.
@@ -75,8 +83,8 @@ extension CaskQuery {
     collection.prepareIndexesForQuery()
     let runtime = IndexRuntime.of(collection.store)
     let name = collection.name
-    var indexed: [(QueryPredicate<T>, QueryPlan<T>.Indexed, Int)] = []
-    var composite: (match: CompositeMatch<T>, index: QueryPlan<T>.Indexed, count: Int)?
+    var indexed: [QueryPlan<T>.IndexedCondition] = []
+    var composite: (match: CompositeMatch<T>, condition: QueryPlan<T>.IndexedCondition)?
     try runtime.state.withLock { state in
       let catalog = try runtime.catalog(name, in: &state)
       let ready = definition.descriptors.filter {
@@ -85,48 +93,49 @@ extension CaskQuery {
       }
       if let match = compositeMatch(in: ready) {
         let entries = try runtime.entries(match.descriptor.group, in: &state)
+        let index = QueryPlan<T>.Indexed(name: match.descriptor.name, entries: entries)
         composite = (
-          match, .init(name: match.descriptor.name, entries: entries), entries.count(in: match.predicate.bounds)
+          match, .init(predicate: match.predicate, index: index, entryCount: entries.count(in: match.predicate.bounds))
         )
       }
       let covered = Set(composite?.match.covered ?? [])
       for (position, predicate) in predicates.enumerated() where !covered.contains(position) {
         if let descriptor = ready.first(where: predicate.canUse) {
           let entries = try runtime.entries(descriptor.group, in: &state)
-          indexed.append(
-            (predicate, .init(name: descriptor.name, entries: entries), entries.count(in: predicate.bounds)))
+          let index = QueryPlan<T>.Indexed(name: descriptor.name, entries: entries)
+          indexed.append(.init(predicate: predicate, index: index, entryCount: entries.count(in: predicate.bounds)))
         } else {
           plan.residual.append(predicate)
         }
       }
       if let order, composite?.match.ordered != true,
         let descriptor = ready.first(where: {
-          !$0.isComposite && $0.keyPath == order.keyPath && $0.kind != "each"
+          !$0.isComposite && $0.keyPath == order.keyPath && $0.kind != .each
         })
       {
         plan.sortIndex = .init(name: descriptor.name, entries: try runtime.entries(descriptor.group, in: &state))
       }
     }
-    indexed.sort { $0.2 < $1.2 }
+    indexed.sort { $0.entryCount < $1.entryCount }
     // A composite index drives whenever it matches: it answers at least as many conditions
     // as any single-field index, in one range of entries.
     if let composite {
-      indexed.insert((composite.match.predicate, composite.index, composite.count), at: 0)
+      indexed.insert(composite.condition, at: 0)
       if composite.match.ordered { plan.orderedDriverPrefix = composite.match.prefixLength }
     }
     if let first = indexed.first {
-      plan.driver = (first.0, first.1)
-      plan.checks = indexed.dropFirst().map { ($0.0, $0.1) }
+      plan.driver = first
+      plan.checks = Array(indexed.dropFirst())
     }
     if let sortIndex = plan.sortIndex {
       if let first = indexed.first {
         // Walking the sort index visits about (offset + limit) * n / m entries to find
         // offset + limit of the m candidates; sorting the candidates costs m log m.
         let total = max(1, sortIndex.entries.count)
-        let candidates = max(1, first.2)
+        let candidates = max(1, first.entryCount)
         if let limitCount, plan.residual.isEmpty, filters.isEmpty {
-          // A walked entry costs about four comparisons of a sort (measured: a lookup of its
-          // id's texts per condition).
+          // A walked entry costs about four comparisons of a sort: each needs a lookup of its
+          // id's texts per condition, where a comparison reads two texts already in hand.
           let walk = 4 * Double(offsetCount + limitCount) * Double(total) / Double(candidates)
           let sort = Double(candidates) * max(1, log2(Double(candidates)))
           plan.walksSortIndex = walk < sort
@@ -161,9 +170,7 @@ extension CaskQuery {
   }
 
   /// Whether an id passes the indexed conditions other than the walked one.
-  private func passesChecks(_ id: String, _ checks: [(predicate: QueryPredicate<T>, index: QueryPlan<T>.Indexed)])
-    -> Bool
-  {
+  private func passesChecks(_ id: String, _ checks: [QueryPlan<T>.IndexedCondition]) -> Bool {
     checks.allSatisfy { $0.predicate.accepts($0.index.entries.textSlices(of: id)) }
   }
 

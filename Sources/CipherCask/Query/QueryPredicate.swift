@@ -59,7 +59,7 @@ struct QueryPredicate<T>: @unchecked Sendable {
   /// Whether an index of `kind` on the same key path can answer it.
   func canUse(_ descriptor: IndexDescriptor) -> Bool {
     guard !descriptor.isComposite, descriptor.keyPath == keyPath else { return false }
-    return kind == .contains ? descriptor.kind == "each" : descriptor.kind != "each"
+    return kind == .contains ? descriptor.kind == .each : descriptor.kind != .each
   }
 }
 

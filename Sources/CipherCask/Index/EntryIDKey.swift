@@ -1,7 +1,7 @@
 /// The key of an entry in `IndexEntries`' by-id order: the id's 64-bit FNV-1a hash and its
 /// UTF-8 length (big-endian, 8 and 4 bytes), the id, then the text. The hash spreads the ids
 /// so that sorting them mostly compares one integer.
-enum IDKey {
+enum EntryIDKey {
   static let headerLength = 12
 
   /// The text and id of an entry `text + U+0000 + id` (texts hold no U+0000).

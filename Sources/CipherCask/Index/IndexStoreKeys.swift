@@ -9,10 +9,12 @@ import Foundation
 ///   U+0000, the value's text (`CaskIndexable`), U+0000 and the object's id; its value is empty;
 /// - a catalogue: `"\u{1}cask.indexes" + "\u{0}" + collection`, whose value is the JSON of
 ///   the collection's `IndexCatalog`.
-enum IndexKeys {
+enum IndexStoreKeys {
   static let reservedPrefix: UInt8 = 1
   static let entryGroupPrefix = "\u{1}cask.index\u{1}"
   static let catalogGroup = "\u{1}cask.indexes"
+  /// The length of a definition hash in a group name: 64-bit FNV-1a in lower-case hexadecimal.
+  static let hashDigits = 16
 
   /// The group of one index's entries.
   static func group(collection: String, index: String, hash: String) -> String {
@@ -22,9 +24,11 @@ enum IndexKeys {
   /// Whether `group` holds entries of index `index` of `collection`, whatever their hash.
   static func isGroup(_ group: String, ofIndex index: String, collection: String) -> Bool {
     let head = entryGroupPrefix + index + "\u{1}"
-    guard group.utf8.starts(with: head.utf8), group.utf8.count > head.utf8.count + 17 else { return false }
-    let tail = group.utf8.dropFirst(head.utf8.count + 17)
-    return group.utf8.dropFirst(head.utf8.count + 16).first == 1 && tail.elementsEqual(collection.utf8)
+    // The hash's digits, then the U+0001 before the collection's name.
+    let hashEnd = head.utf8.count + hashDigits
+    guard group.utf8.starts(with: head.utf8), group.utf8.count > hashEnd + 1 else { return false }
+    let tail = group.utf8.dropFirst(hashEnd + 1)
+    return group.utf8.dropFirst(hashEnd).first == reservedPrefix && tail.elementsEqual(collection.utf8)
   }
 
   static func catalogKey(collection: String) -> String {
@@ -50,7 +54,7 @@ enum IndexKeys {
 }
 
 /// What a collection's catalogue records of its indexes: the definition of each and whether
-/// it is complete. Stored as JSON under `IndexKeys.catalogKey(collection:)`.
+/// it is complete. Stored as JSON under `IndexStoreKeys.catalogKey(collection:)`.
 struct IndexCatalog: Codable, Sendable, Equatable {
   enum State: String, Codable, Sendable {
     /// Being built: its entries are kept by writes but not yet complete, so queries scan.

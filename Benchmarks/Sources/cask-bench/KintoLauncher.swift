@@ -1,0 +1,169 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// A Kinto server for `cask-bench sync`: the venv's `kinto` (scripts/setup.sh makes
+/// `.venv-kinto`) on 127.0.0.1 and a free port, with the memory backend or a PostgreSQL
+/// database, stopped with the run or with this process.
+final class KintoLauncher: @unchecked Sendable {
+  static let user = "bench"
+  static let password = "kinto-bench-password"
+
+  /// The server's `/v1` root.
+  let url: URL
+  let directory: String
+  private let process = Process()
+  private let lifeline = Pipe()
+
+  /// The venv's `kinto` in the repository this binary was built from.
+  static var defaultExecutable: String { ResultsDestination.repository + "/.venv-kinto/bin/kinto" }
+
+  /// Starts Kinto and waits until `/v1/` answers.
+  ///
+  /// - Parameters:
+  ///   - executable: the `kinto` command.
+  ///   - postgres: a PostgreSQL URL for storage and permissions (migrated first), or `nil` for
+  ///     the memory backend.
+  ///   - directory: where the settings and the server's log go.
+  /// - Throws: `BenchError` when Kinto is not installed, cannot migrate, or does not answer
+  ///   within 30 s (with the end of its log).
+  init(executable: String, postgres: String?, directory: String) throws {
+    guard FileManager.default.isExecutableFile(atPath: executable) else {
+      throw BenchError("no kinto at '\(executable)': run scripts/setup.sh (it makes .venv-kinto) or pass --kinto")
+    }
+    let port = try FreePort.find()
+    url = URL(string: "http://127.0.0.1:\(port)/v1")!
+    self.directory = directory
+    let ini = directory + "/kinto.ini"
+    let log = directory + "/kinto.log"
+    do {
+      try Self.settings(port: port, postgres: postgres).write(toFile: ini, atomically: true, encoding: .utf8)
+    } catch {
+      throw BenchError("cannot write '\(ini)': \(error.localizedDescription)")
+    }
+    if postgres != nil {
+      guard (try? Subprocess.output(executable, ["migrate", "--ini", ini])) != nil else {
+        throw BenchError("kinto migrate failed on the PostgreSQL database given")
+      }
+    }
+    // The shell kills Kinto when the lifeline closes: in `stop()`, or when this process ends
+    // in any way, so that no server outlives a run.
+    process.executableURL = URL(fileURLWithPath: "/bin/sh")
+    process.arguments = [
+      "-c", "\"$0\" start --ini \"$1\" >\"$2\" 2>&1 & child=$!; cat >/dev/null; kill -9 $child; wait $child",
+      executable, ini, log,
+    ]
+    process.standardInput = lifeline
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    do {
+      try process.run()
+    } catch {
+      throw BenchError("cannot start kinto: \(error.localizedDescription)")
+    }
+    let deadline = Date().addingTimeInterval(30)
+    while Date() < deadline {
+      if Self.answers(url.appendingPathComponent("/")) { return }
+      usleep(100_000)
+    }
+    stop()
+    let tail = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").suffix(1_000)
+    throw BenchError("kinto did not answer on 127.0.0.1:\(port) within 30 s; its log ends: \(tail)")
+  }
+
+  deinit {
+    stop()
+  }
+
+  func stop() {
+    try? lifeline.fileHandleForWriting.close()
+    if process.isRunning { process.waitUntilExit() }
+  }
+
+  /// Whether a GET of `url` answers 200 within 3 s.
+  private static func answers(_ url: URL) -> Bool {
+    let done = DispatchSemaphore(value: 0)
+    let status = StatusBox()
+    URLSession.shared.dataTask(with: URLRequest(url: url, timeoutInterval: 2)) { _, response, _ in
+      status.set((response as? HTTPURLResponse)?.statusCode ?? 0)
+      done.signal()
+    }.resume()
+    _ = done.wait(timeout: .now() + 3)
+    return status.value == 200
+  }
+
+  private final class StatusBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var status = 0
+    var value: Int { lock.withLock { status } }
+    func set(_ value: Int) { lock.withLock { status = value } }
+  }
+
+  /// Basic auth for any user and password (the first request makes the account), buckets
+  /// made by any authenticated user, the default batch limit of 25, logs at WARNING only.
+  static func settings(port: Int, postgres: String?) -> String {
+    let backend =
+      postgres.map {
+        """
+        kinto.storage_backend = kinto.core.storage.postgresql
+        kinto.storage_url = \($0)
+        kinto.permission_backend = kinto.core.permission.postgresql
+        kinto.permission_url = \($0)
+        """
+      } ?? "kinto.storage_backend = kinto.core.storage.memory\nkinto.permission_backend = kinto.core.permission.memory"
+    return """
+      [app:main]
+      use = egg:kinto
+      \(backend)
+      kinto.cache_backend = kinto.core.cache.memory
+      multiauth.policies = basicauth
+      kinto.bucket_create_principals = system.Authenticated
+
+      [server:main]
+      use = egg:waitress#main
+      host = 127.0.0.1
+      port = \(port)
+
+      [loggers]
+      keys = root
+      [handlers]
+      keys = console
+      [formatters]
+      keys = generic
+      [logger_root]
+      level = WARNING
+      handlers = console
+      [handler_console]
+      class = StreamHandler
+      args = (sys.stderr,)
+      level = NOTSET
+      formatter = generic
+      [formatter_generic]
+      format = %(message)s
+
+      """
+  }
+}
+
+/// A TCP port on 127.0.0.1 that nothing listens on now (bound to port 0, then released).
+enum FreePort {
+  static func find() throws -> Int {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard descriptor >= 0 else { throw BenchError("socket() failed: \(String(cString: strerror(errno)))") }
+    defer { close(descriptor) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
+    }
+    let named = withUnsafeMutablePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+    }
+    guard bound == 0, named == 0 else { throw BenchError("cannot bind a port on 127.0.0.1") }
+    return Int(UInt16(bigEndian: address.sin_port))
+  }
+}

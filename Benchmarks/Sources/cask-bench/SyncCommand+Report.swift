@@ -1,0 +1,101 @@
+import Foundation
+
+/// The tables `cask-bench sync` prints and Docs/BENCHMARKS.md shows, and its targets.
+extension SyncCommand {
+  /// The plain-HTTP step each `CaskSync` step is set beside.
+  static let bound: [Phase: Phase] = [.push: .rawPush, .fullPull: .rawList, .incrementalPull: .rawSince]
+
+  static func label(_ phase: Phase, _ report: Report) -> String {
+    let events = Number.grouped(Double(report.events))
+    let changes = "\(report.changes) changes (\(report.deletions) deletions)"
+    switch phase {
+    case .push: return "A's first sync: push of \(events) events"
+    case .rawPush: return "plain HTTP: the same records, batch PUTs"
+    case .fullPull: return "B's first sync: full pull of \(events) events"
+    case .keyDerivation: return "of it, once: scrypt of the passphrase"
+    case .rawList: return "plain HTTP: GET of every page"
+    case .incrementalPush: return "A's sync of \(changes)"
+    case .incrementalPull: return "B's sync: incremental pull of \(changes)"
+    case .rawSince: return "plain HTTP: GET of the changes since B's cursor"
+    case .unchanged: return "B's sync with nothing changed"
+    }
+  }
+
+  /// One table per mode, and a line comparing the incremental pull with the full one.
+  static func render(_ report: Report) -> String {
+    var parts: [String] = []
+    for mode in report.modes {
+      var table = Table([
+        ("\(mode.mode), \(report.backend) backend", .left), ("median s", .right), ("objects/s", .right),
+        ("requests", .right), ("KB moved", .right), ("÷ plain HTTP (time)", .right),
+      ])
+      for phase in Phase.allCases {
+        guard let step = mode.step(phase) else { continue }
+        let seconds = step.medianSeconds
+        let ratio = bound[phase].flatMap(mode.step).map {
+          Number.fixed(seconds / Swift.max($0.medianSeconds, 1e-9), 2) + "×"
+        }
+        table.append([
+          label(phase, report), Number.fixed(seconds, 3),
+          step.objects > 0 ? Number.grouped(Double(step.objects) / Swift.max(seconds, 1e-9)) : "—",
+          Number.grouped(step.medianRequests), Number.grouped(step.medianBytes / 1e3), ratio ?? "—",
+        ])
+      }
+      parts.append(table.render())
+      if let full = mode.step(.fullPull), let incremental = mode.step(.incrementalPull) {
+        let time = incremental.medianSeconds / Swift.max(full.medianSeconds, 1e-9)
+        let bytes = incremental.medianBytes / Swift.max(full.medianBytes, 1)
+        parts.append(
+          "The incremental pull takes \(Number.fixed(time * 100, 1))% of the full pull's time and "
+            + "\(Number.fixed(bytes * 100, 1))% of its bytes, in \(Number.grouped(incremental.medianRequests)) "
+            + "requests against \(Number.grouped(full.medianRequests)).")
+      }
+    }
+    let rounds = report.rounds == 1 ? "one round" : "medians of \(report.rounds) rounds"
+    parts.append(
+      "Pages of \(report.pageSize) records, batches of \(report.batchLimit) requests; \(rounds), each in fresh "
+        + "collections; every step's counts checked.")
+    return parts.joined(separator: "\n\n")
+  }
+
+  /// The incremental sync's bounds: at most 2 + ⌈changes ÷ page⌉ + ⌈pushes ÷ batch limit⌉
+  /// requests, and at most twice the bytes of the changes listed by plain HTTP.
+  static func targets(_ report: Report) -> [PeerTarget] {
+    let at = "\(Number.grouped(Double(report.events))) events"
+    var targets: [PeerTarget] = []
+    for mode in report.modes {
+      let changes = "\(report.changes) changes"
+      // One row per mode and backend: the targets table keeps one row per name.
+      let name = "sync (\(mode.mode), \(report.backend))"
+      if let push = mode.step(.incrementalPush) {
+        targets.append(
+          PeerTarget(
+            "\(name): push of \(changes), requests", at: at,
+            required: Double(
+              requestBound(
+                pulled: 0, pushed: report.changes, pageSize: report.pageSize, batchLimit: report.batchLimit)),
+            atMost: true, measured: push.medianRequests))
+        if let listed = mode.step(.rawSince) {
+          targets.append(
+            PeerTarget(
+              "\(name): push of \(changes), bytes ÷ their listing", at: at,
+              required: 2, atMost: true, measured: push.medianBytes / Swift.max(listed.medianBytes, 1)))
+        }
+      }
+      guard let pull = mode.step(.incrementalPull) else { continue }
+      targets.append(
+        PeerTarget(
+          "\(name): pull of \(changes), requests", at: at,
+          required: Double(
+            requestBound(pulled: report.changes, pushed: 0, pageSize: report.pageSize, batchLimit: report.batchLimit)),
+          atMost: true, measured: pull.medianRequests))
+      if let listed = mode.step(.rawSince) {
+        targets.append(
+          PeerTarget(
+            "\(name): pull of \(changes), bytes ÷ their listing", at: at,
+            required: 2, atMost: true, measured: pull.medianBytes / Swift.max(listed.medianBytes, 1)))
+      }
+    }
+    return targets
+  }
+}

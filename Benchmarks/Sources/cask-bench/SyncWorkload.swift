@@ -1,0 +1,169 @@
+import CipherCask
+import CipherCaskSync
+import Foundation
+import PeerKit
+import RNCryptorCodec
+
+/// One round of `cask-bench sync`: two devices and plain HTTP against one Kinto, every step
+/// checked (a step that moved other counts than it should fails the run, so that no figure is
+/// the time of something else).
+struct SyncWorkload: Sendable {
+  /// What one step did.
+  struct Measured: Sendable {
+    let phase: SyncCommand.Phase
+    let objects: Int
+    let seconds: Double
+    let traffic: KintoRawClient.Traffic
+  }
+
+  let server: URL
+  let events: Int
+  let changes: Int
+  let directory: String
+  /// Part of every collection's name, so that runs sharing a PostgreSQL database never meet.
+  let runID: String
+  let bucket = "cask-bench"
+  /// `KintoServer`'s default page and Kinto's default batch limit.
+  let pageSize = KintoServer(url: URL(fileURLWithPath: "/"), user: "", password: "").pageSize
+  let batchLimit = 25
+
+  var deletions: Int { changes / 10 }
+
+  /// The events changed between the syncs: spread over the collection; every tenth is deleted.
+  var changed: [Int] { (0..<changes).map { $0 * events / changes } }
+
+  func round(_ round: Int, endToEnd: Bool) async throws -> [Measured] {
+    let mode = endToEnd ? "e2e" : "plain"
+    let collection = "events-\(runID)-\(mode)-\(round)"
+    let raw = KintoRawClient(root: server, user: KintoLauncher.user, password: KintoLauncher.password)
+    let all = BenchEvent.sequence(0..<events, seed: UInt64(round))
+    var measured: [Measured] = []
+
+    // Device A holds the events before its first sync: that sync pushes them all.
+    let deviceA = try Device(directory + "/\(collection)-a", events: all)
+    defer { deviceA.close() }
+    let syncA = try deviceA.sync(server: server, bucket: bucket, collection: collection, endToEnd: endToEnd)
+    let push = try await timed { try await syncA.sync() }
+    try check("push", push.value.pushed, events)
+    measured.append(Measured(phase: .push, objects: events, seconds: push.seconds, traffic: traffic(push.value)))
+
+    var listing = KintoRawClient.Traffic()
+    let list = try await timed {
+      try await raw.list(bucket, collection, since: nil, pageSize: pageSize, traffic: &listing)
+    }
+    try check("raw listing", list.value.records.count, events)
+
+    let copy = collection + "-copy"
+    try await raw.create(bucket, copy)
+    var copying = KintoRawClient.Traffic()
+    let rawPush = try await timed {
+      try await raw.push(list.value.records, to: bucket, copy, batchLimit: batchLimit, traffic: &copying)
+    }
+    measured.append(Measured(phase: .rawPush, objects: events, seconds: rawPush.seconds, traffic: copying))
+
+    // Device B starts empty: its first sync lists the collection whole.
+    let deviceB = try Device(directory + "/\(collection)-b", events: [])
+    defer { deviceB.close() }
+    let syncB = try deviceB.sync(server: server, bucket: bucket, collection: collection, endToEnd: endToEnd)
+    let pull = try await timed { try await syncB.sync() }
+    try check("full pull", pull.value.pulled, events)
+    measured.append(Measured(phase: .fullPull, objects: events, seconds: pull.seconds, traffic: traffic(pull.value)))
+    if endToEnd {
+      // What a first sync in end-to-end mode pays before its first request: the key derivation.
+      let derivation = try await timed {
+        try RNCryptor.scrypt(
+          password: SecureBytes(utf8: SyncCommand.passphrase), salt: RNCryptor.randomSalt(count: 16),
+          parameters: .interactive, count: 96)
+      }
+      measured.append(
+        Measured(phase: .keyDerivation, objects: 0, seconds: derivation.seconds, traffic: KintoRawClient.Traffic()))
+    }
+    measured.append(Measured(phase: .rawList, objects: events, seconds: list.seconds, traffic: listing))
+
+    // A changes a few events (a tenth deleted) and syncs; B pulls those changes.
+    try deviceA.change(changed, of: all)
+    let incrementalPush = try await timed { try await syncA.sync() }
+    try check("incremental push", incrementalPush.value.pushed, changes)
+    measured.append(
+      Measured(
+        phase: .incrementalPush, objects: changes, seconds: incrementalPush.seconds,
+        traffic: traffic(incrementalPush.value)))
+    let incrementalPull = try await timed { try await syncB.sync() }
+    try check("incremental pull", incrementalPull.value.pulled + incrementalPull.value.deleted, changes)
+    try check("incremental pull's deletions", incrementalPull.value.deleted, deletions)
+    measured.append(
+      Measured(
+        phase: .incrementalPull, objects: changes, seconds: incrementalPull.seconds,
+        traffic: traffic(incrementalPull.value)))
+    var since = KintoRawClient.Traffic()
+    let rawSince = try await timed {
+      try await raw.list(bucket, collection, since: list.value.etag, pageSize: pageSize, traffic: &since)
+    }
+    try check("raw listing since", rawSince.value.records.count, changes)
+    measured.append(Measured(phase: .rawSince, objects: changes, seconds: rawSince.seconds, traffic: since))
+
+    let unchanged = try await timed { try await syncB.sync() }
+    try check("unchanged sync", unchanged.value.pulled + unchanged.value.deleted + unchanged.value.pushed, 0)
+    measured.append(
+      Measured(phase: .unchanged, objects: 0, seconds: unchanged.seconds, traffic: traffic(unchanged.value)))
+    try check("device B's events", deviceB.count, events - deletions)
+    return measured
+  }
+
+  private func traffic(_ report: SyncReport<BenchEvent>) -> KintoRawClient.Traffic {
+    KintoRawClient.Traffic(requests: report.requests, bytes: Int(report.bytes))
+  }
+
+  private func check(_ step: String, _ actual: Int, _ expected: Int) throws {
+    guard actual == expected else { throw BenchError("sync: \(step) moved \(actual) events, not \(expected)") }
+  }
+
+  private func timed<R>(_ body: () async throws -> R) async throws -> (value: R, seconds: Double) {
+    let start = Stopwatch.now()
+    let value = try await body()
+    return (value, Double(Stopwatch.now() - start) / 1e9)
+  }
+}
+
+/// A device of the sync benchmark: a store of events on disk.
+private final class Device: Sendable {
+  let store: CaskStore
+  let events: CaskCollection<BenchEvent>
+
+  /// Opens a new store at `path` holding `events`.
+  init(_ path: String, events initial: [BenchEvent]) throws {
+    store = try CaskStore(path: path, password: "bench", options: .init(durability: .never))
+    events = store.collection(BenchEvent.self, named: "events")
+    var start = 0
+    while start < initial.count {
+      let end = Swift.min(initial.count, start + 1_000)
+      try events.save(contentsOf: initial[start..<end])
+      start = end
+    }
+  }
+
+  func sync(server: URL, bucket: String, collection: String, endToEnd: Bool) throws -> CaskSync<BenchEvent> {
+    try CaskSync(
+      events, server: KintoServer(url: server, user: KintoLauncher.user, password: KintoLauncher.password),
+      bucket: bucket, collection: collection, endToEndPassphrase: endToEnd ? SyncCommand.passphrase : nil)
+  }
+
+  /// Changes the events at `indices` of `all`: every tenth deleted, the others moved to another venue.
+  func change(_ indices: [Int], of all: [BenchEvent]) throws {
+    var moved: [BenchEvent] = []
+    for (position, index) in indices.enumerated() {
+      if position % 10 == 0 {
+        guard try events.delete(id: all[index].id) else { throw BenchError("sync: an event to delete is missing") }
+      } else {
+        var event = all[index]
+        event.venue += " (moved)"
+        moved.append(event)
+      }
+    }
+    try events.save(contentsOf: moved)
+  }
+
+  var count: Int { events.count }
+
+  func close() { try? store.close() }
+}
