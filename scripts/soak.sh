@@ -18,7 +18,8 @@
 #   4. crash states (a soak of 600 s or more, first round only: the enumeration is exhaustive within its bounds and
 #                   has no seed, so a second round would repeat it): the crash-state
 #                   enumerator's workloads with CASK_CRASH_STATES_LONG=1 (wider bounds, and
-#                   scripts/read-store.py reading every state).
+#                   scripts/read-store.py reading every state; the sync workload with a real
+#                   Kinto too, as KintoCrashStateTests matches the filter).
 # Round r uses seed SEED + r (SEED is random unless given), so a whole soak replays from its
 # first seed and a failing round from its own. CASK_SOAK_ITERATIONS (default 1) is passed on
 # as CASK_TEST_ITERATIONS to make each round longer.

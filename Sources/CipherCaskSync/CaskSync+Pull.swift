@@ -120,6 +120,7 @@ extension CaskSync {
       var page = state
       if !full, let newest = versions.map(\.modified).max() { page.cursor = max(page.cursor ?? newest, newest) }
       let pageState = page
+      if cache.withLock({ $0.plantedCursorFirst }) { try await save(pageState) }
       let tally = try await Self.offPool { [self] in
         try local.store.transaction { transaction in
           var tally = ApplyTally<T>()

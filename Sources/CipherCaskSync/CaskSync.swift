@@ -38,6 +38,10 @@ where T.ID: LosslessStringConvertible & Sendable {
     /// A bug planted by the tests to show that the property test catches it: a pull that
     /// overwrites local changes as if they were not there (lost updates).
     var plantedLostUpdate = false
+    /// A bug planted by the tests to show that the crash-state enumerator catches it: a pulled
+    /// page's cursor stored in a commit of its own before the page's objects, so that a crash
+    /// between the two leaves the cursor ahead of objects it claims to cover.
+    var plantedCursorFirst = false
   }
 
   /// Connects `collection` to `bucket`/`collection` on `server` and marks it as synced in its

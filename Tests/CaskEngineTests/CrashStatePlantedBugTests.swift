@@ -61,6 +61,28 @@ struct CrashStatePlantedBugTests {
     }
   }
 
+  @Test("under .never, a sync() that does not sync is caught: a write it acknowledged lost, a later one kept")
+  func unsyncedNeverWrites() throws {
+    var options = CrashStateWorkload.defaultOptions
+    options.durability = .never
+    // Two writes before the sync and two after it: without the file sync, a crash after the
+    // sync can keep a later write and lose an earlier one.
+    let workload = CrashStateWorkload(
+      ".never and sync() (planted bug)", options: options,
+      steps: [
+        .open, .put("x", "x1", durable: false), .put("y", "y1", durable: false), .sync,
+        .put("z", "z1", durable: false),
+      ])
+    var runner = CrashStateRunner(bounds: .standard)
+    runner.describedViolations = .max
+    for report in try runner.run(workload, models: [.posixMinimum], wrap: { NoFileSync($0) }) {
+      print(report)
+      #expect(
+        report.violations.contains { $0.contains("out of order past a sync") },
+        "the enumerator missed a write acknowledged by sync() lost behind a later one: \(report.violations)")
+    }
+  }
+
   @Test("a file sync that does nothing is caught under both models")
   func missingFileSync() throws {
     let reports = try CrashStateRunner(bounds: .standard).run(Self.workload) { NoFileSync($0) }

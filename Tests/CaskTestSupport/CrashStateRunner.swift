@@ -14,9 +14,15 @@ public struct CrashStateReport: Sendable, CustomStringConvertible {
   public var distinctImages: Int
   /// States whose contents are the acknowledged state plus some of the unacknowledged steps
   /// after it, each whole, but not a prefix of them (a later step kept, an earlier one lost):
-  /// allowed by every invariant, counted because Docs/RELIABILITY.md states the order.
+  /// allowed (nothing unacknowledged is promised, in any order), checked like every other
+  /// state, and counted because Docs/RELIABILITY.md gives their number.
   public var outOfOrder: Int = 0
   public var outOfOrderExamples: [String] = []
+  /// Distinct images `scripts/read-store.py` read, and of them those it refused where the
+  /// engine reported damage too, at open or in `verify()` (the reader stops at damage the
+  /// scan passes over).
+  public var readerRuns: Int = 0
+  public var readerRefusedDamaged: Int = 0
   /// How many states broke an invariant, and the first few of them, described.
   public var violationCount: Int
   public var violations: [String]
@@ -24,7 +30,8 @@ public struct CrashStateReport: Sendable, CustomStringConvertible {
   public var description: String {
     "[crash-states] \(workload) / \(model): \(operations) operations (\(mappedWrites) mapped writes, \(syncs) syncs), "
       + "\(states) crash states, \(distinctImages) distinct images opened, \(violationCount) violations, "
-      + "\(outOfOrder) with unacknowledged steps kept out of order"
+      + "\(outOfOrder) with unacknowledged steps kept out of order, "
+      + "\(readerRuns) read by scripts/read-store.py (\(readerRefusedDamaged) refused where the engine found damage)"
   }
 }
 
@@ -38,17 +45,34 @@ public struct CrashStateReport: Sendable, CustomStringConvertible {
 ///   acknowledged delete undone, a batch whole or absent);
 /// - `verify()` reports no damage, unless the state tore a write;
 /// - the store is not older than the integrity token taken after the last durable step;
-/// - the workload's own checks (indexes against objects, a backup) pass.
+/// - the workload's own checks (indexes against objects, a backup) pass;
+/// - `scripts/read-store.py` (on the images `readerSample` picks) reads the same keys and
+///   values as the engine, and refuses a state only where `verify()` reports damage.
 public struct CrashStateRunner: Sendable {
   public var bounds: CrashStateBounds
   /// Describes at most this many violations per report (all are counted).
   public var describedViolations = 5
-  /// Runs `scripts/read-store.py` on every distinct image whose store opened (the long mode).
+  /// Runs `scripts/read-store.py` on the distinct images `readerSample` picks, before the
+  /// store opens them.
   public var independentReader: StoreReaderScript?
+  /// Which images the reader reads: every one, or a seeded share of them.
+  public var readerSample: ReaderSample
 
-  public init(bounds: CrashStateBounds = .fromEnvironment, independentReader: StoreReaderScript? = nil) {
+  public init(
+    bounds: CrashStateBounds = .fromEnvironment, independentReader: StoreReaderScript? = nil,
+    readerSample: ReaderSample = .every
+  ) {
     self.bounds = bounds
     self.independentReader = independentReader
+    self.readerSample = readerSample
+  }
+
+  /// The runner `swift test` and `scripts/soak.sh` use: bounds from the environment, and the
+  /// independent reader (when python3 with `cryptography` is there) on every image in the long
+  /// mode, on a seeded sample otherwise (`ReaderSample.fromEnvironment`).
+  public static var standard: CrashStateRunner {
+    CrashStateRunner(
+      bounds: .fromEnvironment, independentReader: StoreReaderScript.available, readerSample: .fromEnvironment)
   }
 
   /// What the workload's run recorded, with the model after each step and the tokens taken.
@@ -62,6 +86,8 @@ public struct CrashStateRunner: Sendable {
     public var anomalies: [String]
     /// What each step does to the model.
     public var effects: [(inout [String: Data]) -> Void]
+    /// For each step, the states it noted on its way (`noteIntermediateState`).
+    public var intermediates: [[(at: Int, model: [String: Data])]] = []
   }
 
   /// Runs the workload once, recording it; `wrap` may put a faulty file system between the
@@ -74,21 +100,28 @@ public struct CrashStateRunner: Sendable {
     var prepareOptions = workload.options
     prepareOptions.fileSystem = PosixFileSystem()
     try workload.prepare(directory.path, prepareOptions)
+    // Read before the recorder takes the directory as its start: opening may write.
+    let initialModel =
+      try workload.initialModelFromStore
+      ? Self.contents(of: workload, at: directory.path, prepareOptions) : workload.initialModel
     let recorder = try RecordingFileSystem(root: directory.path)
     var options = workload.options
     options.fileSystem = wrap(recorder)
     let session = CrashStateSession(
       fileSystem: recorder, root: directory.path, storeName: workload.storeName, options: options,
       password: workload.passwords.last ?? testPassword)
-    var models = [workload.initialModel]
+    var models = [initialModel]
+    var intermediates: [[(at: Int, model: [String: Data])]] = []
     var tokens: [Int: String] = [:]
     var durable: Set<Int> = []
     var steps = workload.steps
     steps.append(.close)
     for (index, step) in steps.enumerated() {
       let number = recorder.beginStep(step.label)
+      session.intermediates = []
       try step.run(session)
       recorder.endStep(number)
+      intermediates.append(session.intermediates)
       var model = models[index]
       step.effect(&model)
       models.append(model)
@@ -99,7 +132,17 @@ public struct CrashStateRunner: Sendable {
     }
     return Run(
       recording: recorder.recording, models: models, tokens: tokens, durable: durable, anomalies: recorder.anomalies,
-      effects: steps.map(\.effect))
+      effects: steps.map(\.effect), intermediates: intermediates)
+  }
+
+  /// What `workload.contents` reads from the store prepared under `root`.
+  static func contents(of workload: CrashStateWorkload, at root: String, _ options: CaskStore.Options) throws
+    -> [String: Data]
+  {
+    let store = try CaskStore(
+      path: "\(root)/\(workload.storeName)", password: workload.passwords.last ?? testPassword, options: options)
+    defer { try? store.close() }
+    return try workload.contents(store)
   }
 
   /// Records the workload and checks every crash state under each model.
@@ -119,8 +162,10 @@ public struct CrashStateRunner: Sendable {
     var problems: [String] = []
     /// For each token (by step), whether the store is at least as new.
     var fresh: [Int: Bool] = [:]
-    /// What `scripts/read-store.py` disagreed with, if it ran.
+    /// Whether `scripts/read-store.py` read the image, and what it disagreed with.
+    var readerRan = false
     var readerProblem: String?
+    var readerRefusedDamage = false
   }
 
   /// Checks every crash state of `run` under `model`.
@@ -139,7 +184,14 @@ public struct CrashStateRunner: Sendable {
     defer { scratch.remove() }
     for crashPoint in enumerator.crashPoints {
       let (low, high, token) = window(run, crashPoint)
-      let candidates = Array(run.models[low...high])
+      // The states of the steps since the last durable one, each whole, in order; and those
+      // the steps under way reached on their way.
+      var candidates = Array(run.models[low...high])
+      for step in low..<min(high, run.intermediates.count) {
+        candidates += run.intermediates[step].filter { $0.at <= crashPoint }.map(\.model)
+      }
+      // Nothing unacknowledged is promised, in any order: some of those steps kept, some lost.
+      let unordered = Self.subsetModels(run, low, high)
       for state in enumerator.states(at: crashPoint) {
         report.states += 1
         let image = CrashImage(run.recording, state)
@@ -150,18 +202,25 @@ public struct CrashStateRunner: Sendable {
           outcome = try open(image, of: workload, tokens: run.tokens, in: scratch)
           outcomes[image] = outcome
           report.distinctImages += 1
+          if outcome.readerRan { report.readerRuns += 1 }
+          if outcome.readerRefusedDamage { report.readerRefusedDamaged += 1 }
         }
-        if let contents = outcome.contents, !candidates.contains(contents),
-          Self.subsetModels(run, low, high).contains(contents)
-        {
+        var allowed = candidates
+        if let contents = outcome.contents, !candidates.contains(contents), unordered.contains(contents) {
           report.outOfOrder += 1
           if report.outOfOrderExamples.count < describedViolations {
             report.outOfOrderExamples.append("\(state) [\(describe(run.recording, crashPoint))]")
           }
-          continue
+          allowed.append(contents)
         }
         let hole = Self.hasHole(run.recording, state)
-        for problem in problems(outcome, state: state, hole: hole, candidates: candidates, token: token) {
+        var found = problems(outcome, state: state, hole: hole, candidates: allowed, token: token)
+        if let contents = outcome.contents, !allowed.contains(contents), !run.models[0...high].contains(contents),
+          Self.subsetModels(run, 0, high).contains(contents)
+        {
+          found.append("a step acknowledged as durable is lost while a later one is kept (out of order past a sync)")
+        }
+        for problem in found {
           note("\(state) [\(describe(run.recording, crashPoint))]: \(problem)", in: &report)
         }
       }
@@ -238,9 +297,7 @@ public struct CrashStateRunner: Sendable {
     if let token, outcome.fresh[token] == false {
       found.append("the store is older than the integrity token taken after the last durable step")
     }
-    // A state that tore or lost a write in the middle of a file is left to the engine: the
-    // reader stops at damage the engine's scan passes over.
-    if let reader = outcome.readerProblem, state.torn == nil, !hole { found.append(reader) }
+    if let reader = outcome.readerProblem { found.append(reader) }
     return found + outcome.problems
   }
 
@@ -255,70 +312,5 @@ public struct CrashStateRunner: Sendable {
 
   static func distance(_ a: [String: Data], _ b: [String: Data]) -> Int {
     Set(a.keys).union(b.keys).filter { a[$0] != b[$0] }.count
-  }
-
-  private func open(
-    _ image: CrashImage, of workload: CrashStateWorkload, tokens: [Int: String], in scratch: TemporaryDirectory
-  )
-    throws -> Outcome
-  {
-    let root = scratch.file("image-\(UUID().uuidString.prefix(8))")
-    try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(atPath: root) }
-    try image.write(to: root)
-    var outcome = Outcome()
-    let path = "\(root)/\(workload.storeName)"
-    var readerEntries: Result<[Data: Data], StoreReaderScript.ReaderFailure>?
-    if let reader = independentReader, FileManager.default.fileExists(atPath: "\(path)/CASK") {
-      readerEntries = reader.read(path, passwords: workload.passwords)
-    }
-    var options = workload.options
-    options.fileSystem = PosixFileSystem()
-    var store: CaskStore?
-    var lastError: (any Error)?
-    for password in workload.passwords {
-      do {
-        store = try CaskStore(path: path, password: password, options: options)
-        break
-      } catch CaskError.wrongPassword {
-        lastError = CaskError.wrongPassword
-      } catch {
-        lastError = error
-        break
-      }
-    }
-    guard let store else {
-      outcome.failure = lastError.map { "\($0)" }
-      return outcome
-    }
-    defer { try? store.close() }
-    do {
-      outcome.contents = try workload.contents(store)
-      outcome.damage = try store.verify().damage.map { "\($0)" }
-      for (step, token) in tokens {
-        outcome.fresh[step] = (try? store.checkFreshness(against: token)) != nil
-      }
-      outcome.problems += try workload.check(store, root)
-      // The reader refuses a segment with damage inside it (only a torn tail and reserved
-      // zeros are normal after a crash, Docs/FORMAT.md section 9), so it is held to the
-      // engine only where `verify()` found none. It lists the collection layer's own keys
-      // too, which `keys()` leaves out: every key the engine serves must be in its output
-      // with the same value.
-      if outcome.damage.isEmpty, workload.independentlyReadable, let readerEntries {
-        switch readerEntries {
-        case .failure(let failure):
-          outcome.readerProblem = "scripts/read-store.py does not read the state: \(failure.message)"
-        case .success(let entries):
-          let engine = try CrashStateWorkload.keyValues(store)
-          if engine.contains(where: { entries[Data($0.key.utf8)] != $0.value }) {
-            outcome.readerProblem = "scripts/read-store.py reads other contents than the engine"
-          }
-        }
-      }
-    } catch {
-      outcome.contents = nil
-      outcome.failure = "opened, then failed: \(error)"
-    }
-    return outcome
   }
 }

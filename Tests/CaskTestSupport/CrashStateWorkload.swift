@@ -36,6 +36,10 @@ public struct CrashStateWorkload {
   public var options: CaskStore.Options
   /// What the store holds before the first step.
   public var initialModel: [String: Data] = [:]
+  /// Whether the model before the first step is what `contents` reads from the store
+  /// `prepare` made (for a start whose exact contents only the run knows, such as a synced
+  /// collection's ledger), instead of `initialModel`.
+  public var initialModelFromStore = false
   /// Lays out the start under the root with the real file system; nothing it does is
   /// recorded, and all of it counts as durable.
   public var prepare: (_ root: String, _ options: CaskStore.Options) throws -> Void = { _, _ in }
@@ -46,8 +50,9 @@ public struct CrashStateWorkload {
   /// returned text is a violation.
   public var check: (_ store: CaskStore, _ root: String) throws -> [String] = { _, _ in [] }
 
-  /// Whether `scripts/read-store.py` is held to the engine's `keys()` and values in the long
-  /// mode: not for the collection layer, whose stored keys the reader lists otherwise.
+  /// Whether `scripts/read-store.py` is held to the engine in the states it reads (every
+  /// workload of a format the reader knows; a workload of a format it does not read yet sets
+  /// this to `false`, and Docs/RELIABILITY.md says so).
   public var independentlyReadable = true
 
   public init(_ name: String, options: CaskStore.Options = CrashStateWorkload.defaultOptions, steps: [Step]) {
@@ -89,6 +94,9 @@ public final class CrashStateSession {
   public let password: String
   /// The open store, if any; `store()` opens it.
   public var openStore: CaskStore?
+  /// The states a running step passed through, each with the number of operations recorded
+  /// when it was reached (see `noteIntermediateState(_:)`).
+  var intermediates: [(at: Int, model: [String: Data])] = []
 
   init(fileSystem: RecordingFileSystem, root: String, storeName: String, options: CaskStore.Options, password: String) {
     self.fileSystem = fileSystem
@@ -105,6 +113,14 @@ public final class CrashStateSession {
     let store = try CaskStore(path: storePath, password: password ?? self.password, options: options)
     openStore = store
     return store
+  }
+
+  /// Notes that the running step reached `contents` when `operations` operations were
+  /// recorded (`fileSystem.operationCount` then): a commit inside a step that makes several,
+  /// such as a sync's page by page. A crash from there on may leave it, besides the states
+  /// before and after the step.
+  public func noteIntermediateState(_ contents: [String: Data], reachedAt operations: Int) {
+    intermediates.append((operations, contents))
   }
 
   /// Closes the store if it is open.

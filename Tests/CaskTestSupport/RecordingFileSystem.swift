@@ -68,6 +68,9 @@ public final class RecordingFileSystem: ForwardingFileSystem, @unchecked Sendabl
   /// What was recorded so far.
   public var recording: CrashRecording { state.withLock { $0.recording } }
 
+  /// How many operations were recorded so far (without copying them).
+  public var operationCount: Int { state.withLock { $0.recording.operations.count } }
+
   /// Calls that could not be recorded faithfully; a test asserts there are none.
   public var anomalies: [String] { state.withLock { $0.anomalies } }
 

@@ -17,8 +17,7 @@ struct CollectionCrashStateTests {
   }
 
   static let cities = ["Lisbon", "Porto", "Braga"]
-  static let runner = CrashStateRunner(
-    bounds: .fromEnvironment, independentReader: CrashStateBounds.isLong ? StoreReaderScript.available : nil)
+  static let runner = CrashStateRunner.standard
 
   static func venue(_ number: Int) -> Venue {
     Venue(id: "v\(number)", city: cities[number % cities.count], seats: number * 10)
@@ -91,7 +90,6 @@ struct CollectionCrashStateTests {
     }
     workload.contents = Self.objects
     workload.check = Self.indexesAgree
-    workload.independentlyReadable = false
     try Self.expectNoViolation(workload)
   }
 
@@ -112,7 +110,6 @@ struct CollectionCrashStateTests {
     }
     workload.contents = Self.objects
     workload.check = Self.indexesAgree
-    workload.independentlyReadable = false
     try Self.expectNoViolation(workload)
   }
 }

@@ -102,7 +102,8 @@ final class KintoLauncher: @unchecked Sendable {
   }
 
   /// Basic auth for any user and password (the first request makes the account), buckets
-  /// made by any authenticated user, the default batch limit of 25, logs at WARNING only.
+  /// made by any authenticated user, the default batch limit of 25. Without logging sections
+  /// the server logs at Python's default level, WARNING: no line per request.
   static func settings(port: Int, postgres: String?) -> String {
     let backend =
       postgres.map {
@@ -125,23 +126,6 @@ final class KintoLauncher: @unchecked Sendable {
       use = egg:waitress#main
       host = 127.0.0.1
       port = \(port)
-
-      [loggers]
-      keys = root
-      [handlers]
-      keys = console
-      [formatters]
-      keys = generic
-      [logger_root]
-      level = WARNING
-      handlers = console
-      [handler_console]
-      class = StreamHandler
-      args = (sys.stderr,)
-      level = NOTSET
-      formatter = generic
-      [formatter_generic]
-      format = %(message)s
 
       """
   }

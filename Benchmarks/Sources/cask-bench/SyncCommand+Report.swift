@@ -63,37 +63,24 @@ extension SyncCommand {
   static func targets(_ report: Report) -> [PeerTarget] {
     let at = "\(Number.grouped(Double(report.events))) events"
     var targets: [PeerTarget] = []
+    let changes = "\(report.changes) changes"
+    let syncs = [(Phase.incrementalPush, "push", 0, report.changes), (.incrementalPull, "pull", report.changes, 0)]
     for mode in report.modes {
-      let changes = "\(report.changes) changes"
       // One row per mode and backend: the targets table keeps one row per name.
       let name = "sync (\(mode.mode), \(report.backend))"
-      if let push = mode.step(.incrementalPush) {
+      for (phase, verb, pulled, pushed) in syncs {
+        guard let step = mode.step(phase) else { continue }
+        let bound = requestBound(
+          pulled: pulled, pushed: pushed, pageSize: report.pageSize, batchLimit: report.batchLimit)
         targets.append(
           PeerTarget(
-            "\(name): push of \(changes), requests", at: at,
-            required: Double(
-              requestBound(
-                pulled: 0, pushed: report.changes, pageSize: report.pageSize, batchLimit: report.batchLimit)),
-            atMost: true, measured: push.medianRequests))
-        if let listed = mode.step(.rawSince) {
-          targets.append(
-            PeerTarget(
-              "\(name): push of \(changes), bytes ÷ their listing", at: at,
-              required: 2, atMost: true, measured: push.medianBytes / Swift.max(listed.medianBytes, 1)))
-        }
-      }
-      guard let pull = mode.step(.incrementalPull) else { continue }
-      targets.append(
-        PeerTarget(
-          "\(name): pull of \(changes), requests", at: at,
-          required: Double(
-            requestBound(pulled: report.changes, pushed: 0, pageSize: report.pageSize, batchLimit: report.batchLimit)),
-          atMost: true, measured: pull.medianRequests))
-      if let listed = mode.step(.rawSince) {
+            "\(name): \(verb) of \(changes), requests", at: at, required: Double(bound), atMost: true,
+            measured: step.medianRequests))
+        guard let listed = mode.step(.rawSince) else { continue }
         targets.append(
           PeerTarget(
-            "\(name): pull of \(changes), bytes ÷ their listing", at: at,
-            required: 2, atMost: true, measured: pull.medianBytes / Swift.max(listed.medianBytes, 1)))
+            "\(name): \(verb) of \(changes), bytes ÷ their listing", at: at, required: 2, atMost: true,
+            measured: step.medianBytes / Swift.max(listed.medianBytes, 1)))
       }
     }
     return targets
