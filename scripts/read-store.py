@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""An independent reader of a CipherCask store (format versions 2, 3 and 4: 3 with key epochs).
+"""An independent reader of a CipherCask store (format versions 2 to 5: 4 is 3 with key epochs,
+5 is 4 with an authenticated header, a store identity and chained segments).
 
 Written from Docs/FORMAT.md and Docs/CODEC.md only, to check that those pages describe the
 format completely and truly. It never writes to the store.
@@ -121,18 +122,24 @@ HINT_MAGIC = b"CCHINTS1"
 HINT_MAGIC_GROUPED = b"CCHINTS2"
 # A grouped hint's group section ends within this many bytes of the payload (tag included).
 HINT_SIZING_LENGTH = 4096
-READABLE_VERSIONS = (2, 3, 4)
+READABLE_VERSIONS = (2, 3, 4, 5)
 KEY_EPOCHS_VERSION = 4
+AUTHENTICATED_VERSION = 5
+IDENTITY_LENGTH = 16
+MAC_LENGTH = 32
 # Set from the header: every segment and hint of the store must have this version (3 for a
 # version 4 header, whose records are version 3).
 FORMAT_VERSION = None
 HEADER_VERSION = None
+STORE_IDENTITY = None
 TAG_KEY_RING = 0x52
 # Version 3 (section 5.4): tags in front of every sealed plaintext, a binding in key messages.
 TAG_KEY, TAG_VALUE, TAG_HINT, TAG_MANIFEST = 0x4B, 0x56, 0x48, 0x4D
 MANIFEST_MAGIC = b"CCMANIFS"
 KEY_BINDING = 56
 SEGMENT_HEADER = 32
+# Section 5.1, version 5: the link after the 32 bytes (identity, predecessor, MAC).
+SEGMENT_LINK = 104
 RECORD_HEADER = 24
 MAX_SEGMENT = 2**32 - 1
 TYPE_PUT, TYPE_DELETE = 1, 2
@@ -188,25 +195,37 @@ def read_header(directory, password):
     version = u16(data, 8)
     flags = u16(data, 10)
     ring = None
+    identity = None
     end = 16 + w
-    # Section 3a: a version 4 header with flag bit 2 has the key ring between W and the CRC.
-    if version == KEY_EPOCHS_VERSION and flags & 0x0004:
+    authenticated = bool(flags & 0x0008)
+    # Section 3a: a version 4 header with flag bit 2 has the key ring between W and the CRC;
+    # section 3b: so does one with flag bit 3 (version 5, or a version 5 header changed back).
+    if (version >= KEY_EPOCHS_VERSION or authenticated) and flags & 0x0004:
         if len(data) < end + 4:
             fail("CASK: header is truncated")
         r = u32(data, end)
         ring = data[end + 4:end + 4 + r]
         end += 4 + r
+    # Section 3b: with flag bit 3, the store identity and the MAC follow, before the CRC.
+    if authenticated:
+        if len(data) < end + IDENTITY_LENGTH + MAC_LENGTH:
+            fail("CASK: header is truncated")
+        identity = data[end:end + IDENTITY_LENGTH]
+        end += IDENTITY_LENGTH + MAC_LENGTH
     if len(data) < end + 4:
         fail("CASK: header is truncated")
     if u32(data, end) != crc32c(data[:end]):
         fail("CASK: header checksum mismatch")
     if version not in READABLE_VERSIONS:
         fail(f"CASK: unsupported format version {version}")
-    if version == KEY_EPOCHS_VERSION and ring is None:
-        fail("CASK: a version 4 header without its key ring")
-    global FORMAT_VERSION, HEADER_VERSION
+    if version >= KEY_EPOCHS_VERSION and ring is None:
+        fail(f"CASK: a version {version} header without its key ring")
+    if version == AUTHENTICATED_VERSION and identity is None:
+        fail("CASK: a version 5 header without its authenticator")
+    global FORMAT_VERSION, HEADER_VERSION, STORE_IDENTITY
     HEADER_VERSION = version
-    FORMAT_VERSION = 3 if version == KEY_EPOCHS_VERSION else version
+    FORMAT_VERSION = min(version, 3)
+    STORE_IDENTITY = identity
     wrapped = data[16:16 + w]
     # Bytes after the CRC are ignored (section 3); other flag bits are ignored too.
     if not flags & 0x0001:
@@ -222,9 +241,23 @@ def read_header(directory, password):
         if "HMAC" in str(error):
             fail("CASK: wrong password (the wrapped key's HMAC does not verify)")
         raise
-    if len(data_key) != 64:
-        fail(f"CASK: wrapped data key is {len(data_key)} bytes, expected 64")
+    # Section 3b: from version 5 on the wrapped plaintext is the data key and the version.
+    if len(data_key) == 66:
+        bound = u16(data_key, 64)
+        if bound != version:
+            fail(f"CASK: the header says version {version}, its wrapped key was written for version {bound} "
+                 "(a downgraded header)")
+        data_key = data_key[:64]
+    elif len(data_key) != 64:
+        fail(f"CASK: wrapped data key is {len(data_key)} bytes, expected 64 or 66")
+    elif version >= AUTHENTICATED_VERSION:
+        fail("CASK: a version 5 header whose wrapped key does not name its version")
     current = (data_key[:32], data_key[32:])
+    if authenticated:
+        mac_end = end - MAC_LENGTH
+        expected = hmac.new(current[1], data[:mac_end], hashlib.sha256).digest()
+        if not hmac.compare_digest(expected, data[mac_end:end]):
+            fail("CASK: the header does not authenticate under its data key")
     if ring is None:
         return {"current": 0, "keys": {0: current}, "pinned": None}
     return open_key_ring(ring, current)
@@ -285,12 +318,16 @@ class Record:
 
 
 class Segment:
-    def __init__(self, name, file_id, data, base, sub, epoch, keys):
+    def __init__(self, name, file_id, data, base, sub, epoch, keys, link=None):
         self.name, self.file_id, self.data, self.base, self.sub = name, file_id, data, base, sub
         self.epoch, self.keys = epoch, keys     # section 3a: the key epoch its records are under
+        self.link = link        # section 5.1, version 5: identity and predecessor
+        self.start = SEGMENT_HEADER + (SEGMENT_LINK if link is not None else 0)
+        # Section 5.4, version 5: the identity's first 4 bytes in the binding's offset field.
+        self.stamp = int.from_bytes(link["identity"][:4], "little") << 32 if link is not None else 0
         self.records = []       # every valid record, in file order
         self.applied = []       # the records of complete batches, in file order
-        self.valid_end = SEGMENT_HEADER
+        self.valid_end = self.start
         self.file_length = len(data)
 
 
@@ -302,7 +339,8 @@ def read_segment_header(name, file_id, data):
     if u32(data, 28) != crc32c(data[:28]):
         fail(f"{name}: unreadable segment: header checksum mismatch")
     version = u16(data, 8)
-    if version != FORMAT_VERSION:
+    expected = AUTHENTICATED_VERSION if HEADER_VERSION == AUTHENTICATED_VERSION else FORMAT_VERSION
+    if version != expected:
         fail(f"{name}: unsupported format version {version}")
     if u32(data, 12) != file_id:
         fail(f"{name}: unreadable segment: header names file id {u32(data, 12):08x}")
@@ -313,6 +351,24 @@ def read_segment_header(name, file_id, data):
     if sub == 0 and base != file_id:
         fail(f"{name}: order sub 0 but order base {base:08x} differs from the file id")
     return base, sub, epoch
+
+
+def read_segment_link(name, data, keys):
+    """Section 5.1, version 5: the link after the 32 bytes, under the MAC of its epoch's key."""
+    end = SEGMENT_HEADER + SEGMENT_LINK
+    if len(data) < end:
+        fail(f"{name}: unreadable segment: its link is short")
+    expected = hmac.new(keys[1], data[:end - MAC_LENGTH], hashlib.sha256).digest()
+    if not hmac.compare_digest(expected, data[end - MAC_LENGTH:end]):
+        fail(f"{name}: the segment's header does not authenticate")
+    flags = u32(data, 60)
+    if flags & ~1:
+        fail(f"{name}: unknown link flags")
+    previous = None
+    if flags & 1:
+        previous = {"id": u32(data, 48), "order": (u32(data, 52), u32(data, 56)), "length": u64(data, 64),
+                    "tail": data[72:104]}
+    return {"identity": data[32:48], "previous": previous}
 
 
 def plausible(data, offset, end):
@@ -353,7 +409,7 @@ def scan_segment(segment, is_last):
     end = min(len(data), MAX_SEGMENT)
     if len(data) > MAX_SEGMENT:
         fail(f"{name}: segment longer than the format allows (damage)")
-    position = SEGMENT_HEADER
+    position = segment.start
     batch = []
     notes = []
     while position < end:
@@ -385,7 +441,7 @@ def scan_segment(segment, is_last):
         key_plain = open_key_message(key_message, keys, what + " key message")
         value_message = bytes(data[position + RECORD_HEADER + k:position + length])
         if FORMAT_VERSION >= 3:
-            key_plain = check_binding(key_plain, record, segment.file_id, value_message, what)
+            key_plain = check_binding(key_plain, record, segment.file_id, value_message, what, segment.stamp)
         record.key = decode_key(key_plain, what)
         if rtype == TYPE_PUT:
             plain = open_key_message(value_message, keys, what + " value message")
@@ -422,7 +478,7 @@ def scan_segment(segment, is_last):
     return notes
 
 
-def check_binding(plain, record, file_id, value_message, what):
+def check_binding(plain, record, file_id, value_message, what, stamp=0):
     """Section 5.4: a version 3 key message names its record's place; returns the key bytes."""
     if len(plain) < KEY_BINDING or plain[0] != TAG_KEY:
         fail(f"{what}: key message is not tagged as a key")
@@ -435,8 +491,10 @@ def check_binding(plain, record, file_id, value_message, what):
         fail(f"{what}: flags {record.flags}, its key message says {plain[2]}")
     if u32(plain, 4) != file_id:
         fail(f"{what}: key message sealed for segment {u32(plain, 4):08x} (moved record)")
-    if u64(plain, 8) != record.offset:
-        fail(f"{what}: key message sealed for offset {u64(plain, 8)} (moved record)")
+    if u64(plain, 8) & 0xFFFFFFFF != record.offset:
+        fail(f"{what}: key message sealed for offset {u64(plain, 8) & 0xFFFFFFFF} (moved record)")
+    if u64(plain, 8) >> 32 != stamp >> 32:
+        fail(f"{what}: key message sealed by another store or copy sharing the data key")
     if u64(plain, 16) != record.sequence:
         fail(f"{what}: sequence {record.sequence}, its key message says {u64(plain, 16)}")
     if not hmac.compare_digest(plain[24:56], digest):
@@ -547,7 +605,7 @@ def check_hint(name, head, entries, segment):
         if offset <= previous:
             fail(f"{name}: entry {index} is not in increasing record offset")
         previous = offset
-        if offset < SEGMENT_HEADER or offset + length > segment.file_length:
+        if offset < segment.start or offset + length > segment.file_length:
             fail(f"{name}: entry {index} lies outside 32 ..< {segment.file_length}")
         record = by_offset.get(offset)
         if record is None:
@@ -600,23 +658,27 @@ def read_manifest(directory, ring):
             raise
         plain = open_key_message(data[8:], ring["keys"][pinned[0]], "MANIFEST (pinned)")
     version = u16(plain, 2) if len(plain) >= 4 else None
-    epochs = version == 4 and FORMAT_VERSION == 3
+    epochs = version in (4, 5) and FORMAT_VERSION == 3
     if len(plain) < 36 or plain[0] != TAG_MANIFEST or plain[1] != 0 or (version != FORMAT_VERSION and not epochs):
         fail("MANIFEST: malformed (tag, reserved byte or version)")
+    # Section 6a, version 5: the store's identity after the counts; it must be the header's.
+    identity, first = (plain[36:52], 52) if version == 5 else (None, 36)
+    if identity != STORE_IDENTITY:
+        fail("MANIFEST: written by another store or copy (its identity is not the header's)")
     entry_length, pending_length = (28, 8) if epochs else (24, 4)
     count, retired_count, pending_count = u32(plain, 24), u32(plain, 28), u32(plain, 32)
-    if len(plain) != 36 + entry_length * count + 4 * retired_count + pending_length * pending_count:
+    if len(plain) != first + entry_length * count + 4 * retired_count + pending_length * pending_count:
         fail("MANIFEST: the counts do not fill the plaintext exactly")
     entries = []
     for index in range(count):
-        at = 36 + entry_length * index
+        at = first + entry_length * index
         flags = u32(plain, at + 12)
         if flags & ~1:
             fail(f"MANIFEST: unknown flags in entry {index}")
         entries.append({"id": u32(plain, at), "order": (u32(plain, at + 4), u32(plain, at + 8)),
                         "active": bool(flags & 1), "length": u64(plain, at + 16),
                         "epoch": u32(plain, at + 24) if epochs else 0})
-    at = 36 + entry_length * count
+    at = first + entry_length * count
     retired = {u32(plain, at + 4 * index) for index in range(retired_count)}
     at += 4 * retired_count
     pending = {u32(plain, at + pending_length * index): (u32(plain, at + pending_length * index + 4) if epochs else 0)
@@ -661,9 +723,55 @@ def check_manifest(directory, ring, segments, notes):
                 fail(f"{segment.name}: newer than the manifest but not under the current key epoch")
         else:
             fail(f"{segment.name}: a segment the manifest does not list")
+    if STORE_IDENTITY is not None:
+        check_chain(manifest, kept)
     notes.append(f"manifest: generation {manifest['generation']}, {len(manifest['segments'])} segment(s) "
                  f"checked, {len(segments) - len(kept)} retired")
     return kept
+
+
+def check_chain(manifest, kept):
+    """Section 6b, version 5: the segments started after the manifest link, one to the next,
+    from the newest ordinary segment it lists."""
+    listed = {entry["id"] for entry in manifest["segments"]}
+    skipped = manifest["retired"] | set(manifest["pending"])
+    by_id = {segment.file_id: segment for segment in kept}
+    unlisted = [s for s in kept if s.file_id not in listed and s.file_id not in skipped]
+    for segment in unlisted:
+        if segment.link["identity"] != STORE_IDENTITY:
+            fail(f"{segment.name}: newer than the manifest but written by another store or copy")
+        if segment.sub != 0:
+            fail(f"{segment.name}: a compaction output the manifest neither lists nor names as pending")
+    newer = sorted((s for s in unlisted if s.sub == 0 and s.file_id >= manifest["next_id"]),
+                   key=lambda s: (s.base, s.sub, s.file_id))
+    ordinary = [entry for entry in manifest["segments"] if entry["order"][1] == 0]
+    newest = max(ordinary, key=lambda entry: entry["order"]) if ordinary else None
+
+    def matches(previous, segment):
+        length = min(segment.file_length, MAX_SEGMENT)
+        return previous["length"] == length and previous["tail"] == segment.data[max(0, length - 32):length]
+
+    before = None
+    for segment in newer:
+        previous = segment.link["previous"]
+        if before is not None:
+            if previous is None or previous["id"] != before.file_id or previous["order"] != (before.base, before.sub):
+                fail(f"{segment.name}: does not follow {before.name} (a segment removed or reordered)")
+            if not matches(previous, before):
+                fail(f"{before.name}: not as it was when the next segment was started")
+        elif previous is None:
+            if newest is not None:
+                fail(f"{segment.name}: the first segment newer than the manifest names no predecessor")
+        elif previous["id"] >= manifest["next_id"]:
+            fail(f"{segment.name}: follows {previous['id']:08x}, which is missing")
+        elif previous["id"] in listed:
+            if newest is None or newest["id"] != previous["id"] or newest["order"] != previous["order"]:
+                fail(f"{segment.name}: does not follow the newest segment the manifest lists")
+            if not matches(previous, by_id[previous["id"]]):
+                fail(f"{by_id[previous['id']].name}: not as it was when the next segment was started")
+        elif newest is not None and newest["order"] >= previous["order"]:
+            fail(f"{segment.name}: follows a segment older than the newest the manifest lists")
+        before = segment
 
 
 def read_store(directory, password, check_hints):
@@ -705,7 +813,8 @@ def read_store(directory, password, check_hints):
         base, sub, epoch = read_segment_header(name, file_id, data)
         if epoch not in ring["keys"]:
             fail(f"{name}: sealed under key epoch {epoch}, which the header does not hold")
-        segments.append(Segment(name, file_id, data, base, sub, epoch, ring["keys"][epoch]))
+        link = read_segment_link(name, data, ring["keys"][epoch]) if STORE_IDENTITY is not None else None
+        segments.append(Segment(name, file_id, data, base, sub, epoch, ring["keys"][epoch], link))
     if FORMAT_VERSION >= 3:
         segments = check_manifest(directory, ring, segments, notes)
     segments.sort(key=lambda segment: (segment.base, segment.sub))

@@ -105,7 +105,7 @@ enum HeaderTarget {
       password: password, encryptionSalt: salts.encryption, hmacSalt: salts.hmac)
     let byPassword = try RNCryptor.seal(dataKey, keys: passwordKeys.keys, salts: salts, iv: FuzzStore.iv(3))
     let byKeys = FuzzStore.seal(dataKey, keys: FuzzStore.userKeys, iv: 0)
-    func header(_ wrapped: Data, password: Bool = false, version: UInt16 = CaskFormat.formatVersion) -> [UInt8] {
+    func header(_ wrapped: Data, password: Bool = false, version: UInt16 = CaskFormat.boundRecordsVersion) -> [UInt8] {
       FuzzingEntry.storeHeader(wrappedKey: wrapped, passwordWrapped: password, version: version)
     }
     let keys = header(byKeys)
@@ -114,7 +114,7 @@ enum HeaderTarget {
     let scryptKeys = try RNCryptor.Keys(password: SecureBytes(utf8: password), salt: scryptSalt, scrypt: scrypt)
     let byScrypt = FuzzingEntry.scryptStoreHeader(
       keyMessage: FuzzStore.seal(dataKey, keys: scryptKeys, iv: 4), parameters: scrypt, salt: scryptSalt,
-      version: CaskFormat.formatVersion)
+      version: CaskFormat.boundRecordsVersion)
     // Version 4: the current key (epoch 1) wraps under the caller's keys; the segment's key
     // (epoch 0) is in the ring, sealed under the current one. With two older epochs, the
     // current one is 2 and epoch 1's key is one no segment uses.
@@ -135,7 +135,7 @@ enum HeaderTarget {
       ("password", Data([4] + header(byPassword, password: true))),
       ("password-scrypt", Data([4] + byScrypt)), ("password-scrypt-keys", Data([0] + byScrypt)),
       ("password-flag-keys-message", Data([1] + header(byKeys, password: true))),
-      ("newer-version", Data([0] + header(byKeys, version: CaskFormat.keyEpochsVersion + 1))),
+      ("newer-version", Data([0] + header(byKeys, version: CaskFormat.authenticatedVersion + 1))),
       ("version-4-without-ring", Data([0] + header(byKeys, version: CaskFormat.keyEpochsVersion))),
       ("older-version", Data([0] + header(byKeys, version: 1))),
       ("readable-older-version", Data([0] + header(byKeys, version: CaskFormat.oldestReadableVersion))),

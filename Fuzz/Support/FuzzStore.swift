@@ -52,7 +52,7 @@ package enum FuzzStore {
   package static let headerFile = Data(
     FuzzingEntry.storeHeader(
       wrappedKey: seal(keyBytes(dataKeys), keys: userKeys, iv: 0), passwordWrapped: false,
-      version: CaskFormat.formatVersion))
+      version: CaskFormat.boundRecordsVersion))
 
   /// Key epoch 0's data key in the fuzzing store with key epochs, whose current epoch 1 has
   /// `dataKeys` (so that the same seeds and scripts seal under the current key).

@@ -3,13 +3,13 @@
 ///
 /// All integers on disk are little-endian.
 public enum CaskFormat {
-  /// The format version this library writes for new stores. Version 3 binds every record to
-  /// its place (segment, offset, sequence, type, batch flags, value) inside its sealed key
-  /// message, and tags every sealed plaintext with its kind. Version 2 stores (records not
-  /// bound to their place) are still read and written as version 2. Version 1 was a
-  /// pre-release layout (values not bound to their keys, no batch-start flag): stores of that
-  /// version are refused with `CaskError.unsupportedVersion` rather than misread.
-  public static let formatVersion: UInt16 = 3
+  /// The format version this library writes for new stores: 5, an authenticated header and
+  /// segments chained to one another (`authenticatedVersion`), over version 3 records and
+  /// version 4 key epochs. Stores of versions 2, 3 and 4 are still read and written as they
+  /// are; `CaskStore.upgrade` rewrites them as version 5. Version 1 was a pre-release layout
+  /// (values not bound to their keys, no batch-start flag): stores of that version are
+  /// refused with `CaskError.unsupportedVersion` rather than misread.
+  public static let formatVersion: UInt16 = 5
   /// The oldest format version this library reads (and writes, for stores of that version).
   public static let oldestReadableVersion: UInt16 = 2
   /// The first version whose records are bound to their place and whose messages are tagged.
@@ -20,6 +20,11 @@ public enum CaskFormat {
   /// key change; a reader that knows only versions 2 and 3 refuses it (`unsupportedVersion`)
   /// instead of opening a store whose older segments it could not decrypt.
   public static let keyEpochsVersion: UInt16 = 4
+  /// The header version of a store whose header is authenticated under its data key and whose
+  /// segments carry a sealed link to the segment before them (Docs/FORMAT.md, sections 3b and
+  /// 5.1): version 3 records and version 4 key epochs, plus a store identity. A reader that
+  /// knows only versions 2 to 4 refuses it (`unsupportedVersion`).
+  public static let authenticatedVersion: UInt16 = 5
 
   // MARK: Files of a store directory
 
@@ -49,6 +54,16 @@ public enum CaskFormat {
   /// Flag bit, set exactly in a version 4 header: a key ring (its length, then a key message
   /// under the current data key) follows the wrapped-key field, before the CRC.
   public static let headerFlagKeyRing: UInt16 = 4
+  /// Flag bit, set exactly in a version 5 header: the store identity and the header's MAC
+  /// follow the key ring, before the CRC.
+  public static let headerFlagAuthenticated: UInt16 = 8
+  /// A store's identity: random bytes a version 5 header, manifest and segment name.
+  public static let storeIdentityLength = 16
+  /// The HMAC-SHA256 that ends a version 5 header and a version 5 segment header.
+  public static let authenticatorLength = 32
+  /// A version 5 wrapped key's plaintext is the data key, then the header's version (2 bytes),
+  /// so that a version field changed back is told apart from a genuine older header.
+  public static let wrappedVersionLength = 2
   /// The key ring's plaintext before its entries: tag(1) + flags(1) + reserved(2) + current
   /// epoch(4) + older count(4) + pinned epoch(4) + pinned manifest digest(32).
   public static let keyRingFixedLength = 48
@@ -80,6 +95,14 @@ public enum CaskFormat {
   public static let segmentEpochOffset = 24
   /// The segment header's CRC covers the bytes before it.
   public static let segmentHeaderChecksummedLength = 28
+  /// A version 5 segment's link, after the 32 bytes above: store identity(16) + previous id(4)
+  /// + previous order base(4) + previous order sub(4) + link flags(4) + previous length(8) +
+  /// previous tail(32) + MAC(32). Its records start after it.
+  public static let segmentLinkLength = 104
+  /// Link flag bit: the segment has a predecessor (the fields naming it are set).
+  public static let segmentLinkFlagPrevious: UInt32 = 1
+  /// How many bytes of the previous segment's end the link names: its last 32 bytes.
+  public static let segmentTailLength = 32
 
   // MARK: Records
 

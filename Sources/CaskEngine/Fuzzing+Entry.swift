@@ -15,7 +15,7 @@ package enum FuzzingEntry {
   /// A 32-byte segment header for an ordinary segment (`sub` 0) or a compaction output.
   /// `epoch` is the key epoch the header names (0 in a store without key epochs).
   package static func segmentHeader(
-    id: UInt32, base: UInt32, sub: UInt32, version: UInt16 = CaskFormat.formatVersion, epoch: UInt32 = 0
+    id: UInt32, base: UInt32, sub: UInt32, version: UInt16 = CaskFormat.boundRecordsVersion, epoch: UInt32 = 0
   ) -> [UInt8] {
     Segment.encodeHeader(id: id, order: SegmentOrder(base: base, sub: sub), version: version, epoch: epoch)
   }

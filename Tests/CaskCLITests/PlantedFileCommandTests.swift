@@ -33,7 +33,7 @@ struct PlantedFileCommandTests {
     let name = try #require(try FileManager.default.contentsOfDirectory(atPath: path).first { $0.hasSuffix(".seg") })
     let file = "\(path)/\(name)"
     var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
-    let older = CaskFormat.segmentHeaderLength
+    let older = FileDamage.recordsStart(ofSegment: bytes)
     func field(_ at: Int) -> Int {
       Int(bytes[at]) | Int(bytes[at + 1]) << 8 | Int(bytes[at + 2]) << 16 | Int(bytes[at + 3]) << 24
     }

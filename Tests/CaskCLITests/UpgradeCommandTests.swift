@@ -3,7 +3,7 @@ import CipherCask
 import Foundation
 import Testing
 
-/// `cask upgrade STORE`: a version 2 store becomes version 3 in place; a current store is left
+/// `cask upgrade STORE`: a version 2 store becomes version 5 in place; a current store is left
 /// alone; an open store is refused.
 @Suite("cask upgrade")
 struct UpgradeCommandTests {
@@ -23,9 +23,9 @@ struct UpgradeCommandTests {
     #expect(try Self.version(store) == [2, 0])
     let result = try cask.run(["upgrade", "s"], password: "pw-upgrade")
     #expect(result.status == 0, "\(result.err)")
-    #expect(result.err == "Upgraded store 's' from format version 2 to 3: 5 keys copied.\n", "\(result.err)")
+    #expect(result.err == "Upgraded store 's' from format version 2 to 5: 5 keys copied.\n", "\(result.err)")
     #expect(result.out.isEmpty)
-    #expect(try Self.version(store) == [3, 0])
+    #expect(try Self.version(store) == [5, 0])
     for index in 0..<5 {
       #expect(try cask.run(["get", "s", "k\(index)"], password: "pw-upgrade").out == "v\(index)")
     }
@@ -37,7 +37,7 @@ struct UpgradeCommandTests {
     #expect(again.status == 0, "\(again.err)")
     let report = try JSONSerialization.jsonObject(with: again.stdout) as? [String: Any]
     #expect(report?["upgraded"] as? Bool == false)
-    #expect(report?["version"] as? Int == 3)
+    #expect(report?["version"] as? Int == 5)
   }
 
   @Test("a wrong password fails with exit 1 and leaves the store at version 2")

@@ -134,7 +134,9 @@ struct DamageFixture {
   static func records(ofSegment path: String, cipher: RecordCipher) throws -> [RecordSpan] {
     let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
     var spans: [RecordSpan] = []
-    var offset = CaskFormat.segmentHeaderLength
+    // A version 5 segment's records start after its link.
+    let linked = bytes.count >= 10 && bytes[bytes.startIndex + 8] == UInt8(CaskFormat.authenticatedVersion)
+    var offset = Int(Segment.recordsStart(linked: linked))
     while offset < bytes.count {
       let start = bytes.startIndex + offset
       let header = try #require(bytes[start...].withUnsafeBytes { RecordHeader.parse($0) })

@@ -7,13 +7,14 @@ import Testing
 /// Before format 5 the header's version field has only a CRC: someone who holds the files can
 /// change it from 3 to 2. A version 2 header beside version 3 files (a manifest, version 3
 /// segments) is refused as a downgrade, never followed; and an upgrade never removes a store
-/// it could not read whole.
+/// it could not read whole. (Version 5 headers: `AuthenticatedHeaderTests`.)
 @Suite struct DowngradedHeaderTests {
   /// A closed version 3 store with ten keys over several segments.
   private func makeStore(in directory: TemporaryDirectory) throws -> String {
     let path = directory.file("store.cask")
     var options = testStoreOptions
     options.segmentSizeLimit = 2048
+    options.newStoreFormatVersion = 3
     let store = try CaskStore(path: path, password: testPassword, options: options)
     for index in 0..<10 { try store.put(Data(repeating: UInt8(index), count: 300), forKey: "key-\(index)") }
     try store.close()

@@ -35,7 +35,7 @@ import Testing
     let segment = try #require(names.filter { $0.hasSuffix(".\(CaskFormat.segmentExtension)") }.sorted().last)
     #expect(names.contains(Segment.hintName(id: try #require(Segment.id(fromFileName: segment, extension: "seg")))))
     let bytes = try Data(contentsOf: URL(fileURLWithPath: "\(path)/\(segment)"))
-    let older = CaskFormat.segmentHeaderLength
+    let older = FileDamage.recordsStart(ofSegment: [UInt8](bytes))
     let header = try #require(bytes[older...].withUnsafeBytes { RecordHeader.parse($0) })
     return Planted(
       path: path, segment: segment, older: older, current: older + header.totalLength, length: header.totalLength)

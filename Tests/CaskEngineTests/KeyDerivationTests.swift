@@ -51,15 +51,19 @@ struct KeyDerivationTests {
     }
   }
 
-  @Test("new password stores wrap with scrypt by default; .rncryptor writes the old 166-byte header")
+  @Test("new password stores wrap with scrypt by default; .rncryptor wraps in a password message")
   func headerLayouts() throws {
+    // A version 5 header's key ring (its length, a key message of a 48-byte plaintext), store
+    // identity and MAC, between the wrapped key and the CRC.
+    let authenticatedTail = 4 + 114 + 16 + 32
     try withTemporaryDirectory("kdf-layout") { directory in
       let standard = try CaskStore(path: directory.file("default"), password: "pw")
       #expect(standard.keyDerivation == .standard)
       try standard.close()
       let scrypt = try Self.header(directory.file("default"))
-      #expect(scrypt.count == 16 + 32 + 130 + 4)
-      #expect(scrypt[10...11] == [0x03, 0x00])
+      #expect(scrypt.count == 16 + 32 + 130 + authenticatedTail + 4)
+      #expect(scrypt[8...9] == [5, 0])
+      #expect(scrypt[10...11] == [0x0F, 0x00], "password, scrypt, key ring, authenticated")
       #expect(scrypt[12...15] == [162, 0, 0, 0])
       #expect(scrypt[16...23] == [0x00, 0x80, 0, 0, 0, 0, 0, 0], "N = 2^15, little-endian")
       #expect(scrypt[24...27] == [8, 0, 0, 0])
@@ -69,20 +73,20 @@ struct KeyDerivationTests {
       let old = try CaskStore(path: directory.file("old"), password: "pw", options: Self.options(.rncryptor))
       try old.close()
       let rncryptor = try Self.header(directory.file("old"))
-      #expect(rncryptor.count == 166)
-      #expect(rncryptor[10...11] == [0x01, 0x00])
+      #expect(rncryptor.count == 16 + 146 + authenticatedTail + 4)
+      #expect(rncryptor[10...11] == [0x0D, 0x00])
       #expect(rncryptor[16...17] == [3, 1], "a password message starts the wrapped key")
 
       let keyed = try CaskStore(path: directory.file("keys"), keys: RNCryptor.Keys.random())
       #expect(keyed.keyDerivation == nil)
       try keyed.close()
-      #expect(try Self.header(directory.file("keys")).count == 150)
+      #expect(try Self.header(directory.file("keys")).count == 16 + 130 + authenticatedTail + 4)
     }
   }
 
   @Test("version 2 and version 3 stores with an RNCryptor password header open as before")
   func oldHeadersOpen() throws {
-    for version in [CaskFormat.oldestReadableVersion, CaskFormat.formatVersion] {
+    for version in [CaskFormat.oldestReadableVersion, CaskFormat.boundRecordsVersion] {
       try withTemporaryDirectory("kdf-old") { directory in
         let path = directory.file("store.cask")
         var options = Self.options(.rncryptor)
@@ -212,7 +216,10 @@ struct KeyDerivationTests {
     try withTemporaryDirectory("kdf-flag") { directory in
       let path = directory.file("store.cask")
       let keys = try RNCryptor.Keys.random()
-      try CaskStore(path: path, keys: keys, options: Self.options(.standard)).close()
+      // A version 3 header: in a version 5 one the MAC refuses any flag changed.
+      var options = Self.options(.standard)
+      options.newStoreFormatVersion = CaskFormat.boundRecordsVersion
+      try CaskStore(path: path, keys: keys, options: options).close()
       var bytes = try Self.header(path)
       bytes[10] = 0x02
       try Self.writeHeader(bytes, to: path)

@@ -70,11 +70,11 @@ struct OpenRefusalTests {
       try makeStore(path)
       let header = "\(path)/\(CaskFormat.headerFileName)"
       var bytes = try Data(contentsOf: URL(fileURLWithPath: header))
-      // Version 4 is read (key epochs, with its ring); the first one above it is not.
-      Self.setVersion(CaskFormat.keyEpochsVersion + 1, in: &bytes, at: 8, checksummedLength: bytes.count - 4)
+      // Version 5 is read (an authenticated header); the first one above it is not.
+      Self.setVersion(CaskFormat.authenticatedVersion + 1, in: &bytes, at: 8, checksummedLength: bytes.count - 4)
       try bytes.write(to: URL(fileURLWithPath: header))
       let expected = CaskError.unsupportedVersion(
-        found: Int(CaskFormat.keyEpochsVersion) + 1, supported: Int(CaskFormat.keyEpochsVersion))
+        found: Int(CaskFormat.authenticatedVersion) + 1, supported: Int(CaskFormat.authenticatedVersion))
       #expect(throws: expected) { try CaskStore(path: path, password: "pw", options: options) }
       #expect(throws: expected) {
         try CaskStore(path: path, password: "pw", options: CaskStore.Options(readOnly: true))

@@ -27,7 +27,7 @@ struct SequenceLimitTests {
       // that open reads the record itself.
       let segmentPath = "\(path)/\(Segment.fileName(id: 1))"
       var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: segmentPath)))
-      let start = CaskFormat.segmentHeaderLength
+      let start = FileDamage.recordsStart(ofSegment: bytes)
       for index in 0..<8 { bytes[start + 8 + index] = 0xFF }
       RecordEncoder.setChecksum(in: &bytes, recordAt: start, length: bytes.count - start)
       try Data(bytes).write(to: URL(fileURLWithPath: segmentPath))

@@ -37,7 +37,7 @@ struct TamperDetectionTests {
   /// The records of a segment's bytes: offset and length, walking the lengths they claim.
   static func records(_ bytes: [UInt8]) -> [Range<Int>] {
     var ranges: [Range<Int>] = []
-    var position = CaskFormat.segmentHeaderLength
+    var position = FileDamage.recordsStart(ofSegment: bytes)
     while position + CaskFormat.recordHeaderLength <= bytes.count {
       let header = bytes.withUnsafeBytes {
         RecordHeader.parse(UnsafeRawBufferPointer(rebasing: $0[position..<position + CaskFormat.recordHeaderLength]))

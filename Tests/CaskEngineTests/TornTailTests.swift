@@ -37,7 +37,7 @@ struct TornTailTests {
       let path = try Self.crashedCopy(fixture, "cut-\(cut)")
       try FileDamage.truncate("\(path)/\(last)", to: cut)
       // What a reader of the format expects: everything up to the last batch end before the cut.
-      let validEnd = records.filter { $0.endsBatch && $0.end <= cut }.map(\.end).max() ?? CaskFormat.segmentHeaderLength
+      let validEnd = records.filter { $0.endsBatch && $0.end <= cut }.map(\.end).max() ?? records[0].offset
       let lost = Set(records.filter { $0.end > validEnd }.map(\.key))
       let complete = records.filter { $0.offset >= validEnd && $0.end <= cut }
 

@@ -5,9 +5,9 @@ import Testing
 
 @testable import CaskEngine
 
-/// `CaskStore.upgrade(at:password:)`: a version 2 store becomes version 3 in place with every
-/// key and value, and a crash at any step leaves a store that opens with all of them.
-@Suite("Upgrading a store from format version 2 to 3")
+/// `CaskStore.upgrade(at:password:)`: a version 2, 3 or 4 store becomes version 5 in place with
+/// every key and value, and a crash at any step leaves a store that opens with all of them.
+@Suite("Upgrading a store from format version 2, 3 or 4 to 5")
 struct UpgradeTests {
   /// A version 2 store on a faulty disk, written through several segments with overwrites and
   /// deletes, closed; and its model.
@@ -36,7 +36,7 @@ struct UpgradeTests {
     try fileSystem.contentsOfDirectory(FaultWorkload.directory).filter { $0.hasPrefix(".") }
   }
 
-  @Test("a version 2 store becomes version 3 with every key and value, the same password and header wrap")
+  @Test("a version 2 store becomes version 5 with every key and value, the same password, data key and derivation")
   func upgradeRoundTrip() throws {
     var random = SeededRandom.make(test: "upgrade round trip")
     let (fileSystem, model) = try Self.version2Store(&random)
@@ -45,13 +45,19 @@ struct UpgradeTests {
       CaskStore.contents(of: "\(path)/CASK", fileSystem: fileSystem), path: "\(path)/CASK")
     let report = try CaskStore.upgrade(
       at: path, password: FaultWorkload.password, options: FaultWorkload.options(fileSystem))
-    #expect(report.upgraded && report.previousVersion == 2 && report.version == 3)
+    #expect(report.upgraded && report.previousVersion == 2 && report.version == 5)
     #expect(report.keys == model.count)
     #expect(report.removedLeftovers.isEmpty)
-    #expect(try Self.version(of: path, fileSystem) == 3)
+    #expect(try Self.version(of: path, fileSystem) == 5)
     let after = try StoreHeader.decode(
       CaskStore.contents(of: "\(path)/CASK", fileSystem: fileSystem), path: "\(path)/CASK")
-    #expect(after.wrapping == before.wrapping && after.wrappedKey == before.wrappedKey, "the data key was re-wrapped")
+    // Wrapped again (the version is bound into the wrapped key), the same key the same way.
+    #expect(after.keyDerivation == before.keyDerivation)
+    let credential = StoreCredential.password(SecureBytes(utf8: FaultWorkload.password))
+    #expect(
+      StoreCredential.concatenate(try credential.unwrap(after, path: "")).constantTimeEquals(
+        StoreCredential.concatenate(try credential.unwrap(before, path: ""))), "the data key changed")
+    #expect(after.identity != nil && after.authenticator != nil)
     #expect(fileSystem.fileKind("\(path)/\(CaskFormat.manifestFileName)") == .file)
     #expect(try Self.hiddenDirectories(fileSystem).isEmpty)
     let store = try FaultWorkload.open(FaultWorkload.options(fileSystem))
@@ -73,14 +79,43 @@ struct UpgradeTests {
       try CaskStore.upgrade(at: FaultWorkload.path, password: "pw", options: options)
     }
     #expect(try CaskStore.upgrade(at: FaultWorkload.path, keys: keys, options: options).upgraded)
-    #expect(try Self.version(of: FaultWorkload.path, fileSystem) == 3)
+    #expect(try Self.version(of: FaultWorkload.path, fileSystem) == 5)
     let upgraded = try CaskStore(path: FaultWorkload.path, keys: keys, options: options)
     defer { try? upgraded.close() }
     #expect(upgraded.keyDerivation == nil)
     #expect(try upgraded.get("k") == Data("v".utf8))
   }
 
-  @Test("a version 3 store is left as it is, every file unchanged")
+  @Test("version 3 and 4 stores (the latter after a password change) become version 5 with every value")
+  func upgradeFromThreeAndFour() throws {
+    for changesPassword in [false, true] {
+      let fileSystem = FaultyFileSystem(directories: [FaultWorkload.directory])
+      var options = FaultWorkload.options(fileSystem, durability: .never)
+      options.newStoreFormatVersion = 3
+      options.segmentSizeLimit = 1024
+      let store = try FaultWorkload.open(options)
+      for index in 0..<20 { try store.put(Data(repeating: UInt8(index), count: 200), forKey: "k\(index)") }
+      if changesPassword {
+        try store.changePassword(to: FaultWorkload.password)
+        try store.delete("k0")
+      }
+      try store.close()
+      let previous: UInt16 = changesPassword ? 4 : 3
+      #expect(try Self.version(of: FaultWorkload.path, fileSystem) == previous)
+      let report = try CaskStore.upgrade(
+        at: FaultWorkload.path, password: FaultWorkload.password, options: FaultWorkload.options(fileSystem))
+      #expect(report.upgraded && report.previousVersion == previous && report.version == 5)
+      #expect(report.keys == (changesPassword ? 19 : 20))
+      #expect(try Self.version(of: FaultWorkload.path, fileSystem) == 5)
+      let upgraded = try FaultWorkload.open(FaultWorkload.options(fileSystem))
+      defer { try? upgraded.close() }
+      #expect(try upgraded.get("k5") == Data(repeating: 5, count: 200))
+      #expect(upgraded.count == report.keys)
+      #expect(try upgraded.verify().damage.isEmpty)
+    }
+  }
+
+  @Test("a version 5 store is left as it is, every file unchanged")
   func currentVersionIsANoOp() throws {
     let fileSystem = FaultyFileSystem(directories: [FaultWorkload.directory])
     let store = try FaultWorkload.open(FaultWorkload.options(fileSystem))
@@ -89,7 +124,7 @@ struct UpgradeTests {
     let before = try FileSystemState(of: FaultWorkload.path, fileSystem: fileSystem)
     let report = try CaskStore.upgrade(
       at: FaultWorkload.path, password: FaultWorkload.password, options: FaultWorkload.options(fileSystem))
-    #expect(!report.upgraded && report.previousVersion == 3 && report.version == 3 && report.keys == 0)
+    #expect(!report.upgraded && report.previousVersion == 5 && report.version == 5 && report.keys == 0)
     #expect(try FileSystemState(of: FaultWorkload.path, fileSystem: fileSystem) == before)
   }
 
@@ -179,13 +214,13 @@ struct UpgradeTests {
       leftoversRemoved += again.removedLeftovers.count
       let hidden = try Self.hiddenDirectories(survivor)
       #expect(hidden.isEmpty, "\(context): \(hidden)")
-      #expect(try Self.version(of: FaultWorkload.path, survivor) == 3)
+      #expect(try Self.version(of: FaultWorkload.path, survivor) == 5)
       let upgraded = try FaultWorkload.open(options)
       FaultWorkload.expect(try FaultWorkload.contents(of: upgraded), isOneOf: [model], "\(context), upgraded again")
       try upgraded.close()
       point += Int.random(in: 1...3, using: &random)
     }
-    #expect(versions == [2, 3], "crashes left only versions \(versions)")
+    #expect(versions == [2, 5], "crashes left only versions \(versions)")
     #expect(leftoversRemoved > 0, "no crash left a hidden directory for the next upgrade to remove")
   }
 }

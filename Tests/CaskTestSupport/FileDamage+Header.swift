@@ -17,3 +17,15 @@ extension FileDamage {
     try Data(bytes).write(to: URL(fileURLWithPath: path))
   }
 }
+
+extension FileDamage {
+  /// Where the first record of a segment file's `bytes` starts: after the 32-byte header, and
+  /// after the link too in a version 5 segment (Docs/FORMAT.md, section 5.1).
+  public static func recordsStart<Bytes: Collection<UInt8>>(ofSegment bytes: Bytes) -> Int where Bytes.Index == Int {
+    let versionOffset = bytes.startIndex + CaskFormat.segmentMagic.count
+    let linked =
+      bytes.count > versionOffset + 1 - bytes.startIndex
+      && UInt16(bytes[versionOffset]) | UInt16(bytes[versionOffset + 1]) << 8 == CaskFormat.authenticatedVersion
+    return CaskFormat.segmentHeaderLength + (linked ? CaskFormat.segmentLinkLength : 0)
+  }
+}

@@ -23,7 +23,7 @@ extension Compactor {
       }
     }
     var entries: [HintEntry] = []
-    var scanner = SegmentScanner(file: segment.file, length: length)
+    var scanner = SegmentScanner(file: segment.file, start: segment.recordsStart, length: length)
     _ = try scanner.scan { batch in
       for record in batch {
         guard
@@ -104,7 +104,7 @@ extension Compactor {
           try flush(&buffer)
           if outputs.isEmpty
             || outputs[outputs.count - 1].end + UInt64(record.count) > limit
-              && outputs[outputs.count - 1].end > UInt64(CaskFormat.segmentHeaderLength)
+              && outputs[outputs.count - 1].end > outputs[outputs.count - 1].segment.recordsStart
           {
             // Only a segment header the engine did not write has an order sub this close to
             // 2^32 (each compaction adds its output count to the last input's).
@@ -130,7 +130,8 @@ extension Compactor {
           try reseal(
             &record, key: key,
             binding: RecordBinding(
-              type: header.type, flags: flags, segmentID: to.segment, offset: offset, sequence: header.sequence,
+              type: header.type, flags: flags, segmentID: to.segment,
+              offset: outputs[last].segment.cipher.boundOffset(offset), sequence: header.sequence,
               valueDigest: record.withUnsafeBytes { RecordBinding.digest(ofValueMessage: $0) }))
         }
         RecordEncoder.setChecksum(in: &record, recordAt: 0, length: record.count)
@@ -231,18 +232,19 @@ extension Compactor {
     let finalPath = "\(store.path)/\(Segment.fileName(id: id))"
     let temporaryPath = finalPath + CaskFormat.temporarySuffix
     let file = try store.fileSystem.open(temporaryPath, mode: .createNew)
+    // A version 5 output names its store but no predecessor: the chain is the ordinary segments'.
+    let link = store.keyRing.withLock { $0.identity }.map { SegmentLink(identity: $0) }
     do {
-      try file.write(
-        Data(Segment.encodeHeader(id: id, order: order, version: cipher.version, epoch: cipher.epoch)), at: 0)
+      try file.write(try Segment.encodeHeader(id: id, order: order, cipher: cipher, link: link), at: 0)
     } catch {
       // Not yet among the outputs the caller's cleanup removes.
       file.close()
       try? store.fileSystem.removeFile(temporaryPath)
       throw error
     }
+    let segment = Segment(id: id, order: order, file: file, cipher: cipher, link: link)
     return OutputSegment(
-      segment: Segment(id: id, order: order, file: file, cipher: cipher), temporaryPath: temporaryPath,
-      finalPath: finalPath,
-      end: UInt64(CaskFormat.segmentHeaderLength), hints: [], maxSequence: 0)
+      segment: segment, temporaryPath: temporaryPath, finalPath: finalPath, end: segment.recordsStart, hints: [],
+      maxSequence: 0)
   }
 }

@@ -93,6 +93,12 @@ struct Compactor {
 
   /// Step 3: makes the outputs durable, gives them hints, and puts them in place.
   func installOutputs() throws {
+    // Version 5: a manifest naming the outputs as pending is on disk before any is in place,
+    // so that open refuses an output no manifest names (one put back beside an older
+    // manifest would bring back records deleted since, FORMAT.md section 6b).
+    if store.keyRing.withLock({ $0.identity }) != nil {
+      try store.writer.withLock { writer in _ = try store.writeManifest(&writer) }
+    }
     for output in outputs {
       try output.segment.file.sync()
       try HintFile(

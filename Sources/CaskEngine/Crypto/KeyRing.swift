@@ -32,6 +32,9 @@ struct KeyRing: Sendable {
   /// whose only key is epoch 0.
   var hasEpochs = false
   var pinnedManifest: PinnedManifest?
+  /// The store's identity, from its version 5 header (authenticated with it); `nil` before
+  /// version 5. A copy that shares the data key (a backup) gets an identity of its own.
+  var identity: [UInt8]?
 
   init(current: RecordCipher) {
     self.current = current
@@ -45,8 +48,11 @@ struct KeyRing: Sendable {
   /// The older epochs, in increasing order.
   var olderEpochs: [UInt32] { older.keys.sorted() }
 
-  /// The header version this ring needs: 4 with epochs, else the records' version.
-  var headerVersion: UInt16 { hasEpochs ? CaskFormat.keyEpochsVersion : current.version }
+  /// The header version this ring needs: 5 with an identity, 4 with epochs, else the records'
+  /// version.
+  var headerVersion: UInt16 {
+    identity != nil ? CaskFormat.authenticatedVersion : hasEpochs ? CaskFormat.keyEpochsVersion : current.version
+  }
 
   /// The ring's key message for the header, under the current data key. The plaintext (which
   /// holds the older keys) is built and sealed in wiping memory.

@@ -75,6 +75,15 @@ struct RecordBinding: Equatable, Sendable {
     UnsafeMutableRawBufferPointer(rebasing: output[24..<CaskFormat.keyBindingLength]).copyMemory(from: valueDigest)
   }
 
+  /// Why a binding's offset field differs from the one expected: the place (its lower 32
+  /// bits) or, in a version 5 segment, the store that sealed it (`RecordCipher.bindingStamp`).
+  static func offsetMismatch(sealed: UInt64, found: UInt64) -> String {
+    guard sealed & 0xFFFF_FFFF == found & 0xFFFF_FFFF else {
+      return "record was sealed for another offset (a moved, duplicated or reordered record)"
+    }
+    return "record was sealed by another store or copy sharing the data key (a spliced record)"
+  }
+
   /// Parses the prefix of an opened key message's plaintext.
   ///
   /// - Returns: `nil` when the plaintext is too short, is not tagged as a key message, or has
@@ -95,7 +104,7 @@ struct RecordBinding: Equatable, Sendable {
   func mismatch(header: RecordHeader, segmentID: UInt32, offset: UInt64, valueDigest digest: [UInt8]) -> String? {
     if type != header.type { return "record type does not match its sealed key (a forged record)" }
     if self.segmentID != segmentID { return "record was sealed for another segment (a moved record)" }
-    if self.offset != offset { return "record was sealed for another offset (a moved, duplicated or reordered record)" }
+    if self.offset != offset { return Self.offsetMismatch(sealed: self.offset, found: offset) }
     if sequence != header.sequence { return "record's sequence number does not match its sealed key" }
     if flags != header.flags { return "record's batch flags do not match its sealed key" }
     if !constantTimeEqual(valueDigest, digest) { return "record's value was sealed for another record" }
@@ -116,9 +125,8 @@ struct RecordBinding: Equatable, Sendable {
     if loadLittleEndian(plaintext, at: 4, as: UInt32.self) != segmentID {
       return "record was sealed for another segment (a moved record)"
     }
-    if loadLittleEndian(plaintext, at: 8, as: UInt64.self) != offset {
-      return "record was sealed for another offset (a moved, duplicated or reordered record)"
-    }
+    let sealedOffset = loadLittleEndian(plaintext, at: 8, as: UInt64.self)
+    if sealedOffset != offset { return offsetMismatch(sealed: sealedOffset, found: offset) }
     if loadLittleEndian(plaintext, at: 16, as: UInt64.self) != header.sequence {
       return "record's sequence number does not match its sealed key"
     }

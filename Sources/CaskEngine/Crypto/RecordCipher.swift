@@ -19,12 +19,29 @@ struct RecordCipher: Sendable {
   /// The key epoch these keys belong to (Docs/FORMAT.md, section 3a): 0 for a store's first
   /// data key, one more at each password or key change.
   let epoch: UInt32
+  /// A version 5 segment's cipher: the first 4 bytes of the identity of the store that wrote
+  /// the segment (its link's), little-endian, sealed in the upper half of every binding's
+  /// offset field (offsets are 32-bit, so that half is 0 before version 5). A record spliced
+  /// in from a copy that shares the data key then names another store. 0 before version 5.
+  let bindingStamp: UInt32
 
-  init(keys: RNCryptor.Keys, version: UInt16 = CaskFormat.formatVersion, epoch: UInt32 = 0) {
+  init(
+    keys: RNCryptor.Keys, version: UInt16 = CaskFormat.boundRecordsVersion, epoch: UInt32 = 0, bindingStamp: UInt32 = 0
+  ) {
     self.keys = keys
     self.version = version
     self.epoch = epoch
+    self.bindingStamp = bindingStamp
   }
+
+  /// These keys for the segment a version 5 store with `identity` wrote.
+  func stamped(identity: [UInt8]) -> RecordCipher {
+    let stamp = identity.prefix(4).enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << (8 * UInt32($1.offset)) }
+    return RecordCipher(keys: keys, version: version, epoch: epoch, bindingStamp: stamp)
+  }
+
+  /// The offset field of the binding of a record at `offset` of a segment under this cipher.
+  func boundOffset(_ offset: UInt64) -> UInt64 { offset | UInt64(bindingStamp) << 32 }
 
   /// Whether messages are tagged and key messages carry their record's binding.
   var bindsRecords: Bool { version >= CaskFormat.boundRecordsVersion }
@@ -237,7 +254,7 @@ struct RecordCipher: Sendable {
       return "message is not a key message"
     }
     return binding.mismatch(
-      header: record.header, segmentID: segmentID, offset: record.offset, valueDigest: record.valueDigest)
+      header: record.header, segmentID: segmentID, offset: boundOffset(record.offset), valueDigest: record.valueDigest)
   }
 
   /// Opens the key message of `record` of segment `segmentID` and checks its binding.

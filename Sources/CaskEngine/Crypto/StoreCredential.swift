@@ -21,7 +21,9 @@ enum StoreCredential: Sendable {
     }
   }
 
-  /// Wraps `dataKey` for a new header.
+  /// Wraps `dataKey` for a new header. From version 5 on the wrapped plaintext is the data
+  /// key followed by `version` (2 bytes, little-endian), so that the version is bound to
+  /// what only the password opens.
   ///
   /// - Parameters:
   ///   - version: the store's format version, written into the header.
@@ -32,6 +34,7 @@ enum StoreCredential: Sendable {
     _ dataKey: SecureBytes, version: UInt16 = CaskFormat.formatVersion,
     keyDerivation: CaskStore.KeyDerivation = .standard
   ) throws -> StoreHeader {
+    let dataKey = Self.bindingVersion(version, to: dataKey)
     do {
       switch (self, keyDerivation) {
       case (.password(let password), .rncryptor):
@@ -83,14 +86,12 @@ enum StoreCredential: Sendable {
       case (.password, .keys), (.keys, .rncryptor), (.keys, .scrypt), (.unwrapped, _):
         throw CaskError.wrongCredentialType
       }
-      guard secret.count == CaskFormat.dataKeyLength else {
-        throw CaskError.corrupt(
-          file: path, offset: header.messageOffset, reason: "wrapped data key has the wrong length")
-      }
+      try Self.checkBoundVersion(of: secret, header: header, path: path)
       return try secret.withUnsafeBytes { bytes in
         try RNCryptor.Keys(
           encryptionKey: SecureBytes(UnsafeRawBufferPointer(rebasing: bytes[0..<CaskFormat.dataKeyPartLength])),
-          hmacKey: SecureBytes(UnsafeRawBufferPointer(rebasing: bytes[CaskFormat.dataKeyPartLength...])))
+          hmacKey: SecureBytes(
+            UnsafeRawBufferPointer(rebasing: bytes[CaskFormat.dataKeyPartLength..<CaskFormat.dataKeyLength])))
       }
     } catch RNCryptor.Error.authenticationFailed {
       throw CaskError.wrongPassword
@@ -98,6 +99,43 @@ enum StoreCredential: Sendable {
       throw CaskError.wrongPassword
     } catch let error as RNCryptor.Error {
       throw CaskError.corrupt(file: path, offset: header.messageOffset, reason: error.description)
+    }
+  }
+
+  /// The wrapped plaintext for `version`: the data key alone before version 5, the data key
+  /// and the version from version 5 on.
+  private static func bindingVersion(_ version: UInt16, to dataKey: SecureBytes) -> SecureBytes {
+    guard version >= CaskFormat.authenticatedVersion else { return dataKey }
+    return SecureBytes(count: CaskFormat.dataKeyLength + CaskFormat.wrappedVersionLength) { buffer in
+      dataKey.withUnsafeBytes {
+        UnsafeMutableRawBufferPointer(rebasing: buffer[0..<CaskFormat.dataKeyLength]).copyMemory(from: $0)
+      }
+      buffer.storeBytes(of: version.littleEndian, toByteOffset: CaskFormat.dataKeyLength, as: UInt16.self)
+    }
+  }
+
+  /// Checks an unwrapped plaintext against its header: 64 bytes before version 5, 66 naming
+  /// the header's own version from version 5 on.
+  ///
+  /// - Throws: `integrityViolation` for a version 5 key under a header that says an older
+  ///   version (its version field changed back, the CRC fixed) or the reverse; `corrupt` for
+  ///   any other length.
+  private static func checkBoundVersion(of secret: SecureBytes, header: StoreHeader, path: String) throws {
+    let bound = CaskFormat.dataKeyLength + CaskFormat.wrappedVersionLength
+    guard secret.count == CaskFormat.dataKeyLength || secret.count == bound else {
+      throw CaskError.corrupt(file: path, offset: header.messageOffset, reason: "wrapped data key has the wrong length")
+    }
+    let written =
+      secret.count == bound
+      ? secret.withUnsafeBytes { loadLittleEndian($0, at: CaskFormat.dataKeyLength, as: UInt16.self) } : nil
+    let headerIsBound = header.version >= CaskFormat.authenticatedVersion
+    guard written == nil ? !headerIsBound : written == header.version else {
+      let keyVersion = written.map(String.init) ?? "an older version"
+      throw CaskError.integrityViolation(
+        file: CaskFormat.headerFileName,
+        reason:
+          "the header says format version \(header.version), its wrapped key was written for version "
+          + "\(keyVersion) (a downgraded header)")
     }
   }
 }

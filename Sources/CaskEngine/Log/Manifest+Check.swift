@@ -7,6 +7,8 @@ extension Manifest {
     var order: SegmentOrder
     var length: UInt64
     var epoch: UInt32
+    /// A version 5 segment's authenticated link.
+    var link: SegmentLink? = nil
   }
 
   /// The report of a store with segments but no manifest.

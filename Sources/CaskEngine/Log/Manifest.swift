@@ -16,7 +16,9 @@ import RNCryptorCodec
 ///   retired ids(4 each), pending ids(4 each)
 /// ```
 /// In a store with key epochs (header version 4) the version field says 4, each segment entry
-/// ends with the segment's key epoch (4), and each pending id is followed by its epoch (4).
+/// ends with the segment's key epoch (4), and each pending id is followed by its epoch (4). A
+/// version 5 store's says 5: the layout with epochs, and the store's identity (16) after the
+/// pending count, so that the manifest of a copy sharing the data key is not taken for its own.
 struct Manifest: Equatable {
   struct Entry: Equatable {
     var id: UInt32
@@ -43,11 +45,15 @@ struct Manifest: Equatable {
   var pendingEpochs: [UInt32: UInt32] = [:]
   /// Whether the layout has the epochs (version 4, a store with key epochs).
   var hasEpochs = false
+  /// Version 5: the identity of the store that wrote it (its header's).
+  var identity: [UInt8]?
 
   static let fixedLength = 40
 
-  /// The layout version: the store's records' version, or 4 with epochs.
-  func layoutVersion(cipher: RecordCipher) -> UInt16 { hasEpochs ? CaskFormat.keyEpochsVersion : cipher.version }
+  /// The layout version: the store's records' version, 4 with epochs, 5 with an identity.
+  func layoutVersion(cipher: RecordCipher) -> UInt16 {
+    identity != nil ? CaskFormat.authenticatedVersion : hasEpochs ? CaskFormat.keyEpochsVersion : cipher.version
+  }
 
   func encoded(cipher: RecordCipher) throws -> [UInt8] {
     let entryLength = hasEpochs ? 28 : 24
@@ -63,6 +69,7 @@ struct Manifest: Equatable {
     payload.append(UInt32(segments.count))
     payload.append(UInt32(retired.count))
     payload.append(UInt32(pending.count))
+    if let identity { payload.append(contentsOf: identity) }
     for entry in segments {
       payload.append(entry.id)
       payload.append(entry.order.base)
@@ -83,17 +90,26 @@ struct Manifest: Equatable {
   /// one (a crash between the header that started the current epoch and the first manifest
   /// under its key), that exact manifest under its older key.
   ///
-  /// - Throws: `CaskError.integrityViolation` when it does not authenticate or is malformed.
+  /// - Throws: `CaskError.integrityViolation` when it does not authenticate, is malformed, or
+  ///   (version 5) names another store's identity than the header's.
   static func decode(_ bytes: Data, ring: KeyRing) throws -> Manifest {
+    let manifest: Manifest
     do {
-      return try decode(bytes, cipher: ring.current)
+      manifest = try decode(bytes, cipher: ring.current)
     } catch let error as CaskError {
       guard let pinned = ring.pinnedManifest, let older = ring.older[pinned.epoch],
         bytes.count >= CaskFormat.valueDigestLength,
         constantTimeEqual(Array(bytes.suffix(CaskFormat.valueDigestLength)), pinned.digest)
       else { throw error }
-      return try decode(bytes, cipher: older)
+      manifest = try decode(bytes, cipher: older)
     }
+    // Prevents: the manifest of a copy that shares the data key (a backup) standing in for
+    // this store's, and an older layout's under a version 5 header.
+    guard manifest.identity == ring.identity else {
+      throw CaskError.integrityViolation(
+        file: CaskFormat.manifestFileName, reason: "the manifest was written by another store or copy")
+    }
+    return manifest
   }
 
   /// Decrypts and parses a manifest file: the layout of the records' version, or, for version
@@ -119,9 +135,10 @@ struct Manifest: Equatable {
       guard reader.readUInt8() == CaskFormat.messageTagManifest, reader.readUInt8() == 0,
         let version = reader.readUInt16(),
         version == cipher.version
-          || (version == CaskFormat.keyEpochsVersion && cipher.version == CaskFormat.boundRecordsVersion)
+          || ((version == CaskFormat.keyEpochsVersion || version == CaskFormat.authenticatedVersion)
+            && cipher.version == CaskFormat.boundRecordsVersion)
       else { throw malformed }
-      let hasEpochs = version == CaskFormat.keyEpochsVersion
+      let hasEpochs = version >= CaskFormat.keyEpochsVersion
       let entryLength: UInt64 = hasEpochs ? 28 : 24
       let pendingLength: UInt64 = hasEpochs ? 8 : 4
       // A generation at the limit could never be superseded (the next manifest's would wrap):
@@ -130,6 +147,12 @@ struct Manifest: Equatable {
         let lastSequence = reader.readUInt64(), let nextSegmentID = reader.readUInt32(),
         let count = reader.readUInt32(), let retiredCount = reader.readUInt32(),
         let pendingCount = reader.readUInt32(),
+        version < CaskFormat.authenticatedVersion || reader.remaining >= CaskFormat.storeIdentityLength
+      else { throw malformed }
+      let identity =
+        version == CaskFormat.authenticatedVersion
+        ? reader.readBytes(CaskFormat.storeIdentityLength).map { Array($0) } : nil
+      guard
         UInt64(count) * entryLength + UInt64(retiredCount) * 4 + UInt64(pendingCount) * pendingLength
           == UInt64(reader.remaining)
       else { throw malformed }
@@ -162,7 +185,7 @@ struct Manifest: Equatable {
       }
       return Manifest(
         generation: generation, lastSequence: lastSequence, nextSegmentID: nextSegmentID, segments: segments,
-        retired: retired, pending: pending, pendingEpochs: pendingEpochs, hasEpochs: hasEpochs)
+        retired: retired, pending: pending, pendingEpochs: pendingEpochs, hasEpochs: hasEpochs, identity: identity)
     }
   }
 }

@@ -24,21 +24,32 @@ final class Segment: Sendable {
   let cipher: RecordCipher
   /// The key epoch named in the segment's header.
   var epoch: UInt32 { cipher.epoch }
+  /// A version 5 segment's authenticated link (`SegmentLink`); `nil` before version 5.
+  let link: SegmentLink?
+  /// Where its first record starts: after the 32-byte header, and the link from version 5 on.
+  var recordsStart: UInt64 { Self.recordsStart(linked: link != nil) }
 
   /// The segment's path under its final name (a segment is created under a temporary name
   /// and renamed; its open file keeps the name it was opened with). Worked out once: every
   /// read names it, for the error it would throw.
   let path: String
 
-  init(id: UInt32, order: SegmentOrder, file: any StorageFile, cipher: RecordCipher) {
+  init(id: UInt32, order: SegmentOrder, file: any StorageFile, cipher: RecordCipher, link: SegmentLink? = nil) {
     self.id = id
     self.order = order
     self.file = file
-    self.cipher = cipher
+    // A version 5 segment's records are bound to the store that wrote it.
+    self.cipher = link.map { cipher.stamped(identity: $0.identity) } ?? cipher
+    self.link = link
     let opened = file.path
     path =
       opened.hasSuffix(CaskFormat.temporarySuffix)
       ? String(opened.dropLast(CaskFormat.temporarySuffix.count)) : opened
+  }
+
+  /// Where the first record of a segment starts, with a version 5 link or without one.
+  static func recordsStart(linked: Bool) -> UInt64 {
+    UInt64(CaskFormat.segmentHeaderLength + (linked ? CaskFormat.segmentLinkLength : 0))
   }
 
   static func fileName(id: UInt32) -> String {
@@ -75,11 +86,21 @@ final class Segment: Sendable {
 
   // MARK: The 32-byte segment header
 
+  /// The whole header of a new segment: the 32 bytes, then for a version 5 store (`link`
+  /// given) the link under `cipher`'s keys, and version 5 in the version field.
+  static func encodeHeader(id: UInt32, order: SegmentOrder, cipher: RecordCipher, link: SegmentLink?) throws -> Data {
+    guard let link else {
+      return Data(encodeHeader(id: id, order: order, version: cipher.version, epoch: cipher.epoch))
+    }
+    let fixed = encodeHeader(id: id, order: order, version: CaskFormat.authenticatedVersion, epoch: cipher.epoch)
+    return Data(fixed + (try link.encoded(after: fixed, keys: cipher.keys)))
+  }
+
   /// - Parameters:
   ///   - version: the store's (records') format version, which decides how its records read.
   ///   - epoch: the key epoch whose data key seals its records (0 in a store without epochs).
   static func encodeHeader(
-    id: UInt32, order: SegmentOrder, version: UInt16 = CaskFormat.formatVersion, epoch: UInt32 = 0
+    id: UInt32, order: SegmentOrder, version: UInt16 = CaskFormat.boundRecordsVersion, epoch: UInt32 = 0
   ) -> [UInt8] {
     var writer = ByteWriter(capacity: CaskFormat.segmentHeaderLength)
     writer.append(contentsOf: CaskFormat.segmentMagic)

@@ -45,6 +45,9 @@ public struct CorruptRegion: Sendable, Equatable {
 /// handing over whole batches only (a batch without its commit marker is never applied).
 struct SegmentScanner {
   private let file: any StorageFile
+  /// Where the first record starts: after the segment's header (and link), or a batch
+  /// boundary that a checkpoint covers up to (Docs/FORMAT.md, section 18).
+  private let start: UInt64
   private let length: UInt64
   private let name: String
   private var window = Data()
@@ -55,13 +58,9 @@ struct SegmentScanner {
   /// Whether a tail of zero bytes is space the writer reserved (true for the last segment
   /// only) rather than damage.
   private let allowsReserved: Bool
-  /// Where the first record is: the end of the segment header, or a batch boundary that a
-  /// checkpoint covers up to (Docs/FORMAT.md, section 18).
-  private let start: UInt64
-
   init(
-    file: any StorageFile, length: UInt64, allowsReserved: Bool = false, readAhead: Int = 1 << 20,
-    start: UInt64 = UInt64(CaskFormat.segmentHeaderLength)
+    file: any StorageFile, start: UInt64 = UInt64(CaskFormat.segmentHeaderLength), length: UInt64,
+    allowsReserved: Bool = false, readAhead: Int = 1 << 20
   ) {
     self.file = file
     self.start = start

@@ -7,11 +7,13 @@ import RNCryptorCodec
 /// ```
 /// 0 magic "CIPHCASK"(8)  8 version(2)  10 flags(2)  12 wrapped length W(4)  16 wrapped key(W)  16+W crc32c(4)
 /// version 4 (key epochs):  ... 16 wrapped key(W)  16+W ring length R(4)  20+W key ring(R)  20+W+R crc32c(4)
+/// version 5:  ... 20+W key ring(R)  20+W+R store identity(16)  36+W+R MAC(32)  68+W+R crc32c(4)
 /// ```
 /// The wrapped key is an RNCryptor v3 message whose plaintext is the 64-byte data key; its
 /// HMAC is the password verifier. With the scrypt flag, scrypt's N, r, p and salt come first
-/// and the message is a key message under the keys scrypt derives. The CRC covers bytes
-/// 0..<16+W and tells damage apart from a wrong password.
+/// and the message is a key message under the keys scrypt derives. The CRC covers every byte
+/// before it and tells damage apart from a wrong password. A version 5 header's MAC
+/// (`StoreHeader+Authentication.swift`) covers every byte before it under the data key.
 struct StoreHeader: Sendable {
   /// What the data key is wrapped under.
   enum Wrapping: Equatable, Sendable {
@@ -31,6 +33,14 @@ struct StoreHeader: Sendable {
   var wrappedKey: Data
   /// Version 4: the key ring (`KeyRing.sealed()`), a key message under the current data key.
   var keyRing: Data?
+  /// Version 5: the store's identity (`CaskFormat.storeIdentityLength` random bytes).
+  var identity: [UInt8]?
+  /// Version 5: HMAC-SHA256 of every byte before it, under the data key's HMAC key
+  /// (`authenticated(with:)`); `nil` until computed.
+  var authenticator: [UInt8]?
+  /// A decoded version 5 header: the bytes its MAC covers, as read. Prevents: a MAC checked
+  /// over the fields re-encoded, which drops what a reader ignores (unknown flag bits).
+  var coveredAsRead: [UInt8]?
 
   init(version: UInt16, wrapping: Wrapping, wrappedKey: Data, keyRing: Data? = nil) {
     self.version = version
@@ -39,8 +49,8 @@ struct StoreHeader: Sendable {
     self.keyRing = keyRing
   }
 
-  /// The format version of the store's records, segments and hints: 3 for a version 4 header.
-  var recordVersion: UInt16 { version == CaskFormat.keyEpochsVersion ? CaskFormat.boundRecordsVersion : version }
+  /// The format version of the store's records and hints: 3 for a version 4 or 5 header.
+  var recordVersion: UInt16 { min(version, CaskFormat.boundRecordsVersion) }
 
   /// Where the key ring's message begins in the file.
   var keyRingOffset: UInt64 { UInt64(CaskFormat.headerFixedLength + encodedWrappedLength + 4) }
@@ -79,6 +89,7 @@ struct StoreHeader: Sendable {
       fields.append(contentsOf: salt)
     }
     if keyRing != nil { flags |= CaskFormat.headerFlagKeyRing }
+    if identity != nil { flags |= CaskFormat.headerFlagAuthenticated }
     let wrappedLength = fields.bytes.count + wrappedKey.count
     var writer = ByteWriter(capacity: CaskFormat.headerFixedLength + wrappedLength + 8 + (keyRing?.count ?? 0))
     writer.append(contentsOf: CaskFormat.headerMagic)
@@ -91,6 +102,10 @@ struct StoreHeader: Sendable {
       writer.append(UInt32(keyRing.count))
       writer.append(contentsOf: keyRing)
     }
+    if let identity {
+      writer.append(contentsOf: identity)
+      writer.append(contentsOf: authenticator ?? [UInt8](repeating: 0, count: CaskFormat.authenticatorLength))
+    }
     writer.append(CRC32C.checksum(writer.bytes))
     return writer.bytes
   }
@@ -101,7 +116,7 @@ struct StoreHeader: Sendable {
   ///   CRC or length, and for scrypt parameters outside `RNCryptor.ScryptParameters`' bounds
   ///   (checked here, before any derivation allocates memory).
   static func decode(_ bytes: Data, path: String) throws -> StoreHeader {
-    let (version, flags, wrapped, ring) = try bytes.withUnsafeBytes { buffer in
+    let (version, flags, wrapped, ring, trailer) = try bytes.withUnsafeBytes { buffer in
       var reader = ByteReader(buffer)
       guard let magic = reader.readBytes(CaskFormat.headerMagic.count), magic.elementsEqual(CaskFormat.headerMagic)
       else { throw CaskError.notACaskStore(path: path) }
@@ -109,26 +124,39 @@ struct StoreHeader: Sendable {
       guard let version = reader.readUInt16(), let flags = reader.readUInt16(), let length = reader.readUInt32(),
         let wrapped = reader.readBytes(Int(length))
       else { throw truncated }
-      // Only a version 4 header has a ring (its flag is then required); before, the bit was
-      // written as 0 and ignored.
+      // Only a version 4 or 5 header has a ring (its flag is then required); before, the bit
+      // was written as 0 and ignored. The authenticated flag is read in any version: a version
+      // 5 header whose version field was changed back still parses, and its wrapped key then
+      // names the downgrade (`StoreCredential.unwrap`).
+      let authenticated = flags & CaskFormat.headerFlagAuthenticated != 0
       var ring: Data?
-      if version == CaskFormat.keyEpochsVersion && flags & CaskFormat.headerFlagKeyRing != 0 {
+      if (version >= CaskFormat.keyEpochsVersion || authenticated) && flags & CaskFormat.headerFlagKeyRing != 0 {
         guard let ringLength = reader.readUInt32(), let bytes = reader.readBytes(Int(ringLength)) else {
           throw truncated
         }
         ring = Data(bytes)
       }
+      var trailer: (identity: [UInt8], authenticator: [UInt8], covered: [UInt8])?
+      if authenticated {
+        guard let identity = reader.readBytes(CaskFormat.storeIdentityLength) else { throw truncated }
+        let covered = Array(buffer[0..<reader.offset])
+        guard let authenticator = reader.readBytes(CaskFormat.authenticatorLength) else { throw truncated }
+        trailer = (Array(identity), Array(authenticator), covered)
+      }
       guard let crc = reader.readUInt32() else { throw truncated }
       guard CRC32C.checksum(UnsafeRawBufferPointer(rebasing: buffer[0..<reader.offset - 4])) == crc else {
         throw CaskError.corrupt(file: path, offset: 0, reason: "header checksum mismatch")
       }
-      return (version, flags, Data(wrapped), ring)
+      return (version, flags, Data(wrapped), ring, trailer)
     }
-    guard (CaskFormat.oldestReadableVersion...CaskFormat.keyEpochsVersion).contains(version) else {
-      throw CaskError.unsupportedVersion(found: Int(version), supported: Int(CaskFormat.keyEpochsVersion))
+    guard (CaskFormat.oldestReadableVersion...CaskFormat.authenticatedVersion).contains(version) else {
+      throw CaskError.unsupportedVersion(found: Int(version), supported: Int(CaskFormat.authenticatedVersion))
     }
-    if version == CaskFormat.keyEpochsVersion && ring == nil {
-      throw CaskError.corrupt(file: path, offset: 10, reason: "a version 4 header without its key ring")
+    if version >= CaskFormat.keyEpochsVersion && ring == nil {
+      throw CaskError.corrupt(file: path, offset: 10, reason: "a version \(version) header without its key ring")
+    }
+    if version == CaskFormat.authenticatedVersion && trailer == nil {
+      throw CaskError.corrupt(file: path, offset: 10, reason: "a version 5 header without its authenticator")
     }
     var header: StoreHeader
     if flags & CaskFormat.headerFlagPasswordWrapped == 0 {
@@ -139,6 +167,9 @@ struct StoreHeader: Sendable {
       header = try decodeScrypt(wrapped, version: version, path: path)
     }
     header.keyRing = ring
+    header.identity = trailer?.identity
+    header.authenticator = trailer?.authenticator
+    header.coveredAsRead = trailer?.covered
     return header
   }
 

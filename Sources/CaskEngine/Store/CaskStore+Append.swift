@@ -125,7 +125,7 @@ extension CaskStore {
       let keyStart = CaskFormat.recordHeaderLength
       try withUnsafeTemporaryAllocation(byteCount: CaskFormat.keyBindingLength, alignment: 8) { binding in
         RecordBinding.encode(
-          type: type, flags: flags, segmentID: segmentID, offset: offset, sequence: sequence,
+          type: type, flags: flags, segmentID: segmentID, offset: cipher.boundOffset(offset), sequence: sequence,
           valueMessage: isDelete ? nil : UnsafeRawBufferPointer(rebasing: record[(keyStart + keyLength)...]),
           into: binding)
         try IndexKey.withUTF8(of: key) { keyBytes in

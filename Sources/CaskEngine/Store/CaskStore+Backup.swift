@@ -155,7 +155,19 @@ extension CaskStore {
         hintQueue.drain()
         let headerFile = try fileSystem.open("\(path)/\(CaskFormat.headerFileName)", mode: .readOnly)
         defer { headerFile.close() }
-        let header = [UInt8](try headerFile.read(count: Int(try headerFile.size()), at: 0))
+        var header = [UInt8](try headerFile.read(count: Int(try headerFile.size()), at: 0))
+        let ring = keyRing.withLock { $0 }
+        // A version 5 copy keeps the data key but gets an identity of its own, under the
+        // header's MAC: its manifest, its segments and the records it writes name it, so a
+        // record, segment or manifest moved between the original and the copy after either
+        // wrote is found (Docs/SECURITY.md, section 3).
+        var identity = ring.identity
+        if ring.identity != nil {
+          var copied = try StoreHeader.decode(Data(header), path: "\(path)/\(CaskFormat.headerFileName)")
+          identity = try StoreIdentity.random()
+          copied.identity = identity
+          header = try copied.authenticated(with: ring.current.keys).encoded()
+        }
         let segments = try state.withLock { state -> [Segment] in
           if state.closed { throw CaskError.closed }
           return state.segments.values.sorted { $0.id < $1.id }
@@ -179,11 +191,19 @@ extension CaskStore {
             BackupSource(name: Segment.hintName(id: segment.id), file: hint, length: length, isHint: true, owned: true))
         }
         var manifest: [UInt8]?
-        let ring = keyRing.withLock { $0 }
         if ring.current.bindsRecords {
+          // A version 5 copy lists every segment sealed at the length copied: it never appends
+          // to a segment of another identity, and the original may still be appending to it.
           var described = try Manifest.describing(
-            segments, active: writer.active, writer: writer, retired: [], hasEpochs: ring.hasEpochs)
+            segments, active: identity == nil ? writer.active : nil, writer: writer, retired: [],
+            hasEpochs: ring.hasEpochs, identity: identity)
           described.generation = writer.manifestGeneration
+          if identity != nil, let active = writer.active,
+            let index = described.segments.firstIndex(where: { $0.id == active.segment.id })
+          {
+            // Copied up to its last record, without the space reserved after it.
+            described.segments[index].length = active.end
+          }
           manifest = try described.encoded(cipher: ring.current)
         }
         return BackupSources(header: header, data: sources + hints, manifest: manifest)

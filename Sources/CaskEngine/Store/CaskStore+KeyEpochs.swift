@@ -68,6 +68,7 @@ extension CaskStore {
     trimmed.pinnedManifest = nil
     guard trimmed.older.count != ring.older.count || ring.pinnedManifest != nil else { return }
     header.keyRing = try trimmed.sealed()
+    header = try header.authenticated(with: trimmed.current.keys)
     let headerPath = "\(path)/\(CaskFormat.headerFileName)"
     do {
       try StoreOpener.writeHeader(header, at: headerPath, fileSystem: fileSystem, directory: path)

@@ -4,10 +4,12 @@ extension Manifest {
   /// The manifest describing `segments` (the active one by its end, the others by their
   /// file's size) as the writer state has them.
   ///
-  /// - Parameter hasEpochs: whether the store has key epochs (the layout with them).
+  /// - Parameters:
+  ///   - hasEpochs: whether the store has key epochs (the layout with them).
+  ///   - identity: a version 5 store's identity (the layout with it).
   static func describing(
     _ segments: [Segment], active: CaskStore.ActiveSegment?, writer: CaskStore.WriterState, retired: [UInt32],
-    hasEpochs: Bool
+    hasEpochs: Bool, identity: [UInt8]?
   ) throws -> Manifest {
     // A reader refuses generation 2^64 - 1 (it could never be superseded): never write it.
     guard writer.manifestGeneration < UInt64.max - 1 else {
@@ -24,7 +26,7 @@ extension Manifest {
       generation: writer.manifestGeneration + 1, lastSequence: writer.nextSequence - 1,
       nextSegmentID: writer.nextSegmentID, segments: entries, retired: retired,
       pending: writer.pendingOutputs.keys.sorted(), pendingEpochs: hasEpochs ? writer.pendingOutputs : [:],
-      hasEpochs: hasEpochs)
+      hasEpochs: hasEpochs, identity: identity)
   }
 
   /// Whether this manifest, read at open, is the one a clean close wrote for what open found:
@@ -32,11 +34,12 @@ extension Manifest {
   /// the segment open resumes, if any, included), apart from the generation and the retired
   /// list (open has removed every retired file that was left).
   func describesCleanClose(
-    of segments: [Segment], active: CaskStore.ActiveSegment?, writer: CaskStore.WriterState, hasEpochs: Bool
+    of segments: [Segment], active: CaskStore.ActiveSegment?, writer: CaskStore.WriterState, hasEpochs: Bool,
+    identity: [UInt8]?
   ) throws -> Bool {
     if let active, try active.segment.file.size() != active.end { return false }
     var expected = try Manifest.describing(
-      segments, active: nil, writer: writer, retired: retired, hasEpochs: hasEpochs)
+      segments, active: nil, writer: writer, retired: retired, hasEpochs: hasEpochs, identity: identity)
     expected.generation = generation
     return expected == self
   }
@@ -74,7 +77,8 @@ extension CaskStore {
       let retired = writer.retiredSegments
       let segments = state.withLock { Array($0.segments.values) }.filter { !retired.contains($0.id) }
       let manifest = try Manifest.describing(
-        segments, active: writer.active, writer: writer, retired: retired.sorted(), hasEpochs: ring.hasEpochs)
+        segments, active: writer.active, writer: writer, retired: retired.sorted(), hasEpochs: ring.hasEpochs,
+        identity: ring.identity)
       writer.untouchedSinceOpen = false
       // A checkpoint lists the segments a compaction retires: it goes first, so that no
       // checkpoint describing them outlives them (open would refuse it all the same).

@@ -54,9 +54,11 @@ extension CaskStore {
     public var readOnly = false
     /// The file system; tests substitute one that injects faults.
     public var fileSystem: any FileSystem = PosixFileSystem()
-    /// The format version a new store is created with: `CaskFormat.formatVersion` (3, records
-    /// bound to their place) by default, or 2 for files that an older CipherCask must read.
-    /// An existing store keeps the version in its header; this option does not change it.
+    /// The format version a new store is created with: `CaskFormat.formatVersion` (5: records
+    /// bound to their place, an authenticated header, chained segments) by default, or 3 or 2
+    /// for files that an older CipherCask must read (4 is what a version 3 store becomes at
+    /// its first password change, never created as such: `unsupportedVersion`). An existing
+    /// store keeps the version in its header; this option does not change it.
     public var newStoreFormatVersion: UInt16 = CaskFormat.formatVersion
     /// How the header of a new password store derives its keys from the password, and what a
     /// password change uses for a store opened with keys. Default `.standard` (scrypt,

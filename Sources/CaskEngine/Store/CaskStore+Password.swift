@@ -55,8 +55,12 @@ extension CaskStore {
     // Made and wrapped before the writer lock is taken. Prevents: every writer stalling for
     // the scrypt run (or two PBKDF2 runs) of the new password.
     let newKeys = try RNCryptor.Keys.random()
+    // A version 5 store stays one (its identity with it); a version 3 one becomes version 4.
+    let identity = keyRing.withLock { $0.identity }
     let wrapped = try credential.wrap(
-      StoreCredential.concatenate(newKeys), version: CaskFormat.keyEpochsVersion, keyDerivation: keyDerivation)
+      StoreCredential.concatenate(newKeys),
+      version: identity == nil ? CaskFormat.keyEpochsVersion : CaskFormat.authenticatedVersion,
+      keyDerivation: keyDerivation)
     try writer.withLock { writer in
       if writer.closed { throw CaskError.closed }
       if let failure = writer.failure { throw failure }
@@ -76,12 +80,15 @@ extension CaskStore {
       var next = KeyRing(
         current: RecordCipher(keys: newKeys, version: ring.current.version, epoch: ring.current.epoch + 1))
       next.hasEpochs = true
+      next.identity = ring.identity
       let inUse = epochsInUse(writer)
       next.older = ring.older.filter { inUse.contains($0.key) }
       next.older[ring.current.epoch] = ring.current
       next.pinnedManifest = KeyRing.PinnedManifest(epoch: ring.current.epoch, digest: digest)
       var header = wrapped
       header.keyRing = try next.sealed()
+      header.identity = next.identity
+      header = try header.authenticated(with: newKeys)
       let headerPath = "\(path)/\(CaskFormat.headerFileName)"
       do {
         try StoreOpener.writeHeader(header, at: headerPath, fileSystem: fileSystem, directory: path)

@@ -166,7 +166,8 @@ extension CaskStore {
       }
       return RecordBinding.mismatch(
         encoded: UnsafeRawBufferPointer(rebasing: plaintext[0..<length]), header: header, segmentID: segment.id,
-        offset: offset, valueDigest: UnsafeRawBufferPointer(rebasing: record[(record.count - digestLength)...]))
+        offset: segment.cipher.boundOffset(offset),
+        valueDigest: UnsafeRawBufferPointer(rebasing: record[(record.count - digestLength)...]))
     }
     if let problem { throw CaskError.corrupt(file: segment.path, offset: offset, reason: problem) }
   }

@@ -10,7 +10,7 @@ extension CaskStore {
   func ensureRoom(for length: UInt64, writer: inout WriterState) throws {
     writer.untouchedSinceOpen = false
     let limit = min(options.segmentSizeLimit, CaskFormat.maximumSegmentLength)
-    let header = UInt64(CaskFormat.segmentHeaderLength)
+    let header = writer.active?.segment.recordsStart ?? newSegmentRecordsStart
     // Offsets are 32-bit: a batch must fit in an empty segment.
     guard header + length <= CaskFormat.maximumSegmentLength else {
       throw CaskError.valueTooLarge(length: Int(length), maximum: Int(CaskFormat.maximumSegmentLength - header))
@@ -78,6 +78,8 @@ extension CaskStore {
       throw error
     }
     groupCommit.markDurable(writer.ticket)
+    // Synced at its final length: the segment the next one links to.
+    writer.chainTip = active.segment
     if let hint = hint(for: active) {
       let cipher = active.segment.cipher
       let hintWriter = HintWriter(directory: path, fileSystem: fileSystem, failure: hintFailure)
@@ -93,11 +95,18 @@ extension CaskStore {
   /// Creates the next segment file (header written and synced, then renamed into place).
   func startSegment(writer: inout WriterState) throws {
     let id = try allocateSegmentID(&writer)
-    let segment = try createSegment(id: id, order: SegmentOrder(base: id, sub: 0))
+    let link = try keyRing.withLock { $0.identity }.map { identity in
+      SegmentLink(identity: identity, previous: try writer.chainTip.map(SegmentLink.predecessor))
+    }
+    let segment = try createSegment(id: id, order: SegmentOrder(base: id, sub: 0), link: link)
     writer.active = ActiveSegment(
-      segment: segment, end: UInt64(CaskFormat.segmentHeaderLength), tombstones: HintEntries(), maxSequence: 0)
+      segment: segment, end: segment.recordsStart, tombstones: HintEntries(), maxSequence: 0)
     state.withLock { $0.segments[id] = segment }
   }
+
+  /// Where a segment this store starts now has its first record: after the link in a version
+  /// 5 store.
+  var newSegmentRecordsStart: UInt64 { Segment.recordsStart(linked: keyRing.withLock { $0.identity } != nil) }
 
   /// The next unused segment number.
   ///
@@ -121,17 +130,16 @@ extension CaskStore {
     return writer.nextSegmentID
   }
 
-  /// Creates a segment file with its header, synced and visible under its final name, under
-  /// the current key epoch.
-  func createSegment(id: UInt32, order: SegmentOrder) throws -> Segment {
+  /// Creates a segment file with its header (and `link`, in a version 5 store), synced and
+  /// visible under its final name, under the current key epoch.
+  func createSegment(id: UInt32, order: SegmentOrder, link: SegmentLink?) throws -> Segment {
     let cipher = self.cipher
     let finalPath = "\(path)/\(Segment.fileName(id: id))"
     let temporary = finalPath + CaskFormat.temporarySuffix
     try? fileSystem.removeFile(temporary)
     let file = try fileSystem.open(temporary, mode: .createNew)
     do {
-      try file.write(
-        Data(Segment.encodeHeader(id: id, order: order, version: cipher.version, epoch: cipher.epoch)), at: 0)
+      try file.write(try Segment.encodeHeader(id: id, order: order, cipher: cipher, link: link), at: 0)
       try file.sync()
       try fileSystem.rename(temporary, to: finalPath)
       try fileSystem.syncDirectory(path)
@@ -140,7 +148,7 @@ extension CaskStore {
       try? fileSystem.removeFile(temporary)
       throw error
     }
-    return Segment(id: id, order: order, file: file, cipher: cipher)
+    return Segment(id: id, order: order, file: file, cipher: cipher, link: link)
   }
 
   /// The hint of a segment being sealed, its entries not yet in record order (`write` sorts

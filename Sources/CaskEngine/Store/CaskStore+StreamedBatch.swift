@@ -59,7 +59,7 @@ extension CaskStore {
     writer.untouchedSinceOpen = false
     guard let active = writer.active else { return try startSegment(writer: &writer) }
     let limit = min(options.segmentSizeLimit, CaskFormat.maximumSegmentLength / 2)
-    if active.end < limit || active.end == UInt64(CaskFormat.segmentHeaderLength) {
+    if active.end < limit || active.end == active.segment.recordsStart {
       return try resumeAppending(writer: &writer)
     }
     try roll(active, writer: &writer)

@@ -23,13 +23,16 @@ public struct CaskUpgradeReport: Sendable, Equatable {
 }
 
 extension CaskStore {
-  /// Rewrites a format version 2 store as a version 3 store (records bound to their place, a
-  /// manifest) in place, crash-safely; a store that has version 3 already is left as it is.
+  /// Rewrites a format version 2, 3 or 4 store as a version 5 store (records bound to their
+  /// place, a manifest, an authenticated header, chained segments) in place, crash-safely; a
+  /// store that has version 5 already is left as it is.
   ///
-  /// The data key and the header's wrapping stay: the new header is the old one with the new
-  /// version, so the same password (or keys) opens the store, and `changePassword` afterwards
-  /// moves an RNCryptor-wrapped header to scrypt. Every record is decrypted and sealed again
-  /// under the same data key, in a random order.
+  /// The current data key and the header's way of deriving keys stay: the key is wrapped
+  /// again (with the version bound into it) under the same password or keys, with a new
+  /// salt, so the same password opens the store, and `changePassword` afterwards moves an
+  /// RNCryptor-wrapped header to scrypt. The copy gets a store identity of its own. Every
+  /// record is decrypted and sealed again under that data key, in a random order, so the
+  /// older key epochs of a version 4 store are gone from the copy.
   ///
   /// The steps, each leaving a store at `path` that opens with all of its data:
   /// 1. open the store read-only (a shared lock: no writer can change it) and copy every key
@@ -84,10 +87,11 @@ extension CaskStore {
       readOnly: true, fileSystem: fileSystem)
     readOptions.keyDerivation = options.keyDerivation
     let store = try CaskStore(path: path, credential: credential, options: readOptions)
+    let previousVersion = store.keyRing.withLock { $0.headerVersion }
     var report = CaskUpgradeReport(
-      previousVersion: store.cipher.version, version: store.cipher.version, upgraded: false, keys: 0, valueBytes: 0,
+      previousVersion: previousVersion, version: previousVersion, upgraded: false, keys: 0, valueBytes: 0,
       removedLeftovers: [])
-    guard store.cipher.version < CaskFormat.formatVersion else {
+    guard previousVersion < CaskFormat.formatVersion else {
       try store.close()
       let lock = try fileSystem.lock("\(path)/\(CaskFormat.lockFileName)", exclusive: true)
       defer { lock.unlock() }
@@ -108,7 +112,9 @@ extension CaskStore {
       try fileSystem.createDirectoryExclusively(hidden)
       hiddenMade = true
       try fileSystem.syncDirectory(parent)
-      let copy = try store.copyIntoUpgrade(at: hidden, shouldContinue: shouldContinue)
+      let copy = try store.copyIntoUpgrade(
+        at: hidden, credential: credential, keyDerivation: store.keyDerivation ?? options.keyDerivation,
+        shouldContinue: shouldContinue)
       guard copy.keys == live else {
         throw CaskError.corrupt(
           file: CaskFormat.headerFileName, offset: 0,
@@ -156,12 +162,24 @@ extension CaskStore {
     return report
   }
 
-  /// Writes the new store: this store's header with the current version, then every key and
-  /// value, under the writer (readers go on). The copy is closed (and so synced) on return.
-  private func copyIntoUpgrade(at hidden: String, shouldContinue: () -> Bool) throws -> CaskRekeyReport {
-    let headerPath = "\(path)/\(CaskFormat.headerFileName)"
-    var header = try StoreHeader.decode(try Self.contents(of: headerPath, fileSystem: fileSystem), path: headerPath)
-    header.version = CaskFormat.formatVersion
+  /// Writes the new store: a version 5 header wrapping this store's current data key under
+  /// `credential`, then every key and value, under the writer (readers go on). The copy is
+  /// closed (and so synced) on return.
+  ///
+  /// - Complexity: one key derivation for a password (the version is bound into the wrapped
+  ///   key, so the old wrapping cannot be kept), then O(size of the live data).
+  private func copyIntoUpgrade(
+    at hidden: String, credential: StoreCredential, keyDerivation: KeyDerivation, shouldContinue: () -> Bool
+  ) throws -> CaskRekeyReport {
+    let cipher = self.cipher
+    var ring = KeyRing(current: RecordCipher(keys: cipher.keys, version: cipher.version, epoch: cipher.epoch))
+    ring.hasEpochs = true
+    ring.identity = try StoreIdentity.random()
+    var header = try credential.wrap(
+      StoreCredential.concatenate(cipher.keys), version: CaskFormat.formatVersion, keyDerivation: keyDerivation)
+    header.keyRing = try ring.sealed()
+    header.identity = ring.identity
+    header = try header.authenticated(with: cipher.keys)
     try StoreOpener.writeHeader(
       header, at: "\(hidden)/\(CaskFormat.headerFileName)", fileSystem: fileSystem, directory: hidden)
     let target = try CaskStore(

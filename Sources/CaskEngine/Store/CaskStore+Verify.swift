@@ -51,7 +51,8 @@ extension CaskStore {
       // Zeros after the last record of the last segment are space a writer reserved (a
       // read-only open keeps them).
       var scanner = SegmentScanner(
-        file: segment.file, length: length, allowsReserved: segment.id == segments.last?.id && segment.order.sub == 0)
+        file: segment.file, start: segment.recordsStart, length: length,
+        allowsReserved: segment.id == segments.last?.id && segment.order.sub == 0)
       var damage: [CorruptRegion] = []
       var checked = 0
       let outcome = try scanner.scan { batch in

@@ -39,9 +39,16 @@ extension CaskStore {
       let present = try segments.map { segment in
         Manifest.PresentSegment(
           id: segment.id, order: segment.order, length: min(try segment.file.size(), CaskFormat.maximumSegmentLength),
-          epoch: segment.epoch)
+          epoch: segment.epoch, link: segment.link)
       }
-      return found + manifest.disagreements(with: present, unreadable: unreadable, currentEpoch: ring.current.epoch)
+      found += manifest.disagreements(with: present, unreadable: unreadable, currentEpoch: ring.current.epoch)
+      if let identity = ring.identity {
+        let files = Dictionary(segments.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        found += manifest.chainDisagreements(with: present, identity: identity) { item in
+          files[item.id].flatMap { try? SegmentLink.tail(of: $0, length: item.length) }
+        }
+      }
+      return found
     }
   }
 }

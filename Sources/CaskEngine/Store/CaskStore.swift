@@ -90,6 +90,10 @@ public final class CaskStore: Sendable {
     var untouchedSinceOpen = false
     /// Bytes appended since the last checkpoint was taken (`Options.Checkpoints.interval`).
     var checkpointDebt: UInt64 = 0
+    /// Version 5: the newest ordinary segment, which the next segment started links to
+    /// (`SegmentLink`): the one sealed last, or the newest open found. Kept while compaction
+    /// removes it: the link names it as it was, and the manifest then lists nothing newer.
+    var chainTip: Segment?
   }
 
   // MARK: Opening

@@ -17,7 +17,7 @@ extension StoreOpener {
   /// Compares the segments found with the manifest; returns the segments to index (retired
   /// ones left out, and removed when writable) and appends what disagrees to the report.
   func applyManifest(
-    _ manifest: Manifest?, to found: [FoundSegment], currentEpoch: UInt32, report: inout RecoveryReport
+    _ manifest: Manifest?, to found: [FoundSegment], ring: KeyRing, report: inout RecoveryReport
   ) throws -> [FoundSegment] {
     guard let manifest else {
       // A store whose creation stopped before its first manifest has no segment either.
@@ -43,12 +43,18 @@ extension StoreOpener {
       }
     }
     if removed { try fileSystem.syncDirectory(path) }
+    let present = kept.map {
+      Manifest.PresentSegment(
+        id: $0.segment.id, order: $0.segment.order, length: $0.length, epoch: $0.segment.epoch, link: $0.segment.link)
+    }
     report.integrityViolations += manifest.disagreements(
-      with: kept.map {
-        Manifest.PresentSegment(
-          id: $0.segment.id, order: $0.segment.order, length: $0.length, epoch: $0.segment.epoch)
-      },
-      unreadable: Set(report.unreadableSegments), currentEpoch: currentEpoch)
+      with: present, unreadable: Set(report.unreadableSegments), currentEpoch: ring.current.epoch)
+    if let identity = ring.identity {
+      let files = Dictionary(kept.map { ($0.segment.id, $0.segment) }, uniquingKeysWith: { first, _ in first })
+      report.integrityViolations += manifest.chainDisagreements(with: present, identity: identity) { item in
+        files[item.id].flatMap { try? SegmentLink.tail(of: $0, length: item.length) }
+      }
+    }
     return kept
   }
 }

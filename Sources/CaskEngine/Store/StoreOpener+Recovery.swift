@@ -52,7 +52,7 @@ extension StoreOpener {
     // Every entry must lie inside the segment, or the hint is not trusted.
     var inside = true
     try? hint.forEachEntry { _, offset, entryLength, _ in
-      if UInt64(offset) < UInt64(CaskFormat.segmentHeaderLength) || UInt64(offset) + UInt64(entryLength) > length {
+      if UInt64(offset) < segment.recordsStart || UInt64(offset) + UInt64(entryLength) > length {
         inside = false
       }
     }
@@ -70,12 +70,13 @@ extension StoreOpener {
 
   /// Reads every record of a segment, decrypting keys only.
   func scan(
-    _ segment: Segment, length: UInt64, from start: UInt64 = UInt64(CaskFormat.segmentHeaderLength),
+    _ segment: Segment, length: UInt64, from start: UInt64? = nil,
     allowsReserved: Bool, cipher: RecordCipher, report: inout RecoveryReport
   ) throws -> Scanned {
     var entries: [HintEntry] = []
     var maxSequence: UInt64 = 0
-    var scanner = SegmentScanner(file: segment.file, length: length, allowsReserved: allowsReserved, start: start)
+    var scanner = SegmentScanner(
+      file: segment.file, start: start ?? segment.recordsStart, length: length, allowsReserved: allowsReserved)
     var undecryptable: [CorruptRegion] = []
     let name = Segment.fileName(id: segment.id)
     let outcome = try scanner.scan { batch in

@@ -28,7 +28,7 @@ extension StoreOpener {
     if cipher.bindsRecords {
       do {
         manifest = try readManifest(ring: ring)
-        found = try applyManifest(manifest, to: found, currentEpoch: cipher.epoch, report: &indexState.recovery)
+        found = try applyManifest(manifest, to: found, ring: ring, report: &indexState.recovery)
       } catch CaskError.integrityViolation(let file, let reason) {
         indexState.recovery.integrityViolations.append(CorruptRegion(file: file, offset: 0, length: 0, reason: reason))
       }
@@ -54,7 +54,8 @@ extension StoreOpener {
       checkpoint = loadCheckpoint(found: found, manifest: manifest, ring: ring, header: header, indexState: &indexState)
     }
     try indexSegments(
-      found, checkpoint: checkpoint, currentEpoch: cipher.epoch, indexState: &indexState, writerState: &writerState)
+      found, checkpoint: checkpoint, currentEpoch: cipher.epoch, identity: ring.identity, indexState: &indexState,
+      writerState: &writerState)
     if let manifest {
       // Sequence numbers never go down, even when compaction dropped the newest records.
       if manifest.lastSequence < UInt64.max {
@@ -132,7 +133,8 @@ extension StoreOpener {
   private func findSegments(
     _ names: [String], ring: KeyRing, numbers: inout SegmentNumbers, report: inout RecoveryReport
   ) throws -> [FoundSegment] {
-    let version = ring.current.version
+    // A version 5 store's segments say 5 (their records are version 3) and carry a link.
+    let version = ring.identity != nil ? CaskFormat.authenticatedVersion : ring.current.version
     var found: [FoundSegment] = []
     for name in names {
       if let id = Segment.id(fromForeignName: name, extension: CaskFormat.segmentExtension) {
@@ -153,7 +155,8 @@ extension StoreOpener {
             file: name, offset: length, length: fullLength - length,
             reason: "segment longer than the format allows; the excess is ignored"))
       }
-      let header = try file.read(upTo: CaskFormat.segmentHeaderLength, at: 0)
+      let header = try file.read(
+        upTo: CaskFormat.segmentHeaderLength + (ring.identity != nil ? CaskFormat.segmentLinkLength : 0), at: 0)
       switch Segment.decodeHeader(header) {
       case .success(let decoded) where decoded.id == id && decoded.version == version:
         // A base is a number handed out earlier (a writer's own id, or the newest input's for
@@ -172,8 +175,24 @@ extension StoreOpener {
           }
           continue
         }
+        var link: SegmentLink?
+        if ring.identity != nil {
+          // Prevents: a segment's id, order or key epoch changed (its CRC fixed), or a link
+          // forged, being followed.
+          guard let authenticated = SegmentLink.decode(header, keys: cipher.keys) else {
+            report.unreadableSegments.append(name)
+            report.integrityViolations.append(
+              CorruptRegion(
+                file: name, offset: 0, length: 0,
+                reason: "the segment's header does not authenticate (its order, number, key epoch or link was changed)")
+            )
+            continue
+          }
+          link = authenticated
+        }
         found.append(
-          FoundSegment(segment: Segment(id: id, order: decoded.order, file: file, cipher: cipher), length: length))
+          FoundSegment(
+            segment: Segment(id: id, order: decoded.order, file: file, cipher: cipher, link: link), length: length))
       case .success(let decoded) where decoded.id == id && decoded.version > version:
         // A version 2 header never had later segments beside it: the header was changed
         // back (its version field is not authenticated before format 5). Refused, never
@@ -211,15 +230,15 @@ extension StoreOpener {
     var keepsDamage = false
     /// Indexed from its hint (nothing scanned, nothing cut), or from the checkpoint alone.
     var fromHint = false
-    /// Where the records it was indexed from begin (after the checkpoint, for the covered
-    /// segment): the bytes before are counted already.
-    var start = UInt64(CaskFormat.segmentHeaderLength)
+    /// Where the records it was indexed from begin when not where the segment's records begin
+    /// (after the checkpoint, for the covered segment): the bytes before are counted already.
+    var start: UInt64?
   }
 
   /// Steps 6 to 8: indexes each segment in order, from its hint when the hint is valid, else
   /// by scanning, and makes the last one the active segment while it has room.
   private func indexSegments(
-    _ found: [FoundSegment], checkpoint: LoadedCheckpoint?, currentEpoch: UInt32,
+    _ found: [FoundSegment], checkpoint: LoadedCheckpoint?, currentEpoch: UInt32, identity: [UInt8]?,
     indexState: inout CaskStore.IndexState, writerState: inout CaskStore.WriterState
   ) throws {
     var maxSequence = checkpoint?.root.lastSequence ?? 0
@@ -264,14 +283,18 @@ extension StoreOpener {
       }
       maxSequence = max(maxSequence, indexed.maxSequence)
       // A hint leaves out records that were already overwritten when it was written.
-      let recordBytes = indexed.end - min(indexed.end, indexed.start)
+      let recordBytes = indexed.end - min(indexed.end, indexed.start ?? segment.recordsStart)
       if recordBytes > indexed.listed {
         indexState.directory.addDeadBytes(recordBytes - indexed.listed, in: segment.id)
       }
       // 8. Keep appending to the last segment while it has room (and it is under the current
       // key epoch: a crash after a password change sealed it). Its hint goes before it grows
       // (`StoreOpener.open` or `CaskStore.resumeAppending`).
-      if isLast && appendsTo(segment, end: indexed.end) && segment.epoch == currentEpoch {
+      // A version 5 store appends only to a segment it wrote itself (a backup's copy of the
+      // original's segment is sealed for it).
+      if isLast && appendsTo(segment, end: indexed.end) && segment.epoch == currentEpoch
+        && segment.link?.identity == identity
+      {
         writerState.active = CaskStore.ActiveSegment(
           segment: segment, end: indexed.end, tombstones: HintEntries(indexed.entries.filter(\.isDelete)),
           maxSequence: maxSequence)
@@ -283,6 +306,8 @@ extension StoreOpener {
     // A damaged or crafted sequence field (records are only CRC-protected) may claim the
     // largest sequence; appends then fail with `corrupt` instead of overflowing.
     writerState.nextSequence = maxSequence == .max ? .max : maxSequence + 1
+    // The segment the next one started links to, unless the active one is sealed first.
+    writerState.chainTip = found.last { $0.segment.order.sub == 0 }?.segment
   }
 
   /// Indexes a segment straight from its decrypted hint: no `String` for a key of up to 15
@@ -318,7 +343,7 @@ extension StoreOpener {
     _ segment: Segment, byScanning length: UInt64, after checkpointEnd: UInt64? = nil, isLast: Bool,
     cipher: RecordCipher, into indexState: inout CaskStore.IndexState
   ) throws -> IndexedSegment {
-    let start = checkpointEnd ?? UInt64(CaskFormat.segmentHeaderLength)
+    let start = checkpointEnd ?? segment.recordsStart
     // Only an ordinary segment (order sub 0) is appended to, so only it can end in reserved zeros.
     let scanned = try scan(
       segment, length: length, from: start, allowsReserved: isLast && segment.order.sub == 0, cipher: cipher,

@@ -57,17 +57,19 @@ struct StoreOpener {
       var header: StoreHeader?
       if fileSystem.fileKind(headerPath) == .missing {
         let version = options.newStoreFormatVersion
-        guard (CaskFormat.oldestReadableVersion...CaskFormat.formatVersion).contains(version) else {
+        guard (CaskFormat.oldestReadableVersion...CaskFormat.formatVersion).contains(version),
+          version != CaskFormat.keyEpochsVersion
+        else {
           throw CaskError.unsupportedVersion(found: Int(version), supported: Int(CaskFormat.formatVersion))
         }
-        let dataKeys: RNCryptor.Keys
-        (dataKeys, header) = try createHeader(at: headerPath, version: version)
+        (ring, header) = try createHeader(at: headerPath, version: version)
         keyDerivation = header?.keyDerivation
-        ring = KeyRing(current: RecordCipher(keys: dataKeys, version: version))
       } else {
         let bytes = try CaskStore.contents(of: headerPath, fileSystem: fileSystem)
         let decoded = try StoreHeader.decode(bytes, path: headerPath)
         let dataKeys = try credential.unwrap(decoded, path: headerPath)
+        // Version 5: nothing the header says is used before its MAC is checked.
+        try decoded.checkAuthenticator(keys: dataKeys)
         if let message = decoded.keyRing {
           ring = try KeyRing.open(
             message, currentKeys: dataKeys, recordVersion: decoded.recordVersion, path: headerPath,
@@ -75,6 +77,7 @@ struct StoreOpener {
         } else {
           ring = KeyRing(current: RecordCipher(keys: dataKeys, version: decoded.version))
         }
+        ring.identity = decoded.identity
         keyDerivation = decoded.keyDerivation
         header = decoded
       }
@@ -159,7 +162,8 @@ struct StoreOpener {
     // The segment it resumes (if any) was read from its hint, which only a seal or close writes.
     if writerState.active?.sealedOnDisk ?? true, !rotationUnfinished, let found,
       try found.describesCleanClose(
-        of: segments, active: writerState.active, writer: writerState, hasEpochs: ring.hasEpochs)
+        of: segments, active: writerState.active, writer: writerState, hasEpochs: ring.hasEpochs,
+        identity: ring.identity)
     {
       writerState.untouchedSinceOpen = true
       return
@@ -170,7 +174,8 @@ struct StoreOpener {
     }
     guard ring.current.bindsRecords else { return }
     let manifest = try Manifest.describing(
-      segments, active: writerState.active, writer: writerState, retired: [], hasEpochs: ring.hasEpochs)
+      segments, active: writerState.active, writer: writerState, retired: [], hasEpochs: ring.hasEpochs,
+      identity: ring.identity)
     try manifest.write(in: path, fileSystem: fileSystem, cipher: ring.current)
     writerState.manifestGeneration = manifest.generation
     if let current = header {
@@ -195,18 +200,28 @@ struct StoreOpener {
     }
     var rewritten = header
     rewritten.keyRing = try trimmed.sealed()
+    rewritten = try rewritten.authenticated(with: trimmed.current.keys)
     try Self.writeHeader(rewritten, at: headerPath, fileSystem: fileSystem, directory: path)
     ring = trimmed
     return rewritten
   }
 
-  /// Makes a random data key, wraps it, and writes the header atomically.
-  private func createHeader(at headerPath: String, version: UInt16) throws -> (RNCryptor.Keys, StoreHeader) {
+  /// Makes a random data key, wraps it, and writes the header atomically. A version 5 store
+  /// starts with key epoch 0 in its key ring and a random identity, under the header's MAC.
+  private func createHeader(at headerPath: String, version: UInt16) throws -> (KeyRing, StoreHeader) {
     let keys = try RNCryptor.Keys.random()
     let dataKey = StoreCredential.concatenate(keys)
-    let header = try credential.wrap(dataKey, version: version, keyDerivation: options.keyDerivation)
+    var header = try credential.wrap(dataKey, version: version, keyDerivation: options.keyDerivation)
+    var ring = KeyRing(current: RecordCipher(keys: keys, version: header.recordVersion))
+    if version >= CaskFormat.authenticatedVersion {
+      ring.hasEpochs = true
+      ring.identity = try StoreIdentity.random()
+      header.keyRing = try ring.sealed()
+      header.identity = ring.identity
+      header = try header.authenticated(with: keys)
+    }
     try StoreOpener.writeHeader(header, at: headerPath, fileSystem: fileSystem, directory: path)
-    return (keys, header)
+    return (ring, header)
   }
 
   /// Replaces the header file atomically; after a crash at any point the old or the new
