@@ -1,7 +1,8 @@
-import CaskEngine
 import CaskTestSupport
 import Foundation
 import Testing
+
+@testable import CaskEngine
 
 /// Every crash state of checkpoint writing (Docs/RELIABILITY.md, "Crash states"): at a seal,
 /// after the interval's worth of log, at close, and its removal by a compaction. Whatever a
@@ -47,5 +48,24 @@ struct CrashStateCheckpointTests {
       }
     }
     try CrashStateTests.expectNoViolation(workload)
+  }
+
+  @Test("a checkpoint put in place before its log is synced, and trusted, is caught")
+  func plantedUnsyncedCheckpoint() throws {
+    var options = Self.options
+    options.syncsBeforeCheckpoint = false
+    options.checksCheckpoint = false
+    var workload = CrashStateWorkload(
+      "checkpoint before its log is synced (planted bug)", options: options,
+      steps: [
+        .put("k0", Self.value("k0")), .put("k1", Self.value("k1")), .delete("a"),
+        .batch([("k2", Self.value("k2")), ("b", nil)]), .close,
+      ])
+    CrashStateTests.prepared(&workload)
+    let reports = try CrashStateRunner(bounds: .standard).run(workload, models: [.posixMinimum])
+    for report in reports {
+      print("[crash-states] planted bug caught, e.g. \(report.violations.prefix(2))")
+      #expect(report.violationCount > 0, "the enumerator missed a checkpoint ahead of its log")
+    }
   }
 }

@@ -96,6 +96,9 @@ extension CaskStore {
     /// (Docs/FORMAT.md, section 18). Always on; a test turns it off to show that the
     /// checkpoint tests catch a checkpoint trusted blindly.
     var checksCheckpoint = true
+    /// Always on; a test turns it off (with `checksCheckpoint`) to show that the crash-state
+    /// enumerator catches a checkpoint put in place before the log it covers is synced.
+    var syncsBeforeCheckpoint = true
 
     public init(
       durability: Durability = .always, segmentSizeLimit: UInt64 = 256 << 20,
