@@ -26,7 +26,7 @@ struct UpgradeCollectionTests {
     try store.close()
 
     let report = try CaskStore.upgrade(at: path, password: "pw")
-    #expect(report.upgraded && report.version == 3)
+    #expect(report.upgraded && report.version == CaskFormat.formatVersion)
     #expect(report.keys == keys.count)
     let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
     #expect(names == ["s.cask"], "left beside the store: \(names)")
