@@ -1,43 +1,5 @@
 import Foundation
 
-/// How a query is answered, worked out from the indexes ready at one moment.
-struct QueryPlan<T>: Sendable {
-  struct Indexed: Sendable {
-    var name: String
-    var entries: IndexEntries
-  }
-
-  /// A condition answered by an index, with the number of entries its bounds hold (what
-  /// choosing the driver compares).
-  struct IndexedCondition: Sendable {
-    var predicate: QueryPredicate<T>
-    var index: Indexed
-    var entryCount: Int
-  }
-
-  /// The indexed condition whose entries are walked (the one with the fewest).
-  var driver: IndexedCondition?
-  /// The other indexed conditions, checked on each candidate's entries.
-  var checks: [IndexedCondition] = []
-  /// Conditions without a usable index, tested on decoded objects.
-  var residual: [QueryPredicate<T>] = []
-  /// The index of the sort field, if ready.
-  var sortIndex: Indexed?
-  /// Whether results are produced by walking the sort index (rather than sorting candidates).
-  var walksSortIndex = false
-  /// Set when the driver is a composite index whose entries come in the query's order: the
-  /// UTF-8 length of the leading texts before the order field's text in each entry.
-  var orderedDriverPrefix: Int?
-
-  /// The text `id` has for the query's order in the index that orders the results, if any.
-  func sortText(of id: String) -> Substring? {
-    if let prefix = orderedDriverPrefix, let text = driver?.index.entries.firstText(of: id) {
-      return Substring(text.utf8.dropFirst(prefix))
-    }
-    return sortIndex?.entries.firstText(of: id)
-  }
-}
-
 extension CaskQuery {
   /// Which indexes the query uses and what it scans, in words.
   ///
