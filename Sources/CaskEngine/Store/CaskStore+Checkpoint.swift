@@ -85,7 +85,13 @@ extension CaskStore {
     let checkpointWriter = CheckpointWriter(
       directory: path, fileSystem: fileSystem, failure: hintFailure, pending: checkpointPending,
       syncsCovered: options.syncsBeforeCheckpoint)
-    hintQueue.submit { checkpointWriter.write(snapshot) }
+    if options.syncsBeforeCheckpoint {
+      hintQueue.submit { checkpointWriter.write(snapshot) }
+    } else {
+      // The planted bug of the crash-state tests, made deterministic: the checkpoint is
+      // durable before the commit that called this has synced its records.
+      checkpointWriter.write(snapshot)
+    }
   }
 
   /// Removes the checkpoint before a change it would no longer describe (a compaction

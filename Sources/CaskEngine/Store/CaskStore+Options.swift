@@ -97,7 +97,8 @@ extension CaskStore {
     /// checkpoint tests catch a checkpoint trusted blindly.
     var checksCheckpoint = true
     /// Always on; a test turns it off (with `checksCheckpoint`) to show that the crash-state
-    /// enumerator catches a checkpoint put in place before the log it covers is synced.
+    /// enumerator catches a checkpoint put in place before the log it covers is synced (off,
+    /// the checkpoint is written at once on the writer's thread, so the test is not a race).
     var syncsBeforeCheckpoint = true
 
     public init(
