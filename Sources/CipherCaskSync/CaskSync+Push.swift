@@ -79,24 +79,7 @@ extension CaskSync {
   private func send(
     _ items: [PushItem], policy: SyncConflictPolicy, report: inout SyncReport<T>, newest: inout Int64?
   ) async throws -> Bool {
-    let codec = self.codec
-    var requests: [[String: Any]] = []
-    for item in items {
-      // Kinto refuses a batch whose request paths contain "/batch" (a recursive batch, it
-      // reads): a record or collection named "batch…" goes with its first letter escaped.
-      let path = (recordsPath + "/" + item.recordID).replacingOccurrences(of: "/batch", with: "/%62atch")
-      var request: [String: Any] = ["path": path]
-      let condition = item.base.map { ["If-Match": "\"\($0)\""] } ?? ["If-None-Match": "*"]
-      if let object = item.object {
-        request["method"] = "PUT"
-        request["body"] = ["data": try codec.record(for: object, id: item.id)]
-      } else {
-        request["method"] = "DELETE"
-      }
-      request["headers"] = condition
-      requests.append(request)
-    }
-    let answer = try await client.expect("POST", server.endpoint("/batch"), json: ["requests": requests])
+    let answer = try await client.expect("POST", server.endpoint("/batch"), json: try batchBody(items))
     guard let object = try? JSONSerialization.jsonObject(with: answer.body) as? [String: Any],
       let responses = object["responses"] as? [[String: Any]], responses.count == items.count
     else { throw SyncError.decoding("a batch answer does not hold one response per request") }
@@ -142,17 +125,58 @@ extension CaskSync {
     return failed || (policy == .clientWins && !tally.0.conflicts.isEmpty)
   }
 
+  /// The body of `POST /v1/batch` for `items`.
+  ///
+  /// An update is a `PATCH` of the record's fields with `Response-Behavior: diff`, so that
+  /// Kinto answers `{"data": {}}` and the new timestamp in the item's `ETag` instead of echoing
+  /// the record (and its permissions) back; the fields replace the stored ones whole, as a
+  /// `PUT` would (a plain `PATCH` sets top-level fields). A create is a `PUT` with
+  /// `If-None-Match: *` (a `PATCH` needs an existing record) and a deletion a `DELETE`: Kinto
+  /// echoes those whatever is asked. The method and the header shared by most items go once, in
+  /// the batch's `defaults`, which Kinto merges into each request (an item's own method wins;
+  /// `Response-Behavior` means nothing to a `PUT` or `DELETE`).
+  func batchBody(_ items: [PushItem]) throws -> [String: Any] {
+    let codec = self.codec
+    var requests: [[String: Any]] = []
+    for item in items {
+      // Kinto refuses a batch whose request paths contain "/batch" (a recursive batch, it
+      // reads): a record or collection named "batch…" goes with its first letter escaped.
+      let path = (recordsPath + "/" + item.recordID).replacingOccurrences(of: "/batch", with: "/%62atch")
+      var request: [String: Any] = ["path": path]
+      let condition = item.base.map { ["If-Match": "\"\($0)\""] } ?? ["If-None-Match": "*"]
+      if let object = item.object {
+        if item.base == nil { request["method"] = "PUT" }
+        request["body"] = ["data": try codec.fields(for: object, id: item.id)]
+      } else {
+        request["method"] = "DELETE"
+      }
+      request["headers"] = condition
+      requests.append(request)
+    }
+    let defaults: [String: Any] = ["method": "PATCH", "headers": ["Response-Behavior": "diff"]]
+    return ["defaults": defaults, "requests": requests]
+  }
+
   private func outcome(of item: PushItem, response: [String: Any]) throws -> Outcome {
     let status = (response["status"] as? NSNumber)?.intValue ?? 0
     let body = response["body"] as? [String: Any]
     switch status {
     case 200..<300:
       guard item.object != nil else { return .deleted }
-      guard let data = body?["data"] as? [String: Any], let modified = (data["last_modified"] as? NSNumber)?.int64Value
+      // A create's answer holds the record; an update's (`Response-Behavior: diff`) only the
+      // timestamp, in the item's ETag.
+      let data = body?["data"] as? [String: Any]
+      let headers = response["headers"] as? [String: Any]
+      let etag = headers?.first { $0.key.caseInsensitiveCompare("ETag") == .orderedSame }?.value as? String
+      guard let modified = (data?["last_modified"] as? NSNumber)?.int64Value ?? Self.timestamp(fromETag: etag)
       else { throw SyncError.decoding("a saved record's answer has no last_modified") }
       return .saved(modified)
     case 404 where item.object == nil:
       return .deleted  // already gone
+    case 404 where ((body?["details"] as? [String: Any])?["resource_name"] as? String) == "record":
+      // The update's record is gone from the server (a `PATCH` needs one, where a `PUT` with
+      // `If-Match` met a 412 without `existing`): deleted there, in conflict with the change.
+      return .conflict(ServerVersion(recordID: item.recordID, modified: -1, localID: item.id, object: nil))
     case 412:
       guard let existing = (body?["details"] as? [String: Any])?["existing"] as? [String: Any] else {
         // The server has no such record: deleted there (or never made).
