@@ -21,13 +21,14 @@ extension SyncCommand {
     }
   }
 
-  /// One table per mode, and a line comparing the incremental pull with the full one.
+  /// One table per mode, a line comparing the incremental pull with the full one, and the
+  /// requests of the incremental syncs one by one.
   static func render(_ report: Report) -> String {
     var parts: [String] = []
     for mode in report.modes {
       var table = Table([
         ("\(mode.mode), \(report.backend) backend", .left), ("median s", .right), ("objects/s", .right),
-        ("requests", .right), ("KB moved", .right), ("÷ plain HTTP (time)", .right),
+        ("requests", .right), ("KB in bodies", .right), ("KB on the wire", .right), ("÷ plain HTTP (time)", .right),
       ])
       for phase in Phase.allCases {
         guard let step = mode.step(phase) else { continue }
@@ -38,7 +39,8 @@ extension SyncCommand {
         table.append([
           label(phase, report), Number.fixed(seconds, 3),
           step.objects > 0 ? Number.grouped(Double(step.objects) / Swift.max(seconds, 1e-9)) : "—",
-          Number.grouped(step.medianRequests), Number.grouped(step.medianBytes / 1e3), ratio ?? "—",
+          Number.grouped(step.medianRequests), Number.grouped(step.medianBytes / 1e3),
+          step.medianWireBytes.map { Number.grouped($0 / 1e3) } ?? "—", ratio ?? "—",
         ])
       }
       parts.append(table.render())
@@ -50,6 +52,7 @@ extension SyncCommand {
             + "\(Number.fixed(bytes * 100, 1))% of its bytes, in \(Number.grouped(incremental.medianRequests)) "
             + "requests against \(Number.grouped(full.medianRequests)).")
       }
+      parts.append(contentsOf: breakdown(mode, report))
     }
     let rounds = report.rounds == 1 ? "one round" : "medians of \(report.rounds) rounds"
     parts.append(
@@ -58,8 +61,57 @@ extension SyncCommand {
     return parts.joined(separator: "\n\n")
   }
 
+  /// The incremental syncs' requests one by one, as the relay counted them on the wire, and
+  /// what the push's batches cost per change beside the changes' own listing.
+  static func breakdown(_ mode: Mode, _ report: Report) -> [String] {
+    var parts: [String] = []
+    for phase in [Phase.incrementalPush, .incrementalPull] {
+      guard let exchanges = mode.step(phase)?.exchanges, !exchanges.isEmpty else { continue }
+      var table = Table([
+        ("\(label(phase, report)), \(mode.mode): request", .left), ("query", .left), ("status", .right),
+        ("sent head B", .right), ("sent body B", .right), ("answer head B", .right), ("answer body B", .right),
+        ("total B", .right),
+      ])
+      for exchange in exchanges {
+        table.append([
+          shortened(exchange.request), exchange.query.isEmpty ? "—" : exchange.query, "\(exchange.status)",
+          Number.grouped(Double(exchange.requestHead)), Number.grouped(Double(exchange.requestBody)),
+          Number.grouped(Double(exchange.responseHead)), Number.grouped(Double(exchange.responseBody)),
+          Number.grouped(Double(exchange.total)),
+        ])
+      }
+      func sum(_ value: (SyncExchange) -> Int) -> Double { Double(exchanges.map(value).reduce(0, +)) }
+      table.append([
+        "all \(exchanges.count) requests", "", "", Number.grouped(sum(\.requestHead)),
+        Number.grouped(sum(\.requestBody)), Number.grouped(sum(\.responseHead)),
+        Number.grouped(sum(\.responseBody)), Number.grouped(sum(\.total)),
+      ])
+      parts.append(table.render())
+    }
+    let batches = mode.step(.incrementalPush)?.exchanges?.filter { $0.request.hasSuffix("/batch") } ?? []
+    if !batches.isEmpty, let listed = mode.step(.rawSince), report.changes > 0 {
+      let changes = Double(report.changes)
+      let sent = Double(batches.map { $0.requestHead + $0.requestBody }.reduce(0, +)) / changes
+      let answered = Double(batches.map { $0.responseHead + $0.responseBody }.reduce(0, +)) / changes
+      let record = listed.medianBytes / changes
+      parts.append(
+        "Per change, the batches sent \(Number.grouped(sent)) B and were answered \(Number.grouped(answered)) B; "
+          + "the changes' listing holds \(Number.grouped(record)) B per change, so the batches alone are "
+          + "\(Number.fixed((sent + answered) / Swift.max(record, 1), 2))× it.")
+    }
+    return parts
+  }
+
+  /// A request's path without the bucket and collection (`PATCH …/records`, `POST /v1/batch`).
+  static func shortened(_ request: String) -> String {
+    guard let range = request.range(of: "/records") else { return request }
+    let method = request.split(separator: " ").first.map(String.init) ?? ""
+    return method + " …" + request[range.lowerBound...]
+  }
+
   /// The incremental sync's bounds: at most 2 + ⌈changes ÷ page⌉ + ⌈pushes ÷ batch limit⌉
-  /// requests, and at most twice the bytes of the changes listed by plain HTTP.
+  /// requests, and at most twice the bytes of the changes listed by plain HTTP (the sync's
+  /// bytes on the wire, headers included, over the listing's body).
   static func targets(_ report: Report) -> [PeerTarget] {
     let at = "\(Number.grouped(Double(report.events))) events"
     var targets: [PeerTarget] = []
@@ -77,10 +129,12 @@ extension SyncCommand {
             "\(name): \(verb) of \(changes), requests", at: at, required: Double(bound), atMost: true,
             measured: step.medianRequests))
         guard let listed = mode.step(.rawSince) else { continue }
+        // Every byte the sync put on the wire, headers too (bodies alone in older files),
+        // over the changed records' bytes: the body of their listing.
         targets.append(
           PeerTarget(
             "\(name): \(verb) of \(changes), bytes ÷ their listing", at: at, required: 2, atMost: true,
-            measured: step.medianBytes / Swift.max(listed.medianBytes, 1)))
+            measured: (step.medianWireBytes ?? step.medianBytes) / Swift.max(listed.medianBytes, 1)))
       }
     }
     return targets

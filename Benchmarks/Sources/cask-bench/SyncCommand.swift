@@ -38,14 +38,20 @@ enum SyncCommand: BenchCommand {
     let phase: String
     /// Objects the step moved (events pushed or pulled, deletions included).
     let objects: Int
-    /// Each round's wall seconds, requests and body bytes.
+    /// Each round's wall seconds, requests and body bytes (request and response bodies).
     var seconds: [Double] = []
     var requests: [Int] = []
     var bytes: [Int] = []
+    /// Each round's bytes on the wire, both ways: request lines, headers and bodies
+    /// (`SyncWireCounter`). Absent from results files written before the relay counted them.
+    var wireBytes: [Int]?
+    /// The last round's requests one by one, for the steps of a few requests.
+    var exchanges: [SyncExchange]?
 
     var medianSeconds: Double { Statistics.median(seconds) }
     var medianRequests: Double { Statistics.median(requests.map(Double.init)) }
     var medianBytes: Double { Statistics.median(bytes.map(Double.init)) }
+    var medianWireBytes: Double? { wireBytes.map { Statistics.median($0.map(Double.init)) } }
   }
 
   /// The steps of a round, in the order they run.
@@ -120,8 +126,10 @@ enum SyncCommand: BenchCommand {
     printToStandardError("sync: starting kinto (\(postgres ? "postgresql" : "memory") backend)")
     let server = try KintoLauncher(executable: kinto, postgres: database, directory: scratch.path)
     defer { server.stop() }
+    let wire = try SyncWireCounter(server: server.url)
+    defer { wire.stop() }
     let workload = SyncWorkload(
-      server: server.url, events: events, changes: changes, directory: scratch.path,
+      server: wire.url, wire: wire, events: events, changes: changes, directory: scratch.path,
       runID: String(UInt32.random(in: 0...UInt32.max), radix: 36))
     var report = Report(
       events: events, changes: changes, deletions: workload.deletions, rounds: rounds,
@@ -136,6 +144,8 @@ enum SyncCommand: BenchCommand {
           steps[index].seconds.append(step.seconds)
           steps[index].requests.append(step.traffic.requests)
           steps[index].bytes.append(step.traffic.bytes)
+          steps[index].wireBytes = (steps[index].wireBytes ?? []) + [step.wire]
+          if !step.exchanges.isEmpty { steps[index].exchanges = step.exchanges }
         }
       }
       report.modes.append(Mode(mode: mode, steps: steps))

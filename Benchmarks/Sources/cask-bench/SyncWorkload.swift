@@ -14,9 +14,28 @@ struct SyncWorkload: Sendable {
     let objects: Int
     let seconds: Double
     let traffic: KintoRawClient.Traffic
+    /// What crossed the wire (`SyncWireCounter`): every byte, and each request's share (kept
+    /// for the steps of a few requests only).
+    let wire: Int
+    let exchanges: [SyncExchange]
+
+    init(
+      phase: SyncCommand.Phase, objects: Int, seconds: Double, traffic: KintoRawClient.Traffic,
+      wire: (bytes: Int, exchanges: [SyncExchange])
+    ) {
+      self.phase = phase
+      self.objects = objects
+      self.seconds = seconds
+      self.traffic = traffic
+      self.wire = wire.bytes
+      let detailed: Set<SyncCommand.Phase> = [.incrementalPush, .incrementalPull, .rawSince, .unchanged]
+      exchanges = detailed.contains(phase) ? wire.exchanges : []
+    }
   }
 
   let server: URL
+  /// The relay every request goes through, counting the bytes on the wire.
+  let wire: SyncWireCounter
   let events: Int
   let changes: Int
   let directory: String
@@ -45,7 +64,10 @@ struct SyncWorkload: Sendable {
     let syncA = try deviceA.sync(server: server, bucket: bucket, collection: collection, endToEnd: endToEnd)
     let push = try await timed { try await syncA.sync() }
     try check("push", push.value.pushed, events)
-    measured.append(Measured(phase: .push, objects: events, seconds: push.seconds, traffic: traffic(push.value)))
+    measured.append(
+      Measured(
+        phase: .push, objects: events, seconds: push.seconds, traffic: traffic(push.value),
+        wire: push.wire))
 
     var listing = KintoRawClient.Traffic()
     let list = try await timed {
@@ -59,7 +81,8 @@ struct SyncWorkload: Sendable {
     let rawPush = try await timed {
       try await raw.push(list.value.records, to: bucket, copy, batchLimit: batchLimit, traffic: &copying)
     }
-    measured.append(Measured(phase: .rawPush, objects: events, seconds: rawPush.seconds, traffic: copying))
+    measured.append(
+      Measured(phase: .rawPush, objects: events, seconds: rawPush.seconds, traffic: copying, wire: rawPush.wire))
 
     // Device B starts empty: its first sync lists the collection whole.
     let deviceB = try Device(directory + "/\(collection)-b", events: [])
@@ -67,7 +90,10 @@ struct SyncWorkload: Sendable {
     let syncB = try deviceB.sync(server: server, bucket: bucket, collection: collection, endToEnd: endToEnd)
     let pull = try await timed { try await syncB.sync() }
     try check("full pull", pull.value.pulled, events)
-    measured.append(Measured(phase: .fullPull, objects: events, seconds: pull.seconds, traffic: traffic(pull.value)))
+    measured.append(
+      Measured(
+        phase: .fullPull, objects: events, seconds: pull.seconds, traffic: traffic(pull.value),
+        wire: pull.wire))
     if endToEnd {
       // What a first sync in end-to-end mode pays before its first request: the key derivation.
       let derivation = try await timed {
@@ -76,9 +102,12 @@ struct SyncWorkload: Sendable {
           parameters: .interactive, count: 96)
       }
       measured.append(
-        Measured(phase: .keyDerivation, objects: 0, seconds: derivation.seconds, traffic: KintoRawClient.Traffic()))
+        Measured(
+          phase: .keyDerivation, objects: 0, seconds: derivation.seconds, traffic: KintoRawClient.Traffic(),
+          wire: derivation.wire))
     }
-    measured.append(Measured(phase: .rawList, objects: events, seconds: list.seconds, traffic: listing))
+    measured.append(
+      Measured(phase: .rawList, objects: events, seconds: list.seconds, traffic: listing, wire: list.wire))
 
     // A changes a few events (a tenth deleted) and syncs; B pulls those changes.
     try deviceA.change(changed, of: all)
@@ -87,25 +116,28 @@ struct SyncWorkload: Sendable {
     measured.append(
       Measured(
         phase: .incrementalPush, objects: changes, seconds: incrementalPush.seconds,
-        traffic: traffic(incrementalPush.value)))
+        traffic: traffic(incrementalPush.value), wire: incrementalPush.wire))
     let incrementalPull = try await timed { try await syncB.sync() }
     try check("incremental pull", incrementalPull.value.pulled + incrementalPull.value.deleted, changes)
     try check("incremental pull's deletions", incrementalPull.value.deleted, deletions)
     measured.append(
       Measured(
         phase: .incrementalPull, objects: changes, seconds: incrementalPull.seconds,
-        traffic: traffic(incrementalPull.value)))
+        traffic: traffic(incrementalPull.value), wire: incrementalPull.wire))
     var since = KintoRawClient.Traffic()
     let rawSince = try await timed {
       try await raw.list(bucket, collection, since: list.value.etag, pageSize: pageSize, traffic: &since)
     }
     try check("raw listing since", rawSince.value.records.count, changes)
-    measured.append(Measured(phase: .rawSince, objects: changes, seconds: rawSince.seconds, traffic: since))
+    measured.append(
+      Measured(phase: .rawSince, objects: changes, seconds: rawSince.seconds, traffic: since, wire: rawSince.wire))
 
     let unchanged = try await timed { try await syncB.sync() }
     try check("unchanged sync", unchanged.value.pulled + unchanged.value.deleted + unchanged.value.pushed, 0)
     measured.append(
-      Measured(phase: .unchanged, objects: 0, seconds: unchanged.seconds, traffic: traffic(unchanged.value)))
+      Measured(
+        phase: .unchanged, objects: 0, seconds: unchanged.seconds, traffic: traffic(unchanged.value),
+        wire: unchanged.wire))
     try check("device B's events", deviceB.count, events - deletions)
     return measured
   }
@@ -118,10 +150,16 @@ struct SyncWorkload: Sendable {
     guard actual == expected else { throw BenchError("sync: \(step) moved \(actual) events, not \(expected)") }
   }
 
-  private func timed<R>(_ body: () async throws -> R) async throws -> (value: R, seconds: Double) {
+  /// Runs one step and times it; the relay's counts start afresh before it and are taken
+  /// after it (`lastWire`), so that they are the step's alone.
+  private func timed<R>(_ body: () async throws -> R) async throws -> (
+    value: R, seconds: Double, wire: (bytes: Int, exchanges: [SyncExchange])
+  ) {
+    _ = wire.take()
     let start = Stopwatch.now()
     let value = try await body()
-    return (value, Double(Stopwatch.now() - start) / 1e9)
+    let seconds = Double(Stopwatch.now() - start) / 1e9
+    return (value, seconds, wire.take())
   }
 }
 
