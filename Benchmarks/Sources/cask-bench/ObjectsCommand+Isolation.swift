@@ -148,32 +148,4 @@ extension ObjectsCommand {
       "all() crowded ÷ alone", at: "\(objects) objects in a \(keys)-key store",
       required: 2, atMost: true, measured: isolation.ratio)
   }
-
-  static func renderIsolation(_ isolation: Isolation) -> [String] {
-    var out: [String] = []
-    out.append("")
-    out.append(
-      "### all() of \(Number.grouped(Double(isolation.objects))) objects: alone, and among"
-        + " \(Number.grouped(Double(isolation.storeKeys - isolation.objects))) others")
-    out.append("")
-    var table = Table([
-      ("store", .left), ("keys", .right), ("median ms", .right), ("min ms", .right), ("max ms", .right),
-      ("÷ alone", .right),
-    ])
-    for (name, keys, seconds) in [
-      ("alone", isolation.objects, isolation.aloneSeconds), ("crowded", isolation.storeKeys, isolation.crowdedSeconds),
-    ] {
-      table.append([
-        name, Number.grouped(Double(keys)), Number.fixed(Statistics.median(seconds) * 1e3, 1),
-        Number.fixed((seconds.min() ?? 0) * 1e3, 1), Number.fixed((seconds.max() ?? 0) * 1e3, 1),
-        Number.fixed(Statistics.median(seconds) / Swift.max(isolation.aloneMedian, 1e-9), 2) + "×",
-      ])
-    }
-    out.append(table.render())
-    out.append("")
-    out.append(
-      "Runs: \(isolation.runs); the crowded store took \(Number.fixed(isolation.fillSeconds, 1)) s to fill"
-        + " (batches of 1,000, durability never).")
-    return out
-  }
 }

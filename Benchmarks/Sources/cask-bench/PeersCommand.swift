@@ -36,24 +36,18 @@ enum PeersCommand: BenchCommand {
     ("-h, --help", "Show help information."),
   ]
 
-  /// An engine of the comparison and the executable that runs it.
-  struct Engine {
-    let name: String
-    let executable: String
-  }
-
-  static let cipherCask = Engine(name: "ciphercask", executable: "peer-cask")
+  static let cipherCask = PeerEngine.cipherCask
   static let peers = [
-    Engine(name: "sqlite+rncryptor", executable: "peer-sqlite"),
-    Engine(name: "sqlcipher", executable: "peer-sqlcipher"),
-    Engine(name: "lmdb", executable: "peer-lmdb"),
-    Engine(name: "lmdb+rncryptor", executable: "peer-lmdb"),
-    Engine(name: "leveldb", executable: "peer-leveldb"),
-    Engine(name: "leveldb+rncryptor", executable: "peer-leveldb"),
+    PeerEngine(name: "sqlite+rncryptor", executable: "peer-sqlite"),
+    PeerEngine(name: "sqlcipher", executable: "peer-sqlcipher"),
+    PeerEngine(name: "lmdb", executable: "peer-lmdb"),
+    PeerEngine(name: "lmdb+rncryptor", executable: "peer-lmdb"),
+    PeerEngine(name: "leveldb", executable: "peer-leveldb"),
+    PeerEngine(name: "leveldb+rncryptor", executable: "peer-leveldb"),
   ]
   static var peerNames: [String] { peers.map(\.name) }
   /// The per-value PBKDF2 design, measured on `Settings.seedSample` keys only.
-  static let seedDesign = Engine(name: "sqlite+pbkdf2", executable: "peer-sqlite")
+  static let seedDesign = PeerEngine(name: "sqlite+pbkdf2", executable: "peer-sqlite")
 
   struct Settings: Codable {
     let quick: Bool
@@ -109,9 +103,9 @@ enum PeersCommand: BenchCommand {
     var options = Options(arguments)
     let quick = options.flag("--quick")
     let keysArgument = try options.value("--keys")
-    let runsArgument = try options.value("--runs")
-    let largeRunsArgument = try options.value("--large-runs")
-    let writeOpsArgument = try options.value("--write-ops")
+    let runs = try options.positive("--runs") ?? (quick ? 1 : 5)
+    let largeRuns = try options.positive("--large-runs") ?? 3
+    let writeOperations = try options.positive("--write-ops")
     let rateArgument = try options.value("--rww-rate")
     let workloadsArgument = try options.value("--workloads")
     let peersArgument = try options.value("--peers")
@@ -128,9 +122,6 @@ enum PeersCommand: BenchCommand {
         return keys
       }
     }
-    let runs = try positive(runsArgument, "--runs") ?? (quick ? 1 : 5)
-    let largeRuns = try positive(largeRunsArgument, "--large-runs") ?? 3
-    let writeOperations = try positive(writeOpsArgument, "--write-ops")
     var readWhileWritingRate = KVSettings.defaultReadWhileWritingRate
     if let rateArgument {
       guard let rate = Int(rateArgument), rate >= 0 else {
@@ -191,78 +182,46 @@ enum PeersCommand: BenchCommand {
     }
   }
 
-  static func positive(_ text: String?, _ name: String) throws -> Int? {
-    guard let text else { return nil }
-    guard let value = Int(text), value > 0 else { throw UsageError("'\(name)' needs a positive whole number") }
-    return value
-  }
-
   // MARK: Measuring
 
   static func common(_ settings: Settings, directory: String) -> [String] {
     ["--dir", directory, "--seed", String(settings.seed)]
   }
 
-  /// `engines` starting at the `round`th (from 1), so that no engine always runs first in its
-  /// round (right after the previous round's last engine, and its disk writes).
-  static func rotated(_ engines: [Engine], round: Int) -> [Engine] {
-    let start = (round - 1) % Swift.max(engines.count, 1)
-    return Array(engines[start...] + engines[..<start])
-  }
-
-  /// Runs every engine once per round, round after round, so that each engine's runs are spread
-  /// over the whole measurement; each round starts with the next engine.
-  static func measure(_ settings: Settings, engines: [Engine], scratch: String) throws -> Report {
+  /// Runs every engine once per round (`PeerProcess.rounds`): each size's workloads, the
+  /// durable puts, then the per-value PBKDF2 design on its small sample.
+  static func measure(_ settings: Settings, engines: [PeerEngine], scratch: String) throws -> Report {
     var report = Report(
       machine: Machine.current(), date: ISO8601DateFormatter().string(from: Date()), settings: settings)
     for keys in settings.sizes where !settings.workloads.isEmpty {
       let runs = settings.runs(for: keys)
-      var gathered: [String: GatheredEngine] = [:]
-      for round in 1...runs {
-        for engine in rotated(engines, round: round) {
-          printToStandardError("peers: \(keys) keys, round \(round) of \(runs), \(engine.name)")
-          let peer = try PeerProcess.run(
-            engine.executable,
-            ["kv", "--engine", engine.name, "--keys", String(keys), "--runs", "1", "--durability", "never"]
-              + (settings.writeOperations.map { ["--write-ops", String($0)] } ?? [])
-              + ["--rww-rate", String(settings.readWhileWritingRate)]
-              + ["--workloads", settings.workloads.joined(separator: ",")]
-              + common(settings, directory: scratch))
-          gathered[engine.name, default: GatheredEngine(engine: peer.engine, setup: peer.setup, keys: keys)].add(peer)
-        }
+      let gathered = try PeerProcess.rounds(engines, rounds: runs, label: "peers: \(keys) keys") { engine in
+        ["kv", "--engine", engine.name, "--keys", String(keys), "--runs", "1", "--durability", "never"]
+          + (settings.writeOperations.map { ["--write-ops", String($0)] } ?? [])
+          + ["--rww-rate", String(settings.readWhileWritingRate)]
+          + ["--workloads", settings.workloads.joined(separator: ",")] + common(settings, directory: scratch)
       }
-      report.sizes.append(SizeResult(keys: keys, runs: runs, engines: engines.compactMap { gathered[$0.name] }))
+      report.sizes.append(SizeResult(keys: keys, runs: runs, engines: gathered))
     }
-
-    var durable: [String: GatheredEngine] = [:]
-    for round in 1...settings.durableRuns where settings.durablePuts {
-      for engine in rotated(engines, round: round) {
-        printToStandardError("peers: durable puts, round \(round) of \(settings.durableRuns), \(engine.name)")
-        let peer = try PeerProcess.run(
-          engine.executable,
-          [
-            "durable", "--engine", engine.name, "--puts1", String(settings.durablePuts1), "--puts8",
-            String(settings.durablePuts8), "--runs", "1",
-          ] + common(settings, directory: scratch))
-        durable[engine.name, default: GatheredEngine(engine: peer.engine, setup: peer.setup, keys: peer.keys)].add(peer)
-      }
-    }
-    report.durable = engines.compactMap { durable[$0.name] }
-
-    guard settings.seedDesign else { return report }
-    printToStandardError("peers: the per-value PBKDF2 design on \(settings.seedSample) keys")
-    var seed = GatheredEngine(engine: seedDesign.name, setup: "", keys: settings.seedSample)
-    for _ in 1...settings.seedRuns {
-      let peer = try PeerProcess.run(
-        seedDesign.executable,
+    if settings.durablePuts {
+      report.durable = try PeerProcess.rounds(engines, rounds: settings.durableRuns, label: "peers: durable puts") {
         [
-          "kv", "--engine", seedDesign.name, "--keys", String(settings.seedSample), "--runs", "1",
-          "--workloads", "fillrandom,readrandom", "--durability", "never",
-        ] + common(settings, directory: scratch))
-      if seed.setup.isEmpty { seed = GatheredEngine(engine: peer.engine, setup: peer.setup, keys: peer.keys) }
-      seed.add(peer)
+          "durable", "--engine", $0.name, "--puts1", String(settings.durablePuts1), "--puts8",
+          String(settings.durablePuts8), "--runs", "1",
+        ] + common(settings, directory: scratch)
+      }
     }
-    report.seedSample = [seed]
+    if settings.seedDesign {
+      report.seedSample = try PeerProcess.rounds(
+        [seedDesign], rounds: settings.seedRuns,
+        label: "peers: the per-value PBKDF2 design on \(settings.seedSample) keys"
+      ) {
+        [
+          "kv", "--engine", $0.name, "--keys", String(settings.seedSample), "--runs", "1",
+          "--workloads", "fillrandom,readrandom", "--durability", "never",
+        ] + common(settings, directory: scratch)
+      }
+    }
     return report
   }
 }

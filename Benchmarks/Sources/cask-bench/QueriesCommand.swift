@@ -129,10 +129,9 @@ enum QueriesCommand: BenchCommand {
     var answers: [String: String] = [:]
     var peerAnswers: [String: [String: String]] = [:]
     let turns = ["ciphercask"] + settings.peers.map(\.name)
-    for round in 0..<settings.rounds {
-      for turn in 0..<turns.count {
-        let engine = turns[(round + turn) % turns.count]
-        printToStandardError("queries: round \(round + 1) of \(settings.rounds), \(engine), \(count) events")
+    for round in 1...settings.rounds {
+      for engine in PeerProcess.rotated(turns, round: round) {
+        printToStandardError("queries: round \(round) of \(settings.rounds), \(engine), \(count) events")
         if engine == "ciphercask" {
           for (name, result) in try cask.round(runs: settings.runs, scanRuns: settings.scanRuns) {
             figures.cask[name, default: []].append(result.indexed)
@@ -165,9 +164,7 @@ enum QueriesCommand: BenchCommand {
         throw BenchError("\(name): \(peer)'s answer differs from CipherCask's")
       }
     }
-    return (
-      report(events: count, cask: cask, figures: figures, settings: settings),
-      results(events: count, cask: cask, figures: figures, settings: settings)
-    )
+    let results = results(events: count, cask: cask, figures: figures, settings: settings)
+    return (report(results, cask: cask), results)
   }
 }
