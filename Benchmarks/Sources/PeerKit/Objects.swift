@@ -50,9 +50,7 @@ public protocol ObjectStore: AnyObject {
 }
 
 /// Opens one engine's object store (one row of the `objects` comparison).
-public protocol ObjectStoreOpener: Sendable {
-  var name: String { get }
-  var setup: String { get }
+public protocol ObjectStoreOpener: PeerOpener {
   func open(directory: String, durability: Durability) throws -> any ObjectStore
 }
 

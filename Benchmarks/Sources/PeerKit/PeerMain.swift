@@ -15,14 +15,11 @@ import Foundation
 /// error.
 public enum PeerMain {
   /// Parses `CommandLine.arguments`, runs, prints, and exits.
-  public static func run(
-    stores: [any StoreOpener], objectStores: [any ObjectStoreOpener] = [], eventStores: [any EventStoreOpener] = []
-  ) -> Never {
+  ///
+  /// - Parameter peers: every engine this executable has, of any kind.
+  public static func run(_ peers: [any PeerOpener]) -> Never {
     do {
-      let output = try run(
-        arguments: Array(CommandLine.arguments.dropFirst()), stores: stores, objectStores: objectStores,
-        eventStores: eventStores)
-      print(output)
+      print(try run(arguments: Array(CommandLine.arguments.dropFirst()), peers: peers))
       exit(0)
     } catch let error as PeerUsageError {
       printError("Error: \(error.description)")
@@ -34,15 +31,23 @@ public enum PeerMain {
     }
   }
 
-  static func run(
-    arguments: [String], stores: [any StoreOpener], objectStores: [any ObjectStoreOpener],
-    eventStores: [any EventStoreOpener]
-  ) throws -> String {
+  /// The engine named `name` of the kind `type` (a key-value, object or event store opener).
+  ///
+  /// - Throws: `PeerUsageError` when this executable has none.
+  static func opener<Opener>(_ name: String, _ peers: [any PeerOpener], as type: Opener.Type) throws -> Opener {
+    guard let opener = peers.first(where: { $0.name == name && $0 is Opener }) as? Opener else {
+      throw PeerUsageError("no engine '\(name)' of that kind here; see 'list'")
+    }
+    return opener
+  }
+
+  static func run(arguments: [String], peers: [any PeerOpener]) throws -> String {
     guard let mode = arguments.first else { throw PeerUsageError("missing mode") }
     if mode == "list" {
-      return
-        (stores.map { "kv " + $0.name } + objectStores.map { "objects " + $0.name }
-        + eventStores.map { "queries " + $0.name }).joined(separator: "\n")
+      return peers.map { peer in
+        let kind = peer is any StoreOpener ? "kv" : peer is any ObjectStoreOpener ? "objects" : "queries"
+        return kind + " " + peer.name
+      }.joined(separator: "\n")
     }
     var options = try PeerOptions(Array(arguments.dropFirst()))
     let engine = try options.string("--engine")
@@ -53,9 +58,7 @@ public enum PeerMain {
     let report: PeerReport
     switch mode {
     case "kv", "durable":
-      guard let opener = stores.first(where: { $0.name == engine }) else {
-        throw PeerUsageError("no key-value engine '\(engine)' here; see 'list'")
-      }
+      let opener = try opener(engine, peers, as: (any StoreOpener).self)
       let keys = try options.integer("--keys", default: 10_000)
       let workloads = try options.list("--workloads") ?? KVWorkload.all
       var settings = KVSettings(
@@ -75,9 +78,7 @@ public enum PeerMain {
         report = try runner.run(progress: printError)
       }
     case "objects":
-      guard let opener = objectStores.first(where: { $0.name == engine }) else {
-        throw PeerUsageError("no object store '\(engine)' here; see 'list'")
-      }
+      let opener = try opener(engine, peers, as: (any ObjectStoreOpener).self)
       var settings = ObjectRunner.Settings(
         objects: try options.integer("--objects", default: 10_000), runs: runs, durability: durability,
         directory: directory, seed: seed)
@@ -85,9 +86,7 @@ public enum PeerMain {
       try options.finish()
       report = try ObjectRunner.run(opener: opener, settings: settings, progress: printError)
     case "queries":
-      guard let opener = eventStores.first(where: { $0.name == engine }) else {
-        throw PeerUsageError("no event store '\(engine)' here; see 'list'")
-      }
+      let opener = try opener(engine, peers, as: (any EventStoreOpener).self)
       let settings = EventQueryRunner.Settings(
         events: try options.integer("--events", default: 100_000), runs: runs, directory: directory, seed: seed)
       try options.finish()
