@@ -99,12 +99,6 @@ enum QueriesCommand: BenchCommand {
     print(try writeCosts(in: base, seed: settings.seed))
   }
 
-  static func median(_ runs: Int, _ body: () throws -> Void) rethrows -> Double {
-    var samples: [Double] = []
-    for _ in 0..<runs { samples.append(try Stopwatch.seconds(body)) }
-    return Statistics.median(samples)
-  }
-
   static func directoryBytes(_ path: String) -> Int {
     let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
     return names.reduce(0) { total, name in
@@ -120,48 +114,56 @@ enum QueriesCommand: BenchCommand {
     var peers: [String: [String: [Double]]] = [:]
     var peerFill: [String: Double] = [:]
     var peerSetups: [String: String] = [:]
+
+    /// Adds one round of an engine: each workload's median run over its operations.
+    mutating func add(_ report: PeerReport) {
+      for workload in report.workloads {
+        let perOperation = PeerStatistics.median(workload.seconds) / Double(max(workload.operations, 1))
+        switch (report.engine, workload.name) {
+        case (_, "fill"): peerFill[report.engine] = perOperation
+        case ("ciphercask", _): cask[workload.name, default: []].append(perOperation)
+        case ("scan", _): scan[workload.name, default: []].append(perOperation)
+        default: peers[report.engine, default: [:]][workload.name, default: []].append(perOperation)
+        }
+      }
+    }
   }
 
+  /// Every engine once a round, each round starting with the next; CipherCask's queries and the
+  /// scan in this process, each peer in its own. Every answer is checked against CipherCask's.
   static func compare(events count: Int, settings: Settings, in directory: String) throws -> (String, Results) {
     let cask = try CaskQuerySide(events: count, seed: settings.seed, composite: settings.composite, in: directory)
     defer { cask.close() }
     var figures = Figures()
-    var answers: [String: String] = [:]
-    var peerAnswers: [String: [String: String]] = [:]
+    var answers: [String: [String: String]] = [:]
     let turns = ["ciphercask"] + settings.peers.map(\.name)
     for round in 1...settings.rounds {
       for engine in PeerProcess.rotated(turns, round: round) {
         printToStandardError("queries: round \(round) of \(settings.rounds), \(engine), \(count) events")
+        var reports: [PeerReport] = []
         if engine == "ciphercask" {
-          for (name, result) in try cask.round(runs: settings.runs, scanRuns: settings.scanRuns) {
-            figures.cask[name, default: []].append(result.indexed)
-            if let scan = result.scan { figures.scan[name, default: []].append(scan) }
-            answers[name] = result.answer
-          }
-          continue
+          reports = try cask.reports(runs: settings.runs, scanRuns: settings.scanRuns)
+        } else if let peer = settings.peers.first(where: { $0.name == engine }) {
+          let report = try PeerProcess.run(
+            peer.executable,
+            [
+              "queries", "--engine", peer.name, "--events", String(count), "--runs",
+              String(peer.scans ? settings.scanRuns : settings.runs), "--dir", directory, "--seed",
+              String(settings.seed),
+            ])
+          figures.peerSetups[peer.name] = report.setup
+          reports = [report]
         }
-        guard let peer = settings.peers.first(where: { $0.name == engine }) else { continue }
-        let report = try PeerProcess.run(
-          peer.executable,
-          [
-            "queries", "--engine", peer.name, "--events", String(count), "--runs",
-            String(peer.scans ? settings.scanRuns : settings.runs), "--dir", directory, "--seed", String(settings.seed),
-          ])
-        figures.peerSetups[peer.name] = report.setup
-        for workload in report.workloads {
-          let perOperation = PeerStatistics.median(workload.seconds) / Double(max(workload.operations, 1))
-          if workload.name == "fill" {
-            figures.peerFill[peer.name] = perOperation
-          } else {
-            figures.peers[peer.name, default: [:]][workload.name, default: []].append(perOperation)
-          }
+        for report in reports {
+          figures.add(report)
+          answers[report.engine] = report.answers ?? [:]
         }
-        peerAnswers[peer.name] = report.answers ?? [:]
       }
     }
-    for (peer, theirs) in peerAnswers {
-      for (name, answer) in theirs where answers[name] != answer {
-        throw BenchError("\(name): \(peer)'s answer differs from CipherCask's")
+    let ours = answers["ciphercask"] ?? [:]
+    for (engine, theirs) in answers.sorted(by: { $0.key < $1.key }) {
+      for (name, answer) in theirs.sorted(by: { $0.key < $1.key }) where ours[name] != answer {
+        throw BenchError("\(name): \(engine)'s answer differs from CipherCask's")
       }
     }
     let results = results(events: count, cask: cask, figures: figures, settings: settings)
