@@ -83,15 +83,19 @@ enum ObjectsCommand: BenchCommand {
     let settings = Settings(objects: objects, runs: runs, sample: sample, durability: "never", seed: system.next() >> 1)
     var report = Report(
       machine: Machine.current(), date: ISO8601DateFormatter().string(from: Date()), settings: settings)
-    let common = ["--runs", "1", "--durability", "never", "--dir", scratch.path, "--seed", String(settings.seed)]
+    func request(_ engine: PeerEngine, size: Int) -> PeerRequest {
+      PeerRequest(.objects, engine: engine.name, size: size, directory: scratch.path, seed: settings.seed)
+    }
 
     report.engines = try PeerProcess.rounds(engines, rounds: runs, label: "objects") {
-      ["objects", "--engine", $0.name, "--objects", String(objects)] + common
+      request($0, size: objects)
     }
     report.seedSample = try PeerProcess.rounds(
       [seedDesign], rounds: 1, label: "objects: the per-object PBKDF2 design on \(sample) objects"
     ) {
-      ["objects", "--engine", $0.name, "--objects", String(sample), "--save-get-only"] + common
+      var saveAndGet = request($0, size: sample)
+      saveAndGet.saveAndGetOnly = true
+      return saveAndGet
     }.first
     let isolation = try measureIsolation(
       storeKeys: storeKeys, runs: Swift.max(runs, 3), seed: settings.seed, directory: scratch.path)

@@ -24,17 +24,17 @@ enum PeerProcess {
   ///
   /// - Parameters:
   ///   - label: what the progress line says the rounds are for (`peers: 10000 keys`).
-  ///   - arguments: the peer's command line for one run of `engine`.
+  ///   - request: what the peer is asked for one run of `engine`.
   /// - Returns: each engine's runs gathered, in the order of `engines`.
   /// - Throws: `BenchError` when a peer fails.
   static func rounds(
-    _ engines: [PeerEngine], rounds: Int, label: String, arguments: (PeerEngine) -> [String]
+    _ engines: [PeerEngine], rounds: Int, label: String, request: (PeerEngine) -> PeerRequest
   ) throws -> [GatheredEngine] {
     var gathered: [String: GatheredEngine] = [:]
     for round in 1...Swift.max(rounds, 1) {
       for engine in rotated(engines, round: round) {
         printToStandardError("\(label), round \(round) of \(rounds), \(engine.name)")
-        let peer = try run(engine.executable, arguments(engine))
+        let peer = try run(engine.executable, request(engine))
         gathered[engine.name, default: GatheredEngine(engine: peer.engine, setup: peer.setup, keys: peer.keys)].add(
           peer)
       }
@@ -60,11 +60,14 @@ enum PeerProcess {
     }
   }
 
-  /// Runs `executable arguments...`; its progress lines pass through to standard error.
+  /// Runs `executable` with `request`; its progress lines pass through to standard error.
   ///
   /// - Returns: the report it printed.
   /// - Throws: `BenchError` when it fails or prints something that is not a report.
-  static func run(_ executable: String, _ arguments: [String]) throws -> PeerReport {
+  static func run(_ executable: String, _ request: PeerRequest) throws -> PeerReport {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    let arguments = [String(decoding: try encoder.encode(request), as: UTF8.self)]
     let process = Process()
     process.executableURL = binaryFolder.appendingPathComponent(executable)
     process.arguments = arguments

@@ -184,31 +184,31 @@ enum PeersCommand: BenchCommand {
 
   // MARK: Measuring
 
-  static func common(_ settings: Settings, directory: String) -> [String] {
-    ["--dir", directory, "--seed", String(settings.seed)]
-  }
-
   /// Runs every engine once per round (`PeerProcess.rounds`): each size's workloads, the
   /// durable puts, then the per-value PBKDF2 design on its small sample.
   static func measure(_ settings: Settings, engines: [PeerEngine], scratch: String) throws -> Report {
     var report = Report(
       machine: Machine.current(), date: ISO8601DateFormatter().string(from: Date()), settings: settings)
+    func request(_ mode: PeerRequest.Mode, _ engine: PeerEngine, size: Int) -> PeerRequest {
+      PeerRequest(mode, engine: engine.name, size: size, directory: scratch, seed: settings.seed)
+    }
     for keys in settings.sizes where !settings.workloads.isEmpty {
       let runs = settings.runs(for: keys)
       let gathered = try PeerProcess.rounds(engines, rounds: runs, label: "peers: \(keys) keys") { engine in
-        ["kv", "--engine", engine.name, "--keys", String(keys), "--runs", "1", "--durability", "never"]
-          + (settings.writeOperations.map { ["--write-ops", String($0)] } ?? [])
-          + ["--rww-rate", String(settings.readWhileWritingRate)]
-          + ["--workloads", settings.workloads.joined(separator: ",")] + common(settings, directory: scratch)
+        var kv = request(.kv, engine, size: keys)
+        kv.workloads = settings.workloads
+        kv.writeOperations = settings.writeOperations
+        kv.readWhileWritingRate = settings.readWhileWritingRate
+        return kv
       }
       report.sizes.append(SizeResult(keys: keys, runs: runs, engines: gathered))
     }
     if settings.durablePuts {
       report.durable = try PeerProcess.rounds(engines, rounds: settings.durableRuns, label: "peers: durable puts") {
-        [
-          "durable", "--engine", $0.name, "--puts1", String(settings.durablePuts1), "--puts8",
-          String(settings.durablePuts8), "--runs", "1",
-        ] + common(settings, directory: scratch)
+        var durable = request(.durable, $0, size: max(settings.durablePuts1, settings.durablePuts8))
+        durable.durablePuts1 = settings.durablePuts1
+        durable.durablePuts8 = settings.durablePuts8
+        return durable
       }
     }
     if settings.seedDesign {
@@ -216,10 +216,9 @@ enum PeersCommand: BenchCommand {
         [seedDesign], rounds: settings.seedRuns,
         label: "peers: the per-value PBKDF2 design on \(settings.seedSample) keys"
       ) {
-        [
-          "kv", "--engine", $0.name, "--keys", String(settings.seedSample), "--runs", "1",
-          "--workloads", "fillrandom,readrandom", "--durability", "never",
-        ] + common(settings, directory: scratch)
+        var kv = request(.kv, $0, size: settings.seedSample)
+        kv.workloads = [KVWorkload.fillrandom, KVWorkload.readrandom]
+        return kv
       }
     }
     return report

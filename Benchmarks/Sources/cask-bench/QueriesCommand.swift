@@ -146,11 +146,9 @@ enum QueriesCommand: BenchCommand {
         } else if let peer = settings.peers.first(where: { $0.name == engine }) {
           let report = try PeerProcess.run(
             peer.executable,
-            [
-              "queries", "--engine", peer.name, "--events", String(count), "--runs",
-              String(peer.scans ? settings.scanRuns : settings.runs), "--dir", directory, "--seed",
-              String(settings.seed),
-            ])
+            PeerRequest(
+              .queries, engine: peer.name, size: count, runs: peer.scans ? settings.scanRuns : settings.runs,
+              directory: directory, seed: settings.seed))
           figures.peerSetups[peer.name] = report.setup
           reports = [report]
         }
