@@ -14,9 +14,10 @@ enum QueriesCommand: BenchCommand {
   static let name = "queries"
   static let abstract = "Indexed queries beside the closure scan, SQLCipher's SQL indexes and SQLite+RNCryptor rows."
   static let usage =
-    "cask-bench queries [--events N[,N...]] [--runs N] [--scan-runs N] [--rounds N] [--peers LIST] [--dir DIR] [--composite]"
+    "cask-bench queries [--quick] [--events N[,N...]] [--runs N] [--scan-runs N] [--rounds N] [--peers LIST] [--dir DIR] [--composite]"
     + " [--results DIR]"
   static let options: [(flag: String, help: String)] = [
+    ("--quick", "2,000 events, 5 runs, 2 rounds: every engine and check, for CI; the figures are noisy."),
     ("--events N[,N...]", "Collection sizes (default 100000)."),
     ("--runs N", "Runs of each indexed query per round, CipherCask and SQLCipher (default 50)."),
     (
@@ -32,40 +33,40 @@ enum QueriesCommand: BenchCommand {
     ("-h, --help", "Show help information."),
   ]
 
-  /// A peer of the comparison and the executable that runs it.
-  struct Peer {
-    let name: String
-    let executable: String
-    /// Whether its queries are scans, run `--scan-runs` times rather than `--runs`.
-    let scans: Bool
-  }
-
+  /// The SQL peers of the comparison.
   static let peers = [
-    Peer(name: "sqlcipher", executable: "peer-sqlcipher", scans: false),
-    Peer(name: "sqlite+rncryptor", executable: "peer-sqlite", scans: true),
+    PeerEngine(name: "sqlcipher", executable: "peer-sqlcipher"),
+    PeerEngine(name: "sqlite+rncryptor", executable: "peer-sqlite"),
   ]
+
+  /// Whether a peer's queries are scans, run `--scan-runs` times rather than `--runs`: the
+  /// sealed rows of SQLite+RNCryptor are read and decrypted whole.
+  static func scans(_ peer: PeerEngine) -> Bool {
+    peer.name == "sqlite+rncryptor"
+  }
 
   struct Settings {
     var runs: Int
     var scanRuns: Int
     var rounds: Int
-    var peers: [Peer]
+    var peers: [PeerEngine]
     var composite = false
     var seed: UInt64 = 42
   }
 
   static func run(arguments: [String]) throws {
     var options = Options(arguments)
-    let sizesText = try options.value("--events") ?? "100000"
-    let runsText = try options.value("--runs") ?? "50"
+    let quick = options.flag("--quick")
+    let sizesText = try options.value("--events") ?? (quick ? "2000" : "100000")
+    let runsText = try options.value("--runs") ?? (quick ? "5" : "50")
     let scanRunsText = try options.value("--scan-runs") ?? "1"
-    let roundsText = try options.value("--rounds") ?? "3"
+    let roundsText = try options.value("--rounds") ?? (quick ? "2" : "3")
     let peersText = try options.value("--peers") ?? peers.map(\.name).joined(separator: ",")
     let base = try options.value("--dir") ?? "/tmp"
     let writesOnly = options.flag("--writes-only")
     let composite = options.flag("--composite")
     let results = try ResultsDestination.parse(
-      &options, subcommand: name, arguments: arguments, quick: writesOnly)
+      &options, subcommand: name, arguments: arguments, quick: quick || writesOnly)
     try options.finish()
     if writesOnly {
       print(try writeCosts(in: base, seed: 42))
@@ -79,12 +80,12 @@ enum QueriesCommand: BenchCommand {
         "--events takes sizes of at least 2000, --runs and --rounds positive numbers, --scan-runs 0 or more")
     }
     let names = peersText == "none" ? [] : peersText.split(separator: ",").map(String.init)
-    var chosen: [Peer] = []
+    var chosen: [PeerEngine] = []
     for name in names {
       guard let peer = peers.first(where: { $0.name == name }) else {
         throw UsageError("--peers takes " + peers.map(\.name).joined(separator: ", ") + " or none")
       }
-      if !peer.scans || scanRuns > 0 { chosen.append(peer) }
+      if !scans(peer) || scanRuns > 0 { chosen.append(peer) }
     }
     try PeerProcess.checkBuilt(chosen.map(\.executable))
     let settings = Settings(runs: runs, scanRuns: scanRuns, rounds: rounds, peers: chosen, composite: composite)
@@ -147,7 +148,7 @@ enum QueriesCommand: BenchCommand {
           let report = try PeerProcess.run(
             peer.executable,
             PeerRequest(
-              .queries, engine: peer.name, size: count, runs: peer.scans ? settings.scanRuns : settings.runs,
+              .queries, engine: peer.name, size: count, runs: scans(peer) ? settings.scanRuns : settings.runs,
               directory: directory, seed: settings.seed))
           figures.peerSetups[peer.name] = report.setup
           reports = [report]
