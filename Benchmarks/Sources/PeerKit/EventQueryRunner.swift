@@ -6,41 +6,27 @@ import Foundation
 /// that `cask-bench` can check it against CipherCask's. CipherCask's stores are timed by the
 /// same `queries`, in `cask-bench`'s process.
 public enum EventQueryRunner {
-  public struct Settings: Sendable {
-    public var events: Int
-    public var runs: Int
-    public var directory: String
-    public var seed: UInt64
-
-    public init(events: Int, runs: Int, directory: String, seed: UInt64) {
-      self.events = events
-      self.runs = runs
-      self.directory = directory
-      self.seed = seed
-    }
-  }
-
   public static func run(
-    opener: any EventStoreOpener, settings: Settings, progress: (String) -> Void
+    opener: any EventStoreOpener, request: PeerRequest, progress: (String) -> Void
   ) throws -> PeerReport {
-    let path = settings.directory + "/" + opener.name
+    let path = request.directory + "/" + opener.name
     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     let (store, filled) = try opener.open(directory: path)
     var figures: [WorkloadFigures] = []
     if !filled {
-      progress("\(opener.name): filling \(settings.events) events")
-      let events = BenchEvent.sequence(0..<settings.events, seed: settings.seed)
+      progress("\(opener.name): filling \(request.size) events")
+      let events = BenchEvent.sequence(0..<request.size, seed: request.seed)
       let start = ProcessFigures.now()
       try store.fill(events)
       let seconds = Double(ProcessFigures.now() &- start) / 1e9
       figures.append(WorkloadFigures(name: "fill", operations: events.count, seconds: [seconds], p50: 0, p99: 0))
     }
-    progress("\(opener.name): \(settings.runs) runs of each query at \(settings.events) events")
-    let measured = try queries(store, events: settings.events, runs: settings.runs, seed: settings.seed)
+    progress("\(opener.name): \(request.runs) runs of each query at \(request.size) events")
+    let measured = try queries(store, events: request.size, runs: request.runs, seed: request.seed)
     try store.close()
     var report = PeerReport(
-      engine: opener.name, setup: opener.setup, mode: "queries", keys: settings.events, durability: .never,
-      runs: settings.runs, workloads: figures + measured.figures, peakRSSBytes: ProcessFigures.peakRSS())
+      engine: opener.name, setup: opener.setup, mode: "queries", keys: request.size, durability: .never,
+      runs: request.runs, workloads: figures + measured.figures, peakRSSBytes: ProcessFigures.peakRSS())
     report.answers = measured.answers
     return report
   }

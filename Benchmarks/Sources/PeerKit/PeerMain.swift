@@ -69,16 +69,10 @@ public enum PeerMain {
       }
     case .objects:
       let opener = try opener(request.engine, peers, as: (any ObjectStoreOpener).self)
-      var settings = ObjectRunner.Settings(
-        objects: request.size, runs: request.runs, durability: request.durability, directory: request.directory,
-        seed: request.seed)
-      settings.saveAndGetOnly = request.saveAndGetOnly ?? false
-      report = try ObjectRunner.run(opener: opener, settings: settings, progress: printError)
+      report = try ObjectRunner.run(opener: opener, request: request, progress: printError)
     case .queries:
       let opener = try opener(request.engine, peers, as: (any EventStoreOpener).self)
-      let settings = EventQueryRunner.Settings(
-        events: request.size, runs: request.runs, directory: request.directory, seed: request.seed)
-      report = try EventQueryRunner.run(opener: opener, settings: settings, progress: printError)
+      report = try EventQueryRunner.run(opener: opener, request: request, progress: printError)
     }
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys]
