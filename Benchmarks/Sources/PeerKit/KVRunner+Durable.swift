@@ -4,18 +4,19 @@ extension KVRunner {
   /// Durable puts: `writers` threads share `puts` puts of distinct keys into a fresh store
   /// opened with `.always`; the rate is all puts over the wall time.
   public static func durable(
-    opener: any StoreOpener, settings: KVSettings, progress: (String) -> Void
+    opener: any StoreOpener, request: PeerRequest, progress: (String) -> Void
   ) throws -> PeerReport {
     let harnessRSS = ProcessFigures.currentRSS()
-    let most = settings.durablePuts.values.max() ?? 0
-    let data = WorkloadData(keys: most, seed: settings.seed)
+    let durablePuts = [1: request.durablePuts1 ?? 300, 8: request.durablePuts8 ?? 800]
+    let most = durablePuts.values.max() ?? 0
+    let data = WorkloadData(keys: most, seed: request.seed)
     var recorder = Recorder(capacity: most)
-    let counts = settings.durablePuts.keys.sorted()
-    for run in 1...Swift.max(1, settings.runs) {
+    let counts = durablePuts.keys.sorted()
+    for run in 1...Swift.max(1, request.runs) {
       for writers in counts {
-        let puts = settings.durablePuts[writers] ?? 0
-        progress("\(opener.name): durable puts, \(writers) writers, run \(run) of \(settings.runs)")
-        let path = settings.directory + "/durable"
+        let puts = durablePuts[writers] ?? 0
+        progress("\(opener.name): durable puts, \(writers) writers, run \(run) of \(request.runs)")
+        let path = request.directory + "/durable"
         try? FileManager.default.removeItem(atPath: path)
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         let store = try opener.open(directory: path, durability: .always)
@@ -42,7 +43,7 @@ extension KVRunner {
     }
     return PeerReport(
       engine: opener.name, setup: opener.setup, mode: "durable", keys: most, durability: .always,
-      runs: settings.runs, workloads: recorder.figures, peakRSSBytes: ProcessFigures.peakRSS(),
+      runs: request.runs, workloads: recorder.figures, peakRSSBytes: ProcessFigures.peakRSS(),
       harnessRSSBytes: harnessRSS)
   }
 }

@@ -1,46 +1,5 @@
 import Foundation
 
-/// What a `kv` or `durable` run does.
-public struct KVSettings: Sendable {
-  /// Keys in the store.
-  public var keys: Int
-  /// Runs behind each median; every run starts from empty stores.
-  public var runs: Int
-  /// Puts per transaction in `fillseq` and `fillrandom`.
-  public var batchSize = 1000
-  /// Gets the reader of `readwhilewriting` times.
-  public var readWhileWritingReads: Int
-  /// The pace of `readwhilewriting`'s writer, in puts a second; 0: as fast as it can (each
-  /// engine then writes at its own pace, and a slower writer leaves the reader more CPU).
-  public var readWhileWritingRate = KVSettings.defaultReadWhileWritingRate
-  /// Below every engine's unpaced rate on the development machine (SQLCipher's, about 2,100).
-  public static let defaultReadWhileWritingRate = 1_000
-  /// Puts of `overwrite` and deletes of `deleterandom`: every key (the default), or fewer to
-  /// keep a large store's run short.
-  public var writeOperations: Int
-  /// Puts of one durable run, per writer count.
-  public var durablePuts: [Int: Int] = [:]
-  /// The workloads to record (a store is still filled when a later one needs it).
-  public var workloads: Set<String>
-  public var durability: Durability
-  /// Where the stores go; removed at the end.
-  public var directory: String
-  public var seed: UInt64
-
-  public init(
-    keys: Int, runs: Int, workloads: Set<String>, durability: Durability, directory: String, seed: UInt64
-  ) {
-    self.keys = keys
-    self.runs = runs
-    self.readWhileWritingReads = Swift.min(keys, 200_000)
-    self.writeOperations = keys
-    self.workloads = workloads
-    self.durability = durability
-    self.directory = directory
-    self.seed = seed
-  }
-}
-
 /// The workloads of `peer-* kv`, with db_bench's names, in the order one run performs them.
 public enum KVWorkload {
   public static let fillseq = "fillseq"
@@ -62,6 +21,10 @@ public enum KVWorkload {
     fillseq, fillrandom, overwrite, readrandom, readmissing, open, compact, readwhilewriting, deleterandom,
   ]
   public static let durable = [durable1, durable8]
+
+  /// The pace of `readwhilewriting`'s writer unless the request sets one, in puts a second:
+  /// below every engine's unpaced rate on the development machine (SQLCipher's, about 2,100).
+  public static let defaultReadWhileWritingRate = 1_000
 }
 
 /// Runs the key-value workloads against one engine and returns its figures.
@@ -74,48 +37,64 @@ public enum KVWorkload {
 /// timed); `deleterandom` (every key, random order, one delete per transaction).
 public struct KVRunner {
   let opener: any StoreOpener
-  let settings: KVSettings
+  let request: PeerRequest
   let data: WorkloadData
   var recorder: Recorder
   var bytesAfterOverwrite: [Double] = []
   var bytesAfterCompaction: [Double] = []
   var compactionSupported = true
+  /// Puts per transaction in `fillseq` and `fillrandom`.
+  static let batchSize = 1000
+  /// The workloads to record (a store is still filled when a later one needs it).
+  let workloads: Set<String>
+  /// Puts of `overwrite` and deletes of `deleterandom`: every key, or fewer to keep a large
+  /// store's run short.
+  let writeOperations: Int
+  /// Gets the reader of `readwhilewriting` times, and the pace of its writer in puts a second
+  /// (0: as fast as it can; each engine then writes at its own pace, and a slower writer
+  /// leaves the reader more CPU).
+  let readWhileWritingReads: Int
+  let readWhileWritingRate: Int
 
-  public init(opener: any StoreOpener, settings: KVSettings) {
+  public init(opener: any StoreOpener, request: PeerRequest) {
     self.opener = opener
-    self.settings = settings
-    data = WorkloadData(keys: settings.keys, seed: settings.seed)
-    recorder = Recorder(capacity: Swift.max(settings.keys, settings.readWhileWritingReads))
+    self.request = request
+    workloads = Set(request.workloads ?? KVWorkload.all)
+    writeOperations = Swift.min(request.writeOperations ?? request.size, request.size)
+    readWhileWritingReads = Swift.min(request.size, 200_000)
+    readWhileWritingRate = request.readWhileWritingRate ?? KVWorkload.defaultReadWhileWritingRate
+    data = WorkloadData(keys: request.size, seed: request.seed)
+    recorder = Recorder(capacity: Swift.max(request.size, readWhileWritingReads))
   }
 
   func wants(_ workload: String) -> Bool {
-    settings.workloads.contains(workload)
+    workloads.contains(workload)
   }
 
-  /// Runs every selected workload `settings.runs` times.
+  /// Runs every selected workload `request.runs` times.
   public mutating func run(progress: (String) -> Void) throws -> PeerReport {
     let harnessRSS = ProcessFigures.currentRSS()
-    for run in 1...Swift.max(1, settings.runs) {
-      progress("\(opener.name): run \(run) of \(settings.runs), \(settings.keys) keys")
-      try runOnce(seed: settings.seed &+ UInt64(run) &* 1_000_003, progress: progress)
+    for run in 1...Swift.max(1, request.runs) {
+      progress("\(opener.name): run \(run) of \(request.runs), \(request.size) keys")
+      try runOnce(seed: request.seed &+ UInt64(run) &* 1_000_003, progress: progress)
     }
     var space: SpaceFigures?
     if !bytesAfterOverwrite.isEmpty {
       space = SpaceFigures(
-        logicalBytes: settings.keys * (WorkloadData.keyBytes + WorkloadData.valueBytes),
+        logicalBytes: request.size * (WorkloadData.keyBytes + WorkloadData.valueBytes),
         bytesAfterOverwrite: Int(PeerStatistics.median(bytesAfterOverwrite)),
         bytesAfterCompaction: Int(
           PeerStatistics.median(bytesAfterCompaction.isEmpty ? bytesAfterOverwrite : bytesAfterCompaction)),
         compactionSupported: compactionSupported, compaction: opener.compaction)
     }
     return PeerReport(
-      engine: opener.name, setup: opener.setup, mode: "kv", keys: settings.keys, durability: settings.durability,
-      runs: settings.runs, workloads: recorder.figures, space: space, peakRSSBytes: ProcessFigures.peakRSS(),
+      engine: opener.name, setup: opener.setup, mode: "kv", keys: request.size, durability: request.durability,
+      runs: request.runs, workloads: recorder.figures, space: space, peakRSSBytes: ProcessFigures.peakRSS(),
       harnessRSSBytes: harnessRSS)
   }
 
   func freshDirectory(_ name: String) throws -> String {
-    let path = settings.directory + "/" + name
+    let path = request.directory + "/" + name
     try? FileManager.default.removeItem(atPath: path)
     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     return path
@@ -127,7 +106,7 @@ public struct KVRunner {
     let later = KVWorkload.all.dropFirst(2)
     guard wants(KVWorkload.fillrandom) || later.contains(where: wants) else { return }
     let directory = try freshDirectory("main")
-    var store = try opener.open(directory: directory, durability: settings.durability)
+    var store = try opener.open(directory: directory, durability: request.durability)
     var holds = try fillRandom(store, seed: seed)
     if wants(KVWorkload.overwrite) { try overwrite(store, seed: seed &+ 1, holds: &holds, directory: directory) }
     if wants(KVWorkload.readrandom) { try readRandom(store, seed: seed &+ 2, holds: holds) }
@@ -141,17 +120,17 @@ public struct KVRunner {
   }
 
   var batchNote: String {
-    "puts in transactions of \(settings.batchSize); latency is a transaction's time / its puts"
+    "puts in transactions of \(Self.batchSize); latency is a transaction's time / its puts"
   }
 
   /// `fillseq`: every key in ascending order into a fresh store, which is then removed.
   mutating func fillSequential() throws {
     let data = data
     let directory = try freshDirectory("fillseq")
-    let store = try opener.open(directory: directory, durability: settings.durability)
+    let store = try opener.open(directory: directory, durability: request.durability)
     let order = data.sortedIndexes()
     try recorder.timeGroups(
-      KVWorkload.fillseq, count: order.count, groupSize: settings.batchSize, note: batchNote
+      KVWorkload.fillseq, count: order.count, groupSize: Self.batchSize, note: batchNote
     ) { range in
       try store.write(range.map { (key: data.keys[order[$0]], value: data.value($0)) })
     }
@@ -168,7 +147,7 @@ public struct KVRunner {
     let data = data
     let order = data.shuffledIndexes(seed: seed)
     try recorder.timeGroups(
-      KVWorkload.fillrandom, count: order.count, groupSize: settings.batchSize, note: batchNote
+      KVWorkload.fillrandom, count: order.count, groupSize: Self.batchSize, note: batchNote
     ) { range in
       try store.write(range.map { (key: data.keys[order[$0]], value: data.value($0)) })
     }
@@ -180,7 +159,7 @@ public struct KVRunner {
   /// `overwrite`: keys in random order, one put per transaction; then the disk usage.
   mutating func overwrite(_ store: any KeyValueStore, seed: UInt64, holds: inout [UInt8], directory: String) throws {
     let data = data
-    let order = data.shuffledIndexes(seed: seed).prefix(settings.writeOperations).map { $0 }
+    let order = data.shuffledIndexes(seed: seed).prefix(writeOperations).map { $0 }
     try recorder.timeEach(KVWorkload.overwrite, count: order.count, note: "one put per transaction") { index in
       try store.put(data.value(index &+ 7), forKey: data.keys[order[index]])
     }
@@ -218,7 +197,7 @@ public struct KVRunner {
   mutating func reopen(_ store: any KeyValueStore, directory: String, holds: [UInt8]) throws -> any KeyValueStore {
     try store.close()
     let opener = opener
-    let durability = settings.durability
+    let durability = request.durability
     let data = data
     let reopened = try recorder.timeOnce(KVWorkload.open, note: "open plus one get") {
       let reopened = try opener.open(directory: directory, durability: durability)
@@ -246,7 +225,7 @@ public struct KVRunner {
   /// deleted are checked to be gone.
   mutating func deleteRandom(_ store: any KeyValueStore, seed: UInt64) throws {
     let keys = data.keys
-    let order = data.shuffledIndexes(seed: seed).prefix(settings.writeOperations).map { $0 }
+    let order = data.shuffledIndexes(seed: seed).prefix(writeOperations).map { $0 }
     try recorder.timeEach(KVWorkload.deleterandom, count: order.count, note: "one delete per transaction") { index in
       try store.delete(keys[order[index]])
     }
@@ -258,7 +237,7 @@ public struct KVRunner {
   }
 
   /// One writer thread overwrites random keys, one put per transaction, at
-  /// `settings.readWhileWritingRate` puts a second (the same load for every engine), until the
+  /// `readWhileWritingRate` puts a second (the same load for every engine), until the
   /// reader (this thread, with its own handle) has timed its gets. Only the reader's rate is
   /// recorded; the writer's is reported through `progress`, with a warning when it fell behind
   /// its pace (the engine's reader then had an easier time than the others').
@@ -267,7 +246,7 @@ public struct KVRunner {
     let reader = try store.makeReader()
     let stop = StopFlag()
     let writes = Shared(0)
-    let rate = UInt64(Swift.max(settings.readWhileWritingRate, 0))
+    let rate = UInt64(Swift.max(readWhileWritingRate, 0))
     let writer = Thread.detachedRun {
       var generator = SeededGenerator(seed: seed)
       var count: UInt64 = 0
@@ -290,7 +269,7 @@ public struct KVRunner {
       writes.mutex.withLock { $0 = Int(count) }
     }
     var generator = SeededGenerator(seed: seed &+ 1)
-    let reads = settings.readWhileWritingReads
+    let reads = readWhileWritingReads
     let order = (0..<reads).map { _ in Int.random(in: 0..<data.keys.count, using: &generator) }
     let note =
       rate > 0

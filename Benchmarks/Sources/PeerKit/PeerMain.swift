@@ -55,16 +55,10 @@ public enum PeerMain {
     switch request.mode {
     case .kv, .durable:
       let opener = try opener(request.engine, peers, as: (any StoreOpener).self)
-      var settings = KVSettings(
-        keys: request.size, runs: request.runs, workloads: Set(request.workloads ?? KVWorkload.all),
-        durability: request.durability, directory: request.directory, seed: request.seed)
-      if let rate = request.readWhileWritingRate { settings.readWhileWritingRate = rate }
-      if let writes = request.writeOperations { settings.writeOperations = Swift.min(writes, request.size) }
       if request.mode == .durable {
-        settings.durablePuts = [1: request.durablePuts1 ?? 300, 8: request.durablePuts8 ?? 800]
-        report = try KVRunner.durable(opener: opener, settings: settings, progress: printError)
+        report = try KVRunner.durable(opener: opener, request: request, progress: printError)
       } else {
-        var runner = KVRunner(opener: opener, settings: settings)
+        var runner = KVRunner(opener: opener, request: request)
         report = try runner.run(progress: printError)
       }
     case .objects:

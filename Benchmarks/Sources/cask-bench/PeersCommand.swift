@@ -24,7 +24,7 @@ enum PeersCommand: BenchCommand {
     (
       "--rww-rate N",
       "readwhilewriting's writer makes N puts a second, the same load for every engine (default "
-        + "\(KVSettings.defaultReadWhileWritingRate); 0: as fast as each engine can).",
+        + "\(KVWorkload.defaultReadWhileWritingRate); 0: as fast as each engine can).",
     ),
     (
       "--workloads LIST",
@@ -122,7 +122,7 @@ enum PeersCommand: BenchCommand {
         return keys
       }
     }
-    var readWhileWritingRate = KVSettings.defaultReadWhileWritingRate
+    var readWhileWritingRate = KVWorkload.defaultReadWhileWritingRate
     if let rateArgument {
       guard let rate = Int(rateArgument), rate >= 0 else {
         throw UsageError("'--rww-rate' needs a whole number of puts a second (0: unpaced)")
