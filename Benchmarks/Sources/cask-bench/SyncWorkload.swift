@@ -159,7 +159,14 @@ struct SyncWorkload: Sendable {
     let start = Stopwatch.now()
     let value = try await body()
     let seconds = Double(Stopwatch.now() - start) / 1e9
-    return (value, seconds, wire.take())
+    let counted = wire.take()
+    // The split per request must account for every byte the relay passed on, or the table of
+    // requests would show less than was sent.
+    let split = counted.exchanges.map(\.total).reduce(0, +)
+    guard split == counted.bytes else {
+      throw BenchError("sync: the relay split \(split) of the \(counted.bytes) bytes it passed into requests")
+    }
+    return (value, seconds, counted)
   }
 }
 
