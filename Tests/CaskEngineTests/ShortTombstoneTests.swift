@@ -201,4 +201,33 @@ struct ShortTombstoneTests {
       }
     }
   }
+
+  @Test("both binding layouts encode and decode back, and each is refused where the other belongs (seeded)")
+  func bindingLayoutsRoundTrip() throws {
+    var random = SeededRandom.make(test: "short tombstone bindings")
+    for _ in 0..<testIterations(2_000) {
+      let delete = random.next() % 2 == 0
+      let binding = RecordBinding(
+        type: delete ? CaskFormat.recordTypeDelete : CaskFormat.recordTypePut, flags: UInt8(random.next() % 4),
+        segmentID: UInt32(truncatingIfNeeded: random.next()), offset: random.next(), sequence: random.next(),
+        valueDigest: delete ? [UInt8](repeating: 0, count: CaskFormat.valueDigestLength) : [UInt8](random.bytes(32)))
+      let key = [UInt8](random.bytes(1 + Int(random.next() % 40)))
+      for short in [true, false] {
+        let layout = binding.inSegment(shortTombstones: short)
+        #expect(layout.short == (short && delete))
+        var plaintext = [UInt8](repeating: 0, count: layout.encodedLength)
+        plaintext.withUnsafeMutableBytes { layout.encode(into: $0) }
+        plaintext += key
+        let decoded = plaintext.withUnsafeBytes { RecordBinding.decode($0, shortTombstones: short) }
+        #expect(decoded == layout, "seed \(random.seed)")
+        #expect(Array(plaintext[layout.encodedLength...]) == key)
+        // A delete's binding of one layout is not a key message in the other's segments.
+        let across = plaintext.withUnsafeBytes { RecordBinding.decode($0, shortTombstones: !short) }
+        #expect((across == nil) == delete, "seed \(random.seed)")
+        // Random bytes never trap the decoder.
+        let noise = [UInt8](random.bytes(Int(random.next() % 80)))
+        _ = noise.withUnsafeBytes { RecordBinding.decode($0, shortTombstones: short) }
+      }
+    }
+  }
 }
