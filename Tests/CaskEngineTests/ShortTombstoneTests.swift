@@ -230,4 +230,53 @@ struct ShortTombstoneTests {
       }
     }
   }
+
+  @Test("a tombstone spliced from a backup into its original's place is refused in version 5, taken in version 3")
+  func tombstoneSplicedBetweenABackupAndItsOriginal() throws {
+    for version in [UInt16(5), 3] {
+      try withTemporaryDirectory("short-tombstone-splice") { directory in
+        var options = TamperDetectionTests.options
+        options.newStoreFormatVersion = version
+        // Every 700-byte put fills a segment, so each store's delete after the backup starts
+        // the same segment number, at the same offset and sequence.
+        options.segmentSizeLimit = 1024
+        let original = directory.file("original.cask")
+        let copy = directory.file("copy.cask")
+        let keys = try RNCryptor.Keys.random()
+        let store = try CaskStore(path: original, keys: keys, options: options)
+        for index in 0..<3 { try store.put(Data(repeating: UInt8(index), count: 700), forKey: "k\(index)") }
+        try store.backup(to: copy)
+        try store.delete("k0")
+        try store.close()
+        let other = try CaskStore(path: copy, keys: keys, options: options)
+        try other.delete("k1")
+        try other.close()
+
+        // The original's tombstone of k0 over the copy's of k1, and the copy's hint removed so
+        // that open reads the record.
+        let name = try #require(try DamageFixture.segmentNames(in: copy).last)
+        #expect(try DamageFixture.segmentNames(in: original).last == name)
+        let source = try TamperDetectionTests.read("\(original)/\(name)")
+        var target = try TamperDetectionTests.read("\(copy)/\(name)")
+        let range = try #require(TamperDetectionTests.records(source).last)
+        try #require(TamperDetectionTests.records(target).last == range, "the tombstones are not at the same place")
+        target.replaceSubrange(range, with: source[range])
+        try TamperDetectionTests.write(target, to: "\(copy)/\(name)")
+
+        if version == 5 {
+          let (spliced, reasons) = try TamperDetectionTests.reopen(copy, keys: keys, options: options)
+          defer { try? spliced.close() }
+          #expect(reasons.contains { $0.contains("another store or copy") }, "\(reasons)")
+          #expect(try spliced.get("k0") == Data(repeating: 0, count: 700))
+          #expect(try !spliced.verify().isClean)
+        } else {
+          // Without identities the original's tombstone deletes k0 in the copy, and k1 is back.
+          let spliced = try CaskStore(path: copy, keys: keys, options: options)
+          defer { try? spliced.close() }
+          #expect(try spliced.get("k0") == nil)
+          #expect(try spliced.get("k1") == Data(repeating: 1, count: 700))
+        }
+      }
+    }
+  }
 }
