@@ -148,8 +148,8 @@ extension CaskStore {
   private func backupSources() throws -> BackupSources {
     try compactionLock.run {
       try writer.withLock { writer in
-        if writer.closed { throw CaskError.closed }
-        if let failure = writer.failure { throw failure }
+        try writer.throwIfClosed()
+        try writer.throwIfFailed()
         // The hints of segments that filled up are written in the background: waited for, so
         // that the copy has them (its open reads them instead of scanning those segments).
         hintQueue.drain()

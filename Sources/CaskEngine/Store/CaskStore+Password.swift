@@ -62,8 +62,8 @@ extension CaskStore {
       version: identity == nil ? CaskFormat.keyEpochsVersion : CaskFormat.authenticatedVersion,
       keyDerivation: keyDerivation)
     try writer.withLock { writer in
-      if writer.closed { throw CaskError.closed }
-      if let failure = writer.failure { throw failure }
+      try writer.throwIfClosed()
+      try writer.throwIfFailed()
       let ring = keyRing.withLock { $0 }
       guard ring.current.epoch < CaskFormat.maximumKeyEpoch else {
         throw CaskError.invalidKey(reason: "no key epoch is left after this one; make a rekeyed copy")
@@ -98,7 +98,7 @@ extension CaskStore {
         if (try? Self.contents(of: headerPath, fileSystem: fileSystem)) != Data(header.encoded()) {
           throw error
         }
-        writer.failure = error as? CaskError ?? .io(operation: "write header", path: headerPath, errno: EIO)
+        writer.failure = CaskError.converting(error, operation: "write header", path: headerPath)
         throw error
       }
       keyRing.withLock { $0 = next }
@@ -111,7 +111,7 @@ extension CaskStore {
         try writeManifest(&writer)
         try trimKeyRing(&writer)
       } catch {
-        hintFailure.withLock { $0 = error as? CaskError ?? .io(operation: "write manifest", path: path, errno: EIO) }
+        keepBackgroundFailure(error, operation: "write manifest")
       }
     }
   }
@@ -121,7 +121,7 @@ extension CaskStore {
     let header = try credential.wrap(
       StoreCredential.concatenate(current.keys), version: current.version, keyDerivation: keyDerivation)
     try writer.withLock { writer in
-      if writer.closed { throw CaskError.closed }
+      try writer.throwIfClosed()
       try StoreOpener.writeHeader(
         header, at: "\(path)/\(CaskFormat.headerFileName)", fileSystem: fileSystem, directory: path)
       writer.header = header

@@ -9,10 +9,10 @@ import Testing
 #endif
 
 /// A hint file that cannot be written (a full disk at close) costs no data: the writes before
-/// it are durable, so `close()` does not throw; `hintWriteFailure` says what failed, and the
+/// it are durable, so `close()` does not throw; `backgroundWriteFailure` says what failed, and the
 /// next open scans the segment instead.
 @Suite("A hint that cannot be written")
-struct HintWriteFailureTests {
+struct BackgroundWriteFailureTests {
   @Test("close() returns after a failed hint write, reports it, and the value reads after reopen")
   func closeAfterFailedHint() throws {
     let fileSystem = FaultyFileSystem(directories: [FaultWorkload.directory])
@@ -21,7 +21,7 @@ struct HintWriteFailureTests {
     try store.put(Data("kept".utf8), forKey: "k")
     fileSystem.inject(.init([.write], errno: ENOSPC, paths: { $0.contains(".hint") }))
     #expect(throws: Never.self) { try store.close() }
-    let failure = try #require(store.hintWriteFailure)
+    let failure = try #require(store.backgroundWriteFailure)
     guard case .io(_, _, let code) = failure else {
       Issue.record("expected an I/O failure, got \(failure)")
       return
@@ -30,7 +30,7 @@ struct HintWriteFailureTests {
     fileSystem.clearFaults()
     let reopened = try FaultWorkload.open(options)
     #expect(try reopened.get("k") == Data("kept".utf8))
-    #expect(reopened.hintWriteFailure == nil)
+    #expect(reopened.backgroundWriteFailure == nil)
     try reopened.close()
   }
 }
