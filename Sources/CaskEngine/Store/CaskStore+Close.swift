@@ -67,32 +67,7 @@ extension CaskStore {
     var failure: Error?
     if !options.readOnly {
       do {
-        let wrote = try writer.withLock { writer -> Bool in
-          // An earlier failure (a sync the periodic syncer or another writer saw fail) means
-          // writes acknowledged since the last good sync may not be on disk: close says so
-          // rather than return as if it had synced them.
-          try writer.throwIfFailed()
-          // Untouched since open: the hints and the manifest on disk describe the store already.
-          if writer.untouchedSinceOpen {
-            writer.active = nil
-            return false
-          }
-          // Sealed as when it fills up: a failed sync becomes the writer's failure (a writer
-          // that appended before close and waits after it gets that error), a good one marks
-          // everything durable.
-          let sealed = writer.active.map { (segment: $0.segment, end: $0.end, tombstones: $0.tombstones) }
-          if let active = writer.active { try seal(active, writer: &writer) }
-          // Every segment sealed, with its final length: nothing can be cut unnoticed. A
-          // failure leaves the manifest before, which stays true (see `ensureRoom`).
-          do {
-            try writeManifest(&writer)
-            // After the manifest, whose generation it binds; written before the drain below.
-            takeCheckpoint(writer: &writer, sealed: sealed, closing: true)
-          } catch {
-            keepBackgroundFailure(error, operation: "write manifest")
-          }
-          return true
-        }
+        let wrote = try writer.withLock { writer in try sealForClose(&writer) }
         // The hints of segments that filled up before: written before the directory sync
         // below, so that a clean close leaves every sealed segment with its hint.
         hintQueue.drain()
@@ -102,6 +77,46 @@ extension CaskStore {
       }
     }
     hintQueue.drain()
+    releaseResources()
+    if let failure { throw failure }
+  }
+
+  /// Close's writes, under the writer lock: seals the active segment, then writes the final
+  /// manifest and checkpoint.
+  ///
+  /// - Returns: whether anything was written (nothing when the store is untouched since open).
+  /// - Throws: an earlier sync's failure, or the seal's; a failed manifest or checkpoint is
+  ///   kept (`backgroundWriteFailure`), not thrown.
+  private func sealForClose(_ writer: inout WriterState) throws -> Bool {
+    // An earlier failure (a sync the periodic syncer or another writer saw fail) means
+    // writes acknowledged since the last good sync may not be on disk: close says so
+    // rather than return as if it had synced them.
+    try writer.throwIfFailed()
+    // Untouched since open: the hints and the manifest on disk describe the store already.
+    if writer.untouchedSinceOpen {
+      writer.active = nil
+      return false
+    }
+    // Sealed as when it fills up: a failed sync becomes the writer's failure (a writer
+    // that appended before close and waits after it gets that error), a good one marks
+    // everything durable.
+    let sealed = writer.active.map { (segment: $0.segment, end: $0.end, tombstones: $0.tombstones) }
+    if let active = writer.active { try seal(active, writer: &writer) }
+    // Every segment sealed, with its final length: nothing can be cut unnoticed. A
+    // failure leaves the manifest before, which stays true (see `ensureRoom`).
+    do {
+      try writeManifest(&writer)
+      // After the manifest, whose generation it binds; written before the hint queue drains.
+      takeCheckpoint(writer: &writer, sealed: sealed, closing: true)
+    } catch {
+      keepBackgroundFailure(error, operation: "write manifest")
+    }
+    return true
+  }
+
+  /// Drops the active segment, the index (every key, in plaintext), the open segments and
+  /// the record cache, and releases the `flock`.
+  private func releaseResources() {
     writer.withLock { $0.active = nil }
     state.withLock { state in
       state.closed = true
@@ -115,6 +130,5 @@ extension CaskStore {
       held?.unlock()
       held = nil
     }
-    if let failure { throw failure }
   }
 }
