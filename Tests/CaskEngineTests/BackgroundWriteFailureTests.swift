@@ -8,10 +8,10 @@ import Testing
   import Glibc
 #endif
 
-/// A hint file that cannot be written (a full disk at close) costs no data: the writes before
-/// it are durable, so `close()` does not throw; `backgroundWriteFailure` says what failed, and the
-/// next open scans the segment instead.
-@Suite("A hint that cannot be written")
+/// A hint file or a manifest that cannot be written (a full disk at close) costs no data: the
+/// writes before it are durable, so `close()` does not throw; `backgroundWriteFailure` says
+/// what failed, and the next open scans the segment, or reads the manifest before, instead.
+@Suite("A hint or manifest that cannot be written")
 struct BackgroundWriteFailureTests {
   @Test("close() returns after a failed hint write, reports it, and the value reads after reopen")
   func closeAfterFailedHint() throws {
@@ -27,6 +27,28 @@ struct BackgroundWriteFailureTests {
       return
     }
     #expect(code == ENOSPC)
+    fileSystem.clearFaults()
+    let reopened = try FaultWorkload.open(options)
+    #expect(try reopened.get("k") == Data("kept".utf8))
+    #expect(reopened.backgroundWriteFailure == nil)
+    try reopened.close()
+  }
+
+  @Test("close() returns after a failed manifest write, reports it, and the value reads after reopen")
+  func closeAfterFailedManifest() throws {
+    let fileSystem = FaultyFileSystem(directories: [FaultWorkload.directory])
+    let options = FaultWorkload.options(fileSystem)
+    let store = try FaultWorkload.open(options)
+    try store.put(Data("kept".utf8), forKey: "k")
+    fileSystem.inject(.init([.write], errno: ENOSPC, paths: { $0.contains(CaskFormat.manifestFileName) }))
+    #expect(throws: Never.self) { try store.close() }
+    let failure = try #require(store.backgroundWriteFailure)
+    guard case .io(_, let path, let code) = failure else {
+      Issue.record("expected an I/O failure, got \(failure)")
+      return
+    }
+    #expect(code == ENOSPC)
+    #expect(path.contains(CaskFormat.manifestFileName), "\(path)")
     fileSystem.clearFaults()
     let reopened = try FaultWorkload.open(options)
     #expect(try reopened.get("k") == Data("kept".utf8))
