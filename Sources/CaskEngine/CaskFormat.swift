@@ -138,6 +138,14 @@ public enum CaskFormat {
   public static let messageTagKeyRing: UInt8 = 0x52
   /// The manifest's first 8 bytes: "CCMANIFS".
   public static let manifestMagic: [UInt8] = Array("CCMANIFS".utf8)
+  /// A manifest's segment entry: id(4) + order base(4) + order sub(4) + flags(4) + length(8).
+  public static let manifestEntryLength = 24
+  /// A manifest's segment entry with key epochs (version 4 on): the above, then the epoch(4).
+  public static let manifestEpochEntryLength = 28
+  /// A retired id in a manifest, and a pending one without key epochs.
+  public static let manifestIDLength = 4
+  /// A pending id with key epochs: the id, then its epoch(4).
+  public static let manifestEpochPendingLength = 8
   /// Length of the tag in front of every sealed plaintext.
   public static let messageTagLength = 1
   /// A key message's plaintext before the key: tag(1) + record type(1) + flags(1) +

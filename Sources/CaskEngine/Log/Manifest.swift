@@ -56,10 +56,11 @@ struct Manifest: Equatable {
   }
 
   func encoded(cipher: RecordCipher) throws -> [UInt8] {
-    let entryLength = hasEpochs ? 28 : 24
-    let pendingLength = hasEpochs ? 8 : 4
+    let entryLength = hasEpochs ? CaskFormat.manifestEpochEntryLength : CaskFormat.manifestEntryLength
+    let pendingLength = hasEpochs ? CaskFormat.manifestEpochPendingLength : CaskFormat.manifestIDLength
     var payload = ByteWriter(
-      capacity: Self.fixedLength + segments.count * entryLength + retired.count * 4 + pending.count * pendingLength)
+      capacity: Self.fixedLength + segments.count * entryLength + retired.count * CaskFormat.manifestIDLength
+        + pending.count * pendingLength)
     payload.append(CaskFormat.messageTagManifest)
     payload.append(UInt8(0))
     payload.append(layoutVersion(cipher: cipher))
@@ -139,8 +140,8 @@ struct Manifest: Equatable {
             && cipher.version == CaskFormat.boundRecordsVersion)
       else { throw malformed }
       let hasEpochs = version >= CaskFormat.keyEpochsVersion
-      let entryLength: UInt64 = hasEpochs ? 28 : 24
-      let pendingLength: UInt64 = hasEpochs ? 8 : 4
+      let entryLength = UInt64(hasEpochs ? CaskFormat.manifestEpochEntryLength : CaskFormat.manifestEntryLength)
+      let pendingLength = UInt64(hasEpochs ? CaskFormat.manifestEpochPendingLength : CaskFormat.manifestIDLength)
       // A generation at the limit could never be superseded (the next manifest's would wrap):
       // no writer reaches it, so it is damage. Prevents: open trapping on the overflow.
       guard let generation = reader.readUInt64(), generation < UInt64.max,
@@ -153,7 +154,8 @@ struct Manifest: Equatable {
         version == CaskFormat.authenticatedVersion
         ? reader.readBytes(CaskFormat.storeIdentityLength).map { Array($0) } : nil
       guard
-        UInt64(count) * entryLength + UInt64(retiredCount) * 4 + UInt64(pendingCount) * pendingLength
+        UInt64(count) * entryLength + UInt64(retiredCount) * UInt64(CaskFormat.manifestIDLength)
+          + UInt64(pendingCount) * pendingLength
           == UInt64(reader.remaining)
       else { throw malformed }
       var segments: [Entry] = []
