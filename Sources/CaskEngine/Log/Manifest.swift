@@ -158,36 +158,52 @@ struct Manifest: Equatable {
           + UInt64(pendingCount) * pendingLength
           == UInt64(reader.remaining)
       else { throw malformed }
-      var segments: [Entry] = []
-      for _ in 0..<count {
-        guard let id = reader.readUInt32(), let base = reader.readUInt32(), let sub = reader.readUInt32(),
-          let flags = reader.readUInt32(), flags & ~1 == 0, let length = reader.readUInt64()
-        else { throw malformed }
-        var entry = Entry(id: id, order: SegmentOrder(base: base, sub: sub), isActive: flags == 1, length: length)
-        if hasEpochs {
-          guard let epoch = reader.readUInt32() else { throw malformed }
-          entry.epoch = epoch
-        }
-        segments.append(entry)
-      }
-      var retired: [UInt32] = []
-      for _ in 0..<retiredCount {
-        guard let id = reader.readUInt32() else { throw malformed }
-        retired.append(id)
-      }
-      var pending: [UInt32] = []
-      var pendingEpochs: [UInt32: UInt32] = [:]
-      for _ in 0..<pendingCount {
-        guard let id = reader.readUInt32() else { throw malformed }
-        pending.append(id)
-        if hasEpochs {
-          guard let epoch = reader.readUInt32() else { throw malformed }
-          pendingEpochs[id] = epoch
-        }
-      }
+      guard
+        let lists = readLists(
+          &reader, segments: count, retired: retiredCount, pending: pendingCount, hasEpochs: hasEpochs)
+      else { throw malformed }
+      let (segments, retired, pending, pendingEpochs) = lists
       return Manifest(
         generation: generation, lastSequence: lastSequence, nextSegmentID: nextSegmentID, segments: segments,
         retired: retired, pending: pending, pendingEpochs: pendingEpochs, hasEpochs: hasEpochs, identity: identity)
     }
+  }
+
+  /// Reads a manifest's lists after its fixed fields: the segment entries, the retired ids and
+  /// the pending ids (each with its epoch when `hasEpochs`).
+  ///
+  /// - Returns: `nil` when an entry is cut short or sets a flag that does not exist.
+  private static func readLists(
+    _ reader: inout ByteReader, segments count: UInt32, retired retiredCount: UInt32, pending pendingCount: UInt32,
+    hasEpochs: Bool
+  ) -> (segments: [Entry], retired: [UInt32], pending: [UInt32], pendingEpochs: [UInt32: UInt32])? {
+    var segments: [Entry] = []
+    for _ in 0..<count {
+      guard let id = reader.readUInt32(), let base = reader.readUInt32(), let sub = reader.readUInt32(),
+        let flags = reader.readUInt32(), flags & ~1 == 0, let length = reader.readUInt64()
+      else { return nil }
+      var entry = Entry(id: id, order: SegmentOrder(base: base, sub: sub), isActive: flags == 1, length: length)
+      if hasEpochs {
+        guard let epoch = reader.readUInt32() else { return nil }
+        entry.epoch = epoch
+      }
+      segments.append(entry)
+    }
+    var retired: [UInt32] = []
+    for _ in 0..<retiredCount {
+      guard let id = reader.readUInt32() else { return nil }
+      retired.append(id)
+    }
+    var pending: [UInt32] = []
+    var pendingEpochs: [UInt32: UInt32] = [:]
+    for _ in 0..<pendingCount {
+      guard let id = reader.readUInt32() else { return nil }
+      pending.append(id)
+      if hasEpochs {
+        guard let epoch = reader.readUInt32() else { return nil }
+        pendingEpochs[id] = epoch
+      }
+    }
+    return (segments, retired, pending, pendingEpochs)
   }
 }
