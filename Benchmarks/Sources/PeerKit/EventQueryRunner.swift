@@ -3,43 +3,48 @@ import Foundation
 /// Runs `EventQueries` against one engine's `EventStore`: fills it once (a store already filled
 /// in the folder is reused, so that `cask-bench queries` can call the peer once per round),
 /// then times each query `runs` times and the saves once, and reports each query's answer so
-/// that `cask-bench` can check it against CipherCask's.
+/// that `cask-bench` can check it against CipherCask's. CipherCask's stores are timed by the
+/// same `queries`, in `cask-bench`'s process.
 public enum EventQueryRunner {
-  public struct Settings: Sendable {
-    public var events: Int
-    public var runs: Int
-    public var directory: String
-    public var seed: UInt64
-
-    public init(events: Int, runs: Int, directory: String, seed: UInt64) {
-      self.events = events
-      self.runs = runs
-      self.directory = directory
-      self.seed = seed
-    }
-  }
-
   public static func run(
-    opener: any EventStoreOpener, settings: Settings, progress: (String) -> Void
+    opener: any EventStoreOpener, request: PeerRequest, progress: (String) -> Void
   ) throws -> PeerReport {
-    let queries = EventQueries(events: settings.events)
-    let path = settings.directory + "/" + opener.name
+    let path = request.directory + "/" + opener.name
     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     let (store, filled) = try opener.open(directory: path)
     var figures: [WorkloadFigures] = []
     if !filled {
-      progress("\(opener.name): filling \(settings.events) events")
-      let events = BenchEvent.sequence(0..<settings.events, seed: settings.seed)
+      progress("\(opener.name): filling \(request.size) events")
+      let events = BenchEvent.sequence(0..<request.size, seed: request.seed)
       let start = ProcessFigures.now()
       try store.fill(events)
       let seconds = Double(ProcessFigures.now() &- start) / 1e9
       figures.append(WorkloadFigures(name: "fill", operations: events.count, seconds: [seconds], p50: 0, p99: 0))
     }
-    progress("\(opener.name): \(settings.runs) runs of each query at \(settings.events) events")
+    progress("\(opener.name): \(request.runs) runs of each query at \(request.size) events")
+    let measured = try queries(store, events: request.size, runs: request.runs, seed: request.seed)
+    try store.close()
+    var report = PeerReport(
+      engine: opener.name, setup: opener.setup, mode: "queries", keys: request.size, durability: .never,
+      runs: request.runs, workloads: figures + measured.figures, peakRSSBytes: ProcessFigures.peakRSS())
+    report.answers = measured.answers
+    return report
+  }
+
+  /// Times each query of `EventQueries` `runs` times on a filled store, then, with `saves`, the
+  /// saves once (removed again untimed): the same for every engine, in its process or in
+  /// `cask-bench`'s.
+  ///
+  /// - Returns: each workload's runs, and each query's answer, for the check across engines.
+  public static func queries(
+    _ store: any EventStore, events: Int, runs: Int, seed: UInt64, saves: Bool = true
+  ) throws -> (figures: [WorkloadFigures], answers: [String: String]) {
+    let queries = EventQueries(events: events)
+    var figures: [WorkloadFigures] = []
     var answers: [String: String] = [:]
     func time(_ name: String, operations: Int = 1, _ body: () throws -> String) throws {
       var seconds: [Double] = []
-      for _ in 0..<Swift.max(1, settings.runs) {
+      for _ in 0..<Swift.max(1, runs) {
         let start = ProcessFigures.now()
         answers[name] = try body()
         seconds.append(Double(ProcessFigures.now() &- start) / 1e9)
@@ -61,18 +66,14 @@ public enum EventQueryRunner {
     try time("unique", operations: 2) {
       "\(try store.isTaken(title: queries.takenTitle)),\(try store.isTaken(title: queries.freeTitle))"
     }
-    let saved = queries.savedEvents(seed: settings.seed)
+    guard saves else { return (figures, answers) }
+    let saved = queries.savedEvents(seed: seed)
     let start = ProcessFigures.now()
     for event in saved { try store.save(event) }
     let saveSeconds = Double(ProcessFigures.now() &- start) / 1e9
     figures.append(WorkloadFigures(name: "save", operations: saved.count, seconds: [saveSeconds], p50: 0, p99: 0))
     for event in saved { try store.remove(event) }
-    try store.close()
-    var report = PeerReport(
-      engine: opener.name, setup: opener.setup, mode: "queries", keys: settings.events, durability: .never,
-      runs: settings.runs, workloads: figures, peakRSSBytes: ProcessFigures.peakRSS())
-    report.answers = answers
-    return report
+    return (figures, answers)
   }
 
   /// The ids of an unordered answer, sorted, comma-separated.

@@ -115,9 +115,7 @@ public protocol EventStore: AnyObject {
 }
 
 /// Opens one engine's event store (one column of the `queries` comparison).
-public protocol EventStoreOpener: Sendable {
-  var name: String { get }
-  var setup: String { get }
+public protocol EventStoreOpener: PeerOpener {
   /// Opens the store in `directory`, and whether it was already filled there.
   func open(directory: String) throws -> (store: any EventStore, filled: Bool)
 }

@@ -1,46 +1,5 @@
 import Foundation
 
-/// What a `kv` or `durable` run does.
-public struct KVSettings: Sendable {
-  /// Keys in the store.
-  public var keys: Int
-  /// Runs behind each median; every run starts from empty stores.
-  public var runs: Int
-  /// Puts per transaction in `fillseq` and `fillrandom`.
-  public var batchSize = 1000
-  /// Gets the reader of `readwhilewriting` times.
-  public var readWhileWritingReads: Int
-  /// The pace of `readwhilewriting`'s writer, in puts a second; 0: as fast as it can (each
-  /// engine then writes at its own pace, and a slower writer leaves the reader more CPU).
-  public var readWhileWritingRate = KVSettings.defaultReadWhileWritingRate
-  /// Below every engine's unpaced rate on the development machine (SQLCipher's, about 2,100).
-  public static let defaultReadWhileWritingRate = 1_000
-  /// Puts of `overwrite` and deletes of `deleterandom`: every key (the default), or fewer to
-  /// keep a large store's run short.
-  public var writeOperations: Int
-  /// Puts of one durable run, per writer count.
-  public var durablePuts: [Int: Int] = [:]
-  /// The workloads to record (a store is still filled when a later one needs it).
-  public var workloads: Set<String>
-  public var durability: Durability
-  /// Where the stores go; removed at the end.
-  public var directory: String
-  public var seed: UInt64
-
-  public init(
-    keys: Int, runs: Int, workloads: Set<String>, durability: Durability, directory: String, seed: UInt64
-  ) {
-    self.keys = keys
-    self.runs = runs
-    self.readWhileWritingReads = Swift.min(keys, 200_000)
-    self.writeOperations = keys
-    self.workloads = workloads
-    self.durability = durability
-    self.directory = directory
-    self.seed = seed
-  }
-}
-
 /// The workloads of `peer-* kv`, with db_bench's names, in the order one run performs them.
 public enum KVWorkload {
   public static let fillseq = "fillseq"
@@ -62,6 +21,10 @@ public enum KVWorkload {
     fillseq, fillrandom, overwrite, readrandom, readmissing, open, compact, readwhilewriting, deleterandom,
   ]
   public static let durable = [durable1, durable8]
+
+  /// The pace of `readwhilewriting`'s writer unless the request sets one, in puts a second:
+  /// below every engine's unpaced rate on the development machine (SQLCipher's, about 2,100).
+  public static let defaultReadWhileWritingRate = 1_000
 }
 
 /// Runs the key-value workloads against one engine and returns its figures.
@@ -74,161 +37,207 @@ public enum KVWorkload {
 /// timed); `deleterandom` (every key, random order, one delete per transaction).
 public struct KVRunner {
   let opener: any StoreOpener
-  let settings: KVSettings
+  let request: PeerRequest
   let data: WorkloadData
   var recorder: Recorder
   var bytesAfterOverwrite: [Double] = []
   var bytesAfterCompaction: [Double] = []
   var compactionSupported = true
+  /// Puts per transaction in `fillseq` and `fillrandom`.
+  static let batchSize = 1000
+  /// The workloads to record (a store is still filled when a later one needs it).
+  let workloads: Set<String>
+  /// Puts of `overwrite` and deletes of `deleterandom`: every key, or fewer to keep a large
+  /// store's run short.
+  let writeOperations: Int
+  /// Gets the reader of `readwhilewriting` times, and the pace of its writer in puts a second
+  /// (0: as fast as it can; each engine then writes at its own pace, and a slower writer
+  /// leaves the reader more CPU).
+  let readWhileWritingReads: Int
+  let readWhileWritingRate: Int
 
-  public init(opener: any StoreOpener, settings: KVSettings) {
+  public init(opener: any StoreOpener, request: PeerRequest) {
     self.opener = opener
-    self.settings = settings
-    data = WorkloadData(keys: settings.keys, seed: settings.seed)
-    recorder = Recorder(capacity: Swift.max(settings.keys, settings.readWhileWritingReads))
+    self.request = request
+    workloads = Set(request.workloads ?? KVWorkload.all)
+    writeOperations = Swift.min(request.writeOperations ?? request.size, request.size)
+    readWhileWritingReads = Swift.min(request.size, 200_000)
+    readWhileWritingRate = request.readWhileWritingRate ?? KVWorkload.defaultReadWhileWritingRate
+    data = WorkloadData(keys: request.size, seed: request.seed)
+    recorder = Recorder(capacity: Swift.max(request.size, readWhileWritingReads))
   }
 
   func wants(_ workload: String) -> Bool {
-    settings.workloads.contains(workload)
+    workloads.contains(workload)
   }
 
-  /// Runs every selected workload `settings.runs` times.
+  /// Runs every selected workload `request.runs` times.
   public mutating func run(progress: (String) -> Void) throws -> PeerReport {
     let harnessRSS = ProcessFigures.currentRSS()
-    for run in 1...Swift.max(1, settings.runs) {
-      progress("\(opener.name): run \(run) of \(settings.runs), \(settings.keys) keys")
-      try runOnce(seed: settings.seed &+ UInt64(run) &* 1_000_003, progress: progress)
+    for run in 1...Swift.max(1, request.runs) {
+      progress("\(opener.name): run \(run) of \(request.runs), \(request.size) keys")
+      try runOnce(seed: request.seed &+ UInt64(run) &* 1_000_003, progress: progress)
     }
     var space: SpaceFigures?
     if !bytesAfterOverwrite.isEmpty {
       space = SpaceFigures(
-        logicalBytes: settings.keys * (WorkloadData.keyBytes + WorkloadData.valueBytes),
+        logicalBytes: request.size * (WorkloadData.keyBytes + WorkloadData.valueBytes),
         bytesAfterOverwrite: Int(PeerStatistics.median(bytesAfterOverwrite)),
         bytesAfterCompaction: Int(
           PeerStatistics.median(bytesAfterCompaction.isEmpty ? bytesAfterOverwrite : bytesAfterCompaction)),
         compactionSupported: compactionSupported, compaction: opener.compaction)
     }
     return PeerReport(
-      engine: opener.name, setup: opener.setup, mode: "kv", keys: settings.keys, durability: settings.durability,
-      runs: settings.runs, workloads: recorder.figures, space: space, peakRSSBytes: ProcessFigures.peakRSS(),
+      engine: opener.name, setup: opener.setup, mode: "kv", keys: request.size, durability: request.durability,
+      runs: request.runs, workloads: recorder.figures, space: space, peakRSSBytes: ProcessFigures.peakRSS(),
       harnessRSSBytes: harnessRSS)
   }
 
   func freshDirectory(_ name: String) throws -> String {
-    let path = settings.directory + "/" + name
+    let path = request.directory + "/" + name
     try? FileManager.default.removeItem(atPath: path)
     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     return path
   }
 
+  /// One run of every selected workload, each on the store the one before it left.
   mutating func runOnce(seed: UInt64, progress: (String) -> Void) throws {
-    let keys = data.keys
-    let data = self.data
-    let batch = settings.batchSize
-    let batchNote = "puts in transactions of \(batch); latency is a transaction's time / its puts"
-
-    if wants(KVWorkload.fillseq) {
-      let directory = try freshDirectory("fillseq")
-      let store = try opener.open(directory: directory, durability: settings.durability)
-      let order = data.sortedIndexes()
-      try recorder.timeGroups(KVWorkload.fillseq, count: order.count, groupSize: batch, note: batchNote) { range in
-        try store.write(range.map { (key: keys[order[$0]], value: data.value($0)) })
-      }
-      try store.close()
-      try FileManager.default.removeItem(atPath: directory)
-    }
-
+    if wants(KVWorkload.fillseq) { try fillSequential() }
     let later = KVWorkload.all.dropFirst(2)
     guard wants(KVWorkload.fillrandom) || later.contains(where: wants) else { return }
     let directory = try freshDirectory("main")
-    var store = try opener.open(directory: directory, durability: settings.durability)
-    let fillOrder = data.shuffledIndexes(seed: seed)
-    try recorder.timeGroups(KVWorkload.fillrandom, count: fillOrder.count, groupSize: batch, note: batchNote) {
-      range in
-      try store.write(range.map { (key: keys[fillOrder[$0]], value: data.value($0)) })
-    }
-    // The value each key holds now, as its index in `data.values`: reads compare every byte they
-    // get back with it, so that an engine returning the wrong value fails instead of looking fast.
-    var holds = [UInt8](repeating: 0, count: keys.count)
-    for (put, key) in fillOrder.enumerated() { holds[key] = WorkloadData.poolIndex(put) }
+    var store = try opener.open(directory: directory, durability: request.durability)
+    var holds = try fillRandom(store, seed: seed)
+    if wants(KVWorkload.overwrite) { try overwrite(store, seed: seed &+ 1, holds: &holds, directory: directory) }
+    if wants(KVWorkload.readrandom) { try readRandom(store, seed: seed &+ 2, holds: holds) }
+    if wants(KVWorkload.readmissing) { try readMissing(store) }
+    if wants(KVWorkload.open) { store = try reopen(store, directory: directory, holds: holds) }
+    if wants(KVWorkload.compact) { try compact(store, directory: directory) }
+    if wants(KVWorkload.readwhilewriting) { try readWhileWriting(store, seed: seed &+ 3, progress: progress) }
+    if wants(KVWorkload.deleterandom) { try deleteRandom(store, seed: seed &+ 4) }
+    try store.close()
+    try FileManager.default.removeItem(atPath: directory)
+  }
 
-    if wants(KVWorkload.overwrite) {
-      let order = data.shuffledIndexes(seed: seed &+ 1).prefix(settings.writeOperations).map { $0 }
-      try recorder.timeEach(KVWorkload.overwrite, count: order.count, note: "one put per transaction") { index in
-        try store.put(data.value(index &+ 7), forKey: keys[order[index]])
-      }
-      for (put, key) in order.enumerated() { holds[key] = WorkloadData.poolIndex(put &+ 7) }
-      try store.sync()
-      bytesAfterOverwrite.append(Double(ProcessFigures.diskBytes(directory)))
-    }
+  var batchNote: String {
+    "puts in transactions of \(Self.batchSize); latency is a transaction's time / its puts"
+  }
 
-    let expected = holds
-    if wants(KVWorkload.readrandom) {
-      let order = data.shuffledIndexes(seed: seed &+ 2)
-      try recorder.timeEach(KVWorkload.readrandom, count: order.count) { index in
-        let key = order[index]
-        guard try store.get(keys[key]) == data.values[Int(expected[key])] else {
-          throw PeerError("readrandom: key \(keys[key]) did not read back the value last written to it")
-        }
-      }
-    }
-
-    if wants(KVWorkload.readmissing) {
-      let missing = data.missingKeys
-      try recorder.timeEach(KVWorkload.readmissing, count: missing.count) { index in
-        guard try store.get(missing[index]) == nil else {
-          throw PeerError("readmissing: a key never written has a value")
-        }
-      }
-    }
-
-    if wants(KVWorkload.open) {
-      try store.close()
-      let opener = self.opener
-      let durability = settings.durability
-      store = try recorder.timeOnce(KVWorkload.open, note: "open plus one get") {
-        let reopened = try opener.open(directory: directory, durability: durability)
-        guard try reopened.get(keys[0]) == data.values[Int(expected[0])] else {
-          throw PeerError("open: key \(keys[0]) did not read back the value last written to it")
-        }
-        return reopened
-      }
-      if let derive = opener.keyDerivation {
-        try recorder.timeOnce(KVWorkload.openKeyDerivation, note: "the password derivation open runs, alone") {
-          try derive()
-        }
-      }
-    }
-
-    if wants(KVWorkload.compact) {
-      let supported = try recorder.timeOnce(KVWorkload.compact) { try store.compact() }
-      compactionSupported = supported
-      try store.sync()
-      bytesAfterCompaction.append(Double(ProcessFigures.diskBytes(directory)))
-    }
-
-    if wants(KVWorkload.readwhilewriting) {
-      try readWhileWriting(store, seed: seed &+ 3, progress: progress)
-    }
-
-    if wants(KVWorkload.deleterandom) {
-      let order = data.shuffledIndexes(seed: seed &+ 4).prefix(settings.writeOperations).map { $0 }
-      try recorder.timeEach(KVWorkload.deleterandom, count: order.count, note: "one delete per transaction") {
-        index in
-        try store.delete(keys[order[index]])
-      }
-      for key in order.prefix(1000) {
-        guard try store.get(keys[key]) == nil else {
-          throw PeerError("deleterandom: key \(keys[key]) still has a value after its delete")
-        }
-      }
+  /// `fillseq`: every key in ascending order into a fresh store, which is then removed.
+  mutating func fillSequential() throws {
+    let data = data
+    let directory = try freshDirectory("fillseq")
+    let store = try opener.open(directory: directory, durability: request.durability)
+    let order = data.sortedIndexes()
+    try recorder.timeGroups(
+      KVWorkload.fillseq, count: order.count, groupSize: Self.batchSize, note: batchNote
+    ) { range in
+      try store.write(range.map { (key: data.keys[order[$0]], value: data.value($0)) })
     }
     try store.close()
     try FileManager.default.removeItem(atPath: directory)
   }
 
+  /// `fillrandom`: every key in random order into the run's store.
+  ///
+  /// - Returns: the value each key holds now, as its index in `data.values`: reads compare
+  ///   every byte they get back with it, so that an engine returning the wrong value fails
+  ///   instead of looking fast.
+  mutating func fillRandom(_ store: any KeyValueStore, seed: UInt64) throws -> [UInt8] {
+    let data = data
+    let order = data.shuffledIndexes(seed: seed)
+    try recorder.timeGroups(
+      KVWorkload.fillrandom, count: order.count, groupSize: Self.batchSize, note: batchNote
+    ) { range in
+      try store.write(range.map { (key: data.keys[order[$0]], value: data.value($0)) })
+    }
+    var holds = [UInt8](repeating: 0, count: data.keys.count)
+    for (put, key) in order.enumerated() { holds[key] = WorkloadData.poolIndex(put) }
+    return holds
+  }
+
+  /// `overwrite`: keys in random order, one put per transaction; then the disk usage.
+  mutating func overwrite(_ store: any KeyValueStore, seed: UInt64, holds: inout [UInt8], directory: String) throws {
+    let data = data
+    let order = data.shuffledIndexes(seed: seed).prefix(writeOperations).map { $0 }
+    try recorder.timeEach(KVWorkload.overwrite, count: order.count, note: "one put per transaction") { index in
+      try store.put(data.value(index &+ 7), forKey: data.keys[order[index]])
+    }
+    for (put, key) in order.enumerated() { holds[key] = WorkloadData.poolIndex(put &+ 7) }
+    try store.sync()
+    bytesAfterOverwrite.append(Double(ProcessFigures.diskBytes(directory)))
+  }
+
+  /// `readrandom`: every key once, in random order, each value checked.
+  mutating func readRandom(_ store: any KeyValueStore, seed: UInt64, holds: [UInt8]) throws {
+    let data = data
+    let order = data.shuffledIndexes(seed: seed)
+    try recorder.timeEach(KVWorkload.readrandom, count: order.count) { index in
+      let key = order[index]
+      guard try store.get(data.keys[key]) == data.values[Int(holds[key])] else {
+        throw PeerError("readrandom: key \(data.keys[key]) did not read back the value last written to it")
+      }
+    }
+  }
+
+  /// `readmissing`: keys never written, each checked to have no value.
+  mutating func readMissing(_ store: any KeyValueStore) throws {
+    let missing = data.missingKeys
+    try recorder.timeEach(KVWorkload.readmissing, count: missing.count) { index in
+      guard try store.get(missing[index]) == nil else {
+        throw PeerError("readmissing: a key never written has a value")
+      }
+    }
+  }
+
+  /// `open`: closes the store and opens it again, plus one get so that lazy work is counted;
+  /// then the password derivation that open includes, timed alone.
+  ///
+  /// - Returns: the store opened again.
+  mutating func reopen(_ store: any KeyValueStore, directory: String, holds: [UInt8]) throws -> any KeyValueStore {
+    try store.close()
+    let opener = opener
+    let durability = request.durability
+    let data = data
+    let reopened = try recorder.timeOnce(KVWorkload.open, note: "open plus one get") {
+      let reopened = try opener.open(directory: directory, durability: durability)
+      guard try reopened.get(data.keys[0]) == data.values[Int(holds[0])] else {
+        throw PeerError("open: key \(data.keys[0]) did not read back the value last written to it")
+      }
+      return reopened
+    }
+    if let derive = opener.keyDerivation {
+      try recorder.timeOnce(KVWorkload.openKeyDerivation, note: "the password derivation open runs, alone") {
+        try derive()
+      }
+    }
+    return reopened
+  }
+
+  /// `compact`: the engine's own compaction; then the disk usage again.
+  mutating func compact(_ store: any KeyValueStore, directory: String) throws {
+    compactionSupported = try recorder.timeOnce(KVWorkload.compact) { try store.compact() }
+    try store.sync()
+    bytesAfterCompaction.append(Double(ProcessFigures.diskBytes(directory)))
+  }
+
+  /// `deleterandom`: keys in random order, one delete per transaction; the first thousand
+  /// deleted are checked to be gone.
+  mutating func deleteRandom(_ store: any KeyValueStore, seed: UInt64) throws {
+    let keys = data.keys
+    let order = data.shuffledIndexes(seed: seed).prefix(writeOperations).map { $0 }
+    try recorder.timeEach(KVWorkload.deleterandom, count: order.count, note: "one delete per transaction") { index in
+      try store.delete(keys[order[index]])
+    }
+    for key in order.prefix(1000) {
+      guard try store.get(keys[key]) == nil else {
+        throw PeerError("deleterandom: key \(keys[key]) still has a value after its delete")
+      }
+    }
+  }
+
   /// One writer thread overwrites random keys, one put per transaction, at
-  /// `settings.readWhileWritingRate` puts a second (the same load for every engine), until the
+  /// `readWhileWritingRate` puts a second (the same load for every engine), until the
   /// reader (this thread, with its own handle) has timed its gets. Only the reader's rate is
   /// recorded; the writer's is reported through `progress`, with a warning when it fell behind
   /// its pace (the engine's reader then had an easier time than the others').
@@ -237,7 +246,7 @@ public struct KVRunner {
     let reader = try store.makeReader()
     let stop = StopFlag()
     let writes = Shared(0)
-    let rate = UInt64(Swift.max(settings.readWhileWritingRate, 0))
+    let rate = UInt64(Swift.max(readWhileWritingRate, 0))
     let writer = Thread.detachedRun {
       var generator = SeededGenerator(seed: seed)
       var count: UInt64 = 0
@@ -260,7 +269,7 @@ public struct KVRunner {
       writes.mutex.withLock { $0 = Int(count) }
     }
     var generator = SeededGenerator(seed: seed &+ 1)
-    let reads = settings.readWhileWritingReads
+    let reads = readWhileWritingReads
     let order = (0..<reads).map { _ in Int.random(in: 0..<data.keys.count, using: &generator) }
     let note =
       rate > 0
@@ -295,85 +304,5 @@ public struct KVRunner {
         "\(opener.name): readwhilewriting: WARNING: the writer fell behind its pace (\(Int(achieved)) of \(rate) puts"
           + " a second): this engine's reader had less write load than the others'")
     }
-  }
-}
-
-extension KVRunner {
-  /// Durable puts: `writers` threads share `puts` puts of distinct keys into a fresh store
-  /// opened with `.always`; the rate is all puts over the wall time.
-  public static func durable(
-    opener: any StoreOpener, settings: KVSettings, progress: (String) -> Void
-  ) throws -> PeerReport {
-    let harnessRSS = ProcessFigures.currentRSS()
-    let most = settings.durablePuts.values.max() ?? 0
-    let data = WorkloadData(keys: most, seed: settings.seed)
-    var recorder = Recorder(capacity: most)
-    let counts = settings.durablePuts.keys.sorted()
-    for run in 1...Swift.max(1, settings.runs) {
-      for writers in counts {
-        let puts = settings.durablePuts[writers] ?? 0
-        progress("\(opener.name): durable puts, \(writers) writers, run \(run) of \(settings.runs)")
-        let path = settings.directory + "/durable"
-        try? FileManager.default.removeItem(atPath: path)
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        let store = try opener.open(directory: path, durability: .always)
-        let share = puts / writers
-        let start = ProcessFigures.now()
-        let perThread = try onThreads(writers) { thread in
-          var samples: [UInt64] = []
-          samples.reserveCapacity(share)
-          for index in thread * share..<(thread + 1) * share {
-            let began = ProcessFigures.now()
-            try store.put(data.value(index), forKey: data.keys[index])
-            samples.append(ProcessFigures.now() &- began)
-          }
-          return samples
-        }
-        let seconds = Double(ProcessFigures.now() &- start) / 1e9
-        var samples = perThread.flatMap { $0 }
-        recorder.add(
-          writers == 1 ? KVWorkload.durable1 : KVWorkload.durable8, operations: share * writers, seconds: seconds,
-          samples: &samples, note: "\(writers) writer thread(s), every put synced before it returns")
-        try store.close()
-        try FileManager.default.removeItem(atPath: path)
-      }
-    }
-    return PeerReport(
-      engine: opener.name, setup: opener.setup, mode: "durable", keys: most, durability: .always,
-      runs: settings.runs, workloads: recorder.figures, peakRSSBytes: ProcessFigures.peakRSS(),
-      harnessRSSBytes: harnessRSS)
-  }
-}
-
-/// A thread whose error is handed to the one that waits for it.
-final class JoinableThread: Sendable {
-  private let done = DispatchSemaphore(value: 0)
-  private let failure = Shared<(any Error)?>(nil)
-
-  fileprivate init(_ body: @escaping @Sendable () throws -> Void) {
-    let thread = Thread { [done, failure] in
-      do {
-        try body()
-      } catch {
-        failure.mutex.withLock { $0 = error }
-      }
-      done.signal()
-    }
-    thread.start()
-  }
-
-  /// Waits for the thread to end.
-  ///
-  /// - Throws: what its body threw.
-  func wait() throws {
-    done.wait()
-    if let error = failure.mutex.withLock({ $0 }) { throw error }
-  }
-}
-
-extension Thread {
-  /// Starts `body` on a new thread.
-  static func detachedRun(_ body: @escaping @Sendable () throws -> Void) -> JoinableThread {
-    JoinableThread(body)
   }
 }

@@ -48,12 +48,18 @@ public protocol KeyValueReader: AnyObject {
   func get(_ key: String) throws -> Data?
 }
 
-/// Opens one engine (one row of the comparison: "lmdb", "lmdb+rncryptor", ...).
-public protocol StoreOpener: Sendable {
-  /// The row's name in tables and reports.
+/// One engine of a comparison, as a `peer-*` executable offers it: each kind of comparison
+/// (key-value, objects, queries) has its protocol below this one, and a peer lists every
+/// engine it has, of whatever kind, in one array for `PeerMain.run`.
+public protocol PeerOpener: Sendable {
+  /// The engine's name in tables and reports ("lmdb", "lmdb+rncryptor", ...).
   var name: String { get }
   /// One line on how the engine is set up, printed in reports.
   var setup: String { get }
+}
+
+/// Opens one engine of the key-value comparison.
+public protocol StoreOpener: PeerOpener {
   /// What `KeyValueStore.compact()` runs (`VACUUM`, `CompactRange`), or `none`.
   var compaction: String { get }
   /// Opens (creating if needed) the store in `directory`, which exists.

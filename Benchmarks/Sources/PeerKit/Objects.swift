@@ -50,9 +50,7 @@ public protocol ObjectStore: AnyObject {
 }
 
 /// Opens one engine's object store (one row of the `objects` comparison).
-public protocol ObjectStoreOpener: Sendable {
-  var name: String { get }
-  var setup: String { get }
+public protocol ObjectStoreOpener: PeerOpener {
   func open(directory: String, durability: Durability) throws -> any ObjectStore
 }
 
@@ -78,82 +76,66 @@ public enum ObjectJSON {
 /// object again, `batchSize` to a transaction, into a second fresh store; an operation is one
 /// object).
 public struct ObjectRunner {
-  public struct Settings: Sendable {
-    public var objects: Int
-    public var runs: Int
-    public var allCalls = 3
-    /// Objects in each transaction of `save-batch`.
-    public var batchSize = 1_000
-    public var durability: Durability
-    public var directory: String
-    public var seed: UInt64
-    /// Only `save` and `get` (the per-object PBKDF2 design, whose every operation runs PBKDF2).
-    public var saveAndGetOnly = false
-
-    public init(objects: Int, runs: Int, durability: Durability, directory: String, seed: UInt64) {
-      self.objects = objects
-      self.runs = runs
-      self.durability = durability
-      self.directory = directory
-      self.seed = seed
-    }
-  }
+  /// `all()` and `filter` calls of a run, each over the whole collection.
+  static let allCalls = 3
+  /// Objects in each transaction of `save-batch`.
+  static let batchSize = 1_000
 
   public static func run(
-    opener: any ObjectStoreOpener, settings: Settings, progress: (String) -> Void
+    opener: any ObjectStoreOpener, request: PeerRequest, progress: (String) -> Void
   ) throws -> PeerReport {
-    var generator = SeededGenerator(seed: settings.seed)
-    let objects = (0..<settings.objects).map { BenchObject.make($0, using: &generator) }
+    var generator = SeededGenerator(seed: request.seed)
+    let objects = (0..<request.size).map { BenchObject.make($0, using: &generator) }
     let expected = objects.filter(BenchObject.isSelected).count
     let harnessRSS = ProcessFigures.currentRSS()
-    var recorder = Recorder(capacity: settings.objects)
-    for run in 1...Swift.max(1, settings.runs) {
-      progress("\(opener.name): objects run \(run) of \(settings.runs), \(settings.objects) objects")
-      let path = settings.directory + "/objects"
+    var recorder = Recorder(capacity: request.size)
+    for run in 1...Swift.max(1, request.runs) {
+      progress("\(opener.name): objects run \(run) of \(request.runs), \(request.size) objects")
+      let path = request.directory + "/objects"
       try? FileManager.default.removeItem(atPath: path)
       try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-      let store = try opener.open(directory: path, durability: settings.durability)
+      let store = try opener.open(directory: path, durability: request.durability)
       try recorder.timeEach("save", count: objects.count, note: "one save per transaction") { index in
         try store.save(objects[index])
       }
-      var order = SeededGenerator(seed: settings.seed &+ UInt64(run))
+      var order = SeededGenerator(seed: request.seed &+ UInt64(run))
       let shuffled = objects.indices.shuffled(using: &order)
       try recorder.timeEach("get", count: objects.count) { index in
         let object = objects[shuffled[index]]
         guard try store.get(id: object.id) == object else { throw PeerError("get: an object came back different") }
       }
-      if !settings.saveAndGetOnly {
-        try timeWhole("all", calls: settings.allCalls, objects: objects.count, recorder: &recorder) {
+      if !(request.saveAndGetOnly ?? false) {
+        try timeWhole("all", calls: allCalls, objects: objects.count, recorder: &recorder) {
           let all = try store.all()
           guard all.count == objects.count else { throw PeerError("all: \(all.count) of \(objects.count) objects") }
         }
-        try timeWhole("filter", calls: settings.allCalls, objects: objects.count, recorder: &recorder) {
+        try timeWhole("filter", calls: allCalls, objects: objects.count, recorder: &recorder) {
           let selected = try store.filter(BenchObject.isSelected)
           guard selected.count == expected else { throw PeerError("filter: \(selected.count), not \(expected)") }
         }
       }
       try store.close()
       try FileManager.default.removeItem(atPath: path)
-      if !settings.saveAndGetOnly {
-        try timeBatches(objects, settings: settings, opener: opener, path: path, recorder: &recorder)
+      if !(request.saveAndGetOnly ?? false) {
+        try timeBatches(objects, request: request, opener: opener, path: path, recorder: &recorder)
       }
     }
     return PeerReport(
-      engine: opener.name, setup: opener.setup, mode: "objects", keys: settings.objects,
-      durability: settings.durability, runs: settings.runs, workloads: recorder.figures,
+      engine: opener.name, setup: opener.setup, mode: "objects", keys: request.size,
+      durability: request.durability, runs: request.runs, workloads: recorder.figures,
       peakRSSBytes: ProcessFigures.peakRSS(), harnessRSSBytes: harnessRSS)
   }
 
-  /// Saves `objects` into a fresh store at `path`, `settings.batchSize` to a transaction, as
+  /// Saves `objects` into a fresh store at `path`, `batchSize` to a transaction, as
   /// one run whose operations are the objects saved; the latency percentiles are of one
   /// object's share of a transaction.
   static func timeBatches(
-    _ objects: [BenchObject], settings: Settings, opener: any ObjectStoreOpener, path: String,
+    _ objects: [BenchObject], request: PeerRequest, opener: any ObjectStoreOpener, path: String,
     recorder: inout Recorder
   ) throws {
     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    let store = try opener.open(directory: path, durability: settings.durability)
-    let size = Swift.max(1, settings.batchSize)
+    let store = try opener.open(directory: path, durability: request.durability)
+    let size = Swift.max(1, batchSize)
     var samples: [UInt64] = []
     let start = ProcessFigures.now()
     for first in stride(from: 0, to: objects.count, by: size) {

@@ -144,3 +144,36 @@ func onThreads<Result: Sendable>(_ count: Int, _ body: @escaping @Sendable (Int)
   if let error = failure.mutex.withLock({ $0 }) { throw error }
   return results.mutex.withLock { collected in (0..<count).compactMap { collected[$0] } }
 }
+
+/// A thread whose error is handed to the one that waits for it.
+final class JoinableThread: Sendable {
+  private let done = DispatchSemaphore(value: 0)
+  private let failure = Shared<(any Error)?>(nil)
+
+  fileprivate init(_ body: @escaping @Sendable () throws -> Void) {
+    let thread = Thread { [done, failure] in
+      do {
+        try body()
+      } catch {
+        failure.mutex.withLock { $0 = error }
+      }
+      done.signal()
+    }
+    thread.start()
+  }
+
+  /// Waits for the thread to end.
+  ///
+  /// - Throws: what its body threw.
+  func wait() throws {
+    done.wait()
+    if let error = failure.mutex.withLock({ $0 }) { throw error }
+  }
+}
+
+extension Thread {
+  /// Starts `body` on a new thread.
+  static func detachedRun(_ body: @escaping @Sendable () throws -> Void) -> JoinableThread {
+    JoinableThread(body)
+  }
+}

@@ -185,14 +185,53 @@ extension EngineCommand {
     met.map { $0 ? "met" : "MISSED" } ?? "not measured"
   }
 
-  static func render(_ report: Report) -> String {
-    func ops(_ value: Double) -> String { Number.grouped(value) }
-    func usec(_ value: Double) -> String { Number.microseconds(value) }
-    func megabytes(_ value: Double) -> String { Number.fixed(value, value < 10 ? 2 : 0) }
-    func rate(_ value: Double, atLeast goal: Double) -> String {
-      "≥ \(Number.grouped(goal)): \(verdict(value >= goal))"
-    }
+  static func rate(_ value: Double, atLeast goal: Double) -> String {
+    "≥ \(Number.grouped(goal)): \(verdict(value >= goal))"
+  }
 
+  /// What the run prints: how it ran, then a table per part, each after what it measures.
+  static func render(_ report: Report) -> String {
+    let settings = report.settings
+    let probe = report.syncProbe
+    let usec = Number.microseconds
+    let (compaction, skipped) = compactionTable(report)
+    return """
+      \(report.command): \(report.machine.summary)
+      Load average (1, 5, 15 min) at the start: \(report.loadAverage.first ?? "n/a"); at the end: \
+      \(report.loadAverage.last ?? "n/a").
+      Stores in \(settings.directory) (\(settings.fileSystem)); \(settings.keyBytes)-byte random keys, \
+      \(settings.valueBytes)-byte random values, durability .never, auto-compaction off. ops/s and latencies are \
+      medians of the runs (\(settings.runs) up to \(Number.grouped(Double(settings.largeSize))) keys, \
+      \(settings.largeRuns) above); p50/p99 are single operations timed one by one, max the slowest of a run \
+      (median over the runs). put, overwrite and delete: a fresh store per run, each phase stopped after \
+      \(Number.fixed(settings.phaseBudget, 0)) s ("time up"); get: every key of a full store (built in batches of \(batchSize)) in random order.
+
+      \(operationsTable(report).render())
+
+      Durable puts (.always) into an empty store; \(Number.grouped(Double(probe.operations))) single-record appends \
+      with fdatasync took p50 \(usec(probe.p50)) µs, p99 \(usec(probe.p99)) µs: a writer waits for a sync per \
+      put, so one writer does about \(Number.grouped(1 / max(probe.p50, 1e-9))) durable puts a second and n writers, sharing \
+      each sync, at most n times that.
+
+      \(durableTable(report).render())
+
+      Open (password: two PBKDF2 runs included) with warm page cache; memory is the growth across open per key: \
+      resident set (/proc/self/statm; freed memory returned with malloc_trim before open), the same after \
+      returning what open freed ("trimmed"), heap in use (mallinfo2), and the layout's figure (the index \
+      table's 32-byte slots, plus the key's own allocation over 16 bytes). The target is judged on the untrimmed RSS.
+
+      \(opensTable(report).render())
+
+      Compaction after overwriting half the keys; MB = 10^6 bytes of segments compacted; put latencies are \
+      \(Number.grouped(Double(settings.compactionPuts))) single puts (at most) per run into a fresh segment.
+
+      \(compaction.render())
+      \(skipped.map { "\n" + $0 + "\n" }.joined())
+      \(targetsTable(report).render())
+      """
+  }
+
+  static func operationsTable(_ report: Report) -> Table {
     var operations = Table([
       ("keys", .right), ("operation", .left), ("runs", .right), ("ops done", .right), ("ops/s", .right),
       ("p50 µs", .right), ("p99 µs", .right), ("max ms", .right), ("target ops/s", .left),
@@ -206,12 +245,16 @@ extension EngineCommand {
           figure.stoppedEarly
           ? "≥ \(Number.grouped(Double(figure.fewestOperations))) (time up)" : Number.grouped(Double(figure.requested))
         operations.append([
-          Number.grouped(Double(size.keys)), figure.operation, "\(figure.runs.count)", done, ops(figure.opsPerSecond),
-          usec(figure.p50), usec(figure.p99), Number.fixed(figure.max * 1e3, 2), target,
+          Number.grouped(Double(size.keys)), figure.operation, "\(figure.runs.count)", done,
+          Number.grouped(figure.opsPerSecond), Number.microseconds(figure.p50), Number.microseconds(figure.p99),
+          Number.fixed(figure.max * 1e3, 2), target,
         ])
       }
     }
+    return operations
+  }
 
+  static func durableTable(_ report: Report) -> Table {
     var durable = Table([
       ("writers", .right), ("puts/run", .right), ("runs", .right), ("ops/s", .right), ("p50 µs", .right),
       ("p99 µs", .right), ("writers ÷ sync p50", .right), ("target ops/s", .left),
@@ -221,11 +264,15 @@ extension EngineCommand {
       let bound = report.syncProbe.p50 > 0 ? Double(figure.writers) / report.syncProbe.p50 : 0
       durable.append([
         "\(figure.writers)", "\(figure.runs.first?.operations ?? 0)", "\(figure.runs.count)",
-        ops(figure.opsPerSecond), usec(figure.p50), usec(figure.p99), ops(bound),
+        Number.grouped(figure.opsPerSecond), Number.microseconds(figure.p50), Number.microseconds(figure.p99),
+        Number.grouped(bound),
         figure.writers == Goal.durableWriters ? rate(figure.opsPerSecond, atLeast: Goal.durableOpsPerSecond) : "",
       ])
     }
+    return durable
+  }
 
+  static func opensTable(_ report: Report) -> Table {
     var opens = Table([
       ("keys", .right), ("key bytes", .right), ("segments", .right), ("open, hints s", .right),
       ("open, no hints s", .right), ("RSS B/key", .right), ("RSS trimmed", .right), ("heap B/key", .right),
@@ -244,7 +291,13 @@ extension EngineCommand {
         openRow(size.keys, open: size.inlineKeyOpen, without: nil, memory: memory)
           + ["≤ 64 B/key: \(verdict(memory.rssBytesPerKey <= Goal.indexBytesPerKey))"])
     }
+    return opens
+  }
 
+  /// The compaction table, and a line for each size whose compaction was skipped.
+  static func compactionTable(_ report: Report) -> (Table, [String]) {
+    func megabytes(_ value: Double) -> String { Number.fixed(value, value < 10 ? 2 : 0) }
+    let usec = Number.microseconds
     var compaction = Table([
       ("keys", .right), ("runs", .right), ("MB in", .right), ("MB out", .right), ("MB/s alone", .right),
       ("MB/s beside puts", .right), ("put p50/p99 µs, idle", .right), ("put p50/p99 µs, compacting", .right),
@@ -264,49 +317,16 @@ extension EngineCommand {
         "\(usec(figure.putsDuring.p50)) / \(usec(figure.putsDuring.p99))",
       ])
     }
+    return (compaction, skipped)
+  }
 
+  static func targetsTable(_ report: Report) -> Table {
     var targets = Table([("target", .left), ("measured", .right), ("met", .left)])
     for target in report.targets {
       let measured = target.measured.map { $0 < 10 ? Number.fixed($0, 2) : Number.grouped($0) }
       targets.append([target.target, measured ?? "n/a", verdict(target.met)])
     }
-
-    let settings = report.settings
-    let probe = report.syncProbe
-    return """
-      \(report.command): \(report.machine.summary)
-      Load average (1, 5, 15 min) at the start: \(report.loadAverage.first ?? "n/a"); at the end: \
-      \(report.loadAverage.last ?? "n/a").
-      Stores in \(settings.directory) (\(settings.fileSystem)); \(settings.keyBytes)-byte random keys, \
-      \(settings.valueBytes)-byte random values, durability .never, auto-compaction off. ops/s and latencies are \
-      medians of the runs (\(settings.runs) up to \(Number.grouped(Double(settings.largeSize))) keys, \
-      \(settings.largeRuns) above); p50/p99 are single operations timed one by one, max the slowest of a run \
-      (median over the runs). put, overwrite and delete: a fresh store per run, each phase stopped after \
-      \(Number.fixed(settings.phaseBudget, 0)) s ("time up"); get: every key of a full store (built in batches of \(batchSize)) in random order.
-
-      \(operations.render())
-
-      Durable puts (.always) into an empty store; \(Number.grouped(Double(probe.operations))) single-record appends \
-      with fdatasync took p50 \(usec(probe.p50)) µs, p99 \(usec(probe.p99)) µs: a writer waits for a sync per \
-      put, so one writer does about \(ops(1 / max(probe.p50, 1e-9))) durable puts a second and n writers, sharing \
-      each sync, at most n times that.
-
-      \(durable.render())
-
-      Open (password: two PBKDF2 runs included) with warm page cache; memory is the growth across open per key: \
-      resident set (/proc/self/statm; freed memory returned with malloc_trim before open), the same after \
-      returning what open freed ("trimmed"), heap in use (mallinfo2), and the layout's figure (the index \
-      table's 32-byte slots, plus the key's own allocation over 16 bytes). The target is judged on the untrimmed RSS.
-
-      \(opens.render())
-
-      Compaction after overwriting half the keys; MB = 10^6 bytes of segments compacted; put latencies are \
-      \(Number.grouped(Double(settings.compactionPuts))) single puts (at most) per run into a fresh segment.
-
-      \(compaction.render())
-      \(skipped.map { "\n" + $0 + "\n" }.joined())
-      \(targets.render())
-      """
+    return targets
   }
 
   static func openRow(_ keys: Int, open: OpenFigure, without: OpenFigure?, memory: MemoryFigure) -> [String] {

@@ -177,19 +177,15 @@ enum EngineCommand: BenchCommand {
     /// Whether `measured` must be at most (rather than at least) `required`.
     let atMost: Bool
     let measured: Double?
-    var met: Bool? { measured.map { atMost ? $0 <= required : $0 >= required } }
+    /// Stored, so that the results file says it.
+    let met: Bool?
 
-    func encode(to encoder: any Encoder) throws {
-      var container = encoder.container(keyedBy: CodingKeys.self)
-      try container.encode(target, forKey: .target)
-      try container.encode(required, forKey: .required)
-      try container.encode(atMost, forKey: .atMost)
-      try container.encode(measured, forKey: .measured)
-      try container.encode(met, forKey: .met)
-    }
-
-    private enum CodingKeys: String, CodingKey {
-      case target, required, atMost, measured, met
+    init(target: String, required: Double, atMost: Bool, measured: Double?) {
+      self.target = target
+      self.required = required
+      self.atMost = atMost
+      self.measured = measured
+      met = measured.map { atMost ? $0 <= required : $0 >= required }
     }
   }
 

@@ -22,15 +22,11 @@ extension ObjectsCommand {
     /// Seconds to fill the crowded store (batches of 1,000 objects, durability never).
     let fillSeconds: Double
 
-    var aloneMedian: Double { Statistics.median(aloneSeconds) }
-    var crowdedMedian: Double { Statistics.median(crowdedSeconds) }
-    /// Crowded ÷ alone: the rule asks for at most 2.
-    var ratio: Double { crowdedMedian / Swift.max(aloneMedian, 1e-9) }
-
-    enum CodingKeys: String, CodingKey {
-      case objects, storeKeys, runs, aloneSeconds, crowdedSeconds, fillSeconds
-      case aloneMedian, crowdedMedian, ratio
-    }
+    /// The medians and their ratio, crowded ÷ alone (the rule asks for at most 2), stored so
+    /// that the JSON report reads on its own.
+    let aloneMedian: Double
+    let crowdedMedian: Double
+    let ratio: Double
 
     init(
       objects: Int, storeKeys: Int, runs: Int, aloneSeconds: [Double], crowdedSeconds: [Double], fillSeconds: Double
@@ -41,30 +37,9 @@ extension ObjectsCommand {
       self.aloneSeconds = aloneSeconds
       self.crowdedSeconds = crowdedSeconds
       self.fillSeconds = fillSeconds
-    }
-
-    init(from decoder: any Decoder) throws {
-      let container = try decoder.container(keyedBy: CodingKeys.self)
-      objects = try container.decode(Int.self, forKey: .objects)
-      storeKeys = try container.decode(Int.self, forKey: .storeKeys)
-      runs = try container.decode(Int.self, forKey: .runs)
-      aloneSeconds = try container.decode([Double].self, forKey: .aloneSeconds)
-      crowdedSeconds = try container.decode([Double].self, forKey: .crowdedSeconds)
-      fillSeconds = try container.decode(Double.self, forKey: .fillSeconds)
-    }
-
-    /// Writes the medians and the ratio too, so that the JSON report reads on its own.
-    func encode(to encoder: any Encoder) throws {
-      var container = encoder.container(keyedBy: CodingKeys.self)
-      try container.encode(objects, forKey: .objects)
-      try container.encode(storeKeys, forKey: .storeKeys)
-      try container.encode(runs, forKey: .runs)
-      try container.encode(aloneSeconds, forKey: .aloneSeconds)
-      try container.encode(crowdedSeconds, forKey: .crowdedSeconds)
-      try container.encode(fillSeconds, forKey: .fillSeconds)
-      try container.encode(aloneMedian, forKey: .aloneMedian)
-      try container.encode(crowdedMedian, forKey: .crowdedMedian)
-      try container.encode(ratio, forKey: .ratio)
+      aloneMedian = Statistics.median(aloneSeconds)
+      crowdedMedian = Statistics.median(crowdedSeconds)
+      ratio = crowdedMedian / Swift.max(aloneMedian, 1e-9)
     }
   }
 
@@ -147,33 +122,5 @@ extension ObjectsCommand {
     return PeerTarget(
       "all() crowded ÷ alone", at: "\(objects) objects in a \(keys)-key store",
       required: 2, atMost: true, measured: isolation.ratio)
-  }
-
-  static func renderIsolation(_ isolation: Isolation) -> [String] {
-    var out: [String] = []
-    out.append("")
-    out.append(
-      "### all() of \(Number.grouped(Double(isolation.objects))) objects: alone, and among"
-        + " \(Number.grouped(Double(isolation.storeKeys - isolation.objects))) others")
-    out.append("")
-    var table = Table([
-      ("store", .left), ("keys", .right), ("median ms", .right), ("min ms", .right), ("max ms", .right),
-      ("÷ alone", .right),
-    ])
-    for (name, keys, seconds) in [
-      ("alone", isolation.objects, isolation.aloneSeconds), ("crowded", isolation.storeKeys, isolation.crowdedSeconds),
-    ] {
-      table.append([
-        name, Number.grouped(Double(keys)), Number.fixed(Statistics.median(seconds) * 1e3, 1),
-        Number.fixed((seconds.min() ?? 0) * 1e3, 1), Number.fixed((seconds.max() ?? 0) * 1e3, 1),
-        Number.fixed(Statistics.median(seconds) / Swift.max(isolation.aloneMedian, 1e-9), 2) + "×",
-      ])
-    }
-    out.append(table.render())
-    out.append("")
-    out.append(
-      "Runs: \(isolation.runs); the crowded store took \(Number.fixed(isolation.fillSeconds, 1)) s to fill"
-        + " (batches of 1,000, durability never).")
-    return out
   }
 }

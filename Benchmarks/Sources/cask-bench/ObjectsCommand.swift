@@ -35,15 +35,15 @@ enum ObjectsCommand: BenchCommand {
     ("-h, --help", "Show help information."),
   ]
 
-  static let cipherCask = PeersCommand.Engine(name: "ciphercask", executable: "peer-cask")
+  static let cipherCask = PeerEngine.cipherCask
   static let engines = [
     cipherCask,
-    PeersCommand.Engine(name: "ciphercask+json", executable: "peer-cask"),
-    PeersCommand.Engine(name: "ciphercask+plist", executable: "peer-cask"),
-    PeersCommand.Engine(name: "sqlite+rncryptor", executable: "peer-sqlite"),
-    PeersCommand.Engine(name: "sqlcipher", executable: "peer-sqlcipher"),
+    PeerEngine(name: "ciphercask+json", executable: "peer-cask"),
+    PeerEngine(name: "ciphercask+plist", executable: "peer-cask"),
+    PeerEngine(name: "sqlite+rncryptor", executable: "peer-sqlite"),
+    PeerEngine(name: "sqlcipher", executable: "peer-sqlcipher"),
   ]
-  static let seedDesign = PeersCommand.Engine(name: "sqlite+pbkdf2", executable: "peer-sqlite")
+  static let seedDesign = PeerEngine(name: "sqlite+pbkdf2", executable: "peer-sqlite")
   static let workloads = ["save", "save-batch", "get", "all", "filter"]
 
   struct Settings: Codable {
@@ -68,11 +68,11 @@ enum ObjectsCommand: BenchCommand {
   static func run(arguments: [String]) throws {
     var options = Options(arguments)
     let quick = options.flag("--quick")
-    let objects = try PeersCommand.positive(try options.value("--objects"), "--objects") ?? (quick ? 2_000 : 10_000)
-    let runs = try PeersCommand.positive(try options.value("--runs"), "--runs") ?? (quick ? 1 : 5)
-    let sample = try PeersCommand.positive(try options.value("--sample"), "--sample") ?? (quick ? 20 : 100)
+    let objects = try options.positive("--objects") ?? (quick ? 2_000 : 10_000)
+    let runs = try options.positive("--runs") ?? (quick ? 1 : 5)
+    let sample = try options.positive("--sample") ?? (quick ? 20 : 100)
     let storeKeys =
-      try PeersCommand.positive(try options.value("--store-keys"), "--store-keys") ?? (quick ? 100_000 : 1_000_000)
+      try options.positive("--store-keys") ?? (quick ? 100_000 : 1_000_000)
     let base = try options.value("--dir") ?? "/tmp"
     let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
     try options.finish()
@@ -83,25 +83,20 @@ enum ObjectsCommand: BenchCommand {
     let settings = Settings(objects: objects, runs: runs, sample: sample, durability: "never", seed: system.next() >> 1)
     var report = Report(
       machine: Machine.current(), date: ISO8601DateFormatter().string(from: Date()), settings: settings)
-    let common = ["--runs", "1", "--durability", "never", "--dir", scratch.path, "--seed", String(settings.seed)]
-
-    var gathered: [String: GatheredEngine] = [:]
-    for round in 1...runs {
-      for engine in engines {
-        printToStandardError("objects: round \(round) of \(runs), \(engine.name)")
-        let peer = try PeerProcess.run(
-          engine.executable, ["objects", "--engine", engine.name, "--objects", String(objects)] + common)
-        gathered[engine.name, default: GatheredEngine(engine: peer.engine, setup: peer.setup, keys: objects)].add(peer)
-      }
+    func request(_ engine: PeerEngine, size: Int) -> PeerRequest {
+      PeerRequest(.objects, engine: engine.name, size: size, directory: scratch.path, seed: settings.seed)
     }
-    report.engines = engines.compactMap { gathered[$0.name] }
-    printToStandardError("objects: the per-object PBKDF2 design on \(sample) objects")
-    let seedPeer = try PeerProcess.run(
-      seedDesign.executable,
-      ["objects", "--engine", seedDesign.name, "--objects", String(sample), "--save-get-only"] + common)
-    var seed = GatheredEngine(engine: seedPeer.engine, setup: seedPeer.setup, keys: sample)
-    seed.add(seedPeer)
-    report.seedSample = seed
+
+    report.engines = try PeerProcess.rounds(engines, rounds: runs, label: "objects") {
+      request($0, size: objects)
+    }
+    report.seedSample = try PeerProcess.rounds(
+      [seedDesign], rounds: 1, label: "objects: the per-object PBKDF2 design on \(sample) objects"
+    ) {
+      var saveAndGet = request($0, size: sample)
+      saveAndGet.saveAndGetOnly = true
+      return saveAndGet
+    }.first
     let isolation = try measureIsolation(
       storeKeys: storeKeys, runs: Swift.max(runs, 3), seed: settings.seed, directory: scratch.path)
     report.isolation = isolation
@@ -111,17 +106,13 @@ enum ObjectsCommand: BenchCommand {
     try results.write(report, subcommand: name, size: objects)
   }
 
-  static func ratio(_ report: Report, _ workload: String, _ peer: GatheredEngine?) -> Double? {
-    guard let ours = report.engines.first(where: { $0.engine == cipherCask.name })?.workload(workload),
-      let theirs = peer?.workload(workload), theirs.opsPerSecond > 0
-    else { return nil }
-    return ours.opsPerSecond / theirs.opsPerSecond
+  /// The engines CipherCask is set beside: the other coders, the SQL peers, the PBKDF2 sample.
+  static func peers(_ report: Report) -> [GatheredEngine] {
+    report.engines.filter { $0.engine != cipherCask.name } + (report.seedSample.map { [$0] } ?? [])
   }
 
-  static func ratio(of engine: GatheredEngine?, to other: GatheredEngine?, _ workload: String) -> Double? {
-    guard let ours = engine?.workload(workload), let theirs = other?.workload(workload), theirs.opsPerSecond > 0
-    else { return nil }
-    return ours.opsPerSecond / theirs.opsPerSecond
+  static func ratio(_ report: Report, _ workload: String, _ peer: GatheredEngine?) -> Double? {
+    report.engines.named(cipherCask.name)?.speedup(workload, over: peer)
   }
 
   static func targets(_ report: Report) -> [PeerTarget] {
@@ -141,7 +132,7 @@ enum ObjectsCommand: BenchCommand {
     let coderTargets = [("all", 3.0), ("get", 2.0), ("save-batch", 2.0)].map { workload, required in
       PeerTarget(
         "\(workload == "save-batch" ? "save(contentsOf:)" : workload): BinaryCaskCoder ÷ JSONCaskCoder", at: objects,
-        required: required, measured: ratio(of: ours, to: json, workload))
+        required: required, measured: ours?.speedup(workload, over: json))
     }
     let rateTargets = ["save", "get"].map { workload in
       PeerTarget(
@@ -160,66 +151,24 @@ enum ObjectsCommand: BenchCommand {
   }
 
   static func panel(_ report: Report) -> RatioChart.Panel {
-    let peers = report.engines.filter { $0.engine != cipherCask.name } + (report.seedSample.map { [$0] } ?? [])
+    let peers = peers(report)
     return RatioChart.Panel(
       title: "\(Number.grouped(Double(report.settings.objects))) objects", groups: workloads,
       series: peers.map(\.engine),
       values: workloads.map { workload in peers.map { ratio(report, workload, $0) } })
   }
 
+  /// What the run prints: how it ran, the table Docs/BENCHMARKS.md shows, and the targets.
   static func render(_ report: Report) -> String {
-    var out: [String] = []
-    out.append("Machine: \(report.machine.summary); \(report.date)")
-    out.append(
+    let header = [
+      "Machine: \(report.machine.summary); \(report.date)",
       "Objects: \(Number.grouped(Double(report.settings.objects))) BenchObject (10 fields, JSON about 300 bytes);"
-        + " durability never; runs per median: \(report.settings.runs); seed \(report.settings.seed)")
-    out.append("")
-    out.append("Engines:")
-    for engine in report.engines + (report.seedSample.map { [$0] } ?? []) {
-      out.append("- \(engine.engine): \(engine.setup)")
-    }
-    let titles = [
-      "save": "save: one object per transaction",
-      "save-batch": "save-batch: save(contentsOf:), 1,000 objects a transaction (an operation is one object)",
-      "get": "get: every object once, random order",
-      "all": "all: the whole collection decoded (an operation is one object)",
-      "filter": "filter: isActive && age >= 50 over the whole collection (an operation is one object)",
+        + " durability never; runs per median: \(report.settings.runs); seed \(report.settings.seed)",
+      "", "Engines:",
     ]
-    for workload in workloads {
-      out.append("")
-      out.append("### \(titles[workload] ?? workload)")
-      out.append("")
-      var table = Table([
-        ("engine", .left), ("objects", .right), ("ops/s", .right), ("p50 µs", .right), ("p99 µs", .right),
-        ("CipherCask ÷ engine", .right),
-      ])
-      for engine in report.engines + (report.seedSample.map { [$0] } ?? []) {
-        guard let figures = engine.workload(workload) else { continue }
-        table.append([
-          engine.engine, Number.grouped(Double(engine.keys)), Number.grouped(figures.opsPerSecond),
-          Number.microseconds(figures.p50), Number.microseconds(figures.p99),
-          PeersCommand.ratioText(ratio(report, workload, engine)),
-        ])
-      }
-      out.append(table.render())
-    }
-    if let isolation = report.isolation { out.append(contentsOf: renderIsolation(isolation)) }
-    out.append("")
-    out.append("### peak RSS")
-    out.append("")
-    var memory = Table([("engine", .left), ("peak RSS MiB", .right), ("harness MiB", .right)])
-    for engine in report.engines {
-      memory.append([
-        engine.engine, Number.fixed(Double(engine.peakRSSBytes) / 1_048_576, 1),
-        Number.fixed(Double(engine.harnessRSSBytes) / 1_048_576, 1),
-      ])
-    }
-    out.append(memory.render())
-    out.append("")
-    out.append("### targets")
-    out.append("")
-    out.append(
-      PeerTarget.table(report.targets, format: { ($0 < 10 ? Number.fixed($0, 2) : Number.grouped($0)) + "×" }))
-    return out.joined(separator: "\n")
+    let engines = (report.engines + (report.seedSample.map { [$0] } ?? [])).map { "- \($0.engine): \($0.setup)" }
+    let targets = PeerTarget.table(report.targets) { Ratio.text($0) }
+    return (header + engines + ["", ReportCommand.objectsTable(report), "", "### targets", "", targets])
+      .joined(separator: "\n")
   }
 }

@@ -1,8 +1,47 @@
 import Foundation
 import PeerKit
 
+/// An engine of a comparison and the `peer-*` executable that runs it.
+struct PeerEngine {
+  let name: String
+  let executable: String
+
+  static let cipherCask = PeerEngine(name: "ciphercask", executable: "peer-cask")
+}
+
 /// Runs the `peer-*` executables built beside `cask-bench` and decodes the report each prints.
 enum PeerProcess {
+  /// `items` starting at the `round`th (from 1), so that no engine always runs first in its
+  /// round (right after the previous round's last engine, and its disk writes).
+  static func rotated<Item>(_ items: [Item], round: Int) -> [Item] {
+    let start = (round - 1) % Swift.max(items.count, 1)
+    return Array(items[start...] + items[..<start])
+  }
+
+  /// Runs every engine once per round, one process a run, round after round, each round
+  /// starting with the next engine, so that each engine's runs are spread over the whole
+  /// measurement and a burst of noise lands on all of them.
+  ///
+  /// - Parameters:
+  ///   - label: what the progress line says the rounds are for (`peers: 10000 keys`).
+  ///   - request: what the peer is asked for one run of `engine`.
+  /// - Returns: each engine's runs gathered, in the order of `engines`.
+  /// - Throws: `BenchError` when a peer fails.
+  static func rounds(
+    _ engines: [PeerEngine], rounds: Int, label: String, request: (PeerEngine) -> PeerRequest
+  ) throws -> [GatheredEngine] {
+    var gathered: [String: GatheredEngine] = [:]
+    for round in 1...Swift.max(rounds, 1) {
+      for engine in rotated(engines, round: round) {
+        printToStandardError("\(label), round \(round) of \(rounds), \(engine.name)")
+        let peer = try run(engine.executable, request(engine))
+        gathered[engine.name, default: GatheredEngine(engine: peer.engine, setup: peer.setup, keys: peer.keys)].add(
+          peer)
+      }
+    }
+    return engines.compactMap { gathered[$0.name] }
+  }
+
   /// The folder of the running executable, where SwiftPM puts every product of the package.
   static var binaryFolder: URL {
     URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
@@ -21,11 +60,14 @@ enum PeerProcess {
     }
   }
 
-  /// Runs `executable arguments...`; its progress lines pass through to standard error.
+  /// Runs `executable` with `request`; its progress lines pass through to standard error.
   ///
   /// - Returns: the report it printed.
   /// - Throws: `BenchError` when it fails or prints something that is not a report.
-  static func run(_ executable: String, _ arguments: [String]) throws -> PeerReport {
+  static func run(_ executable: String, _ request: PeerRequest) throws -> PeerReport {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    let arguments = [String(decoding: try encoder.encode(request), as: UTF8.self)]
     let process = Process()
     process.executableURL = binaryFolder.appendingPathComponent(executable)
     process.arguments = arguments

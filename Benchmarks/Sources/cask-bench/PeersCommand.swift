@@ -24,7 +24,7 @@ enum PeersCommand: BenchCommand {
     (
       "--rww-rate N",
       "readwhilewriting's writer makes N puts a second, the same load for every engine (default "
-        + "\(KVSettings.defaultReadWhileWritingRate); 0: as fast as each engine can).",
+        + "\(KVWorkload.defaultReadWhileWritingRate); 0: as fast as each engine can).",
     ),
     (
       "--workloads LIST",
@@ -36,24 +36,18 @@ enum PeersCommand: BenchCommand {
     ("-h, --help", "Show help information."),
   ]
 
-  /// An engine of the comparison and the executable that runs it.
-  struct Engine {
-    let name: String
-    let executable: String
-  }
-
-  static let cipherCask = Engine(name: "ciphercask", executable: "peer-cask")
+  static let cipherCask = PeerEngine.cipherCask
   static let peers = [
-    Engine(name: "sqlite+rncryptor", executable: "peer-sqlite"),
-    Engine(name: "sqlcipher", executable: "peer-sqlcipher"),
-    Engine(name: "lmdb", executable: "peer-lmdb"),
-    Engine(name: "lmdb+rncryptor", executable: "peer-lmdb"),
-    Engine(name: "leveldb", executable: "peer-leveldb"),
-    Engine(name: "leveldb+rncryptor", executable: "peer-leveldb"),
+    PeerEngine(name: "sqlite+rncryptor", executable: "peer-sqlite"),
+    PeerEngine(name: "sqlcipher", executable: "peer-sqlcipher"),
+    PeerEngine(name: "lmdb", executable: "peer-lmdb"),
+    PeerEngine(name: "lmdb+rncryptor", executable: "peer-lmdb"),
+    PeerEngine(name: "leveldb", executable: "peer-leveldb"),
+    PeerEngine(name: "leveldb+rncryptor", executable: "peer-leveldb"),
   ]
   static var peerNames: [String] { peers.map(\.name) }
   /// The per-value PBKDF2 design, measured on `Settings.seedSample` keys only.
-  static let seedDesign = Engine(name: "sqlite+pbkdf2", executable: "peer-sqlite")
+  static let seedDesign = PeerEngine(name: "sqlite+pbkdf2", executable: "peer-sqlite")
 
   struct Settings: Codable {
     let quick: Bool
@@ -109,9 +103,9 @@ enum PeersCommand: BenchCommand {
     var options = Options(arguments)
     let quick = options.flag("--quick")
     let keysArgument = try options.value("--keys")
-    let runsArgument = try options.value("--runs")
-    let largeRunsArgument = try options.value("--large-runs")
-    let writeOpsArgument = try options.value("--write-ops")
+    let runs = try options.positive("--runs") ?? (quick ? 1 : 5)
+    let largeRuns = try options.positive("--large-runs") ?? 3
+    let writeOperations = try options.positive("--write-ops")
     let rateArgument = try options.value("--rww-rate")
     let workloadsArgument = try options.value("--workloads")
     let peersArgument = try options.value("--peers")
@@ -128,10 +122,7 @@ enum PeersCommand: BenchCommand {
         return keys
       }
     }
-    let runs = try positive(runsArgument, "--runs") ?? (quick ? 1 : 5)
-    let largeRuns = try positive(largeRunsArgument, "--large-runs") ?? 3
-    let writeOperations = try positive(writeOpsArgument, "--write-ops")
-    var readWhileWritingRate = KVSettings.defaultReadWhileWritingRate
+    var readWhileWritingRate = KVWorkload.defaultReadWhileWritingRate
     if let rateArgument {
       guard let rate = Int(rateArgument), rate >= 0 else {
         throw UsageError("'--rww-rate' needs a whole number of puts a second (0: unpaced)")
@@ -191,78 +182,45 @@ enum PeersCommand: BenchCommand {
     }
   }
 
-  static func positive(_ text: String?, _ name: String) throws -> Int? {
-    guard let text else { return nil }
-    guard let value = Int(text), value > 0 else { throw UsageError("'\(name)' needs a positive whole number") }
-    return value
-  }
-
   // MARK: Measuring
 
-  static func common(_ settings: Settings, directory: String) -> [String] {
-    ["--dir", directory, "--seed", String(settings.seed)]
-  }
-
-  /// `engines` starting at the `round`th (from 1), so that no engine always runs first in its
-  /// round (right after the previous round's last engine, and its disk writes).
-  static func rotated(_ engines: [Engine], round: Int) -> [Engine] {
-    let start = (round - 1) % Swift.max(engines.count, 1)
-    return Array(engines[start...] + engines[..<start])
-  }
-
-  /// Runs every engine once per round, round after round, so that each engine's runs are spread
-  /// over the whole measurement; each round starts with the next engine.
-  static func measure(_ settings: Settings, engines: [Engine], scratch: String) throws -> Report {
+  /// Runs every engine once per round (`PeerProcess.rounds`): each size's workloads, the
+  /// durable puts, then the per-value PBKDF2 design on its small sample.
+  static func measure(_ settings: Settings, engines: [PeerEngine], scratch: String) throws -> Report {
     var report = Report(
       machine: Machine.current(), date: ISO8601DateFormatter().string(from: Date()), settings: settings)
+    func request(_ mode: PeerRequest.Mode, _ engine: PeerEngine, size: Int) -> PeerRequest {
+      PeerRequest(mode, engine: engine.name, size: size, directory: scratch, seed: settings.seed)
+    }
     for keys in settings.sizes where !settings.workloads.isEmpty {
       let runs = settings.runs(for: keys)
-      var gathered: [String: GatheredEngine] = [:]
-      for round in 1...runs {
-        for engine in rotated(engines, round: round) {
-          printToStandardError("peers: \(keys) keys, round \(round) of \(runs), \(engine.name)")
-          let peer = try PeerProcess.run(
-            engine.executable,
-            ["kv", "--engine", engine.name, "--keys", String(keys), "--runs", "1", "--durability", "never"]
-              + (settings.writeOperations.map { ["--write-ops", String($0)] } ?? [])
-              + ["--rww-rate", String(settings.readWhileWritingRate)]
-              + ["--workloads", settings.workloads.joined(separator: ",")]
-              + common(settings, directory: scratch))
-          gathered[engine.name, default: GatheredEngine(engine: peer.engine, setup: peer.setup, keys: keys)].add(peer)
-        }
+      let gathered = try PeerProcess.rounds(engines, rounds: runs, label: "peers: \(keys) keys") { engine in
+        var kv = request(.kv, engine, size: keys)
+        kv.workloads = settings.workloads
+        kv.writeOperations = settings.writeOperations
+        kv.readWhileWritingRate = settings.readWhileWritingRate
+        return kv
       }
-      report.sizes.append(SizeResult(keys: keys, runs: runs, engines: engines.compactMap { gathered[$0.name] }))
+      report.sizes.append(SizeResult(keys: keys, runs: runs, engines: gathered))
     }
-
-    var durable: [String: GatheredEngine] = [:]
-    for round in 1...settings.durableRuns where settings.durablePuts {
-      for engine in rotated(engines, round: round) {
-        printToStandardError("peers: durable puts, round \(round) of \(settings.durableRuns), \(engine.name)")
-        let peer = try PeerProcess.run(
-          engine.executable,
-          [
-            "durable", "--engine", engine.name, "--puts1", String(settings.durablePuts1), "--puts8",
-            String(settings.durablePuts8), "--runs", "1",
-          ] + common(settings, directory: scratch))
-        durable[engine.name, default: GatheredEngine(engine: peer.engine, setup: peer.setup, keys: peer.keys)].add(peer)
+    if settings.durablePuts {
+      report.durable = try PeerProcess.rounds(engines, rounds: settings.durableRuns, label: "peers: durable puts") {
+        var durable = request(.durable, $0, size: max(settings.durablePuts1, settings.durablePuts8))
+        durable.durablePuts1 = settings.durablePuts1
+        durable.durablePuts8 = settings.durablePuts8
+        return durable
       }
     }
-    report.durable = engines.compactMap { durable[$0.name] }
-
-    guard settings.seedDesign else { return report }
-    printToStandardError("peers: the per-value PBKDF2 design on \(settings.seedSample) keys")
-    var seed = GatheredEngine(engine: seedDesign.name, setup: "", keys: settings.seedSample)
-    for _ in 1...settings.seedRuns {
-      let peer = try PeerProcess.run(
-        seedDesign.executable,
-        [
-          "kv", "--engine", seedDesign.name, "--keys", String(settings.seedSample), "--runs", "1",
-          "--workloads", "fillrandom,readrandom", "--durability", "never",
-        ] + common(settings, directory: scratch))
-      if seed.setup.isEmpty { seed = GatheredEngine(engine: peer.engine, setup: peer.setup, keys: peer.keys) }
-      seed.add(peer)
+    if settings.seedDesign {
+      report.seedSample = try PeerProcess.rounds(
+        [seedDesign], rounds: settings.seedRuns,
+        label: "peers: the per-value PBKDF2 design on \(settings.seedSample) keys"
+      ) {
+        var kv = request(.kv, $0, size: settings.seedSample)
+        kv.workloads = [KVWorkload.fillrandom, KVWorkload.readrandom]
+        return kv
+      }
     }
-    report.seedSample = [seed]
     return report
   }
 }

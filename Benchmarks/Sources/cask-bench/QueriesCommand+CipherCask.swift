@@ -3,9 +3,9 @@ import Foundation
 import PeerKit
 
 /// CipherCask's side of `cask-bench queries`: one store of events with the same indexes as the
-/// SQL peer's (city, date, each attendee, a unique title), queried through `CaskQuery` and,
-/// for the same answers, through the closure scan (`fetch(where:sortedBy:limit:offset:)`,
-/// `filter`), in this process.
+/// SQL peer's (city, date, each attendee, a unique title), asked through `CaskEventStore`
+/// (`CaskQuery`) and, for the same answers, `CaskScanStore` (the closure scan), in this
+/// process; and what building and opening the store cost.
 final class CaskQuerySide {
   typealias Event = BenchEvent
 
@@ -54,13 +54,7 @@ final class CaskQuerySide {
         indexed
         ? store.collection(Event.self, named: "events", indexes: indexes)
         : store.collection(Event.self, named: "events")
-      let seconds = try Stopwatch.seconds {
-        var start = 0
-        while start < count {
-          try collection.save(contentsOf: objects[start..<min(count, start + 2_000)])
-          start += 2_000
-        }
-      }
+      let seconds = try Stopwatch.seconds { try CaskEventStore(collection).fill(objects) }
       if indexed { fillSeconds = seconds }
       try store.close()
     }
@@ -93,103 +87,29 @@ final class CaskQuerySide {
     try? store.close()
   }
 
-  /// One indexed query and the closure scan that answers the same, each returning the answer
-  /// as the peers report it.
-  struct Query {
-    let name: String
-    let plan: CaskQuery<Event>?
-    let indexed: () throws -> String
-    let scan: (() throws -> String)?
-  }
-
-  var catalogue: [Query] {
-    let events = events
-    let queries = queries
-    let city = queries.city
-    func checkedCount(_ found: [Event]) -> String {
-      found.allSatisfy { $0.city == city } ? String(found.count) : "wrong city"
-    }
-    let equality = events.query().where(\.city, equals: city).limit(queries.pageSize)
-    let range = events.query().where(\.date, in: queries.dateRange)
-    let contains = events.query().where(\.attendees, contains: queries.person)
-    func page(_ offset: Int) -> CaskQuery<Event> {
-      events.query().where(\.city, equals: city).sorted(by: \.date, ascending: false).offset(offset)
-        .limit(queries.pageSize)
-    }
-    let counting = events.query().where(\.city, equals: city)
-    func taken(_ title: String) -> CaskQuery<Event> { events.query().where(\.title, equals: title) }
-    var list: [Query] = [
-      Query(
-        name: "equality", plan: equality, indexed: { checkedCount(try equality.fetch()) },
-        scan: { checkedCount(try events.fetch(where: { $0.city == city }, limit: queries.pageSize)) }),
-      Query(
-        name: "range", plan: range, indexed: { EventQueryRunner.idSet(try range.fetch()) },
-        scan: { EventQueryRunner.idSet(try events.filter { queries.dateRange.contains($0.date) }) }),
-      Query(
-        name: "contains", plan: contains, indexed: { EventQueryRunner.idSet(try contains.fetch()) },
-        scan: { EventQueryRunner.idSet(try events.filter { $0.attendees.contains(queries.person) }) }),
-    ]
-    for (name, offset) in [("page0", 0), ("page1000", queries.deepOffset)] {
-      let query = page(offset)
-      list.append(
-        Query(
-          name: name, plan: query, indexed: { try query.fetch().map(\.id).joined(separator: ",") },
-          scan: {
-            try events.fetch(
-              where: { $0.city == city }, sortedBy: { ($0.date, $0.id) > ($1.date, $1.id) }, limit: queries.pageSize,
-              offset: offset
-            ).map(\.id).joined(separator: ",")
-          }))
-    }
-    list.append(
-      Query(
-        name: "count", plan: counting, indexed: { String(try counting.count()) },
-        scan: { String(try events.filter { $0.city == city }.count) }))
-    let takenQuery = taken(queries.takenTitle)
-    let freeQuery = taken(queries.freeTitle)
-    list.append(
-      Query(
-        name: "unique", plan: takenQuery, indexed: { "\(try takenQuery.count() > 0),\(try freeQuery.count() > 0)" },
-        scan: {
-          let taken = try events.fetch(where: { $0.title == queries.takenTitle }, limit: 1)
-          let free = try events.fetch(where: { $0.title == queries.freeTitle }, limit: 1)
-          return "\(!taken.isEmpty),\(!free.isEmpty)"
-        }))
-    return list
-  }
-
-  /// One round: each indexed query `runs` times and each scan `scanRuns` times (none when 0),
-  /// then the saves. Every answer is checked against the scan's (or, without scans, returned
-  /// for the check against the peers').
+  /// CipherCask's queries, and with `scanRuns` above 0 the closure scan's, each timed as the
+  /// peers time theirs (`EventQueryRunner.queries`).
   ///
-  /// - Returns: per query, the median seconds of one operation, indexed and scanned, and the
-  ///   indexed answer.
-  func round(runs: Int, scanRuns: Int) throws -> [String: (indexed: Double, scan: Double?, answer: String)] {
-    var figures: [String: (indexed: Double, scan: Double?, answer: String)] = [:]
-    for query in catalogue {
-      let answer = try query.indexed()
-      var scanSeconds: Double?
-      if scanRuns > 0, let scan = query.scan {
-        guard try scan() == answer else {
-          throw BenchError("\(query.name): the index's answer differs from the scan's")
-        }
-        scanSeconds = try QueriesCommand.median(scanRuns) { _ = try scan() }
-      }
-      let operations = query.name == "unique" ? 2.0 : 1.0
-      let indexed = try QueriesCommand.median(runs) { _ = try query.indexed() } / operations
-      figures[query.name] = (indexed, scanSeconds.map { $0 / operations }, answer)
+  /// - Returns: a report named `ciphercask`, and one named `scan`.
+  func reports(runs: Int, scanRuns: Int) throws -> [PeerReport] {
+    let indexed = CaskEventStore(events)
+    var stores: [(name: String, store: any EventStore, runs: Int)] = [("ciphercask", indexed, runs)]
+    if scanRuns > 0 { stores.append(("scan", CaskScanStore(indexed), scanRuns)) }
+    return try stores.map { name, store, runs in
+      let measured = try EventQueryRunner.queries(
+        store, events: queries.events, runs: runs, seed: seed, saves: name == "ciphercask")
+      var report = PeerReport(
+        engine: name, setup: "", mode: "queries", keys: queries.events, durability: .never, runs: runs,
+        workloads: measured.figures)
+      report.answers = measured.answers
+      return report
     }
-    let saved = queries.savedEvents(seed: seed)
-    let saveSeconds = try Stopwatch.seconds { for event in saved { try events.save(event) } }
-    for event in saved { _ = try events.delete(id: event.id) }
-    figures["save"] = (saveSeconds / Double(saved.count), nil, "")
-    return figures
   }
 
   func explain(_ name: String) -> String {
-    guard let query = catalogue.first(where: { $0.name == name }), let plan = query.plan else {
+    guard let query = CaskEventStore(events).query(name, queries) else {
       return name == "save" ? "\(indexes.count) indexes kept in the save's commit" : ""
     }
-    return (try? plan.explain()) ?? "?"
+    return (try? query.explain()) ?? "?"
   }
 }

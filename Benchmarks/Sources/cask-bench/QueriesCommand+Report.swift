@@ -2,57 +2,15 @@ import Foundation
 import PeerKit
 
 extension QueriesCommand {
-  /// `median (min–max)` of per-round ratios `numerator[i] / denominator[i]`, or `—`.
-  static func ratio(_ numerator: [Double]?, _ denominator: [Double]?) -> String {
-    guard let numerator, let denominator, !numerator.isEmpty, numerator.count == denominator.count else { return "—" }
-    let ratios = zip(numerator, denominator).map { $0 / max($1, 1e-12) }
-    func text(_ value: Double) -> String { value < 10 ? Number.fixed(value, 2) : Number.grouped(value) }
-    let middle = text(Statistics.median(ratios))
-    guard ratios.count > 1, let low = ratios.min(), let high = ratios.max() else { return middle }
-    return "\(middle) (\(text(low))–\(text(high)))"
-  }
-
-  static func microseconds(_ values: [Double]?) -> String {
-    guard let values, !values.isEmpty else { return "—" }
-    return Number.microseconds(Statistics.median(values))
-  }
-
-  static func report(events count: Int, cask: CaskQuerySide, figures: Figures, settings: Settings) -> String {
-    let sqlcipher = figures.peers["sqlcipher"]
-    let sealed = figures.peers["sqlite+rncryptor"]
-    var table = Table([
-      ("query (\(Number.grouped(Double(count))) events)", .left), ("CipherCask µs", .right), ("scan µs", .right),
-      ("SQLCipher µs", .right), ("SQLite+RNC µs", .right), ("scan ÷ CC", .right), ("SQLCipher ÷ CC", .right),
-      ("SQLite+RNC ÷ CC", .right), ("CipherCask's plan", .left),
-    ])
-    for (name, label) in EventQueries.workloads {
-      let ours = figures.cask[name]
-      table.append([
-        label, microseconds(ours), microseconds(figures.scan[name]), microseconds(sqlcipher?[name]),
-        microseconds(sealed?[name]), ratio(figures.scan[name], ours), ratio(sqlcipher?[name], ours),
-        ratio(sealed?[name], ours), cask.explain(name),
-      ])
-    }
-    let fill = [cask.fillSeconds / Double(count)]
-    table.append([
-      "fill, per event (batches of 2,000)", microseconds(fill), "—",
-      microseconds(figures.peerFill["sqlcipher"].map { [$0] }),
-      microseconds(figures.peerFill["sqlite+rncryptor"].map { [$0] }), "—",
-      ratio(figures.peerFill["sqlcipher"].map { [$0] }, fill),
-      ratio(figures.peerFill["sqlite+rncryptor"].map { [$0] }, fill), "\(cask.indexes.count) indexes",
-    ])
-    let setups = figures.peerSetups.sorted { $0.key < $1.key }.map { "- \($0.key): \($0.value)" }
-    return table.render()
-      + "\n\nMedians over \(settings.rounds) rounds of the medians of \(settings.runs) runs (indexed queries, "
-      + "SQLCipher) or \(settings.scanRuns) (scans, SQLite+RNCryptor); ratios: median over rounds (lowest–highest "
-      + "round). ÷ CC: the engine's time over CipherCask's (above 1, CipherCask is faster).\n"
-      + "Open with \(cask.indexes.count) indexes: \(Number.fixed(cask.openSeconds * 1000, 1)) ms (heap "
-      + "\(Number.grouped(cask.heapPerEventAfterOpen)) B per event, keys included); first queries (in-memory "
-      + "entries built from the keys): \(Number.fixed(cask.firstQuerySeconds * 1000, 1)) ms.\n"
-      + "Index entries: \(Number.fixed(cask.entriesPerEvent, 2)) per event (city, date, title, each distinct "
-      + "attendee\(cask.indexes.count > 4 ? ", city and date" : "")); memory \(Number.grouped(cask.heapPerEntry)) B per entry in use; disk "
-      + "\(Number.grouped(cask.diskPerEntry)) B per entry (\(Number.grouped(Double(cask.diskIndexed))) B with "
-      + "the indexes, \(Number.grouped(Double(cask.diskPlain))) B without; before compaction).\n"
+  /// What the run prints for one size: the table Docs/BENCHMARKS.md shows, then what the
+  /// store's open and its index entries cost, and how the peers were set up.
+  static func report(_ results: Results, cask: CaskQuerySide) -> String {
+    let setups = results.peerSetups.sorted { $0.key < $1.key }.map { "- \($0.key): \($0.value)" }
+    return ReportCommand.queriesTable(results) + "\n"
+      + "Open: heap \(Number.grouped(cask.heapPerEventAfterOpen)) B per event, keys included; first queries"
+      + " (in-memory entries built from the keys): \(Number.fixed(cask.firstQuerySeconds * 1000, 1)) ms. Disk:"
+      + " \(Number.grouped(Double(cask.diskIndexed))) B with the indexes, \(Number.grouped(Double(cask.diskPlain)))"
+      + " B without (before compaction).\n"
       + (setups.isEmpty ? "" : "Peers:\n" + setups.joined(separator: "\n") + "\n")
       + "Load average \(EngineCommand.loadAverage())."
   }

@@ -14,9 +14,10 @@ enum QueriesCommand: BenchCommand {
   static let name = "queries"
   static let abstract = "Indexed queries beside the closure scan, SQLCipher's SQL indexes and SQLite+RNCryptor rows."
   static let usage =
-    "cask-bench queries [--events N[,N...]] [--runs N] [--scan-runs N] [--rounds N] [--peers LIST] [--dir DIR] [--composite]"
+    "cask-bench queries [--quick] [--events N[,N...]] [--runs N] [--scan-runs N] [--rounds N] [--peers LIST] [--dir DIR] [--composite]"
     + " [--results DIR]"
   static let options: [(flag: String, help: String)] = [
+    ("--quick", "2,000 events, 5 runs, 2 rounds: every engine and check, for CI; the figures are noisy."),
     ("--events N[,N...]", "Collection sizes (default 100000)."),
     ("--runs N", "Runs of each indexed query per round, CipherCask and SQLCipher (default 50)."),
     (
@@ -32,40 +33,40 @@ enum QueriesCommand: BenchCommand {
     ("-h, --help", "Show help information."),
   ]
 
-  /// A peer of the comparison and the executable that runs it.
-  struct Peer {
-    let name: String
-    let executable: String
-    /// Whether its queries are scans, run `--scan-runs` times rather than `--runs`.
-    let scans: Bool
-  }
-
+  /// The SQL peers of the comparison.
   static let peers = [
-    Peer(name: "sqlcipher", executable: "peer-sqlcipher", scans: false),
-    Peer(name: "sqlite+rncryptor", executable: "peer-sqlite", scans: true),
+    PeerEngine(name: "sqlcipher", executable: "peer-sqlcipher"),
+    PeerEngine(name: "sqlite+rncryptor", executable: "peer-sqlite"),
   ]
+
+  /// Whether a peer's queries are scans, run `--scan-runs` times rather than `--runs`: the
+  /// sealed rows of SQLite+RNCryptor are read and decrypted whole.
+  static func scans(_ peer: PeerEngine) -> Bool {
+    peer.name == "sqlite+rncryptor"
+  }
 
   struct Settings {
     var runs: Int
     var scanRuns: Int
     var rounds: Int
-    var peers: [Peer]
+    var peers: [PeerEngine]
     var composite = false
     var seed: UInt64 = 42
   }
 
   static func run(arguments: [String]) throws {
     var options = Options(arguments)
-    let sizesText = try options.value("--events") ?? "100000"
-    let runsText = try options.value("--runs") ?? "50"
+    let quick = options.flag("--quick")
+    let sizesText = try options.value("--events") ?? (quick ? "2000" : "100000")
+    let runsText = try options.value("--runs") ?? (quick ? "5" : "50")
     let scanRunsText = try options.value("--scan-runs") ?? "1"
-    let roundsText = try options.value("--rounds") ?? "3"
+    let roundsText = try options.value("--rounds") ?? (quick ? "2" : "3")
     let peersText = try options.value("--peers") ?? peers.map(\.name).joined(separator: ",")
     let base = try options.value("--dir") ?? "/tmp"
     let writesOnly = options.flag("--writes-only")
     let composite = options.flag("--composite")
     let results = try ResultsDestination.parse(
-      &options, subcommand: name, arguments: arguments, quick: writesOnly)
+      &options, subcommand: name, arguments: arguments, quick: quick || writesOnly)
     try options.finish()
     if writesOnly {
       print(try writeCosts(in: base, seed: 42))
@@ -79,12 +80,12 @@ enum QueriesCommand: BenchCommand {
         "--events takes sizes of at least 2000, --runs and --rounds positive numbers, --scan-runs 0 or more")
     }
     let names = peersText == "none" ? [] : peersText.split(separator: ",").map(String.init)
-    var chosen: [Peer] = []
+    var chosen: [PeerEngine] = []
     for name in names {
       guard let peer = peers.first(where: { $0.name == name }) else {
         throw UsageError("--peers takes " + peers.map(\.name).joined(separator: ", ") + " or none")
       }
-      if !peer.scans || scanRuns > 0 { chosen.append(peer) }
+      if !scans(peer) || scanRuns > 0 { chosen.append(peer) }
     }
     try PeerProcess.checkBuilt(chosen.map(\.executable))
     let settings = Settings(runs: runs, scanRuns: scanRuns, rounds: rounds, peers: chosen, composite: composite)
@@ -97,12 +98,6 @@ enum QueriesCommand: BenchCommand {
       try results.write(figures, subcommand: name, size: size, name: composite ? "composite-\(size)" : nil)
     }
     print(try writeCosts(in: base, seed: settings.seed))
-  }
-
-  static func median(_ runs: Int, _ body: () throws -> Void) rethrows -> Double {
-    var samples: [Double] = []
-    for _ in 0..<runs { samples.append(try Stopwatch.seconds(body)) }
-    return Statistics.median(samples)
   }
 
   static func directoryBytes(_ path: String) -> Int {
@@ -120,54 +115,57 @@ enum QueriesCommand: BenchCommand {
     var peers: [String: [String: [Double]]] = [:]
     var peerFill: [String: Double] = [:]
     var peerSetups: [String: String] = [:]
+
+    /// Adds one round of an engine: each workload's median run over its operations.
+    mutating func add(_ report: PeerReport) {
+      for workload in report.workloads {
+        let perOperation = PeerStatistics.median(workload.seconds) / Double(max(workload.operations, 1))
+        switch (report.engine, workload.name) {
+        case (_, "fill"): peerFill[report.engine] = perOperation
+        case ("ciphercask", _): cask[workload.name, default: []].append(perOperation)
+        case ("scan", _): scan[workload.name, default: []].append(perOperation)
+        default: peers[report.engine, default: [:]][workload.name, default: []].append(perOperation)
+        }
+      }
+    }
   }
 
+  /// Every engine once a round, each round starting with the next; CipherCask's queries and the
+  /// scan in this process, each peer in its own. Every answer is checked against CipherCask's.
   static func compare(events count: Int, settings: Settings, in directory: String) throws -> (String, Results) {
     let cask = try CaskQuerySide(events: count, seed: settings.seed, composite: settings.composite, in: directory)
     defer { cask.close() }
     var figures = Figures()
-    var answers: [String: String] = [:]
-    var peerAnswers: [String: [String: String]] = [:]
+    var answers: [String: [String: String]] = [:]
     let turns = ["ciphercask"] + settings.peers.map(\.name)
-    for round in 0..<settings.rounds {
-      for turn in 0..<turns.count {
-        let engine = turns[(round + turn) % turns.count]
-        printToStandardError("queries: round \(round + 1) of \(settings.rounds), \(engine), \(count) events")
+    for round in 1...settings.rounds {
+      for engine in PeerProcess.rotated(turns, round: round) {
+        printToStandardError("queries: round \(round) of \(settings.rounds), \(engine), \(count) events")
+        var reports: [PeerReport] = []
         if engine == "ciphercask" {
-          for (name, result) in try cask.round(runs: settings.runs, scanRuns: settings.scanRuns) {
-            figures.cask[name, default: []].append(result.indexed)
-            if let scan = result.scan { figures.scan[name, default: []].append(scan) }
-            answers[name] = result.answer
-          }
-          continue
+          reports = try cask.reports(runs: settings.runs, scanRuns: settings.scanRuns)
+        } else if let peer = settings.peers.first(where: { $0.name == engine }) {
+          let report = try PeerProcess.run(
+            peer.executable,
+            PeerRequest(
+              .queries, engine: peer.name, size: count, runs: scans(peer) ? settings.scanRuns : settings.runs,
+              directory: directory, seed: settings.seed))
+          figures.peerSetups[peer.name] = report.setup
+          reports = [report]
         }
-        guard let peer = settings.peers.first(where: { $0.name == engine }) else { continue }
-        let report = try PeerProcess.run(
-          peer.executable,
-          [
-            "queries", "--engine", peer.name, "--events", String(count), "--runs",
-            String(peer.scans ? settings.scanRuns : settings.runs), "--dir", directory, "--seed", String(settings.seed),
-          ])
-        figures.peerSetups[peer.name] = report.setup
-        for workload in report.workloads {
-          let perOperation = PeerStatistics.median(workload.seconds) / Double(max(workload.operations, 1))
-          if workload.name == "fill" {
-            figures.peerFill[peer.name] = perOperation
-          } else {
-            figures.peers[peer.name, default: [:]][workload.name, default: []].append(perOperation)
-          }
+        for report in reports {
+          figures.add(report)
+          answers[report.engine] = report.answers ?? [:]
         }
-        peerAnswers[peer.name] = report.answers ?? [:]
       }
     }
-    for (peer, theirs) in peerAnswers {
-      for (name, answer) in theirs where answers[name] != answer {
-        throw BenchError("\(name): \(peer)'s answer differs from CipherCask's")
+    let ours = answers["ciphercask"] ?? [:]
+    for (engine, theirs) in answers.sorted(by: { $0.key < $1.key }) {
+      for (name, answer) in theirs.sorted(by: { $0.key < $1.key }) where ours[name] != answer {
+        throw BenchError("\(name): \(engine)'s answer differs from CipherCask's")
       }
     }
-    return (
-      report(events: count, cask: cask, figures: figures, settings: settings),
-      results(events: count, cask: cask, figures: figures, settings: settings)
-    )
+    let results = results(events: count, cask: cask, figures: figures, settings: settings)
+    return (report(results, cask: cask), results)
   }
 }

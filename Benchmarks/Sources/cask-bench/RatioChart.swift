@@ -31,15 +31,12 @@ enum RatioChart {
   static func panels(_ report: PeersCommand.Report) -> [Panel] {
     let series = report.settings.peers
     var panels: [Panel] = []
-    let workloads = PeersCommand.throughputWorkloads.map(\.name) + [KVWorkload.open]
+    let workloads = PeersCommand.throughputWorkloads + [KVWorkload.open]
     for size in report.sizes {
       guard let cask = size.engine(PeersCommand.cipherCask.name) else { continue }
       let values = workloads.map { workload in
         series.map { peer -> Double? in
-          guard let ours = cask.workload(workload), let theirs = size.engine(peer)?.workload(workload) else {
-            return nil
-          }
-          guard workload == KVWorkload.open else { return ours.opsPerSecond / Swift.max(theirs.opsPerSecond, 1e-12) }
+          guard workload == KVWorkload.open else { return cask.speedup(workload, over: size.engine(peer)) }
           // Open as the table shows it: the password derivation left out, the peer's time over ours.
           guard let mine = ReportCommand.openWithoutDerivation(cask),
             let their = size.engine(peer).flatMap(ReportCommand.openWithoutDerivation)
@@ -51,15 +48,9 @@ enum RatioChart {
         Panel(
           title: "\(Number.grouped(Double(size.keys))) keys", groups: workloads, series: series, values: values))
     }
-    if let cask = report.durable.first(where: { $0.engine == PeersCommand.cipherCask.name }) {
-      let groups = [KVWorkload.durable1, KVWorkload.durable8]
-      let values = groups.map { workload in
-        series.map { peer -> Double? in
-          guard let ours = cask.workload(workload),
-            let theirs = report.durable.first(where: { $0.engine == peer })?.workload(workload)
-          else { return nil }
-          return ours.opsPerSecond / Swift.max(theirs.opsPerSecond, 1e-12)
-        }
+    if let cask = report.durable.named(PeersCommand.cipherCask.name) {
+      let values = KVWorkload.durable.map { workload in
+        series.map { cask.speedup(workload, over: report.durable.named($0)) }
       }
       panels.append(
         Panel(

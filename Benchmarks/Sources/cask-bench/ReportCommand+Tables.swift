@@ -6,16 +6,6 @@ import PeerKit
 extension ReportCommand {
   static let noResults = "No results file has these figures yet."
 
-  static func ratioText(_ value: Double?) -> String {
-    guard let value, value.isFinite else { return "—" }
-    if value < 0.1 { return Number.fixed(value, 3) + "×" }
-    return value < 10 ? Number.fixed(value, 2) + "×" : Number.grouped(value) + "×"
-  }
-
-  static func rate(_ value: Double?) -> String {
-    value.map { Number.grouped($0) } ?? "—"
-  }
-
   static func milliseconds(_ seconds: Double?) -> String {
     seconds.map { Number.fixed($0 * 1e3, 1) } ?? "—"
   }
@@ -112,29 +102,26 @@ extension ReportCommand {
   }
 
   static func peersTables(_ results: ResultsSet) -> String {
-    guard let report = results.mergedPeers else { return noResults }
+    results.mergedPeers.map(peersTables) ?? noResults
+  }
+
+  /// Per size, CipherCask ÷ each peer in every workload and open, and each engine's disk use;
+  /// then the durable puts.
+  static func peersTables(_ report: PeersCommand.Report) -> String {
     let peers = report.settings.peers
     let cask = PeersCommand.cipherCask.name
     var parts: [String] = []
     for size in report.sizes {
       guard let ours = size.engine(cask) else { continue }
-      var table = Table(
-        [("\(Number.grouped(Double(size.keys))) keys, \(size.runs) run\(size.runs == 1 ? "" : "s")", .left)]
-          + [("CipherCask ops/s", .right)] + peers.map { ("÷ \($0)", .right) })
-      for (workload, _) in PeersCommand.throughputWorkloads {
-        table.append(
-          [workload, rate(ours.workload(workload)?.opsPerSecond)]
-            + peers.map { peer in
-              guard let theirs = size.engine(peer)?.workload(workload), theirs.opsPerSecond > 0 else { return "—" }
-              return ratioText((ours.workload(workload)?.opsPerSecond).map { $0 / theirs.opsPerSecond })
-            })
-      }
+      var table = Ratio.table(
+        "\(Number.grouped(Double(size.keys))) keys, \(size.runs) run\(size.runs == 1 ? "" : "s")", ours: ours,
+        peers: peers.map { ($0, size.engine($0)) }, rows: PeersCommand.throughputWorkloads.map { ($0, $0) })
       let open = openWithoutDerivation(ours)
       table.append(
         ["open, derivation left out (ms; ratio: theirs ÷ ours)", milliseconds(open)]
           + peers.map { peer in
             guard let theirs = size.engine(peer).flatMap(openWithoutDerivation), let open else { return "—" }
-            return ratioText(theirs / Swift.max(open, 1e-6))
+            return Ratio.text(theirs / Swift.max(open, 1e-6))
           })
       var space = Table([
         ("\(Number.grouped(Double(size.keys))) keys", .left), ("disk ÷ data after overwrite", .right),
@@ -149,19 +136,10 @@ extension ReportCommand {
       }
       parts.append(table.render() + "\n\n" + space.render())
     }
-    if let ours = report.durable.first(where: { $0.engine == cask }) {
-      var table = Table(
-        [("durable puts (every put synced)", .left), ("CipherCask ops/s", .right)] + peers.map { ("÷ \($0)", .right) })
-      for workload in KVWorkload.durable {
-        table.append(
-          [workload == KVWorkload.durable1 ? "1 writer" : "8 writers", rate(ours.workload(workload)?.opsPerSecond)]
-            + peers.map { peer in
-              guard let theirs = report.durable.first(where: { $0.engine == peer })?.workload(workload),
-                let mine = ours.workload(workload)
-              else { return "—" }
-              return ratioText(mine.opsPerSecond / Swift.max(theirs.opsPerSecond, 1e-9))
-            })
-      }
+    if let ours = report.durable.named(cask) {
+      let table = Ratio.table(
+        "durable puts (every put synced)", ours: ours, peers: peers.map { ($0, report.durable.named($0)) },
+        rows: [("1 writer", KVWorkload.durable1), ("8 writers", KVWorkload.durable8)])
       parts.append(table.render())
     }
     return parts.joined(separator: "\n\n")
@@ -177,62 +155,52 @@ extension ReportCommand {
   }
 
   static func objectsTable(_ results: ResultsSet) -> String {
-    guard !results.objects.isEmpty else { return noResults }
-    var parts: [String] = []
-    for file in results.objects {
-      let report = file.figures
-      let peers =
-        report.engines.filter { $0.engine != ObjectsCommand.cipherCask.name } + (report.seedSample.map { [$0] } ?? [])
-      let ours = report.engines.first { $0.engine == ObjectsCommand.cipherCask.name }
-      var table = Table(
-        [("\(Number.grouped(Double(report.settings.objects))) objects, \(report.settings.runs) runs", .left)]
-          + [("CipherCask ops/s", .right)] + peers.map { ("÷ \($0.engine)", .right) })
-      for workload in ObjectsCommand.workloads {
-        table.append(
-          [workload, rate(ours?.workload(workload)?.opsPerSecond)]
-            + peers.map { ratioText(ObjectsCommand.ratio(report, workload, $0)) })
-      }
-      var text = table.render()
-      if let isolation = report.isolation {
-        text +=
-          "\n\n`all()` of \(Number.grouped(Double(isolation.objects))) objects in a store of "
-          + "\(Number.grouped(Double(isolation.storeKeys))) keys ÷ the same collection alone: "
-          + "\(Number.fixed(isolation.ratio, 2))× (\(milliseconds(isolation.crowdedMedian)) ms ÷ "
-          + "\(milliseconds(isolation.aloneMedian)) ms)."
-      }
-      parts.append(text)
+    results.objects.isEmpty ? noResults : results.objects.map { objectsTable($0.figures) }.joined(separator: "\n\n")
+  }
+
+  /// CipherCask ÷ each collection peer in every workload, and the isolation rule's figure.
+  static func objectsTable(_ report: ObjectsCommand.Report) -> String {
+    let table = Ratio.table(
+      "\(Number.grouped(Double(report.settings.objects))) objects, \(report.settings.runs) runs",
+      ours: report.engines.named(ObjectsCommand.cipherCask.name),
+      peers: ObjectsCommand.peers(report).map { ($0.engine, $0) }, rows: ObjectsCommand.workloads.map { ($0, $0) })
+    var text = table.render()
+    if let isolation = report.isolation {
+      text +=
+        "\n\n`all()` of \(Number.grouped(Double(isolation.objects))) objects in a store of "
+        + "\(Number.grouped(Double(isolation.storeKeys))) keys ÷ the same collection alone: "
+        + "\(Number.fixed(isolation.ratio, 2))× (\(milliseconds(isolation.crowdedMedian)) ms ÷ "
+        + "\(milliseconds(isolation.aloneMedian)) ms)."
     }
-    return parts.joined(separator: "\n\n")
+    return text
   }
 
   static func queriesTable(_ results: ResultsSet) -> String {
-    guard !results.queries.isEmpty else { return noResults }
-    var parts: [String] = []
-    for file in results.queries {
-      let figures = file.figures
-      let engines = queryEngines.dropFirst()
-      var table = Table(
-        [("\(Number.grouped(Double(figures.events))) events", .left), ("CipherCask µs", .right)]
-          + engines.map { ("\($0) µs", .right) } + engines.map { ("\($0) ÷ CC", .right) } + [("plan", .left)])
-      for query in figures.queries {
-        let ours = QueriesCommand.seconds(of: query, "ciphercask")
-        let theirs = engines.map { QueriesCommand.seconds(of: query, $0) }
-        table.append(
-          [query.label, ours.map(Number.microseconds) ?? "—"] + theirs.map { $0.map(Number.microseconds) ?? "—" }
-            + theirs.map { value in ratioText(value.flatMap { v in ours.map { v / Swift.max($0, 1e-12) } }) }
-            + [query.plan.replacingOccurrences(of: "|", with: "\\|")])
-      }
-      let fill = figures.fillSeconds.sorted { $0.key < $1.key }
-        .map { "\($0.key) \(Number.microseconds($0.value)) µs" }.joined(separator: ", ")
-      parts.append(
-        table.render()
-          + "\n\nMedians over \(figures.rounds) rounds of \(figures.runs) runs (scans: \(figures.scanRuns))."
-          + " Fill, per event: \(fill). Open with \(figures.indexes) indexes: \(milliseconds(figures.openSeconds)) ms;"
-          + " index entries: \(Number.fixed(figures.entriesPerEvent, 2)) per event,"
-          + " \(Number.grouped(figures.heapBytesPerEntry)) B of memory and \(Number.grouped(figures.diskBytesPerEntry))"
-          + " B of disk each.")
+    results.queries.isEmpty ? noResults : results.queries.map { queriesTable($0.figures) }.joined(separator: "\n\n")
+  }
+
+  /// Each query's time for CipherCask, the scan and the SQL peers, and theirs ÷ CipherCask's.
+  static func queriesTable(_ figures: QueriesCommand.Results) -> String {
+    let engines = queryEngines.dropFirst()
+    var table = Table(
+      [("\(Number.grouped(Double(figures.events))) events", .left), ("CipherCask µs", .right)]
+        + engines.map { ("\($0) µs", .right) } + engines.map { ("\($0) ÷ CC", .right) } + [("plan", .left)])
+    for query in figures.queries {
+      let ours = QueriesCommand.seconds(of: query, "ciphercask")
+      let theirs = engines.map { QueriesCommand.seconds(of: query, $0) }
+      table.append(
+        [query.label, ours.map(Number.microseconds) ?? "—"] + theirs.map { $0.map(Number.microseconds) ?? "—" }
+          + theirs.map { value in Ratio.text(value.flatMap { v in ours.map { v / Swift.max($0, 1e-12) } }) }
+          + [query.plan.replacingOccurrences(of: "|", with: "\\|")])
     }
-    return parts.joined(separator: "\n\n")
+    let fill = figures.fillSeconds.sorted { $0.key < $1.key }
+      .map { "\($0.key) \(Number.microseconds($0.value)) µs" }.joined(separator: ", ")
+    return table.render()
+      + "\n\nMedians over \(figures.rounds) rounds of \(figures.runs) runs (scans: \(figures.scanRuns))."
+      + " Fill, per event: \(fill). Open with \(figures.indexes) indexes: \(milliseconds(figures.openSeconds)) ms;"
+      + " index entries: \(Number.fixed(figures.entriesPerEvent, 2)) per event,"
+      + " \(Number.grouped(figures.heapBytesPerEntry)) B of memory and \(Number.grouped(figures.diskBytesPerEntry))"
+      + " B of disk each."
   }
 
   static func importTable(_ results: ResultsSet) -> String {

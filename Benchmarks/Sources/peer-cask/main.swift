@@ -114,8 +114,7 @@ struct CaskObjectOpener: ObjectStoreOpener {
   }
 }
 
-PeerMain.run(
-  stores: [CaskOpener()],
-  objectStores: [
-    CaskObjectOpener(coder: .standard), CaskObjectOpener(coder: .json), CaskObjectOpener(coder: .propertyList),
-  ])
+PeerMain.run([
+  CaskOpener(), CaskObjectOpener(coder: .standard), CaskObjectOpener(coder: .json),
+  CaskObjectOpener(coder: .propertyList),
+])

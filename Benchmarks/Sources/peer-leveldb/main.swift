@@ -2,4 +2,4 @@
 // encrypted with RNCryptor (the same cryptographic work as CipherCask).
 import PeerKit
 
-PeerMain.run(stores: [LevelDBOpener(), EncryptedOpener(LevelDBOpener())])
+PeerMain.run([LevelDBOpener(), EncryptedOpener(LevelDBOpener())])

@@ -2,4 +2,4 @@
 // value encrypted with RNCryptor (the same cryptographic work as CipherCask).
 import PeerKit
 
-PeerMain.run(stores: [LMDBOpener(), EncryptedOpener(LMDBOpener())])
+PeerMain.run([LMDBOpener(), EncryptedOpener(LMDBOpener())])

@@ -25,7 +25,7 @@ let sqlcipher = SQLiteSetup(
   name: "sqlcipher",
   description: "SQLCipher 3.4.1 (SQLite \(String(cString: sqlite3_libversion()))), PRAGMA key, cipher_page_size 4096")
 
-PeerMain.run(
-  stores: [SQLiteOpener(sqlcipher)],
-  objectStores: [SQLiteObjectOpener(sqlcipher, perObjectPBKDF2: false, sealsRows: false)],
-  eventStores: [SQLiteEventOpener(sqlcipher)])
+PeerMain.run([
+  SQLiteOpener(sqlcipher), SQLiteObjectOpener(sqlcipher, perObjectPBKDF2: false, sealsRows: false),
+  SQLiteEventOpener(sqlcipher),
+])

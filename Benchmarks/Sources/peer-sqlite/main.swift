@@ -19,13 +19,9 @@ let sqlite = SQLiteSetup(
   library: library, connectionPragmas: [], name: "sqlite",
   description: "SQLite \(String(cString: sqlite3_libversion())), page size 4096, default cache")
 
-PeerMain.run(
-  stores: [
-    SQLiteOpener(sqlite), EncryptedOpener(SQLiteOpener(sqlite)),
-    EncryptedOpener(SQLiteOpener(sqlite), perValuePBKDF2: true),
-  ],
-  objectStores: [
-    SQLiteObjectOpener(sqlite, perObjectPBKDF2: false), SQLiteObjectOpener(sqlite, perObjectPBKDF2: true),
-  ],
-  eventStores: [SQLiteSealedEventOpener(sqlite)]
-)
+PeerMain.run([
+  SQLiteOpener(sqlite), EncryptedOpener(SQLiteOpener(sqlite)),
+  EncryptedOpener(SQLiteOpener(sqlite), perValuePBKDF2: true),
+  SQLiteObjectOpener(sqlite, perObjectPBKDF2: false), SQLiteObjectOpener(sqlite, perObjectPBKDF2: true),
+  SQLiteSealedEventOpener(sqlite),
+])

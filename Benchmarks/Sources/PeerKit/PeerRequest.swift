@@ -1,0 +1,53 @@
+import Foundation
+
+/// What `cask-bench` asks a peer process to run: one mode of one engine, with its settings.
+/// It goes as JSON in the peer's one argument, and the peer answers with a `PeerReport` on
+/// standard output, so the two sides share these types rather than a command line.
+///
+/// ```
+/// peer-lmdb '{"mode":"kv","engine":"lmdb+rncryptor","size":10000,"runs":1,"durability":"never","directory":"/tmp/x","seed":42}'
+/// peer-lmdb list
+/// ```
+public struct PeerRequest: Codable, Sendable {
+  public enum Mode: String, Codable, Sendable {
+    /// The key-value workloads (`KVRunner`), durable puts (`KVRunner.durable`), the collection
+    /// workloads (`ObjectRunner`), the queries (`EventQueryRunner`).
+    case kv, durable, objects, queries
+  }
+
+  public var mode: Mode
+  /// The engine's name, as `list` prints it.
+  public var engine: String
+  /// Keys, objects or events in the store (for durable puts, the most puts of a run).
+  public var size: Int
+  /// Runs behind each figure the report holds.
+  public var runs: Int
+  public var durability: Durability
+  /// Where the stores go.
+  public var directory: String
+  public var seed: UInt64
+  /// `kv`: the workloads to record (all when `nil`), the pace of `readwhilewriting`'s writer,
+  /// and a cap on the puts of `overwrite` and the deletes of `deleterandom`.
+  public var workloads: [String]?
+  public var readWhileWritingRate: Int?
+  public var writeOperations: Int?
+  /// `durable`: the puts of a run with 1 writer and with 8.
+  public var durablePuts1: Int?
+  public var durablePuts8: Int?
+  /// `objects`: only `save` and `get` (the per-object PBKDF2 design, whose every operation
+  /// runs PBKDF2).
+  public var saveAndGetOnly: Bool?
+
+  public init(
+    _ mode: Mode, engine: String, size: Int, runs: Int = 1, durability: Durability = .never, directory: String,
+    seed: UInt64
+  ) {
+    self.mode = mode
+    self.engine = engine
+    self.size = size
+    self.runs = runs
+    self.durability = durability
+    self.directory = directory
+    self.seed = seed
+  }
+}
