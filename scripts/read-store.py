@@ -137,6 +137,9 @@ TAG_KEY_RING = 0x52
 TAG_KEY, TAG_VALUE, TAG_HINT, TAG_MANIFEST = 0x4B, 0x56, 0x48, 0x4D
 MANIFEST_MAGIC = b"CCMANIFS"
 KEY_BINDING = 56
+# Section 5.4, version 5: a tombstone's short binding (tag, flags, segment, offset, sequence).
+TAG_TOMBSTONE = 0x44
+TOMBSTONE_BINDING = 22
 SEGMENT_HEADER = 32
 # Section 5.1, version 5: the link after the 32 bytes (identity, predecessor, MAC).
 SEGMENT_LINK = 104
@@ -441,7 +444,8 @@ def scan_segment(segment, is_last):
         key_plain = open_key_message(key_message, keys, what + " key message")
         value_message = bytes(data[position + RECORD_HEADER + k:position + length])
         if FORMAT_VERSION >= 3:
-            key_plain = check_binding(key_plain, record, segment.file_id, value_message, what, segment.stamp)
+            key_plain = check_binding(key_plain, record, segment.file_id, value_message, what, segment.stamp,
+                                      short_tombstones=segment.link is not None)
         record.key = decode_key(key_plain, what)
         if rtype == TYPE_PUT:
             plain = open_key_message(value_message, keys, what + " value message")
@@ -478,8 +482,29 @@ def scan_segment(segment, is_last):
     return notes
 
 
-def check_binding(plain, record, file_id, value_message, what, stamp=0):
+def check_short_binding(plain, record, file_id, what, stamp):
+    """Section 5.4, version 5: a tombstone's short binding; returns the key bytes."""
+    if record.type != TYPE_DELETE:
+        fail(f"{what}: record type {record.type}, its key message is a tombstone's (forged record)")
+    if len(plain) < TOMBSTONE_BINDING:
+        fail(f"{what}: tombstone's key message is shorter than its binding")
+    if plain[1] != record.flags:
+        fail(f"{what}: flags {record.flags}, its key message says {plain[1]}")
+    if u32(plain, 2) != file_id:
+        fail(f"{what}: key message sealed for segment {u32(plain, 2):08x} (moved record)")
+    if u64(plain, 6) & 0xFFFFFFFF != record.offset:
+        fail(f"{what}: key message sealed for offset {u64(plain, 6) & 0xFFFFFFFF} (moved record)")
+    if u64(plain, 6) >> 32 != stamp >> 32:
+        fail(f"{what}: key message sealed by another store or copy sharing the data key")
+    if u64(plain, 14) != record.sequence:
+        fail(f"{what}: sequence {record.sequence}, its key message says {u64(plain, 14)}")
+    return plain[TOMBSTONE_BINDING:]
+
+
+def check_binding(plain, record, file_id, value_message, what, stamp=0, short_tombstones=False):
     """Section 5.4: a version 3 key message names its record's place; returns the key bytes."""
+    if short_tombstones and plain[:1] == bytes([TAG_TOMBSTONE]):
+        return check_short_binding(plain, record, file_id, what, stamp)
     if len(plain) < KEY_BINDING or plain[0] != TAG_KEY:
         fail(f"{what}: key message is not tagged as a key")
     if plain[3] != 0:
@@ -487,6 +512,8 @@ def check_binding(plain, record, file_id, value_message, what, stamp=0):
     digest = value_message[-32:] if record.type == TYPE_PUT else bytes(32)
     if plain[1] != record.type:
         fail(f"{what}: record type {record.type}, its key message says {plain[1]} (forged record)")
+    if short_tombstones and record.type == TYPE_DELETE:
+        fail(f"{what}: a version 5 tombstone's key message has the long binding")
     if plain[2] != record.flags:
         fail(f"{what}: flags {record.flags}, its key message says {plain[2]}")
     if u32(plain, 4) != file_id:

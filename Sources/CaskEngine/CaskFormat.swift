@@ -126,6 +126,9 @@ public enum CaskFormat {
 
   /// First plaintext byte of a key message: what follows is the record's binding, then the key.
   public static let messageTagKey: UInt8 = 0x4B
+  /// First plaintext byte of a version 5 tombstone's key message: its short binding
+  /// (`tombstoneBindingLength`), then the key. Also what names the record a delete.
+  public static let messageTagTombstone: UInt8 = 0x44
   /// First plaintext byte of a value message: key length, key, value follow.
   public static let messageTagValue: UInt8 = 0x56
   /// First plaintext byte of a hint file's message: the hint payload follows.
@@ -151,6 +154,10 @@ public enum CaskFormat {
   /// A key message's plaintext before the key: tag(1) + record type(1) + flags(1) +
   /// reserved(1) + segment id(4) + record offset(8) + sequence(8) + value digest(32).
   public static let keyBindingLength = 56
+  /// A version 5 tombstone's key message's plaintext before the key: tag 'D'(1) + flags(1) +
+  /// segment id(4) + record offset(8) + sequence(8). The tag names the type and a delete has
+  /// no value to digest, so neither takes room (Docs/FORMAT.md, "Version 5: short tombstones").
+  public static let tombstoneBindingLength = 22
   /// The value digest in a key message: the value message's last 32 bytes (its HMAC-SHA256);
   /// 32 zero bytes for a delete.
   public static let valueDigestLength = 32

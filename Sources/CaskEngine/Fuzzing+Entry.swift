@@ -261,7 +261,8 @@ extension RecordCipher {
   /// The message for a key's UTF-8 bytes; from version 3 on behind its record's `binding`.
   func sealKey(_ key: String, binding: RecordBinding? = nil) throws -> Data {
     let keyBytes = Array(key.utf8)
-    var message = [UInt8](repeating: 0, count: keyMessageLength(keyLength: keyBytes.count))
+    let delete = binding?.type == CaskFormat.recordTypeDelete
+    var message = [UInt8](repeating: 0, count: keyMessageLength(keyLength: keyBytes.count, delete: delete))
     try keyBytes.withUnsafeBytes { keyBuffer in
       try message.withUnsafeMutableBytes { try sealKey(keyBuffer, binding: binding, into: $0) }
     }

@@ -36,6 +36,16 @@ struct UpgradeTests {
     try fileSystem.contentsOfDirectory(FaultWorkload.directory).filter { $0.hasPrefix(".") }
   }
 
+  /// The type and length of the last record of the store's newest segment.
+  private static func lastRecord(_ fileSystem: any FileSystem) throws -> (type: UInt8, length: Int) {
+    let path = FaultWorkload.path
+    let segments = try fileSystem.contentsOfDirectory(path).filter { $0.hasSuffix("." + CaskFormat.segmentExtension) }
+    let name = try #require(segments.sorted().last)
+    let bytes = [UInt8](try CaskStore.contents(of: "\(path)/\(name)", fileSystem: fileSystem))
+    let record = try #require(TamperDetectionTests.records(bytes).last)
+    return (bytes[record.lowerBound + 4], record.count)
+  }
+
   @Test("a version 2 store becomes version 5 with every key and value, the same password, data key and derivation")
   func upgradeRoundTrip() throws {
     var random = SeededRandom.make(test: "upgrade round trip")
@@ -86,7 +96,7 @@ struct UpgradeTests {
     #expect(try upgraded.get("k") == Data("v".utf8))
   }
 
-  @Test("version 3 and 4 stores (the latter after a password change) become version 5 with every value")
+  @Test("version 3 and 4 stores become version 5 with every value; a version 4 tombstone reads, later ones are short")
   func upgradeFromThreeAndFour() throws {
     for changesPassword in [false, true] {
       let fileSystem = FaultyFileSystem(directories: [FaultWorkload.directory])
@@ -100,6 +110,15 @@ struct UpgradeTests {
         try store.delete("k0")
       }
       try store.close()
+      // A delete of a 2-byte key: the long binding's tombstone (56 + 2 bytes sealed).
+      let longTombstone = CaskFormat.recordHeaderLength + RecordCipher.messageLength(plaintextLength: 56 + 2)
+      if changesPassword {
+        #expect(try Self.lastRecord(fileSystem) == (CaskFormat.recordTypeDelete, longTombstone))
+        let reopened = try FaultWorkload.open(options)
+        #expect(try reopened.get("k0") == nil)
+        #expect(reopened.count == 19)
+        try reopened.close()
+      }
       let previous: UInt16 = changesPassword ? 4 : 3
       #expect(try Self.version(of: FaultWorkload.path, fileSystem) == previous)
       let report = try CaskStore.upgrade(
@@ -112,6 +131,17 @@ struct UpgradeTests {
       #expect(try upgraded.get("k5") == Data(repeating: 5, count: 200))
       #expect(upgraded.count == report.keys)
       #expect(try upgraded.verify().damage.isEmpty)
+      // A delete in the upgraded store is a short tombstone (22 + 2 bytes sealed).
+      try upgraded.delete("k1")
+      try upgraded.close()
+      let shortTombstone = CaskFormat.recordHeaderLength + RecordCipher.messageLength(plaintextLength: 22 + 2)
+      #expect(shortTombstone < longTombstone)
+      #expect(try Self.lastRecord(fileSystem) == (CaskFormat.recordTypeDelete, shortTombstone))
+      let again = try FaultWorkload.open(FaultWorkload.options(fileSystem))
+      defer { try? again.close() }
+      #expect(try again.get("k1") == nil)
+      #expect(again.count == report.keys - 1)
+      #expect(try again.verify().isClean)
     }
   }
 

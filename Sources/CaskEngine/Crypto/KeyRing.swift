@@ -24,8 +24,11 @@ struct KeyRing: Sendable {
     var digest: [UInt8]
   }
 
-  /// The keys new records, hints, manifests and tokens are sealed under.
-  var current: RecordCipher
+  /// The keys new records, hints, manifests and tokens are sealed under. In a version 5 store
+  /// (one with an identity) it prepares tombstones short, as its segments seal them.
+  var current: RecordCipher {
+    didSet { current = current.withShortTombstones(identity != nil) }
+  }
   /// Older epochs whose keys still seal a segment on disk, by epoch.
   var older: [UInt32: RecordCipher] = [:]
   /// Whether the header is a version 4 one, with a ring; `false` for a version 2 or 3 store,
@@ -34,7 +37,9 @@ struct KeyRing: Sendable {
   var pinnedManifest: PinnedManifest?
   /// The store's identity, from its version 5 header (authenticated with it); `nil` before
   /// version 5. A copy that shares the data key (a backup) gets an identity of its own.
-  var identity: [UInt8]?
+  var identity: [UInt8]? {
+    didSet { current = current.withShortTombstones(identity != nil) }
+  }
 
   init(current: RecordCipher) {
     self.current = current

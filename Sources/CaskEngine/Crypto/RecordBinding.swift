@@ -11,6 +11,11 @@ import RNCryptorCodec
 /// 0 tag 'K'(1)  1 type(1)  2 flags(1)  3 reserved(1)  4 segment id(4)  8 offset(8)
 /// 16 sequence(8)  24 value digest(32)  56 key bytes
 /// ```
+/// A version 5 tombstone's binding is short: its tag names the type, and a delete has no
+/// value to digest.
+/// ```
+/// 0 tag 'D'(1)  1 flags(1)  2 segment id(4)  6 offset(8)  14 sequence(8)  22 key bytes
+/// ```
 struct RecordBinding: Equatable, Sendable {
   var type: UInt8
   var flags: UInt8
@@ -19,6 +24,18 @@ struct RecordBinding: Equatable, Sendable {
   var sequence: UInt64
   /// The value message's last 32 bytes (its HMAC); zeros for a delete.
   var valueDigest: [UInt8]
+  /// Whether this is a version 5 tombstone's short binding (tag 'D', 22 bytes).
+  var short = false
+
+  /// The length of the plaintext in front of the key.
+  var encodedLength: Int { short ? CaskFormat.tombstoneBindingLength : CaskFormat.keyBindingLength }
+
+  /// This binding as a version 5 segment seals it: a delete's in the short layout.
+  func inSegment(shortTombstones: Bool) -> RecordBinding {
+    var binding = self
+    binding.short = shortTombstones && type == CaskFormat.recordTypeDelete
+    return binding
+  }
 
   /// The value digest of a record's value message: its last 32 bytes, or zeros when there is
   /// no value (a delete).
@@ -28,8 +45,11 @@ struct RecordBinding: Equatable, Sendable {
     return Array(message[(message.count - length)...])
   }
 
-  /// Writes the 56-byte prefix of a key message's plaintext into `output`.
+  /// Writes the prefix of a key message's plaintext (`encodedLength` bytes) into `output`.
   func encode(into output: UnsafeMutableRawBufferPointer) {
+    if short {
+      return Self.encodeTombstone(flags: flags, segmentID: segmentID, offset: offset, sequence: sequence, into: output)
+    }
     precondition(valueDigest.count == CaskFormat.valueDigestLength)
     valueDigest.withUnsafeBytes { digest in
       Self.encode(
@@ -75,6 +95,18 @@ struct RecordBinding: Equatable, Sendable {
     UnsafeMutableRawBufferPointer(rebasing: output[24..<CaskFormat.keyBindingLength]).copyMemory(from: valueDigest)
   }
 
+  /// Writes the 22-byte prefix of a version 5 tombstone's key message into `output`.
+  static func encodeTombstone(
+    flags: UInt8, segmentID: UInt32, offset: UInt64, sequence: UInt64, into output: UnsafeMutableRawBufferPointer
+  ) {
+    precondition(output.count >= CaskFormat.tombstoneBindingLength)
+    output[0] = CaskFormat.messageTagTombstone
+    output[1] = flags
+    output.storeBytes(of: segmentID.littleEndian, toByteOffset: 2, as: UInt32.self)
+    output.storeBytes(of: offset.littleEndian, toByteOffset: 6, as: UInt64.self)
+    output.storeBytes(of: sequence.littleEndian, toByteOffset: 14, as: UInt64.self)
+  }
+
   /// Why a binding's offset field differs from the one expected: the place (its lower 32
   /// bits) or, in a version 5 segment, the store that sealed it (`RecordCipher.bindingStamp`).
   static func offsetMismatch(sealed: UInt64, found: UInt64) -> String {
@@ -86,11 +118,24 @@ struct RecordBinding: Equatable, Sendable {
 
   /// Parses the prefix of an opened key message's plaintext.
   ///
-  /// - Returns: `nil` when the plaintext is too short, is not tagged as a key message, or has
-  ///   reserved bits set.
-  static func decode(_ plaintext: UnsafeRawBufferPointer) -> RecordBinding? {
+  /// - Parameter shortTombstones: whether the message is from a version 5 segment, where a
+  ///   delete's binding is short (tag 'D') and only there.
+  /// - Returns: `nil` when the plaintext is too short, is not tagged as a key message of the
+  ///   segment's layout (a 'D' before version 5, a long delete binding from version 5 on), or
+  ///   has reserved bits set.
+  static func decode(_ plaintext: UnsafeRawBufferPointer, shortTombstones: Bool) -> RecordBinding? {
+    if shortTombstones, plaintext.count >= CaskFormat.tombstoneBindingLength,
+      plaintext[0] == CaskFormat.messageTagTombstone
+    {
+      return RecordBinding(
+        type: CaskFormat.recordTypeDelete, flags: plaintext[1],
+        segmentID: loadLittleEndian(plaintext, at: 2, as: UInt32.self),
+        offset: loadLittleEndian(plaintext, at: 6, as: UInt64.self),
+        sequence: loadLittleEndian(plaintext, at: 14, as: UInt64.self),
+        valueDigest: [UInt8](repeating: 0, count: CaskFormat.valueDigestLength), short: true)
+    }
     guard plaintext.count >= CaskFormat.keyBindingLength, plaintext[0] == CaskFormat.messageTagKey,
-      plaintext[3] == 0
+      plaintext[3] == 0, !(shortTombstones && plaintext[1] == CaskFormat.recordTypeDelete)
     else { return nil }
     return RecordBinding(
       type: plaintext[1], flags: plaintext[2], segmentID: loadLittleEndian(plaintext, at: 4, as: UInt32.self),
@@ -117,9 +162,16 @@ struct RecordBinding: Equatable, Sendable {
   /// - Returns: why the record is not the one sealed for; `nil` when it is.
   static func mismatch(
     encoded plaintext: UnsafeRawBufferPointer, header: RecordHeader, segmentID: UInt32, offset: UInt64,
-    valueDigest digest: UnsafeRawBufferPointer
+    valueDigest digest: UnsafeRawBufferPointer, shortTombstones: Bool
   ) -> String? {
-    guard plaintext.count >= CaskFormat.keyBindingLength, plaintext[0] == CaskFormat.messageTagKey, plaintext[3] == 0
+    // A short binding is rare on this path (reads from disk are of puts); decoding it whole
+    // costs one array, and keeps one rule for both layouts.
+    if shortTombstones, plaintext.count > 0, plaintext[0] != CaskFormat.messageTagKey {
+      guard let binding = decode(plaintext, shortTombstones: true) else { return "message is not a key message" }
+      return binding.mismatch(header: header, segmentID: segmentID, offset: offset, valueDigest: Array(digest))
+    }
+    guard plaintext.count >= CaskFormat.keyBindingLength, plaintext[0] == CaskFormat.messageTagKey, plaintext[3] == 0,
+      !(shortTombstones && plaintext[1] == CaskFormat.recordTypeDelete)
     else { return "message is not a key message" }
     if plaintext[1] != header.type { return "record type does not match its sealed key (a forged record)" }
     if loadLittleEndian(plaintext, at: 4, as: UInt32.self) != segmentID {

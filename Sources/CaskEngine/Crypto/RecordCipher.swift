@@ -24,20 +24,32 @@ struct RecordCipher: Sendable {
   /// offset field (offsets are 32-bit, so that half is 0 before version 5). A record spliced
   /// in from a copy that shares the data key then names another store. 0 before version 5.
   let bindingStamp: UInt32
+  /// Whether a tombstone's key message carries the short binding (Docs/FORMAT.md, "Version 5:
+  /// short tombstones"): in a version 5 store's segments, and in the cipher its writer
+  /// prepares records with, which must agree on every tombstone's length.
+  let shortTombstones: Bool
 
   init(
-    keys: RNCryptor.Keys, version: UInt16 = CaskFormat.boundRecordsVersion, epoch: UInt32 = 0, bindingStamp: UInt32 = 0
+    keys: RNCryptor.Keys, version: UInt16 = CaskFormat.boundRecordsVersion, epoch: UInt32 = 0, bindingStamp: UInt32 = 0,
+    shortTombstones: Bool = false
   ) {
     self.keys = keys
     self.version = version
     self.epoch = epoch
     self.bindingStamp = bindingStamp
+    self.shortTombstones = shortTombstones && version >= CaskFormat.boundRecordsVersion
   }
 
   /// These keys for the segment a version 5 store with `identity` wrote.
   func stamped(identity: [UInt8]) -> RecordCipher {
     let stamp = identity.prefix(4).enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << (8 * UInt32($1.offset)) }
-    return RecordCipher(keys: keys, version: version, epoch: epoch, bindingStamp: stamp)
+    return RecordCipher(keys: keys, version: version, epoch: epoch, bindingStamp: stamp, shortTombstones: true)
+  }
+
+  /// These keys with version 5's tombstones (`shortTombstones`) or without them.
+  func withShortTombstones(_ short: Bool) -> RecordCipher {
+    guard short != shortTombstones else { return self }
+    return RecordCipher(keys: keys, version: version, epoch: epoch, bindingStamp: bindingStamp, shortTombstones: short)
   }
 
   /// The offset field of the binding of a record at `offset` of a segment under this cipher.
@@ -63,9 +75,16 @@ struct RecordCipher: Sendable {
     RNCryptor.Format.messageLength(plaintextLength: count, type: .keys)
   }
 
-  /// The length of the key message `sealKey(_:binding:into:)` writes for a key of `keyLength` bytes.
-  func keyMessageLength(keyLength: Int) -> Int {
-    Self.messageLength(plaintextLength: (bindsRecords ? CaskFormat.keyBindingLength : 0) + keyLength)
+  /// The length of the key message `sealKey(_:binding:into:)` writes for a key of `keyLength`
+  /// bytes, in a put's record or (`delete`) a tombstone.
+  func keyMessageLength(keyLength: Int, delete: Bool = false) -> Int {
+    Self.messageLength(plaintextLength: bindingLength(delete: delete) + keyLength)
+  }
+
+  /// The length of the binding in front of the key in a key message of a put or a delete.
+  func bindingLength(delete: Bool) -> Int {
+    guard bindsRecords else { return 0 }
+    return delete && shortTombstones ? CaskFormat.tombstoneBindingLength : CaskFormat.keyBindingLength
   }
 
   /// The length of the value message `sealValue(_:forKey:into:)` writes.
@@ -83,20 +102,28 @@ struct RecordCipher: Sendable {
       return
     }
     guard let binding else { throw CaskError.crypto("a version 3 key message needs its record's binding") }
-    try withUnsafeTemporaryAllocation(byteCount: CaskFormat.keyBindingLength, alignment: 8) { prefix in
-      binding.encode(into: prefix)
+    let layout = binding.inSegment(shortTombstones: shortTombstones)
+    try withUnsafeTemporaryAllocation(byteCount: layout.encodedLength, alignment: 8) { prefix in
+      layout.encode(into: prefix)
       try sealKey(keyBytes, encodedBinding: UnsafeRawBufferPointer(prefix), into: output)
     }
   }
 
-  /// Seals a key's UTF-8 bytes behind a binding already encoded (`RecordBinding.encode`, 56
-  /// bytes) into `output`, exactly `keyMessageLength(keyLength:)` bytes. Version 3 on only.
+  /// Seals a key's UTF-8 bytes behind a binding already encoded (`RecordBinding.encode`: 56
+  /// bytes, or 22 for a version 5 tombstone) into `output`, which must be exactly the
+  /// message's length. Version 3 on only.
+  ///
+  /// - Throws: `CaskError.crypto` when the binding or the room is not of this cipher's
+  ///   layout (a record prepared for another layout is never written short of its bytes).
   func sealKey(
     _ keyBytes: UnsafeRawBufferPointer, encodedBinding: UnsafeRawBufferPointer,
     into output: UnsafeMutableRawBufferPointer
   ) throws {
-    guard bindsRecords, encodedBinding.count == CaskFormat.keyBindingLength else {
-      throw CaskError.crypto("only a version 3 key message carries a binding of \(CaskFormat.keyBindingLength) bytes")
+    let short = shortTombstones && encodedBinding.count == CaskFormat.tombstoneBindingLength
+    guard bindsRecords, short || encodedBinding.count == CaskFormat.keyBindingLength,
+      output.count == Self.messageLength(plaintextLength: encodedBinding.count + keyBytes.count)
+    else {
+      throw CaskError.crypto("a key message's binding or room does not match its segment's record layout")
     }
     try seal(prefix: encodedBinding, body: keyBytes, into: output)
   }
@@ -223,10 +250,10 @@ struct RecordCipher: Sendable {
   func openBoundKey(_ message: Data, file: String, offset: UInt64) throws -> (key: String, binding: RecordBinding?) {
     let plaintext = try open(message, file: file, offset: offset)
     guard bindsRecords else { return (try Self.validKey(plaintext, file: file, offset: offset), nil) }
-    guard let binding = plaintext.withUnsafeBytes({ RecordBinding.decode($0) }) else {
+    guard let binding = plaintext.withUnsafeBytes({ RecordBinding.decode($0, shortTombstones: shortTombstones) }) else {
       throw CaskError.corrupt(file: file, offset: offset, reason: "message is not a key message")
     }
-    let key = try Self.validKey(plaintext.dropFirst(CaskFormat.keyBindingLength), file: file, offset: offset)
+    let key = try Self.validKey(plaintext.dropFirst(binding.encodedLength), file: file, offset: offset)
     return (key, binding)
   }
 
@@ -241,7 +268,9 @@ struct RecordCipher: Sendable {
     if let reason = bindingProblem(plaintext, of: record, inSegment: segmentID) {
       throw CaskError.corrupt(file: file, offset: record.offset, reason: reason)
     }
-    return try Self.validKey(plaintext.dropFirst(CaskFormat.keyBindingLength), file: file, offset: record.offset)
+    let short = shortTombstones && plaintext.first == CaskFormat.messageTagTombstone
+    let bindingLength = short ? CaskFormat.tombstoneBindingLength : CaskFormat.keyBindingLength
+    return try Self.validKey(plaintext.dropFirst(bindingLength), file: file, offset: record.offset)
   }
 
   /// Why the opened key message `plaintext` of `record` is not that record's (not a key
@@ -250,7 +279,7 @@ struct RecordCipher: Sendable {
   /// only someone who rearranged the files puts it there.
   func bindingProblem(_ plaintext: Data, of record: ScannedRecord, inSegment segmentID: UInt32) -> String? {
     guard bindsRecords else { return nil }
-    guard let binding = plaintext.withUnsafeBytes({ RecordBinding.decode($0) }) else {
+    guard let binding = plaintext.withUnsafeBytes({ RecordBinding.decode($0, shortTombstones: shortTombstones) }) else {
       return "message is not a key message"
     }
     return binding.mismatch(

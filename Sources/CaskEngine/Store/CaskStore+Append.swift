@@ -124,11 +124,16 @@ extension CaskStore {
       let keyLength = Int(
         loadLittleEndian(UnsafeRawBufferPointer(record), at: CaskFormat.recordKeyLengthOffset, as: UInt32.self))
       let keyStart = CaskFormat.recordHeaderLength
-      try withUnsafeTemporaryAllocation(byteCount: CaskFormat.keyBindingLength, alignment: 8) { binding in
-        RecordBinding.encode(
-          type: type, flags: flags, segmentID: segmentID, offset: cipher.boundOffset(offset), sequence: sequence,
-          valueMessage: isDelete ? nil : UnsafeRawBufferPointer(rebasing: record[(keyStart + keyLength)...]),
-          into: binding)
+      try withUnsafeTemporaryAllocation(byteCount: cipher.bindingLength(delete: isDelete), alignment: 8) { binding in
+        if isDelete && cipher.shortTombstones {
+          RecordBinding.encodeTombstone(
+            flags: flags, segmentID: segmentID, offset: cipher.boundOffset(offset), sequence: sequence, into: binding)
+        } else {
+          RecordBinding.encode(
+            type: type, flags: flags, segmentID: segmentID, offset: cipher.boundOffset(offset), sequence: sequence,
+            valueMessage: isDelete ? nil : UnsafeRawBufferPointer(rebasing: record[(keyStart + keyLength)...]),
+            into: binding)
+        }
         try IndexKey.withUTF8(of: key) { keyBytes in
           try cipher.sealKey(
             keyBytes, encodedBinding: UnsafeRawBufferPointer(binding),

@@ -84,8 +84,10 @@ extension CaskStore {
     let cipher = cipher ?? self.cipher
     let key = operation.key
     let sealsKeyNow = !cipher.bindsRecords
+    let isDelete: Bool
+    if case .delete = operation { isDelete = true } else { isDelete = false }
     let record = try IndexKey.withUTF8(of: key) { keyBytes -> RecordBytes in
-      let keyMessageLength = cipher.keyMessageLength(keyLength: keyBytes.count)
+      let keyMessageLength = cipher.keyMessageLength(keyLength: keyBytes.count, delete: isDelete)
       switch operation {
       case .put(_, let value):
         return try value.withUnsafeBytes { valueBytes in
@@ -105,8 +107,6 @@ extension CaskStore {
         }
       }
     }
-    let isDelete: Bool
-    if case .delete = operation { isDelete = true } else { isDelete = false }
     return Prepared(key: IndexKey(key), record: record, isDelete: isDelete)
   }
 

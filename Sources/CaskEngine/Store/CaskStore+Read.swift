@@ -167,7 +167,8 @@ extension CaskStore {
       return RecordBinding.mismatch(
         encoded: UnsafeRawBufferPointer(rebasing: plaintext[0..<length]), header: header, segmentID: segment.id,
         offset: segment.cipher.boundOffset(offset),
-        valueDigest: UnsafeRawBufferPointer(rebasing: record[(record.count - digestLength)...]))
+        valueDigest: UnsafeRawBufferPointer(rebasing: record[(record.count - digestLength)...]),
+        shortTombstones: segment.cipher.shortTombstones)
     }
     if let problem { throw CaskError.corrupt(file: segment.path, offset: offset, reason: problem) }
   }
