@@ -119,3 +119,13 @@ extension CaskError: CustomStringConvertible {
     }
   }
 }
+
+extension CaskError {
+  /// `error` itself when the engine raised it, otherwise an `.io` failure of `operation` on
+  /// `path` with `EIO`. Used where a failure is kept rather than thrown (a sticky writer
+  /// failure, a background write's record), which holds only `CaskError`s: an error of another
+  /// type is never dropped, it becomes the I/O failure it stands for.
+  static func converting(_ error: any Error, operation: String, path: String) -> CaskError {
+    error as? CaskError ?? .io(operation: operation, path: path, errno: EIO)
+  }
+}

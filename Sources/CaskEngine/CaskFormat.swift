@@ -119,6 +119,8 @@ public enum CaskFormat {
   public static let recordFlagBatchStart: UInt8 = 2
   /// Offset of the flags byte in a record.
   public static let recordFlagsOffset = 5
+  /// Offset of the key message's length (4 bytes, little-endian) in a record.
+  public static let recordKeyLengthOffset = 16
 
   // MARK: Sealed plaintexts (version 3)
 
@@ -139,6 +141,14 @@ public enum CaskFormat {
   public static let messageTagKeyRing: UInt8 = 0x52
   /// The manifest's first 8 bytes: "CCMANIFS".
   public static let manifestMagic: [UInt8] = Array("CCMANIFS".utf8)
+  /// A manifest's segment entry: id(4) + order base(4) + order sub(4) + flags(4) + length(8).
+  public static let manifestEntryLength = 24
+  /// A manifest's segment entry with key epochs (version 4 on): the above, then the epoch(4).
+  public static let manifestEpochEntryLength = 28
+  /// A retired id in a manifest, and a pending one without key epochs.
+  public static let manifestIDLength = 4
+  /// A pending id with key epochs: the id, then its epoch(4).
+  public static let manifestEpochPendingLength = 8
   /// Length of the tag in front of every sealed plaintext.
   public static let messageTagLength = 1
   /// A key message's plaintext before the key: tag(1) + record type(1) + flags(1) +
@@ -273,4 +283,16 @@ public enum CaskFormat {
   /// shorter than its record, so a hint is at most its segment's length plus the magic, the
   /// message's framing, the payload head and the group section.
   public static let hintOverheadBound: UInt64 = UInt64(hintSizingLength) + 1024
+
+  // MARK: Working sizes (never on disk)
+
+  /// How many index entries compaction applies per hold of the state lock (Docs/ARCHITECTURE.md,
+  /// section 9, rule 6): readers and writers wait for at most that many at a time.
+  static let compactionIndexChunk = 4096
+  /// Compaction's unit of I/O: live records lying within this many bytes of a run's first are
+  /// read in one positioned read, and copies are written to the output in buffers this long.
+  static let compactionIOLength = 1 << 20
+  /// The alignment of the point up to which the append path starts writeback (64 KiB): the
+  /// page being filled is left alone.
+  static let writebackAlignment: UInt64 = 64 << 10
 }

@@ -23,15 +23,6 @@ import Testing
     return path
   }
 
-  /// Every file of the store with its bytes.
-  private func files(of path: String) throws -> [String: Data] {
-    var found: [String: Data] = [:]
-    for name in try FileManager.default.contentsOfDirectory(atPath: path) where name != CaskFormat.lockFileName {
-      found[name] = try Data(contentsOf: URL(fileURLWithPath: "\(path)/\(name)"))
-    }
-    return found
-  }
-
   private func isDowngrade(_ error: any Error) -> Bool {
     guard case CaskError.integrityViolation(let file, let reason) = error else { return false }
     return file == CaskFormat.headerFileName && reason.contains("downgraded header")
@@ -40,14 +31,6 @@ import Testing
   private func isAlteredHeader(_ error: any Error) -> Bool {
     guard case CaskError.integrityViolation(let file, let reason) = error else { return false }
     return file == CaskFormat.headerFileName && reason.contains("does not authenticate")
-  }
-
-  /// Writes `bytes` as the header with its CRC recomputed, as an attacker can.
-  private func writeHeader(_ bytes: [UInt8], to store: String) throws {
-    var bytes = bytes
-    let crc = CRC32C.checksum(bytes[0..<(bytes.count - 4)])
-    for index in 0..<4 { bytes[bytes.count - 4 + index] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(index))) }
-    try Data(bytes).write(to: URL(fileURLWithPath: headerPath(store)))
   }
 
   private func opens(_ path: String, password: String = testPassword, readOnly: Bool = false) throws -> Int {
@@ -76,7 +59,7 @@ import Testing
       try withTemporaryDirectory("v5-fresh-downgrade") { directory in
         let path = try makeStore(in: directory, keys: 0)
         try FileDamage.setHeaderVersion(older, ofStore: path)
-        let before = try files(of: path)
+        let before = try FileDamage.files(ofStore: path)
         #expect(throws: (any Error).self, "version \(older)") { try opens(path) }
         #expect {
           _ = try opens(path)
@@ -86,7 +69,7 @@ import Testing
         } throws: { isDowngrade($0) }
         // A wrong password is still a wrong password, not a finding about the header.
         #expect(throws: CaskError.wrongPassword) { _ = try opens(path, password: "not the password") }
-        #expect(try files(of: path) == before, "version \(older): nothing written")
+        #expect(try FileDamage.files(ofStore: path) == before, "version \(older): nothing written")
         // Put back, the store opens: the refusal was the version field's alone.
         try FileDamage.setHeaderVersion(CaskFormat.authenticatedVersion, ofStore: path)
         #expect(try opens(path) == 0)
@@ -99,14 +82,14 @@ import Testing
       try withTemporaryDirectory("v5-data-downgrade") { directory in
         let path = try makeStore(in: directory, keys: 10)
         try FileDamage.setHeaderVersion(older, ofStore: path)
-        let before = try files(of: path)
+        let before = try FileDamage.files(ofStore: path)
         #expect {
           _ = try opens(path)
         } throws: { isDowngrade($0) }
         #expect {
           _ = try CaskStore.upgrade(at: path, password: testPassword, options: testStoreOptions)
         } throws: { isDowngrade($0) }
-        #expect(try files(of: path) == before)
+        #expect(try FileDamage.files(ofStore: path) == before)
         try FileDamage.setHeaderVersion(CaskFormat.authenticatedVersion, ofStore: path)
         #expect(try opens(path) == 10)
       }
@@ -118,14 +101,14 @@ import Testing
   @Test func anyOtherFieldChangedIsRefused() throws {
     try withTemporaryDirectory("v5-field") { directory in
       let path = try makeStore(in: directory, keys: 3)
-      let original = [UInt8](try Data(contentsOf: URL(fileURLWithPath: headerPath(path))))
+      let original = try FileDamage.headerBytes(ofStore: path)
       let identityOffset = original.count - 4 - CaskFormat.authenticatorLength - CaskFormat.storeIdentityLength
       let ringByte = identityOffset - 8
       // Byte 10 holds the flags' low byte; bit 4 means nothing to any reader.
       for (offset, mask) in [(identityOffset, UInt8(0x40)), (identityOffset + 15, 0x40), (ringByte, 0x40), (10, 0x10)] {
         var bytes = original
         bytes[offset] ^= mask
-        try writeHeader(bytes, to: path)
+        try FileDamage.writeHeader(bytes, toStore: path)
         #expect(throws: (any Error).self) { try opens(path) }
         #expect {
           _ = try opens(path)
@@ -142,8 +125,8 @@ import Testing
       bytes.replaceSubrange(
         macOffset..<(macOffset + CaskFormat.authenticatorLength),
         with: try StoreHeader.authenticator(of: Array(bytes[0..<macOffset]), keys: keys))
-      try writeHeader(bytes, to: path)
-      #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: headerPath(path))))[10] & 0x10 != 0)
+      try FileDamage.writeHeader(bytes, toStore: path)
+      #expect(try FileDamage.headerBytes(ofStore: path)[10] & 0x10 != 0)
       #expect(try opens(path, readOnly: true) == 3)
     }
   }

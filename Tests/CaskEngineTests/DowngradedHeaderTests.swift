@@ -21,15 +21,6 @@ import Testing
     return path
   }
 
-  /// Every file of the store with its bytes.
-  private func files(of path: String) throws -> [String: Data] {
-    var found: [String: Data] = [:]
-    for name in try FileManager.default.contentsOfDirectory(atPath: path) where name != CaskFormat.lockFileName {
-      found[name] = try Data(contentsOf: URL(fileURLWithPath: "\(path)/\(name)"))
-    }
-    return found
-  }
-
   private func isDowngrade(_ error: any Error) -> Bool {
     guard case CaskError.integrityViolation(_, let reason) = error else { return false }
     return reason.contains("downgraded header")
@@ -39,7 +30,7 @@ import Testing
     try withTemporaryDirectory("downgrade-open") { directory in
       let path = try makeStore(in: directory)
       try FileDamage.setHeaderVersion(2, ofStore: path)
-      let before = try files(of: path)
+      let before = try FileDamage.files(ofStore: path)
       #expect {
         _ = try CaskStore(path: path, password: testPassword, options: testStoreOptions)
       } throws: { isDowngrade($0) }
@@ -48,7 +39,7 @@ import Testing
       #expect {
         _ = try CaskStore(path: path, password: testPassword, options: readOnly)
       } throws: { isDowngrade($0) }
-      #expect(try files(of: path) == before)
+      #expect(try FileDamage.files(ofStore: path) == before)
     }
   }
 
@@ -68,11 +59,11 @@ import Testing
     try withTemporaryDirectory("downgrade-upgrade") { directory in
       let path = try makeStore(in: directory)
       try FileDamage.setHeaderVersion(2, ofStore: path)
-      let before = try files(of: path)
+      let before = try FileDamage.files(ofStore: path)
       #expect {
         _ = try CaskStore.upgrade(at: path, password: testPassword, options: testStoreOptions)
       } throws: { isDowngrade($0) }
-      #expect(try files(of: path) == before)
+      #expect(try FileDamage.files(ofStore: path) == before)
       // The header put back, the store reads whole.
       try FileDamage.setHeaderVersion(3, ofStore: path)
       let store = try CaskStore(path: path, password: testPassword, options: testStoreOptions)
@@ -94,14 +85,14 @@ import Testing
       let segment = try #require(
         try FileManager.default.contentsOfDirectory(atPath: path).first { $0.hasSuffix(".seg") })
       try FileDamage.flipByte(at: 0, in: "\(path)/\(segment)")
-      let before = try files(of: path)
+      let before = try FileDamage.files(ofStore: path)
       #expect {
         _ = try CaskStore.upgrade(at: path, password: testPassword, options: options)
       } throws: { error in
         guard case CaskError.corrupt(let file, _, let reason) = error else { return false }
         return file == segment && reason.contains("left as it was")
       }
-      #expect(try files(of: path) == before)
+      #expect(try FileDamage.files(ofStore: path) == before)
     }
   }
 }

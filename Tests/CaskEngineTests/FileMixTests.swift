@@ -29,14 +29,6 @@ import Testing
     return options
   }
 
-  private static func files(of path: String) throws -> [String: Data] {
-    var found: [String: Data] = [:]
-    for name in try FileManager.default.contentsOfDirectory(atPath: path) where name != CaskFormat.lockFileName {
-      found[name] = try Data(contentsOf: URL(fileURLWithPath: "\(path)/\(name)"))
-    }
-    return found
-  }
-
   /// Writes the older state, closes it, then writes on through several segments (a delete in
   /// the middle of them), compacts when asked, writes a little more and closes.
   static func makeHistory(in directory: TemporaryDirectory, version: UInt16, compacts: Bool) throws -> History {
@@ -54,7 +46,7 @@ import Testing
     try put("gone", Data("here".utf8))
     try put("kept", Data(repeating: 1, count: 300))
     try store.close()
-    let older = try files(of: path)
+    let older = try FileDamage.files(ofStore: path)
     states.append(model)
     store = try CaskStore(path: path, password: testPassword, options: options)
     for index in 0..<3 {
@@ -74,7 +66,7 @@ import Testing
       states.append(model)
     }
     try store.close()
-    return History(older: older, newer: try files(of: path), states: states)
+    return History(older: older, newer: try FileDamage.files(ofStore: path), states: states)
   }
 
   /// What a mix opens to: `nil` when open or `verify` reports something.

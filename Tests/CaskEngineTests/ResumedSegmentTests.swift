@@ -14,15 +14,6 @@ import Testing
 struct ResumedSegmentTests {
   static let options = CaskStore.Options(durability: .never, autoCompaction: nil)
 
-  /// Every file of the store directory but its lock, by name.
-  static func files(of path: String) throws -> [String: Data] {
-    var files: [String: Data] = [:]
-    for name in try FileManager.default.contentsOfDirectory(atPath: path) where name != CaskFormat.lockFileName {
-      files[name] = try Data(contentsOf: URL(fileURLWithPath: "\(path)/\(name)"))
-    }
-    return files
-  }
-
   static func makeStore(_ path: String, keys: RNCryptor.Keys) throws {
     let store = try CaskStore(path: path, keys: keys, options: options)
     try store.put(Data("1".utf8), forKey: "a")
@@ -58,16 +49,16 @@ struct ResumedSegmentTests {
   @Test("opening, reading and closing a cleanly closed store leaves every file as it was")
   func readOnlyUseWritesNothing() throws {
     try Self.withClosedStore("resume-untouched") { directory, path, keys in
-      let before = try Self.files(of: path)
+      let before = try FileDamage.files(ofStore: path)
       #expect(before[Segment.hintName(id: 1)] != nil)
 
       let store = try CaskStore(path: path, keys: keys, options: Self.options)
       let token = try store.integrityToken()
       #expect(try store.get("b") == Data("2".utf8))
       #expect(try store.verify().isClean)
-      #expect(try Self.files(of: path) == before)
+      #expect(try FileDamage.files(ofStore: path) == before)
       try store.close()
-      #expect(try Self.files(of: path) == before)
+      #expect(try FileDamage.files(ofStore: path) == before)
 
       let again = try CaskStore(path: path, keys: keys, options: Self.options)
       defer { try? again.close() }
@@ -83,11 +74,11 @@ struct ResumedSegmentTests {
       try store.put(Data("3".utf8), forKey: "b")
       _ = try store.compact()
       try store.close()
-      let before = try Self.files(of: path)
+      let before = try FileDamage.files(ofStore: path)
       store = try CaskStore(path: path, keys: keys, options: Self.options)
       #expect(try store.get("b") == Data("3".utf8))
       try store.close()
-      #expect(try Self.files(of: path) == before)
+      #expect(try FileDamage.files(ofStore: path) == before)
       // The first write after such an open starts a segment the manifest allows.
       store = try CaskStore(path: path, keys: keys, options: Self.options)
       try store.put(Data("4".utf8), forKey: "d")

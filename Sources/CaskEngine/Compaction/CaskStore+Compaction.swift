@@ -92,7 +92,7 @@ extension CaskStore {
         do {
           try trimKeyRing(&writer)
         } catch {
-          hintFailure.withLock { $0 = error as? CaskError ?? .io(operation: "write header", path: path, errno: EIO) }
+          keepBackgroundFailure(error, operation: "write header")
         }
       }
     }

@@ -49,101 +49,140 @@ extension Compactor {
           length: UInt64(location.length), reason: reason)))
   }
 
-  /// Copies live records of one input into the outputs, in file order, with large writes.
+  /// Copies live records of one input into the outputs, in file order, with large writes:
+  /// each run of nearby records is read at once, each record checked (and, from an older key
+  /// epoch, its value sealed again), then appended to the newest output.
   mutating func copy(_ live: [(IndexKey, RecordLocation)], from input: Segment) throws {
-    let orderBase = newestInput
-    let limit = min(store.options.segmentSizeLimit, CaskFormat.maximumSegmentLength)
     var buffer: [UInt8] = []
-    buffer.reserveCapacity(1 << 20)
+    buffer.reserveCapacity(CaskFormat.compactionIOLength)
     var index = 0
     while index < live.count {
-      // Read a run of records in one positioned read when they sit close together.
-      var runEnd = index + 1
-      let runStart = UInt64(live[index].1.offset)
-      var runBytes = UInt64(live[index].1.length)
-      while runEnd < live.count, UInt64(live[runEnd].1.offset) + UInt64(live[runEnd].1.length) - runStart <= 1 << 20 {
-        runBytes = UInt64(live[runEnd].1.offset) + UInt64(live[runEnd].1.length) - runStart
-        runEnd += 1
+      let run = try readRun(of: live, from: index, in: input)
+      for (key, location) in live[index..<run.end] {
+        let start = run.bytes.startIndex + Int(UInt64(location.offset) - run.start)
+        var record = Array(run.bytes[start..<start + Int(location.length)])
+        guard let header = try checkAndReseal(&record, key: key, at: location, of: input) else { continue }
+        try append(&record, header: header, key: key, from: location, buffer: &buffer)
       }
-      let run = try input.file.read(upTo: Int(runBytes), at: runStart)
-      guard run.count == Int(runBytes) else {
-        throw CaskError.corrupt(file: input.path, offset: runStart, reason: "segment ended early during compaction")
-      }
-      for (key, location) in live[index..<runEnd] {
-        let start = run.startIndex + Int(UInt64(location.offset) - runStart)
-        var record = Array(run[start..<start + Int(location.length)])
-        guard let header = record.withUnsafeBytes({ RecordHeader.parse($0) }),
-          header.totalLength == record.count,
-          record.withUnsafeBytes({ RecordHeader.checksumMatches($0) })
-        else {
-          // A damaged record cannot be served anyway (get reports it as corrupt); it is not
-          // copied, so the key goes with its segment, and the report says so.
-          leaveOut(key, at: location, of: input, reason: "record is damaged (its header or checksum)")
-          continue
-        }
-        // A version 3 record is copied only if it is the record its key message was sealed
-        // for: re-sealing it for its new place must not make a moved or forged record valid.
-        if input.cipher.bindsRecords,
-          let reason = bindingMismatch(of: record, key: key, header: header, at: location, in: input)
-        {
-          leaveOut(key, at: location, of: input, reason: reason)
-          continue
-        }
-        // A record under an older key epoch: its value is opened and sealed again under the
-        // current key (same plaintext, so the same length); one that does not open is left out.
-        if input.epoch != cipher.epoch && !header.isDelete {
-          do {
-            try resealValue(&record, keyLength: Int(header.keyLength), from: input)
-          } catch CaskError.corrupt(_, _, let reason) {
-            leaveOut(key, at: location, of: input, reason: reason)
-            continue
-          }
-        }
-
-        if outputs.isEmpty || outputs[outputs.count - 1].end + UInt64(buffer.count + record.count) > limit {
-          try flush(&buffer)
-          if outputs.isEmpty
-            || outputs[outputs.count - 1].end + UInt64(record.count) > limit
-              && outputs[outputs.count - 1].end > outputs[outputs.count - 1].segment.recordsStart
-          {
-            // Only a segment header the engine did not write has an order sub this close to
-            // 2^32 (each compaction adds its output count to the last input's).
-            let (sub, overflow) = orderBase.order.sub.addingReportingOverflow(UInt32(clamping: outputs.count + 1))
-            guard !overflow else {
-              throw CaskError.corrupt(
-                file: Segment.fileName(id: orderBase.id), offset: 0,
-                reason: "the segment's order leaves no room for compaction output")
-            }
-            outputs.append(try startOutput(order: SegmentOrder(base: orderBase.order.base, sub: sub)))
-          }
-        }
-        // Changed in place: a copy of the output would copy its hint array on every record.
-        let last = outputs.count - 1
-        let offset = outputs[last].end + UInt64(buffer.count)
-        let to = RecordLocation(segment: outputs[last].segment.id, offset: UInt32(offset), length: UInt32(record.count))
-        // Each copy stands alone: mark it as the end of its own batch (and, from version 3
-        // on, seal its key message again for its new place; the value message is copied as
-        // it is, bound by the key message's digest of it).
-        let flags = CaskFormat.recordFlagBatchStart | CaskFormat.recordFlagBatchEnd
-        record[CaskFormat.recordFlagsOffset] = flags
-        if cipher.bindsRecords {
-          try reseal(
-            &record, key: key,
-            binding: RecordBinding(
-              type: header.type, flags: flags, segmentID: to.segment,
-              offset: outputs[last].segment.cipher.boundOffset(offset), sequence: header.sequence,
-              valueDigest: record.withUnsafeBytes { RecordBinding.digest(ofValueMessage: $0) }))
-        }
-        RecordEncoder.setChecksum(in: &record, recordAt: 0, length: record.count)
-        outputs[last].hints.append(HintEntry(isDelete: false, offset: to.offset, length: to.length, key: key.string))
-        outputs[last].maxSequence = max(outputs[last].maxSequence, header.sequence)
-        copied.append(CopiedRecord(key: key, from: location, to: to))
-        buffer.append(contentsOf: record)
-        if buffer.count >= 1 << 20 { try flush(&buffer) }
-      }
-      index = runEnd
+      index = run.end
     }
     try flush(&buffer)
+  }
+
+  /// Reads, in one positioned read, the records of `live` from `index` on that lie within
+  /// `CaskFormat.compactionIOLength` bytes of its first.
+  ///
+  /// - Returns: the index after the run's last record, the run's offset and its bytes.
+  /// - Throws: `CaskError.corrupt` when the segment ends before the run does.
+  private func readRun(
+    of live: [(IndexKey, RecordLocation)], from index: Int, in input: Segment
+  ) throws -> (end: Int, start: UInt64, bytes: Data) {
+    var end = index + 1
+    let start = UInt64(live[index].1.offset)
+    var length = UInt64(live[index].1.length)
+    while end < live.count,
+      UInt64(live[end].1.offset) + UInt64(live[end].1.length) - start <= UInt64(CaskFormat.compactionIOLength)
+    {
+      length = UInt64(live[end].1.offset) + UInt64(live[end].1.length) - start
+      end += 1
+    }
+    let bytes = try input.file.read(upTo: Int(length), at: start)
+    guard bytes.count == Int(length) else {
+      throw CaskError.corrupt(file: input.path, offset: start, reason: "segment ended early during compaction")
+    }
+    return (end, start, bytes)
+  }
+
+  /// Checks `record`, read from `location` of `input`, and, when `input` is under an older key
+  /// epoch, seals its value again under the outputs' key (same plaintext, same length).
+  ///
+  /// - Returns: its header, or `nil` when it is left out (damaged, not the record its key
+  ///   message was sealed for, or a value that does not open), which the report says.
+  private mutating func checkAndReseal(
+    _ record: inout [UInt8], key: IndexKey, at location: RecordLocation, of input: Segment
+  ) throws -> RecordHeader? {
+    guard let header = record.withUnsafeBytes({ RecordHeader.parse($0) }),
+      header.totalLength == record.count,
+      record.withUnsafeBytes({ RecordHeader.checksumMatches($0) })
+    else {
+      // A damaged record cannot be served anyway (get reports it as corrupt); it is not
+      // copied, so the key goes with its segment, and the report says so.
+      leaveOut(key, at: location, of: input, reason: "record is damaged (its header or checksum)")
+      return nil
+    }
+    // A version 3 record is copied only if it is the record its key message was sealed
+    // for: re-sealing it for its new place must not make a moved or forged record valid.
+    if input.cipher.bindsRecords,
+      let reason = bindingMismatch(of: record, key: key, header: header, at: location, in: input)
+    {
+      leaveOut(key, at: location, of: input, reason: reason)
+      return nil
+    }
+    if input.epoch != cipher.epoch && !header.isDelete {
+      do {
+        try resealValue(&record, keyLength: Int(header.keyLength), from: input)
+      } catch CaskError.corrupt(_, _, let reason) {
+        leaveOut(key, at: location, of: input, reason: reason)
+        return nil
+      }
+    }
+    return header
+  }
+
+  /// Appends `record` (whose key is `key`, copied from `location`) to the newest output through
+  /// `buffer`, as a batch of its own, sealed for its new place from version 3 on.
+  private mutating func append(
+    _ record: inout [UInt8], header: RecordHeader, key: IndexKey, from location: RecordLocation,
+    buffer: inout [UInt8]
+  ) throws {
+    try makeRoom(for: record.count, buffer: &buffer)
+    // Changed in place: a copy of the output would copy its hint array on every record.
+    let last = outputs.count - 1
+    let offset = outputs[last].end + UInt64(buffer.count)
+    let to = RecordLocation(segment: outputs[last].segment.id, offset: UInt32(offset), length: UInt32(record.count))
+    // Each copy stands alone: mark it as the end of its own batch (and, from version 3
+    // on, seal its key message again for its new place; the value message is copied as
+    // it is, bound by the key message's digest of it).
+    let flags = CaskFormat.recordFlagBatchStart | CaskFormat.recordFlagBatchEnd
+    record[CaskFormat.recordFlagsOffset] = flags
+    if cipher.bindsRecords {
+      try reseal(
+        &record, key: key,
+        binding: RecordBinding(
+          type: header.type, flags: flags, segmentID: to.segment,
+          offset: outputs[last].segment.cipher.boundOffset(offset), sequence: header.sequence,
+          valueDigest: record.withUnsafeBytes { RecordBinding.digest(ofValueMessage: $0) }))
+    }
+    RecordEncoder.setChecksum(in: &record, recordAt: 0, length: record.count)
+    outputs[last].hints.append(HintEntry(isDelete: false, offset: to.offset, length: to.length, key: key.string))
+    outputs[last].maxSequence = max(outputs[last].maxSequence, header.sequence)
+    copied.append(CopiedRecord(key: key, from: location, to: to))
+    buffer.append(contentsOf: record)
+    if buffer.count >= CaskFormat.compactionIOLength { try flush(&buffer) }
+  }
+
+  /// Makes the newest output the one a record of `length` bytes goes into: flushes `buffer`
+  /// when the record would take the output past the segment size limit, and starts a new
+  /// output when the newest holds records already and the record does not fit behind them.
+  private mutating func makeRoom(for length: Int, buffer: inout [UInt8]) throws {
+    let limit = min(store.options.segmentSizeLimit, CaskFormat.maximumSegmentLength)
+    guard outputs.isEmpty || outputs[outputs.count - 1].end + UInt64(buffer.count + length) > limit else { return }
+    try flush(&buffer)
+    guard
+      outputs.isEmpty
+        || outputs[outputs.count - 1].end + UInt64(length) > limit
+          && outputs[outputs.count - 1].end > outputs[outputs.count - 1].segment.recordsStart
+    else { return }
+    // Only a segment header the engine did not write has an order sub this close to
+    // 2^32 (each compaction adds its output count to the last input's).
+    let orderBase = newestInput
+    let (sub, overflow) = orderBase.order.sub.addingReportingOverflow(UInt32(clamping: outputs.count + 1))
+    guard !overflow else {
+      throw CaskError.corrupt(
+        file: Segment.fileName(id: orderBase.id), offset: 0,
+        reason: "the segment's order leaves no room for compaction output")
+    }
+    outputs.append(try startOutput(order: SegmentOrder(base: orderBase.order.base, sub: sub)))
   }
 
   /// Why `record`, read from `location` of `input`, is not the record its key message was
@@ -201,7 +240,8 @@ extension Compactor {
   func reseal(_ record: inout [UInt8], key: IndexKey, binding: RecordBinding) throws {
     let keyStart = CaskFormat.recordHeaderLength
     try record.withUnsafeMutableBytes { bytes in
-      let keyLength = Int(loadLittleEndian(UnsafeRawBufferPointer(bytes), at: 16, as: UInt32.self))
+      let keyLength = Int(
+        loadLittleEndian(UnsafeRawBufferPointer(bytes), at: CaskFormat.recordKeyLengthOffset, as: UInt32.self))
       try IndexKey.withUTF8(of: key.string) { keyBytes in
         try cipher.sealKey(
           keyBytes, binding: binding,

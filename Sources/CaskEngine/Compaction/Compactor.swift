@@ -48,8 +48,8 @@ struct Compactor {
   ///   under the current key epoch).
   init?(store: CaskStore) throws {
     let (inputs, cipher) = try store.writer.withLock { writer -> ([Segment], RecordCipher) in
-      if writer.closed { throw CaskError.closed }
-      if let failure = writer.failure { throw failure }
+      try writer.throwIfClosed()
+      try writer.throwIfFailed()
       if let active = writer.active { try store.seal(active, writer: &writer) }
       return (store.state.withLock { Array($0.segments.values) }.sorted { $0.order < $1.order }, store.cipher)
     }
@@ -77,8 +77,8 @@ struct Compactor {
       let entries = try hintEntries(of: input, length: length)
       // Which of the segment's records are still current, in short lock holds.
       var live: [(IndexKey, RecordLocation)] = []
-      for chunk in stride(from: 0, to: entries.count, by: 4096) {
-        let slice = entries[chunk..<min(chunk + 4096, entries.count)]
+      for chunk in stride(from: 0, to: entries.count, by: CaskFormat.compactionIndexChunk) {
+        let slice = entries[chunk..<min(chunk + CaskFormat.compactionIndexChunk, entries.count)]
         store.state.withLock { state in
           for entry in slice where !entry.isDelete {
             let key = IndexKey(entry.key)
@@ -130,8 +130,7 @@ struct Compactor {
     } catch let cleanup {
       store.writer.withLock { writer in
         writer.failure =
-          writer.failure
-          ?? (cleanup as? CaskError ?? .io(operation: "compaction cleanup", path: store.path, errno: EIO))
+          writer.failure ?? CaskError.converting(cleanup, operation: "compaction cleanup", path: store.path)
       }
     }
   }
@@ -142,8 +141,8 @@ struct Compactor {
     store.state.withLock { state in
       for output in outputs { state.segments[output.segment.id] = output.segment }
     }
-    for chunk in stride(from: 0, to: copied.count, by: 4096) {
-      let slice = copied[chunk..<min(chunk + 4096, copied.count)]
+    for chunk in stride(from: 0, to: copied.count, by: CaskFormat.compactionIndexChunk) {
+      let slice = copied[chunk..<min(chunk + CaskFormat.compactionIndexChunk, copied.count)]
       store.state.withLock { state in
         for record in slice {
           state.directory.relocate(record.key, from: record.from, to: record.to)

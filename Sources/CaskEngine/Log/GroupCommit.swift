@@ -188,7 +188,7 @@ final class GroupCommit: @unchecked Sendable {
     do {
       try file.sync()
     } catch {
-      let failed = error as? CaskError ?? .io(operation: "fdatasync", path: file.path, errno: EIO)
+      let failed = CaskError.converting(error, operation: "fdatasync", path: file.path)
       syncFailure = failed
       throw failed
     }

@@ -56,10 +56,11 @@ struct Manifest: Equatable {
   }
 
   func encoded(cipher: RecordCipher) throws -> [UInt8] {
-    let entryLength = hasEpochs ? 28 : 24
-    let pendingLength = hasEpochs ? 8 : 4
+    let entryLength = hasEpochs ? CaskFormat.manifestEpochEntryLength : CaskFormat.manifestEntryLength
+    let pendingLength = hasEpochs ? CaskFormat.manifestEpochPendingLength : CaskFormat.manifestIDLength
     var payload = ByteWriter(
-      capacity: Self.fixedLength + segments.count * entryLength + retired.count * 4 + pending.count * pendingLength)
+      capacity: Self.fixedLength + segments.count * entryLength + retired.count * CaskFormat.manifestIDLength
+        + pending.count * pendingLength)
     payload.append(CaskFormat.messageTagManifest)
     payload.append(UInt8(0))
     payload.append(layoutVersion(cipher: cipher))
@@ -139,8 +140,8 @@ struct Manifest: Equatable {
             && cipher.version == CaskFormat.boundRecordsVersion)
       else { throw malformed }
       let hasEpochs = version >= CaskFormat.keyEpochsVersion
-      let entryLength: UInt64 = hasEpochs ? 28 : 24
-      let pendingLength: UInt64 = hasEpochs ? 8 : 4
+      let entryLength = UInt64(hasEpochs ? CaskFormat.manifestEpochEntryLength : CaskFormat.manifestEntryLength)
+      let pendingLength = UInt64(hasEpochs ? CaskFormat.manifestEpochPendingLength : CaskFormat.manifestIDLength)
       // A generation at the limit could never be superseded (the next manifest's would wrap):
       // no writer reaches it, so it is damage. Prevents: open trapping on the overflow.
       guard let generation = reader.readUInt64(), generation < UInt64.max,
@@ -153,39 +154,56 @@ struct Manifest: Equatable {
         version == CaskFormat.authenticatedVersion
         ? reader.readBytes(CaskFormat.storeIdentityLength).map { Array($0) } : nil
       guard
-        UInt64(count) * entryLength + UInt64(retiredCount) * 4 + UInt64(pendingCount) * pendingLength
+        UInt64(count) * entryLength + UInt64(retiredCount) * UInt64(CaskFormat.manifestIDLength)
+          + UInt64(pendingCount) * pendingLength
           == UInt64(reader.remaining)
       else { throw malformed }
-      var segments: [Entry] = []
-      for _ in 0..<count {
-        guard let id = reader.readUInt32(), let base = reader.readUInt32(), let sub = reader.readUInt32(),
-          let flags = reader.readUInt32(), flags & ~1 == 0, let length = reader.readUInt64()
-        else { throw malformed }
-        var entry = Entry(id: id, order: SegmentOrder(base: base, sub: sub), isActive: flags == 1, length: length)
-        if hasEpochs {
-          guard let epoch = reader.readUInt32() else { throw malformed }
-          entry.epoch = epoch
-        }
-        segments.append(entry)
-      }
-      var retired: [UInt32] = []
-      for _ in 0..<retiredCount {
-        guard let id = reader.readUInt32() else { throw malformed }
-        retired.append(id)
-      }
-      var pending: [UInt32] = []
-      var pendingEpochs: [UInt32: UInt32] = [:]
-      for _ in 0..<pendingCount {
-        guard let id = reader.readUInt32() else { throw malformed }
-        pending.append(id)
-        if hasEpochs {
-          guard let epoch = reader.readUInt32() else { throw malformed }
-          pendingEpochs[id] = epoch
-        }
-      }
+      guard
+        let lists = readLists(
+          &reader, segments: count, retired: retiredCount, pending: pendingCount, hasEpochs: hasEpochs)
+      else { throw malformed }
+      let (segments, retired, pending, pendingEpochs) = lists
       return Manifest(
         generation: generation, lastSequence: lastSequence, nextSegmentID: nextSegmentID, segments: segments,
         retired: retired, pending: pending, pendingEpochs: pendingEpochs, hasEpochs: hasEpochs, identity: identity)
     }
+  }
+
+  /// Reads a manifest's lists after its fixed fields: the segment entries, the retired ids and
+  /// the pending ids (each with its epoch when `hasEpochs`).
+  ///
+  /// - Returns: `nil` when an entry is cut short or sets a flag that does not exist.
+  private static func readLists(
+    _ reader: inout ByteReader, segments count: UInt32, retired retiredCount: UInt32, pending pendingCount: UInt32,
+    hasEpochs: Bool
+  ) -> (segments: [Entry], retired: [UInt32], pending: [UInt32], pendingEpochs: [UInt32: UInt32])? {
+    var segments: [Entry] = []
+    for _ in 0..<count {
+      guard let id = reader.readUInt32(), let base = reader.readUInt32(), let sub = reader.readUInt32(),
+        let flags = reader.readUInt32(), flags & ~1 == 0, let length = reader.readUInt64()
+      else { return nil }
+      var entry = Entry(id: id, order: SegmentOrder(base: base, sub: sub), isActive: flags == 1, length: length)
+      if hasEpochs {
+        guard let epoch = reader.readUInt32() else { return nil }
+        entry.epoch = epoch
+      }
+      segments.append(entry)
+    }
+    var retired: [UInt32] = []
+    for _ in 0..<retiredCount {
+      guard let id = reader.readUInt32() else { return nil }
+      retired.append(id)
+    }
+    var pending: [UInt32] = []
+    var pendingEpochs: [UInt32: UInt32] = [:]
+    for _ in 0..<pendingCount {
+      guard let id = reader.readUInt32() else { return nil }
+      pending.append(id)
+      if hasEpochs {
+        guard let epoch = reader.readUInt32() else { return nil }
+        pendingEpochs[id] = epoch
+      }
+    }
+    return (segments, retired, pending, pendingEpochs)
   }
 }

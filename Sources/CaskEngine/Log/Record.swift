@@ -32,7 +32,7 @@ struct RecordHeader: Equatable {
       type: bytes[4],
       flags: bytes[5],
       sequence: loadLittleEndian(bytes, at: 8, as: UInt64.self),
-      keyLength: loadLittleEndian(bytes, at: 16, as: UInt32.self),
+      keyLength: loadLittleEndian(bytes, at: CaskFormat.recordKeyLengthOffset, as: UInt32.self),
       valueLength: loadLittleEndian(bytes, at: 20, as: UInt32.self))
     let reserved = loadLittleEndian(bytes, at: 6, as: UInt16.self)
     guard header.type == CaskFormat.recordTypePut || header.type == CaskFormat.recordTypeDelete,

@@ -89,7 +89,7 @@ final class BackgroundWork: Sendable {
       } catch CaskError.closed {
         return
       } catch {
-        outcome = error as? CaskError ?? .io(operation: "compaction", path: store?.path ?? "", errno: EIO)
+        outcome = CaskError.converting(error, operation: "compaction", path: store?.path ?? "")
       }
       self.state.withLock { $0.compactionFailure = outcome }
     }

@@ -8,8 +8,8 @@ extension CaskStore {
   /// Appends under the writer lock. Deletes of absent keys are dropped here, where no other
   /// writer can interleave. Sets each record's flags, sequence and CRC in place.
   func append(_ operations: inout [Prepared], writer: inout WriterState) throws -> (UInt64, CommitResult) {
-    if writer.closed { throw CaskError.closed }
-    if let failure = writer.failure { throw failure }
+    try writer.throwIfClosed()
+    try writer.throwIfFailed()
     dropDeletesOfAbsentKeys(&operations)
     guard !operations.isEmpty else { return (writer.ticket, CommitResult()) }
     // The segment and offset the records land at, which version 3 key messages bind.
@@ -121,7 +121,8 @@ extension CaskStore {
     let key = operation.key.string
     let isDelete = operation.isDelete
     try operation.record.withUnsafeMutableBytes { record in
-      let keyLength = Int(loadLittleEndian(UnsafeRawBufferPointer(record), at: 16, as: UInt32.self))
+      let keyLength = Int(
+        loadLittleEndian(UnsafeRawBufferPointer(record), at: CaskFormat.recordKeyLengthOffset, as: UInt32.self))
       let keyStart = CaskFormat.recordHeaderLength
       try withUnsafeTemporaryAllocation(byteCount: cipher.bindingLength(delete: isDelete), alignment: 8) { binding in
         if isDelete && cipher.shortTombstones {
@@ -176,7 +177,7 @@ extension CaskStore {
         writer.active?.reserved = start
         writer.active?.zeroed = 0
       } catch {
-        writer.failure = error as? CaskError ?? .io(operation: "truncate", path: segment.path, errno: EIO)
+        writer.failure = CaskError.converting(error, operation: "truncate", path: segment.path)
       }
       throw error
     }
@@ -278,7 +279,7 @@ extension CaskStore {
   /// them.
   private func startWriteback(writer: inout WriterState) {
     guard let end = writer.active?.end, let from = writer.active?.writebackFrom else { return }
-    let boundary = end & ~UInt64(0xFFFF)
+    let boundary = end & ~(CaskFormat.writebackAlignment - 1)
     guard boundary >= from + Self.writebackChunk, let file = writer.active?.segment.file else { return }
     file.startWriteback(from: from, count: boundary - from)
     writer.active?.writebackFrom = boundary

@@ -148,67 +148,83 @@ extension CaskStore {
   private func backupSources() throws -> BackupSources {
     try compactionLock.run {
       try writer.withLock { writer in
-        if writer.closed { throw CaskError.closed }
-        if let failure = writer.failure { throw failure }
+        try writer.throwIfClosed()
+        try writer.throwIfFailed()
         // The hints of segments that filled up are written in the background: waited for, so
         // that the copy has them (its open reads them instead of scanning those segments).
         hintQueue.drain()
-        let headerFile = try fileSystem.open("\(path)/\(CaskFormat.headerFileName)", mode: .readOnly)
-        defer { headerFile.close() }
-        var header = [UInt8](try headerFile.read(count: Int(try headerFile.size()), at: 0))
         let ring = keyRing.withLock { $0 }
-        // A version 5 copy keeps the data key but gets an identity of its own, under the
-        // header's MAC: its manifest, its segments and the records it writes name it, so a
-        // record, segment or manifest moved between the original and the copy after either
-        // wrote is found (Docs/SECURITY.md, section 3).
-        var identity = ring.identity
-        if ring.identity != nil {
-          var copied = try StoreHeader.decode(Data(header), path: "\(path)/\(CaskFormat.headerFileName)")
-          identity = try StoreIdentity.random()
-          copied.identity = identity
-          header = try copied.authenticated(with: ring.current.keys).encoded()
-        }
+        let (header, identity) = try backupHeader(ring: ring)
         let segments = try state.withLock { state -> [Segment] in
-          if state.closed { throw CaskError.closed }
+          try state.throwIfClosed()
           return state.segments.values.sorted { $0.id < $1.id }
         }
-        var sources: [BackupSource] = []
-        // Closed by the caller after the copy (or by ARC when this throws).
-        var hints: [BackupSource] = []
-        for segment in segments {
-          let isActive = writer.active?.segment.id == segment.id
-          let length = try isActive ? writer.active?.end ?? 0 : segment.file.size()
-          sources.append(
-            BackupSource(
-              name: Segment.fileName(id: segment.id), file: segment.file, length: length, isHint: false, owned: false))
-          let hintPath = "\(path)/\(Segment.hintName(id: segment.id))"
-          // A hint open cannot read (a link, say) is left out, as open passes over it: the
-          // copy's open scans the segment instead.
-          guard !isActive, fileSystem.fileKind(hintPath) == .file,
-            let hint = try? fileSystem.open(hintPath, mode: .readOnly), let length = try? hint.size()
-          else { continue }
-          hints.append(
-            BackupSource(name: Segment.hintName(id: segment.id), file: hint, length: length, isHint: true, owned: true))
-        }
-        var manifest: [UInt8]?
-        if ring.current.bindsRecords {
-          // A version 5 copy lists every segment sealed at the length copied: it never appends
-          // to a segment of another identity, and the original may still be appending to it.
-          var described = try Manifest.describing(
-            segments, active: identity == nil ? writer.active : nil, writer: writer, retired: [],
-            hasEpochs: ring.hasEpochs, identity: identity)
-          described.generation = writer.manifestGeneration
-          if identity != nil, let active = writer.active,
-            let index = described.segments.firstIndex(where: { $0.id == active.segment.id })
-          {
-            // Copied up to its last record, without the space reserved after it.
-            described.segments[index].length = active.end
-          }
-          manifest = try described.encoded(cipher: ring.current)
-        }
-        return BackupSources(header: header, data: sources + hints, manifest: manifest)
+        let files = try backupFiles(of: segments, active: writer.active)
+        let manifest = try backupManifest(of: segments, identity: identity, ring: ring, writer: writer)
+        return BackupSources(header: header, data: files, manifest: manifest)
       }
     }
+  }
+
+  /// The copy's header. A version 5 copy keeps the data key but gets an identity of its own,
+  /// under the header's MAC: its manifest, its segments and the records it writes name it, so
+  /// a record, segment or manifest moved between the original and the copy after either wrote
+  /// is found (Docs/SECURITY.md, section 3).
+  ///
+  /// - Returns: the header's bytes and the copy's identity (`nil` before version 5).
+  private func backupHeader(ring: KeyRing) throws -> (header: [UInt8], identity: [UInt8]?) {
+    let headerPath = "\(path)/\(CaskFormat.headerFileName)"
+    let headerFile = try fileSystem.open(headerPath, mode: .readOnly)
+    defer { headerFile.close() }
+    let header = [UInt8](try headerFile.read(count: Int(try headerFile.size()), at: 0))
+    guard ring.identity != nil else { return (header, nil) }
+    var copied = try StoreHeader.decode(Data(header), path: headerPath)
+    let identity = try StoreIdentity.random()
+    copied.identity = identity
+    return (try copied.authenticated(with: ring.current.keys).encoded(), identity)
+  }
+
+  /// Every segment (`active` only up to its last record), then the hints of the sealed ones,
+  /// opened now (closed by the caller after the copy, or by ARC when this throws).
+  private func backupFiles(of segments: [Segment], active: ActiveSegment?) throws -> [BackupSource] {
+    var sources: [BackupSource] = []
+    var hints: [BackupSource] = []
+    for segment in segments {
+      let isActive = active?.segment.id == segment.id
+      let length = try isActive ? active?.end ?? 0 : segment.file.size()
+      sources.append(
+        BackupSource(
+          name: Segment.fileName(id: segment.id), file: segment.file, length: length, isHint: false, owned: false))
+      let hintPath = "\(path)/\(Segment.hintName(id: segment.id))"
+      // A hint open cannot read (a link, say) is left out, as open passes over it: the
+      // copy's open scans the segment instead.
+      guard !isActive, fileSystem.fileKind(hintPath) == .file,
+        let hint = try? fileSystem.open(hintPath, mode: .readOnly), let length = try? hint.size()
+      else { continue }
+      hints.append(
+        BackupSource(name: Segment.hintName(id: segment.id), file: hint, length: length, isHint: true, owned: true))
+    }
+    return sources + hints
+  }
+
+  /// The copy's manifest (version 3 on), or `nil` for a store without one. A version 5 copy
+  /// lists every segment sealed at the length copied: it never appends to a segment of another
+  /// identity, and the original may still be appending to it.
+  private func backupManifest(
+    of segments: [Segment], identity: [UInt8]?, ring: KeyRing, writer: WriterState
+  ) throws -> [UInt8]? {
+    guard ring.current.bindsRecords else { return nil }
+    var described = try Manifest.describing(
+      segments, active: identity == nil ? writer.active : nil, writer: writer, retired: [],
+      hasEpochs: ring.hasEpochs, identity: identity)
+    described.generation = writer.manifestGeneration
+    if identity != nil, let active = writer.active,
+      let index = described.segments.firstIndex(where: { $0.id == active.segment.id })
+    {
+      // Copied up to its last record, without the space reserved after it.
+      described.segments[index].length = active.end
+    }
+    return try described.encoded(cipher: ring.current)
   }
 
   /// Copies `source.length` bytes of `source` into `output`, a new file, and syncs it,

@@ -83,7 +83,7 @@ extension CaskStore {
       directory: directory, segments: segments, coveredEnd: covered.end, tombstones: covered.tombstones,
       lastSequence: writer.nextSequence - 1, generation: writer.manifestGeneration, identity: identity, cipher: cipher)
     let checkpointWriter = CheckpointWriter(
-      directory: path, fileSystem: fileSystem, failure: hintFailure, pending: checkpointPending,
+      directory: path, fileSystem: fileSystem, failure: backgroundFailure, pending: checkpointPending,
       syncsCovered: options.syncsBeforeCheckpoint)
     if options.syncsBeforeCheckpoint {
       hintQueue.submit { checkpointWriter.write(snapshot) }
@@ -113,7 +113,7 @@ struct CheckpointWriter: Sendable {
 
   /// Encodes, seals and writes the checkpoint atomically (temporary file, sync, rename,
   /// directory sync), after syncing the covered segment: a checkpoint never describes
-  /// records the log does not durably hold. A failure is kept for `hintWriteFailure`; the
+  /// records the log does not durably hold. A failure is kept for `backgroundWriteFailure`; the
   /// checkpoint before stays, and open checks whichever it finds against the log.
   func write(_ snapshot: CaskStore.CheckpointSnapshot) {
     defer { pending.withLock { $0 = false } }
@@ -143,7 +143,7 @@ struct CheckpointWriter: Sendable {
         bytes, to: "\(directory)/\(CaskFormat.checkpointFileName)", fileSystem: fileSystem,
         syncingDirectory: directory)
     } catch {
-      failure.withLock { $0 = error as? CaskError ?? .io(operation: "write checkpoint", path: directory, errno: EIO) }
+      failure.withLock { $0 = CaskError.converting(error, operation: "write checkpoint", path: directory) }
     }
   }
 }

@@ -116,7 +116,7 @@ extension CaskStore {
   func waitUntilDurable(_ ticket: UInt64, announcement: consuming GroupCommit.Announcement? = nil) throws {
     func sync() throws -> UInt64 {
       let (covered, file) = try writer.withLock { writer -> (UInt64, (any StorageFile)?) in
-        if let failure = writer.failure { throw failure }
+        try writer.throwIfFailed()
         return (writer.ticket, writer.active?.segment.file)
       }
       do {
@@ -127,7 +127,7 @@ extension CaskStore {
           throw failure
         }
       } catch {
-        let failure = error as? CaskError ?? CaskError.io(operation: "fdatasync", path: path, errno: EIO)
+        let failure = CaskError.converting(error, operation: "fdatasync", path: path)
         writer.withLock { $0.failure = failure }
         throw failure
       }

@@ -134,7 +134,7 @@ extension CaskStore {
   /// - Complexity: O(m) for the m keys of the group.
   package func unsortedKeys(inGroup group: String) throws -> [String] {
     try state.withLock { state in
-      guard !state.closed else { throw CaskError.closed }
+      try state.throwIfClosed()
       return state.directory.keys(inGroup: group)
     }
   }
@@ -146,7 +146,7 @@ extension CaskStore {
   /// - Complexity: O(m) for the m keys of the group, one copy of their bytes.
   package func packedKeys(inGroup group: String) throws -> PackedKeys {
     try state.withLock { state in
-      guard !state.closed else { throw CaskError.closed }
+      try state.throwIfClosed()
       return state.directory.packedKeys(inGroup: group)
     }
   }

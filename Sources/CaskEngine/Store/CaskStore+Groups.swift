@@ -10,7 +10,7 @@ extension CaskStore {
   /// - Complexity: O(m log m) for the m keys of the group, whatever else the store holds.
   public func keys(inGroup group: String) throws -> [String] {
     try state.withLock { state in
-      guard !state.closed else { throw CaskError.closed }
+      try state.throwIfClosed()
       return state.directory.keys(inGroup: group)
     }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
   }
@@ -68,7 +68,7 @@ extension CaskStore {
     _ body: (_ key: String, _ value: Data) throws -> Void
   ) throws {
     let (entries, segments) = try state.withLock { state in
-      guard !state.closed else { throw CaskError.closed }
+      try state.throwIfClosed()
       return (state.directory.entries(inGroup: group), state.segments)
     }
     try forEachValue(

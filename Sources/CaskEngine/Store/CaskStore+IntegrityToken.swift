@@ -19,7 +19,7 @@ extension CaskStore {
       throw CaskError.unsupportedVersion(found: Int(cipher.version), supported: Int(CaskFormat.formatVersion))
     }
     let (generation, sequence) = try writer.withLock { writer -> (UInt64, UInt64) in
-      if writer.closed { throw CaskError.closed }
+      try writer.throwIfClosed()
       return (writer.manifestGeneration, writer.nextSequence - 1)
     }
     var plaintext = ByteWriter(capacity: 18)
@@ -37,7 +37,7 @@ extension CaskStore {
   /// - Complexity: one small decryption.
   public func checkFreshness(against token: String) throws {
     let (generation, sequence) = try writer.withLock { writer -> (UInt64, UInt64) in
-      if writer.closed { throw CaskError.closed }
+      try writer.throwIfClosed()
       return (writer.manifestGeneration, writer.nextSequence - 1)
     }
     try Self.checkFreshness(

@@ -62,8 +62,8 @@ extension CaskStore {
       version: identity == nil ? CaskFormat.keyEpochsVersion : CaskFormat.authenticatedVersion,
       keyDerivation: keyDerivation)
     try writer.withLock { writer in
-      if writer.closed { throw CaskError.closed }
-      if let failure = writer.failure { throw failure }
+      try writer.throwIfClosed()
+      try writer.throwIfFailed()
       let ring = keyRing.withLock { $0 }
       guard ring.current.epoch < CaskFormat.maximumKeyEpoch else {
         throw CaskError.invalidKey(reason: "no key epoch is left after this one; make a rekeyed copy")
@@ -77,30 +77,12 @@ extension CaskStore {
       guard let digest = try writeManifest(&writer) else { throw CaskError.closed }
       // 3. The new header: the new key wrapped under the new credential, the older keys (the
       // old current one always, others while a segment is under them) in its ring.
-      var next = KeyRing(
-        current: RecordCipher(keys: newKeys, version: ring.current.version, epoch: ring.current.epoch + 1))
-      next.hasEpochs = true
-      next.identity = ring.identity
-      let inUse = epochsInUse(writer)
-      next.older = ring.older.filter { inUse.contains($0.key) }
-      next.older[ring.current.epoch] = ring.current
-      next.pinnedManifest = KeyRing.PinnedManifest(epoch: ring.current.epoch, digest: digest)
+      let next = nextKeyRing(after: ring, newKeys: newKeys, pinning: digest, writer: writer)
       var header = wrapped
       header.keyRing = try next.sealed()
       header.identity = next.identity
       header = try header.authenticated(with: newKeys)
-      let headerPath = "\(path)/\(CaskFormat.headerFileName)"
-      do {
-        try StoreOpener.writeHeader(header, at: headerPath, fileSystem: fileSystem, directory: path)
-      } catch {
-        // In place but perhaps not durable (the directory sync failed): which header a crash
-        // keeps is unknown, so no more writes under either key until the store is reopened.
-        if (try? Self.contents(of: headerPath, fileSystem: fileSystem)) != Data(header.encoded()) {
-          throw error
-        }
-        writer.failure = error as? CaskError ?? .io(operation: "write header", path: headerPath, errno: EIO)
-        throw error
-      }
+      try writeNewHeader(header, writer: &writer)
       keyRing.withLock { $0 = next }
       writer.header = header
       headerKeyDerivation.withLock { $0 = header.keyDerivation }
@@ -111,8 +93,43 @@ extension CaskStore {
         try writeManifest(&writer)
         try trimKeyRing(&writer)
       } catch {
-        hintFailure.withLock { $0 = error as? CaskError ?? .io(operation: "write manifest", path: path, errno: EIO) }
+        keepBackgroundFailure(error, operation: "write manifest")
       }
+    }
+  }
+
+  /// The key ring of the epoch after `ring`'s: `newKeys` current, `ring`'s current key and
+  /// the older ones a segment is still under kept, the manifest sealed under the old key
+  /// (whose `digest` is given) pinned.
+  private func nextKeyRing(
+    after ring: KeyRing, newKeys: RNCryptor.Keys, pinning digest: [UInt8], writer: WriterState
+  ) -> KeyRing {
+    var next = KeyRing(
+      current: RecordCipher(keys: newKeys, version: ring.current.version, epoch: ring.current.epoch + 1))
+    next.hasEpochs = true
+    next.identity = ring.identity
+    let inUse = epochsInUse(writer)
+    next.older = ring.older.filter { inUse.contains($0.key) }
+    next.older[ring.current.epoch] = ring.current
+    next.pinnedManifest = KeyRing.PinnedManifest(epoch: ring.current.epoch, digest: digest)
+    return next
+  }
+
+  /// Writes the header that starts a new key epoch, under the writer lock.
+  ///
+  /// - Throws: the write's error. One that leaves the new header in place but perhaps not
+  ///   durable (the directory sync failed) also becomes the writer's failure: which header a
+  ///   crash keeps is unknown, so no more writes under either key until the store is reopened.
+  private func writeNewHeader(_ header: StoreHeader, writer: inout WriterState) throws {
+    let headerPath = "\(path)/\(CaskFormat.headerFileName)"
+    do {
+      try StoreOpener.writeHeader(header, at: headerPath, fileSystem: fileSystem, directory: path)
+    } catch {
+      if (try? Self.contents(of: headerPath, fileSystem: fileSystem)) != Data(header.encoded()) {
+        throw error
+      }
+      writer.failure = CaskError.converting(error, operation: "write header", path: headerPath)
+      throw error
     }
   }
 
@@ -121,7 +138,7 @@ extension CaskStore {
     let header = try credential.wrap(
       StoreCredential.concatenate(current.keys), version: current.version, keyDerivation: keyDerivation)
     try writer.withLock { writer in
-      if writer.closed { throw CaskError.closed }
+      try writer.throwIfClosed()
       try StoreOpener.writeHeader(
         header, at: "\(path)/\(CaskFormat.headerFileName)", fileSystem: fileSystem, directory: path)
       writer.header = header

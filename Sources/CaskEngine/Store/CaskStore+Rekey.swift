@@ -88,7 +88,7 @@ extension CaskStore {
       let target = try CaskStore(path: hidden, credential: credential, options: options)
       copy = target
       let report = try writer.withLock { writer -> CaskRekeyReport in
-        if writer.closed { throw CaskError.closed }
+        try writer.throwIfClosed()
         return try copyRecords(into: target, shouldContinue: shouldContinue)
       }
       try target.close()

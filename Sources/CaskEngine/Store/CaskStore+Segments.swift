@@ -57,7 +57,7 @@ extension CaskStore {
     do {
       try writeManifest(&writer)
     } catch {
-      hintFailure.withLock { $0 = error as? CaskError ?? .io(operation: "write manifest", path: path, errno: EIO) }
+      keepBackgroundFailure(error, operation: "write manifest")
       return
     }
     takeCheckpoint(writer: &writer)
@@ -74,7 +74,7 @@ extension CaskStore {
       try groupCommit.sync(active.segment.file)
     } catch {
       // What reached the disk is unknown: stop writing until the store is reopened.
-      writer.failure = error as? CaskError ?? .io(operation: "fdatasync", path: active.segment.path, errno: EIO)
+      writer.failure = CaskError.converting(error, operation: "fdatasync", path: active.segment.path)
       throw error
     }
     groupCommit.markDurable(writer.ticket)
@@ -82,7 +82,7 @@ extension CaskStore {
     writer.chainTip = active.segment
     if let hint = hint(for: active) {
       let cipher = active.segment.cipher
-      let hintWriter = HintWriter(directory: path, fileSystem: fileSystem, failure: hintFailure)
+      let hintWriter = HintWriter(directory: path, fileSystem: fileSystem, failure: backgroundFailure)
       if hintInBackground {
         hintQueue.submit { hintWriter.write(hint, cipher: cipher) }
       } else {

@@ -32,8 +32,8 @@ extension CaskStore {
     guard !options.readOnly else { throw CaskError.readOnly }
     try userCode.refuse("streamed batch")
     let (value, ticket, result) = try writer.withLock { writer -> (R, UInt64, CommitResult) in
-      if writer.closed { throw CaskError.closed }
-      if let failure = writer.failure { throw failure }
+      try writer.throwIfClosed()
+      try writer.throwIfFailed()
       try ensureStreamRoom(writer: &writer)
       guard let active = writer.active else { throw CaskError.closed }
       var batch = CaskStreamedBatch(
@@ -112,7 +112,7 @@ extension CaskStore {
       writer.active?.reserved = batch.start
       writer.active?.zeroed = 0
     } catch {
-      writer.failure = error as? CaskError ?? .io(operation: "truncate", path: batch.segment.path, errno: EIO)
+      writer.failure = CaskError.converting(error, operation: "truncate", path: batch.segment.path)
     }
   }
 }

@@ -189,7 +189,7 @@ extension CaskStore {
         fileSystem: fileSystem))
     do {
       let report = try writer.withLock { writer -> CaskRekeyReport in
-        if writer.closed { throw CaskError.closed }
+        try writer.throwIfClosed()
         return try copyRecords(into: target, shouldContinue: shouldContinue)
       }
       try target.close()

@@ -23,7 +23,7 @@ extension CaskStore {
   public func verify() throws -> VerifyReport {
     try userCode.refuse("verify")
     let (segments, unreadable, violations) = try state.withLock { state -> ([Segment], [String], [CorruptRegion]) in
-      guard !state.closed else { throw CaskError.closed }
+      try state.throwIfClosed()
       return (
         state.segments.values.sorted { $0.order < $1.order }, state.recovery.unreadableSegments,
         state.recovery.integrityViolations
@@ -41,7 +41,6 @@ extension CaskStore {
       report.damage.append(region)
     }
     for segment in segments {
-      let name = Segment.fileName(id: segment.id)
       let length: UInt64
       if let (activeID, end) = activeEnd, activeID == segment.id {
         length = end
@@ -50,80 +49,9 @@ extension CaskStore {
       }
       // Zeros after the last record of the last segment are space a writer reserved (a
       // read-only open keeps them).
-      var scanner = SegmentScanner(
-        file: segment.file, start: segment.recordsStart, length: length,
-        allowsReserved: segment.id == segments.last?.id && segment.order.sub == 0)
-      var damage: [CorruptRegion] = []
-      var checked = 0
-      let outcome = try scanner.scan { batch in
-        for record in batch {
-          do {
-            let key = try segment.cipher.openKey(of: record, inSegment: segment.id, file: name)
-            if !record.header.isDelete {
-              let value = try segment.file.read(
-                count: Int(record.header.valueLength),
-                at: record.offset + UInt64(CaskFormat.recordHeaderLength) + UInt64(record.header.keyLength))
-              _ = try segment.cipher.openValue(value, forKey: key, file: name, offset: record.offset)
-            }
-            checked += 1
-          } catch CaskError.corrupt(_, _, let reason) {
-            damage.append(
-              CorruptRegion(
-                file: name, offset: record.offset, length: UInt64(record.header.totalLength), reason: reason))
-          }
-        }
-      }
-      report.segmentsChecked += 1
-      report.recordsChecked += checked
-      report.damage += outcome.corruptions + damage
-      if outcome.hasTornTail {
-        report.damage.append(
-          CorruptRegion(
-            file: name, offset: outcome.validEnd, length: outcome.tailBytes, reason: "incomplete records at the end"))
-      }
-      if outcome.droppedRecords > 0 && !outcome.hasTornTail && outcome.corruptions.isEmpty {
-        report.damage.append(
-          CorruptRegion(file: name, offset: outcome.validEnd, length: 0, reason: "batch without its commit marker"))
-      }
-      let hintPath = "\(path)/\(Segment.hintName(id: segment.id))"
-      if fileSystem.fileKind(hintPath) == .file {
-        let file: any StorageFile
-        do {
-          file = try fileSystem.open(hintPath, mode: .readOnly)
-        } catch CaskError.io(_, _, let code) where code == ENOENT {
-          // A compaction running beside verify removed the segment it replaced, hint first,
-          // after the check above: nothing to check (the last step of this loop).
-          continue
-        } catch CaskError.io(_, _, let code) {
-          // A link or a FIFO under the hint's name (refused: ELOOP, EINVAL), or a hint that
-          // cannot be opened: open passes over it and scans the segment, so it is reported,
-          // not thrown.
-          report.damage.append(
-            CorruptRegion(
-              file: Segment.hintName(id: segment.id), offset: 0, length: 0,
-              reason: "hint file cannot be opened (\(String(cString: strerror(code)))); open scans the segment instead")
-          )
-          continue
-        }
-        defer { file.close() }
-        // Capped as open caps it: the hint open writes for a longer file states that length.
-        let segmentLength = min(try segment.file.size(), CaskFormat.maximumSegmentLength)
-        do {
-          // Never longer than its segment allows, never sparse (open passes over such a hint).
-          let bytes = try file.readWhole(limit: segmentLength + CaskFormat.hintOverheadBound)
-          let hint = try HintFile.decode(bytes, cipher: segment.cipher, path: hintPath)
-          // An authentic hint of another segment, or of another length, is not used by open.
-          if hint.segmentID != segment.id || hint.segmentLength != segmentLength {
-            report.damage.append(
-              CorruptRegion(
-                file: Segment.hintName(id: segment.id), offset: 0, length: 0,
-                reason: "hint does not describe its segment"))
-          }
-        } catch CaskError.corrupt(_, let offset, let reason) {
-          report.damage.append(
-            CorruptRegion(file: Segment.hintName(id: segment.id), offset: offset, length: 0, reason: reason))
-        }
-      }
+      let allowsReserved = segment.id == segments.last?.id && segment.order.sub == 0
+      try verifyRecords(of: segment, length: length, allowsReserved: allowsReserved, into: &report)
+      try verifyHint(of: segment, into: &report)
     }
     // Segments that open could not use at all (damaged header) and that are still there.
     for name in unreadable where fileSystem.fileKind("\(path)/\(name)") == .file {
@@ -131,5 +59,93 @@ extension CaskStore {
         CorruptRegion(file: name, offset: 0, length: 0, reason: "segment header is damaged; the segment is not used"))
     }
     return report
+  }
+
+  /// Scans the first `length` bytes of `segment`'s records, authenticating each record's key
+  /// and value, and adds what it checked and found damaged to `report`.
+  private func verifyRecords(
+    of segment: Segment, length: UInt64, allowsReserved: Bool, into report: inout VerifyReport
+  ) throws {
+    let name = Segment.fileName(id: segment.id)
+    var scanner = SegmentScanner(
+      file: segment.file, start: segment.recordsStart, length: length, allowsReserved: allowsReserved)
+    var damage: [CorruptRegion] = []
+    var checked = 0
+    let outcome = try scanner.scan { batch in
+      for record in batch {
+        do {
+          try authenticate(record, in: segment)
+          checked += 1
+        } catch CaskError.corrupt(_, _, let reason) {
+          damage.append(
+            CorruptRegion(file: name, offset: record.offset, length: UInt64(record.header.totalLength), reason: reason))
+        }
+      }
+    }
+    report.segmentsChecked += 1
+    report.recordsChecked += checked
+    report.damage += outcome.corruptions + damage
+    if outcome.hasTornTail {
+      report.damage.append(
+        CorruptRegion(
+          file: name, offset: outcome.validEnd, length: outcome.tailBytes, reason: "incomplete records at the end"))
+    }
+    if outcome.droppedRecords > 0 && !outcome.hasTornTail && outcome.corruptions.isEmpty {
+      report.damage.append(
+        CorruptRegion(file: name, offset: outcome.validEnd, length: 0, reason: "batch without its commit marker"))
+    }
+  }
+
+  /// Opens `record`'s key message and, for a put, its value message.
+  ///
+  /// - Throws: `CaskError.corrupt` when either does not authenticate.
+  private func authenticate(_ record: ScannedRecord, in segment: Segment) throws {
+    let name = Segment.fileName(id: segment.id)
+    let key = try segment.cipher.openKey(of: record, inSegment: segment.id, file: name)
+    guard !record.header.isDelete else { return }
+    let value = try segment.file.read(
+      count: Int(record.header.valueLength),
+      at: record.offset + UInt64(CaskFormat.recordHeaderLength) + UInt64(record.header.keyLength))
+    _ = try segment.cipher.openValue(value, forKey: key, file: name, offset: record.offset)
+  }
+
+  /// Checks `segment`'s hint file, if it has one, as open would read it: a hint that cannot
+  /// be opened, does not authenticate or describes another segment (or length) is damage.
+  private func verifyHint(of segment: Segment, into report: inout VerifyReport) throws {
+    let hintName = Segment.hintName(id: segment.id)
+    let hintPath = "\(path)/\(hintName)"
+    guard fileSystem.fileKind(hintPath) == .file else { return }
+    let file: any StorageFile
+    do {
+      file = try fileSystem.open(hintPath, mode: .readOnly)
+    } catch CaskError.io(_, _, let code) where code == ENOENT {
+      // A compaction running beside verify removed the segment it replaced, hint first,
+      // after the check above: nothing to check.
+      return
+    } catch CaskError.io(_, _, let code) {
+      // A link or a FIFO under the hint's name (refused: ELOOP, EINVAL), or a hint that
+      // cannot be opened: open passes over it and scans the segment, so it is reported,
+      // not thrown.
+      report.damage.append(
+        CorruptRegion(
+          file: hintName, offset: 0, length: 0,
+          reason: "hint file cannot be opened (\(String(cString: strerror(code)))); open scans the segment instead"))
+      return
+    }
+    defer { file.close() }
+    // Capped as open caps it: the hint open writes for a longer file states that length.
+    let segmentLength = min(try segment.file.size(), CaskFormat.maximumSegmentLength)
+    do {
+      // Never longer than its segment allows, never sparse (open passes over such a hint).
+      let bytes = try file.readWhole(limit: segmentLength + CaskFormat.hintOverheadBound)
+      let hint = try HintFile.decode(bytes, cipher: segment.cipher, path: hintPath)
+      // An authentic hint of another segment, or of another length, is not used by open.
+      if hint.segmentID != segment.id || hint.segmentLength != segmentLength {
+        report.damage.append(
+          CorruptRegion(file: hintName, offset: 0, length: 0, reason: "hint does not describe its segment"))
+      }
+    } catch CaskError.corrupt(_, let offset, let reason) {
+      report.damage.append(CorruptRegion(file: hintName, offset: offset, length: 0, reason: reason))
+    }
   }
 }

@@ -9,46 +9,86 @@ import Synchronization
 /// compaction runs beside both. Keys and values are encrypted with a random data key that is
 /// stored wrapped under the password (or keys) the store was opened with.
 public final class CaskStore: Sendable {
+  // MARK: State, by who guards it
+  //
+  // Lock order (Docs/ARCHITECTURE.md, section 9, rule 1). A thread that holds a lock takes
+  // only locks below it in this list, never one above; no lock is held while a thread waits
+  // in group commit.
+  //
+  //   1. `closeSection`    one `close()` at a time; the whole close runs inside it.
+  //   2. `compactionLock`  a compaction, or a backup's choice of files.
+  //   3. `writer`          the append side (`WriterState`).
+  //   4. the commit hook's own locks (the collections' `IndexRuntime.state`), taken under
+  //      `writer` by the hook, which reads `state` inside them.
+  //   5. `state`           the index and the open segments (`IndexState`).
+  //   6. leaves, taken under any of the above, with nothing taken inside them: `keyRing`,
+  //      `headerKeyDerivation`, `backgroundFailure`, `checkpointPending`, `closing`,
+  //      `fileLock` (whose release takes `PosixLock.held`), `groupCommit`'s condition and its
+  //      sync lock (under `writer` by a seal; never one inside the other), `background`'s
+  //      state (under `state` by `stats()`; inside `background`'s own wake-up condition),
+  //      `observers`' table, `extensions`' hook, keeper, slots and `ChangeTracker`'s set, and
+  //      `recordCache`'s table.
+  //
+  // `writer` is held while `hintQueue` drains (close, backup, a closing checkpoint): its jobs
+  // take only `backgroundFailure` and `checkpointPending`, never the writer.
+
+  // Constant after open: read without a lock.
+
   /// The store's directory.
   public let path: String
   /// The options it was opened with.
   public let options: Options
-
   let fileSystem: any FileSystem
-  /// The data keys of every key epoch the store still uses (Crypto/KeyRing.swift). Changed
-  /// only with the writer lock held (a password change, the end of a rotation); read briefly.
+
+  // Guarded by `writer`: the append side, one writer at a time (`WriterState`). The key ring
+  // and the header's key derivation change only with `writer` held (a password change, the
+  // end of a rotation); their own leaf locks let a reader copy them without the writer.
+
+  let writer: Locked<WriterState>
+  /// The data keys of every key epoch the store still uses (Crypto/KeyRing.swift).
   let keyRing: Locked<KeyRing>
   /// The keys of the current epoch: what new records, hints, the manifest and tokens are
   /// sealed under. A segment's records are read with its own (`Segment.cipher`).
   var cipher: RecordCipher { keyRing.withLock { $0.current } }
-  /// Recently read records, sealed (`Options.recordCacheBytes`); `nil` when turned off.
-  let recordCache: RecordCache?
+  /// How the header derives the password's keys (`keyDerivation`); changed by a password change.
+  let headerKeyDerivation: Locked<KeyDerivation?>
+
+  // Guarded by `state`: the index and the open segments (`IndexState`), held briefly by
+  // every reader and by every commit's index update.
+
+  let state: Locked<IndexState>
+
+  // Synchronised by itself: locks of their own, atomics, or queues.
+
+  /// Held for the whole of a compaction, and by a backup while it chooses its files.
+  let compactionLock = CriticalSection()
+  /// One `close()` at a time: a second waits for the first to finish.
+  let closeSection = CriticalSection()
+  /// The thread running `close()` (whose `onClose` callbacks may call it again), and the error
+  /// a failed close threw, for the closes after it.
+  let closing = Locked<(thread: pthread_t?, failure: (any Error)?)>((nil, nil))
+  /// The `flock` on `LOCK`, released by `close()`.
+  let fileLock: Locked<(any FileLock)?>
+  /// The last failure of a write made beside the writes it follows, which cost nothing written
+  /// and is kept rather than thrown (`backgroundWriteFailure`): a hint, a manifest, a header
+  /// or a checkpoint.
+  let backgroundFailure = Locked<CaskError?>(nil)
+  /// Whether a checkpoint taken is still waiting on `hintQueue`: another is not taken then.
+  let checkpointPending = Locked(false)
   /// Shares syncs among writers; every sync of the active segment (a group's, a seal's,
   /// close's) goes through it, one at a time.
   let groupCommit = GroupCommit()
-  let state: Locked<IndexState>
-  let writer: Locked<WriterState>
-  let compactionLock = CriticalSection()
+  /// Writes the hints of segments that filled up, and checkpoints, off the writer's thread.
+  let hintQueue = HintQueue()
+  /// The periodic syncer and automatic compaction.
   let background: BackgroundWork
   let observers = ChangeObservers()
   /// The commit hook and per-store state of the layers above (CaskStore+CommitHook.swift).
   package let extensions = StoreExtensions()
   /// Set while a transaction body or an observer runs with the writer held.
   let userCode = UserCodeMark()
-  private let lock: Locked<(any FileLock)?>
-  /// One `close()` at a time: a second waits for the first to finish.
-  private let closeSection = CriticalSection()
-  /// The thread running `close()` (whose `onClose` callbacks may call it again), and the error
-  /// a failed close threw, for the closes after it.
-  private let closing = Locked<(thread: pthread_t?, failure: (any Error)?)>((nil, nil))
-  /// The last hint file that could not be written (`hintFailure`).
-  let hintFailure = Locked<CaskError?>(nil)
-  /// Writes the hints of segments that filled up, and checkpoints, off the writer's thread.
-  let hintQueue = HintQueue()
-  /// Whether a checkpoint taken is still waiting on `hintQueue`: another is not taken then.
-  let checkpointPending = Locked(false)
-  /// How the header derives the password's keys (`keyDerivation`); changed by a password change.
-  let headerKeyDerivation: Locked<KeyDerivation?>
+  /// Recently read records, sealed (`Options.recordCacheBytes`); `nil` when turned off.
+  let recordCache: RecordCache?
 
   /// The index and the open segments, guarded by `state`. Readers hold the lock only to look
   /// up a location and take a reference to its segment.
@@ -58,6 +98,11 @@ public final class CaskStore: Sendable {
     var recovery = RecoveryReport()
     var compactions = 0
     var closed = false
+
+    /// Throws `CaskError.closed` once `close()` has released the index.
+    func throwIfClosed() throws {
+      if closed { throw CaskError.closed }
+    }
   }
 
   /// The append side, guarded by `writer`: one writer at a time.
@@ -94,6 +139,17 @@ public final class CaskStore: Sendable {
     /// (`SegmentLink`): the one sealed last, or the newest open found. Kept while compaction
     /// removes it: the link names it as it was, and the manifest then lists nothing newer.
     var chainTip: Segment?
+
+    /// Throws `CaskError.closed` once `close()` has begun: every writer's first check.
+    func throwIfClosed() throws {
+      if closed { throw CaskError.closed }
+    }
+
+    /// Throws the failure of an earlier sync (or cleanup): after it the state of the disk is
+    /// unknown, so nothing more is written until the store is reopened.
+    func throwIfFailed() throws {
+      if let failure { throw failure }
+    }
   }
 
   // MARK: Opening
@@ -133,7 +189,7 @@ public final class CaskStore: Sendable {
     self.keyRing = Locked(opened.keyRing)
     self.recordCache = options.recordCacheBytes > 0 ? RecordCache(capacity: options.recordCacheBytes) : nil
     self.headerKeyDerivation = Locked(opened.keyDerivation)
-    self.lock = Locked(opened.lock)
+    self.fileLock = Locked(opened.lock)
     self.state = Locked(opened.indexState)
     self.writer = Locked(opened.writerState)
     self.background = BackgroundWork()
@@ -209,7 +265,7 @@ public final class CaskStore: Sendable {
   public func keys(withPrefix prefix: String) throws -> [String] {
     let prefixBytes = Array(prefix.utf8)
     let matches = try state.withLock { state -> [String] in
-      guard !state.closed else { throw CaskError.closed }
+      try state.throwIfClosed()
       let all = state.directory.allKeys
       return prefixBytes.isEmpty ? all : all.filter { $0.utf8.starts(with: prefixBytes) }
     }
@@ -219,7 +275,7 @@ public final class CaskStore: Sendable {
   func locate(_ key: String) throws -> (RecordLocation, Segment)? {
     try IndexKey.withUTF8(of: key) { bytes in
       try state.withLock { state in
-        guard !state.closed else { throw CaskError.closed }
+        try state.throwIfClosed()
         guard let location = state.directory.location(forBytes: bytes),
           let segment = state.segments[location.segment]
         else { return nil }
@@ -266,8 +322,8 @@ public final class CaskStore: Sendable {
   public func sync() throws {
     try userCode.refuse("sync")
     let ticket = try writer.withLock { writer -> UInt64 in
-      if writer.closed { throw CaskError.closed }
-      if let failure = writer.failure { throw failure }
+      try writer.throwIfClosed()
+      try writer.throwIfFailed()
       return writer.ticket
     }
     try waitUntilDurable(ticket)
@@ -283,107 +339,5 @@ public final class CaskStore: Sendable {
         deadBytes: state.directory.deadBytes, segments: state.segments.count, recovery: state.recovery,
         compactions: state.compactions, automaticCompactionFailure: background.compactionFailure)
     }
-  }
-
-  /// The last failure to write a hint file (a full disk, say) since the store was opened, or
-  /// nil. It cost nothing written: the segment it was for is durable and is scanned at the
-  /// next open instead of read from its hint. The hint of a segment that filled up is written
-  /// in the background, so its failure shows here a little after the put that sealed it, and
-  /// for certain once `close()` returned. `close()` does not throw it; still readable after
-  /// `close()`.
-  public var hintWriteFailure: CaskError? { hintFailure.withLock { $0 } }
-
-  /// Syncs, writes the hint of the segment being appended to (a hint that cannot be written
-  /// is not an error: `hintWriteFailure`), releases the in-memory index
-  /// (every key, in plain text) and the lock. Later calls throw `CaskError.closed`, except
-  /// the ones that cannot throw: `count`, `stats()` (and a collection's `count`) then report
-  /// an empty store, so read them before closing. Called by `deinit` if you do not.
-  ///
-  /// A `close()` made while another runs returns when that one has finished (the lock
-  /// released), and every `close()` after a failed one throws its error; one made from an
-  /// `onClose` callback of this close returns at once.
-  public func close() throws {
-    try userCode.refuse("close")
-    let current = pthread_self()
-    guard !closing.withLock({ $0.thread.map { pthread_equal($0, current) != 0 } ?? false }) else { return }
-    try closeSection.run {
-      closing.withLock { $0.thread = current }
-      defer { closing.withLock { $0.thread = nil } }
-      do {
-        try closeOnce()
-      } catch {
-        closing.withLock { $0.failure = error }
-        throw error
-      }
-    }
-  }
-
-  private func closeOnce() throws {
-    background.stop()
-    waitForCompaction()
-    let firstClose = writer.withLock { writer -> Bool in
-      defer { writer.closed = true }
-      return !writer.closed
-    }
-    guard firstClose else {
-      if let failure = closing.withLock({ $0.failure }) { throw failure }
-      return
-    }
-    // After the writer lock: every commit has notified its observers, and none will again.
-    observers.closeAll()
-    var failure: Error?
-    if !options.readOnly {
-      do {
-        let wrote = try writer.withLock { writer -> Bool in
-          // An earlier failure (a sync the periodic syncer or another writer saw fail) means
-          // writes acknowledged since the last good sync may not be on disk: close says so
-          // rather than return as if it had synced them.
-          if let earlier = writer.failure { throw earlier }
-          // Untouched since open: the hints and the manifest on disk describe the store already.
-          if writer.untouchedSinceOpen {
-            writer.active = nil
-            return false
-          }
-          // Sealed as when it fills up: a failed sync becomes the writer's failure (a writer
-          // that appended before close and waits after it gets that error), a good one marks
-          // everything durable.
-          let sealed = writer.active.map { (segment: $0.segment, end: $0.end, tombstones: $0.tombstones) }
-          if let active = writer.active { try seal(active, writer: &writer) }
-          // Every segment sealed, with its final length: nothing can be cut unnoticed. A
-          // failure leaves the manifest before, which stays true (see `ensureRoom`).
-          do {
-            try writeManifest(&writer)
-            // After the manifest, whose generation it binds; written before the drain below.
-            takeCheckpoint(writer: &writer, sealed: sealed, closing: true)
-          } catch {
-            hintFailure.withLock {
-              $0 = error as? CaskError ?? .io(operation: "write manifest", path: path, errno: EIO)
-            }
-          }
-          return true
-        }
-        // The hints of segments that filled up before: written before the directory sync
-        // below, so that a clean close leaves every sealed segment with its hint.
-        hintQueue.drain()
-        if wrote { try fileSystem.syncDirectory(path) }
-      } catch {
-        failure = error
-      }
-    }
-    hintQueue.drain()
-    writer.withLock { $0.active = nil }
-    state.withLock { state in
-      state.closed = true
-      state.segments.removeAll()
-      // The index holds every key in plaintext: released now, not when the last reference
-      // to the store goes (its memory is freed, not wiped).
-      state.directory = KeyDirectory()
-    }
-    recordCache?.removeAll()
-    lock.withLock { held in
-      held?.unlock()
-      held = nil
-    }
-    if let failure { throw failure }
   }
 }

@@ -74,7 +74,7 @@ extension CaskStore {
     guard !options.readOnly else { throw CaskError.readOnly }
     try userCode.refuse("transaction")
     let (value, ticket, result) = try writer.withLock { writer -> (R, UInt64, CommitResult) in
-      if writer.closed { throw CaskError.closed }
+      try writer.throwIfClosed()
       var transaction = CaskTransaction(store: self)
       let value = try userCode.running { try body(&transaction) }
       var prepared = try prepare(transaction.batch)

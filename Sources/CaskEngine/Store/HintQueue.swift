@@ -42,14 +42,14 @@ struct HintWriter: Sendable {
 
   /// Writes `hint`, its entries put in record order first. Prevents: a durable write reported
   /// as failed (a full disk at close). A hint only speeds up the next open, which scans a
-  /// segment that has none; the failure is kept for `CaskStore.hintWriteFailure`, not thrown.
+  /// segment that has none; the failure is kept for `CaskStore.backgroundWriteFailure`, not thrown.
   func write(_ hint: HintFile, cipher: RecordCipher) {
     var hint = hint
     hint.entries = hint.entries.sortedByOffset()
     do {
       try hint.write(in: directory, fileSystem: fileSystem, cipher: cipher)
     } catch {
-      failure.withLock { $0 = error as? CaskError ?? .io(operation: "write hint", path: directory, errno: EIO) }
+      failure.withLock { $0 = CaskError.converting(error, operation: "write hint", path: directory) }
     }
   }
 }

@@ -98,7 +98,7 @@ enum StoreAccess {
     } catch {
       warn(store.path, "closing it failed after the command's work was synced: \(ErrorMessage.describe(error))")
     }
-    if let failure = store.hintWriteFailure {
+    if let failure = store.backgroundWriteFailure {
       warn(
         store.path,
         "a hint file could not be written (\(ErrorMessage.describe(failure))); nothing was lost: "
