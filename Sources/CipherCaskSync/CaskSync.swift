@@ -142,7 +142,7 @@ where T.ID: LosslessStringConvertible & Sendable {
         var state = try await prepare()
         if policy != .manual { try await settleStoredConflicts(policy, report: &report) }
         try await pull(policy, state: &state, report: &report)
-        if let newest = try await push(policy, report: &report) {
+        if let newest = try await push(policy, report: &report), server.datesInCommitOrder {
           try await passOwnPushes(through: newest, state: &state)
         }
         let after = client.counters

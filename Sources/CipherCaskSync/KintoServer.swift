@@ -21,6 +21,14 @@ public struct KintoServer: Sendable {
   public var timeout: TimeInterval = 30
   /// Records asked for per page of a pull (`_limit`).
   public var pageSize = 500
+  /// Whether the server dates records in the order their writes commit, so that a listing
+  /// made after a push can show every change older than the push's records (Docs/SYNC.md,
+  /// section 15.3, step 8). True of Kinto's memory backend in one process; not of Kinto on
+  /// PostgreSQL, which dates a record when its statement runs, so a batch that began before
+  /// this device's push can commit after it with an older date. Only when `true` does a sync
+  /// move its cursor past its own pushes in one listing; `false` by default, and then the
+  /// next sync lists the pushed records again (more bytes, never a change skipped).
+  public var datesInCommitOrder = false
   /// Whether credentials may go over plain `http://` to a host other than this machine.
   /// `false` by default: such a request fails with `SyncError.insecureCredentials` unsent.
   public var allowsInsecureHTTP = false

@@ -187,9 +187,17 @@ private final class Device: Sendable {
     }
   }
 
+  /// The benchmark's Kinto: one device writes at a time, so records are dated in commit order
+  /// on either backend and a sync passes over its own pushes.
+  static func kinto(_ url: URL) -> KintoServer {
+    var server = KintoServer(url: url, user: KintoLauncher.user, password: KintoLauncher.password)
+    server.datesInCommitOrder = true
+    return server
+  }
+
   func sync(server: URL, bucket: String, collection: String, endToEnd: Bool) throws -> CaskSync<BenchEvent> {
     try CaskSync(
-      events, server: KintoServer(url: server, user: KintoLauncher.user, password: KintoLauncher.password),
+      events, server: Self.kinto(server),
       bucket: bucket, collection: collection, endToEndPassphrase: endToEnd ? SyncCommand.passphrase : nil)
   }
 

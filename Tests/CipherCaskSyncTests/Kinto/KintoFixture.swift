@@ -29,10 +29,15 @@ final class Device: @unchecked Sendable {
   let serverURL: URL
   let passphrase: String?
   let retry: RetryPolicy
+  /// `KintoServer.datesInCommitOrder`: true but where devices write at the same time
+  /// through Kinto on PostgreSQL.
+  let datesInCommitOrder: Bool
 
   init(
-    _ name: String, url: URL, passphrase: String? = nil, retry: RetryPolicy = RetryPolicy(attempts: 3, baseDelay: 0.05)
+    _ name: String, url: URL, passphrase: String? = nil, retry: RetryPolicy = RetryPolicy(attempts: 3, baseDelay: 0.05),
+    datesInCommitOrder: Bool = true
   ) throws {
+    self.datesInCommitOrder = datesInCommitOrder
     self.name = name
     serverURL = url
     self.passphrase = passphrase
@@ -40,22 +45,25 @@ final class Device: @unchecked Sendable {
     directory = try TemporaryDirectory("kinto-\(name)")
     store = try CaskStore(path: directory.file("s.cask"), password: "pw", options: .init(durability: .never))
     notes = store.collection(Note.self, named: "notes")
-    sync = try Self.makeSync(notes, url: url, passphrase: passphrase, retry: retry)
+    sync = try Self.makeSync(
+      notes, url: url, passphrase: passphrase, retry: retry, datesInCommitOrder: datesInCommitOrder)
   }
 
-  static func server(_ url: URL, retry: RetryPolicy) -> KintoServer {
+  static func server(_ url: URL, retry: RetryPolicy, datesInCommitOrder: Bool = true) -> KintoServer {
     var server = KintoServer(url: url, user: KintoProcess.user, password: KintoProcess.password)
+    server.datesInCommitOrder = datesInCommitOrder
     server.retry = retry
     server.timeout = 10
     server.pageSize = 7  // several pages in every test
     return server
   }
 
-  static func makeSync(_ notes: CaskCollection<Note>, url: URL, passphrase: String?, retry: RetryPolicy) throws
-    -> CaskSync<Note>
-  {
+  static func makeSync(
+    _ notes: CaskCollection<Note>, url: URL, passphrase: String?, retry: RetryPolicy, datesInCommitOrder: Bool = true
+  ) throws -> CaskSync<Note> {
     try CaskSync(
-      notes, server: server(url, retry: retry), bucket: "tests", collection: "notes", endToEndPassphrase: passphrase,
+      notes, server: server(url, retry: retry, datesInCommitOrder: datesInCommitOrder), bucket: "tests",
+      collection: "notes", endToEndPassphrase: passphrase,
       keyCost: testKeyCost)
   }
 
@@ -64,7 +72,8 @@ final class Device: @unchecked Sendable {
     try store.close()
     store = try CaskStore(path: directory.file("s.cask"), password: "pw", options: .init(durability: .never))
     notes = store.collection(Note.self, named: "notes")
-    sync = try Self.makeSync(notes, url: serverURL, passphrase: passphrase, retry: retry)
+    sync = try Self.makeSync(
+      notes, url: serverURL, passphrase: passphrase, retry: retry, datesInCommitOrder: datesInCommitOrder)
   }
 
   // Synchronous on purpose: in an async test the collection's async overloads would be taken.
