@@ -133,6 +133,25 @@ struct ShortTombstoneTests {
 
   /// Appends a delete of `key` to segment 1 of `path`, its key message sealed by `cipher` for
   /// the place and sequence it lands at, with the segment's identity stamp when it has one.
+  /// A closed store of `version` holding "a" and "b", then a delete of "b" appended to its
+  /// segment with a binding in the short or the long layout.
+  static func storeWithAppendedDelete(in directory: TemporaryDirectory, version: UInt16, shortTombstones: Bool) throws
+    -> (path: String, keys: RNCryptor.Keys, options: CaskStore.Options)
+  {
+    let path = directory.file("store.cask")
+    let keys = try RNCryptor.Keys.random()
+    var options = TamperDetectionTests.options
+    options.newStoreFormatVersion = version
+    let writer = try CaskStore(path: path, keys: keys, options: options)
+    try writer.put(Data("1".utf8), forKey: "a")
+    try writer.put(Data("2".utf8), forKey: "b")
+    try writer.close()
+    try appendDelete(
+      "b", to: path, sequence: 3,
+      cipher: RecordCipher(keys: try dataKeys(path, keys: keys), shortTombstones: shortTombstones))
+    return (path, keys, options)
+  }
+
   static func appendDelete(_ key: String, to path: String, sequence: UInt64, cipher: RecordCipher) throws {
     var bytes = try TamperDetectionTests.read(TamperDetectionTests.segmentPath(path))
     let linked = FileDamage.recordsStart(ofSegment: bytes) > CaskFormat.segmentHeaderLength
@@ -151,18 +170,9 @@ struct ShortTombstoneTests {
   func tombstoneOfTheOtherLayout() throws {
     for version in [UInt16(5), 3] {
       try withTemporaryDirectory("short-tombstone-layout") { directory in
-        let path = directory.file("store.cask")
-        let keys = try RNCryptor.Keys.random()
-        var options = TamperDetectionTests.options
-        options.newStoreFormatVersion = version
-        let writer = try CaskStore(path: path, keys: keys, options: options)
-        try writer.put(Data("1".utf8), forKey: "a")
-        try writer.put(Data("2".utf8), forKey: "b")
-        try writer.close()
         // Everything else of the binding is right: only its layout is the other version's.
-        try Self.appendDelete(
-          "b", to: path, sequence: 3,
-          cipher: RecordCipher(keys: try Self.dataKeys(path, keys: keys), shortTombstones: version != 5))
+        let (path, keys, options) = try Self.storeWithAppendedDelete(
+          in: directory, version: version, shortTombstones: version != 5)
 
         let (store, reasons) = try TamperDetectionTests.reopen(path, keys: keys, options: options)
         defer { try? store.close() }
@@ -177,17 +187,8 @@ struct ShortTombstoneTests {
   func tombstoneOfItsOwnLayoutIsTaken() throws {
     for version in [UInt16(5), 3] {
       try withTemporaryDirectory("short-tombstone-own-layout") { directory in
-        let path = directory.file("store.cask")
-        let keys = try RNCryptor.Keys.random()
-        var options = TamperDetectionTests.options
-        options.newStoreFormatVersion = version
-        let writer = try CaskStore(path: path, keys: keys, options: options)
-        try writer.put(Data("1".utf8), forKey: "a")
-        try writer.put(Data("2".utf8), forKey: "b")
-        try writer.close()
-        try Self.appendDelete(
-          "b", to: path, sequence: 3,
-          cipher: RecordCipher(keys: try Self.dataKeys(path, keys: keys), shortTombstones: version == 5))
+        let (path, keys, options) = try Self.storeWithAppendedDelete(
+          in: directory, version: version, shortTombstones: version == 5)
 
         // The manifest still says the sealed segment's old length: that violation, and no other.
         let (store, reasons) = try TamperDetectionTests.reopen(path, keys: keys, options: options)
