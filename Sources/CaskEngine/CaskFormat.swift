@@ -121,6 +121,14 @@ public enum CaskFormat {
   public static let recordFlagsOffset = 5
   /// Offset of the key message's length (4 bytes, little-endian) in a record.
   public static let recordKeyLengthOffset = 16
+  /// Offset of the type byte in a record.
+  public static let recordTypeOffset = 4
+  /// Offset of the reserved field (2 bytes, must be 0) in a record.
+  public static let recordReservedOffset = 6
+  /// Offset of the sequence number (8 bytes, little-endian) in a record.
+  public static let recordSequenceOffset = 8
+  /// Offset of the value message's length (4 bytes, little-endian) in a record.
+  public static let recordValueLengthOffset = 20
 
   // MARK: Sealed plaintexts (version 3)
 
@@ -129,6 +137,26 @@ public enum CaskFormat {
   /// First plaintext byte of a version 5 tombstone's key message: its short binding
   /// (`tombstoneBindingLength`), then the key. Also what names the record a delete.
   public static let messageTagTombstone: UInt8 = 0x44
+  /// First plaintext byte of a version 5 put's key message that carries attached keys: the
+  /// long binding (`keyBindingLength`), the key's length (`attachedKeyLengthWidth`), the key,
+  /// then the attachment section (Docs/FORMAT.md, "Version 5: attached keys").
+  public static let messageTagAttached: UInt8 = 0x41
+  /// Width of the key's length after an attaching binding, and of every length and count of
+  /// the attachment section.
+  public static let attachedKeyLengthWidth = 2
+  /// Offsets of a long binding's fields in a key message's plaintext.
+  public static let bindingTypeOffset = 1
+  public static let bindingFlagsOffset = 2
+  public static let bindingReservedOffset = 3
+  public static let bindingSegmentOffset = 4
+  public static let bindingOffsetOffset = 8
+  public static let bindingSequenceOffset = 16
+  public static let bindingDigestOffset = 24
+  /// Offsets of a short (version 5 tombstone) binding's fields.
+  public static let tombstoneBindingFlagsOffset = 1
+  public static let tombstoneBindingSegmentOffset = 2
+  public static let tombstoneBindingOffsetOffset = 6
+  public static let tombstoneBindingSequenceOffset = 14
   /// First plaintext byte of a value message: key length, key, value follow.
   public static let messageTagValue: UInt8 = 0x56
   /// First plaintext byte of a hint file's message: the hint payload follows.
@@ -168,6 +196,11 @@ public enum CaskFormat {
   public static let hintMagic: [UInt8] = Array("CCHINTS1".utf8)
   /// version(2) + reserved(2) + segment id(4) + segment length(8) + max sequence(8) + count(4).
   public static let hintPayloadHeaderLength = 28
+  /// Type of a hint entry of a put whose record carries attached keys: the entry is followed
+  /// by the attachment section's length (4 bytes) and the section (version 5 only).
+  public static let hintEntryTypeAttached: UInt8 = 3
+  /// Width of the section length after an attaching hint entry.
+  public static let hintAttachedLengthWidth = 4
   /// type(1) + reserved(1) + key length(2) + record offset(4) + record length(4), before the key.
   public static let hintEntryFixedLength = 12
   /// A hint file with a group section (Docs/FORMAT.md, "Hint files"): "CCHINTS2". Written from
@@ -218,6 +251,16 @@ public enum CaskFormat {
   public static let checkpointPageChunk: UInt8 = 2
   /// Page kind: `count` tombstones of the covered segment, laid out as hint entries.
   public static let checkpointPageTombstones: UInt8 = 3
+  /// A slot of a table, in memory and in a slots page (Docs/FORMAT.md, section 18).
+  public static let checkpointSlotLength = 32
+  /// Offsets in a slot: a long key's position in its chunks (8) and length (4); the record's
+  /// segment id, offset and length (4 each); the meta word (4). A short key fills 0 ..< 16.
+  public static let slotLongKeyPositionOffset = 0
+  public static let slotLongKeyLengthOffset = 8
+  public static let slotSegmentOffset = 16
+  public static let slotOffsetOffset = 20
+  public static let slotLengthOffset = 24
+  public static let slotMetaOffset = 28
   /// Slots in a full slots page (64 KiB of them).
   public static let checkpointSlotsPerPage = 2048
   /// A tombstones page is closed once its entries reach this many plaintext bytes.

@@ -16,6 +16,8 @@ import RNCryptorCodec
 /// ```
 /// 0 tag 'D'(1)  1 flags(1)  2 segment id(4)  6 offset(8)  14 sequence(8)  22 key bytes
 /// ```
+/// A version 5 put that carries attached keys has the long binding under the tag 'A', and its
+/// key's length (2) in front of the key, whose attachment section follows (`AttachedKeys`).
 struct RecordBinding: Equatable, Sendable {
   var type: UInt8
   var flags: UInt8
@@ -26,6 +28,9 @@ struct RecordBinding: Equatable, Sendable {
   var valueDigest: [UInt8]
   /// Whether this is a version 5 tombstone's short binding (tag 'D', 22 bytes).
   var short = false
+  /// Whether this is a version 5 put's binding with attached keys after its key (tag 'A';
+  /// `RecordCipher.sealKey` writes the tag when it is given a section).
+  var attaching = false
 
   /// The length of the plaintext in front of the key.
   var encodedLength: Int { short ? CaskFormat.tombstoneBindingLength : CaskFormat.keyBindingLength }
@@ -86,13 +91,14 @@ struct RecordBinding: Equatable, Sendable {
   ) {
     precondition(output.count >= CaskFormat.keyBindingLength && valueDigest.count == CaskFormat.valueDigestLength)
     output[0] = CaskFormat.messageTagKey
-    output[1] = type
-    output[2] = flags
-    output[3] = 0
-    output.storeBytes(of: segmentID.littleEndian, toByteOffset: 4, as: UInt32.self)
-    output.storeBytes(of: offset.littleEndian, toByteOffset: 8, as: UInt64.self)
-    output.storeBytes(of: sequence.littleEndian, toByteOffset: 16, as: UInt64.self)
-    UnsafeMutableRawBufferPointer(rebasing: output[24..<CaskFormat.keyBindingLength]).copyMemory(from: valueDigest)
+    output[CaskFormat.bindingTypeOffset] = type
+    output[CaskFormat.bindingFlagsOffset] = flags
+    output[CaskFormat.bindingReservedOffset] = 0
+    output.storeBytes(of: segmentID.littleEndian, toByteOffset: CaskFormat.bindingSegmentOffset, as: UInt32.self)
+    output.storeBytes(of: offset.littleEndian, toByteOffset: CaskFormat.bindingOffsetOffset, as: UInt64.self)
+    output.storeBytes(of: sequence.littleEndian, toByteOffset: CaskFormat.bindingSequenceOffset, as: UInt64.self)
+    UnsafeMutableRawBufferPointer(rebasing: output[CaskFormat.bindingDigestOffset..<CaskFormat.keyBindingLength])
+      .copyMemory(from: valueDigest)
   }
 
   /// Writes the 22-byte prefix of a version 5 tombstone's key message into `output`.
@@ -101,10 +107,12 @@ struct RecordBinding: Equatable, Sendable {
   ) {
     precondition(output.count >= CaskFormat.tombstoneBindingLength)
     output[0] = CaskFormat.messageTagTombstone
-    output[1] = flags
-    output.storeBytes(of: segmentID.littleEndian, toByteOffset: 2, as: UInt32.self)
-    output.storeBytes(of: offset.littleEndian, toByteOffset: 6, as: UInt64.self)
-    output.storeBytes(of: sequence.littleEndian, toByteOffset: 14, as: UInt64.self)
+    output[CaskFormat.tombstoneBindingFlagsOffset] = flags
+    output.storeBytes(
+      of: segmentID.littleEndian, toByteOffset: CaskFormat.tombstoneBindingSegmentOffset, as: UInt32.self)
+    output.storeBytes(of: offset.littleEndian, toByteOffset: CaskFormat.tombstoneBindingOffsetOffset, as: UInt64.self)
+    output.storeBytes(
+      of: sequence.littleEndian, toByteOffset: CaskFormat.tombstoneBindingSequenceOffset, as: UInt64.self)
   }
 
   /// Why a binding's offset field differs from the one expected: the place (its lower 32
@@ -128,20 +136,53 @@ struct RecordBinding: Equatable, Sendable {
       plaintext[0] == CaskFormat.messageTagTombstone
     {
       return RecordBinding(
-        type: CaskFormat.recordTypeDelete, flags: plaintext[1],
-        segmentID: loadLittleEndian(plaintext, at: 2, as: UInt32.self),
-        offset: loadLittleEndian(plaintext, at: 6, as: UInt64.self),
-        sequence: loadLittleEndian(plaintext, at: 14, as: UInt64.self),
+        type: CaskFormat.recordTypeDelete, flags: plaintext[CaskFormat.tombstoneBindingFlagsOffset],
+        segmentID: loadLittleEndian(plaintext, at: CaskFormat.tombstoneBindingSegmentOffset, as: UInt32.self),
+        offset: loadLittleEndian(plaintext, at: CaskFormat.tombstoneBindingOffsetOffset, as: UInt64.self),
+        sequence: loadLittleEndian(plaintext, at: CaskFormat.tombstoneBindingSequenceOffset, as: UInt64.self),
         valueDigest: [UInt8](repeating: 0, count: CaskFormat.valueDigestLength), short: true)
     }
-    guard plaintext.count >= CaskFormat.keyBindingLength, plaintext[0] == CaskFormat.messageTagKey,
-      plaintext[3] == 0, !(shortTombstones && plaintext[1] == CaskFormat.recordTypeDelete)
-    else { return nil }
+    guard isLongBinding(plaintext, shortTombstones: shortTombstones) else { return nil }
     return RecordBinding(
-      type: plaintext[1], flags: plaintext[2], segmentID: loadLittleEndian(plaintext, at: 4, as: UInt32.self),
-      offset: loadLittleEndian(plaintext, at: 8, as: UInt64.self),
-      sequence: loadLittleEndian(plaintext, at: 16, as: UInt64.self),
-      valueDigest: Array(plaintext[24..<CaskFormat.keyBindingLength]))
+      type: plaintext[CaskFormat.bindingTypeOffset], flags: plaintext[CaskFormat.bindingFlagsOffset],
+      segmentID: loadLittleEndian(plaintext, at: CaskFormat.bindingSegmentOffset, as: UInt32.self),
+      offset: loadLittleEndian(plaintext, at: CaskFormat.bindingOffsetOffset, as: UInt64.self),
+      sequence: loadLittleEndian(plaintext, at: CaskFormat.bindingSequenceOffset, as: UInt64.self),
+      valueDigest: Array(plaintext[CaskFormat.bindingDigestOffset..<CaskFormat.keyBindingLength]),
+      attaching: plaintext[0] == CaskFormat.messageTagAttached)
+  }
+
+  /// Whether `plaintext` begins with a long binding of its segment's layout: tag 'K', or (in a
+  /// version 5 segment) 'A' for a put, reserved byte 0, and no delete in a version 5 segment.
+  static func isLongBinding(_ plaintext: UnsafeRawBufferPointer, shortTombstones: Bool) -> Bool {
+    guard plaintext.count >= CaskFormat.keyBindingLength, plaintext[CaskFormat.bindingReservedOffset] == 0 else {
+      return false
+    }
+    let type = plaintext[CaskFormat.bindingTypeOffset]
+    switch plaintext[0] {
+    case CaskFormat.messageTagKey: return !(shortTombstones && type == CaskFormat.recordTypeDelete)
+    case CaskFormat.messageTagAttached: return shortTombstones && type == CaskFormat.recordTypePut
+    default: return false
+    }
+  }
+
+  /// Where the key lies in an opened key message's plaintext that begins with a valid
+  /// binding of its segment's layout, and the attachment section after it (empty for none).
+  ///
+  /// - Returns: `nil` when an attaching binding's key length runs past the plaintext.
+  static func keyAndAttachments(in plaintext: UnsafeRawBufferPointer) -> (key: Range<Int>, section: Range<Int>)? {
+    switch plaintext.first {
+    case CaskFormat.messageTagTombstone:
+      return (CaskFormat.tombstoneBindingLength..<plaintext.count, plaintext.count..<plaintext.count)
+    case CaskFormat.messageTagAttached:
+      let start = CaskFormat.keyBindingLength + CaskFormat.attachedKeyLengthWidth
+      guard plaintext.count >= start else { return nil }
+      let length = Int(loadLittleEndian(plaintext, at: CaskFormat.keyBindingLength, as: UInt16.self))
+      guard plaintext.count >= start + length else { return nil }
+      return (start..<start + length, start + length..<plaintext.count)
+    default:
+      return (CaskFormat.keyBindingLength..<plaintext.count, plaintext.count..<plaintext.count)
+    }
   }
 
   /// Why a record found at `offset` of segment `segmentID`, with header `header` and value
@@ -166,24 +207,28 @@ struct RecordBinding: Equatable, Sendable {
   ) -> String? {
     // A short binding is rare on this path (reads from disk are of puts); decoding it whole
     // costs one array, and keeps one rule for both layouts.
-    if shortTombstones, plaintext.count > 0, plaintext[0] != CaskFormat.messageTagKey {
+    if shortTombstones, plaintext.count > 0, plaintext[0] == CaskFormat.messageTagTombstone {
       guard let binding = decode(plaintext, shortTombstones: true) else { return "message is not a key message" }
       return binding.mismatch(header: header, segmentID: segmentID, offset: offset, valueDigest: Array(digest))
     }
-    guard plaintext.count >= CaskFormat.keyBindingLength, plaintext[0] == CaskFormat.messageTagKey, plaintext[3] == 0,
-      !(shortTombstones && plaintext[1] == CaskFormat.recordTypeDelete)
-    else { return "message is not a key message" }
-    if plaintext[1] != header.type { return "record type does not match its sealed key (a forged record)" }
-    if loadLittleEndian(plaintext, at: 4, as: UInt32.self) != segmentID {
+    guard isLongBinding(plaintext, shortTombstones: shortTombstones) else { return "message is not a key message" }
+    if plaintext[CaskFormat.bindingTypeOffset] != header.type {
+      return "record type does not match its sealed key (a forged record)"
+    }
+    if loadLittleEndian(plaintext, at: CaskFormat.bindingSegmentOffset, as: UInt32.self) != segmentID {
       return "record was sealed for another segment (a moved record)"
     }
-    let sealedOffset = loadLittleEndian(plaintext, at: 8, as: UInt64.self)
+    let sealedOffset = loadLittleEndian(plaintext, at: CaskFormat.bindingOffsetOffset, as: UInt64.self)
     if sealedOffset != offset { return offsetMismatch(sealed: sealedOffset, found: offset) }
-    if loadLittleEndian(plaintext, at: 16, as: UInt64.self) != header.sequence {
+    if loadLittleEndian(plaintext, at: CaskFormat.bindingSequenceOffset, as: UInt64.self) != header.sequence {
       return "record's sequence number does not match its sealed key"
     }
-    if plaintext[2] != header.flags { return "record's batch flags do not match its sealed key" }
-    if !constantTimeEqual(UnsafeRawBufferPointer(rebasing: plaintext[24..<CaskFormat.keyBindingLength]), digest) {
+    if plaintext[CaskFormat.bindingFlagsOffset] != header.flags {
+      return "record's batch flags do not match its sealed key"
+    }
+    let sealedDigest = UnsafeRawBufferPointer(
+      rebasing: plaintext[CaskFormat.bindingDigestOffset..<CaskFormat.keyBindingLength])
+    if !constantTimeEqual(sealedDigest, digest) {
       return "record's value was sealed for another record"
     }
     return nil

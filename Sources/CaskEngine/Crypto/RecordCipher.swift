@@ -77,9 +77,14 @@ struct RecordCipher: Sendable {
 
   /// The length of the key message `sealKey(_:binding:into:)` writes for a key of `keyLength`
   /// bytes, in a put's record or (`delete`) a tombstone.
-  func keyMessageLength(keyLength: Int, delete: Bool = false) -> Int {
-    Self.messageLength(plaintextLength: bindingLength(delete: delete) + keyLength)
+  func keyMessageLength(keyLength: Int, delete: Bool = false, attached: Int = 0) -> Int {
+    let section = attached > 0 ? CaskFormat.attachedKeyLengthWidth + attached : 0
+    return Self.messageLength(plaintextLength: bindingLength(delete: delete) + keyLength + section)
   }
+
+  /// Whether a put's key message may carry attached keys: in a version 5 segment, and in the
+  /// cipher its writer prepares records with.
+  var attachesKeys: Bool { shortTombstones }
 
   /// The length of the binding in front of the key in a key message of a put or a delete.
   func bindingLength(delete: Bool) -> Int {
@@ -95,7 +100,8 @@ struct RecordCipher: Sendable {
   /// Seals a key's UTF-8 bytes into `output`, exactly `keyMessageLength(keyLength:)` bytes;
   /// from version 3 on behind `binding` (required then, ignored before).
   func sealKey(
-    _ keyBytes: UnsafeRawBufferPointer, binding: RecordBinding?, into output: UnsafeMutableRawBufferPointer
+    _ keyBytes: UnsafeRawBufferPointer, binding: RecordBinding?, attached: [UInt8] = [],
+    into output: UnsafeMutableRawBufferPointer
   ) throws {
     guard bindsRecords else {
       try seal(prefix: UnsafeRawBufferPointer(start: nil, count: 0), body: keyBytes, into: output)
@@ -105,7 +111,9 @@ struct RecordCipher: Sendable {
     let layout = binding.inSegment(shortTombstones: shortTombstones)
     try withUnsafeTemporaryAllocation(byteCount: layout.encodedLength, alignment: 8) { prefix in
       layout.encode(into: prefix)
-      try sealKey(keyBytes, encodedBinding: UnsafeRawBufferPointer(prefix), into: output)
+      try attached.withUnsafeBytes { section in
+        try sealKey(keyBytes, encodedBinding: UnsafeRawBufferPointer(prefix), attached: section, into: output)
+      }
     }
   }
 
@@ -117,15 +125,33 @@ struct RecordCipher: Sendable {
   ///   layout (a record prepared for another layout is never written short of its bytes).
   func sealKey(
     _ keyBytes: UnsafeRawBufferPointer, encodedBinding: UnsafeRawBufferPointer,
+    attached section: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0),
     into output: UnsafeMutableRawBufferPointer
   ) throws {
     let short = shortTombstones && encodedBinding.count == CaskFormat.tombstoneBindingLength
+    let attaching = section.count > 0
     guard bindsRecords, short || encodedBinding.count == CaskFormat.keyBindingLength,
-      output.count == Self.messageLength(plaintextLength: encodedBinding.count + keyBytes.count)
+      !attaching || (attachesKeys && !short && keyBytes.count <= Int(UInt16.max)),
+      output.count == keyMessageLength(keyLength: keyBytes.count, delete: short, attached: section.count)
     else {
       throw CaskError.crypto("a key message's binding or room does not match its segment's record layout")
     }
-    try seal(prefix: encodedBinding, body: keyBytes, into: output)
+    guard attaching else { return try seal(prefix: encodedBinding, body: keyBytes, into: output) }
+    // Tag 'A' and the key's length in front; the key and its section as one body.
+    let prefixLength = encodedBinding.count + CaskFormat.attachedKeyLengthWidth
+    try withUnsafeTemporaryAllocation(byteCount: prefixLength + keyBytes.count + section.count, alignment: 8) {
+      buffer in
+      UnsafeMutableRawBufferPointer(rebasing: buffer[0..<encodedBinding.count]).copyMemory(from: encodedBinding)
+      buffer[0] = CaskFormat.messageTagAttached
+      buffer.storeBytes(
+        of: UInt16(keyBytes.count).littleEndian, toByteOffset: encodedBinding.count, as: UInt16.self)
+      UnsafeMutableRawBufferPointer(rebasing: buffer[prefixLength..<prefixLength + keyBytes.count])
+        .copyMemory(from: keyBytes)
+      UnsafeMutableRawBufferPointer(rebasing: buffer[(prefixLength + keyBytes.count)...]).copyMemory(from: section)
+      try seal(
+        prefix: UnsafeRawBufferPointer(rebasing: buffer[0..<prefixLength]),
+        body: UnsafeRawBufferPointer(rebasing: buffer[prefixLength...]), into: output)
+    }
   }
 
   /// Seals a value bound to its key (see `sealValue(_:forKey:)`) into `output`, exactly
@@ -253,8 +279,7 @@ struct RecordCipher: Sendable {
     guard let binding = plaintext.withUnsafeBytes({ RecordBinding.decode($0, shortTombstones: shortTombstones) }) else {
       throw CaskError.corrupt(file: file, offset: offset, reason: "message is not a key message")
     }
-    let key = try Self.validKey(plaintext.dropFirst(binding.encodedLength), file: file, offset: offset)
-    return (key, binding)
+    return (try Self.keyAndAttachments(plaintext, file: file, offset: offset).key, binding)
   }
 
   /// The key of an opened key message `plaintext` read from `record` of segment `segmentID`,
@@ -264,13 +289,40 @@ struct RecordCipher: Sendable {
   func boundKey(_ plaintext: Data, of record: ScannedRecord, inSegment segmentID: UInt32, file: String) throws
     -> String
   {
-    guard bindsRecords else { return try Self.validKey(plaintext, file: file, offset: record.offset) }
+    try boundKeyAndAttachments(plaintext, of: record, inSegment: segmentID, file: file).key
+  }
+
+  /// `boundKey`, with the attachment section the key message carries after the key (empty for
+  /// none), checked to be well formed for that key.
+  ///
+  /// - Throws: `CaskError.corrupt` with the mismatch as its reason, or "malformed attached keys".
+  func boundKeyAndAttachments(
+    _ plaintext: Data, of record: ScannedRecord, inSegment segmentID: UInt32, file: String
+  ) throws -> (key: String, attached: [UInt8]) {
+    guard bindsRecords else { return (try Self.validKey(plaintext, file: file, offset: record.offset), []) }
     if let reason = bindingProblem(plaintext, of: record, inSegment: segmentID) {
       throw CaskError.corrupt(file: file, offset: record.offset, reason: reason)
     }
-    let short = shortTombstones && plaintext.first == CaskFormat.messageTagTombstone
-    let bindingLength = short ? CaskFormat.tombstoneBindingLength : CaskFormat.keyBindingLength
-    return try Self.validKey(plaintext.dropFirst(bindingLength), file: file, offset: record.offset)
+    return try Self.keyAndAttachments(plaintext, file: file, offset: record.offset)
+  }
+
+  /// The key and the attachment section of an opened key message whose binding was decoded.
+  ///
+  /// - Throws: `CaskError.corrupt` for a key `put` could not have written, or a section that
+  ///   is not well formed for it.
+  static func keyAndAttachments(_ plaintext: Data, file: String, offset: UInt64) throws -> (
+    key: String, attached: [UInt8]
+  ) {
+    let malformed = CaskError.corrupt(file: file, offset: offset, reason: "malformed attached keys")
+    return try plaintext.withUnsafeBytes { bytes in
+      guard let ranges = RecordBinding.keyAndAttachments(in: bytes) else { throw malformed }
+      let keyBytes = UnsafeRawBufferPointer(rebasing: bytes[ranges.key])
+      let key = try validKey(Data(keyBytes), file: file, offset: offset)
+      guard bytes.first == CaskFormat.messageTagAttached else { return (key, []) }
+      let section = UnsafeRawBufferPointer(rebasing: bytes[ranges.section])
+      guard AttachedKeys.isWellFormed(section, owner: keyBytes) else { throw malformed }
+      return (key, Array(section))
+    }
   }
 
   /// Why the opened key message `plaintext` of `record` is not that record's (not a key

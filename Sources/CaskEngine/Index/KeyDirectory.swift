@@ -17,6 +17,12 @@ struct KeyDirectory: Sendable {
   private(set) var usage: [UInt32: SegmentUsage] = [:]
   /// Number of live keys.
   private(set) var count = 0
+  /// The records that carry attached keys (`KeyDirectory+Attachments.swift`), as
+  /// `segment << 32 | offset`: an owner leaving one of them takes its attached keys along.
+  var attachedOwners: Set<UInt64> = []
+  /// Whether `attachedOwners` was built: not yet for tables a checkpoint held, whose
+  /// attached keys (its slots of length 0) name them.
+  var attachedOwnersKnown = true
 
   init(hashKey: KeyHashKey = .random()) {
     self.hashKey = hashKey
@@ -31,6 +37,7 @@ struct KeyDirectory: Sendable {
     self.ungrouped = ungrouped
     self.groups = GroupTables(hashKey: hashKey, tables: groups)
     count = ungrouped.count + groups.reduce(0) { $0 + $1.table.count }
+    attachedOwnersKnown = false
   }
 
   /// The group of a key: the part before its first U+0000, or `nil`.
@@ -79,7 +86,7 @@ struct KeyDirectory: Sendable {
           table == outside
           ? ungrouped.homeSlot(meta: meta) : table >= 0 ? groups.tables[table].homeSlot(meta: meta) : nil
         // Independent loads: the processor has the batch's misses in flight together.
-        if let home { combined ^= home.load(fromByteOffset: 28, as: UInt32.self) }
+        if let home { combined ^= home.load(fromByteOffset: CaskFormat.slotMetaOffset, as: UInt32.self) }
       }
       Self.warmSink.store(combined, ordering: .relaxed)
       var listed: UInt64 = 0
@@ -197,7 +204,7 @@ struct KeyDirectory: Sendable {
 
   /// Sets or removes the location of the key with UTF-8 `bytes`.
   @discardableResult
-  private mutating func setLocation(_ location: RecordLocation?, forBytes bytes: UnsafeRawBufferPointer)
+  mutating func setLocation(_ location: RecordLocation?, forBytes bytes: UnsafeRawBufferPointer)
     -> RecordLocation?
   {
     let previous: RecordLocation?

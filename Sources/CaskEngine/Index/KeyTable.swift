@@ -24,7 +24,7 @@
 ///
 /// Copy on write, like the standard collections.
 struct KeyTable: Sendable {
-  static let slotLength = 32
+  static let slotLength = CaskFormat.checkpointSlotLength
   /// The tag of a slot whose key is in `arena`.
   static let longTag: UInt32 = 31
   /// The longest key stored in the slot itself.
@@ -77,7 +77,7 @@ struct KeyTable: Sendable {
   }
 
   private static func storedMeta(_ slot: UnsafeMutableRawPointer) -> UInt32 {
-    slot.load(fromByteOffset: 28, as: UInt32.self)
+    slot.load(fromByteOffset: CaskFormat.slotMetaOffset, as: UInt32.self)
   }
 
   private static func tag(_ slot: UnsafeMutableRawPointer) -> UInt32 {
@@ -86,21 +86,21 @@ struct KeyTable: Sendable {
 
   private static func location(_ slot: UnsafeMutableRawPointer) -> RecordLocation {
     RecordLocation(
-      segment: slot.load(fromByteOffset: 16, as: UInt32.self),
-      offset: slot.load(fromByteOffset: 20, as: UInt32.self),
-      length: slot.load(fromByteOffset: 24, as: UInt32.self))
+      segment: slot.load(fromByteOffset: CaskFormat.slotSegmentOffset, as: UInt32.self),
+      offset: slot.load(fromByteOffset: CaskFormat.slotOffsetOffset, as: UInt32.self),
+      length: slot.load(fromByteOffset: CaskFormat.slotLengthOffset, as: UInt32.self))
   }
 
   private static func setLocation(_ location: RecordLocation, in slot: UnsafeMutableRawPointer) {
-    slot.storeBytes(of: location.segment, toByteOffset: 16, as: UInt32.self)
-    slot.storeBytes(of: location.offset, toByteOffset: 20, as: UInt32.self)
-    slot.storeBytes(of: location.length, toByteOffset: 24, as: UInt32.self)
+    slot.storeBytes(of: location.segment, toByteOffset: CaskFormat.slotSegmentOffset, as: UInt32.self)
+    slot.storeBytes(of: location.offset, toByteOffset: CaskFormat.slotOffsetOffset, as: UInt32.self)
+    slot.storeBytes(of: location.length, toByteOffset: CaskFormat.slotLengthOffset, as: UInt32.self)
   }
 
   /// The bytes of the long key in `slot`, in the arena.
   func longKey(_ slot: UnsafeMutableRawPointer) -> UnsafeRawBufferPointer {
     arena.bytes(
-      at: slot.load(fromByteOffset: 0, as: UInt64.self), count: Int(slot.load(fromByteOffset: 8, as: UInt32.self)))
+      at: slot.load(fromByteOffset: CaskFormat.slotLongKeyPositionOffset, as: UInt64.self), count: Int(slot.load(fromByteOffset: CaskFormat.slotLongKeyLengthOffset, as: UInt32.self)))
   }
 
   /// Whether the occupied `slot` holds `key` (whose meta word is `meta`).
@@ -169,7 +169,7 @@ struct KeyTable: Sendable {
     for index in 0..<storage.capacity {
       let slot = slot(index)
       let tag = Self.tag(slot)
-      if tag == 0 || slot.load(fromByteOffset: 16, as: UInt32.self) != id { continue }
+      if tag == 0 || slot.load(fromByteOffset: CaskFormat.slotSegmentOffset, as: UInt32.self) != id { continue }
       let key = tag == Self.longTag ? longKey(slot) : UnsafeRawBufferPointer(start: slot, count: Int(tag))
       try withExtendedLifetime(storage) { try body(key, Self.location(slot)) }
     }
@@ -263,13 +263,13 @@ struct KeyTable: Sendable {
     _ slot: UnsafeMutableRawPointer, key: UnsafeRawBufferPointer, meta: UInt32, location: RecordLocation
   ) {
     if key.count > Self.inlineLimit {
-      slot.storeBytes(of: arena.append(key), toByteOffset: 0, as: UInt64.self)
-      slot.storeBytes(of: UInt32(key.count), toByteOffset: 8, as: UInt32.self)
+      slot.storeBytes(of: arena.append(key), toByteOffset: CaskFormat.slotLongKeyPositionOffset, as: UInt64.self)
+      slot.storeBytes(of: UInt32(key.count), toByteOffset: CaskFormat.slotLongKeyLengthOffset, as: UInt32.self)
     } else {
       slot.copyMemory(from: key.baseAddress!, byteCount: key.count)
     }
     Self.setLocation(location, in: slot)
-    slot.storeBytes(of: meta, toByteOffset: 28, as: UInt32.self)
+    slot.storeBytes(of: meta, toByteOffset: CaskFormat.slotMetaOffset, as: UInt32.self)
     count += 1
   }
 
@@ -315,7 +315,7 @@ struct KeyTable: Sendable {
     let removed = slot(hole)
     let old = Self.location(removed)
     if Self.tag(removed) == Self.longTag {
-      arena.release(count: Int(removed.load(fromByteOffset: 8, as: UInt32.self)))
+      arena.release(count: Int(removed.load(fromByteOffset: CaskFormat.slotLongKeyLengthOffset, as: UInt32.self)))
     }
     // Shift back the entries after the hole that may move into it (no tombstones).
     let capacity = storage.capacity
@@ -350,7 +350,7 @@ struct KeyTable: Sendable {
     for index in 0..<storage.capacity {
       let slot = slot(index)
       guard Self.tag(slot) == Self.longTag else { continue }
-      slot.storeBytes(of: packed.append(longKey(slot)), toByteOffset: 0, as: UInt64.self)
+      slot.storeBytes(of: packed.append(longKey(slot)), toByteOffset: CaskFormat.slotLongKeyPositionOffset, as: UInt64.self)
     }
     arena = packed
   }

@@ -29,12 +29,12 @@ struct RecordHeader: Equatable {
     guard bytes.count >= CaskFormat.recordHeaderLength else { return nil }
     let header = RecordHeader(
       crc: loadLittleEndian(bytes, at: 0, as: UInt32.self),
-      type: bytes[4],
-      flags: bytes[5],
-      sequence: loadLittleEndian(bytes, at: 8, as: UInt64.self),
+      type: bytes[CaskFormat.recordTypeOffset],
+      flags: bytes[CaskFormat.recordFlagsOffset],
+      sequence: loadLittleEndian(bytes, at: CaskFormat.recordSequenceOffset, as: UInt64.self),
       keyLength: loadLittleEndian(bytes, at: CaskFormat.recordKeyLengthOffset, as: UInt32.self),
-      valueLength: loadLittleEndian(bytes, at: 20, as: UInt32.self))
-    let reserved = loadLittleEndian(bytes, at: 6, as: UInt16.self)
+      valueLength: loadLittleEndian(bytes, at: CaskFormat.recordValueLengthOffset, as: UInt32.self))
+    let reserved = loadLittleEndian(bytes, at: CaskFormat.recordReservedOffset, as: UInt16.self)
     guard header.type == CaskFormat.recordTypePut || header.type == CaskFormat.recordTypeDelete,
       header.flags & ~(CaskFormat.recordFlagBatchEnd | CaskFormat.recordFlagBatchStart) == 0, reserved == 0,
       header.keyLength > 0,
@@ -67,9 +67,11 @@ enum RecordEncoder {
     let total = headerLength + keyMessageLength + valueMessageLength
     let bytes = RecordBytes.zeroed(count: total)
     try bytes.withUnsafeMutableBytes { record in
-      record[4] = type
-      record.storeBytes(of: UInt32(keyMessageLength).littleEndian, toByteOffset: 16, as: UInt32.self)
-      record.storeBytes(of: UInt32(valueMessageLength).littleEndian, toByteOffset: 20, as: UInt32.self)
+      record[CaskFormat.recordTypeOffset] = type
+      record.storeBytes(
+        of: UInt32(keyMessageLength).littleEndian, toByteOffset: CaskFormat.recordKeyLengthOffset, as: UInt32.self)
+      record.storeBytes(
+        of: UInt32(valueMessageLength).littleEndian, toByteOffset: CaskFormat.recordValueLengthOffset, as: UInt32.self)
       let keyEnd = headerLength + keyMessageLength
       try fill(
         UnsafeMutableRawBufferPointer(rebasing: record[headerLength..<keyEnd]),
@@ -81,7 +83,7 @@ enum RecordEncoder {
   /// Sets the flags, the sequence number and the CRC of a record made by `make`.
   static func finish(_ record: UnsafeMutableRawBufferPointer, flags: UInt8, sequence: UInt64) {
     record[CaskFormat.recordFlagsOffset] = flags
-    record.storeBytes(of: sequence.littleEndian, toByteOffset: 8, as: UInt64.self)
+    record.storeBytes(of: sequence.littleEndian, toByteOffset: CaskFormat.recordSequenceOffset, as: UInt64.self)
     let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: record[4...]))
     record.storeBytes(of: crc.littleEndian, toByteOffset: 0, as: UInt32.self)
   }

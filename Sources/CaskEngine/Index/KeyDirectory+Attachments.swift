@@ -1,0 +1,130 @@
+/// Attached keys in the directory (Docs/FORMAT.md, "Version 5: attached keys"): a key a put's
+/// record carries besides its own points at that record with length 0, so that it has no bytes
+/// of its own in the usage figures and a get of it reads nothing. Whatever replaces or removes
+/// the owner at that record (a put, a delete, compaction) replaces the whole set it carried:
+/// the keys the old record lists that still point at it are dropped, then the new record's
+/// keys are added. Computed from the record being replaced, never from a difference, so the
+/// rule gives the same directory whichever of the owner's records compaction left.
+extension KeyDirectory {
+  /// The location an attached key of the record at `owner` has.
+  static func attachedLocation(of owner: RecordLocation) -> RecordLocation {
+    RecordLocation(segment: owner.segment, offset: owner.offset, length: 0)
+  }
+
+  private static func word(_ location: RecordLocation) -> UInt64 {
+    UInt64(location.segment) << 32 | UInt64(location.offset)
+  }
+
+  /// Builds `attachedOwners` from the attached keys, if a checkpoint's tables left it unknown.
+  ///
+  /// - Complexity: O(capacity of every table), once.
+  mutating func learnAttachedOwners() {
+    guard !attachedOwnersKnown else { return }
+    var owners: Set<UInt64> = []
+    let collect = { (_: UnsafeRawBufferPointer, location: RecordLocation) in
+      if location.length == 0 { owners.insert(Self.word(location)) }
+    }
+    ungrouped.forEachEntryBytes(collect)
+    for table in groups.tables { table.forEachEntryBytes(collect) }
+    attachedOwners = owners
+    attachedOwnersKnown = true
+  }
+
+  /// Whether the record at `location` carries attached keys that still point at it.
+  mutating func carriesAttachments(_ location: RecordLocation) -> Bool {
+    guard location.length > 0 else { return false }
+    learnAttachedOwners()
+    return attachedOwners.contains(Self.word(location))
+  }
+
+  /// The location of the key with UTF-8 `key` when its record carries attached keys.
+  mutating func attachingLocation(forBytes key: UnsafeRawBufferPointer) -> RecordLocation? {
+    guard let location = location(forBytes: key), carriesAttachments(location) else { return nil }
+    return location
+  }
+
+  /// Drops the attached keys of the owner `key`'s current record, before the owner is put
+  /// again or deleted. `section` is that record's attachment section (`oldSection`, read
+  /// from disk only when the record carries any); when it cannot be read, every key pointing
+  /// at the record is found by a walk of the tables instead.
+  ///
+  /// - Complexity: O(1) when the record carries none; else O(attached keys), or O(capacity)
+  ///   without the section.
+  mutating func dropAttachments(
+    ofOwner key: UnsafeRawBufferPointer, oldSection: (RecordLocation) -> [UInt8]?
+  ) {
+    guard let owner = attachingLocation(forBytes: key) else { return }
+    dropAttachments(at: owner, owner: key, section: oldSection(owner))
+  }
+
+  /// Drops the keys `section` attaches to `owner` (the key's bytes) at `location` that still
+  /// point there; every key pointing there when `section` is `nil`.
+  mutating func dropAttachments(at location: RecordLocation, owner: UnsafeRawBufferPointer, section: [UInt8]?) {
+    let attached = Self.attachedLocation(of: location)
+    attachedOwners.remove(Self.word(location))
+    if let section {
+      _ = section.withUnsafeBytes { section in
+        AttachedKeys.forEachKey(in: section, owner: owner) { key in
+          if self.location(forBytes: key) == attached { setLocation(nil, forBytes: key) }
+        }
+      }
+      return
+    }
+    var stale: [[UInt8]] = []
+    let collect = { (key: UnsafeRawBufferPointer, at: RecordLocation) in
+      if at == attached { stale.append(Array(key)) }
+    }
+    ungrouped.forEachEntryBytes(collect)
+    for table in groups.tables { table.forEachEntryBytes(collect) }
+    for key in stale { key.withUnsafeBytes { _ = setLocation(nil, forBytes: $0) } }
+  }
+
+  /// Adds the keys `section` attaches to `owner` (the key's bytes), whose record is at
+  /// `location`: each points at it with length 0. A key that itself owned a record with
+  /// attached keys loses them first, as a put of it would.
+  mutating func attach(
+    _ section: UnsafeRawBufferPointer, owner: UnsafeRawBufferPointer, at location: RecordLocation,
+    oldSection: (RecordLocation) -> [UInt8]?
+  ) {
+    guard section.count > 0 else { return }
+    let attached = Self.attachedLocation(of: location)
+    AttachedKeys.forEachKey(in: section, owner: owner) { key in
+      dropAttachments(ofOwner: key, oldSection: oldSection)
+      applyPut(keyBytes: key, at: attached)
+    }
+    attachedOwners.insert(Self.word(location))
+  }
+
+  /// Points the keys `section` attaches to `owner` from its record at `from` to its copy at
+  /// `to`, those that still point at `from` (compaction).
+  mutating func relocateAttachments(
+    _ section: UnsafeRawBufferPointer, owner: UnsafeRawBufferPointer, from: RecordLocation, to: RecordLocation
+  ) {
+    let old = Self.attachedLocation(of: from)
+    let new = Self.attachedLocation(of: to)
+    attachedOwners.remove(Self.word(from))
+    var moved = false
+    AttachedKeys.forEachKey(in: section, owner: owner) { key in
+      if location(forBytes: key) == old {
+        setLocation(new, forBytes: key)
+        moved = true
+      }
+    }
+    if moved { attachedOwners.insert(Self.word(to)) }
+  }
+
+  /// The keys attached to the record at `location` that still point at it, as a section for
+  /// `owner`'s record (a hint's entry, a compaction's copy); `nil` for none.
+  ///
+  /// - Parameter section: the record's own section, which lists every candidate.
+  func currentAttachments(_ section: UnsafeRawBufferPointer, owner: String, at location: RecordLocation) -> [UInt8]? {
+    let attached = Self.attachedLocation(of: location)
+    var keys: [String] = []
+    _ = IndexKey.withUTF8(of: owner) { ownerBytes in
+      AttachedKeys.forEachKey(in: section, owner: ownerBytes) { key in
+        if self.location(forBytes: key) == attached { keys.append(String(decoding: key, as: UTF8.self)) }
+      }
+    }
+    return try? AttachedKeys.encode(keys, owner: owner)
+  }
+}
