@@ -61,8 +61,17 @@ extension Compactor {
       for (key, location) in live[index..<run.end] {
         let start = run.bytes.startIndex + Int(UInt64(location.offset) - run.start)
         var record = Array(run.bytes[start..<start + Int(location.length)])
-        guard let header = try checkAndReseal(&record, key: key, at: location, of: input) else { continue }
-        try append(&record, header: header, key: key, from: location, buffer: &buffer)
+        guard let (header, section) = try checkAndReseal(&record, key: key, at: location, of: input) else { continue }
+        // Only the attached keys that still point at the record go with the copy: one dropped
+        // since (by a tombstone compaction leaves behind) must not come back when the copy is
+        // replayed.
+        let attached =
+          section.isEmpty
+          ? [] : section.withUnsafeBytes { section in
+            store.state.withLock { $0.directory.currentAttachments(section, owner: key.string, at: location) }
+          } ?? []
+        if attached != section { resize(&record, header: header, key: key, attached: attached) }
+        try append(&record, header: header, key: key, from: location, attached: attached, buffer: &buffer)
       }
       index = run.end
     }
@@ -96,11 +105,12 @@ extension Compactor {
   /// Checks `record`, read from `location` of `input`, and, when `input` is under an older key
   /// epoch, seals its value again under the outputs' key (same plaintext, same length).
   ///
-  /// - Returns: its header, or `nil` when it is left out (damaged, not the record its key
-  ///   message was sealed for, or a value that does not open), which the report says.
+  /// - Returns: its header and the attachment section its key message carries, or `nil` when
+  ///   it is left out (damaged, not the record its key message was sealed for, or a value that
+  ///   does not open), which the report says.
   private mutating func checkAndReseal(
     _ record: inout [UInt8], key: IndexKey, at location: RecordLocation, of input: Segment
-  ) throws -> RecordHeader? {
+  ) throws -> (RecordHeader, [UInt8])? {
     guard let header = record.withUnsafeBytes({ RecordHeader.parse($0) }),
       header.totalLength == record.count,
       record.withUnsafeBytes({ RecordHeader.checksumMatches($0) })
@@ -112,11 +122,14 @@ extension Compactor {
     }
     // A version 3 record is copied only if it is the record its key message was sealed
     // for: re-sealing it for its new place must not make a moved or forged record valid.
-    if input.cipher.bindsRecords,
-      let reason = bindingMismatch(of: record, key: key, header: header, at: location, in: input)
-    {
-      leaveOut(key, at: location, of: input, reason: reason)
-      return nil
+    var section: [UInt8] = []
+    if input.cipher.bindsRecords {
+      switch opened(record, key: key, header: header, at: location, in: input) {
+      case .failure(let problem):
+        leaveOut(key, at: location, of: input, reason: problem.reason)
+        return nil
+      case .success(let attached): section = attached
+      }
     }
     if input.epoch != cipher.epoch && !header.isDelete {
       do {
@@ -126,13 +139,28 @@ extension Compactor {
         return nil
       }
     }
-    return header
+    return (header, section)
+  }
+
+  /// Gives `record` (a put) a key message with room for `attached` after the key instead of
+  /// the one it has; the value message is kept as it is.
+  private func resize(_ record: inout [UInt8], header: RecordHeader, key: IndexKey, attached: [UInt8]) {
+    let headerLength = CaskFormat.recordHeaderLength
+    let keyMessageLength = cipher.keyMessageLength(keyLength: key.string.utf8.count, attached: attached.count)
+    var resized = Array(record[0..<headerLength])
+    resized.append(contentsOf: repeatElement(0, count: keyMessageLength))
+    resized.append(contentsOf: record[(headerLength + Int(header.keyLength))...])
+    resized.withUnsafeMutableBytes {
+      $0.storeBytes(
+        of: UInt32(keyMessageLength).littleEndian, toByteOffset: CaskFormat.recordKeyLengthOffset, as: UInt32.self)
+    }
+    record = resized
   }
 
   /// Appends `record` (whose key is `key`, copied from `location`) to the newest output through
   /// `buffer`, as a batch of its own, sealed for its new place from version 3 on.
   private mutating func append(
-    _ record: inout [UInt8], header: RecordHeader, key: IndexKey, from location: RecordLocation,
+    _ record: inout [UInt8], header: RecordHeader, key: IndexKey, from location: RecordLocation, attached: [UInt8],
     buffer: inout [UInt8]
   ) throws {
     try makeRoom(for: record.count, buffer: &buffer)
@@ -147,16 +175,17 @@ extension Compactor {
     record[CaskFormat.recordFlagsOffset] = flags
     if cipher.bindsRecords {
       try reseal(
-        &record, key: key,
+        &record, key: key, attached: attached,
         binding: RecordBinding(
           type: header.type, flags: flags, segmentID: to.segment,
           offset: outputs[last].segment.cipher.boundOffset(offset), sequence: header.sequence,
           valueDigest: record.withUnsafeBytes { RecordBinding.digest(ofValueMessage: $0) }))
     }
     RecordEncoder.setChecksum(in: &record, recordAt: 0, length: record.count)
-    outputs[last].hints.append(HintEntry(isDelete: false, offset: to.offset, length: to.length, key: key.string))
+    outputs[last].hints.append(
+      HintEntry(isDelete: false, offset: to.offset, length: to.length, key: key.string, attached: attached))
     outputs[last].maxSequence = max(outputs[last].maxSequence, header.sequence)
-    copied.append(CopiedRecord(key: key, from: location, to: to))
+    copied.append(CopiedRecord(key: key, from: location, to: to, attached: attached))
     buffer.append(contentsOf: record)
     if buffer.count >= CaskFormat.compactionIOLength { try flush(&buffer) }
   }
@@ -185,11 +214,16 @@ extension Compactor {
     outputs.append(try startOutput(order: SegmentOrder(base: orderBase.order.base, sub: sub)))
   }
 
-  /// Why `record`, read from `location` of `input`, is not the record its key message was
-  /// sealed for (or does not authenticate); `nil` when it is.
-  func bindingMismatch(
-    of record: [UInt8], key: IndexKey, header: RecordHeader, at location: RecordLocation, in input: Segment
-  ) -> String? {
+  /// A reason a record is left out of a compaction.
+  struct Problem: Error {
+    var reason: String
+  }
+
+  /// The attachment section (empty for none) of `record`, read from `location` of `input`, or
+  /// why it is not the record its key message was sealed for (or does not authenticate).
+  func opened(
+    _ record: [UInt8], key: IndexKey, header: RecordHeader, at location: RecordLocation, in input: Segment
+  ) -> Result<[UInt8], Problem> {
     let keyStart = CaskFormat.recordHeaderLength
     let keyEnd = keyStart + Int(header.keyLength)
     let scanned = record.withUnsafeBytes { bytes in
@@ -199,13 +233,15 @@ extension Compactor {
           ? [UInt8](repeating: 0, count: CaskFormat.valueDigestLength)
           : RecordBinding.digest(ofValueMessage: UnsafeRawBufferPointer(rebasing: bytes[keyEnd...])))
     }
+    let name = Segment.fileName(id: input.id)
     do {
-      let sealed = try input.cipher.openKey(of: scanned, inSegment: input.id, file: Segment.fileName(id: input.id))
-      return sealed == key.string ? nil : "record holds another key than the index"
+      let plaintext = try input.cipher.open(scanned.keyMessage, file: name, offset: scanned.offset)
+      let sealed = try input.cipher.boundKeyAndAttachments(plaintext, of: scanned, inSegment: input.id, file: name)
+      return sealed.key == key.string ? .success(sealed.attached) : .failure(Problem(reason: "record holds another key than the index"))
     } catch CaskError.corrupt(_, _, let reason) {
-      return reason
+      return .failure(Problem(reason: reason))
     } catch {
-      return "record does not authenticate"
+      return .failure(Problem(reason: "record does not authenticate"))
     }
   }
 
@@ -236,15 +272,16 @@ extension Compactor {
     }
   }
 
-  /// Seals the key message of `record` again, for `binding` (its length does not change).
-  func reseal(_ record: inout [UInt8], key: IndexKey, binding: RecordBinding) throws {
+  /// Seals the key message of `record` again, for `binding` and with `attached` after the key
+  /// (the room `resize` made for it).
+  func reseal(_ record: inout [UInt8], key: IndexKey, attached: [UInt8] = [], binding: RecordBinding) throws {
     let keyStart = CaskFormat.recordHeaderLength
     try record.withUnsafeMutableBytes { bytes in
       let keyLength = Int(
         loadLittleEndian(UnsafeRawBufferPointer(bytes), at: CaskFormat.recordKeyLengthOffset, as: UInt32.self))
       try IndexKey.withUTF8(of: key.string) { keyBytes in
         try cipher.sealKey(
-          keyBytes, binding: binding,
+          keyBytes, binding: binding, attached: attached,
           into: UnsafeMutableRawBufferPointer(rebasing: bytes[keyStart..<keyStart + keyLength]))
       }
     }

@@ -23,6 +23,8 @@ struct Compactor {
     var key: IndexKey
     var from: RecordLocation
     var to: RecordLocation
+    /// The attachment section the copy carries (empty for none).
+    var attached: [UInt8] = []
   }
 
   /// A live record that failed its checks, left out.
@@ -145,12 +147,29 @@ struct Compactor {
       let slice = copied[chunk..<min(chunk + CaskFormat.compactionIndexChunk, copied.count)]
       store.state.withLock { state in
         for record in slice {
-          state.directory.relocate(record.key, from: record.from, to: record.to)
+          let moved = state.directory.relocate(record.key, from: record.from, to: record.to)
+          // Also with no section: the old place then no longer names an owner.
+          if moved {
+            IndexKey.withUTF8(of: record.key.string) { owner in
+              record.attached.withUnsafeBytes {
+                state.directory.relocateAttachments($0, owner: owner, from: record.from, to: record.to)
+              }
+            }
+          }
         }
       }
     }
     store.state.withLock { state in
-      for entry in damaged { state.directory.drop(entry.key, ifAt: entry.location) }
+      for entry in damaged {
+        // Keys attached to a record left out go with it (found by a walk: its section may
+        // not have opened).
+        if state.directory.carriesAttachments(entry.location), state.directory[entry.key] == entry.location {
+          IndexKey.withUTF8(of: entry.key.string) {
+            state.directory.dropAttachments(at: entry.location, owner: $0, section: nil)
+          }
+        }
+        state.directory.drop(entry.key, ifAt: entry.location)
+      }
     }
   }
 

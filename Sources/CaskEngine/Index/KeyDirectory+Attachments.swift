@@ -6,6 +6,13 @@
 /// keys are added. Computed from the record being replaced, never from a difference, so the
 /// rule gives the same directory whichever of the owner's records compaction left.
 extension KeyDirectory {
+  /// Reads the attachment section of the record at a location whose key is the given bytes
+  /// (`Segment.attachedSection`); `nil` when it cannot.
+  typealias SectionReader = (RecordLocation, UnsafeRawBufferPointer) -> [UInt8]?
+  /// Told of each attached key added (`true`, with whether it existed before) or dropped
+  /// (`false`), for the change observers.
+  typealias AttachedChange = (_ key: UnsafeRawBufferPointer, _ added: Bool, _ existed: Bool) -> Void
+
   /// The location an attached key of the record at `owner` has.
   static func attachedLocation(of owner: RecordLocation) -> RecordLocation {
     RecordLocation(segment: owner.segment, offset: owner.offset, length: 0)
@@ -51,21 +58,26 @@ extension KeyDirectory {
   /// - Complexity: O(1) when the record carries none; else O(attached keys), or O(capacity)
   ///   without the section.
   mutating func dropAttachments(
-    ofOwner key: UnsafeRawBufferPointer, oldSection: (RecordLocation) -> [UInt8]?
+    ofOwner key: UnsafeRawBufferPointer, oldSection: SectionReader, onChange: AttachedChange? = nil
   ) {
     guard let owner = attachingLocation(forBytes: key) else { return }
-    dropAttachments(at: owner, owner: key, section: oldSection(owner))
+    dropAttachments(at: owner, owner: key, section: oldSection(owner, key), onChange: onChange)
   }
 
   /// Drops the keys `section` attaches to `owner` (the key's bytes) at `location` that still
   /// point there; every key pointing there when `section` is `nil`.
-  mutating func dropAttachments(at location: RecordLocation, owner: UnsafeRawBufferPointer, section: [UInt8]?) {
+  mutating func dropAttachments(
+    at location: RecordLocation, owner: UnsafeRawBufferPointer, section: [UInt8]?, onChange: AttachedChange? = nil
+  ) {
     let attached = Self.attachedLocation(of: location)
     attachedOwners.remove(Self.word(location))
     if let section {
       _ = section.withUnsafeBytes { section in
         AttachedKeys.forEachKey(in: section, owner: owner) { key in
-          if self.location(forBytes: key) == attached { setLocation(nil, forBytes: key) }
+          if self.location(forBytes: key) == attached {
+            setLocation(nil, forBytes: key)
+            onChange?(key, false, true)
+          }
         }
       }
       return
@@ -76,7 +88,12 @@ extension KeyDirectory {
     }
     ungrouped.forEachEntryBytes(collect)
     for table in groups.tables { table.forEachEntryBytes(collect) }
-    for key in stale { key.withUnsafeBytes { _ = setLocation(nil, forBytes: $0) } }
+    for key in stale {
+      key.withUnsafeBytes {
+        setLocation(nil, forBytes: $0)
+        onChange?($0, false, true)
+      }
+    }
   }
 
   /// Adds the keys `section` attaches to `owner` (the key's bytes), whose record is at
@@ -84,13 +101,14 @@ extension KeyDirectory {
   /// attached keys loses them first, as a put of it would.
   mutating func attach(
     _ section: UnsafeRawBufferPointer, owner: UnsafeRawBufferPointer, at location: RecordLocation,
-    oldSection: (RecordLocation) -> [UInt8]?
+    oldSection: SectionReader, onChange: AttachedChange? = nil
   ) {
     guard section.count > 0 else { return }
     let attached = Self.attachedLocation(of: location)
     AttachedKeys.forEachKey(in: section, owner: owner) { key in
-      dropAttachments(ofOwner: key, oldSection: oldSection)
-      applyPut(keyBytes: key, at: attached)
+      dropAttachments(ofOwner: key, oldSection: oldSection, onChange: onChange)
+      let existed = applyPut(keyBytes: key, at: attached)
+      onChange?(key, true, existed)
     }
     attachedOwners.insert(Self.word(location))
   }
@@ -126,5 +144,20 @@ extension KeyDirectory {
       }
     }
     return try? AttachedKeys.encode(keys, owner: owner)
+  }
+
+  /// The number of attached keys whose location is not the current record of a key that
+  /// carries attached keys (0 in a consistent directory).
+  ///
+  /// - Complexity: O(n) time and memory in the number of keys.
+  func strayAttachedKeys() -> Int {
+    var owners: Set<UInt64> = []
+    var attached: [UInt64] = []
+    let collect = { (_: UnsafeRawBufferPointer, location: RecordLocation) in
+      if location.length == 0 { attached.append(Self.word(location)) } else { owners.insert(Self.word(location)) }
+    }
+    ungrouped.forEachEntryBytes(collect)
+    for table in groups.tables { table.forEachEntryBytes(collect) }
+    return attached.filter { !owners.contains($0) }.count
   }
 }

@@ -305,14 +305,31 @@ struct KeyDirectory: Sendable {
   /// hash order, making no `String`.
   ///
   /// - Complexity: O(n) in the number of keys.
+  ///
+  /// A put whose record carries attached keys that still point at it lists them as its
+  /// attachment section (the keys themselves get no entries).
   func hintEntries(inSegment id: UInt32) -> HintEntries {
     var entries = HintEntries()
+    var attached: [UInt32: [String]] = [:]
     let collect = { (key: UnsafeRawBufferPointer, location: RecordLocation) in
+      guard location.length > 0 else {
+        attached[location.offset, default: []].append(String(decoding: key, as: UTF8.self))
+        return
+      }
       entries.append(isDelete: false, offset: location.offset, length: location.length, key: key)
     }
     ungrouped.forEachEntryBytes(inSegment: id, collect)
     for table in groups.tables { table.forEachEntryBytes(inSegment: id, collect) }
-    return entries
+    guard !attached.isEmpty else { return entries }
+    var withSections = HintEntries()
+    entries.forEachEntry { isDelete, offset, length, key, _ in
+      let keys = attached[offset] ?? []
+      let section = (try? AttachedKeys.encode(keys, owner: String(decoding: key, as: UTF8.self))) ?? nil
+      (section ?? []).withUnsafeBytes {
+        withSections.append(isDelete: isDelete, offset: offset, length: length, key: key, attached: $0)
+      }
+    }
+    return withSections
   }
 
   /// Counts every byte of a segment as dead (compaction copied its live records but could

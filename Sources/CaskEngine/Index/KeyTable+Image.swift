@@ -51,14 +51,14 @@ extension KeyTable {
     withSlotBytes { slots in
       for index in 0..<capacity {
         let offset = index * Self.slotLength
-        let meta = slots.load(fromByteOffset: offset + 28, as: UInt32.self)
+        let meta = slots.load(fromByteOffset: offset + CaskFormat.slotMetaOffset, as: UInt32.self)
         let tag = meta & Self.tagMask
         if tag == 0 { continue }
         used += 1
         let key: UnsafeRawBufferPointer
         if tag == Self.longTag {
-          let position = slots.load(fromByteOffset: offset, as: UInt64.self)
-          let length = Int(slots.load(fromByteOffset: offset + 8, as: UInt32.self))
+          let position = slots.load(fromByteOffset: offset + CaskFormat.slotLongKeyPositionOffset, as: UInt64.self)
+          let length = Int(slots.load(fromByteOffset: offset + CaskFormat.slotLongKeyLengthOffset, as: UInt32.self))
           let chunk = Int(position >> 32)
           let start = Int(position & 0xFFFF_FFFF)
           guard length > Self.inlineLimit, length <= CaskFormat.maximumKeyLength, chunk < storage.chunks.count,
@@ -74,9 +74,9 @@ extension KeyTable {
           coherent = false
           return
         }
-        let segment = slots.load(fromByteOffset: offset + 16, as: UInt32.self)
-        let recordOffset = UInt64(slots.load(fromByteOffset: offset + 20, as: UInt32.self))
-        let recordLength = UInt64(slots.load(fromByteOffset: offset + 24, as: UInt32.self))
+        let segment = slots.load(fromByteOffset: offset + CaskFormat.slotSegmentOffset, as: UInt32.self)
+        let recordOffset = UInt64(slots.load(fromByteOffset: offset + CaskFormat.slotOffsetOffset, as: UInt32.self))
+        let recordLength = UInt64(slots.load(fromByteOffset: offset + CaskFormat.slotLengthOffset, as: UInt32.self))
         if segment != lastSegment {
           guard let length = lengths[segment] else {
             coherent = false

@@ -9,10 +9,14 @@ struct HintEntries: Sendable {
     var length: UInt32
     var keyEnd: UInt32
     var isDelete: Bool
+    /// Its attachment section is `attachedBytes[previous attachedEnd..<attachedEnd]`.
+    var attachedEnd: UInt32 = 0
   }
 
   private var fields: [Fields] = []
   private var keyBytes: [UInt8] = []
+  /// The attachment sections of puts whose records carry attached keys, back to back.
+  private var attachedBytes: [UInt8] = []
 
   init() {}
 
@@ -30,20 +34,52 @@ struct HintEntries: Sendable {
   }
 
   /// Appends an entry whose key is the UTF-8 `key`.
-  mutating func append(isDelete: Bool, offset: UInt32, length: UInt32, key: UnsafeRawBufferPointer) {
+  mutating func append(
+    isDelete: Bool, offset: UInt32, length: UInt32, key: UnsafeRawBufferPointer,
+    attached: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)
+  ) {
     keyBytes.append(contentsOf: key)
-    fields.append(Fields(offset: offset, length: length, keyEnd: UInt32(keyBytes.count), isDelete: isDelete))
+    attachedBytes.append(contentsOf: attached)
+    fields.append(
+      Fields(
+        offset: offset, length: length, keyEnd: UInt32(keyBytes.count), isDelete: isDelete,
+        attachedEnd: UInt32(attachedBytes.count)))
   }
 
   mutating func append(_ entry: HintEntry) {
-    IndexKey.withUTF8(of: entry.key) {
-      append(isDelete: entry.isDelete, offset: entry.offset, length: entry.length, key: $0)
+    IndexKey.withUTF8(of: entry.key) { key in
+      entry.attached.withUnsafeBytes {
+        append(isDelete: entry.isDelete, offset: entry.offset, length: entry.length, key: key, attached: $0)
+      }
     }
   }
 
   mutating func append(contentsOf other: HintEntries) {
-    other.forEachEntry { isDelete, offset, length, key in
-      append(isDelete: isDelete, offset: offset, length: length, key: key)
+    other.forEachEntry { isDelete, offset, length, key, attached in
+      append(isDelete: isDelete, offset: offset, length: length, key: key, attached: attached)
+    }
+  }
+
+  /// Whether any entry has an attachment section.
+  var hasAttachments: Bool { !attachedBytes.isEmpty }
+
+  /// `forEachEntry`, with each entry's attachment section (empty for none).
+  func forEachEntry(
+    _ body: (
+      _ isDelete: Bool, _ offset: UInt32, _ length: UInt32, _ key: UnsafeRawBufferPointer,
+      _ attached: UnsafeRawBufferPointer
+    ) throws -> Void
+  ) rethrows {
+    try keyBytes.withUnsafeBytes { keys in
+      try attachedBytes.withUnsafeBytes { sections in
+        for position in fields.indices {
+          let field = fields[position]
+          let sectionStart = position == 0 ? 0 : Int(fields[position - 1].attachedEnd)
+          try body(
+            field.isDelete, field.offset, field.length, UnsafeRawBufferPointer(rebasing: keys[keyRange(of: position)]),
+            UnsafeRawBufferPointer(rebasing: sections[sectionStart..<Int(field.attachedEnd)]))
+        }
+      }
     }
   }
 
@@ -79,12 +115,16 @@ struct HintEntries: Sendable {
     var sorted = HintEntries()
     sorted.reserveCapacity(fields.count, keyBytes: keyBytes.count)
     keyBytes.withUnsafeBytes { keys in
-      for word in order {
-        let position = Int(word & 0xFFFF_FFFF)
-        let field = fields[position]
-        sorted.append(
-          isDelete: field.isDelete, offset: field.offset, length: field.length,
-          key: UnsafeRawBufferPointer(rebasing: keys[keyRange(of: position)]))
+      attachedBytes.withUnsafeBytes { sections in
+        for word in order {
+          let position = Int(word & 0xFFFF_FFFF)
+          let field = fields[position]
+          let sectionStart = position == 0 ? 0 : Int(fields[position - 1].attachedEnd)
+          sorted.append(
+            isDelete: field.isDelete, offset: field.offset, length: field.length,
+            key: UnsafeRawBufferPointer(rebasing: keys[keyRange(of: position)]),
+            attached: UnsafeRawBufferPointer(rebasing: sections[sectionStart..<Int(field.attachedEnd)]))
+        }
       }
     }
     return sorted
@@ -94,9 +134,11 @@ struct HintEntries: Sendable {
   var list: [HintEntry] {
     var entries: [HintEntry] = []
     entries.reserveCapacity(count)
-    forEachEntry { isDelete, offset, length, key in
+    forEachEntry { isDelete, offset, length, key, attached in
       entries.append(
-        HintEntry(isDelete: isDelete, offset: offset, length: length, key: String(decoding: key, as: UTF8.self)))
+        HintEntry(
+          isDelete: isDelete, offset: offset, length: length, key: String(decoding: key, as: UTF8.self),
+          attached: Array(attached)))
     }
     return entries
   }

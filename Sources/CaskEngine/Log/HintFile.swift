@@ -7,6 +7,8 @@ struct HintEntry: Sendable {
   var offset: UInt32
   var length: UInt32
   var key: String
+  /// The attachment section of a put whose record carries attached keys; empty for none.
+  var attached: [UInt8] = []
 }
 
 /// A hint file lets open index a sealed segment without decrypting every record
@@ -17,6 +19,7 @@ struct HintEntry: Sendable {
 ///   [version 3: tag 'H'(1)] version(2) reserved(2) segment id(4) segment length(8) max sequence(8) entry count(4)
 ///   ungrouped puts(4) groups listed(2), each: puts(4) name length(2) name   (within the first 4,096 bytes)
 ///   entries: type(1) reserved(1) key length(2) record offset(4) record length(4) key(key length)
+///     [type 3, a put with attached keys (version 5): section length(4) section]
 /// ```
 /// A "CCHINTS1" hint (written before the group section existed) has no group section and is
 /// read as well. Everything but the magic is encrypted and authenticated: keys never appear in
@@ -70,13 +73,20 @@ struct HintFile {
       }
       (section ?? counter.sizes).appendSection(to: &payload, tagLength: cipher.tagLength)
     }
-    entries.forEachEntry { isDelete, offset, length, key in
-      payload.append(isDelete ? CaskFormat.recordTypeDelete : CaskFormat.recordTypePut)
+    entries.forEachEntry { isDelete, offset, length, key, attached in
+      let type =
+        isDelete
+        ? CaskFormat.recordTypeDelete : attached.isEmpty ? CaskFormat.recordTypePut : CaskFormat.hintEntryTypeAttached
+      payload.append(type)
       payload.append(UInt8(0))
       payload.append(UInt16(key.count))
       payload.append(offset)
       payload.append(length)
       payload.append(contentsOf: key)
+      if !attached.isEmpty {
+        payload.append(UInt32(attached.count))
+        payload.append(contentsOf: attached)
+      }
     }
     let message = try cipher.seal(Data(payload.bytes))
     return (grouped ? CaskFormat.hintMagicGrouped : CaskFormat.hintMagic) + Array(message)
@@ -89,8 +99,8 @@ struct HintFile {
   static func decode(_ bytes: Data, cipher: RecordCipher, path: String) throws -> HintFile {
     let payload = try bytes.withUnsafeBytes { try HintPayload(file: $0, cipher: cipher, path: path) }
     var entries = HintEntries()
-    try payload.forEachEntry { isDelete, offset, length, key in
-      entries.append(isDelete: isDelete, offset: offset, length: length, key: key)
+    try payload.forEachEntry { isDelete, offset, length, key, attached in
+      entries.append(isDelete: isDelete, offset: offset, length: length, key: key, attached: attached)
     }
     return HintFile(
       segmentID: payload.segmentID, segmentLength: payload.segmentLength, maxSequence: payload.maxSequence,
@@ -160,14 +170,19 @@ struct HintPayload {
     self.path = path
     // Check every entry now, so a damaged hint is refused before any of it is used; a hint
     // without a group section has its puts counted by group on the way.
+    // An attachment section only in a version 5 hint (the layout whose records carry them),
+    // and well formed for its entry's key.
+    let attaches = cipher.attachesKeys
     if grouped {
-      try forEachEntry { _, _, _, key in
+      try forEachEntry { _, _, _, key, attached in
         guard HintPayload.isValidUTF8(key) else { throw damaged }
+        guard attached.isEmpty || (attaches && AttachedKeys.isWellFormed(attached, owner: key)) else { throw damaged }
       }
     } else {
       var counter = GroupCounter()
-      try forEachEntry { isDelete, _, _, key in
+      try forEachEntry { isDelete, _, _, key, attached in
         guard HintPayload.isValidUTF8(key) else { throw damaged }
+        guard attached.isEmpty || (attaches && AttachedKeys.isWellFormed(attached, owner: key)) else { throw damaged }
         if !isDelete { counter.add(key) }
       }
       sizes = counter.sizes
@@ -204,6 +219,16 @@ struct HintPayload {
   func forEachEntry(
     _ body: (_ isDelete: Bool, _ offset: UInt32, _ length: UInt32, _ key: UnsafeRawBufferPointer) throws -> Void
   ) throws {
+    try forEachEntry { isDelete, offset, length, key, _ in try body(isDelete, offset, length, key) }
+  }
+
+  /// `forEachEntry`, with each entry's attachment section (empty for none; checked by `init`).
+  func forEachEntry(
+    _ body: (
+      _ isDelete: Bool, _ offset: UInt32, _ length: UInt32, _ key: UnsafeRawBufferPointer,
+      _ attached: UnsafeRawBufferPointer
+    ) throws -> Void
+  ) throws {
     let damaged = CaskError.corrupt(
       file: path, offset: UInt64(CaskFormat.hintMagic.count), reason: "malformed hint payload")
     do {
@@ -211,10 +236,18 @@ struct HintPayload {
       for _ in 0..<count {
         guard let type = reader.readUInt8(), reader.readUInt8() != nil, let keyLength = reader.readUInt16(),
           let offset = reader.readUInt32(), let length = reader.readUInt32(), keyLength > 0,
-          type == CaskFormat.recordTypePut || type == CaskFormat.recordTypeDelete,
+          type == CaskFormat.recordTypePut || type == CaskFormat.recordTypeDelete
+            || type == CaskFormat.hintEntryTypeAttached,
           let key = reader.readBytes(Int(keyLength))
         else { throw damaged }
-        try body(type == CaskFormat.recordTypeDelete, offset, length, key)
+        var attached = UnsafeRawBufferPointer(start: nil, count: 0)
+        if type == CaskFormat.hintEntryTypeAttached {
+          guard let sectionLength = reader.readUInt32(), sectionLength > 0,
+            let section = reader.readBytes(Int(sectionLength))
+          else { throw damaged }
+          attached = section
+        }
+        try body(type == CaskFormat.recordTypeDelete, offset, length, key, attached)
       }
       guard reader.remaining == 0 else { throw damaged }
     }
@@ -287,6 +320,9 @@ struct HintPayload {
     var length: UInt32
     /// The key's UTF-8 bytes, valid during the `forEachBatch` call that gave it.
     var key: UnsafeRawBufferPointer
+    /// The attachment section of a put whose record carries attached keys (empty for none),
+    /// valid as long as `key`.
+    var attached: UnsafeRawBufferPointer
   }
 
   /// Calls `body` with the entries in order, up to `size` at a time, so that the caller can
@@ -297,9 +333,10 @@ struct HintPayload {
   func forEachBatch(of size: Int, _ body: (UnsafeBufferPointer<EntryView>) throws -> Void) throws {
     try withUnsafeTemporaryAllocation(of: EntryView.self, capacity: size) { batch in
       var filled = 0
-      try forEachEntry { isDelete, offset, length, key in
+      try forEachEntry { isDelete, offset, length, key, attached in
         // The key points into `plaintext`, which outlives this whole call.
-        batch.initializeElement(at: filled, to: EntryView(isDelete: isDelete, offset: offset, length: length, key: key))
+        batch.initializeElement(
+          at: filled, to: EntryView(isDelete: isDelete, offset: offset, length: length, key: key, attached: attached))
         filled += 1
         if filled == size {
           defer { filled = 0 }

@@ -11,7 +11,9 @@ extension CaskStore {
     try writer.throwIfClosed()
     try writer.throwIfFailed()
     dropDeletesOfAbsentKeys(&operations)
+    dropDeletesOfDetachedKeys(&operations)
     guard !operations.isEmpty else { return (writer.ticket, CommitResult()) }
+    let replaced = replacedSections(of: operations)
     // The segment and offset the records land at, which version 3 key messages bind.
     try ensureRoom(for: UInt64(operations.reduce(0) { $0 + $1.record.count }), writer: &writer)
     try number(&operations, writer: writer)
@@ -32,15 +34,24 @@ extension CaskStore {
     // What each operation did to its key, on the stack for small batches. Prevents: an array
     // per commit that only change observers read.
     withUnsafeTemporaryAllocation(of: CaskChange.Kind?.self, capacity: operations.count) { kinds in
-      publish(operations, at: start, in: &active, result: &result, kinds: kinds)
+      let attachedChanges = publish(
+        operations, at: start, in: &active, replaced: replaced, result: &result, kinds: kinds)
       active.maxSequence = writer.nextSequence - 1
       writer.active = active
       // Under the writer lock, so observers see commits in the order they happened. Checked
       // after the index update: an observer that registers later than this reads the commit
       // instead.
       if observers.isObserved {
-        let changes = zip(operations, kinds).compactMap { operation, kind in
-          kind.map { CaskChange(key: operation.key.string, kind: $0) }
+        var changes: [CaskChange] = []
+        changes.reserveCapacity(operations.count + attachedChanges.count)
+        var next = 0
+        for (index, (operation, kind)) in zip(operations, kinds).enumerated() {
+          // Each write's own change, then what it did to attached keys.
+          if let kind { changes.append(CaskChange(key: operation.key.string, kind: kind)) }
+          while next < attachedChanges.count && attachedChanges[next].operation == index {
+            changes.append(attachedChanges[next].change)
+            next += 1
+          }
         }
         userCode.running { observers.notify(changes) }
       }
@@ -120,6 +131,7 @@ extension CaskStore {
     let type = operation.isDelete ? CaskFormat.recordTypeDelete : CaskFormat.recordTypePut
     let key = operation.key.string
     let isDelete = operation.isDelete
+    let attached = operation.attached
     try operation.record.withUnsafeMutableBytes { record in
       let keyLength = Int(
         loadLittleEndian(UnsafeRawBufferPointer(record), at: CaskFormat.recordKeyLengthOffset, as: UInt32.self))
@@ -135,9 +147,11 @@ extension CaskStore {
             into: binding)
         }
         try IndexKey.withUTF8(of: key) { keyBytes in
-          try cipher.sealKey(
-            keyBytes, encodedBinding: UnsafeRawBufferPointer(binding),
-            into: UnsafeMutableRawBufferPointer(rebasing: record[keyStart..<keyStart + keyLength]))
+          try attached.withUnsafeBytes { section in
+            try cipher.sealKey(
+              keyBytes, encodedBinding: UnsafeRawBufferPointer(binding), attached: section,
+              into: UnsafeMutableRawBufferPointer(rebasing: record[keyStart..<keyStart + keyLength]))
+          }
         }
       }
     }
@@ -189,10 +203,16 @@ extension CaskStore {
   ///
   /// - Parameter kinds: initialized here, one per operation: what it did to its key (nil: a
   ///   delete of a key that was gone), for the change observers.
+  /// - Parameter replaced: the attachment sections of the records the operations replace
+  ///   (`replacedSections`).
+  /// - Returns: the changes to attached keys, each with the position of the write that made it
+  ///   (empty when nobody observes the store).
   private func publish(
-    _ operations: [Prepared], at start: UInt64, in active: inout ActiveSegment, result: inout CommitResult,
-    kinds: UnsafeMutableBufferPointer<CaskChange.Kind?>
-  ) {
+    _ operations: [Prepared], at start: UInt64, in active: inout ActiveSegment, replaced: [RecordLocation: [UInt8]],
+    result: inout CommitResult, kinds: UnsafeMutableBufferPointer<CaskChange.Kind?>
+  ) -> [(operation: Int, change: CaskChange)] {
+    var attachedChanges: [(operation: Int, change: CaskChange)] = []
+    let observed = observers.isObserved
     withUnsafeTemporaryAllocation(of: RecordLocation.self, capacity: operations.count) { locations in
       var offset = start
       for (index, operation) in operations.enumerated() {
@@ -208,8 +228,24 @@ extension CaskStore {
       active.end = offset
       active.reserved = max(active.reserved, offset)
       state.withLock { state in
+        // Prevents: a closure and a lookup per write in a store without attached keys.
+        let attaching =
+          !state.directory.attachedOwners.isEmpty || !state.directory.attachedOwnersKnown
+          || operations.contains { !$0.attached.isEmpty }
+        let reader = attaching ? Self.sectionReader(known: replaced, segments: state.segments) : nil
         for index in operations.indices {
           let operation = operations[index]
+          let onChange: KeyDirectory.AttachedChange? =
+            observed
+            ? { key, added, existed in
+              let kind: CaskChange.Kind = added ? (existed ? .updated : .inserted) : .deleted
+              attachedChanges.append((index, CaskChange(key: String(decoding: key, as: UTF8.self), kind: kind)))
+            } : nil
+          if let reader {
+            IndexKey.withUTF8(of: operation.key.string) {
+              state.directory.dropAttachments(ofOwner: $0, oldSection: reader, onChange: onChange)
+            }
+          }
           let kind: CaskChange.Kind?
           if operation.isDelete {
             let existed = state.directory.applyDelete(operation.key, at: locations[index])
@@ -218,10 +254,19 @@ extension CaskStore {
           } else {
             kind = state.directory.applyPut(operation.key, at: locations[index]) ? .updated : .inserted
           }
+          if let reader, !operation.attached.isEmpty {
+            IndexKey.withUTF8(of: operation.key.string) { owner in
+              operation.attached.withUnsafeBytes {
+                state.directory.attach(
+                  $0, owner: owner, at: locations[index], oldSection: reader, onChange: onChange)
+              }
+            }
+          }
           (kinds.baseAddress! + index).initialize(to: kind)
         }
       }
     }
+    return attachedChanges
   }
 
   /// How many zero bytes `reserveSpace` writes ahead of the writer at a time under `.always`:

@@ -11,6 +11,9 @@ extension CaskStore {
     /// The whole record; its flags, sequence and CRC are set under the writer lock.
     var record: RecordBytes
     var isDelete: Bool
+    /// The attachment section its key message carries after the key (a version 5 put), empty
+    /// for none; sealed with the key message under the writer lock.
+    var attached: [UInt8] = []
   }
 
   /// What a commit changed.
@@ -108,6 +111,26 @@ extension CaskStore {
       }
     }
     return Prepared(key: IndexKey(key), record: record, isDelete: isDelete)
+  }
+
+  /// `prepared` (a put) with room in its key message for `section` after the key: the record
+  /// made again around the same value message.
+  func attaching(_ section: [UInt8], to prepared: Prepared, cipher: RecordCipher) throws -> Prepared {
+    guard !prepared.isDelete, cipher.attachesKeys else {
+      throw CaskError.invalidKey(reason: "only a put of a version 5 store carries attached keys")
+    }
+    let keyLength = prepared.key.string.utf8.count
+    let valueMessage = prepared.record.withUnsafeBytes { record -> [UInt8] in
+      let keyMessageLength = Int(
+        loadLittleEndian(record, at: CaskFormat.recordKeyLengthOffset, as: UInt32.self))
+      return Array(record[(CaskFormat.recordHeaderLength + keyMessageLength)...])
+    }
+    let record = try RecordEncoder.make(
+      type: CaskFormat.recordTypePut,
+      keyMessageLength: cipher.keyMessageLength(keyLength: keyLength, attached: section.count),
+      valueMessageLength: valueMessage.count
+    ) { _, value in valueMessage.withUnsafeBytes { value.copyMemory(from: $0) } }
+    return Prepared(key: prepared.key, record: record, isDelete: false, attached: section)
   }
 
   /// Blocks until every write with a ticket up to `ticket` is on disk, sharing syncs.

@@ -12,6 +12,22 @@ package struct CommitWrite: Sendable {
   }
 }
 
+/// What a commit hook adds to a batch: writes of its own, and for puts of the batch the keys
+/// their records carry (Docs/FORMAT.md, "Version 5: attached keys").
+package struct CommitAdditions: Sendable {
+  package var writes: [CommitWrite]
+  /// For a key the batch puts: the whole set of keys its record attaches, each `group U+0000
+  /// text U+0000 id` with the key's id. Keys the record it replaces attached and this set
+  /// lacks are dropped with no record. In a store before version 5 the engine writes each key
+  /// of the set the store lacks as a put of an empty value instead.
+  package var attachments: [String: [String]]
+
+  package init(writes: [CommitWrite] = [], attachments: [String: [String]] = [:]) {
+    self.writes = writes
+    self.attachments = attachments
+  }
+}
+
 /// Lets a layer above the engine add writes to every commit, in the same atomic batch, and keep
 /// per-store state that lives as long as the store (the typed collections' secondary indexes).
 ///
@@ -20,7 +36,7 @@ package struct CommitWrite: Sendable {
 /// and no other commit can come in between. A hook that throws fails the whole commit: nothing
 /// is written.
 package final class StoreExtensions: Sendable {
-  package typealias Hook = @Sendable (_ writes: [CommitWrite]) throws -> [CommitWrite]
+  package typealias Hook = @Sendable (_ writes: [CommitWrite]) throws -> CommitAdditions
   /// Held in a class: a closure kept directly in the generic `Locked` is reabstracted on every
   /// read and written back wrapped (its `withLock` passes the value `inout`), so each commit
   /// added a thunk and calls grew deeper without bound.
@@ -116,14 +132,41 @@ extension CaskStore {
     // its writes.
     guard hook != nil || tracking else { return }
     let writes = batch.commitWrites
-    var extra = try hook.map { hook in try userCode.running { try hook(writes) } } ?? []
+    let additions = try hook.map { hook in try userCode.running { try hook(writes) } } ?? CommitAdditions()
+    var extra = additions.writes
     if tracking { extra += try extensions.changeTracker.marks(for: writes, in: self) }
-    guard !extra.isEmpty else { return }
     var added = CaskBatch()
+    try attach(additions.attachments, to: &prepared, orPutInto: &added)
     for write in extra {
       if let value = write.value { try added.put(value, forKey: write.key) } else { try added.delete(write.key) }
     }
+    guard added.count > 0 else { return }
     prepared += try prepare(added)
+  }
+
+  /// Gives each put of `prepared` named in `attachments` its attached keys; before version 5,
+  /// adds to `added` a put of an empty value for each of them the store lacks instead.
+  ///
+  /// - Throws: `CaskError.invalidKey` when a set names a key the batch does not put, or a key
+  ///   that is not its group, a text and the owner's id.
+  private func attach(
+    _ attachments: [String: [String]], to prepared: inout [Prepared], orPutInto added: inout CaskBatch
+  ) throws {
+    guard !attachments.isEmpty else { return }
+    let cipher = self.cipher
+    var positions: [IndexKey: Int] = [:]
+    for (index, operation) in prepared.enumerated() where !operation.isDelete { positions[operation.key] = index }
+    for (owner, keys) in attachments {
+      guard let index = positions[IndexKey(owner)] else {
+        throw CaskError.invalidKey(reason: "attached keys name a key the batch does not put")
+      }
+      guard let section = try AttachedKeys.encode(keys, owner: owner) else { continue }
+      if cipher.attachesKeys {
+        prepared[index] = try attaching(section, to: prepared[index], cipher: cipher)
+        continue
+      }
+      for key in keys where try !contains(key) { try added.put(Data(), forKey: key) }
+    }
   }
 }
 

@@ -8,6 +8,8 @@ extension CaskStore {
   ///
   /// - Complexity: one positioned read (none when cached) and one decryption.
   func readValue(at location: RecordLocation, in segment: Segment, key: String) throws -> Data {
+    // An attached key (length 0) has no record of its own: its value is empty.
+    if location.length == 0 { return Data() }
     // A cached record was checked when it was read from disk (or written by this store).
     if let cache = recordCache,
       let value = try cache.withRecord(
@@ -96,6 +98,10 @@ extension CaskStore {
       let received = try segment.file.readFully(into: span, at: start)
       for position in run {
         let (key, location) = entries[position]
+        if location.length == 0 {
+          try deliver(key) { Data() }
+          continue
+        }
         let from = Int(UInt64(location.offset) - start)
         if from + Int(location.length) > received {
           // The file ends early: this record on its own, to be reported as a get would.

@@ -53,6 +53,15 @@ extension CaskStore {
       try verifyRecords(of: segment, length: length, allowsReserved: allowsReserved, into: &report)
       try verifyHint(of: segment, into: &report)
     }
+    // Attached keys must point at the live record of an owner (FORMAT.md, "Version 5: attached
+    // keys"); one that does not would answer for a record the store no longer has.
+    let stray = state.withLock { $0.directory.strayAttachedKeys() }
+    if stray > 0 {
+      report.damage.append(
+        CorruptRegion(
+          file: CaskFormat.headerFileName, offset: 0, length: 0,
+          reason: "\(stray) attached keys point at no live record of an owner"))
+    }
     // Segments that open could not use at all (damaged header) and that are still there.
     for name in unreadable where fileSystem.fileKind("\(path)/\(name)") == .file {
       report.damage.append(

@@ -102,9 +102,9 @@ extension StoreOpener {
               file: name, offset: record.offset, length: UInt64(record.header.totalLength), reason: problem))
           return
         }
-        let key: String
+        let opened: (key: String, attached: [UInt8])
         do {
-          key = try cipher.boundKey(bytes, of: record, inSegment: segment.id, file: name)
+          opened = try cipher.boundKeyAndAttachments(bytes, of: record, inSegment: segment.id, file: name)
         } catch CaskError.corrupt(_, _, let reason) {
           drop(reason)
           return
@@ -112,7 +112,7 @@ extension StoreOpener {
         decoded.append(
           HintEntry(
             isDelete: record.header.isDelete, offset: UInt32(record.offset),
-            length: UInt32(record.header.totalLength), key: key))
+            length: UInt32(record.header.totalLength), key: opened.key, attached: opened.attached))
         maxSequence = max(maxSequence, record.header.sequence)
       }
       entries.append(contentsOf: decoded)

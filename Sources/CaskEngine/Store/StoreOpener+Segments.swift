@@ -307,12 +307,21 @@ extension StoreOpener {
     if !hint.isGrouped { indexState.directory.plan(hint.sizes, growing: true) }
     try hint.forEachBatch(of: KeyDirectory.hintBatch) { batch in
       for entry in batch { indexed.listed += UInt64(entry.length) }
-      indexState.directory.apply(hintBatch: batch, segment: segment.id) { entry in
+      let keepTombstone = { (entry: HintPayload.EntryView) in
         guard isLast else { return }
         indexed.entries.append(
           HintEntry(
             isDelete: true, offset: entry.offset, length: entry.length, key: String(decoding: entry.key, as: UTF8.self))
         )
+      }
+      guard indexState.needsAttachedReplay(batch) else {
+        return indexState.directory.apply(hintBatch: batch, segment: segment.id, onDelete: keepTombstone)
+      }
+      for entry in batch {
+        if entry.isDelete { keepTombstone(entry) }
+        indexState.apply(
+          isDelete: entry.isDelete, key: entry.key, attached: entry.attached,
+          at: RecordLocation(segment: segment.id, offset: entry.offset, length: entry.length))
       }
     }
     return indexed
@@ -375,10 +384,10 @@ extension StoreOpener {
     for entry in scanned.entries {
       let location = RecordLocation(segment: segment.id, offset: entry.offset, length: entry.length)
       indexed.listed += UInt64(entry.length)
-      if entry.isDelete {
-        indexState.directory.applyDelete(IndexKey(entry.key), at: location)
-      } else {
-        indexState.directory.applyPut(IndexKey(entry.key), at: location)
+      IndexKey.withUTF8(of: entry.key) { key in
+        entry.attached.withUnsafeBytes {
+          indexState.apply(isDelete: entry.isDelete, key: key, attached: $0, at: location)
+        }
       }
     }
     return indexed

@@ -63,47 +63,55 @@ final class StreamedIndexHook: StreamedCommitHook {
             collection: definition.collection, reason: "indexes were declared while a streamed batch wrote to it")
         }
       }
-      return try runtime.entryWrites(for: changes, state: &state)
+      // Records already written carry no attached keys: the entries go in as records of their own.
+      return try runtime.entryWrites(for: changes, attaching: false, state: &state).writes
     }
   }
 }
 
 extension IndexRuntime {
-  /// The commit hook: for every object a commit writes or deletes in a collection with
-  /// declared indexes, the index keys to delete (entries the object no longer has) and to put
-  /// (entries it gains), in the same atomic batch. Runs under the writer lock, so the
-  /// in-memory entries are exactly the store's before this commit.
+  /// The commit hook: for every object a commit writes in a collection with declared indexes,
+  /// all its index keys attached to its own record (one record per object write, Docs/FORMAT.md
+  /// "Version 5: attached keys"), and the deletes of the entries it no longer has (which the
+  /// engine writes as tombstones only for entries that are records of their own), in the same
+  /// atomic batch. Runs under the writer lock, so the in-memory entries are exactly the
+  /// store's before this commit.
   ///
   /// - Throws: `CollectionError.uniqueViolation` when two objects would share a value of a
   ///   unique index (the commit then writes nothing); `.invalidIndex`; `.indexValueTooLong`.
-  func commitWrites(for writes: [CommitWrite]) throws -> [CommitWrite] {
+  func commitWrites(for writes: [CommitWrite]) throws -> CommitAdditions {
     var changes = IndexedChanges()
-    return try state.withLock { state -> [CommitWrite] in
-      guard !state.definitions.isEmpty else { return [] }
+    return try state.withLock { state -> CommitAdditions in
+      guard !state.definitions.isEmpty else { return CommitAdditions() }
       for write in writes { try changes.add(write, definitions: state.definitions) }
-      return try entryWrites(for: changes, state: &state)
+      return try entryWrites(for: changes, attaching: true, state: &state)
     }
   }
 
   /// The index writes for the objects `changes` gathered, checked for unique violations.
-  func entryWrites(for changes: IndexedChanges, state: inout State) throws -> [CommitWrite] {
-    var added: [CommitWrite] = []
+  ///
+  /// - Parameter attaching: whether each written object's entries go into its own record
+  ///   (as its attached keys) instead of puts of their own.
+  func entryWrites(for changes: IndexedChanges, attaching: Bool, state: inout State) throws -> CommitAdditions {
+    var added = CommitAdditions()
     for (collection, objects) in changes.changed {
       guard let definition = state.definitions[collection] else { continue }
       if let reason = definition.invalidReason {
         throw CollectionError.invalidIndex(collection: definition.collection, reason: reason)
       }
       try addEntryWrites(
-        for: objects, of: definition, positions: changes.positions[collection] ?? [:], state: &state,
-        into: &added)
+        for: objects, of: definition, positions: changes.positions[collection] ?? [:], attaching: attaching,
+        state: &state, into: &added)
     }
     return added
   }
 
   private func addEntryWrites(
     for objects: [(id: String, texts: [[String]]?)], of definition: any IndexedDefinition,
-    positions: [ByteString: Int], state: inout State, into added: inout [CommitWrite]
+    positions: [ByteString: Int], attaching: Bool, state: inout State, into additions: inout CommitAdditions
   ) throws {
+    var added: [CommitWrite] = []
+    defer { additions.writes += added }
     let name = definition.collection
     var catalog = try self.catalog(name, in: &state)
     var catalogChanged = false
@@ -134,6 +142,14 @@ extension IndexRuntime {
         let old = entries.texts(of: object.id)
         for text in old where !new.contains(where: { compareBytes($0, text) == 0 }) {
           added.append(CommitWrite(key: try entryKey(descriptor, text, object.id, name), value: nil))
+        }
+        if attaching, object.texts != nil {
+          // The whole set, every time: the engine replaces the set the old record carried.
+          let owner = name + "\u{0}" + object.id
+          for text in new {
+            additions.attachments[owner, default: []].append(try entryKey(descriptor, text, object.id, name))
+          }
+          continue
         }
         for text in new where !old.contains(where: { compareBytes($0, text) == 0 }) {
           added.append(CommitWrite(key: try entryKey(descriptor, text, object.id, name), value: Data()))

@@ -52,7 +52,7 @@ final class IndexRuntime: Sendable {
         }
       }
       store.extensions.setCommitHook { [weak self] writes in
-        try self?.commitWrites(for: writes) ?? []
+        try self?.commitWrites(for: writes) ?? CommitAdditions()
       }
       store.extensions.setKeeper { [weak self] group in
         self?.state.withLock { $0.definitions[ByteString(group)] != nil } ?? false

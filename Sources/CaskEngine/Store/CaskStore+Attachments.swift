@@ -1,0 +1,71 @@
+import Foundation
+
+/// The writer's side of attached keys (Docs/FORMAT.md, "Version 5: attached keys"): what a
+/// commit's puts and deletes do to the keys the records they replace carry.
+extension CaskStore {
+  /// The attachment sections of the records that the batch's keys replace or delete and that
+  /// carry attached keys, read from disk under the writer lock and outside the index's lock.
+  func replacedSections(of operations: [Prepared]) -> [RecordLocation: [UInt8]] {
+    let owners = state.withLock { state -> [(IndexKey, RecordLocation, Segment?)] in
+      var owners: [(IndexKey, RecordLocation, Segment?)] = []
+      for operation in operations {
+        let location = IndexKey.withUTF8(of: operation.key.string) {
+          state.directory.attachingLocation(forBytes: $0)
+        }
+        if let location { owners.append((operation.key, location, state.segments[location.segment])) }
+      }
+      return owners
+    }
+    var sections: [RecordLocation: [UInt8]] = [:]
+    for (key, location, segment) in owners {
+      let section = IndexKey.withUTF8(of: key.string) { segment?.attachedSection(at: location, owner: $0) }
+      if let section { sections[location] = section }
+    }
+    return sections
+  }
+
+  /// Reads a replaced record's section from `known`, else from its segment (a record that
+  /// compaction moved after `replacedSections` read it).
+  static func sectionReader(known: [RecordLocation: [UInt8]], segments: [UInt32: Segment])
+    -> KeyDirectory.SectionReader
+  {
+    { location, owner in
+      known[location] ?? segments[location.segment]?.attachedSection(at: location, owner: owner)
+    }
+  }
+
+  /// Leaves out the deletes of keys attached to a record that a put or delete of its owner in
+  /// the same batch replaces, unless the owner's new record attaches them again: replacing the
+  /// owner drops them (no tombstone is needed; replaying the log drops them the same way).
+  func dropDeletesOfDetachedKeys(_ operations: inout [Prepared]) {
+    guard operations.count > 1, operations.contains(where: \.isDelete) else { return }
+    var kept: Set<[UInt8]> = []
+    var replaced: Set<RecordLocation> = []
+    state.withLock { state in
+      for operation in operations {
+        IndexKey.withUTF8(of: operation.key.string) { key in
+          if let location = state.directory.attachingLocation(forBytes: key) {
+            replaced.insert(KeyDirectory.attachedLocation(of: location))
+          }
+          operation.attached.withUnsafeBytes { section in
+            _ = AttachedKeys.forEachKey(in: section, owner: key) { kept.insert(Array($0)) }
+          }
+        }
+      }
+    }
+    guard !replaced.isEmpty else { return }
+    var dropped: [Int] = []
+    state.withLock { state in
+      for index in operations.indices where operations[index].isDelete {
+        let detached = IndexKey.withUTF8(of: operations[index].key.string) { key -> Bool in
+          guard let location = state.directory.location(forBytes: key), replaced.contains(location) else {
+            return false
+          }
+          return !kept.contains(Array(key))
+        }
+        if detached { dropped.append(index) }
+      }
+    }
+    for index in dropped.reversed() { operations.remove(at: index) }
+  }
+}
