@@ -160,4 +160,30 @@ extension KeyDirectory {
     for table in groups.tables { table.forEachEntryBytes(collect) }
     return attached.filter { !owners.contains($0) }.count
   }
+
+  /// Every attached key, and each owner's attached keys.
+  ///
+  /// - Complexity: O(n) in the number of keys.
+  func attachedKeysByOwner() -> (keys: Set<String>, byOwner: [String: [String]]) {
+    var owners: [UInt64: String] = [:]
+    var attached: [(String, UInt64)] = []
+    let collect = { (key: UnsafeRawBufferPointer, location: RecordLocation) in
+      let string = String(decoding: key, as: UTF8.self)
+      if location.length == 0 {
+        attached.append((string, Self.word(location)))
+      } else if attachedOwners.contains(Self.word(location)) || !attachedOwnersKnown {
+        owners[Self.word(location)] = string
+      }
+    }
+    ungrouped.forEachEntryBytes(collect)
+    for table in groups.tables { table.forEachEntryBytes(collect) }
+    var byOwner: [String: [String]] = [:]
+    var keys: Set<String> = []
+    for (key, word) in attached {
+      guard let owner = owners[word] else { continue }
+      byOwner[owner, default: []].append(key)
+      keys.insert(key)
+    }
+    return (keys, byOwner)
+  }
 }

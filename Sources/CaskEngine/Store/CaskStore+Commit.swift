@@ -24,7 +24,10 @@ extension CaskStore {
 
   /// Encrypts a batch outside any lock, then appends it as one write under the writer lock,
   /// updates the index, and waits for durability as the options ask.
-  func commit(_ batch: CaskBatch) throws -> CommitResult {
+  ///
+  /// - Parameter attachments: for puts of the batch, the keys their records attach (as a
+  ///   commit hook's `CommitAdditions.attachments`).
+  func commit(_ batch: CaskBatch, attaching attachments: [String: [String]] = [:]) throws -> CommitResult {
     guard !options.readOnly else { throw CaskError.readOnly }
     try userCode.refuse("a write")
     // Dropped on any way out but the wait (a failure, nothing to write), which tells the group.
@@ -36,7 +39,7 @@ extension CaskStore {
       // A password change between the sealing and here started a new key epoch: the values
       // are sealed again under its key (the active segment is always under the current one).
       if keyRing.withLock({ $0.current.epoch }) != sealedUnder.epoch { prepared = try prepare(batch) }
-      try addHookWrites(for: batch, to: &prepared)
+      try addHookWrites(for: batch, to: &prepared, attaching: attachments)
       return try append(&prepared, writer: &writer)
     }
     try finishCommit(ticket: ticket, result: result, announcement: announcement)

@@ -123,16 +123,22 @@ extension CaskBatch {
 extension CaskStore {
   /// Runs the commit hook, if one is installed, on `batch` and encrypts the writes it adds
   /// behind `prepared`. Called with the writer lock held.
-  func addHookWrites(for batch: CaskBatch, to prepared: inout [Prepared]) throws {
+  ///
+  /// - Parameter attachments: attached keys the caller gives the batch's puts itself (a
+  ///   rekeyed copy), merged with the hook's.
+  func addHookWrites(
+    for batch: CaskBatch, to prepared: inout [Prepared], attaching attachments: [String: [String]] = [:]
+  ) throws {
     guard batch.count > 0 else { return }
     try refuseUnkeptWrites(batch.operations.lazy.map(\.key))
     let hook = extensions.commitHook
     let tracking = try extensions.changeTracker.mayMark(batch, in: self)
     // Prevents: every commit of a store without hooks or tracked groups paying for a copy of
     // its writes.
-    guard hook != nil || tracking else { return }
+    guard hook != nil || tracking || !attachments.isEmpty else { return }
     let writes = batch.commitWrites
-    let additions = try hook.map { hook in try userCode.running { try hook(writes) } } ?? CommitAdditions()
+    var additions = try hook.map { hook in try userCode.running { try hook(writes) } } ?? CommitAdditions()
+    additions.attachments.merge(attachments) { $0 + $1 }
     var extra = additions.writes
     if tracking { extra += try extensions.changeTracker.marks(for: writes, in: self) }
     var added = CaskBatch()

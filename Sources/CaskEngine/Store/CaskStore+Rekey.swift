@@ -119,21 +119,31 @@ extension CaskStore {
   func copyRecords(into target: CaskStore, shouldContinue: () -> Bool) throws -> CaskRekeyReport {
     var report = CaskRekeyReport(keys: 0, valueBytes: 0)
     var batch = CaskBatch()
+    var attachments: [String: [String]] = [:]
     var batchBytes = 0
+    // An attached key goes into the copy attached to its owner's record again, not as a
+    // record of its own (Docs/FORMAT.md, "Version 5: attached keys").
+    let attached = state.withLock { $0.directory.attachedKeysByOwner() }
     for key in try keys().shuffled() {
       guard shouldContinue() else { throw CancellationError() }
+      if attached.keys.contains(key) { continue }
       guard let value = try get(key) else { continue }
       try batch.put(value, forKey: key)
+      if let keys = attached.byOwner[key] {
+        attachments[key] = keys
+        report.keys += keys.count
+      }
       batchBytes += value.count + key.utf8.count
       report.keys += 1
       report.valueBytes += UInt64(value.count)
       if batchBytes >= 8 << 20 {
-        _ = try target.commit(batch)
+        _ = try target.commit(batch, attaching: attachments)
         batch = CaskBatch()
+        attachments = [:]
         batchBytes = 0
       }
     }
-    _ = try target.commit(batch)
+    _ = try target.commit(batch, attaching: attachments)
     try target.sync()
     return report
   }
