@@ -25,11 +25,16 @@ struct AttachedKeyPropertyTests {
       var store = try Fixture.open(path, keys: keys, options: options)
       var model = AttachedKeyModel()
       let texts = ["a", "b", "c", "xa", "xb"]
+      // The last steps, named, for the failure message (no secret: the test's own keys).
+      var recent: [String] = []
       for step in 0..<steps {
         let id = "\(Int.random(in: 0..<12, using: &random))"
-        switch Int.random(in: 0..<100, using: &random) {
+        let roll = Int.random(in: 0..<100, using: &random)
+        recent = Array((recent + ["\(step): roll \(roll) id \(id)"]).suffix(12))
+        switch roll {
         case 0..<55:
           let chosen = texts.filter { _ in Bool.random(using: &random) }.joined(separator: ",")
+          recent[recent.count - 1] += " put [\(chosen)]"
           try store.put(Data(chosen.utf8), forKey: Fixture.objectKey(id))
           model.put(Data(chosen.utf8), forKey: Fixture.objectKey(id))
         case 55..<70:
@@ -45,10 +50,13 @@ struct AttachedKeyPropertyTests {
           try store.delete(key)
           model.delete(key)
         case 84..<90:
+          recent[recent.count - 1] += " compact"
           _ = try store.compact()
         default:
           try store.close()
-          switch Int.random(in: 0..<3, using: &random) {
+          let mode = Int.random(in: 0..<3, using: &random)
+          recent[recent.count - 1] += " reopen \(["scan", "hints", "checkpoint"][mode])"
+          switch mode {
           case 0: try Fixture.removeHintsAndCheckpoint(path)
           case 1: try? FileManager.default.removeItem(atPath: "\(path)/\(CaskFormat.checkpointFileName)")
           default: break
@@ -57,9 +65,10 @@ struct AttachedKeyPropertyTests {
         }
         let contents = try Fixture.contents(store)
         if contents != model.values {
-          let extra = Set(contents.keys).subtracting(model.values.keys).count
-          let missing = Set(model.values.keys).subtracting(contents.keys).count
-          Issue.record("step \(step) (seed \(random.seed)): \(extra) keys too many, \(missing) missing")
+          let extra = Set(contents.keys).subtracting(model.values.keys).map { $0.debugDescription }
+          let missing = Set(model.values.keys).subtracting(contents.keys).map { $0.debugDescription }
+          Issue.record(
+            "step \(step) (seed \(random.seed)): too many \(extra), missing \(missing); after \(recent)")
           break
         }
       }

@@ -162,6 +162,35 @@ struct AttachedKeyTests {
     }
   }
 
+  @Test("a key written on its own, attached by a record its owner then replaced in the same segment, stays gone when reopened from hints")
+  func keyDroppedByAnOverwrittenRecordStaysGone() throws {
+    try withTemporaryDirectory { directory in
+      let path = directory.file("store")
+      let keys = try RNCryptor.Keys.random()
+      var options = Fixture.options
+      options.segmentSizeLimit = 1024
+      let store = try Fixture.open(path, keys: keys, options: options)
+      let entry = Fixture.entryKey("a", "1")
+      try store.put(Data(), forKey: entry)
+      var filler = 0
+      while try Fixture.segmentNames(path).count < 2 {
+        try store.put(Data("filler".utf8), forKey: "f\(filler)")
+        filler += 1
+      }
+      // Both in the newer segment: its hint lists only the last of the two.
+      try store.put(Data("a".utf8), forKey: Fixture.objectKey("1"))
+      try store.put(Data("b".utf8), forKey: Fixture.objectKey("1"))
+      #expect(try !store.contains(entry))
+      try store.close()
+      try? FileManager.default.removeItem(atPath: "\(path)/\(CaskFormat.checkpointFileName)")
+      let reopened = try Fixture.open(path, keys: keys, options: options)
+      #expect(reopened.stats().recovery.segmentsFromHints >= 2)
+      #expect(try !reopened.contains(entry))
+      #expect(try reopened.contains(Fixture.entryKey("b", "1")))
+      try reopened.close()
+    }
+  }
+
   @Test("a byte changed in a record's attached keys makes its batch unusable, reported, and verify says so")
   func tamperedAttachmentIsRefused() throws {
     try withTemporaryDirectory { directory in

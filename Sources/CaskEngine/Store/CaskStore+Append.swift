@@ -235,12 +235,16 @@ extension CaskStore {
         let reader = attaching ? Self.sectionReader(known: replaced, segments: state.segments) : nil
         for index in operations.indices {
           let operation = operations[index]
+          var detached = DetachedKeys()
           let onChange: KeyDirectory.AttachedChange? =
-            observed
-            ? { key, added, existed in
+            reader == nil
+            ? nil
+            : { key, added, existed in
+              detached.note(key, added: added)
+              guard observed else { return }
               let kind: CaskChange.Kind = added ? (existed ? .updated : .inserted) : .deleted
               attachedChanges.append((index, CaskChange(key: String(decoding: key, as: UTF8.self), kind: kind)))
-            } : nil
+            }
           if let reader {
             IndexKey.withUTF8(of: operation.key.string) {
               state.directory.dropAttachments(ofOwner: $0, oldSection: reader, onChange: onChange)
@@ -262,6 +266,7 @@ extension CaskStore {
               }
             }
           }
+          detached.record(into: &active.tombstones, offset: locations[index].offset)
           (kinds.baseAddress! + index).initialize(to: kind)
         }
       }

@@ -69,3 +69,27 @@ extension CaskStore {
     for index in dropped.reversed() { operations.remove(at: index) }
   }
 }
+
+/// The keys one write took off the record it replaced and did not attach again: the hint of the
+/// segment lists each as a delete of length 0 at the write's record (Docs/FORMAT.md, section 6).
+/// Prevents: a hint made from the index, which lists only the last record of each key, losing
+/// the removal of a key that a record left out of it had attached (a key written on its own,
+/// then attached by an intermediate record of its owner, then dropped by the last one, came
+/// back at the next open from hints).
+struct DetachedKeys {
+  private var dropped: [[UInt8]] = []
+  private var added: Set<[UInt8]> = []
+
+  mutating func note(_ key: UnsafeRawBufferPointer, added isAdded: Bool) {
+    if isAdded { added.insert(Array(key)) } else { dropped.append(Array(key)) }
+  }
+
+  /// Appends the dropped keys not added again to `tombstones`, at `offset`, and starts over.
+  mutating func record(into tombstones: inout HintEntries, offset: UInt32) {
+    for key in dropped where !added.contains(key) {
+      key.withUnsafeBytes { tombstones.append(isDelete: true, offset: offset, length: 0, key: $0) }
+    }
+    dropped.removeAll()
+    added.removeAll()
+  }
+}

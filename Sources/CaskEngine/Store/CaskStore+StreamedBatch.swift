@@ -74,7 +74,22 @@ extension CaskStore {
     let segmentID = active.segment.id
     state.withLock { state in
       state.directory.reserveCapacity(forKeysOf: batch.pending)
+      // A streamed write carries no attached keys, but replaces the set of the record it
+      // overwrites (FORMAT.md section 5.4).
+      let reader =
+        state.directory.attachedOwners.isEmpty && state.directory.attachedOwnersKnown
+        ? nil : Self.sectionReader(known: [:], segments: state.segments)
       batch.pending.forEachEntryBytes { key, location in
+        if let reader {
+          var detached = DetachedKeys()
+          state.directory.dropAttachments(ofOwner: key, oldSection: reader) { dropped, _, _ in
+            detached.note(dropped, added: false)
+            if observed {
+              changes.append(CaskChange(key: String(decoding: dropped, as: UTF8.self), kind: .deleted))
+            }
+          }
+          detached.record(into: &active.tombstones, offset: location.offset)
+        }
         let kind: CaskChange.Kind?
         if location.segment == 0 {
           let tombstone = RecordLocation(segment: segmentID, offset: location.offset, length: location.length)

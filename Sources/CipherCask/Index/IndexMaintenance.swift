@@ -151,7 +151,9 @@ extension IndexRuntime {
           }
           continue
         }
-        for text in new where !old.contains(where: { compareBytes($0, text) == 0 }) {
+        // Every entry of a written object, also one it had: the record it replaces may attach
+        // it, and a record without attached keys drops those (FORMAT.md section 5.4).
+        for text in new where object.texts != nil {
           added.append(CommitWrite(key: try entryKey(descriptor, text, object.id, name), value: Data()))
         }
       }
