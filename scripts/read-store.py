@@ -140,6 +140,10 @@ KEY_BINDING = 56
 # Section 5.4, version 5: a tombstone's short binding (tag, flags, segment, offset, sequence).
 TAG_TOMBSTONE = 0x44
 TOMBSTONE_BINDING = 22
+# Section 5.4, version 5: a put's key message with attached keys after its key (tag 'A'), and
+# the hint entry type of such a put (section 6).
+TAG_ATTACHED = 0x41
+HINT_TYPE_ATTACHED = 3
 SEGMENT_HEADER = 32
 # Section 5.1, version 5: the link after the 32 bytes (identity, predecessor, MAC).
 SEGMENT_LINK = 104
@@ -312,12 +316,54 @@ def open_scrypt_wrapped(wrapped, password):
 # --- Segments (FORMAT.md sections 5, 8, 9) -------------------------------------------------
 
 class Record:
-    __slots__ = ("offset", "length", "type", "flags", "sequence", "key", "value")
+    __slots__ = ("offset", "length", "type", "flags", "sequence", "key", "value", "attached")
 
     def __init__(self, offset, length, rtype, flags, sequence):
         self.offset, self.length, self.type, self.flags, self.sequence = offset, length, rtype, flags, sequence
         self.key = None
         self.value = None
+        self.attached = []      # section 5.4, version 5: the keys its key message attaches
+
+
+class AttachedKey:
+    """Section 5.4: a key a put's record attaches; it points at that record, value empty."""
+    __slots__ = ("owner", "offset", "value")
+
+    def __init__(self, owner):
+        self.owner, self.offset, self.value = owner, owner.offset, b""
+
+
+def parse_attachments(section, owner, what):
+    """Section 5.4: the attachment section after an owner's key; returns the keys it spells."""
+    if 0 not in owner:
+        fail(f"{what}: a key without a group carries attached keys")
+    owner_id = owner[owner.index(0) + 1:]
+    keys, position = [], 0
+
+    def take(count):
+        nonlocal position
+        if position + count > len(section):
+            fail(f"{what}: attachment section ends early")
+        part = section[position:position + count]
+        position += count
+        return bytes(part)
+
+    groups = u16(take(2), 0)
+    if groups == 0:
+        fail(f"{what}: attachment section lists no group")
+    for _ in range(groups):
+        name = take(u16(take(2), 0))
+        texts = u16(take(2), 0)
+        if not name or 0 in name or texts == 0:
+            fail(f"{what}: malformed group in the attachment section")
+        for _ in range(texts):
+            text = take(u16(take(2), 0))
+            if 0 in text:
+                fail(f"{what}: attached text holds a 00 byte")
+            keys.append(decode_key(name + b"\x00" + text + b"\x00" + owner_id, what + " attached key"))
+    if position != len(section):
+        fail(f"{what}: {len(section) - position} bytes after the attachment section")
+    return keys
 
 
 class Segment:
@@ -446,7 +492,15 @@ def scan_segment(segment, is_last):
         if FORMAT_VERSION >= 3:
             key_plain = check_binding(key_plain, record, segment.file_id, value_message, what, segment.stamp,
                                       short_tombstones=segment.link is not None)
-        record.key = decode_key(key_plain, what)
+        if key_plain[:1] == bytes([TAG_ATTACHED]):
+            key_plain = key_plain[1:]
+            key_length = u16(key_plain, 0) if len(key_plain) >= 2 else 0
+            if len(key_plain) < 2 + key_length:
+                fail(f"{what}: attached key length runs past the key message")
+            record.key = decode_key(key_plain[2:2 + key_length], what)
+            record.attached = parse_attachments(key_plain[2 + key_length:], record.key, what)
+        else:
+            record.key = decode_key(key_plain, what)
         if rtype == TYPE_PUT:
             plain = open_key_message(value_message, keys, what + " value message")
             if FORMAT_VERSION >= 3:
@@ -505,7 +559,8 @@ def check_binding(plain, record, file_id, value_message, what, stamp=0, short_to
     """Section 5.4: a version 3 key message names its record's place; returns the key bytes."""
     if short_tombstones and plain[:1] == bytes([TAG_TOMBSTONE]):
         return check_short_binding(plain, record, file_id, what, stamp)
-    if len(plain) < KEY_BINDING or plain[0] != TAG_KEY:
+    attaching = short_tombstones and plain[:1] == bytes([TAG_ATTACHED]) and record.type == TYPE_PUT
+    if len(plain) < KEY_BINDING or (plain[0] != TAG_KEY and not attaching):
         fail(f"{what}: key message is not tagged as a key")
     if plain[3] != 0:
         fail(f"{what}: key message's reserved byte is set")
@@ -526,7 +581,8 @@ def check_binding(plain, record, file_id, value_message, what, stamp=0, short_to
         fail(f"{what}: sequence {record.sequence}, its key message says {u64(plain, 16)}")
     if not hmac.compare_digest(plain[24:56], digest):
         fail(f"{what}: value message is not the one its key message was sealed with")
-    return plain[KEY_BINDING:]
+    # An attaching key message keeps its tag in front of the key's length for the caller.
+    return bytes([TAG_ATTACHED]) + plain[KEY_BINDING:] if attaching else plain[KEY_BINDING:]
 
 
 def check_batch(batch, name):
@@ -590,19 +646,31 @@ def read_hint(directory, name, keys):
             fail(f"{name}: payload ends inside entry {index}")
         etype, key_length = payload[position], u16(payload, position + 2)
         offset, length = u32(payload, position + 4), u32(payload, position + 8)
-        if etype not in (TYPE_PUT, TYPE_DELETE):
+        if etype not in (TYPE_PUT, TYPE_DELETE, HINT_TYPE_ATTACHED) or (
+                etype == HINT_TYPE_ATTACHED and STORE_IDENTITY is None):
             fail(f"{name}: entry {index} has type {etype}")
-        key = payload[position + 12:position + 12 + key_length]
+        key = bytes(payload[position + 12:position + 12 + key_length])
         if len(key) != key_length:
             fail(f"{name}: payload ends inside the key of entry {index}")
         decode_key(key, f"{name} entry {index}")
-        entries.append((etype, offset, length, key))
         position += 12 + key_length
+        attached = []
+        if etype == HINT_TYPE_ATTACHED:
+            if position + 4 > len(payload):
+                fail(f"{name}: payload ends inside entry {index}")
+            section_length = u32(payload, position)
+            section = payload[position + 4:position + 4 + section_length]
+            if section_length == 0 or len(section) != section_length:
+                fail(f"{name}: entry {index} has a cut attachment section")
+            attached = parse_attachments(section, key, f"{name} entry {index}")
+            position += 4 + section_length
+            etype = TYPE_PUT
+        entries.append((etype, offset, length, key, attached))
     if position != len(payload):
         fail(f"{name}: {len(payload) - position} bytes left over after the last entry")
     if grouped:
         ungrouped, by_group = 0, {}
-        for etype, _, _, key in entries:
+        for etype, _, _, key, _ in entries:
             if etype != TYPE_PUT:
                 continue
             if 0 in key:
@@ -628,7 +696,13 @@ def check_hint(name, head, entries, segment):
     by_offset = {record.offset: record for record in segment.applied}
     previous = -1
     listed = set()
-    for index, (etype, offset, length, key) in enumerate(entries):
+    for index, (etype, offset, length, key, attached) in enumerate(entries):
+        # Section 6: a delete of length 0 is a key the record at that offset dropped from the
+        # set its owner's earlier record attached (with no record of its own).
+        if etype == TYPE_DELETE and length == 0:
+            if offset < previous or offset not in by_offset:
+                fail(f"{name}: entry {index}, a dropped attached key, is not at a record after the one before")
+            continue
         if offset <= previous:
             fail(f"{name}: entry {index} is not in increasing record offset")
         previous = offset
@@ -643,6 +717,8 @@ def check_hint(name, head, entries, segment):
             fail(f"{name}: entry {index} says type {etype}, the record at {offset} has {record.type}")
         if record.key != key:
             fail(f"{name}: entry {index} names another key than the record at {offset}")
+        if not set(attached) <= set(record.attached):
+            fail(f"{name}: entry {index} attaches a key its record at {offset} does not")
         listed.add(offset)
     max_sequence = max((record.sequence for record in segment.records), default=0)
     if head["max_sequence"] != max_sequence:
@@ -659,12 +735,51 @@ def check_hint(name, head, entries, segment):
 
 # --- The store ------------------------------------------------------------------------------
 
+def drop_attached(index, key):
+    """Section 5.4: a put or delete of `key` first drops what its current record attaches."""
+    current = index.get(key)
+    if isinstance(current, Record):
+        for attached in current.attached:
+            if isinstance(index.get(attached), AttachedKey) and index[attached].owner is current:
+                del index[attached]
+
+
 def apply(index, records):
     for record in records:
+        drop_attached(index, record.key)
         if record.type == TYPE_PUT:
             index[record.key] = record
+            for attached in record.attached:
+                drop_attached(index, attached)
+                index[attached] = AttachedKey(record)
         else:
             index.pop(record.key, None)
+
+
+class Dropped:
+    """A hint's delete of length 0 (section 6): an attached key dropped with no record."""
+    type, attached = TYPE_DELETE, []
+
+    def __init__(self, key):
+        self.key = key
+
+
+def hint_records(entries, segment):
+    """The records a hint lists, as open applies them: a put with the section the hint gives."""
+    by_offset = {record.offset: record for record in segment.applied}
+    records = []
+    for etype, offset, length, key, attached in entries:
+        if etype == TYPE_DELETE and length == 0:
+            records.append(Dropped(key))
+            continue
+        record = by_offset[offset]
+        if record.attached != attached:
+            # A hint made from the index lists only the keys still attached then.
+            copy = Record(record.offset, record.length, record.type, record.flags, record.sequence)
+            copy.key, copy.value, copy.attached = record.key, record.value, attached
+            record = copy
+        records.append(record)
+    return records
 
 
 def read_manifest(directory, ring):
@@ -869,8 +984,7 @@ def read_store(directory, password, check_hints):
         hint_index = {}
         for segment in segments:
             if segment.file_id in hinted:
-                by_offset = {record.offset: record for record in segment.applied}
-                apply(hint_index, [by_offset[offset] for _, offset, _, _ in hinted[segment.file_id]])
+                apply(hint_index, hint_records(hinted[segment.file_id], segment))
             else:
                 apply(hint_index, segment.applied)
         if {k: r.offset for k, r in hint_index.items()} != {k: r.offset for k, r in index.items()}:

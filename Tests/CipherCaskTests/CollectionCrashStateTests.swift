@@ -4,8 +4,9 @@ import CipherCask
 import Foundation
 import Testing
 
-/// Every crash state of the collection layer's multi-record writes (a streamed JSON import
-/// into an indexed collection, an index build over existing objects), under both persistence
+/// Every crash state of the collection layer's writes (a streamed JSON import into an indexed
+/// collection, saves and deletes whose entries are attached to the objects' records, an index
+/// build over existing objects), under both persistence
 /// models: the objects are those of an acknowledged state, and the indexes agree with them,
 /// checked by `verifyIndexes()` and by brute force (each city's query against a filter).
 @Suite("Crash states of collections")
@@ -81,6 +82,34 @@ struct CollectionCrashStateTests {
           "import", durable: true,
           effect: { model in for venue in imported { model[venue.id] = Self.encoded(venue) } },
           run: { session in _ = try Self.venues(session.store(), indexed: true).importJSON(contentsOf: file) })
+      ])
+    workload.initialModel = Dictionary(uniqueKeysWithValues: (0..<3).map { ("v\($0)", Self.encoded(Self.venue($0))) })
+    workload.prepare = { root, options in
+      try CrashStateWorkload.makeStore(root, options) { store in
+        try Self.venues(store, indexed: true).save(contentsOf: (0..<3).map(Self.venue))
+      }
+    }
+    workload.contents = Self.objects
+    workload.check = Self.indexesAgree
+    try Self.expectNoViolation(workload)
+  }
+
+  @Test("saves, overwrites and deletes of indexed objects, their entries attached to their records, never part-applied")
+  func attachedWrites() throws {
+    let moved = Venue(id: "v1", city: "Braga", seats: 11)
+    let added = Self.venue(7)
+    var workload = CrashStateWorkload(
+      "attached index writes (collection)",
+      steps: [
+        CrashStateWorkload.Step(
+          "overwrite with another city", durable: true, effect: { $0["v1"] = Self.encoded(moved) },
+          run: { session in try Self.venues(session.store(), indexed: true).save(moved) }),
+        CrashStateWorkload.Step(
+          "delete", durable: true, effect: { $0["v2"] = nil },
+          run: { session in _ = try Self.venues(session.store(), indexed: true).delete(id: "v2") }),
+        CrashStateWorkload.Step(
+          "save a new object", durable: true, effect: { $0["v7"] = Self.encoded(added) },
+          run: { session in try Self.venues(session.store(), indexed: true).save(added) }),
       ])
     workload.initialModel = Dictionary(uniqueKeysWithValues: (0..<3).map { ("v\($0)", Self.encoded(Self.venue($0))) })
     workload.prepare = { root, options in
