@@ -41,9 +41,10 @@ struct AttachedKeyTests {
       try store.put(Data("a,b,xc".utf8), forKey: Fixture.objectKey("7"))
       #expect(try store.keys().count == 4)
       #expect(try store.get(Fixture.entryKey("b", "7")) == Data())
-      #expect(try store.unsortedKeys(inGroup: "\u{1}idx").sorted() == [
-        Fixture.entryKey("a", "7"), Fixture.entryKey("b", "7"),
-      ])
+      #expect(
+        try store.unsortedKeys(inGroup: "\u{1}idx").sorted() == [
+          Fixture.entryKey("a", "7"), Fixture.entryKey("b", "7"),
+        ])
       let report = try store.verify()
       #expect(report.isClean)
       #expect(report.recordsChecked == 1)
@@ -162,7 +163,9 @@ struct AttachedKeyTests {
     }
   }
 
-  @Test("a key written on its own, attached by a record its owner then replaced in the same segment, stays gone when reopened from hints")
+  @Test(
+    "a key written on its own, attached by a record its owner then replaced in the same segment, stays gone when reopened from hints"
+  )
   func keyDroppedByAnOverwrittenRecordStaysGone() throws {
     try withTemporaryDirectory { directory in
       let path = directory.file("store")
@@ -206,8 +209,10 @@ struct AttachedKeyTests {
       // The last block of ciphertext before the HMAC: the attachment section's bytes.
       let target = start + CaskFormat.recordHeaderLength + keyLength - 33
       bytes[target] ^= 0x20
-      let total = CaskFormat.recordHeaderLength + keyLength + Int(
-        bytes.withUnsafeBytes { loadLittleEndian($0, at: start + 20, as: UInt32.self) })
+      let total =
+        CaskFormat.recordHeaderLength + keyLength
+        + Int(
+          bytes.withUnsafeBytes { loadLittleEndian($0, at: start + 20, as: UInt32.self) })
       RecordEncoder.setChecksum(in: &bytes, recordAt: start, length: total)
       try Data(bytes).write(to: URL(fileURLWithPath: segment))
       let hinted = try Fixture.open(path, keys: keys)
@@ -227,14 +232,20 @@ struct AttachedKeyTests {
     let owner = "obj\u{0}9"
     let section = try #require(try AttachedKeys.encode(["\u{1}g\u{0}t\u{0}9", "\u{1}g\u{0}u\u{0}9"], owner: owner))
     let ownerBytes = Array(owner.utf8)
-    #expect(section.withUnsafeBytes { AttachedKeys.keys(in: $0, owner: owner) } == ["\u{1}g\u{0}t\u{0}9", "\u{1}g\u{0}u\u{0}9"])
+    #expect(
+      section.withUnsafeBytes { AttachedKeys.keys(in: $0, owner: owner) } == [
+        "\u{1}g\u{0}t\u{0}9", "\u{1}g\u{0}u\u{0}9",
+      ])
     var cut = section
     cut.removeLast()
-    #expect(cut.withUnsafeBytes { s in ownerBytes.withUnsafeBytes { AttachedKeys.isWellFormed(s, owner: $0) } } == false)
+    #expect(
+      cut.withUnsafeBytes { s in ownerBytes.withUnsafeBytes { AttachedKeys.isWellFormed(s, owner: $0) } } == false)
     var zeroCount = section
     zeroCount[0] = 0
     zeroCount[1] = 0
-    #expect(zeroCount.withUnsafeBytes { s in ownerBytes.withUnsafeBytes { AttachedKeys.isWellFormed(s, owner: $0) } } == false)
+    #expect(
+      zeroCount.withUnsafeBytes { s in ownerBytes.withUnsafeBytes { AttachedKeys.isWellFormed(s, owner: $0) } } == false
+    )
     #expect(throws: CaskError.self) { try AttachedKeys.encode(["\u{1}g\u{0}t\u{0}8"], owner: owner) }
     #expect(throws: CaskError.self) { try AttachedKeys.encode(["\u{1}g\u{0}t\u{0}x\u{0}9"], owner: owner) }
     #expect(throws: CaskError.self) { try AttachedKeys.encode(["\u{1}g\u{0}t"], owner: "nogroup") }

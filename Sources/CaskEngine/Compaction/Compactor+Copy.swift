@@ -67,7 +67,8 @@ extension Compactor {
         // replayed.
         let attached =
           section.isEmpty
-          ? [] : section.withUnsafeBytes { section in
+          ? []
+          : section.withUnsafeBytes { section in
             store.state.withLock { $0.directory.currentAttachments(section, owner: key.string, at: location) }
           } ?? []
         if attached != section { resize(&record, header: header, key: key, attached: attached) }
@@ -237,7 +238,8 @@ extension Compactor {
     do {
       let plaintext = try input.cipher.open(scanned.keyMessage, file: name, offset: scanned.offset)
       let sealed = try input.cipher.boundKeyAndAttachments(plaintext, of: scanned, inSegment: input.id, file: name)
-      return sealed.key == key.string ? .success(sealed.attached) : .failure(Problem(reason: "record holds another key than the index"))
+      return sealed.key == key.string
+        ? .success(sealed.attached) : .failure(Problem(reason: "record holds another key than the index"))
     } catch CaskError.corrupt(_, _, let reason) {
       return .failure(Problem(reason: reason))
     } catch {

@@ -322,7 +322,7 @@ struct KeyDirectory: Sendable {
     for table in groups.tables { table.forEachEntryBytes(inSegment: id, collect) }
     guard !attached.isEmpty else { return entries }
     var withSections = HintEntries()
-    entries.forEachEntry { isDelete, offset, length, key, _ in
+    entries.forEachEntryWithSection { isDelete, offset, length, key, _ in
       let keys = attached[offset] ?? []
       let section = (try? AttachedKeys.encode(keys, owner: String(decoding: key, as: UTF8.self))) ?? nil
       (section ?? []).withUnsafeBytes {

@@ -100,7 +100,8 @@ struct KeyTable: Sendable {
   /// The bytes of the long key in `slot`, in the arena.
   func longKey(_ slot: UnsafeMutableRawPointer) -> UnsafeRawBufferPointer {
     arena.bytes(
-      at: slot.load(fromByteOffset: CaskFormat.slotLongKeyPositionOffset, as: UInt64.self), count: Int(slot.load(fromByteOffset: CaskFormat.slotLongKeyLengthOffset, as: UInt32.self)))
+      at: slot.load(fromByteOffset: CaskFormat.slotLongKeyPositionOffset, as: UInt64.self),
+      count: Int(slot.load(fromByteOffset: CaskFormat.slotLongKeyLengthOffset, as: UInt32.self)))
   }
 
   /// Whether the occupied `slot` holds `key` (whose meta word is `meta`).
@@ -350,7 +351,8 @@ struct KeyTable: Sendable {
     for index in 0..<storage.capacity {
       let slot = slot(index)
       guard Self.tag(slot) == Self.longTag else { continue }
-      slot.storeBytes(of: packed.append(longKey(slot)), toByteOffset: CaskFormat.slotLongKeyPositionOffset, as: UInt64.self)
+      slot.storeBytes(
+        of: packed.append(longKey(slot)), toByteOffset: CaskFormat.slotLongKeyPositionOffset, as: UInt64.self)
     }
     arena = packed
   }

@@ -55,7 +55,7 @@ struct HintEntries: Sendable {
   }
 
   mutating func append(contentsOf other: HintEntries) {
-    other.forEachEntry { isDelete, offset, length, key, attached in
+    other.forEachEntryWithSection { isDelete, offset, length, key, attached in
       append(isDelete: isDelete, offset: offset, length: length, key: key, attached: attached)
     }
   }
@@ -64,7 +64,7 @@ struct HintEntries: Sendable {
   var hasAttachments: Bool { !attachedBytes.isEmpty }
 
   /// `forEachEntry`, with each entry's attachment section (empty for none).
-  func forEachEntry(
+  func forEachEntryWithSection(
     _ body: (
       _ isDelete: Bool, _ offset: UInt32, _ length: UInt32, _ key: UnsafeRawBufferPointer,
       _ attached: UnsafeRawBufferPointer
@@ -134,7 +134,7 @@ struct HintEntries: Sendable {
   var list: [HintEntry] {
     var entries: [HintEntry] = []
     entries.reserveCapacity(count)
-    forEachEntry { isDelete, offset, length, key, attached in
+    forEachEntryWithSection { isDelete, offset, length, key, attached in
       entries.append(
         HintEntry(
           isDelete: isDelete, offset: offset, length: length, key: String(decoding: key, as: UTF8.self),

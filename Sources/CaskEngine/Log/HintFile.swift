@@ -73,7 +73,7 @@ struct HintFile {
       }
       (section ?? counter.sizes).appendSection(to: &payload, tagLength: cipher.tagLength)
     }
-    entries.forEachEntry { isDelete, offset, length, key, attached in
+    entries.forEachEntryWithSection { isDelete, offset, length, key, attached in
       let type =
         isDelete
         ? CaskFormat.recordTypeDelete : attached.isEmpty ? CaskFormat.recordTypePut : CaskFormat.hintEntryTypeAttached
@@ -99,7 +99,7 @@ struct HintFile {
   static func decode(_ bytes: Data, cipher: RecordCipher, path: String) throws -> HintFile {
     let payload = try bytes.withUnsafeBytes { try HintPayload(file: $0, cipher: cipher, path: path) }
     var entries = HintEntries()
-    try payload.forEachEntry { isDelete, offset, length, key, attached in
+    try payload.forEachEntryWithSection { isDelete, offset, length, key, attached in
       entries.append(isDelete: isDelete, offset: offset, length: length, key: key, attached: attached)
     }
     return HintFile(
@@ -174,13 +174,13 @@ struct HintPayload {
     // and well formed for its entry's key.
     let attaches = cipher.attachesKeys
     if grouped {
-      try forEachEntry { _, _, _, key, attached in
+      try forEachEntryWithSection { _, _, _, key, attached in
         guard HintPayload.isValidUTF8(key) else { throw damaged }
         guard attached.isEmpty || (attaches && AttachedKeys.isWellFormed(attached, owner: key)) else { throw damaged }
       }
     } else {
       var counter = GroupCounter()
-      try forEachEntry { isDelete, _, _, key, attached in
+      try forEachEntryWithSection { isDelete, _, _, key, attached in
         guard HintPayload.isValidUTF8(key) else { throw damaged }
         guard attached.isEmpty || (attaches && AttachedKeys.isWellFormed(attached, owner: key)) else { throw damaged }
         if !isDelete { counter.add(key) }
@@ -219,11 +219,11 @@ struct HintPayload {
   func forEachEntry(
     _ body: (_ isDelete: Bool, _ offset: UInt32, _ length: UInt32, _ key: UnsafeRawBufferPointer) throws -> Void
   ) throws {
-    try forEachEntry { isDelete, offset, length, key, _ in try body(isDelete, offset, length, key) }
+    try forEachEntryWithSection { isDelete, offset, length, key, _ in try body(isDelete, offset, length, key) }
   }
 
   /// `forEachEntry`, with each entry's attachment section (empty for none; checked by `init`).
-  func forEachEntry(
+  func forEachEntryWithSection(
     _ body: (
       _ isDelete: Bool, _ offset: UInt32, _ length: UInt32, _ key: UnsafeRawBufferPointer,
       _ attached: UnsafeRawBufferPointer
@@ -333,7 +333,7 @@ struct HintPayload {
   func forEachBatch(of size: Int, _ body: (UnsafeBufferPointer<EntryView>) throws -> Void) throws {
     try withUnsafeTemporaryAllocation(of: EntryView.self, capacity: size) { batch in
       var filled = 0
-      try forEachEntry { isDelete, offset, length, key, attached in
+      try forEachEntryWithSection { isDelete, offset, length, key, attached in
         // The key points into `plaintext`, which outlives this whole call.
         batch.initializeElement(
           at: filled, to: EntryView(isDelete: isDelete, offset: offset, length: length, key: key, attached: attached))
