@@ -43,7 +43,6 @@ enum ProfileCommand: BenchCommand {
       "--perf-control FIFO",
       "Write 'enable' and 'disable' to perf's control FIFO around the loop (perf record -D -1 --control)."
     ),
-    ("-h, --help", "Show help information."),
   ]
 
   enum Workload: String {
