@@ -109,7 +109,7 @@ final class ResultsDestination {
   func printTables(_ subcommand: String) {
     let sections = ReportCommand.sections(written)
     print(sections[subcommand] ?? ReportCommand.noResults)
-    print("\n" + (sections["targets"] ?? ""))
+    if let targets = sections["targets"], targets != ReportCommand.noResults { print("\n" + targets) }
   }
 
   /// The latest version heading of CHANGELOG.md (`## [0.9.0] - ...`), with `+unreleased` when an
