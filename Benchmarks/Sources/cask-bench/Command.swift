@@ -97,12 +97,15 @@ struct Options {
     return found
   }
 
-  /// The positive whole number given as `name N`, if any; consumes both.
+  /// The positive whole number given as `name N`, if any (`100,000` reads as `100000`);
+  /// consumes both.
   ///
   /// - Throws: `UsageError` when the value is missing or not a positive whole number.
   mutating func positive(_ name: String) throws -> Int? {
     guard let text = try value(name) else { return nil }
-    guard let number = Int(text), number > 0 else { throw UsageError("'\(name)' needs a positive whole number") }
+    guard let number = Int(text.replacingOccurrences(of: ",", with: "")), number > 0 else {
+      throw UsageError("'\(name)' needs a positive whole number")
+    }
     return number
   }
 
