@@ -227,6 +227,25 @@ struct AttachedKeyTests {
     }
   }
 
+  @Test("the worked example of FORMAT.md: an event with one city entry attached has a 178-byte key message")
+  func workedExample() throws {
+    try withTemporaryDirectory { directory in
+      let path = directory.file("store")
+      let store = try CaskStore(path: path, keys: try RNCryptor.Keys.random(), options: Fixture.options)
+      let entry = "\u{1}cask.index\u{1}city\u{1}0123456789abcdef\u{1}events\u{0}Lisbon\u{0}e1"
+      store.extensions.setCommitHook { _ in CommitAdditions(attachments: ["events\u{0}e1": [entry]]) }
+      try store.put(Data("{}".utf8), forKey: "events\u{0}e1")
+      let section = try #require(try AttachedKeys.encode([entry], owner: "events\u{0}e1"))
+      #expect(section.count == 54)
+      #expect(Array(section.prefix(4)) == [0x01, 0x00, 0x28, 0x00])
+      let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(path)/\(try Fixture.segmentNames(path)[0])")))
+      let start = FileDamage.recordsStart(ofSegment: bytes)
+      #expect(bytes.withUnsafeBytes { loadLittleEndian($0, at: start + 16, as: UInt32.self) } == 178)
+      #expect(try store.get(entry) == Data())
+      try store.close()
+    }
+  }
+
   @Test("a malformed attachment section is refused by the reader, and keys must be their group, a text and the id")
   func sectionChecks() throws {
     let owner = "obj\u{0}9"
