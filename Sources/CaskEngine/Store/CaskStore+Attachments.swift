@@ -8,6 +8,8 @@ extension CaskStore {
   func replacedSections(of operations: [Prepared]) -> [RecordLocation: [UInt8]] {
     let owners = state.withLock { state -> [(IndexKey, RecordLocation, Segment?)] in
       var owners: [(IndexKey, RecordLocation, Segment?)] = []
+      // Prevents: a lookup per write in a store where no record carries attached keys.
+      guard !state.directory.attachedOwners.isEmpty || !state.directory.attachedOwnersKnown else { return owners }
       for operation in operations {
         let location = IndexKey.withUTF8(of: operation.key.string) {
           state.directory.attachingLocation(forBytes: $0)
@@ -42,6 +44,7 @@ extension CaskStore {
     var kept: Set<[UInt8]> = []
     var replaced: Set<RecordLocation> = []
     state.withLock { state in
+      guard !state.directory.attachedOwners.isEmpty || !state.directory.attachedOwnersKnown else { return }
       for operation in operations {
         IndexKey.withUTF8(of: operation.key.string) { key in
           if let location = state.directory.attachingLocation(forBytes: key) {
