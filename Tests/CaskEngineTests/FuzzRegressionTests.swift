@@ -10,7 +10,7 @@ import Testing
 @Suite("Fuzz corpora and regressions")
 struct FuzzRegressionTests {
   static let targets = [
-    "rncryptor", "segment", "hint", "header", "checkpoint", "import", "binary-decoder", "cli-args",
+    "rncryptor", "segment", "hint", "header", "checkpoint", "store", "import", "binary-decoder", "cli-args",
   ]
 
   /// The package root, found from this source file.
