@@ -19,6 +19,7 @@ import RNCryptorCodec
 /// covers after the mutation: the header's MAC and CRC, each segment's header CRC, link MAC
 /// and record CRCs, so that changed fields (version, flags, identity, a link's predecessor)
 /// reach the checks behind the MACs. Bit 1 opens read-only (nothing written, no reopen).
+/// `CASK_FUZZ_PLANT=checkpoint-trusted-blindly` plants a bug on purpose (`plantedBug`).
 ///
 /// The seeds are stores the engine itself wrote (`StoreFiles.seeds`), so they hold a random
 /// data key, identity and IVs: `scripts/make-fuzz-corpus.sh` keeps the committed ones and
@@ -39,6 +40,11 @@ enum StoreFiles {
 
   static func segmentName(_ id: Int) -> String { String(format: "%08x.", id) + CaskFormat.segmentExtension }
   static func hintName(_ id: Int) -> String { String(format: "%08x.", id) + CaskFormat.hintExtension }
+
+  /// Whether the process runs with the bug planted on purpose (open trusting any authentic
+  /// checkpoint): `CASK_FUZZ_PLANT=checkpoint-trusted-blindly`, for showing that the target
+  /// catches it (`FuzzPlantedBugTests`, Docs/RELIABILITY.md). Never set otherwise.
+  static let plantedBug = ProcessInfo.processInfo.environment["CASK_FUZZ_PLANT"] == "checkpoint-trusted-blindly"
 
   /// An empty store directory, laid out once per process.
   static let template = FuzzStore.disk(with: [])
@@ -73,7 +79,7 @@ enum StoreFiles {
     }
     let fileSystem = FuzzStore.disk(with: laidOut, on: template)
     let authentic = mode & 1 == 0 && !files.values.contains { $0.sealed }
-    FuzzStore.openReadAllAndReopen(fileSystem, readOnly: mode & 2 != 0, authentic: authentic)
+    FuzzStore.openReadAllAndReopen(fileSystem, readOnly: mode & 2 != 0, authentic: authentic, plantedBug: plantedBug)
   }
 
   /// `plaintext` sealed under `dataKeys` as the file `name` holds it.

@@ -39,8 +39,20 @@ extension StoreFiles {
     try store.close()
     let compacted = try files(fileSystem)
 
+    // Left open after a checkpoint taken in the background (every 200 bytes of log), which
+    // covers the active segment up to a record: open loads it and scans only what follows.
+    var often = options
+    often.checkpoints = CaskStore.Checkpoints(interval: 200, minimumKeys: 1)
+    store = try CaskStore(path: FuzzStore.path, keys: FuzzStore.userKeys, options: often)
+    try write(store, round: 3)
+    let midLog = try filesOnceCheckpointed(fileSystem, after: compacted)
+    try store.close()
+
     var seeds: [(String, Data)] = []
-    let states = [("closed", closed), ("log-after-checkpoint", beyond), ("unclosed", unclosed)]
+    let states = [
+      ("closed", closed), ("log-after-checkpoint", beyond), ("unclosed", unclosed),
+      ("checkpoint-in-active-segment", midLog),
+    ]
     for (name, state) in states + [("compacted", compacted)] {
       seeds.append((name, Data([0]) + input(state, sealed: false)))
       seeds.append(("\(name)-payloads", Data([1]) + input(state, sealed: true)))
@@ -65,6 +77,19 @@ extension StoreFiles {
     _ = try store.delete(round == 0 ? "key-1" : "users\u{0}\(3 * round)")
     try store.put(Data("overwritten \(round)".utf8), forKey: "key-4")
     _ = try store.delete("never-written-\(round)")
+  }
+
+  /// The store's files once its `CHECKPOINT` is no longer the one in `before` (the background
+  /// checkpoint written), waiting up to five seconds.
+  private static func filesOnceCheckpointed(_ fileSystem: FaultyFileSystem, after before: [(String, [UInt8])])
+    throws -> [(String, [UInt8])]
+  {
+    let old = before.first { $0.0 == CaskFormat.checkpointFileName }?.1
+    let path = "\(FuzzStore.path)/\(CaskFormat.checkpointFileName)"
+    for _ in 0..<500 where fileSystem.contents(of: path) == old {
+      usleep(10_000)
+    }
+    return try files(fileSystem)
   }
 
   /// The store's files (not its lock), by name.

@@ -60,9 +60,15 @@ extension FuzzStore {
   /// and a `verify()` that finds none must leave every listed key readable: damage that
   /// reads meet is reported by open or `verify()`, never left for a read to find
   /// (Docs/SECURITY.md).
-  package static func openReadAllAndReopen(_ fileSystem: FaultyFileSystem, readOnly: Bool, authentic: Bool) {
+  ///
+  /// With `plantedBug`, open trusts any authentic checkpoint without matching it against the
+  /// log (`FuzzingEntry.plantCheckpointTrustedBlindly`): the bug the target is shown to catch.
+  package static func openReadAllAndReopen(
+    _ fileSystem: FaultyFileSystem, readOnly: Bool, authentic: Bool, plantedBug: Bool = false
+  ) {
     var options = options(fileSystem, readOnly: readOnly)
     options.checkpoints = CaskStore.Checkpoints(interval: 1 << 40, minimumKeys: 1)
+    if plantedBug { FuzzingEntry.plantCheckpointTrustedBlindly(in: &options) }
     let store: CaskStore
     do {
       store = try CaskStore(path: path, keys: userKeys, options: options)

@@ -14,6 +14,14 @@ extension FuzzingEntry {
     return try? StoreCredential.keys(userKeys).unwrap(header, path: CaskFormat.headerFileName)
   }
 
+  /// Plants a bug on purpose, for showing that `fuzz-store` catches one: open then loads any
+  /// checkpoint that authenticates without matching it against the log
+  /// (`Options.checksCheckpoint` off), so a checkpoint of another time than the segments is
+  /// trusted. Only the fuzz target calls it, and only when asked (Docs/RELIABILITY.md).
+  package static func plantCheckpointTrustedBlindly(in options: inout CaskStore.Options) {
+    options.checksCheckpoint = false
+  }
+
   /// Rewrites a header file's MAC (under `dataKeys`) and CRC in place where the lengths it
   /// claims fit, as a writer holding the data key would: a version 5 header's fields, changed
   /// by a mutation, then reach the reads behind its MAC. A header without the authenticated
