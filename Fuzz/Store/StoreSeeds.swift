@@ -7,8 +7,9 @@ import RNCryptorCodec
 /// The seeds of `fuzz-store`: stores the current engine wrote on an in-memory disk under the
 /// fuzzing keys, in the states open meets: closed with a checkpoint that covers the whole
 /// log, a log that goes on past its checkpoint, no checkpoint, left open without a close
-/// (no hint for the active segment), after a compaction; each also with the manifest, hints
-/// and checkpoint as plaintexts (sealed by the target) and re-authenticated.
+/// (no hint for the active segment), left open after a checkpoint covering part of the active
+/// segment (and that segment then cut before it), after a compaction; each also with the
+/// manifest, hints and checkpoint as plaintexts (sealed by the target) and re-authenticated.
 extension StoreFiles {
   static func seeds() throws -> [(String, Data)] {
     let fileSystem = FaultyFileSystem(directories: ["/fuzz"])
@@ -57,6 +58,7 @@ extension StoreFiles {
       seeds.append((name, Data([0]) + input(state, sealed: false)))
       seeds.append(("\(name)-payloads", Data([1]) + input(state, sealed: true)))
     }
+    seeds.append(("checkpoint-ahead-of-log", Data([0]) + input(cutNewestSegment(midLog), sealed: false)))
     seeds.append(("closed-readonly", Data([2]) + input(closed, sealed: false)))
     seeds.append(
       (
@@ -77,6 +79,19 @@ extension StoreFiles {
     _ = try store.delete(round == 0 ? "key-1" : "users\u{0}\(3 * round)")
     try store.put(Data("overwritten \(round)".utf8), forKey: "key-4")
     _ = try store.delete("never-written-\(round)")
+  }
+
+  /// `files` with the newest segment cut after its link, before its first record: the
+  /// checkpoint, which covers some of that segment, is then ahead of the log (open must not
+  /// trust it).
+  private static func cutNewestSegment(_ files: [(String, [UInt8])]) -> [(String, [UInt8])] {
+    let newest = files.map(\.0).filter { $0.hasSuffix(CaskFormat.segmentExtension) }.max()
+    return files.map { name, bytes in
+      (
+        name,
+        name == newest ? Array(bytes.prefix(CaskFormat.segmentHeaderLength + CaskFormat.segmentLinkLength)) : bytes
+      )
+    }
   }
 
   /// The store's files once its `CHECKPOINT` is no longer the one in `before` (the background
