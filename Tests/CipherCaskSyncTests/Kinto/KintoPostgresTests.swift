@@ -15,7 +15,8 @@ final class KintoPostgresTests: XCTestCase {
     let south = try KintoProcess(batchLimit: 3, database: database)
     let devices = [
       // Devices write at the same time: Kinto on PostgreSQL may commit an older-dated batch
-      // after a newer one, so no device passes over its own pushes in one listing.
+      // after a newer one, so every device lists from its settled timestamp (the default
+      // settling margin) and none passes over its own pushes in one listing.
       try Device("north-1", url: north.url, datesInCommitOrder: false),
       try Device("south-1", url: south.url, datesInCommitOrder: false),
       try Device("south-2", url: south.url, datesInCommitOrder: false),
