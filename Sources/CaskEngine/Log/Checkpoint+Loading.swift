@@ -39,9 +39,9 @@ extension Checkpoint {
       table.arena = KeyArena(
         chunks: chunks, used: Int(entry.arenaUsed), live: Int(clamping: entry.arenaLive),
         dead: Int(clamping: entry.arenaDead))
-      guard table.isCoherent(segmentLengths: lengths, sampleEvery: Self.hashCheckInterval) else {
-        throw Rejection(reason: "table \(number) is not coherent")
-      }
+      guard table.isCoherent(segmentLengths: lengths, sampleEvery: Self.hashCheckInterval),
+        Self.keys(of: table, belongTo: number == 0 ? nil : entry.name)
+      else { throw Rejection(reason: "table \(number) is not coherent") }
       if number == 0 {
         ungrouped = table
       } else {
@@ -59,6 +59,27 @@ extension Checkpoint {
       throw Rejection(reason: "the pages do not hold what the root counts")
     }
     return (KeyDirectory(hashKey: hashKey, ungrouped: ungrouped, groups: named), tombstones)
+  }
+
+  /// Whether every key of `table` is of the group the table is for: in a group's table
+  /// (`group` its name) the bytes before the key's first U+0000 are the name, in the table of
+  /// keys without a group (`nil`) a key has no U+0000. Prevents: a key loaded into another
+  /// group's table, which `count` and the group's counts then miscounted and lookups never
+  /// found (the sampled hash check passes over most keys).
+  ///
+  /// - Complexity: O(capacity + bytes of the keys).
+  private static func keys(of table: KeyTable, belongTo group: [UInt8]?) -> Bool {
+    var belong = true
+    table.forEachEntryBytes { key, _ in
+      guard belong else { return }
+      let separator = key.firstIndex(of: CaskFormat.keyGroupSeparator)
+      if let group {
+        belong = separator == group.count && key.prefix(group.count).elementsEqual(group)
+      } else {
+        belong = separator == nil
+      }
+    }
+    return belong
   }
 
   /// Parses a tombstone page's entries (hint entries, deletes only, inside the covered
