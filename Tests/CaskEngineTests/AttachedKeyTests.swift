@@ -194,6 +194,43 @@ struct AttachedKeyTests {
     }
   }
 
+  @Test(
+    "a key taken over and dropped by records of the last segment stays gone when that segment, scanned at open, grows and is reopened from hints"
+  )
+  func keyDroppedBeforeAScanStaysGone() throws {
+    try withTemporaryDirectory { directory in
+      let path = directory.file("store")
+      let keys = try RNCryptor.Keys.random()
+      var options = Fixture.options
+      options.segmentSizeLimit = 1024
+      let store = try Fixture.open(path, keys: keys, options: options)
+      let entry = Fixture.entryKey("a", "1")
+      try store.put(Data(), forKey: entry)
+      var filler = 0
+      while try Fixture.segmentNames(path).count < 2 {
+        try store.put(Data("filler".utf8), forKey: "f\(filler)")
+        filler += 1
+      }
+      // In the newer segment: the owner takes the key over, then its delete drops it.
+      try store.put(Data("a".utf8), forKey: Fixture.objectKey("1"))
+      try store.delete(Fixture.objectKey("1"))
+      try store.close()
+      try Fixture.removeHintsAndCheckpoint(path)
+      let scanned = try Fixture.open(path, keys: keys, options: options)
+      #expect(try !scanned.contains(entry))
+      // The scanned segment grows; its hint, written at close, leaves out both records above.
+      try scanned.put(Data("b".utf8), forKey: Fixture.objectKey("1"))
+      #expect(try Fixture.segmentNames(path).count == 2)
+      try scanned.close()
+      try? FileManager.default.removeItem(atPath: "\(path)/\(CaskFormat.checkpointFileName)")
+      let reopened = try Fixture.open(path, keys: keys, options: options)
+      #expect(reopened.stats().recovery.segmentsFromHints == 2)
+      #expect(try !reopened.contains(entry))
+      #expect(try reopened.contains(Fixture.entryKey("b", "1")))
+      try reopened.close()
+    }
+  }
+
   @Test("a byte changed in a record's attached keys makes its batch unusable, reported, and verify says so")
   func tamperedAttachmentIsRefused() throws {
     try withTemporaryDirectory { directory in

@@ -89,10 +89,17 @@ struct DetachedKeys {
 
   /// Appends the dropped keys not added again to `tombstones`, at `offset`, and starts over.
   mutating func record(into tombstones: inout HintEntries, offset: UInt32) {
-    for key in dropped where !added.contains(key) {
+    for key in take() {
       key.withUnsafeBytes { tombstones.append(isDelete: true, offset: offset, length: 0, key: $0) }
     }
-    dropped.removeAll()
-    added.removeAll()
+  }
+
+  /// The dropped keys not added again, in the order they were dropped; starts over.
+  mutating func take() -> [[UInt8]] {
+    defer {
+      dropped.removeAll()
+      added.removeAll()
+    }
+    return dropped.filter { !added.contains($0) }
   }
 }

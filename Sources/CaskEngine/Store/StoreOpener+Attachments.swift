@@ -4,19 +4,21 @@
 /// adds its own record's.
 extension CaskStore.IndexState {
   /// Applies one record (or hint entry) of segment `segment`, attached keys included.
+  /// `onChange` is told of each attached key dropped or added, as for a write.
   mutating func apply(
-    isDelete: Bool, key: UnsafeRawBufferPointer, attached: UnsafeRawBufferPointer, at location: RecordLocation
+    isDelete: Bool, key: UnsafeRawBufferPointer, attached: UnsafeRawBufferPointer, at location: RecordLocation,
+    onChange: KeyDirectory.AttachedChange? = nil
   ) {
     let segments = self.segments
     let reader: KeyDirectory.SectionReader = { location, owner in
       segments[location.segment]?.attachedSection(at: location, owner: owner)
     }
-    directory.dropAttachments(ofOwner: key, oldSection: reader)
+    directory.dropAttachments(ofOwner: key, oldSection: reader, onChange: onChange)
     if isDelete {
       directory.applyDelete(keyBytes: key, at: location)
     } else {
       directory.applyPut(keyBytes: key, at: location)
-      directory.attach(attached, owner: key, at: location, oldSection: reader)
+      directory.attach(attached, owner: key, at: location, oldSection: reader, onChange: onChange)
     }
   }
 
