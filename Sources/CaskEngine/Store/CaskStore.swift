@@ -99,9 +99,19 @@ public final class CaskStore: Sendable {
     var compactions = 0
     var closed = false
 
-    /// Throws `CaskError.closed` once `close()` has released the index.
+    /// Throws `CaskError.closed` once `close()` has released the index, and the index's
+    /// damage (`throwIfDamaged`).
     func throwIfClosed() throws {
       if closed { throw CaskError.closed }
+      try throwIfDamaged()
+    }
+
+    /// Throws `CaskError.corrupt` naming the checkpoint once a page of it failed its checks
+    /// when the index first touched it (`KeyDirectory.damage`): from then on a lookup may
+    /// have missed a key, so nothing is answered from the index. Called after a lookup too,
+    /// since the lookup may have been the first touch.
+    func throwIfDamaged() throws {
+      if let damage = directory.damage { throw damage }
     }
   }
 
@@ -267,6 +277,7 @@ public final class CaskStore: Sendable {
     let matches = try state.withLock { state -> [String] in
       try state.throwIfClosed()
       let all = state.directory.allKeys
+      try state.throwIfDamaged()
       return prefixBytes.isEmpty ? all : all.filter { $0.utf8.starts(with: prefixBytes) }
     }
     return matches.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
@@ -276,9 +287,9 @@ public final class CaskStore: Sendable {
     try IndexKey.withUTF8(of: key) { bytes in
       try state.withLock { state in
         try state.throwIfClosed()
-        guard let location = state.directory.location(forBytes: bytes),
-          let segment = state.segments[location.segment]
-        else { return nil }
+        let location = state.directory.location(forBytes: bytes)
+        try state.throwIfDamaged()
+        guard let location, let segment = state.segments[location.segment] else { return nil }
         return (location, segment)
       }
     }
