@@ -26,11 +26,14 @@ public final class CaskStore: Sendable {
   //      `fileLock` (whose release takes `PosixLock.held`), `groupCommit`'s condition and its
   //      sync lock (under `writer` by a seal; never one inside the other), `background`'s
   //      state (under `state` by `stats()`; inside `background`'s own wake-up condition),
-  //      `observers`' table, `extensions`' hook, keeper, slots and `ChangeTracker`'s set, and
-  //      `recordCache`'s table.
+  //      `observers`' table, `extensions`' hook, keeper, slots and `ChangeTracker`'s set,
+  //      `recordCache`'s table, and the index's `LazyPages` locks (a page of a table loaded
+  //      from a checkpoint, under `state` or on `hintQueue`; inside them only the checkpoint
+  //      file's failure record).
   //
   // `writer` is held while `hintQueue` drains (close, backup, a closing checkpoint): its jobs
-  // take only `backgroundFailure` and `checkpointPending`, never the writer.
+  // take only `backgroundFailure`, `checkpointPending` and the `LazyPages` locks of the
+  // tables a checkpoint encodes, never the writer.
 
   // Constant after open: read without a lock.
 
