@@ -81,6 +81,9 @@ let package = Package(
       name: "fuzz-checkpoint", dependencies: ["FuzzSupport", "CaskEngine", "RNCryptorCodec"], path: "Fuzz/Checkpoint"),
     .executableTarget(
       name: "fuzz-header", dependencies: ["FuzzSupport", "CaskEngine", "RNCryptorCodec"], path: "Fuzz/Header"),
+    .executableTarget(
+      name: "fuzz-store", dependencies: ["FuzzSupport", "CaskEngine", "CaskTestSupport", "RNCryptorCodec"],
+      path: "Fuzz/Store"),
     .executableTarget(name: "fuzz-import", dependencies: ["FuzzSupport", "CipherCask"], path: "Fuzz/Import"),
     .executableTarget(
       name: "fuzz-binary-decoder", dependencies: ["FuzzSupport", "CipherCask"], path: "Fuzz/BinaryDecoder"),

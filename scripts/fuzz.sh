@@ -3,7 +3,7 @@
 #
 #   scripts/fuzz.sh TARGET SECONDS [extra libFuzzer flags...]
 #
-# TARGET is rncryptor, segment, hint, header, checkpoint, import, binary-decoder or cli-args (with or without the fuzz- prefix).
+# TARGET is rncryptor, segment, hint, header, checkpoint, store, import, binary-decoder or cli-args (with or without the fuzz- prefix).
 # The build goes to .build/fuzz (release, libFuzzer + AddressSanitizer), kept apart from the
 # plain .build so neither rebuilds the other. New interesting inputs collect in
 # .build/fuzz-work/corpus/TARGET (outside the build directory, which SwiftPM may clear); a

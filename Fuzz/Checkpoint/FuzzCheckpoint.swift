@@ -24,54 +24,15 @@ enum CheckpointTarget {
     var input = FuzzInput(bytes)
     let mode = input.byte()
     var file = input.rest()
-    if mode & 1 != 0 { file = assemble(file) }
+    if mode & 1 != 0 { file = CheckpointFile.assemble(file) }
     _ = FuzzingEntry.readCheckpoint(file, dataKeys: FuzzStore.dataKeys)
-  }
-
-  /// A checkpoint file from length-prefixed plaintexts (the root's first).
-  static func assemble(_ list: Data) -> Data {
-    var plaintexts: [Data] = []
-    var position = list.startIndex
-    while position + 4 <= list.endIndex {
-      let length = list[position..<position + 4].enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) }
-      position += 4
-      let end = min(list.endIndex, position + length)
-      plaintexts.append(Data(list[position..<end]))
-      position = end
-    }
-    guard var root = plaintexts.first else { return Data() }
-    let pages = plaintexts.dropFirst().enumerated().map { FuzzStore.seal($1, iv: $0 + 1) }
-    let references = CaskFormat.checkpointPageRefLength * pages.count
-    if root.count >= references {
-      var at = root.endIndex - references
-      for page in pages {
-        withUnsafeBytes(of: UInt32(page.count).littleEndian) { root.replaceSubrange(at..<at + 4, with: $0) }
-        root.replaceSubrange(at + 4..<at + 36, with: page.suffix(32))
-        at += 36
-      }
-    }
-    let sealedRoot = FuzzStore.seal(root, iv: 0)
-    var file = Data(CaskFormat.checkpointMagic)
-    withUnsafeBytes(of: UInt32(sealedRoot.count).littleEndian) { file.append(contentsOf: $0) }
-    file.append(sealedRoot)
-    for page in pages { file.append(page) }
-    return file
-  }
-
-  /// The length-prefixed list of `plaintexts`.
-  static func list(_ plaintexts: [Data]) -> Data {
-    var list = Data()
-    for plaintext in plaintexts {
-      withUnsafeBytes(of: UInt32(plaintext.count).littleEndian) { list.append(contentsOf: $0) }
-      list.append(plaintext)
-    }
-    return list
   }
 
   /// The true checkpoint (structured and whole), and ones that lie: a table claiming one key
   /// more, slots pointing past their segment, a long key's position past its chunk, no pages.
   static func seeds() throws -> [(String, Data)] {
-    let truth = try FuzzingEntry.checkpointPlaintexts(dataKeys: FuzzStore.dataKeys)
+    // The root's page references normalised: the engine sealed the pages with random IVs.
+    let truth = CheckpointFile.normalized(try FuzzingEntry.checkpointPlaintexts(dataKeys: FuzzStore.dataKeys))
     let root = truth[0]
     // The first table's key count: after the fixed part and one segment entry.
     let countOffset = CaskFormat.checkpointRootFixedLength + CaskFormat.checkpointSegmentLength + 8
@@ -88,10 +49,12 @@ enum CheckpointTarget {
       longKeys[1][slot + 4] = 0x40
     }
     return [
-      ("structured", Data([1]) + list(truth)), ("file", Data([0]) + assemble(list(truth))),
-      ("more-keys-than-slots", Data([1]) + list([moreKeys] + truth.dropFirst())),
-      ("slots-outside-segment", Data([1]) + list(outside)), ("long-key-outside-chunk", Data([1]) + list(longKeys)),
-      ("root-only", Data([1]) + list([root])), ("empty", Data([0])),
+      ("structured", Data([1]) + CheckpointFile.list(truth)),
+      ("file", Data([0]) + CheckpointFile.assemble(CheckpointFile.list(truth))),
+      ("more-keys-than-slots", Data([1]) + CheckpointFile.list([moreKeys] + truth.dropFirst())),
+      ("slots-outside-segment", Data([1]) + CheckpointFile.list(outside)),
+      ("long-key-outside-chunk", Data([1]) + CheckpointFile.list(longKeys)),
+      ("root-only", Data([1]) + CheckpointFile.list([root])), ("empty", Data([0])),
     ]
   }
 }

@@ -143,35 +143,7 @@ package enum FuzzStore {
       return nil
     }
     defer { try? store.close() }
-    var readable = 0
-    do {
-      let keys = try store.keys()
-      let stats = store.stats()
-      FuzzReplay.check(keys.count == stats.keys, "keys() lists \(keys.count) keys, stats say \(stats.keys)")
-      // `count` leaves out the groups reserved for the layers above (first byte U+0001).
-      let reserved = keys.filter { key in
-        key.utf8.first == CaskFormat.reservedGroupByte && key.utf8.contains(CaskFormat.keyGroupSeparator)
-      }
-      FuzzReplay.check(
-        keys.count - reserved.count == store.count,
-        "keys() lists \(keys.count) keys, \(reserved.count) in reserved groups, count says \(store.count)")
-      for key in keys {
-        do {
-          if try store.get(key) != nil { readable += 1 }
-        } catch {
-          FuzzReplay.check(error is CaskError, "get threw a non-CaskError: \(type(of: error))")
-        }
-      }
-      _ = try store.verify()
-      if !readOnly {
-        // A recovered store takes writes and reads them back.
-        try store.put(Data("after".utf8), forKey: "fuzz:after")
-        FuzzReplay.check(try store.get("fuzz:after") == Data("after".utf8), "a write after recovery reads back")
-      }
-    } catch {
-      FuzzReplay.check(error is CaskError, "a read threw a non-CaskError: \(type(of: error))")
-    }
-    return readable
+    return readAll(store, readOnly: readOnly)?.readable ?? 0
   }
 }
 

@@ -213,11 +213,11 @@ package enum FuzzingEntry {
     store(checksum(bytes[0..<end]), in: &bytes, at: end)
   }
 
-  private static func load(_ bytes: [UInt8], at offset: Int) -> UInt32 {
+  static func load(_ bytes: [UInt8], at offset: Int) -> UInt32 {
     bytes.withUnsafeBytes { loadLittleEndian($0, at: offset, as: UInt32.self) }
   }
 
-  private static func store(_ value: UInt32, in bytes: inout [UInt8], at offset: Int) {
+  static func store(_ value: UInt32, in bytes: inout [UInt8], at offset: Int) {
     withUnsafeBytes(of: value.littleEndian) { word in
       for index in 0..<4 { bytes[offset + index] = word[index] }
     }

@@ -56,6 +56,9 @@ extension CaskSync {
     let passed = listed
     var moved = state
     moved.cursor = newest
+    // The settled timestamp stays where the last listing left it unless records are dated in
+    // commit order: a record dated before `newest` may still commit (Docs/SYNC.md, 15.3, step 8).
+    moved.settled = server.settlingMilliseconds == 0 ? newest : state.listingStart
     let target = moved
     let done = try await Self.offPool { [self] in
       try local.store.transaction { transaction -> Bool in

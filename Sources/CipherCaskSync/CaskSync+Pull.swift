@@ -21,17 +21,20 @@ extension CaskSync {
   /// The incremental pull. Returns `false` when a full resync is needed.
   ///
   /// One `HEAD` tells the collection's timestamp and record count: the same timestamp as the
-  /// cursor and as many records as are known here is a sync with nothing to pull (one
-  /// request). Another count at the same timestamp means tombstones were purged (a purge can
-  /// even bring the timestamp back to the cursor); a timestamp behind the cursor means the
-  /// collection was recreated or the server's clock went back: both need a full resync.
+  /// cursor and as many records as are known here, with every record up to the cursor
+  /// settled, is a sync with nothing to pull (one request). Another count at the same
+  /// timestamp means tombstones were purged (a purge can even bring the timestamp back to the
+  /// cursor); a timestamp behind the cursor means the collection was recreated or the server's
+  /// clock went back: both need a full resync. Otherwise the changes are listed from the
+  /// settled timestamp (`SettlingWindow`): a late commit dated before the cursor moves
+  /// neither the collection's timestamp nor, for an update, its count.
   private func pullChanges(
     _ policy: SyncConflictPolicy, state: inout SyncLedger.State, report: inout SyncReport<T>
   ) async throws -> Bool {
     // Changes that land while the pull runs move the timestamp on; a few rounds catch up
     // with a busy collection before the counts are compared.
     for _ in 0..<3 {
-      guard let cursor = state.cursor else { return false }
+      guard let cursor = state.cursor, let start = state.listingStart else { return false }
       let head = try await client.send("HEAD", server.endpoint(recordsPath))
       if [401, 403, 404].contains(head.status) {
         // The collection is gone: make it again, then list it (empty) whole.
@@ -43,11 +46,15 @@ extension CaskSync {
         let total = head.header("Total-Records").flatMap(Int.init)
       else { throw SyncError.decoding("the server sent no ETag or Total-Records for the records") }
       guard timestamp >= cursor else { return false }
-      if timestamp == cursor { return try await knownCount() == total }
-      let url = server.endpoint(recordsPath, query: listQuery(since: cursor))
+      if timestamp == cursor, start == cursor { return try await knownCount() == total }
+      let url = server.endpoint(recordsPath, query: listQuery(since: start))
       let first = try await client.expect("GET", url)
       _ = try await walk(from: first, full: false, policy: policy, state: &state, report: &report)
-      state.cursor = max(state.cursor ?? timestamp, timestamp)
+      let moved = max(state.cursor ?? timestamp, timestamp)
+      state.cursor = moved
+      // The HEAD was answered before the listing began: its time is the safe one to settle by.
+      state.settled = SettlingWindow.settled(
+        after: head, cursor: moved, previous: start, margin: server.settlingMilliseconds)
       try await save(state)
       // Unchanged between the HEAD and the listing: the count is the listing's.
       if Self.timestamp(fromETag: first.header("ETag")) == timestamp { return try await knownCount() == total }
@@ -69,6 +76,9 @@ extension CaskSync {
     let seen = try await walk(from: first, full: true, policy: policy, state: &state, report: &report)
     var finished = state
     finished.cursor = started
+    finished.settled = started.map {
+      SettlingWindow.settled(after: first, cursor: $0, previous: nil, margin: server.settlingMilliseconds)
+    }
     let done = finished
     let removed = try await Self.offPool { [self] in
       try local.store.transaction { transaction in
@@ -118,7 +128,13 @@ extension CaskSync {
       let versions = try records.map(version(of:))
       for version in versions { seen.insert(version.recordID) }
       var page = state
-      if !full, let newest = versions.map(\.modified).max() { page.cursor = max(page.cursor ?? newest, newest) }
+      if !full, let newest = versions.map(\.modified).max() {
+        page.cursor = max(page.cursor ?? newest, newest)
+        // Dated in commit order: nothing listed can be followed by an older late commit, so an
+        // interrupted pull resumes after this page. Otherwise it resumes from the settled
+        // timestamp, which only a whole listing moves.
+        if server.settlingMilliseconds == 0 { page.settled = page.cursor }
+      }
       let pageState = page
       if cache.withLock({ $0.plantedCursorFirst }) { try await save(pageState) }
       let tally = try await Self.offPool { [self] in

@@ -29,6 +29,18 @@ public struct KintoServer: Sendable {
   /// move its cursor past its own pushes in one listing; `false` by default, and then the
   /// next sync lists the pushed records again (more bytes, never a change skipped).
   public var datesInCommitOrder = false
+  /// Seconds a record's date may precede its commit, for a server that dates records when
+  /// their statement runs (Kinto on PostgreSQL): the longest a write transaction on the server
+  /// can stay open, plus any difference between the clocks of Kinto's hosts and PostgreSQL's.
+  /// Records dated within this margin before a listing may still commit after it, so every
+  /// listing starts at the last date known to be settled, not at the cursor, and a collection
+  /// that looks unchanged is listed once more until the margin has passed (Docs/SYNC.md,
+  /// section 15.3, step 2). 60 s by default: twice `timeout`'s default, longer than a batch
+  /// request is waited for. A transaction open longer that commits an update of a record
+  /// dated before a device's settled date is missed by that device until the record changes
+  /// again. Not used when `datesInCommitOrder` is set. A value that is not a number counts
+  /// as the largest margin (10⁹ s).
+  public var settlingMargin: TimeInterval = 60
   /// Whether credentials may go over plain `http://` to a host other than this machine.
   /// `false` by default: such a request fails with `SyncError.insecureCredentials` unsent.
   public var allowsInsecureHTTP = false
@@ -41,6 +53,14 @@ public struct KintoServer: Sendable {
     self.url = url
     self.user = user
     self.password = password
+  }
+
+  /// The settling margin in milliseconds, as Kinto dates records; 0 for a server that dates
+  /// records in commit order.
+  var settlingMilliseconds: Int64 {
+    if datesInCommitOrder { return 0 }
+    let seconds = settlingMargin.isNaN ? 1e9 : min(max(settlingMargin, 0), 1e9)
+    return Int64((seconds * 1000).rounded(.up))
   }
 
   /// The `Authorization` header's value.

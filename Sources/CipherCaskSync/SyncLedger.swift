@@ -38,11 +38,22 @@ struct SyncLedger: Sendable {
     /// The server's timestamp (collection ETag) up to which its changes are stored locally;
     /// `nil` before the first complete pull.
     var cursor: Int64?
+    /// The server's timestamp up to which no record can still commit unseen (at most
+    /// `cursor`): a record dated after it may belong to a transaction that was open at the last
+    /// listing, so the next listing starts here. `nil` in a state written without it: then
+    /// the cursor.
+    var settled: Int64?
     /// Whether the bucket and collection are known to exist (with key parameters in
     /// end-to-end mode).
     var prepared = false
     /// End-to-end mode's key parameters, as the collection's metadata on the server holds them.
     var keyParameters: KeyParameters?
+
+    /// Where the next listing of changes starts: the settled timestamp, never after the cursor.
+    var listingStart: Int64? {
+      guard let cursor else { return nil }
+      return min(settled ?? cursor, cursor)
+    }
   }
 
   /// What the server had of an object when it was last synced.

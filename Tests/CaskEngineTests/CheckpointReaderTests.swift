@@ -60,4 +60,31 @@ struct CheckpointReaderTests {
       #expect(loaded == nil)
     }
   }
+
+  /// The second used inline slot of table `table`'s first slots page: past the first, which
+  /// the sampled hash check covers, so only the group check can refuse a change to it.
+  static func secondInlineSlot(ofTable table: UInt8, in plaintexts: [Data]) -> (page: Int, slot: Int)? {
+    for (index, page) in plaintexts.enumerated().dropFirst()
+    where page[1] == CaskFormat.checkpointPageSlots && page[8] == table {
+      let used = stride(from: 16, to: page.count, by: 32).filter { page[$0 + 28] & 31 != 0 && page[$0 + 28] & 31 != 31 }
+      if used.count >= 2 { return (index, used[1]) }
+    }
+    return nil
+  }
+
+  @Test("a key in a group's table that is not of the group, and a grouped key among the keys without a group")
+  func keyOutsideItsGroup() throws {
+    let truth = try FuzzingEntry.checkpointPlaintexts(dataKeys: Self.keys)
+    // Table 1 is the group "users": "users\0N" becomes "vsers\0N".
+    let grouped = try #require(Self.secondInlineSlot(ofTable: 1, in: truth))
+    var otherGroup = truth
+    otherGroup[grouped.page][grouped.slot] &+= 1
+    // Table 0 holds the keys without a group: "kN" becomes "k\0" + one byte.
+    let ungrouped = try #require(Self.secondInlineSlot(ofTable: 0, in: truth))
+    var separator = truth
+    separator[ungrouped.page][ungrouped.slot + 1] = CaskFormat.keyGroupSeparator
+    for plaintexts in [otherGroup, separator] {
+      #expect(FuzzingEntry.readCheckpoint(try Self.assemble(plaintexts), dataKeys: Self.keys) == nil)
+    }
+  }
 }

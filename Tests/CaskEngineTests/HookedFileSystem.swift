@@ -56,11 +56,21 @@ final class HookedFileSystem: ForwardingFileSystem, @unchecked Sendable {
   }
 
   /// Copies every file of a store directory but its lock into a new directory.
+  ///
+  /// The store is open while a hook copies it: its hint queue may rename a `.tmp` file between
+  /// the listing and the copy. That file is left out, as a crash before the rename leaves it;
+  /// any other file that cannot be copied fails the copy. Prevents: a copy that stopped at a
+  /// vanished `.tmp` inside a hook whose caller swallows the error (compaction's input removal
+  /// does), leaving an image without the files listed after it.
   static func copyStore(_ source: String, to destination: String) throws {
     let manager = FileManager.default
     try manager.createDirectory(atPath: destination, withIntermediateDirectories: true)
     for name in try manager.contentsOfDirectory(atPath: source) where name != CaskFormat.lockFileName {
-      try manager.copyItem(atPath: "\(source)/\(name)", toPath: "\(destination)/\(name)")
+      do {
+        try manager.copyItem(atPath: "\(source)/\(name)", toPath: "\(destination)/\(name)")
+      } catch  where name.hasSuffix(CaskFormat.temporarySuffix) && !manager.fileExists(atPath: "\(source)/\(name)") {
+        try? manager.removeItem(atPath: "\(destination)/\(name)")
+      }
     }
   }
 }

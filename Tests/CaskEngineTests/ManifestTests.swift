@@ -280,6 +280,7 @@ final class SealDuringInputRemoval: ForwardingFileSystem, @unchecked Sendable {
   let store = Locked<CaskStore?>(nil)
   let image: String
   let copied = Atomic(false)
+  let copyFailure = Locked<String?>(nil)
 
   init(image: String) {
     self.image = image
@@ -294,7 +295,14 @@ final class SealDuringInputRemoval: ForwardingFileSystem, @unchecked Sendable {
     }
     try super.removeFile(path)
     if isSegment, !copied.exchange(true, ordering: .acquiringAndReleasing) {
-      try HookedFileSystem.copyStore(String(path[..<path.lastIndex(of: "/")!]), to: image)
+      // Compaction stops removing inputs at an error and does not rethrow it: a failed copy
+      // is kept here for the test to report, instead of an image missing some files.
+      do {
+        try HookedFileSystem.copyStore(String(path[..<path.lastIndex(of: "/")!]), to: image)
+      } catch {
+        copyFailure.withLock { $0 = "\(error)" }
+        throw error
+      }
     }
   }
 }
@@ -316,6 +324,7 @@ struct CompactionInputRemovalTests {
       try store.close()
       let copied = files.copied.load(ordering: .acquiring)
       #expect(copied)
+      #expect(files.copyFailure.withLock { $0 } == nil)
       let reopened = try CaskStore(
         path: directory.file("image.cask"), keys: keys, options: CaskStore.Options(durability: .never))
       defer { try? reopened.close() }

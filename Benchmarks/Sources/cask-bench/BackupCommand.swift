@@ -15,28 +15,20 @@ enum BackupCommand: BenchCommand {
     ("--keys N", "Keys in the store (1 KiB values, 16-byte keys)."),
     ("--dir DIR", "Where the scratch store and its copies go (default /tmp)."),
     ResultsDestination.option,
-    ("-h, --help", "Show help information."),
   ]
 
   static func run(arguments: [String]) throws {
     var options = Options(arguments)
     let quick = options.flag("--quick")
-    let keysText = try options.value("--keys")
+    let keys = try options.number("--keys", in: 1...10_000_000) ?? (quick ? 20_000 : 200_000)
     let base = try options.value("--dir") ?? "/tmp"
     let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
     try options.finish()
-    var keys = quick ? 20_000 : 200_000
-    if let keysText {
-      guard let value = Int(keysText), (1...10_000_000).contains(value) else {
-        throw UsageError("--keys takes a whole number from 1 to 10000000, not '\(keysText)'")
-      }
-      keys = value
-    }
     let scratch = try ScratchDirectory(in: base)
     defer { scratch.remove() }
-    let (text, figures) = try measure(in: scratch.path, keys: keys, runs: quick ? 3 : 5)
-    print(text)
+    let figures = try measure(in: scratch.path, keys: keys, runs: quick ? 3 : 5)
     try results.write(figures, subcommand: name, size: keys)
+    results.printTables(name)
   }
 
   /// What `backup-<keys>.json` holds.
@@ -48,7 +40,7 @@ enum BackupCommand: BenchCommand {
     let copies: [TimedRuns]
   }
 
-  static func measure(in directory: String, keys count: Int, runs: Int) throws -> (String, Figures) {
+  static func measure(in directory: String, keys count: Int, runs: Int) throws -> Figures {
     let path = "\(directory)/store.cask"
     let storeKeys = try RNCryptor.Keys.random()
     printToStandardError("backup: writing \(count) values of 1 KiB")
@@ -100,28 +92,11 @@ enum BackupCommand: BenchCommand {
       try FileManager.default.removeItem(atPath: rekeyed)
     }
 
-    let copyMedian = Statistics.median(copySeconds)
-    var table = Table([
-      ("copy", .left), ("median s", .right), ("MB/s", .right), ("÷ cp -r + sync (time)", .right), ("runs s", .left),
-    ])
-    for (name, seconds) in [
-      ("cp -r + sync", copySeconds), ("backup(to:)", backupSeconds), ("rekeyedCopy(to:keys:)", rekeySeconds),
-    ] {
-      let median = Statistics.median(seconds)
-      table.append([
-        name, Number.fixed(median, 3), Number.fixed(Double(bytes) / median / 1e6, 0),
-        Number.fixed(median / copyMedian, 2) + "×", seconds.map { Number.fixed($0, 3) }.joined(separator: ", "),
-      ])
-    }
-    let text =
-      "\(count) keys, 1 KiB values: \(Number.fixed(Double(bytes) / 1e6, 1)) MB of store files, \(runs) runs.\n\n"
-      + table.render() + "\n\nMB/s counts the store's files (for the rekeyed copy too, which writes only live "
-      + "records); load average \(EngineCommand.loadAverage())."
     let copies = [
       TimedRuns(name: "cp -r + sync", seconds: copySeconds), TimedRuns(name: "backup(to:)", seconds: backupSeconds),
       TimedRuns(name: "rekeyedCopy(to:keys:)", seconds: rekeySeconds),
     ]
-    return (text, Figures(keys: count, storeBytes: bytes, copies: copies))
+    return Figures(keys: count, storeBytes: bytes, copies: copies)
   }
 
   /// Opens the copy at `path` and checks that it holds `count` keys.

@@ -15,7 +15,6 @@ enum CodecCommand: BenchCommand {
   static let options: [(flag: String, help: String)] = [
     ("--quick", "Shorter runs and one openssl round: the whole run in about 15 s, with more noise."),
     ResultsDestination.option,
-    ("-h, --help", "Show help information."),
   ]
 
   static func run(arguments: [String]) throws {
@@ -25,8 +24,8 @@ enum CodecCommand: BenchCommand {
     try options.finish()
     let settings = quick ? Settings.quick : Settings.full
     let report = try measure(settings)
-    print(render(report))
     try results.write(report, subcommand: name)
+    results.printTables(name)
   }
 
   // MARK: Settings
@@ -64,7 +63,7 @@ enum CodecCommand: BenchCommand {
 
   // MARK: Report
 
-  struct Bound: Encodable {
+  struct Bound: Codable {
     let primitive: OpenSSLSpeed.Primitive
     let blockBytes: Int
     /// Median of the rounds.
@@ -72,7 +71,7 @@ enum CodecCommand: BenchCommand {
     let rounds: [Double]
   }
 
-  struct Throughput: Encodable {
+  struct Throughput: Codable {
     let message: String
     let messageBytes: Int
     let format: String
@@ -90,13 +89,13 @@ enum CodecCommand: BenchCommand {
     let encryptSpeedBoundMegabytesPerSecond: Double?
   }
 
-  struct MessageRate: Encodable {
+  struct MessageRate: Codable {
     let workload: String
     let messagesPerSecond: Double
     let latencySeconds: Latency
   }
 
-  struct Target: Encodable {
+  struct Target: Codable {
     let target: String
     let required: Double
     let measured: Double?
@@ -111,7 +110,7 @@ enum CodecCommand: BenchCommand {
     }
   }
 
-  struct Report: Encodable {
+  struct Report: Codable {
     let command: String
     let settings: Settings
     let machine: Machine
@@ -317,50 +316,5 @@ enum CodecCommand: BenchCommand {
         measured: rate.messagesPerSecond)
     }
     return large + small
-  }
-
-  // MARK: Printing
-
-  static func render(_ report: Report) -> String {
-    func megabytes(_ value: Double?) -> String { value.map { Number.fixed($0, 0) } ?? "n/a" }
-    var throughput = Table([
-      ("message", .left), ("format", .left), ("operation", .left), ("ours MB/s", .right),
-      ("openssl block", .right), ("AES MB/s", .right), ("HMAC MB/s", .right), ("bound MB/s", .right),
-      ("ours/bound", .right),
-    ])
-    for row in report.throughput {
-      throughput.append([
-        row.message, row.format, row.operation, megabytes(row.megabytesPerSecond), "\(row.opensslBlockBytes) B",
-        megabytes(row.aesMegabytesPerSecond), megabytes(row.hmacMegabytesPerSecond),
-        megabytes(row.boundMegabytesPerSecond), row.ratio.map { Number.fixed($0, 2) } ?? "n/a",
-      ])
-    }
-    var messages = Table([
-      ("1 KiB password-format messages", .left), ("messages/s", .right), ("p50 µs", .right), ("p99 µs", .right),
-    ])
-    for rate in report.messageRates {
-      messages.append([
-        rate.workload, Number.grouped(rate.messagesPerSecond), Number.microseconds(rate.latencySeconds.p50),
-        Number.microseconds(rate.latencySeconds.p99),
-      ])
-    }
-    var targets = Table([("target", .left), ("measured", .right), ("met", .left)])
-    for target in report.targets {
-      let measured = target.measured.map { target.required < 1 ? Number.fixed($0, 2) : Number.grouped($0) }
-      targets.append([target.target, measured ?? "n/a", target.met.map { $0 ? "yes" : "NO" } ?? "unknown"])
-    }
-    let settings = report.settings
-    return """
-      \(report.command): \(report.machine.summary)
-      Median of \(settings.runs) runs of ~\(Number.fixed(settings.secondsPerRun, 2)) s; MB = 10^6 bytes of plaintext; \
-      AES and HMAC from `openssl speed -elapsed -seconds \(settings.opensslSeconds)` (median of \
-      \(settings.opensslRounds)); bound = 1/(1/AES + 1/HMAC), with AES decryption speed for decrypt rows.
-
-      \(throughput.render())
-
-      \(messages.render())
-
-      \(targets.render())
-      """
   }
 }

@@ -24,7 +24,6 @@ enum CodersCommand: BenchCommand {
   static let options: [(flag: String, help: String)] = [
     ("--quick", "3 runs of ~0.1 s instead of 7 of ~0.5 s: a few seconds, with more noise."),
     ResultsDestination.option,
-    ("-h, --help", "Show help information."),
   ]
 
   static func run(arguments: [String]) throws {
@@ -33,8 +32,8 @@ enum CodersCommand: BenchCommand {
     let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
     try options.finish()
     let report = try measure(quick ? .quick : .full)
-    print(render(report))
     try results.write(report, subcommand: name)
+    results.printTables(name)
   }
 
   // MARK: The model and its later versions
@@ -245,43 +244,6 @@ enum CodersCommand: BenchCommand {
   }
 
   // MARK: Printing
-
-  static func render(_ report: Report) -> String {
-    var table = Table([
-      ("coder", .left), ("encode/s", .right), ("decode/s", .right), ("encode+decode/s", .right),
-      ("µs per encode+decode", .right), ("bytes", .right), ("exact", .left), ("+optional field", .left),
-      ("-field", .left),
-    ])
-    func yes(_ value: Bool) -> String { value ? "yes" : "NO" }
-    for row in report.coders {
-      table.append([
-        row.coder + (row.isDefault ? " (default)" : ""), Number.grouped(row.encodePerSecond),
-        Number.grouped(row.decodePerSecond), Number.grouped(row.roundTripPerSecond),
-        Number.fixed(1e6 / max(row.roundTripPerSecond, 1e-9), 1), Number.grouped(row.meanBytes),
-        yes(row.roundTripsExactly), yes(row.readsOldAfterOptionalFieldAdded), yes(row.readsOldAfterFieldRemoved),
-      ])
-    }
-    var lines = [
-      "\(report.command): \(report.machine.summary)",
-      "Median of \(report.settings.runs) runs of ~\(Number.fixed(report.settings.secondsPerRun, 2)) s; objects a "
-        + "second of thread CPU time; one operation is one 10-field object; \(report.settings.samples) distinct "
-        + "objects cycled.",
-      "",
-      table.render(),
-    ]
-    if report.coders.count >= 2, report.coders[1].roundTripPerSecond > 0, report.coders[1].decodePerSecond > 0 {
-      let (first, second) = (report.coders[0], report.coders[1])
-      lines.append("")
-      for (label, ratio) in [
-        ("encode+decode", first.roundTripPerSecond / second.roundTripPerSecond),
-        ("decode", first.decodePerSecond / second.decodePerSecond),
-        ("encode", first.encodePerSecond / max(second.encodePerSecond, 1e-9)),
-      ] {
-        lines.append("\(label), \(first.coder) ÷ \(second.coder): \(Number.fixed(ratio, 2))")
-      }
-    }
-    return lines.joined(separator: "\n")
-  }
 }
 
 /// JSON with JSONEncoder's plain `.iso8601` dates, which drop fractions of a second: what

@@ -10,7 +10,7 @@ protocol BenchCommand {
   static var abstract: String { get }
   /// The usage line, for example `cask-bench codec [--quick] [--json FILE]`.
   static var usage: String { get }
-  /// The OPTIONS section of the help, one option a line.
+  /// The OPTIONS section of the help, one option a line (`-h, --help` is added after them).
   static var options: [(flag: String, help: String)] { get }
 
   /// Runs the subcommand with the arguments after its name (`--help` is handled before).
@@ -23,8 +23,9 @@ protocol BenchCommand {
 extension BenchCommand {
   /// The text `cask-bench <name> --help` and `cask-bench help <name>` print.
   static var help: String {
-    let width = (options.map { $0.flag.count }.max() ?? 0) + 2
-    let lines = options.map { "  " + $0.flag.padding(toLength: width, withPad: " ", startingAt: 0) + $0.help }
+    let all = options + [("-h, --help", "Show help information.")]
+    let width = (all.map { $0.flag.count }.max() ?? 0) + 2
+    let lines = all.map { "  " + $0.flag.padding(toLength: width, withPad: " ", startingAt: 0) + $0.help }
     return """
       OVERVIEW: \(abstract)
 
@@ -96,13 +97,56 @@ struct Options {
     return found
   }
 
-  /// The positive whole number given as `name N`, if any; consumes both.
+  /// The positive whole number given as `name N`, if any (`100,000` reads as `100000`);
+  /// consumes both.
   ///
   /// - Throws: `UsageError` when the value is missing or not a positive whole number.
   mutating func positive(_ name: String) throws -> Int? {
     guard let text = try value(name) else { return nil }
-    guard let number = Int(text), number > 0 else { throw UsageError("'\(name)' needs a positive whole number") }
+    guard let number = Int(text.replacingOccurrences(of: ",", with: "")), number > 0 else {
+      throw UsageError("'\(name)' needs a positive whole number")
+    }
     return number
+  }
+
+  /// The whole number given as `name N`, if any, which must lie in `range`; consumes both.
+  ///
+  /// - Throws: `UsageError` when the value is missing, not a number or outside `range`.
+  mutating func number(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
+    guard let text = try value(name) else { return nil }
+    guard let number = Int(text), range.contains(number) else {
+      throw UsageError("'\(name)' takes a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
+    }
+    return number
+  }
+
+  /// The comma-separated whole numbers given as `name N,N...`, if any, each at least `minimum`;
+  /// consumes both.
+  ///
+  /// - Throws: `UsageError` when the value is missing or one of them is not such a number.
+  mutating func numbers(_ name: String, atLeast minimum: Int) throws -> [Int]? {
+    try value(name).map { text in
+      try text.split(separator: ",", omittingEmptySubsequences: false).map { part in
+        guard let number = Int(part), number >= minimum else {
+          throw UsageError("'\(name)' takes whole numbers of at least \(minimum), not '\(part)'")
+        }
+        return number
+      }
+    }
+  }
+
+  /// The comma-separated names given as `name A,B...`, if any, each one of `allowed`; consumes
+  /// both.
+  ///
+  /// - Throws: `UsageError` naming the first that is not allowed, and the ones that are.
+  mutating func names(_ name: String, from allowed: [String]) throws -> [String]? {
+    try value(name).map { text in
+      let names = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+      if let unknown = names.first(where: { !allowed.contains($0) }) {
+        throw UsageError("'\(name)' takes \(allowed.joined(separator: ", ")), not '\(unknown)'")
+      }
+      return names
+    }
   }
 
   /// Call after consuming every known option.

@@ -26,7 +26,6 @@ enum EngineCommand: BenchCommand {
     ),
     ("--dir DIR", "Where the temporary stores go (default /tmp); the disk there is the one measured."),
     ResultsDestination.option,
-    ("-h, --help", "Show help information."),
   ]
 
   /// The password of every benchmark store.
@@ -61,8 +60,8 @@ enum EngineCommand: BenchCommand {
     defer { root.remove() }
     let settings = Settings(quick: quick, sizes: sizes, directory: root.path)
     let report = try measure(settings, root: root.path)
-    print(render(report))
     try write(report, to: results)
+    results.printTables(name)
   }
 
   /// One results file per store size (`engine-10000.json`) and one for durable puts
@@ -171,7 +170,7 @@ enum EngineCommand: BenchCommand {
     static let latencySizes = (small: 10_000, large: 1_000_000)
   }
 
-  struct Target: Encodable {
+  struct Target: Codable {
     let target: String
     let required: Double
     /// Whether `measured` must be at most (rather than at least) `required`.

@@ -24,25 +24,17 @@ enum ImportCommand: BenchCommand {
     ("--sqlcipher PATH", "The sqlcipher shell for the side-by-side .import (default: sqlcipher on PATH)."),
     ("--dir DIR", "Where the scratch store and file go (default /tmp)."),
     ResultsDestination.option,
-    ("-h, --help", "Show help information."),
   ]
 
   static func run(arguments: [String]) throws {
     var options = Options(arguments)
     let quick = options.flag("--quick")
-    let countText = try options.value("--count")
+    let count = try options.positive("--count") ?? (quick ? 20_000 : 750_000)
     let cask = try options.value("--cask")
     let sqlcipher = try options.value("--sqlcipher") ?? findOnPath("sqlcipher")
     let base = try options.value("--dir") ?? "/tmp"
     let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
     try options.finish()
-    var count = quick ? 20_000 : 750_000
-    if let countText {
-      guard let value = Int(countText), value > 0 else {
-        throw UsageError("--count takes a positive whole number, not '\(countText)'")
-      }
-      count = value
-    }
     let scratch = try ScratchDirectory(in: base)
     defer { scratch.remove() }
     let file = "\(scratch.path)/events.jsonl"
@@ -52,11 +44,12 @@ enum ImportCommand: BenchCommand {
     var paths = [try measureLibrary(file: file, count: count, in: scratch.path)]
     if let cask { paths.append(try measureBinary(cask, file: file, count: count, in: scratch.path)) }
     if let sqlcipher { paths.append(try measureSQLCipher(sqlcipher, rows: rows, count: count, in: scratch.path)) }
-    for path in paths { print(path.line) }
     if sqlcipher == nil {
-      print("sqlcipher .import: not measured (no sqlcipher shell: Debian's sqlcipher package, or --sqlcipher PATH)")
+      printToStandardError(
+        "sqlcipher .import: not measured (no sqlcipher shell: Debian's sqlcipher package, or --sqlcipher PATH)")
     }
     try results.write(paths, subcommand: name, size: count)
+    results.printTables(name)
   }
 
   /// One way of importing the file, as `import-<count>.json` holds it.
@@ -71,19 +64,6 @@ enum ImportCommand: BenchCommand {
     let peakGrowthBytes: Int?
     /// What the path is, beyond its name.
     let note: String
-
-    var line: String {
-      let rate = Int(Double(objects) / Swift.max(seconds, 1e-9))
-      var text = "\(path): \(objects) objects in \(String(format: "%.2f", seconds)) s, \(rate) objects/s"
-      if let peakGrowthBytes {
-        text += ", peak memory \(String(format: "%.1f", Double(peakGrowthBytes) / Double(1 << 20))) MiB"
-      }
-      text += " (\(note))"
-      if let cpuSeconds {
-        text += "; \(Int(Double(objects) / Swift.max(cpuSeconds, 1e-9))) objects per CPU second (user + system)"
-      }
-      return text
-    }
   }
 
   /// Writes `count` events, one a line, through a small buffer (the file is never in memory);

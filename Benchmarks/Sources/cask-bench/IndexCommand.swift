@@ -14,7 +14,6 @@ enum IndexCommand: BenchCommand {
     ("--keys N", "Keys in each store (default 1,000,000; at least 100)."),
     ("--dir DIR", "Where to build the stores (default: the temporary directory)."),
     ResultsDestination.option,
-    ("-h, --help", "Show help information."),
   ]
 
   static let keyLengths = [16, 30, 60]
@@ -73,15 +72,8 @@ enum IndexCommand: BenchCommand {
           heapBytesPerKey: memory.heapBytesPerKey, rssBytesPerKey: memory.rssBytesPerKey))
       try FileManager.default.removeItem(atPath: directory)
     }
-    print(
-      """
-      cask-bench index: \(Machine.current().summary)
-      Heap: growth of the heap in use (mallinfo2) across an open, per key; RSS likewise. Targets: \
-      heap at most \(Int(overheadTarget)) B plus the key's bytes, open of 1,000,000 keys at most \(openTarget) s.
-
-      \(table(figures))
-      """)
     try results.write(figures, subcommand: name, size: count)
+    results.printTables(name)
   }
 
   /// The table `index` prints and Docs/BENCHMARKS.md shows.

@@ -32,7 +32,6 @@ enum ObjectsCommand: BenchCommand {
     ),
     ("--dir DIR", "Where the temporary stores go (default /tmp)."),
     ResultsDestination.option,
-    ("-h, --help", "Show help information."),
   ]
 
   static let cipherCask = PeerEngine.cipherCask
@@ -102,8 +101,8 @@ enum ObjectsCommand: BenchCommand {
     report.isolation = isolation
     report.targets = targets(report) + [isolationTarget(isolation)]
 
-    print(render(report))
     try results.write(report, subcommand: name, size: objects)
+    results.printTables(name)
   }
 
   /// The engines CipherCask is set beside: the other coders, the SQL peers, the PBKDF2 sample.
@@ -156,19 +155,5 @@ enum ObjectsCommand: BenchCommand {
       title: "\(Number.grouped(Double(report.settings.objects))) objects", groups: workloads,
       series: peers.map(\.engine),
       values: workloads.map { workload in peers.map { ratio(report, workload, $0) } })
-  }
-
-  /// What the run prints: how it ran, the table Docs/BENCHMARKS.md shows, and the targets.
-  static func render(_ report: Report) -> String {
-    let header = [
-      "Machine: \(report.machine.summary); \(report.date)",
-      "Objects: \(Number.grouped(Double(report.settings.objects))) BenchObject (10 fields, JSON about 300 bytes);"
-        + " durability never; runs per median: \(report.settings.runs); seed \(report.settings.seed)",
-      "", "Engines:",
-    ]
-    let engines = (report.engines + (report.seedSample.map { [$0] } ?? [])).map { "- \($0.engine): \($0.setup)" }
-    let targets = PeerTarget.table(report.targets) { Ratio.text($0) }
-    return (header + engines + ["", ReportCommand.objectsTable(report), "", "### targets", "", targets])
-      .joined(separator: "\n")
   }
 }

@@ -31,7 +31,6 @@ enum OutboxCommand: BenchCommand {
     ),
     ("--dir DIR", "Where the temporary stores go (default /tmp)."),
     ResultsDestination.option,
-    ("-h, --help", "Show help information."),
   ]
 
   /// A small object of the kind an app edits offline.
@@ -62,19 +61,12 @@ enum OutboxCommand: BenchCommand {
   static func run(arguments: [String]) throws {
     var options = Options(arguments)
     let quick = options.flag("--quick")
-    let backlogText = try options.value("--backlogs")
+    let backlogs = try options.numbers("--backlogs", atLeast: 2) ?? (quick ? [1_000] : [1_000, 10_000])
     let limitText = try options.value("--push-limit")
     let server = try options.value("--server") ?? "Tests/CipherCaskSyncTests/Server/rest_server.py"
     let base = try options.value("--dir") ?? "/tmp"
     let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
     try options.finish()
-    let backlogs =
-      try backlogText.map { text in
-        try text.split(separator: ",").map { part -> Int in
-          guard let value = Int(part), value >= 2 else { throw UsageError("'--backlogs' takes numbers of 2 or more") }
-          return value
-        }
-      } ?? (quick ? [1_000] : [1_000, 10_000])
     let pushLimit =
       try limitText.map { text -> Double in
         guard let value = Double(text), value > 0 else { throw UsageError("'--push-limit' takes a positive number") }
@@ -95,8 +87,8 @@ enum OutboxCommand: BenchCommand {
       }
       report.backlogs.append(figures)
     }
-    print(render(report))
     try results.write(report, subcommand: name)
+    results.printTables(name)
   }
 
   static func measure(backlog: Int, pushLimit: Double, server script: String, directory: String) async throws
@@ -153,29 +145,6 @@ enum OutboxCommand: BenchCommand {
     return Figures(
       backlog: backlog, enqueueSeconds: enqueueSeconds, enqueueCPUSeconds: enqueueCPU, pushSeconds: pushSeconds,
       pushCPUSeconds: pushCPU, sent: sent.value, complete: complete)
-  }
-
-  static func render(_ report: Report) -> String {
-    var out: [String] = []
-    out.append("Machine: \(report.machine.summary); \(report.date)")
-    out.append("Changes: n/2 objects each saved twice, queued, then one pushPending; durability never")
-    out.append("")
-    var table = Table([
-      ("backlog", .left), ("enqueue s", .right), ("enqueue CPU s", .right), ("µs CPU / enqueue", .right),
-      ("push s", .right), ("push CPU s", .right), ("µs CPU / change sent", .right), ("sent", .right),
-    ])
-    for figures in report.backlogs {
-      table.append([
-        Number.grouped(Double(figures.backlog)), Number.fixed(figures.enqueueSeconds, 2),
-        Number.fixed(figures.enqueueCPUSeconds, 2),
-        Number.grouped(figures.enqueueCPUSeconds * 1e6 / Double(figures.backlog)),
-        Number.fixed(figures.pushSeconds, 2), Number.fixed(figures.pushCPUSeconds, 2),
-        Number.grouped(figures.pushCPUSeconds * 1e6 / Double(Swift.max(figures.sent, 1))),
-        Number.grouped(Double(figures.sent)) + (figures.complete ? "" : " (stopped)"),
-      ])
-    }
-    out.append(table.render())
-    return out.joined(separator: "\n")
   }
 }
 

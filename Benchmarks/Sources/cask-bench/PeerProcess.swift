@@ -68,29 +68,12 @@ enum PeerProcess {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys]
     let arguments = [String(decoding: try encoder.encode(request), as: UTF8.self)]
-    let process = Process()
-    process.executableURL = binaryFolder.appendingPathComponent(executable)
-    process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = FileHandle.standardError
-    process.standardInput = FileHandle.nullDevice
+    let output = try Subprocess.output(
+      executable, arguments, executable: binaryFolder.appendingPathComponent(executable), passingErrors: true)
     do {
-      try process.run()
+      return try JSONDecoder().decode(PeerReport.self, from: Data(output.utf8))
     } catch {
-      throw BenchError("cannot run \(executable): \(error)")
-    }
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    let command = ([executable] + arguments).joined(separator: " ")
-    guard process.terminationReason == .exit, process.terminationStatus == 0 else {
-      let how = process.terminationReason == .exit ? "failed with status" : "was killed by signal"
-      throw BenchError("'\(command)' \(how) \(process.terminationStatus)")
-    }
-    do {
-      return try JSONDecoder().decode(PeerReport.self, from: data)
-    } catch {
-      throw BenchError("'\(command)' printed no report: \(error)")
+      throw BenchError("'\(executable)' printed no report: \(error)")
     }
   }
 }

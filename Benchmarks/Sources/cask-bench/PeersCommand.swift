@@ -33,7 +33,6 @@ enum PeersCommand: BenchCommand {
     ("--peers LIST", "Comma-separated engines to compare (default all): " + peerNames.joined(separator: ",") + "."),
     ("--dir DIR", "Where the temporary stores go (default /tmp); the disk there is the one measured."),
     ResultsDestination.option,
-    ("-h, --help", "Show help information."),
   ]
 
   static let cipherCask = PeerEngine.cipherCask
@@ -102,47 +101,20 @@ enum PeersCommand: BenchCommand {
   static func run(arguments: [String]) throws {
     var options = Options(arguments)
     let quick = options.flag("--quick")
-    let keysArgument = try options.value("--keys")
+    let sizes = try options.numbers("--keys", atLeast: 1_000) ?? (quick ? [10_000] : [10_000, 100_000, 1_000_000])
     let runs = try options.positive("--runs") ?? (quick ? 1 : 5)
     let largeRuns = try options.positive("--large-runs") ?? 3
     let writeOperations = try options.positive("--write-ops")
-    let rateArgument = try options.value("--rww-rate")
-    let workloadsArgument = try options.value("--workloads")
-    let peersArgument = try options.value("--peers")
+    let readWhileWritingRate =
+      try options.number("--rww-rate", in: 0...1_000_000_000) ?? KVWorkload.defaultReadWhileWritingRate
+    let workloads =
+      try options.names("--workloads", from: KVWorkload.all + ["durable", "seed"])
+      ?? KVWorkload.all + ["durable", "seed"]
+    let selected = try options.names("--peers", from: peerNames) ?? peerNames
     let base = try options.value("--dir") ?? "/tmp"
     let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
     try options.finish()
 
-    var sizes = quick ? [10_000] : [10_000, 100_000, 1_000_000]
-    if let keysArgument {
-      sizes = try keysArgument.split(separator: ",").map { text in
-        guard let keys = Int(text), keys >= 1_000 else {
-          throw UsageError("'--keys' needs whole numbers of at least 1000, not '\(text)'")
-        }
-        return keys
-      }
-    }
-    var readWhileWritingRate = KVWorkload.defaultReadWhileWritingRate
-    if let rateArgument {
-      guard let rate = Int(rateArgument), rate >= 0 else {
-        throw UsageError("'--rww-rate' needs a whole number of puts a second (0: unpaced)")
-      }
-      readWhileWritingRate = rate
-    }
-    var workloads = KVWorkload.all + ["durable", "seed"]
-    if let workloadsArgument {
-      workloads = workloadsArgument.split(separator: ",").map(String.init)
-      if let unknown = workloads.first(where: { !(KVWorkload.all + ["durable", "seed"]).contains($0) }) {
-        throw UsageError("unknown workload '\(unknown)'")
-      }
-    }
-    var selected = peerNames
-    if let peersArgument {
-      selected = peersArgument.split(separator: ",").map(String.init)
-      if let unknown = selected.first(where: { !peerNames.contains($0) }) {
-        throw UsageError("unknown peer '\(unknown)'; the peers are \(peerNames.joined(separator: ", "))")
-      }
-    }
     let engines = [cipherCask] + peers.filter { selected.contains($0.name) }
     try PeerProcess.checkBuilt(engines.map(\.executable) + [seedDesign.executable])
 
@@ -159,8 +131,8 @@ enum PeersCommand: BenchCommand {
       seed: system.next() >> 1)
     var report = try measure(settings, engines: engines, scratch: scratch.path)
     report.targets = targets(report)
-    print(render(report))
     try write(report, to: results)
+    results.printTables(name)
   }
 
   /// One results file per store size, and one for durable puts and the per-value PBKDF2 design

@@ -43,7 +43,6 @@ enum ProfileCommand: BenchCommand {
       "--perf-control FIFO",
       "Write 'enable' and 'disable' to perf's control FIFO around the loop (perf record -D -1 --control)."
     ),
-    ("-h, --help", "Show help information."),
   ]
 
   enum Workload: String {
@@ -52,15 +51,15 @@ enum ProfileCommand: BenchCommand {
 
   static func run(arguments: [String]) throws {
     var options = Options(arguments)
-    let operations = try count(options.value("--ops"), default: 100_000)
-    let keysText = try options.value("--keys")
-    let keyCount = try count(keysText, default: 10_000)
+    let operations = try options.positive("--ops") ?? 100_000
+    let keysGiven = try options.positive("--keys")
+    let keyCount = keysGiven ?? 10_000
     let base = try options.value("--dir") ?? FileManager.default.temporaryDirectory.path
     let control = try options.value("--perf-control").map { try PerfControl(path: $0) }
     let kept = try options.value("--store")
-    let repeats = try count(options.value("--repeats"), default: 3)
+    let repeats = try options.positive("--repeats") ?? 3
     let coder = try options.value("--coder") ?? "binary"
-    let sealingThreads = try options.value("--sealing-threads").map { try count($0, default: 1) }
+    let sealingThreads = try options.positive("--sealing-threads")
     guard coder == "binary" || coder == "json" else {
       throw UsageError("'--coder' is binary or json, not '\(coder)'")
     }
@@ -78,7 +77,7 @@ enum ProfileCommand: BenchCommand {
       let scratch = try ScratchDirectory(in: base)
       defer { scratch.remove() }
       try profileOpen(
-        keyCount: count(keysText, default: 1_000_000),
+        keyCount: keysGiven ?? 1_000_000,
         directory: kept ?? "\(scratch.path)/open.cask", repeats: repeats, control: control,
         events: opens == "open-events")
       return
@@ -140,14 +139,6 @@ enum ProfileCommand: BenchCommand {
       for index in order where try store.delete(keys[index]) { bytes += 1 }
     }
     return bytes
-  }
-
-  private static func count(_ text: String?, default fallback: Int) throws -> Int {
-    guard let text else { return fallback }
-    guard let value = Int(text.replacingOccurrences(of: ",", with: "")), value >= 1 else {
-      throw UsageError("expected a whole number of at least 1, not '\(text)'")
-    }
-    return value
   }
 }
 

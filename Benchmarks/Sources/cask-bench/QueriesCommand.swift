@@ -30,7 +30,6 @@ enum QueriesCommand: BenchCommand {
     ("--writes-only", "Only the saves and updates with 0, 1 and 3 indexes."),
     ("--composite", "Also a composite index on (city, date), which the sorted pages of a city then walk."),
     ResultsDestination.option,
-    ("-h, --help", "Show help information."),
   ]
 
   /// The SQL peers of the comparison.
@@ -57,11 +56,11 @@ enum QueriesCommand: BenchCommand {
   static func run(arguments: [String]) throws {
     var options = Options(arguments)
     let quick = options.flag("--quick")
-    let sizesText = try options.value("--events") ?? (quick ? "2000" : "100000")
-    let runsText = try options.value("--runs") ?? (quick ? "5" : "50")
-    let scanRunsText = try options.value("--scan-runs") ?? "1"
-    let roundsText = try options.value("--rounds") ?? (quick ? "2" : "3")
-    let peersText = try options.value("--peers") ?? peers.map(\.name).joined(separator: ",")
+    let sizes = try options.numbers("--events", atLeast: 2_000) ?? [quick ? 2_000 : 100_000]
+    let runs = try options.positive("--runs") ?? (quick ? 5 : 50)
+    let scanRuns = try options.number("--scan-runs", in: 0...1_000_000) ?? 1
+    let rounds = try options.positive("--rounds") ?? (quick ? 2 : 3)
+    let names = try options.names("--peers", from: peers.map(\.name) + ["none"]) ?? peers.map(\.name)
     let base = try options.value("--dir") ?? "/tmp"
     let writesOnly = options.flag("--writes-only")
     let composite = options.flag("--composite")
@@ -72,31 +71,16 @@ enum QueriesCommand: BenchCommand {
       print(try writeCosts(in: base, seed: 42))
       return
     }
-    let sizes = sizesText.split(separator: ",").compactMap { Int($0) }
-    guard !sizes.isEmpty, sizes.allSatisfy({ $0 >= 2_000 }), let runs = Int(runsText), runs > 0,
-      let scanRuns = Int(scanRunsText), scanRuns >= 0, let rounds = Int(roundsText), rounds > 0
-    else {
-      throw UsageError(
-        "--events takes sizes of at least 2000, --runs and --rounds positive numbers, --scan-runs 0 or more")
-    }
-    let names = peersText == "none" ? [] : peersText.split(separator: ",").map(String.init)
-    var chosen: [PeerEngine] = []
-    for name in names {
-      guard let peer = peers.first(where: { $0.name == name }) else {
-        throw UsageError("--peers takes " + peers.map(\.name).joined(separator: ", ") + " or none")
-      }
-      if !scans(peer) || scanRuns > 0 { chosen.append(peer) }
-    }
+    let chosen = peers.filter { names.contains($0.name) && (!scans($0) || scanRuns > 0) }
     try PeerProcess.checkBuilt(chosen.map(\.executable))
     let settings = Settings(runs: runs, scanRuns: scanRuns, rounds: rounds, peers: chosen, composite: composite)
     for size in sizes {
       let scratch = try ScratchDirectory(in: base)
       defer { scratch.remove() }
-      let (text, figures) = try compare(events: size, settings: settings, in: scratch.path)
-      print(text)
-      print()
+      let figures = try compare(events: size, settings: settings, in: scratch.path)
       try results.write(figures, subcommand: name, size: size, name: composite ? "composite-\(size)" : nil)
     }
+    results.printTables(name)
     print(try writeCosts(in: base, seed: settings.seed))
   }
 
@@ -132,7 +116,7 @@ enum QueriesCommand: BenchCommand {
 
   /// Every engine once a round, each round starting with the next; CipherCask's queries and the
   /// scan in this process, each peer in its own. Every answer is checked against CipherCask's.
-  static func compare(events count: Int, settings: Settings, in directory: String) throws -> (String, Results) {
+  static func compare(events count: Int, settings: Settings, in directory: String) throws -> Results {
     let cask = try CaskQuerySide(events: count, seed: settings.seed, composite: settings.composite, in: directory)
     defer { cask.close() }
     var figures = Figures()
@@ -165,7 +149,6 @@ enum QueriesCommand: BenchCommand {
         throw BenchError("\(name): \(engine)'s answer differs from CipherCask's")
       }
     }
-    let results = results(events: count, cask: cask, figures: figures, settings: settings)
-    return (report(results, cask: cask), results)
+    return results(events: count, cask: cask, figures: figures, settings: settings)
   }
 }

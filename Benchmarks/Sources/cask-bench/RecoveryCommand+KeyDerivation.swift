@@ -6,13 +6,12 @@ extension RecoveryCommand {
   /// opened read-only `runs` times with each derivation, so that the figure is the derivation
   /// and nothing else. It is also what one offline guess of the password costs on this machine
   /// (Docs/SECURITY.md, section 2).
-  static func measureKeyDerivation(in directory: String, runs: Int) throws -> (String, [TimedRuns]) {
+  static func measureKeyDerivation(in directory: String, runs: Int) throws -> [TimedRuns] {
     let derivations: [(String, CaskStore.KeyDerivation)] = [
       ("scrypt N=2^15 r=8 p=1 (default)", .standard), ("rncryptor (PBKDF2, 2 x 10,000)", .rncryptor),
     ]
-    var table = Table([("header", .left), ("opens", .right), ("median ms", .right), ("runs ms", .left)])
-    var timed: [TimedRuns] = []
-    for (index, (label, derivation)) in derivations.enumerated() {
+    return try derivations.enumerated().map { index, item in
+      let (label, derivation) = item
       let path = "\(directory)/kdf-\(index).cask"
       var options = CaskStore.Options(durability: .never, autoCompaction: nil)
       options.keyDerivation = derivation
@@ -22,15 +21,7 @@ extension RecoveryCommand {
       let times = try (0..<runs).map { _ in
         try Stopwatch.seconds { try CaskStore(path: path, password: "bench password", options: options).close() }
       }
-      timed.append(TimedRuns(name: label, seconds: times))
-      table.append([
-        label, String(runs), Number.fixed(Statistics.median(times) * 1000, 1),
-        times.map { Number.fixed($0 * 1000, 1) }.joined(separator: ", "),
-      ])
+      return TimedRuns(name: label, seconds: times)
     }
-    let text =
-      table.render() + "\n\nAn open of a password store pays its header's derivation once; so does each offline "
-      + "guess of the password. Load average \(EngineCommand.loadAverage())."
-    return (text, timed)
   }
 }

@@ -20,35 +20,25 @@ enum RecoveryCommand: BenchCommand {
     ("--damage MIB", "The damaged stretch in MiB (the segment holds 32 MiB more)."),
     ("--dir DIR", "Where the scratch store goes (default /tmp)."),
     ResultsDestination.option,
-    ("-h, --help", "Show help information."),
   ]
 
   static func run(arguments: [String]) throws {
     var options = Options(arguments)
     let quick = options.flag("--quick")
-    let damageText = try options.value("--damage")
+    let damage = try options.number("--damage", in: 1...4096) ?? (quick ? 8 : 64)
     let base = try options.value("--dir") ?? "/tmp"
     let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
     try options.finish()
-    var damage = quick ? 8 : 64
-    if let damageText {
-      guard let value = Int(damageText), (1...4096).contains(value) else {
-        throw UsageError("--damage takes a whole number of MiB from 1 to 4096, not '\(damageText)'")
-      }
-      damage = value
-    }
     let intact = quick ? 8 : 32
     let runs = quick ? 3 : 5
     let scratch = try ScratchDirectory(in: base)
     defer { scratch.remove() }
-    let (text, opens) = try measure(in: scratch.path, damageMiB: damage, intactMiB: intact, runs: runs)
-    print(text)
-    print()
-    let (derivationText, derivations) = try measureKeyDerivation(in: scratch.path, runs: runs)
-    print(derivationText)
+    let opens = try measure(in: scratch.path, damageMiB: damage, intactMiB: intact, runs: runs)
+    let derivations = try measureKeyDerivation(in: scratch.path, runs: runs)
     try results.write(
       Figures(segmentMiB: damage + intact, damageMiB: damage, opens: opens, keyDerivations: derivations),
       subcommand: name)
+    results.printTables(name)
   }
 
   /// What `recovery.json` holds.
@@ -62,9 +52,7 @@ enum RecoveryCommand: BenchCommand {
     let keyDerivations: [TimedRuns]
   }
 
-  static func measure(in directory: String, damageMiB: Int, intactMiB: Int, runs: Int) throws -> (
-    String, [TimedRuns]
-  ) {
+  static func measure(in directory: String, damageMiB: Int, intactMiB: Int, runs: Int) throws -> [TimedRuns] {
     let path = "\(directory)/store.cask"
     let keys = try RNCryptor.Keys.random()
     let valueBytes = 1 << 20
@@ -128,26 +116,6 @@ enum RecoveryCommand: BenchCommand {
     printToStandardError("recovery: \(runs) read-only opens with \(damageMiB) MiB of damage")
     let damaged = try opens(expectingKeys: count - damageMiB - 1, regions: 1)
 
-    let cleanMedian = Statistics.median(clean)
-    let damagedMedian = Statistics.median(damaged)
-    var table = Table([
-      ("segment", .left), ("MiB", .right), ("opens", .right), ("median s", .right), ("runs s", .left),
-    ])
-    table.append([
-      "intact", String(count), String(runs), Number.fixed(cleanMedian, 3),
-      clean.map { Number.fixed($0, 3) }.joined(separator: ", "),
-    ])
-    table.append([
-      "\(damageMiB) MiB damaged", String(count), String(runs), Number.fixed(damagedMedian, 3),
-      damaged.map { Number.fixed($0, 3) }.joined(separator: ", "),
-    ])
-    let crossing = Double(damageMiB) / damagedMedian
-    let text =
-      table.render() + "\n\nDamage crossed at \(Number.fixed(crossing, 0)) MiB/s or more "
-      + "(the damaged open's whole time counted against the damage); load average \(EngineCommand.loadAverage())."
-    return (
-      text,
-      [TimedRuns(name: "intact", seconds: clean), TimedRuns(name: "\(damageMiB) MiB damaged", seconds: damaged)]
-    )
+    return [TimedRuns(name: "intact", seconds: clean), TimedRuns(name: "\(damageMiB) MiB damaged", seconds: damaged)]
   }
 }

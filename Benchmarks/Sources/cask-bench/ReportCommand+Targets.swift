@@ -16,10 +16,10 @@ extension ReportCommand {
     let targets: [RecordedTarget]
   }
 
-  static func targets(_ results: ResultsSet, folder: String) -> [PeerTarget] {
+  static func targets(_ results: ResultsSet) -> [PeerTarget] {
     var targets: [PeerTarget] = []
     func recorded(_ file: String, at: String) {
-      guard let data = try? Data(contentsOf: URL(fileURLWithPath: folder + "/" + file)),
+      guard let data = results.sources.first(where: { $0.file == file })?.data,
         let decoded = try? JSONDecoder().decode(ResultsFile<RecordedTargets>.self, from: data)
       else { return }
       for target in decoded.figures.targets {
@@ -114,8 +114,8 @@ extension ReportCommand {
     return targets
   }
 
-  static func targetsTable(_ results: ResultsSet, folder: String) -> String {
-    let targets = targets(results, folder: folder)
+  static func targetsTable(_ results: ResultsSet) -> String {
+    let targets = targets(results)
     guard !targets.isEmpty else { return noResults }
     var table = Table([
       ("target", .left), ("at", .left), ("required", .right), ("measured", .right), ("met", .left),

@@ -16,7 +16,6 @@ enum ReportCommand: BenchCommand {
     ("--results DIR", "The results files to read (default Benchmarks/results)."),
     ("--doc FILE", "The document whose generated parts are replaced (default Docs/BENCHMARKS.md)."),
     ("--charts DIR", "Where the SVG charts go (default Docs/charts)."),
-    ("-h, --help", "Show help information."),
   ]
 
   static func run(arguments: [String]) throws {
@@ -34,7 +33,7 @@ enum ReportCommand: BenchCommand {
     } catch {
       throw BenchError("cannot read '\(doc)': \(error.localizedDescription)")
     }
-    let updated = try splice(text, sections: sections(results, folder: folder))
+    let updated = try splice(text, sections: sections(results))
     do {
       try Data(updated.utf8).write(to: URL(fileURLWithPath: doc), options: .atomic)
       try FileManager.default.createDirectory(atPath: charts, withIntermediateDirectories: true)
@@ -48,10 +47,10 @@ enum ReportCommand: BenchCommand {
   }
 
   /// The generated parts, by the name their markers carry.
-  static func sections(_ results: ResultsSet, folder: String) -> [String: String] {
+  static func sections(_ results: ResultsSet) -> [String: String] {
     [
       "sources": sourcesTable(results),
-      "targets": targetsTable(results, folder: folder),
+      "targets": targetsTable(results),
       "codec": codecTable(results),
       "engine": engineTables(results),
       "index": indexTables(results),
@@ -157,7 +156,9 @@ enum ReportCommand: BenchCommand {
         }
       }
     }
-    for (label, path) in [("with hints", \EngineFigures.Size.openWithHints), ("without hints", \.openWithoutHints)] {
+    for (label, path) in [
+      ("with hints", \EngineCommand.SizeFigures.openWithHints), ("without hints", \.openWithoutHints),
+    ] {
       let points = results.engine.flatMap(\.figures.sizes).map {
         (size: Double($0.keys), seconds: $0[keyPath: path].medianSeconds)
       }

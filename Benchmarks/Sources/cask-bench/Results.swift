@@ -29,12 +29,22 @@ struct ResultsFile<Figures> {
 extension ResultsFile: Encodable where Figures: Encodable {}
 extension ResultsFile: Decodable where Figures: Decodable {}
 
-/// Where a run's results go (`--results DIR`), and the writing of them.
-struct ResultsDestination {
+/// Where a run's results go (`--results DIR`), the writing of them, and the tables the run
+/// prints: those `cask-bench report` draws from the same files, so a figure reads the same in a
+/// terminal and in Docs/BENCHMARKS.md.
+final class ResultsDestination {
   /// The folder, or `nil` when this run keeps none (`--quick` without `--results`).
   let folder: String?
   let command: String
   let loadAtStart: [Double]
+  /// What this run wrote (also when it keeps no files), for `printTables`.
+  private(set) var written = ResultsSet()
+
+  init(folder: String?, command: String, loadAtStart: [Double]) {
+    self.folder = folder
+    self.command = command
+    self.loadAtStart = loadAtStart
+  }
 
   /// The repository this binary was built from: the results folder and the version live there.
   static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -80,16 +90,26 @@ struct ResultsDestination {
   {
     let suffix = name ?? size.map(String.init)
     let file = subcommand + (suffix.map { "-" + $0 } ?? "") + ".json"
-    guard let folder else {
-      printToStandardError("\(subcommand): \(file) not written (a --quick run keeps results only with --results DIR)")
-      return
-    }
     let results = ResultsFile(
       subcommand: subcommand, size: size, command: command, version: Self.version(), commit: Self.commit(),
       date: ISO8601DateFormatter().string(from: Date()), machine: Machine.current(), loadAtStart: loadAtStart,
       loadAtEnd: LoadAverage.current(), figures: figures)
-    try JSONReport.write(results, to: folder + "/" + file)
+    let data = try JSONReport.encode(results)
+    try written.add(file, data: data, folder: folder ?? "(not kept)", everyKind: true)
+    guard let folder else {
+      printToStandardError("\(subcommand): \(file) not written (a --quick run keeps results only with --results DIR)")
+      return
+    }
+    try JSONReport.write(data, to: folder + "/" + file)
     printToStandardError("\(subcommand): wrote \(folder)/\(file)")
+  }
+
+  /// Prints the report's tables for what this run wrote: its subcommand's part of
+  /// Docs/BENCHMARKS.md and the targets it measured.
+  func printTables(_ subcommand: String) {
+    let sections = ReportCommand.sections(written)
+    print(sections[subcommand] ?? ReportCommand.noResults)
+    if let targets = sections["targets"], targets != ReportCommand.noResults { print("\n" + targets) }
   }
 
   /// The latest version heading of CHANGELOG.md (`## [0.9.0] - ...`), with `+unreleased` when an

@@ -8,6 +8,8 @@ struct ResultsSet {
   struct Source {
     let file: String
     let header: ResultsFile<Skipped>
+    /// The whole file, for the parts only some readers decode (the recorded targets).
+    let data: Data
   }
 
   /// Decodes any figures to nothing, for reading a file's header alone.
@@ -19,9 +21,9 @@ struct ResultsSet {
   /// By store size, smallest first.
   var peers: [ResultsFile<PeersCommand.Report>] = []
   var peersDurable: ResultsFile<PeersCommand.Report>?
-  var engine: [ResultsFile<EngineFigures>] = []
-  var engineDurable: ResultsFile<EngineFigures>?
-  var codec: ResultsFile<CodecFigures>?
+  var engine: [ResultsFile<EngineCommand.Report>] = []
+  var engineDurable: ResultsFile<EngineCommand.Report>?
+  var codec: ResultsFile<CodecCommand.Report>?
   var objects: [ResultsFile<ObjectsCommand.Report>] = []
   var queries: [ResultsFile<QueriesCommand.Results>] = []
   var imports: [ResultsFile<[ImportCommand.Measured]>] = []
@@ -43,7 +45,6 @@ struct ResultsSet {
       throw BenchError("cannot list the results folder '\(folder)': \(error.localizedDescription)")
     }
     var set = ResultsSet()
-    let decoder = JSONDecoder()
     for name in names {
       let data: Data
       do {
@@ -51,56 +52,66 @@ struct ResultsSet {
       } catch {
         throw BenchError("cannot read '\(folder)/\(name)': \(error.localizedDescription)")
       }
-      func decode<Figures: Decodable>(_ type: Figures.Type) throws -> ResultsFile<Figures> {
-        do {
-          return try decoder.decode(ResultsFile<Figures>.self, from: data)
-        } catch {
-          throw BenchError("'\(folder)/\(name)' is not a \(type) results file: \(error)")
-        }
-      }
-      let header = try decode(Skipped.self)
-      set.sources.append(Source(file: name, header: header))
-      let stem = String(name.dropLast(".json".count))
-      switch header.subcommand {
-      case PeersCommand.name:
-        let file = try decode(PeersCommand.Report.self)
-        if stem.hasSuffix("-durable") { set.peersDurable = file } else { set.peers.append(file) }
-      case EngineCommand.name where !stem.contains("-format"):
-        let file = try decode(EngineFigures.self)
-        if stem.hasSuffix("-durable") { set.engineDurable = file } else { set.engine.append(file) }
-      case CodecCommand.name:
-        set.codec = try decode(CodecFigures.self)
-      case ObjectsCommand.name:
-        set.objects.append(try decode(ObjectsCommand.Report.self))
-      case QueriesCommand.name where !stem.contains("-composite"):
-        set.queries.append(try decode(QueriesCommand.Results.self))
-      case ImportCommand.name:
-        set.imports.append(try decode([ImportCommand.Measured].self))
-      case CodersCommand.name:
-        set.coders = try decode(CodersCommand.Report.self)
-      case OutboxCommand.name:
-        set.outbox = try decode(OutboxCommand.Report.self)
-      case IndexCommand.name:
-        set.indexes.append(try decode(IndexCommand.Figures.self))
-      case SyncCommand.name:
-        set.syncs.append(try decode(SyncCommand.Report.self))
-      case RecoveryCommand.name:
-        set.recovery = try decode(RecoveryCommand.Figures.self)
-      case BackupCommand.name:
-        set.backups.append(try decode(BackupCommand.Figures.self))
-      default:
-        break
+      try set.add(name, data: data, folder: folder)
+    }
+    return set
+  }
+
+  /// Decodes one results file, `name` in `folder`, into its place, keeping every list in order.
+  /// The files of an older format version and of the composite-index query run count only as
+  /// sources, unless `everyKind` (a run printing what it wrote).
+  ///
+  /// - Throws: `BenchError` when it is not a results file of its subcommand.
+  mutating func add(_ name: String, data: Data, folder: String, everyKind: Bool = false) throws {
+    func decode<Figures: Decodable>(_ type: Figures.Type) throws -> ResultsFile<Figures> {
+      do {
+        return try JSONDecoder().decode(ResultsFile<Figures>.self, from: data)
+      } catch {
+        throw BenchError("'\(folder)/\(name)' is not a \(type) results file: \(error)")
       }
     }
-    set.peers.sort { ($0.size ?? 0) < ($1.size ?? 0) }
-    set.engine.sort { ($0.size ?? 0) < ($1.size ?? 0) }
-    set.objects.sort { ($0.size ?? 0) < ($1.size ?? 0) }
-    set.queries.sort { ($0.size ?? 0) < ($1.size ?? 0) }
-    set.imports.sort { ($0.size ?? 0) < ($1.size ?? 0) }
-    set.backups.sort { ($0.size ?? 0) < ($1.size ?? 0) }
-    set.syncs.sort { ($0.size ?? 0, $0.figures.backend) < ($1.size ?? 0, $1.figures.backend) }
-    set.indexes.sort { ($0.size ?? 0) < ($1.size ?? 0) }
-    return set
+    let header = try decode(Skipped.self)
+    sources.append(Source(file: name, header: header, data: data))
+    sources.sort { $0.file < $1.file }
+    let stem = String(name.dropLast(".json".count))
+    switch header.subcommand {
+    case PeersCommand.name:
+      let file = try decode(PeersCommand.Report.self)
+      if stem.hasSuffix("-durable") { peersDurable = file } else { peers.append(file) }
+    case EngineCommand.name where everyKind || !stem.contains("-format"):
+      let file = try decode(EngineCommand.Report.self)
+      if stem.hasSuffix("-durable") { engineDurable = file } else { engine.append(file) }
+    case CodecCommand.name:
+      codec = try decode(CodecCommand.Report.self)
+    case ObjectsCommand.name:
+      objects.append(try decode(ObjectsCommand.Report.self))
+    case QueriesCommand.name where everyKind || !stem.contains("-composite"):
+      queries.append(try decode(QueriesCommand.Results.self))
+    case ImportCommand.name:
+      imports.append(try decode([ImportCommand.Measured].self))
+    case CodersCommand.name:
+      coders = try decode(CodersCommand.Report.self)
+    case OutboxCommand.name:
+      outbox = try decode(OutboxCommand.Report.self)
+    case IndexCommand.name:
+      indexes.append(try decode(IndexCommand.Figures.self))
+    case SyncCommand.name:
+      syncs.append(try decode(SyncCommand.Report.self))
+    case RecoveryCommand.name:
+      recovery = try decode(RecoveryCommand.Figures.self)
+    case BackupCommand.name:
+      backups.append(try decode(BackupCommand.Figures.self))
+    default:
+      break
+    }
+    peers.sort { ($0.size ?? 0) < ($1.size ?? 0) }
+    engine.sort { ($0.size ?? 0) < ($1.size ?? 0) }
+    objects.sort { ($0.size ?? 0) < ($1.size ?? 0) }
+    queries.sort { ($0.size ?? 0) < ($1.size ?? 0) }
+    imports.sort { ($0.size ?? 0) < ($1.size ?? 0) }
+    backups.sort { ($0.size ?? 0) < ($1.size ?? 0) }
+    syncs.sort { ($0.size ?? 0, $0.figures.backend) < ($1.size ?? 0, $1.figures.backend) }
+    indexes.sort { ($0.size ?? 0) < ($1.size ?? 0) }
   }
 
   /// Every peers size in one report, with durable puts and the PBKDF2 sample: what the charts
@@ -113,69 +124,4 @@ struct ResultsSet {
     merged.seedSample = peersDurable?.figures.seedSample ?? []
     return merged
   }
-}
-
-/// What the report reads of an `engine` results file (the file has more: every run's timings).
-struct EngineFigures: Decodable {
-  struct Operation: Decodable {
-    let operation: String
-    let writers: Int
-    let opsPerSecond: Double
-    let p50: Double
-    let p99: Double
-    let max: Double
-  }
-
-  struct Open: Decodable {
-    let medianSeconds: Double
-    let segments: Int
-  }
-
-  struct Memory: Decodable {
-    let rssBytesPerKey: Double
-    let rssTrimmedBytesPerKey: Double
-    let heapBytesPerKey: Double
-  }
-
-  struct Size: Decodable {
-    let keys: Int
-    let runs: Int
-    let operations: [Operation]
-    let openWithHints: Open
-    let openWithoutHints: Open
-    let inlineKeyMemory: Memory
-
-    func operation(_ name: String) -> Operation? {
-      operations.first { $0.operation == name }
-    }
-  }
-
-  struct Probe: Decodable {
-    let opsPerSecond: Double
-    let p50: Double
-  }
-
-  let sizes: [Size]
-  let durable: [Operation]
-  let syncProbe: Probe
-}
-
-/// What the report reads of the `codec` results file.
-struct CodecFigures: Decodable {
-  struct Throughput: Decodable {
-    let message: String
-    let format: String
-    let operation: String
-    let megabytesPerSecond: Double
-    let boundMegabytesPerSecond: Double?
-    let ratio: Double?
-  }
-
-  struct MessageRate: Decodable {
-    let workload: String
-    let messagesPerSecond: Double
-  }
-
-  let throughput: [Throughput]
-  let messageRates: [MessageRate]
 }

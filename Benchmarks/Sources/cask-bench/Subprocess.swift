@@ -1,18 +1,21 @@
 import Foundation
 
-/// Runs other programs (openssl, and later the peers' tools) and captures what they print.
+/// Runs other programs (openssl, git, the `peer-*` executables) and captures what they print.
 enum Subprocess {
-  /// Runs `program` (looked up in `PATH`) with `arguments` and returns its standard output.
-  /// Its standard error is discarded.
+  /// Runs `program` (looked up in `PATH`, or at `executable` when given) with `arguments` and
+  /// returns its standard output. Its standard error is discarded, or passed through to this
+  /// process's when `passingErrors` (a peer's progress lines).
   ///
-  /// - Throws: `BenchError` when it cannot start or exits with a non-zero status.
-  static func output(_ program: String, _ arguments: [String]) throws -> String {
+  /// - Throws: `BenchError` when it cannot start, exits with a non-zero status or is killed.
+  static func output(
+    _ program: String, _ arguments: [String], executable: URL? = nil, passingErrors: Bool = false
+  ) throws -> String {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = [program] + arguments
+    process.executableURL = executable ?? URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = executable == nil ? [program] + arguments : arguments
     let pipe = Pipe()
     process.standardOutput = pipe
-    process.standardError = FileHandle.nullDevice
+    process.standardError = passingErrors ? FileHandle.standardError : FileHandle.nullDevice
     process.standardInput = FileHandle.nullDevice
     do {
       try process.run()
@@ -23,7 +26,8 @@ enum Subprocess {
     process.waitUntilExit()
     let command = ([program] + arguments).joined(separator: " ")
     guard process.terminationReason == .exit, process.terminationStatus == 0 else {
-      throw BenchError("'\(command)' failed with status \(process.terminationStatus)")
+      let how = process.terminationReason == .exit ? "failed with status" : "was killed by signal"
+      throw BenchError("'\(command)' \(how) \(process.terminationStatus)")
     }
     return String(decoding: data, as: UTF8.self)
   }

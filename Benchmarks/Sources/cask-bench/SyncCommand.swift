@@ -26,7 +26,6 @@ enum SyncCommand: BenchCommand {
     ("--kinto FILE", "The kinto command (default .venv-kinto/bin/kinto, which scripts/setup.sh makes)."),
     ("--dir DIR", "Where the stores and Kinto's settings and log go (default /tmp)."),
     ResultsDestination.option,
-    ("-h, --help", "Show help information."),
   ]
 
   /// The end-to-end passphrase of both devices: a benchmark's, not a secret.
@@ -151,9 +150,9 @@ enum SyncCommand: BenchCommand {
       report.modes.append(Mode(mode: mode, steps: steps))
     }
     server.stop()
-    print(render(report))
     // The backends' files sit side by side: `sync-10000.json` and `sync-10000-postgresql.json`.
     try results.write(report, subcommand: name, size: events, name: postgres ? "\(events)-postgresql" : nil)
+    results.printTables(name)
   }
 
   /// The fewest requests an incremental sync can make (the bound): one to learn the

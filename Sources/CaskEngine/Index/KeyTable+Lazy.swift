@@ -17,6 +17,8 @@ extension KeyTable {
     let expectedCount: Int
     /// The lengths of the table's chunks of long keys, as the root lists them.
     let chunkLengths: [Int]
+    /// The group's name for a group's table, `nil` for the table of keys outside groups.
+    let group: [UInt8]?
     let hashKey: KeyHashKey
   }
 
@@ -140,7 +142,10 @@ extension KeyTable {
   /// Checks one page of slots as the table could have written it: known tags, each long key
   /// inside a chunk the root lists and 17 to 65,535 bytes long, each location at or after a
   /// segment's header and inside its listed length, and every 16th key hashed again to its
-  /// stored meta word (a wrong hash key would make keys unfindable).
+  /// stored meta word (a wrong hash key would make keys unfindable); and every key of the
+  /// table's group: in a group's table the bytes before its first U+0000 are the group's name,
+  /// in the table of keys outside groups it has no U+0000. Prevents: a key loaded into another
+  /// group's table, which the counts then miscounted and lookups never found.
   ///
   /// - Returns: the used slots.
   /// - Complexity: O(slots), plus one hash per 16 keys.
@@ -169,18 +174,14 @@ extension KeyTable {
         else { throw rejection }
         // The chunks a checkpoint held keep their place in the arena until every page is
         // loaded (packing loads them all first).
-        if sampled {
-          guard chunk < arena.chunks.count, start + length <= arena.lengths[chunk],
-            Self.meta(
-              UnsafeRawBufferPointer(start: arena.chunks[chunk] + start, count: length), hashKey: source.hashKey)
-              == meta
-          else { throw rejection }
-        }
+        guard chunk < arena.chunks.count, start + length <= arena.lengths[chunk] else { throw rejection }
+        let key = UnsafeRawBufferPointer(start: arena.chunks[chunk] + start, count: length)
+        guard Self.key(key, belongsTo: source.group), !sampled || Self.meta(key, hashKey: source.hashKey) == meta
+        else { throw rejection }
       } else if tag <= UInt32(inlineLimit) {
-        if sampled {
-          let key = UnsafeRawBufferPointer(rebasing: slots[offset..<offset + Int(tag)])
-          guard Self.meta(key, hashKey: source.hashKey) == meta else { throw rejection }
-        }
+        let key = UnsafeRawBufferPointer(rebasing: slots[offset..<offset + Int(tag)])
+        guard Self.key(key, belongsTo: source.group), !sampled || Self.meta(key, hashKey: source.hashKey) == meta
+        else { throw rejection }
       } else {
         throw rejection
       }
@@ -197,6 +198,13 @@ extension KeyTable {
       }
     }
     return used
+  }
+
+  /// Whether `key` is of `group` (`nil`: of no group).
+  private static func key(_ key: UnsafeRawBufferPointer, belongsTo group: [UInt8]?) -> Bool {
+    let separator = key.firstIndex(of: CaskFormat.keyGroupSeparator)
+    guard let group else { return separator == nil }
+    return separator == group.count && key.prefix(group.count).elementsEqual(group)
   }
 
   /// A table of `capacity` slots whose pages load from `source` when first touched, holding

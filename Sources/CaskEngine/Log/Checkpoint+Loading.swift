@@ -58,7 +58,7 @@ extension Checkpoint {
         dead: Int(clamping: entry.arenaDead))
       let source = KeyTable.PageSource(
         pages: pages, table: position, firstPage: firstPage, expectedCount: count,
-        chunkLengths: entry.chunkLengths.map { Int($0) }, hashKey: hashKey)
+        chunkLengths: entry.chunkLengths.map { Int($0) }, group: position == 0 ? nil : entry.name, hashKey: hashKey)
       let table = KeyTable(capacity: capacity, count: count, arena: arena, source: source)
       if position == 0 {
         ungrouped = table

@@ -49,56 +49,17 @@ extension CaskStore {
     try checkCopyDestination(destination, operation: "backup")
     let sources = try backupSources()
     defer { for source in sources.data where source.owned { source.file.close() } }
-    let claimName = CaskFormat.headerFileName + CaskFormat.temporarySuffix
-    let claimPath = "\(destination)/\(claimName)"
-    let headerPath = "\(destination)/\(CaskFormat.headerFileName)"
     var created: [String] = []
     // Only files this call made (another backup into the same directory may have made others).
     var written: [String] = []
     do {
-      switch fileSystem.fileKind(destination) {
-      case .missing:
-        try StoreOpener.createDirectoryDurably(destination, fileSystem: fileSystem, created: &created)
-      case .directory:
-        break
-      case .file:
-        throw CaskError.io(operation: "backup", path: destination, errno: EEXIST)
-      }
-      // The header's temporary file is made first, exclusively, and must then be alone in the
-      // directory: a second backup into it at the same time fails here, instead of mixing its
-      // files with this one's or replacing its header.
-      let header = try fileSystem.open(claimPath, mode: .createNew)
-      defer { header.close() }
-      written.append(claimPath)
-      guard try fileSystem.contentsOfDirectory(destination) == [claimName] else {
-        throw CaskError.io(operation: "backup into a directory that is not empty", path: destination, errno: EEXIST)
-      }
-      var report = CaskBackupReport(segments: 0, hints: 0, bytes: 0)
-      for source in sources.data {
-        let target = "\(destination)/\(source.name)"
-        let output = try fileSystem.open(target, mode: .createNew)
-        defer { output.close() }
-        written.append(target)
-        report.bytes += try Self.copy(source, into: output, shouldContinue: shouldContinue)
-        if source.isHint { report.hints += 1 } else { report.segments += 1 }
-      }
-      if let manifest = sources.manifest {
-        let target = "\(destination)/\(CaskFormat.manifestFileName)"
-        let output = try fileSystem.open(target, mode: .createNew)
-        defer { output.close() }
-        written.append(target)
-        try manifest.withUnsafeBytes { try output.write($0, at: 0) }
-        try output.sync()
-        report.bytes += UInt64(manifest.count)
-      }
+      let claim = try claimBackupDestination(destination, created: &created, written: &written)
+      defer { claim.close() }
+      var report = try copyBackupFiles(
+        sources, into: destination, written: &written, shouldContinue: shouldContinue)
       // Last: only a complete copy is a store.
       guard shouldContinue() else { throw CancellationError() }
-      try sources.header.withUnsafeBytes { try header.write($0, at: 0) }
-      try header.sync()
-      try fileSystem.syncDirectory(destination)
-      try fileSystem.rename(claimPath, to: headerPath)
-      written.append(headerPath)
-      try fileSystem.syncDirectory(destination)
+      try placeBackupHeader(sources.header, through: claim, in: destination, written: &written)
       report.bytes += UInt64(sources.header.count)
       return report
     } catch {
@@ -106,6 +67,82 @@ extension CaskStore {
       for directory in created { try? fileSystem.removeDirectory(directory) }
       throw error
     }
+  }
+
+  /// Makes `destination` (and its missing parents, appended to `created`) unless it is a
+  /// directory already, then claims it: the header's temporary file, made exclusively, must
+  /// be alone there. A second backup into it at the same time fails here, instead of mixing
+  /// its files with this one's or replacing its header.
+  ///
+  /// - Returns: the header's temporary file, open (appended to `written`).
+  /// - Throws: `CaskError.io` with `EEXIST` for a file or a directory that is not empty.
+  private func claimBackupDestination(
+    _ destination: String, created: inout [String], written: inout [String]
+  ) throws -> any StorageFile {
+    switch fileSystem.fileKind(destination) {
+    case .missing:
+      try StoreOpener.createDirectoryDurably(destination, fileSystem: fileSystem, created: &created)
+    case .directory:
+      break
+    case .file:
+      throw CaskError.io(operation: "backup", path: destination, errno: EEXIST)
+    }
+    let claimName = CaskFormat.headerFileName + CaskFormat.temporarySuffix
+    let claimPath = "\(destination)/\(claimName)"
+    let claim = try fileSystem.open(claimPath, mode: .createNew)
+    written.append(claimPath)
+    do {
+      guard try fileSystem.contentsOfDirectory(destination) == [claimName] else {
+        throw CaskError.io(operation: "backup into a directory that is not empty", path: destination, errno: EEXIST)
+      }
+    } catch {
+      claim.close()
+      throw error
+    }
+    return claim
+  }
+
+  /// Copies the segments and hints of `sources`, then writes its manifest, each into a new
+  /// file of `destination` (appended to `written`) and synced.
+  ///
+  /// - Returns: the files and bytes copied, the header not yet counted.
+  private func copyBackupFiles(
+    _ sources: BackupSources, into destination: String, written: inout [String], shouldContinue: () -> Bool
+  ) throws -> CaskBackupReport {
+    var report = CaskBackupReport(segments: 0, hints: 0, bytes: 0)
+    for source in sources.data {
+      let target = "\(destination)/\(source.name)"
+      let output = try fileSystem.open(target, mode: .createNew)
+      defer { output.close() }
+      written.append(target)
+      report.bytes += try Self.copy(source, into: output, shouldContinue: shouldContinue)
+      if source.isHint { report.hints += 1 } else { report.segments += 1 }
+    }
+    if let manifest = sources.manifest {
+      let target = "\(destination)/\(CaskFormat.manifestFileName)"
+      let output = try fileSystem.open(target, mode: .createNew)
+      defer { output.close() }
+      written.append(target)
+      try manifest.withUnsafeBytes { try output.write($0, at: 0) }
+      try output.sync()
+      report.bytes += UInt64(manifest.count)
+    }
+    return report
+  }
+
+  /// Writes `header` into `claim`, syncs it and renames it to the header's name, syncing the
+  /// directory before and after: from the rename on, `destination` is a complete store.
+  private func placeBackupHeader(
+    _ header: [UInt8], through claim: any StorageFile, in destination: String, written: inout [String]
+  ) throws {
+    let claimPath = "\(destination)/\(CaskFormat.headerFileName)\(CaskFormat.temporarySuffix)"
+    let headerPath = "\(destination)/\(CaskFormat.headerFileName)"
+    try header.withUnsafeBytes { try claim.write($0, at: 0) }
+    try claim.sync()
+    try fileSystem.syncDirectory(destination)
+    try fileSystem.rename(claimPath, to: headerPath)
+    written.append(headerPath)
+    try fileSystem.syncDirectory(destination)
   }
 
   /// Refuses a destination for a copy of the store (`backup`, `rekeyedCopy`) that is empty

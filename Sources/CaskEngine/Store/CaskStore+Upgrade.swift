@@ -81,12 +81,7 @@ extension CaskStore {
     at path: String, credential: StoreCredential, options: Options, shouldContinue: () -> Bool
   ) throws -> CaskUpgradeReport {
     let fileSystem = options.fileSystem
-    let parent = StoreOpener.parentDirectory(of: path)
-    var readOptions = Options(
-      durability: .never, segmentSizeLimit: options.segmentSizeLimit, autoCompaction: nil, createIfMissing: false,
-      readOnly: true, fileSystem: fileSystem)
-    readOptions.keyDerivation = options.keyDerivation
-    let store = try CaskStore(path: path, credential: credential, options: readOptions)
+    let store = try openSource(at: path, credential: credential, options: options)
     let previousVersion = store.keyRing.withLock { $0.headerVersion }
     var report = CaskUpgradeReport(
       previousVersion: previousVersion, version: previousVersion, upgraded: false, keys: 0, valueBytes: 0,
@@ -98,8 +93,46 @@ extension CaskStore {
       report.removedLeftovers = removeLeftovers(of: path, fileSystem: fileSystem)
       return report
     }
-    let copied: FileSystemState
     let hidden = StoreOpener.hiddenSibling(of: path, purpose: "upgrade")
+    let (copy, copied) = try copyToHidden(
+      store, from: path, to: hidden, credential: credential, options: options, shouldContinue: shouldContinue)
+    report.keys = copy.keys
+    report.valueBytes = copy.valueBytes
+    let lock = try swapIn(hidden, at: path, expecting: copied, fileSystem: fileSystem)
+    // From here the store at `path` is the new one, whatever fails: the parent's sync makes
+    // the swap durable; the old store under the hidden name is removed by this call or the
+    // next upgrade.
+    defer { lock.unlock() }
+    let parent = StoreOpener.parentDirectory(of: path)
+    try fileSystem.syncDirectory(parent)
+    report.version = CaskFormat.formatVersion
+    report.upgraded = true
+    removeDirectory(hidden, fileSystem: fileSystem)
+    report.removedLeftovers = removeLeftovers(of: path, fileSystem: fileSystem)
+    try? fileSystem.syncDirectory(parent)
+    return report
+  }
+
+  /// Step 1's open: the store read-only (a shared lock, so no writer changes it while it is
+  /// copied), never synced, compacted or created.
+  private static func openSource(
+    at path: String, credential: StoreCredential, options: Options
+  ) throws -> CaskStore {
+    var readOptions = Options(
+      durability: .never, segmentSizeLimit: options.segmentSizeLimit, autoCompaction: nil, createIfMissing: false,
+      readOnly: true, fileSystem: options.fileSystem)
+    readOptions.keyDerivation = options.keyDerivation
+    return try CaskStore(path: path, credential: credential, options: readOptions)
+  }
+
+  /// Step 1: copies every live key of `store`, open at `path`, into a new store at `hidden`, closes both and
+  /// returns what was copied with the state of the source's files it was copied from. On any
+  /// failure `store` is closed and `hidden` removed before the error is thrown.
+  private static func copyToHidden(
+    _ store: CaskStore, from path: String, to hidden: String, credential: StoreCredential, options: Options,
+    shouldContinue: () -> Bool
+  ) throws -> (CaskRekeyReport, FileSystemState) {
+    let fileSystem = options.fileSystem
     var hiddenMade = false
     do {
       // The old store goes once the copy is swapped in: only a store that opened without
@@ -108,10 +141,10 @@ extension CaskStore {
       // empty one, and its segments deleted.
       try refuseDamagedSource(store)
       let live = store.stats().keys
-      copied = try FileSystemState(of: path, fileSystem: fileSystem)
+      let copied = try FileSystemState(of: path, fileSystem: fileSystem)
       try fileSystem.createDirectoryExclusively(hidden)
       hiddenMade = true
-      try fileSystem.syncDirectory(parent)
+      try fileSystem.syncDirectory(StoreOpener.parentDirectory(of: path))
       let copy = try store.copyIntoUpgrade(
         at: hidden, credential: credential, keyDerivation: store.keyDerivation ?? options.keyDerivation,
         shouldContinue: shouldContinue)
@@ -120,16 +153,22 @@ extension CaskStore {
           file: CaskFormat.headerFileName, offset: 0,
           reason: "the upgrade copied \(copy.keys) of \(live) live keys; the store was left as it was")
       }
-      report.keys = copy.keys
-      report.valueBytes = copy.valueBytes
       try store.close()
       guard shouldContinue() else { throw CancellationError() }
+      return (copy, copied)
     } catch {
       try? store.close()
       if hiddenMade { removeDirectory(hidden, fileSystem: fileSystem) }
       throw error
     }
+  }
 
+  /// Steps 2 and 3: takes the store's lock exclusively, checks its files are still `copied`
+  /// and swaps `hidden` with `path`, returning the lock held. On any failure the lock is
+  /// released and `hidden` removed, the store at `path` as it was.
+  private static func swapIn(
+    _ hidden: String, at path: String, expecting copied: FileSystemState, fileSystem: any FileSystem
+  ) throws -> any FileLock {
     let lock: any FileLock
     do {
       lock = try fileSystem.lock("\(path)/\(CaskFormat.lockFileName)", exclusive: true)
@@ -144,22 +183,12 @@ extension CaskStore {
         throw CaskError.locked(path: path)
       }
       try fileSystem.exchange(hidden, path)
+      return lock
     } catch {
       lock.unlock()
       removeDirectory(hidden, fileSystem: fileSystem)
       throw error
     }
-    // From here the store at `path` is the new one, whatever fails: the parent's sync makes
-    // the swap durable; the old store under the hidden name is removed by this call or the
-    // next upgrade.
-    defer { lock.unlock() }
-    try fileSystem.syncDirectory(parent)
-    report.version = CaskFormat.formatVersion
-    report.upgraded = true
-    removeDirectory(hidden, fileSystem: fileSystem)
-    report.removedLeftovers = removeLeftovers(of: path, fileSystem: fileSystem)
-    try? fileSystem.syncDirectory(parent)
-    return report
   }
 
   /// Writes the new store: a version 5 header wrapping this store's current data key under

@@ -91,18 +91,15 @@ enum StoreAccess {
       throw CLIError.failure(ErrorMessage.describe(error, store: store.path))
     }
     // Prevents: a write reported as failed that was applied. Every write of `body` was
-    // synced before it returned (`durability: .always`), so what fails after it (the hint
-    // file, closing) costs none of it: a warning, not a failure.
+    // synced before it returned (`durability: .always`), so what fails after it (a hint,
+    // the manifest, closing) costs none of it: a warning, not a failure.
     do {
       try store.close()
     } catch {
       warn(store.path, "closing it failed after the command's work was synced: \(ErrorMessage.describe(error))")
     }
     if let failure = store.backgroundWriteFailure {
-      warn(
-        store.path,
-        "a hint file could not be written (\(ErrorMessage.describe(failure))); nothing was lost: "
-          + "the next open reads its segment instead")
+      warn(store.path, BackgroundWriteWarning.message(for: failure))
     }
     return result
   }

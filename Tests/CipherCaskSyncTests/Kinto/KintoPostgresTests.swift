@@ -13,9 +13,21 @@ final class KintoPostgresTests: XCTestCase {
     let database = try PostgresCluster.shared().makeDatabase()
     let north = try KintoProcess(batchLimit: 3, database: database)
     let south = try KintoProcess(batchLimit: 3, database: database)
+    // Every record written waits up to 50 ms between its date and its transaction's commit, so
+    // that batches of one device often commit after another device's listing has passed their
+    // dates: the devices converge only if their listings reach back over such late commits.
+    try PostgresCluster.sql(
+      database,
+      """
+      CREATE FUNCTION cask_test_stall() RETURNS trigger AS $$
+        BEGIN PERFORM pg_sleep(random() * 0.05); RETURN NEW; END; $$ LANGUAGE plpgsql;
+      CREATE TRIGGER cask_test_stall AFTER INSERT OR UPDATE ON objects
+        FOR EACH ROW EXECUTE PROCEDURE cask_test_stall();
+      """)
     let devices = [
       // Devices write at the same time: Kinto on PostgreSQL may commit an older-dated batch
-      // after a newer one, so no device passes over its own pushes in one listing.
+      // after a newer one, so every device lists from its settled timestamp (the default
+      // settling margin) and none passes over its own pushes in one listing.
       try Device("north-1", url: north.url, datesInCommitOrder: false),
       try Device("south-1", url: south.url, datesInCommitOrder: false),
       try Device("south-2", url: south.url, datesInCommitOrder: false),

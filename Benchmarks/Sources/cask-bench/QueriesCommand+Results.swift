@@ -2,21 +2,6 @@ import Foundation
 import PeerKit
 
 extension QueriesCommand {
-  /// What the run prints for one size: the table Docs/BENCHMARKS.md shows, then what the
-  /// store's open and its index entries cost, and how the peers were set up.
-  static func report(_ results: Results, cask: CaskQuerySide) -> String {
-    let setups = results.peerSetups.sorted { $0.key < $1.key }.map { "- \($0.key): \($0.value)" }
-    return ReportCommand.queriesTable(results) + "\n"
-      + "Open: heap \(Number.grouped(cask.heapPerEventAfterOpen)) B per event, keys included; first queries"
-      + " (in-memory entries built from the keys): \(Number.fixed(cask.firstQuerySeconds * 1000, 1)) ms. Disk:"
-      + " \(Number.grouped(Double(cask.diskIndexed))) B with the indexes, \(Number.grouped(Double(cask.diskPlain)))"
-      + " B without (before compaction).\n"
-      + (setups.isEmpty ? "" : "Peers:\n" + setups.joined(separator: "\n") + "\n")
-      + "Load average \(EngineCommand.loadAverage())."
-  }
-}
-
-extension QueriesCommand {
   /// One query's seconds per round, per engine: what `cask-bench report` charts.
   struct QueryResult: Codable {
     let name: String
