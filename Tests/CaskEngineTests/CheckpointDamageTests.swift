@@ -6,7 +6,8 @@ import Testing
 
 /// A checkpoint that is torn, damaged, from another time than the log or from another store
 /// is never trusted: open says why in `checkpointIgnored` and indexes from the hints and the
-/// log, losing nothing. A planted bug (open trusting any checkpoint that authenticates) shows
+/// log, losing nothing; damage in a page of slots, read when first touched, stops the index
+/// with an error there and retires the checkpoint. A planted bug (open trusting any checkpoint that authenticates) shows
 /// that these tests would catch one trusted blindly.
 @Suite("Checkpoint: a torn, damaged, older, newer or foreign checkpoint is never trusted")
 struct CheckpointDamageTests {
@@ -54,6 +55,38 @@ struct CheckpointDamageTests {
     }
   }
 
+  /// `expectIgnored`, or, for damage in a page of slots (read when first touched, not at
+  /// open): the checkpoint is used, every get answers the model's value or throws
+  /// `CaskError.corrupt` naming the checkpoint, a listing (which touches every page) throws,
+  /// and a writable store retires the checkpoint so that its next open serves `model`.
+  private static func expectIgnoredOrRefused(
+    _ path: String, _ model: [String: Data], sourceLocation: SourceLocation = #_sourceLocation
+  ) throws {
+    for readOnly in [true, false] {
+      let store = try CheckpointFixture.open(path, readOnly: readOnly)
+      if store.stats().recovery.checkpointIgnored != nil {
+        #expect(serves(store, model), sourceLocation: sourceLocation)
+        try store.close()
+        continue
+      }
+      for (key, value) in model {
+        do {
+          #expect(try store.get(key) == value, "answered from a damaged page", sourceLocation: sourceLocation)
+        } catch CaskError.corrupt(let file, _, _) {
+          #expect(file.hasSuffix(CaskFormat.checkpointFileName), sourceLocation: sourceLocation)
+        }
+      }
+      #expect(throws: CaskError.self, sourceLocation: sourceLocation) { try store.keys() }
+      try store.close()
+      if !readOnly {
+        #expect(!FileManager.default.fileExists(atPath: CheckpointFixture.file(path)), sourceLocation: sourceLocation)
+        let reopened = try CheckpointFixture.open(path, readOnly: true)
+        #expect(serves(reopened, model), sourceLocation: sourceLocation)
+        try reopened.close()
+      }
+    }
+  }
+
   @Test("the pristine checkpoint is used (the baseline of the tests below)")
   func pristineIsUsed() throws {
     let pristine = try Pristine("checkpoint-pristine")
@@ -77,7 +110,7 @@ struct CheckpointDamageTests {
     }
   }
 
-  @Test("a flipped byte anywhere in a checkpoint")
+  @Test("a flipped byte anywhere in a checkpoint: ignored at open, or refused when its page is first touched")
   func flippedByte() throws {
     let pristine = try Pristine("checkpoint-flip")
     defer { pristine.directory.remove() }
@@ -85,7 +118,7 @@ struct CheckpointDamageTests {
     for offset in [0, 7, 8, 11, 12, 13, 40, 200, size / 4, size / 2, (size * 3) / 4, size - 32, size - 1] {
       let path = try pristine.copy("flip-\(offset)")
       try FileDamage.flipByte(at: offset, in: CheckpointFixture.file(path))
-      try Self.expectIgnored(path, pristine.model)
+      try Self.expectIgnoredOrRefused(path, pristine.model)
     }
   }
 

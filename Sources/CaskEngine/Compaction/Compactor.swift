@@ -50,6 +50,7 @@ struct Compactor {
     let (inputs, cipher) = try store.writer.withLock { writer -> ([Segment], RecordCipher) in
       try writer.throwIfClosed()
       try writer.throwIfFailed()
+      try store.state.withLock { try $0.throwIfDamaged() }
       if let active = writer.active { try store.seal(active, writer: &writer) }
       return (store.state.withLock { Array($0.segments.values) }.sorted { $0.order < $1.order }, store.cipher)
     }
@@ -79,12 +80,14 @@ struct Compactor {
       var live: [(IndexKey, RecordLocation)] = []
       for chunk in stride(from: 0, to: entries.count, by: CaskFormat.compactionIndexChunk) {
         let slice = entries[chunk..<min(chunk + CaskFormat.compactionIndexChunk, entries.count)]
-        store.state.withLock { state in
+        try store.state.withLock { state in
           for entry in slice where !entry.isDelete {
             let key = IndexKey(entry.key)
             let location = RecordLocation(segment: input.id, offset: entry.offset, length: entry.length)
             if state.directory[key] == location { live.append((key, location)) }
           }
+          // A lookup that failed on a damaged checkpoint page would leave a live record behind.
+          try state.throwIfDamaged()
         }
       }
       try copy(live, from: input)

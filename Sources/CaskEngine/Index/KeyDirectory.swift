@@ -17,6 +17,9 @@ struct KeyDirectory: Sendable {
   private(set) var usage: [UInt32: SegmentUsage] = [:]
   /// Number of live keys.
   private(set) var count = 0
+  /// The checkpoint whose pages the tables load when first touched, if the directory was
+  /// loaded from one.
+  private(set) var pages: CheckpointPages?
 
   init(hashKey: KeyHashKey = .random()) {
     self.hashKey = hashKey
@@ -25,12 +28,33 @@ struct KeyDirectory: Sendable {
   }
 
   /// A directory made of tables a checkpoint held (`Checkpoint+Loading.swift`), all
-  /// under `hashKey`.
-  init(hashKey: KeyHashKey, ungrouped: KeyTable, groups: [(name: IndexKey, table: KeyTable)]) {
+  /// under `hashKey`, loading their pages from `pages`.
+  init(
+    hashKey: KeyHashKey, ungrouped: KeyTable, groups: [(name: IndexKey, table: KeyTable)], pages: CheckpointPages?
+  ) {
     self.hashKey = hashKey
+    self.pages = pages
     self.ungrouped = ungrouped
     self.groups = GroupTables(hashKey: hashKey, tables: groups)
     count = ungrouped.count + groups.reduce(0) { $0 + $1.table.count }
+  }
+
+  /// Why the directory can no longer be trusted: a page of the checkpoint it loads from failed
+  /// its checks when first touched, so a lookup may have missed a key and a change may not
+  /// have been made. Every operation of the store that reads the index throws it from then
+  /// on (`CaskStore.checkIndex`). `nil` while every page touched checked out.
+  var damage: CaskError? { pages?.damage }
+
+  /// Loads every page not yet loaded from the checkpoint (nothing for a directory built
+  /// from hints).
+  ///
+  /// - Returns: `false` when a page failed (`damage` says which).
+  /// - Complexity: O(pages not yet loaded): one read and decryption of each.
+  func loadAllPages() -> Bool {
+    guard pages != nil else { return true }
+    guard ungrouped.loadAllPages() else { return false }
+    for table in groups.tables where !table.loadAllPages() { return false }
+    return true
   }
 
   /// The group of a key: the part before its first U+0000, or `nil`.

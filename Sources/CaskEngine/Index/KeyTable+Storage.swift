@@ -7,13 +7,19 @@ extension KeyTable {
   final class Storage: @unchecked Sendable {
     let capacity: Int
     let slots: UnsafeMutableRawPointer?
+    /// The pages still to load from a checkpoint (`KeyTable+Lazy.swift`); `nil` for a table
+    /// whose slots are all here.
+    let lazy: LazyPages?
 
     /// Tables from this size on are aligned to 2 MiB and offered to the kernel for huge pages:
     /// every lookup lands on a random slot, and with 4 KiB pages most of them also miss the TLB.
     static let hugePageLength = 2 << 20
 
-    init(capacity: Int) {
+    /// `capacity` empty slots or, with `lazy`, slots left as they are allocated, each page
+    /// written whole by its load before anything reads it (pages never touched cost nothing).
+    init(capacity: Int, lazy: LazyPages? = nil) {
       self.capacity = capacity
+      self.lazy = lazy
       guard capacity > 0 else {
         slots = nil
         return
@@ -28,12 +34,22 @@ extension KeyTable {
           fatalError("KeyTable: out of memory for \(bytes) bytes")
         }
         // Advice only: without huge pages the table works the same.
-        if alignment == Self.hugePageLength { _ = madvise(pointer, bytes, MADV_HUGEPAGE) }
+        // Not for a table loaded page by page: a huge page would make the first touch of one
+        // page of slots zero 2 MiB. Offered once every page is loaded (`adviseHugePages`).
+        if alignment == Self.hugePageLength && lazy == nil { _ = madvise(pointer, bytes, MADV_HUGEPAGE) }
       #else
         let pointer = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 16)
       #endif
-      pointer.initializeMemory(as: UInt8.self, repeating: 0, count: bytes)
+      if lazy == nil { pointer.initializeMemory(as: UInt8.self, repeating: 0, count: bytes) }
       slots = pointer
+    }
+
+    /// Offers a table aligned for huge pages to the kernel's huge pages (advice only).
+    func adviseHugePages() {
+      #if canImport(Glibc)
+        let bytes = capacity * KeyTable.slotLength
+        if let slots, bytes >= 2 * Self.hugePageLength { _ = madvise(slots, bytes, MADV_HUGEPAGE) }
+      #endif
     }
 
     deinit {
@@ -45,6 +61,7 @@ extension KeyTable {
     }
 
     func copy() -> Storage {
+      if let lazy { return lazy.copy(of: self) }
       let copy = Storage(capacity: capacity)
       if let slots, let target = copy.slots {
         target.copyMemory(from: slots, byteCount: capacity * KeyTable.slotLength)

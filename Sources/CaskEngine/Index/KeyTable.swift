@@ -114,19 +114,27 @@ struct KeyTable: Sendable {
     return memcmp(slot, key.baseAddress!, key.count) == 0
   }
 
-  /// The slot holding `key`, or `nil`.
+  /// The slot holding `key`, or `nil` (also when a page it needed failed to load: the
+  /// directory's `damage` says so).
+  ///
+  /// The probe visits at most `capacity` slots. Prevents: a table loaded from a checkpoint
+  /// whose pages hold more keys than its root counts (found only once every page is loaded)
+  /// looping forever on a table with no empty slot.
   private func find(_ key: UnsafeRawBufferPointer, meta: UInt32) -> Int? {
     guard count > 0, let slots = storage.slots else { return nil }
     let capacity = storage.capacity
     return withExtendedLifetime(storage) {
       var index = Self.home(meta, capacity: capacity)
-      while true {
+      guard ensureLoaded(index) else { return nil }
+      for _ in 0..<capacity {
         let candidate = slots + index &* Self.slotLength
         if Self.tag(candidate) == 0 { return nil }
         if matches(candidate, key, meta: meta) { return index }
         index &+= 1
         if index == capacity { index = 0 }
+        if index % CaskFormat.checkpointSlotsPerPage == 0 && !ensureLoaded(index) { return nil }
       }
+      return nil
     }
   }
 
@@ -137,7 +145,9 @@ struct KeyTable: Sendable {
   /// the table next changes.
   func homeSlot(_ key: UnsafeRawBufferPointer) -> UnsafeRawPointer? {
     guard key.count > 0, let slots = storage.slots else { return nil }
-    return UnsafeRawPointer(slots + Self.home(meta(key), capacity: storage.capacity) &* Self.slotLength)
+    let home = Self.home(meta(key), capacity: storage.capacity)
+    guard ensureLoaded(home) else { return nil }
+    return UnsafeRawPointer(slots + home &* Self.slotLength)
   }
 
   /// The location stored for `key`.
@@ -152,6 +162,7 @@ struct KeyTable: Sendable {
   ///
   /// - Complexity: O(capacity).
   func forEachEntry(_ body: (String, RecordLocation) throws -> Void) rethrows {
+    guard loadAllPages() else { return }
     for index in 0..<storage.capacity {
       let slot = slot(index)
       let tag = Self.tag(slot)
@@ -166,6 +177,7 @@ struct KeyTable: Sendable {
   func forEachEntryBytes(inSegment id: UInt32, _ body: (UnsafeRawBufferPointer, RecordLocation) throws -> Void)
     rethrows
   {
+    guard loadAllPages() else { return }
     for index in 0..<storage.capacity {
       let slot = slot(index)
       let tag = Self.tag(slot)
@@ -180,6 +192,7 @@ struct KeyTable: Sendable {
   ///
   /// - Complexity: O(capacity).
   func forEachEntryBytes(_ body: (UnsafeRawBufferPointer, RecordLocation) throws -> Void) rethrows {
+    guard loadAllPages() else { return }
     for index in 0..<storage.capacity {
       let slot = slot(index)
       let tag = Self.tag(slot)
@@ -215,7 +228,9 @@ struct KeyTable: Sendable {
   /// The first slot a lookup of a key whose meta word is `meta` reads (see `homeSlot(_:)`).
   func homeSlot(meta: UInt32) -> UnsafeRawPointer? {
     guard let slots = storage.slots else { return nil }
-    return UnsafeRawPointer(slots + Self.home(meta, capacity: storage.capacity) &* Self.slotLength)
+    let home = Self.home(meta, capacity: storage.capacity)
+    guard ensureLoaded(home) else { return nil }
+    return UnsafeRawPointer(slots + home &* Self.slotLength)
   }
 
   /// `updateValue(_:forKey:)` for a key whose meta word (`meta(_:)`) is known: one probe
@@ -231,6 +246,8 @@ struct KeyTable: Sendable {
     var capacity = storage.capacity
     var slots = storage.slots.unsafelyUnwrapped
     var index = Self.home(meta, capacity: capacity)
+    guard ensureLoaded(index) else { return nil }
+    var probed = 0
     while true {
       let candidate = slots + index &* Self.slotLength
       if Self.tag(candidate) == 0 { break }
@@ -241,9 +258,14 @@ struct KeyTable: Sendable {
       }
       index &+= 1
       if index == capacity { index = 0 }
+      probed += 1
+      // A bounded probe, and no slot written in a page that failed to load (see `find`).
+      guard probed < capacity, index % CaskFormat.checkpointSlotsPerPage != 0 || ensureLoaded(index) else {
+        return nil
+      }
     }
     if (count + 1) * 5 > capacity * Self.maximumLoadFifths {
-      resize(to: Swift.max(16, capacity * 2))
+      guard resize(to: Swift.max(16, capacity * 2)) else { return nil }
       capacity = storage.capacity
       slots = storage.slots.unsafelyUnwrapped
       index = Self.home(meta, capacity: capacity)
@@ -289,12 +311,18 @@ struct KeyTable: Sendable {
       return old
     }
     if (count + 1) * 5 > storage.capacity * Self.maximumLoadFifths {
-      resize(to: Swift.max(16, storage.capacity * 2))
+      guard resize(to: Swift.max(16, storage.capacity * 2)) else { return nil }
     }
     var index = Self.home(meta, capacity: storage.capacity)
+    guard ensureLoaded(index) else { return nil }
+    var probed = 0
     while Self.tag(slot(index)) != 0 {
       index += 1
       if index == storage.capacity { index = 0 }
+      probed += 1
+      guard probed < storage.capacity, index % CaskFormat.checkpointSlotsPerPage != 0 || ensureLoaded(index) else {
+        return nil
+      }
     }
     let slot = slot(index)
     fill(slot, key: key, meta: meta, location: location)
@@ -320,9 +348,11 @@ struct KeyTable: Sendable {
     // Shift back the entries after the hole that may move into it (no tombstones).
     let capacity = storage.capacity
     var index = hole
-    while true {
+    for _ in 0..<capacity {
       index += 1
       if index == capacity { index = 0 }
+      // A page that fails to load stops the shift: the directory is damaged from then on.
+      if index % CaskFormat.checkpointSlotsPerPage == 0 && !ensureLoaded(index) { break }
       let candidate = slot(index)
       if Self.tag(candidate) == 0 { break }
       let home = Self.home(Self.storedMeta(candidate), capacity: capacity)
@@ -346,6 +376,8 @@ struct KeyTable: Sendable {
   ///
   /// - Complexity: O(capacity + bytes of the long keys).
   private mutating func packLongKeys() {
+    // Every page first: a page loaded later would name places in the arena packed away.
+    guard loadAllPages() else { return }
     var packed = KeyArena()
     for index in 0..<storage.capacity {
       let slot = slot(index)
@@ -360,7 +392,12 @@ struct KeyTable: Sendable {
   }
 
   /// Moves every entry into a table of `newCapacity` slots; hashes are not recomputed.
-  private mutating func resize(to newCapacity: Int) {
+  ///
+  /// - Returns: `false` (and nothing changed) when a page of a table loaded from a
+  ///   checkpoint failed to load.
+  @discardableResult
+  private mutating func resize(to newCapacity: Int) -> Bool {
+    guard loadAllPages() else { return false }
     let old = storage
     let new = Storage(capacity: newCapacity)
     if let from = old.slots, let to = new.slots {
@@ -376,5 +413,6 @@ struct KeyTable: Sendable {
       }
     }
     storage = new
+    return true
   }
 }

@@ -6,80 +6,78 @@ extension Checkpoint {
   static let hashCheckInterval = 16
 
   /// Reads, checks and decrypts every page, in the order the root implies, into the key
-  /// directory and the covered segment's tombstones. A page is used only if its message's
-  /// digest is the one the root lists for it, it authenticates, and its number, kind, table
-  /// and size are the expected ones; a table only if its image is coherent
-  /// (`KeyTable.isCoherent`).
+  /// directory and the covered segment's tombstones: `load(from:)`, then every page of
+  /// every table at once (what a reader that only checks a file, the fuzz target, wants).
   ///
   /// - Throws: `Rejection` at the first page or table that is not so; nothing is kept.
   /// - Complexity: O(bytes of the file): one decryption of each page and a pass over each table.
   func load(cipher: RecordCipher, read: @escaping (UInt64, Int) -> [UInt8]?) throws(Rejection) -> (
     KeyDirectory, HintEntries
   ) {
-    let lengths = Dictionary(segments.map { ($0.id, $0.length) }, uniquingKeysWith: { first, _ in first })
-    var reader = PageReader(checkpoint: self, cipher: cipher, read: read)
+    let pages = CheckpointPages(root: self, cipher: cipher, path: CaskFormat.checkpointFileName, read: read)
+    let (directory, tombstones) = try load(from: pages)
+    guard directory.loadAllPages() else {
+      throw Rejection(reason: pages.damage.map { "\($0)" } ?? "a page does not check out")
+    }
+    return (directory, tombstones)
+  }
+
+  /// The key directory whose tables load their slot pages from `pages` when first touched
+  /// (`KeyTable+Lazy.swift`), and the covered segment's tombstones. Read and checked here:
+  /// each table's chunks of long keys and the tombstone pages (the covered segment's hint
+  /// needs them), and each table's count against its capacity (at most 80% full, so that a
+  /// probe ends at an empty slot). A slot page's own checks, and a table's count against the
+  /// used slots of its pages, wait for its pages' loads.
+  ///
+  /// - Throws: `Rejection` at the first page or table that is not so.
+  /// - Complexity: O(tables + bytes of the chunks and tombstone pages); no slot page is read.
+  func load(from pages: CheckpointPages) throws(Rejection) -> (KeyDirectory, HintEntries) {
     var named: [(name: IndexKey, table: KeyTable)] = []
     var ungrouped: KeyTable?
-    for (number, entry) in tables.enumerated() {
+    var number = 0
+    for (position, entry) in tables.enumerated() {
       guard entry.name.firstIndex(of: CaskFormat.keyGroupSeparator) == nil,
         entry.name.withUnsafeBytes({ HintPayload.isValidUTF8($0) })
       else { throw Rejection(reason: "a group name is malformed") }
-      var table = KeyTable(image: Int(entry.capacity), hashKey: hashKey, count: Int(entry.count), arena: KeyArena())
-      var first = 0
-      while first < Int(entry.capacity) {
-        let slots = min(Int(entry.capacity) - first, CaskFormat.checkpointSlotsPerPage)
-        let contents = try reader.next(kind: CaskFormat.checkpointPageSlots, table: number, count: slots)
-        contents.withUnsafeBytes { table.fillSlots(from: first, with: $0) }
-        first += slots
+      let capacity = Int(entry.capacity)
+      let count = Int(entry.count)
+      guard count * 5 <= capacity * KeyTable.maximumLoadFifths, count < capacity || capacity == 0 else {
+        throw Rejection(reason: "table \(position) is fuller than a table grows")
       }
+      let firstPage = number
+      number += (capacity + CaskFormat.checkpointSlotsPerPage - 1) / CaskFormat.checkpointSlotsPerPage
       var chunks: [[UInt8]] = []
       for length in entry.chunkLengths {
-        chunks.append(Array(try reader.next(kind: CaskFormat.checkpointPageChunk, table: number, count: Int(length))))
+        let contents = try pages.contents(
+          of: number, kind: CaskFormat.checkpointPageChunk, table: position, count: Int(length))
+        chunks.append(Array(contents))
+        number += 1
       }
-      table.arena = KeyArena(
+      let arena = KeyArena(
         chunks: chunks, used: Int(entry.arenaUsed), live: Int(clamping: entry.arenaLive),
         dead: Int(clamping: entry.arenaDead))
-      guard table.isCoherent(segmentLengths: lengths, sampleEvery: Self.hashCheckInterval),
-        Self.keys(of: table, belongTo: number == 0 ? nil : entry.name)
-      else { throw Rejection(reason: "table \(number) is not coherent") }
-      if number == 0 {
+      let source = KeyTable.PageSource(
+        pages: pages, table: position, firstPage: firstPage, expectedCount: count,
+        chunkLengths: entry.chunkLengths.map { Int($0) }, group: position == 0 ? nil : entry.name, hashKey: hashKey)
+      let table = KeyTable(capacity: capacity, count: count, arena: arena, source: source)
+      if position == 0 {
         ungrouped = table
       } else {
         named.append((IndexKey(String(decoding: entry.name, as: UTF8.self)), table))
       }
     }
     var tombstones = HintEntries()
-    while reader.hasMore {
-      let contents = try reader.next(kind: CaskFormat.checkpointPageTombstones, table: 0, count: nil)
+    while number < self.pages.count {
+      let contents = try pages.contents(of: number, kind: CaskFormat.checkpointPageTombstones, table: 0, count: nil)
       guard Self.readTombstones(contents, into: &tombstones, segmentLength: coveredOffset) else {
         throw Rejection(reason: "a tombstone page is malformed")
       }
+      number += 1
     }
     guard let ungrouped, tombstones.count == Int(tombstoneCount) else {
       throw Rejection(reason: "the pages do not hold what the root counts")
     }
-    return (KeyDirectory(hashKey: hashKey, ungrouped: ungrouped, groups: named), tombstones)
-  }
-
-  /// Whether every key of `table` is of the group the table is for: in a group's table
-  /// (`group` its name) the bytes before the key's first U+0000 are the name, in the table of
-  /// keys without a group (`nil`) a key has no U+0000. Prevents: a key loaded into another
-  /// group's table, which `count` and the group's counts then miscounted and lookups never
-  /// found (the sampled hash check passes over most keys).
-  ///
-  /// - Complexity: O(capacity + bytes of the keys).
-  private static func keys(of table: KeyTable, belongTo group: [UInt8]?) -> Bool {
-    var belong = true
-    table.forEachEntryBytes { key, _ in
-      guard belong else { return }
-      let separator = key.firstIndex(of: CaskFormat.keyGroupSeparator)
-      if let group {
-        belong = separator == group.count && key.prefix(group.count).elementsEqual(group)
-      } else {
-        belong = separator == nil
-      }
-    }
-    return belong
+    return (KeyDirectory(hashKey: hashKey, ungrouped: ungrouped, groups: named, pages: pages), tombstones)
   }
 
   /// Parses a tombstone page's entries (hint entries, deletes only, inside the covered
@@ -99,54 +97,5 @@ extension Checkpoint {
       }
       return true
     }
-  }
-}
-
-/// Reads a checkpoint's pages one after another, each checked against the root.
-private struct PageReader {
-  let checkpoint: Checkpoint
-  let cipher: RecordCipher
-  let read: (UInt64, Int) -> [UInt8]?
-  var number = 0
-  var position: UInt64
-
-  init(checkpoint: Checkpoint, cipher: RecordCipher, read: @escaping (UInt64, Int) -> [UInt8]?) {
-    self.checkpoint = checkpoint
-    self.cipher = cipher
-    self.read = read
-    position = UInt64(CaskFormat.checkpointHeadLength + checkpoint.rootMessageLength)
-  }
-
-  var hasMore: Bool { number < checkpoint.pages.count }
-
-  /// The contents of the next page, which must be of `kind` and `table` and hold `count`
-  /// slots, bytes or (for `nil`) any number of tombstones.
-  mutating func next(kind: UInt8, table: Int, count: Int?) throws(Checkpoint.Rejection) -> Data {
-    let rejection = Checkpoint.Rejection(reason: "page \(number) is missing, damaged or not the root's")
-    guard hasMore else { throw rejection }
-    let reference = checkpoint.pages[number]
-    guard let message = read(position, Int(reference.length)),
-      constantTimeEqual(Array(message.suffix(RNCryptor.Format.hmacLength)), reference.digest),
-      let plaintext = try? cipher.open(Data(message), file: CaskFormat.checkpointFileName, offset: position)
-    else { throw rejection }
-    let head = CaskFormat.checkpointPageHeadLength
-    let matches = plaintext.withUnsafeBytes { buffer -> Bool in
-      guard buffer.count >= head else { return false }
-      var header = ByteReader(buffer)
-      guard header.readUInt8() == CaskFormat.messageTagCheckpointPage, header.readUInt8() == kind,
-        header.readUInt16() == 0, header.readUInt32() == UInt32(number), header.readUInt32() == UInt32(table),
-        let stated = header.readUInt32()
-      else { return false }
-      if let count { return Int(stated) == count && buffer.count - head == Self.contentLength(kind, count) }
-      return stated > 0
-    }
-    guard matches else { throw Checkpoint.Rejection(reason: "page \(number) is malformed") }
-    number += 1
-    position += UInt64(reference.length)
-    return plaintext.subdata(in: plaintext.startIndex + head..<plaintext.endIndex)
-  }
-
-  private static func contentLength(_ kind: UInt8, _ count: Int) -> Int {
-    kind == CaskFormat.checkpointPageSlots ? count * KeyTable.slotLength : count
   }
 }

@@ -31,8 +31,15 @@ extension Checkpoint {
   /// covered segment's `tombstones`; the root's table, page and tombstone fields are filled
   /// in here.
   ///
-  /// - Complexity: O(capacity of the tables), one encryption of each page.
+  /// - Throws: the directory's `damage` when a page of the checkpoint it was loaded from
+  ///   fails as it is loaded here (every page is, through the same path as a lookup's).
+  /// - Complexity: O(capacity of the tables), one encryption of each page (and one read and
+  ///   decryption of each page of the previous checkpoint not loaded yet).
   func encoded(directory: KeyDirectory, tombstones: HintEntries, cipher: RecordCipher) throws -> [UInt8] {
+    guard directory.loadAllPages() else {
+      throw directory.damage
+        ?? CaskError.corrupt(file: CaskFormat.checkpointFileName, offset: 0, reason: "a page failed")
+    }
     var root = self
     root.hashKey = directory.hashKey
     root.tombstoneCount = UInt32(tombstones.count)

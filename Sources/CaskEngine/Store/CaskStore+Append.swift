@@ -10,6 +10,8 @@ extension CaskStore {
   func append(_ operations: inout [Prepared], writer: inout WriterState) throws -> (UInt64, CommitResult) {
     try writer.throwIfClosed()
     try writer.throwIfFailed()
+    // Nothing is appended once the index is damaged: it could not record the write.
+    try state.withLock { try $0.throwIfDamaged() }
     dropDeletesOfAbsentKeys(&operations)
     guard !operations.isEmpty else { return (writer.ticket, CommitResult()) }
     // The segment and offset the records land at, which version 3 key messages bind.

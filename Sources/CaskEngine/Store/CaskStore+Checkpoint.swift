@@ -55,7 +55,8 @@ extension CaskStore {
     let taken = state.withLock { state -> (KeyDirectory, [Segment])? in
       let recovery = state.recovery
       guard recovery.corruptRegions.isEmpty, recovery.unreadableSegments.isEmpty,
-        recovery.integrityViolations.isEmpty, state.directory.count >= settings.minimumKeys
+        recovery.integrityViolations.isEmpty, state.directory.count >= settings.minimumKeys,
+        state.directory.damage == nil
       else { return nil }
       return (state.directory, state.segments.values.filter { !retired.contains($0.id) })
     }

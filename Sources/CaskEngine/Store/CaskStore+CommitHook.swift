@@ -135,7 +135,9 @@ extension CaskStore {
   package func unsortedKeys(inGroup group: String) throws -> [String] {
     try state.withLock { state in
       try state.throwIfClosed()
-      return state.directory.keys(inGroup: group)
+      let keys = state.directory.keys(inGroup: group)
+      try state.throwIfDamaged()
+      return keys
     }
   }
 
@@ -147,7 +149,9 @@ extension CaskStore {
   package func packedKeys(inGroup group: String) throws -> PackedKeys {
     try state.withLock { state in
       try state.throwIfClosed()
-      return state.directory.packedKeys(inGroup: group)
+      let keys = state.directory.packedKeys(inGroup: group)
+      try state.throwIfDamaged()
+      return keys
     }
   }
 }

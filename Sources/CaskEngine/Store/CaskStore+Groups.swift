@@ -11,7 +11,9 @@ extension CaskStore {
   public func keys(inGroup group: String) throws -> [String] {
     try state.withLock { state in
       try state.throwIfClosed()
-      return state.directory.keys(inGroup: group)
+      let keys = state.directory.keys(inGroup: group)
+      try state.throwIfDamaged()
+      return keys
     }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
   }
 
@@ -69,7 +71,9 @@ extension CaskStore {
   ) throws {
     let (entries, segments) = try state.withLock { state in
       try state.throwIfClosed()
-      return (state.directory.entries(inGroup: group), state.segments)
+      let entries = state.directory.entries(inGroup: group)
+      try state.throwIfDamaged()
+      return (entries, state.segments)
     }
     try forEachValue(
       of: entries, inOrder: Self.fileOrder(of: entries, segments: segments), segments: segments, onDamage: onDamage,

@@ -153,7 +153,8 @@ extension CaskStore {
 
   /// The hint of a segment being sealed, its entries not yet in record order (`write` sorts
   /// them); `nil` for one in which open found damage that stays (it gets none, so that every
-  /// open scans it and reports the damage again).
+  /// open scans it and reports the damage again), and while the index is damaged (a hint
+  /// made from it could leave out live keys: the next open scans the segment instead).
   ///
   /// The hint lists the segment's live records (from the index, as they are now: a later
   /// overwrite in another segment is applied after it at open) and its tombstones; records
@@ -162,7 +163,11 @@ extension CaskStore {
   /// - Complexity: O(n) in the number of keys, once per sealed segment.
   func hint(for active: ActiveSegment) -> HintFile? {
     guard !active.keepsDamage else { return nil }
-    var entries = state.withLock { $0.directory.hintEntries(inSegment: active.segment.id) }
+    let listed = state.withLock { state -> HintEntries? in
+      let entries = state.directory.hintEntries(inSegment: active.segment.id)
+      return state.directory.damage == nil ? entries : nil
+    }
+    guard var entries = listed else { return nil }
     entries.append(contentsOf: active.tombstones)
     return HintFile(
       segmentID: active.segment.id, segmentLength: active.end, maxSequence: active.maxSequence,

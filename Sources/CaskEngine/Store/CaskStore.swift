@@ -26,11 +26,14 @@ public final class CaskStore: Sendable {
   //      `fileLock` (whose release takes `PosixLock.held`), `groupCommit`'s condition and its
   //      sync lock (under `writer` by a seal; never one inside the other), `background`'s
   //      state (under `state` by `stats()`; inside `background`'s own wake-up condition),
-  //      `observers`' table, `extensions`' hook, keeper, slots and `ChangeTracker`'s set, and
-  //      `recordCache`'s table.
+  //      `observers`' table, `extensions`' hook, keeper, slots and `ChangeTracker`'s set,
+  //      `recordCache`'s table, and the index's `LazyPages` locks (a page of a table loaded
+  //      from a checkpoint, under `state` or on `hintQueue`; inside them only the checkpoint
+  //      file's failure record).
   //
   // `writer` is held while `hintQueue` drains (close, backup, a closing checkpoint): its jobs
-  // take only `backgroundFailure` and `checkpointPending`, never the writer.
+  // take only `backgroundFailure`, `checkpointPending` and the `LazyPages` locks of the
+  // tables a checkpoint encodes, never the writer.
 
   // Constant after open: read without a lock.
 
@@ -99,9 +102,19 @@ public final class CaskStore: Sendable {
     var compactions = 0
     var closed = false
 
-    /// Throws `CaskError.closed` once `close()` has released the index.
+    /// Throws `CaskError.closed` once `close()` has released the index, and the index's
+    /// damage (`throwIfDamaged`).
     func throwIfClosed() throws {
       if closed { throw CaskError.closed }
+      try throwIfDamaged()
+    }
+
+    /// Throws `CaskError.corrupt` naming the checkpoint once a page of it failed its checks
+    /// when the index first touched it (`KeyDirectory.damage`): from then on a lookup may
+    /// have missed a key, so nothing is answered from the index. Called after a lookup too,
+    /// since the lookup may have been the first touch.
+    func throwIfDamaged() throws {
+      if let damage = directory.damage { throw damage }
     }
   }
 
@@ -267,6 +280,7 @@ public final class CaskStore: Sendable {
     let matches = try state.withLock { state -> [String] in
       try state.throwIfClosed()
       let all = state.directory.allKeys
+      try state.throwIfDamaged()
       return prefixBytes.isEmpty ? all : all.filter { $0.utf8.starts(with: prefixBytes) }
     }
     return matches.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
@@ -276,9 +290,9 @@ public final class CaskStore: Sendable {
     try IndexKey.withUTF8(of: key) { bytes in
       try state.withLock { state in
         try state.throwIfClosed()
-        guard let location = state.directory.location(forBytes: bytes),
-          let segment = state.segments[location.segment]
-        else { return nil }
+        let location = state.directory.location(forBytes: bytes)
+        try state.throwIfDamaged()
+        guard let location, let segment = state.segments[location.segment] else { return nil }
         return (location, segment)
       }
     }

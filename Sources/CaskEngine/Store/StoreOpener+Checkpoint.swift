@@ -13,9 +13,10 @@ extension StoreOpener {
     var listed: Set<UInt32>
   }
 
-  /// Step 5b: reads and checks the checkpoint and, if it matches the segments found and the
-  /// manifest, loads its entries into `indexState.directory` (which must be empty). Otherwise
-  /// leaves the index empty and records why in `checkpointIgnored`.
+  /// Step 5b: reads and checks the checkpoint's root and, if it matches the segments found and
+  /// the manifest, makes `indexState.directory` (which must be empty) its tables, whose slot
+  /// pages load when first touched (the file stays open for them). Otherwise leaves the index
+  /// empty and records why in `checkpointIgnored`.
   ///
   /// - Returns: the checkpoint loaded, or `nil` (none, or ignored).
   func loadCheckpoint(
@@ -29,7 +30,8 @@ extension StoreOpener {
       guard kind == .file, let file = try? fileSystem.open(checkpointPath, mode: .readOnly) else {
         throw Checkpoint.Rejection(reason: "not a regular file")
       }
-      defer { file.close() }
+      var keepsFile = false
+      defer { if !keepsFile { file.close() } }
       // A planted sparse file costs nothing: the pages are read one at a time, each bounded.
       guard let size = try? file.size(), file.nextHole(from: 0) >= size else {
         throw Checkpoint.Rejection(reason: "the file has a hole")
@@ -41,7 +43,11 @@ extension StoreOpener {
       let cipher = ring.current
       let root = try Checkpoint.readRoot(size: size, cipher: cipher, read: read)
       if options.checksCheckpoint { try check(root, found: found, manifest: manifest, cipher: cipher, header: header) }
-      var (directory, tombstones) = try root.load(cipher: cipher, read: read)
+      let pages = CheckpointPages(
+        root: root, cipher: cipher, path: checkpointPath, read: read, closeFile: { file.close() },
+        removal: options.readOnly ? nil : (fileSystem, checkpointPath))
+      keepsFile = true
+      var (directory, tombstones) = try root.load(from: pages)
       directory.restoreUsage(
         Dictionary(
           uniqueKeysWithValues: root.segments.map {

@@ -1,0 +1,241 @@
+import Foundation
+import Synchronization
+
+/// A table loaded from a checkpoint page by page (Docs/FORMAT.md, section 18): its slots are
+/// reserved whole at open (memory that is never touched costs nothing), and each page of 2,048
+/// slots is read, checked and decrypted the first time a lookup, an insert, a removal or a
+/// walk over the table touches it. No slot of a page is read before its page is loaded.
+extension KeyTable {
+  /// Where a table's slot pages are in a checkpoint, and what its root says of the table.
+  struct PageSource: Sendable {
+    let pages: CheckpointPages
+    /// The table's number in the root (the pages name it).
+    let table: Int
+    /// The number of the table's first slot page among the file's pages.
+    let firstPage: Int
+    /// Used slots the root gives the table: what its pages must hold, all together.
+    let expectedCount: Int
+    /// The lengths of the table's chunks of long keys, as the root lists them.
+    let chunkLengths: [Int]
+    /// The group's name for a group's table, `nil` for the table of keys outside groups.
+    let group: [UInt8]?
+    let hashKey: KeyHashKey
+  }
+
+  /// Which pages of one `Storage` are loaded. Shared by nothing: a copy of the storage gets a
+  /// copy of this (`Storage.copy`), and the two load their missing pages on their own.
+  ///
+  /// Concurrency: the store loads pages under its `state` lock, and the checkpoint writer
+  /// loads pages of the same storage (shared copy-on-write with its snapshot) on the hint
+  /// queue, with no store lock held. `lock` (a pthread mutex, which ThreadSanitizer sees)
+  /// serialises the loads and the copy; a slot is read only after its page's load returned,
+  /// which happened under `lock`, so the bytes a reader sees are the loaded ones. `complete`
+  /// lets a fully loaded table skip the lock. A leaf: nothing is taken inside it but the
+  /// pages' own failure record.
+  final class LazyPages: @unchecked Sendable {
+    let source: PageSource
+    let pageCount: Int
+    private let lock = NSLock()
+    // Guarded by `lock`: 0 not loaded, 1 loaded, 2 failed (and never read again).
+    private var states: [UInt8]
+    private var missing: Int
+    /// Used slots found in the pages when they were loaded: at most the root's count, and
+    /// exactly it once every page is loaded.
+    private var usedAtLoad = 0
+    /// Whether every page is loaded: the fast path of `ensureLoaded`.
+    let complete = Atomic<Bool>(false)
+
+    init(source: PageSource, capacity: Int) {
+      self.source = source
+      pageCount = (capacity + CaskFormat.checkpointSlotsPerPage - 1) / CaskFormat.checkpointSlotsPerPage
+      states = [UInt8](repeating: 0, count: pageCount)
+      missing = pageCount
+      if pageCount == 0 { complete.store(true, ordering: .releasing) }
+    }
+
+    private init(copying other: LazyPages) {
+      source = other.source
+      pageCount = other.pageCount
+      states = other.states
+      missing = other.missing
+      usedAtLoad = other.usedAtLoad
+      complete.store(other.complete.load(ordering: .acquiring), ordering: .releasing)
+    }
+
+    /// Loads page `page` of `storage` unless it is loaded; `arena` holds the table's long keys.
+    ///
+    /// - Returns: whether the page is loaded and checked; `false` when it failed (now or
+    ///   before), which the pages' `damage` reports.
+    func load(_ page: Int, into storage: Storage, arena: KeyArena.Storage) -> Bool {
+      lock.lock()
+      defer { lock.unlock() }
+      return loadLocked(page, into: storage, arena: arena)
+    }
+
+    /// Loads every page not yet loaded.
+    func loadAll(into storage: Storage, arena: KeyArena.Storage) -> Bool {
+      lock.lock()
+      defer { lock.unlock() }
+      for page in 0..<pageCount where !loadLocked(page, into: storage, arena: arena) { return false }
+      return true
+    }
+
+    /// A storage of the same slots, holding the loaded pages' bytes, the rest to be loaded
+    /// from the same file. Under `lock`, so that no page is half loaded while it is copied.
+    func copy(of storage: Storage) -> Storage {
+      lock.lock()
+      defer { lock.unlock() }
+      let copy = Storage(capacity: storage.capacity, lazy: LazyPages(copying: self))
+      guard let from = storage.slots, let to = copy.slots else { return copy }
+      for page in 0..<pageCount where states[page] == 1 {
+        let (first, count) = slots(of: page, capacity: storage.capacity)
+        (to + first * KeyTable.slotLength).copyMemory(
+          from: from + first * KeyTable.slotLength, byteCount: count * KeyTable.slotLength)
+      }
+      return copy
+    }
+
+    private func slots(of page: Int, capacity: Int) -> (first: Int, count: Int) {
+      let first = page * CaskFormat.checkpointSlotsPerPage
+      return (first, min(capacity - first, CaskFormat.checkpointSlotsPerPage))
+    }
+
+    private func loadLocked(_ page: Int, into storage: Storage, arena: KeyArena.Storage) -> Bool {
+      switch states[page] {
+      case 1: return true
+      case 2: return false
+      default: break
+      }
+      let number = source.firstPage + page
+      let (first, count) = slots(of: page, capacity: storage.capacity)
+      do throws(Checkpoint.Rejection) {
+        let contents = try source.pages.contents(
+          of: number, kind: CaskFormat.checkpointPageSlots, table: source.table, count: count)
+        let checked = contents.withUnsafeBytes { bytes -> Result<Int, Checkpoint.Rejection> in
+          let used = Result { () throws(Checkpoint.Rejection) in
+            try KeyTable.checkSlots(bytes, source: source, arena: arena)
+          }
+          if case .success = used, let base = bytes.baseAddress, let slots = storage.slots {
+            (slots + first * KeyTable.slotLength).copyMemory(from: base, byteCount: bytes.count)
+          }
+          return used
+        }
+        usedAtLoad += try checked.get()
+        missing -= 1
+        guard usedAtLoad <= source.expectedCount, missing > 0 || usedAtLoad == source.expectedCount else {
+          throw Checkpoint.Rejection(reason: "table \(source.table) does not hold the keys the root counts")
+        }
+      } catch {
+        states[page] = 2
+        source.pages.fail(page: number, error)
+        return false
+      }
+      states[page] = 1
+      if missing == 0 {
+        storage.adviseHugePages()
+        complete.store(true, ordering: .releasing)
+      }
+      return true
+    }
+  }
+
+  /// Checks one page of slots as the table could have written it: known tags, each long key
+  /// inside a chunk the root lists and 17 to 65,535 bytes long, each location at or after a
+  /// segment's header and inside its listed length, and every 16th key hashed again to its
+  /// stored meta word (a wrong hash key would make keys unfindable); and every key of the
+  /// table's group: in a group's table the bytes before its first U+0000 are the group's name,
+  /// in the table of keys outside groups it has no U+0000. Prevents: a key loaded into another
+  /// group's table, which the counts then miscounted and lookups never found.
+  ///
+  /// - Returns: the used slots.
+  /// - Complexity: O(slots), plus one hash per 16 keys.
+  static func checkSlots(_ slots: UnsafeRawBufferPointer, source: PageSource, arena: KeyArena.Storage)
+    throws(Checkpoint.Rejection) -> Int
+  {
+    let rejection = Checkpoint.Rejection(reason: "a page of table \(source.table) is not coherent")
+    let lengths = source.pages.segmentLengths
+    var used = 0
+    // The segment of the slot before, and its length: most neighbours share a segment.
+    var lastSegment: UInt32?
+    var lastLength: UInt64 = 0
+    for offset in stride(from: 0, to: slots.count, by: slotLength) {
+      let meta = slots.load(fromByteOffset: offset + 28, as: UInt32.self)
+      let tag = meta & tagMask
+      if tag == 0 { continue }
+      used += 1
+      let sampled = used % Checkpoint.hashCheckInterval == 1 % Checkpoint.hashCheckInterval
+      if tag == longTag {
+        let position = slots.load(fromByteOffset: offset, as: UInt64.self)
+        let length = Int(slots.load(fromByteOffset: offset + 8, as: UInt32.self))
+        let chunk = Int(position >> 32)
+        let start = Int(position & 0xFFFF_FFFF)
+        guard length > inlineLimit, length <= CaskFormat.maximumKeyLength, chunk < source.chunkLengths.count,
+          start + length <= source.chunkLengths[chunk]
+        else { throw rejection }
+        // The chunks a checkpoint held keep their place in the arena until every page is
+        // loaded (packing loads them all first).
+        guard chunk < arena.chunks.count, start + length <= arena.lengths[chunk] else { throw rejection }
+        let key = UnsafeRawBufferPointer(start: arena.chunks[chunk] + start, count: length)
+        guard Self.key(key, belongsTo: source.group), !sampled || Self.meta(key, hashKey: source.hashKey) == meta
+        else { throw rejection }
+      } else if tag <= UInt32(inlineLimit) {
+        let key = UnsafeRawBufferPointer(rebasing: slots[offset..<offset + Int(tag)])
+        guard Self.key(key, belongsTo: source.group), !sampled || Self.meta(key, hashKey: source.hashKey) == meta
+        else { throw rejection }
+      } else {
+        throw rejection
+      }
+      let segment = slots.load(fromByteOffset: offset + 16, as: UInt32.self)
+      let recordOffset = UInt64(slots.load(fromByteOffset: offset + 20, as: UInt32.self))
+      let recordLength = UInt64(slots.load(fromByteOffset: offset + 24, as: UInt32.self))
+      if segment != lastSegment {
+        guard let length = lengths[segment] else { throw rejection }
+        lastSegment = segment
+        lastLength = length
+      }
+      guard recordOffset >= UInt64(CaskFormat.segmentHeaderLength), recordOffset + recordLength <= lastLength else {
+        throw rejection
+      }
+    }
+    return used
+  }
+
+  /// Whether `key` is of `group` (`nil`: of no group).
+  private static func key(_ key: UnsafeRawBufferPointer, belongsTo group: [UInt8]?) -> Bool {
+    let separator = key.firstIndex(of: CaskFormat.keyGroupSeparator)
+    guard let group else { return separator == nil }
+    return separator == group.count && key.prefix(group.count).elementsEqual(group)
+  }
+
+  /// A table of `capacity` slots whose pages load from `source` when first touched, holding
+  /// `count` keys and the long keys of `arena` (loaded whole).
+  init(capacity: Int, count: Int, arena: KeyArena, source: PageSource) {
+    self.init(hashKey: source.hashKey)
+    storage = Storage(capacity: capacity, lazy: LazyPages(source: source, capacity: capacity))
+    self.arena = arena
+    self.count = count
+  }
+
+  /// Loads the page of slot `index` unless it is loaded (or the table is not lazy).
+  ///
+  /// - Returns: `false` when the page failed: nothing of it may be read or written.
+  @inline(__always)
+  func ensureLoaded(_ index: Int) -> Bool {
+    guard let lazy = storage.lazy, !lazy.complete.load(ordering: .acquiring) else { return true }
+    return lazy.load(index / CaskFormat.checkpointSlotsPerPage, into: storage, arena: arena.storage)
+  }
+
+  /// Loads every page not yet loaded: before a walk over all slots, a resize or packing.
+  ///
+  /// - Returns: `false` when a page failed.
+  /// - Complexity: O(capacity) when pages are missing: one read and decryption of each.
+  func loadAllPages() -> Bool {
+    guard let lazy = storage.lazy, !lazy.complete.load(ordering: .acquiring) else { return true }
+    return lazy.loadAll(into: storage, arena: arena.storage)
+  }
+
+  /// Whether every page is loaded (a table not loaded from a checkpoint always is).
+  var isFullyLoaded: Bool {
+    storage.lazy?.complete.load(ordering: .acquiring) ?? true
+  }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import RNCryptorCodec
+
+/// The pages of one `CHECKPOINT` file, read on demand (Docs/FORMAT.md, section 18): open
+/// authenticates the root alone, which gives every page's length (so its place in the file)
+/// and digest, and a page is read, checked and decrypted the first time the index touches
+/// it. Shared by every table loaded from the file and by their copies.
+///
+/// The file stays open until the last table that may still read from it goes away: a new
+/// checkpoint renamed over it leaves this one readable (a rename keeps the inode), and
+/// positioned reads, unlike a mapping, cannot fault when the file is cut short under it.
+///
+/// A page that is missing, damaged or not the root's is reported once and for good: `damage`
+/// is set, and the index that reads from this file must answer nothing more (`KeyDirectory`
+/// `damage`). A writable store also removes the `CHECKPOINT` then, so that the next open
+/// rebuilds the index from the hints and the log.
+final class CheckpointPages: @unchecked Sendable {
+  // Constant after `init`. `read` gives the bytes at an offset (`nil` unless whole); it is
+  // called from any thread that loads a page (positioned reads share no file offset).
+  private let read: (UInt64, Int) -> [UInt8]?
+  private let closeFile: (() -> Void)?
+  private let path: String
+  private let cipher: RecordCipher
+  private let references: [Checkpoint.PageReference]
+  /// Where each page's message starts in the file.
+  let positions: [UInt64]
+  /// The lengths of the segments the root lists: a loaded slot's location must lie inside.
+  let segmentLengths: [UInt32: UInt64]
+  /// What to remove when a page fails: `nil` for a read-only store (or a reader that only
+  /// checks a file).
+  private let removal: (fileSystem: any FileSystem, path: String)?
+  private let failure = Locked<CaskError?>(nil)
+
+  /// Pages of `root`'s file read through `read`; `closeFile` runs when the last table that
+  /// may read from it goes away.
+  init(
+    root: Checkpoint, cipher: RecordCipher, path: String, read: @escaping (UInt64, Int) -> [UInt8]?,
+    closeFile: (() -> Void)? = nil, removal: (fileSystem: any FileSystem, path: String)? = nil
+  ) {
+    self.read = read
+    self.closeFile = closeFile
+    self.path = path
+    self.cipher = cipher
+    references = root.pages
+    var position = UInt64(CaskFormat.checkpointHeadLength + root.rootMessageLength)
+    var positions: [UInt64] = []
+    positions.reserveCapacity(root.pages.count)
+    for page in root.pages {
+      positions.append(position)
+      position += UInt64(page.length)
+    }
+    self.positions = positions
+    segmentLengths = Dictionary(root.segments.map { ($0.id, $0.length) }, uniquingKeysWith: { first, _ in first })
+    self.removal = removal
+  }
+
+  deinit {
+    closeFile?()
+  }
+
+  /// The first page that failed, as the error every later use of the index throws; `nil`
+  /// while none has.
+  var damage: CaskError? { failure.withLock { $0 } }
+
+  /// The contents (after the page head) of page `number`, which must be of `kind` and `table`
+  /// and hold `count` slots or bytes (any number of tombstones for `nil`).
+  ///
+  /// - Throws: `Checkpoint.Rejection` when it cannot be read whole, its digest is not the
+  ///   root's, it does not authenticate, or its head is not the expected one.
+  /// - Complexity: one positioned read and one decryption of the page.
+  func contents(of number: Int, kind: UInt8, table: Int, count: Int?) throws(Checkpoint.Rejection) -> Data {
+    guard number < references.count else {
+      throw Checkpoint.Rejection(reason: "page \(number) is missing, damaged or not the root's")
+    }
+    return try Checkpoint.openPage(
+      read(positions[number], Int(references[number].length)), reference: references[number], number: number,
+      at: positions[number], kind: kind, table: table,
+      count: count, cipher: cipher)
+  }
+
+  /// Records that page `number` failed (only the first failure is kept) and, for a writable
+  /// store, removes the checkpoint so that the next open does not use it.
+  ///
+  /// - Returns: the error the index reports from now on.
+  @discardableResult
+  func fail(page number: Int, _ rejection: Checkpoint.Rejection) -> CaskError {
+    let offset = number < positions.count ? positions[number] : 0
+    let error = CaskError.corrupt(
+      file: path, offset: offset,
+      reason: "\(rejection.reason); the index loaded from the checkpoint is incomplete, reopen the store to rebuild it"
+    )
+    let first = failure.withLock { kept -> Bool in
+      guard kept == nil else { return false }
+      kept = error
+      return true
+    }
+    if first, let removal {
+      // The log holds every record the checkpoint described: the next open reads it instead.
+      try? removal.fileSystem.removeFile(removal.path)
+    }
+    return damage ?? error
+  }
+}
+
+extension Checkpoint {
+  /// Checks and decrypts one page's `message` (`nil`: it could not be read whole) against the
+  /// root's `reference` for page `number`, read at `position`.
+  ///
+  /// - Throws: `Rejection` unless the message ends with the root's digest, authenticates, and
+  ///   holds a page of `kind`, `number` and `table` with `count` slots or bytes (for `nil`,
+  ///   any number above 0).
+  static func openPage(
+    _ message: [UInt8]?, reference: PageReference, number: Int, at position: UInt64, kind: UInt8, table: Int,
+    count: Int?, cipher: RecordCipher
+  ) throws(Rejection) -> Data {
+    guard let message,
+      constantTimeEqual(Array(message.suffix(RNCryptor.Format.hmacLength)), reference.digest),
+      let plaintext = try? cipher.open(Data(message), file: CaskFormat.checkpointFileName, offset: position)
+    else { throw Rejection(reason: "page \(number) is missing, damaged or not the root's") }
+    let head = CaskFormat.checkpointPageHeadLength
+    let matches = plaintext.withUnsafeBytes { buffer -> Bool in
+      guard buffer.count >= head else { return false }
+      var header = ByteReader(buffer)
+      guard header.readUInt8() == CaskFormat.messageTagCheckpointPage, header.readUInt8() == kind,
+        header.readUInt16() == 0, header.readUInt32() == UInt32(number), header.readUInt32() == UInt32(table),
+        let stated = header.readUInt32()
+      else { return false }
+      if let count { return Int(stated) == count && buffer.count - head == contentLength(kind, count) }
+      return stated > 0
+    }
+    guard matches else { throw Rejection(reason: "page \(number) is malformed") }
+    return plaintext.subdata(in: plaintext.startIndex + head..<plaintext.endIndex)
+  }
+
+  private static func contentLength(_ kind: UInt8, _ count: Int) -> Int {
+    kind == CaskFormat.checkpointPageSlots ? count * KeyTable.slotLength : count
+  }
+}
