@@ -185,7 +185,13 @@ package enum FuzzingEntry {
     let headerLength = CaskFormat.segmentHeaderLength
     guard bytes.count >= headerLength else { return }
     store(checksum(bytes[0..<CaskFormat.segmentHeaderChecksummedLength]), in: &bytes, at: headerLength - 4)
-    var position = headerLength
+    repairRecordChecksums(&bytes, from: headerLength)
+  }
+
+  /// Sets the CRC of every record from `position` on, as far as the records' lengths reach
+  /// before one runs past the end.
+  package static func repairRecordChecksums(_ bytes: inout [UInt8], from position: Int) {
+    var position = position
     while bytes.count - position >= CaskFormat.recordHeaderLength {
       let keyLength = Int(load(bytes, at: position + 16))
       let valueLength = Int(load(bytes, at: position + 20))

@@ -66,14 +66,7 @@ extension FuzzingEntry {
       bytes.replaceSubrange(covered..<linkEnd, with: mac)
       position = linkEnd
     }
-    while bytes.count - position >= CaskFormat.recordHeaderLength {
-      let keyLength = Int(load(bytes, at: position + 16))
-      let valueLength = Int(load(bytes, at: position + 20))
-      let total = CaskFormat.recordHeaderLength + keyLength + valueLength
-      guard total <= bytes.count - position else { return }
-      RecordEncoder.setChecksum(in: &bytes, recordAt: position, length: total)
-      position += total
-    }
+    repairRecordChecksums(&bytes, from: position)
   }
 
   /// The plaintexts of a `CHECKPOINT` file under `dataKeys`, the root's first, then each page

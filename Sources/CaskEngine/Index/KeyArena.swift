@@ -60,7 +60,11 @@ struct KeyArena: Sendable {
     if storage.chunks.isEmpty || storage.used + key.count > lastLength {
       let next = Swift.min(Swift.max(Self.firstChunkLength, lastLength * 2), Self.largestChunkLength)
       let length = Swift.max(next, key.count)
-      storage.chunks.append(.allocate(byteCount: length, alignment: 8))
+      // Zeroed: a checkpoint writes chunks whole (`KeyTable.arenaImage`), and the unused tail
+      // must not carry whatever the allocator last held there.
+      let chunk = UnsafeMutableRawPointer.allocate(byteCount: length, alignment: 8)
+      chunk.initializeMemory(as: UInt8.self, repeating: 0, count: length)
+      storage.chunks.append(chunk)
       storage.lengths.append(length)
       storage.used = 0
     }

@@ -72,15 +72,15 @@ struct KeyTable: Sendable {
     Int((UInt64(meta >> tagBits) &* UInt64(capacity)) >> (32 - tagBits))
   }
 
-  private func slot(_ index: Int) -> UnsafeMutableRawPointer {
+  func slot(_ index: Int) -> UnsafeMutableRawPointer {
     storage.slots.unsafelyUnwrapped + index &* Self.slotLength
   }
 
-  private static func storedMeta(_ slot: UnsafeMutableRawPointer) -> UInt32 {
+  static func storedMeta(_ slot: UnsafeMutableRawPointer) -> UInt32 {
     slot.load(fromByteOffset: CaskFormat.slotMetaOffset, as: UInt32.self)
   }
 
-  private static func tag(_ slot: UnsafeMutableRawPointer) -> UInt32 {
+  static func tag(_ slot: UnsafeMutableRawPointer) -> UInt32 {
     storedMeta(slot) & tagMask
   }
 
@@ -373,48 +373,7 @@ struct KeyTable: Sendable {
     return old
   }
 
-  /// Copies the long keys still in use into a fresh arena, leaving the removed ones behind.
-  ///
-  /// - Complexity: O(capacity + bytes of the long keys).
-  private mutating func packLongKeys() {
-    // Every page first: a page loaded later would name places in the arena packed away.
-    guard loadAllPages() else { return }
-    var packed = KeyArena()
-    for index in 0..<storage.capacity {
-      let slot = slot(index)
-      guard Self.tag(slot) == Self.longTag else { continue }
-      slot.storeBytes(
-        of: packed.append(longKey(slot)), toByteOffset: CaskFormat.slotLongKeyPositionOffset, as: UInt64.self)
-    }
-    arena = packed
-  }
-
   private mutating func makeUnique() {
     if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
-  }
-
-  /// Moves every entry into a table of `newCapacity` slots; hashes are not recomputed.
-  ///
-  /// - Returns: `false` (and nothing changed) when a page of a table loaded from a
-  ///   checkpoint failed to load.
-  @discardableResult
-  private mutating func resize(to newCapacity: Int) -> Bool {
-    guard loadAllPages() else { return false }
-    let old = storage
-    let new = Storage(capacity: newCapacity)
-    if let from = old.slots, let to = new.slots {
-      for index in 0..<old.capacity {
-        let source = from + index * Self.slotLength
-        if Self.tag(source) == 0 { continue }
-        var target = Self.home(Self.storedMeta(source), capacity: newCapacity)
-        while Self.tag(to + target * Self.slotLength) != 0 {
-          target += 1
-          if target == newCapacity { target = 0 }
-        }
-        (to + target * Self.slotLength).copyMemory(from: source, byteCount: Self.slotLength)
-      }
-    }
-    storage = new
-    return true
   }
 }
