@@ -44,16 +44,27 @@ extension KeyDirectory {
     return attachedOwners.contains(Self.word(location))
   }
 
-  /// The location of the key with UTF-8 `key` when its record carries attached keys.
+  /// Whether the record at `location` may carry attached keys that still point at it: exactly
+  /// `carriesAttachments` once `attachedOwners` is known; before (tables from a checkpoint),
+  /// any record may, and the caller reads its section instead.
+  /// Prevents: the first write after opening from a checkpoint walking every table (and so
+  /// loading every page of it) to learn `attachedOwners`.
+  func mayCarryAttachments(_ location: RecordLocation) -> Bool {
+    guard location.length > 0 else { return false }
+    return !attachedOwnersKnown || attachedOwners.contains(Self.word(location))
+  }
+
+  /// The location of the key with UTF-8 `key` when its record may carry attached keys
+  /// (`mayCarryAttachments`).
   mutating func attachingLocation(forBytes key: UnsafeRawBufferPointer) -> RecordLocation? {
-    guard let location = location(forBytes: key), carriesAttachments(location) else { return nil }
+    guard let location = location(forBytes: key), mayCarryAttachments(location) else { return nil }
     return location
   }
 
   /// Drops the attached keys of the owner `key`'s current record, before the owner is put
   /// again or deleted. `section` is that record's attachment section (`oldSection`, read
-  /// from disk only when the record carries any); when it cannot be read, every key pointing
-  /// at the record is found by a walk of the tables instead.
+  /// from disk only when the record may carry any, and empty when it carries none); when it
+  /// cannot be read, every key pointing at the record is found by a walk of the tables instead.
   ///
   /// - Complexity: O(1) when the record carries none; else O(attached keys), or O(capacity)
   ///   without the section.

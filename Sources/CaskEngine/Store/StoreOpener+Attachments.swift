@@ -25,7 +25,8 @@ extension CaskStore.IndexState {
   /// Whether the entries of `batch` need `apply` one by one: one carries attached keys, or a
   /// record indexed before carries some.
   mutating func needsAttachedReplay(_ batch: UnsafeBufferPointer<HintPayload.EntryView>) -> Bool {
-    directory.learnAttachedOwners()
-    return !directory.attachedOwners.isEmpty || batch.contains { $0.attached.count > 0 }
+    // Not learnt here: after a checkpoint that would load every page of its tables.
+    return !directory.attachedOwnersKnown || !directory.attachedOwners.isEmpty
+      || batch.contains { $0.attached.count > 0 }
   }
 }
