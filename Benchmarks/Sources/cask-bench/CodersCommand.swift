@@ -1,10 +1,6 @@
 import CipherCask
 import Foundation
 
-#if canImport(Glibc)
-  import Glibc
-#endif
-
 /// `cask-bench coders`: what a collection's `CaskCoder` costs on its own, outside any store.
 /// Encode and decode of a 10-field struct with `BinaryCaskCoder` (the default), `JSONCaskCoder`
 /// and `PropertyListCaskCoder` (binary), the bytes each writes, and whether each still reads old
@@ -204,9 +200,9 @@ enum CodersCommand: BenchCommand {
     var wall = cpu
     for _ in 0..<max(1, settings.runs) {
       for (index, workload) in workloads.enumerated() {
-        let cpuStart = threadCPUSeconds()
+        let cpuStart = CPUTime.thread()
         let wallSeconds = try Stopwatch.seconds { try workload.body(iterations[index]) }
-        cpu[index].append(max(threadCPUSeconds() - cpuStart, 1e-9))
+        cpu[index].append(max(CPUTime.thread() - cpuStart, 1e-9))
         wall[index].append(wallSeconds)
       }
     }
@@ -214,13 +210,6 @@ enum CodersCommand: BenchCommand {
       zip(iterations, cpu).map { Runs(iterations: $0, seconds: $1) },
       zip(iterations, wall).map { Runs(iterations: $0, seconds: $1) }
     )
-  }
-
-  /// The CPU time this thread has used, in seconds.
-  static func threadCPUSeconds() -> Double {
-    var time = timespec()
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
-    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
   }
 
   /// Size and the three readability checks of one coder over every sample.

@@ -216,6 +216,13 @@ extension EngineCommand {
   /// Fills a store with every key (batches of `batchSize`) and closes it cleanly, hints written.
   static func build(_ directory: String, keys: [String], values: [Data]) throws {
     let store = try CaskStore(path: directory, password: password, options: unsynced)
+    try fill(store, keys: keys, values: values)
+    guard store.count == keys.count else { throw BenchError("\(store.count) keys after building \(keys.count)") }
+    try store.close()
+  }
+
+  /// Puts every key into `store`, in batches of `batchSize`.
+  static func fill(_ store: CaskStore, keys: [String], values: [Data]) throws {
     for start in stride(from: 0, to: keys.count, by: batchSize) {
       try store.batch { batch in
         for index in start..<min(start + batchSize, keys.count) {
@@ -223,8 +230,6 @@ extension EngineCommand {
         }
       }
     }
-    guard store.count == keys.count else { throw BenchError("\(store.count) keys after building \(keys.count)") }
-    try store.close()
   }
 
   /// Opens the store `repeats` times (closing it cleanly in between), with its hint files or

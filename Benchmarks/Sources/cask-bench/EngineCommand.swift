@@ -39,7 +39,7 @@ enum EngineCommand: BenchCommand {
     var options = Options(arguments)
     let quick = options.flag("--quick")
     let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
-    let keysArgument = try options.value("--keys")
+    let keys = try options.number("--keys", atLeast: 100)
     let base = try options.value("--dir") ?? "/tmp"
     let formatArgument = try options.value("--format")
     try options.finish()
@@ -49,13 +49,7 @@ enum EngineCommand: BenchCommand {
       else { throw UsageError("'--format' is 2 or 3, not '\(formatArgument)'") }
       formatVersion.store(version, ordering: .relaxed)
     }
-    var sizes = quick ? [10_000] : [10_000, 100_000, 1_000_000]
-    if let keysArgument {
-      guard let keys = Int(keysArgument), keys >= 100 else {
-        throw UsageError("'--keys' needs a whole number of at least 100, not '\(keysArgument)'")
-      }
-      sizes = [keys]
-    }
+    let sizes = keys.map { [$0] } ?? (quick ? [10_000] : [10_000, 100_000, 1_000_000])
     let root = try ScratchDirectory(in: base)
     defer { root.remove() }
     let settings = Settings(quick: quick, sizes: sizes, directory: root.path)

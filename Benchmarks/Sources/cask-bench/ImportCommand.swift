@@ -104,14 +104,6 @@ enum ImportCommand: BenchCommand {
     return total
   }
 
-  /// This process's user and system CPU time so far.
-  static func cpuSeconds() -> Double {
-    var usage = rusage()
-    getrusage(RUSAGE_SELF.rawValue, &usage)
-    func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
-    return seconds(usage.ru_utime) + seconds(usage.ru_stime)
-  }
-
   static func peakResident() -> Int {
     guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
       let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
@@ -130,11 +122,11 @@ enum ImportCommand: BenchCommand {
     decoder.dateDecodingStrategy = .iso8601
     ProcessMemory.releaseFreeMemory()
     let before = peakResident()
-    let cpuBefore = cpuSeconds()
+    let cpuBefore = CPUTime.process()
     let start = ProcessFigures.now()
     let result = try events.importJSON(contentsOf: URL(fileURLWithPath: file), decoder: decoder)
     let seconds = Double(ProcessFigures.now() - start) / 1e9
-    let cpu = cpuSeconds() - cpuBefore
+    let cpu = CPUTime.process() - cpuBefore
     let growth = peakResident() - before
     guard result.inserted == count, store.count(inGroup: "events") == count else {
       throw BenchError("the import stored \(result.inserted) of \(count) events")

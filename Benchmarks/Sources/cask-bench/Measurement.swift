@@ -19,6 +19,25 @@ enum Stopwatch {
   }
 }
 
+/// CPU time, beside the wall clock: on a machine busy with other work the wall time also counts
+/// the waits for a core, the CPU time does not.
+enum CPUTime {
+  /// Seconds of CPU the calling thread has used.
+  static func thread() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+  }
+
+  /// Seconds of CPU (user and system) this process has used, every thread.
+  static func process() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+  }
+}
+
 /// Something to time: `body(n)` performs the operation `n` times.
 struct Workload {
   let name: String
