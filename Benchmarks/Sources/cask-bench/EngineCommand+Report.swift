@@ -176,6 +176,6 @@ extension EngineCommand {
     let syncProbe: RunFigure
     var durable: [OperationFigure]
     var sizes: [SizeFigures]
-    var targets: [Target]
+    var targets: [RecordedTarget]
   }
 }

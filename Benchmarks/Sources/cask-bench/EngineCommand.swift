@@ -164,51 +164,33 @@ enum EngineCommand: BenchCommand {
     static let latencySizes = (small: 10_000, large: 1_000_000)
   }
 
-  struct Target: Codable {
-    let target: String
-    let required: Double
-    /// Whether `measured` must be at most (rather than at least) `required`.
-    let atMost: Bool
-    let measured: Double?
-    /// Stored, so that the results file says it.
-    let met: Bool?
-
-    init(target: String, required: Double, atMost: Bool, measured: Double?) {
-      self.target = target
-      self.required = required
-      self.atMost = atMost
-      self.measured = measured
-      met = measured.map { atMost ? $0 <= required : $0 >= required }
-    }
-  }
-
   static let getLatencyGrowthTarget = "get p50 latency, 1,000,000 keys / 10,000 keys <= 1.25"
 
-  static func targets(_ report: Report) -> [Target] {
-    var targets: [Target] = []
+  static func targets(_ report: Report) -> [RecordedTarget] {
+    var targets: [RecordedTarget] = []
     for size in report.sizes {
       targets.append(
-        Target(
+        RecordedTarget(
           target: "put (.never), \(Number.grouped(Double(size.keys))) keys >= 200,000 ops/s",
           required: Goal.putOpsPerSecond, atMost: false, measured: size.operation("put")?.opsPerSecond))
       targets.append(
-        Target(
+        RecordedTarget(
           target: "get, \(Number.grouped(Double(size.keys))) keys >= 300,000 ops/s", required: Goal.getOpsPerSecond,
           atMost: false, measured: size.operation("get")?.opsPerSecond))
     }
     let eight = report.durable.first { $0.writers == Goal.durableWriters }
     targets.append(
-      Target(
+      RecordedTarget(
         target: "durable puts (.always), 8 writers >= 20,000 ops/s", required: Goal.durableOpsPerSecond, atMost: false,
         measured: eight?.opsPerSecond))
     let large = report.sizes.first { $0.keys == Goal.openKeys }
     targets.append(
-      Target(
+      RecordedTarget(
         target: "open 1,000,000 keys with hints <= 1 s", required: Goal.openSeconds, atMost: true,
         measured: large?.openWithHints.medianSeconds))
     for size in report.sizes {
       targets.append(
-        Target(
+        RecordedTarget(
           target: "index memory, 15-byte keys, \(Number.grouped(Double(size.keys))) keys <= 64 B/key (RSS)",
           required: Goal.indexBytesPerKey, atMost: true, measured: size.inlineKeyMemory.rssBytesPerKey))
     }
@@ -217,7 +199,7 @@ enum EngineCommand: BenchCommand {
     var growth: Double?
     if let small, let big, small.p50 > 0 { growth = big.p50 / small.p50 }
     targets.append(
-      Target(
+      RecordedTarget(
         target: getLatencyGrowthTarget, required: Goal.getLatencyGrowth,
         atMost: true, measured: growth))
     return targets

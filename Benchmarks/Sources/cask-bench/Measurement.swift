@@ -82,24 +82,31 @@ enum Timing {
   ///   - progress: told the name of each workload as its first run starts.
   ///   - afterRound: called with the round's number (1...runs) after every workload has run in it,
   ///     for example to measure a bound in the same stretch of time.
-  /// - Returns: the runs of each workload, in the order given.
+  /// - Returns: the runs of each workload, in the order given, on the wall clock and on the
+  ///   calling thread's CPU clock (for single-threaded work on a shared machine).
   static func interleavedRuns(
     _ workloads: [Workload], runs: Int, secondsPerRun: Double, progress: (String) -> Void = { _ in },
     afterRound: (Int) -> Void = { _ in }
-  ) throws -> [Runs] {
+  ) throws -> (wall: [Runs], cpu: [Runs]) {
     var iterations: [Int] = []
     for workload in workloads {
       progress(workload.name)
       iterations.append(try calibrate(workload.body, seconds: secondsPerRun))
     }
-    var seconds = Array(repeating: [Double](), count: workloads.count)
+    var wall = Array(repeating: [Double](), count: workloads.count)
+    var cpu = wall
     for round in 1...Swift.max(runs, 1) {
       for (index, workload) in workloads.enumerated() {
-        seconds[index].append(try Stopwatch.seconds { try workload.body(iterations[index]) })
+        let cpuStart = CPUTime.thread()
+        wall[index].append(try Stopwatch.seconds { try workload.body(iterations[index]) })
+        cpu[index].append(Swift.max(CPUTime.thread() - cpuStart, 1e-9))
       }
       afterRound(round)
     }
-    return zip(iterations, seconds).map { Runs(iterations: $0, seconds: $1) }
+    return (
+      zip(iterations, wall).map { Runs(iterations: $0, seconds: $1) },
+      zip(iterations, cpu).map { Runs(iterations: $0, seconds: $1) }
+    )
   }
 
   /// Times `count` single operations one by one, for latency percentiles.
