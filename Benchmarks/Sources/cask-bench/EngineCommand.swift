@@ -208,7 +208,7 @@ enum EngineCommand: BenchCommand {
   // MARK: Measuring
 
   static func measure(_ settings: Settings, root: String) throws -> Report {
-    let loadAtStart = loadAverage()
+    let loadAtStart = LoadAverage.text()
     let machine = Machine.current()
     progress("\(machine.summary)")
     progress("stores in \(root) (\(settings.fileSystem)), seed \(settings.seed)")
@@ -250,7 +250,7 @@ enum EngineCommand: BenchCommand {
         + (settings.sizes.count == 1 && (!settings.quick || settings.sizes[0] != 10_000)
           ? " --keys \(settings.sizes[0])" : "")
         + (settings.formatVersion == CaskFormat.formatVersion ? "" : " --format \(settings.formatVersion)"),
-      settings: settings, machine: machine, loadAverage: [loadAtStart, loadAverage()], recordBytes: record,
+      settings: settings, machine: machine, loadAverage: [loadAtStart, LoadAverage.text()], recordBytes: record,
       syncProbe: probe, durable: durable, sizes: sizes,
       targets: [])
     report.targets = targets(report)
@@ -344,13 +344,6 @@ enum EngineCommand: BenchCommand {
       keys: count, runs: runs, operations: operations, openWithHints: withHints.open,
       openWithoutHints: withoutHints.open, keyMemory: withHints.memory, inlineKeyOpen: inlineOpens.open,
       inlineKeyMemory: inlineOpens.memory, compaction: compaction, compactionNote: compactionNote)
-  }
-
-  /// The first three fields of /proc/loadavg: load over 1, 5 and 15 minutes.
-  static func loadAverage() -> String {
-    let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? ""
-    let fields = text.split(separator: " ").prefix(3)
-    return fields.count == 3 ? fields.joined(separator: ", ") : "n/a"
   }
 
   /// A run of one size measures compaction only if a compaction of this many keys, scaled up,

@@ -168,23 +168,12 @@ enum ImportCommand: BenchCommand {
       SELECT count(*) FROM events;
 
       """
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: shell)
-    process.arguments = ["\(directory)/sqlcipher.db"]
-    let input = Pipe()
-    let output = Pipe()
-    process.standardInput = input
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
     let start = ProcessFigures.now()
-    try process.run()
-    input.fileHandleForWriting.write(Data(script.utf8))
-    try input.fileHandleForWriting.close()
-    let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
+    let printed = try Subprocess.output(
+      shell, ["\(directory)/sqlcipher.db"], executable: URL(fileURLWithPath: shell), input: script)
     let seconds = Double(ProcessFigures.now() - start) / 1e9
     let stored = Int(printed.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "\n").last ?? "")
-    guard process.terminationStatus == 0, stored == count else {
+    guard stored == count else {
       throw BenchError("sqlcipher .import stored \(stored.map(String.init) ?? "no count") of \(count) rows")
     }
     return Measured(
@@ -198,19 +187,10 @@ enum ImportCommand: BenchCommand {
     return directories.map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
   }
 
-  /// Runs a child to its end; returns its peak resident set.
+  /// Runs a child to its end; returns the peak resident set of the largest child so far.
   static func run(_ program: String, _ arguments: [String], environment: [String: String]) throws -> Int {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: program)
-    process.arguments = arguments
-    process.environment = environment
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-      throw BenchError("'\(program) \(arguments.first ?? "")' exited with \(process.terminationStatus)")
-    }
+    _ = try Subprocess.output(
+      program, arguments, executable: URL(fileURLWithPath: program), environment: environment)
     var usage = rusage()
     getrusage(RUSAGE_CHILDREN.rawValue, &usage)
     return usage.ru_maxrss * 1024
