@@ -122,7 +122,9 @@ final class Shared<Value>: Sendable {
 ///
 /// - Returns: what each thread returned, in thread order.
 /// - Throws: the first error a thread threw.
-func onThreads<Result: Sendable>(_ count: Int, _ body: @escaping @Sendable (Int) throws -> Result) throws -> [Result] {
+public func onThreads<Result: Sendable>(_ count: Int, _ body: @escaping @Sendable (Int) throws -> Result) throws
+  -> [Result]
+{
   let results = Shared<[Int: Result]>([:])
   let failure = Shared<(any Error)?>(nil)
   let group = DispatchGroup()
