@@ -15,14 +15,15 @@ import Synchronization
 enum EngineCommand: BenchCommand {
   static let name = "engine"
   static let abstract = "CaskEngine put/get/delete/overwrite, durable puts, open, index memory and compaction."
-  static let usage = "cask-bench engine [--quick] [--keys N] [--format 2|3] [--dir DIR] [--results DIR]"
+  static let usage = "cask-bench engine [--quick] [--keys N] [--format N] [--dir DIR] [--results DIR]"
   static let options: [(flag: String, help: String)] = [
     ("--quick", "10,000 keys and fewer durable puts: the whole run in well under a minute, with more noise."),
     ("--keys N", "Measure one store size (at least 100 keys) instead of 10,000, 100,000 and 1,000,000."),
     (
-      "--format 2|3",
-      "The format version of the stores measured (default 3); a run with 2 beside one with 3 gives what "
-        + "version 3's record binding costs a put and a get."
+      "--format N",
+      "The format version of the stores measured, \(CaskFormat.oldestReadableVersion) to \(CaskFormat.formatVersion) "
+        + "(default \(CaskFormat.formatVersion)); a run with an older one beside one with the default gives what "
+        + "the newer format costs a put and a get."
     ),
     ("--dir DIR", "Where the temporary stores go (default /tmp); the disk there is the one measured."),
     ResultsDestination.option,
@@ -41,14 +42,10 @@ enum EngineCommand: BenchCommand {
     let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
     let keys = try options.number("--keys", atLeast: 100)
     let base = try options.value("--dir") ?? "/tmp"
-    let formatArgument = try options.value("--format")
+    let format = try options.number(
+      "--format", in: Int(CaskFormat.oldestReadableVersion)...Int(CaskFormat.formatVersion))
     try options.finish()
-    if let formatArgument {
-      guard let version = UInt16(formatArgument),
-        (CaskFormat.oldestReadableVersion...CaskFormat.formatVersion).contains(version)
-      else { throw UsageError("'--format' is 2 or 3, not '\(formatArgument)'") }
-      formatVersion.store(version, ordering: .relaxed)
-    }
+    if let format { formatVersion.store(UInt16(format), ordering: .relaxed) }
     let sizes = keys.map { [$0] } ?? (quick ? [10_000] : [10_000, 100_000, 1_000_000])
     let root = try ScratchDirectory(in: base)
     defer { root.remove() }
