@@ -1,4 +1,5 @@
 import Foundation
+import PeerKit
 import RNCryptorCodec
 
 /// `cask-bench codec`: the RNCryptor v3 codec's throughput beside the machine's own AES-256-CBC

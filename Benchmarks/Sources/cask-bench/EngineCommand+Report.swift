@@ -1,4 +1,5 @@
 import Foundation
+import PeerKit
 
 extension EngineCommand {
   // MARK: Figures

@@ -1,6 +1,7 @@
 // Timing, statistics and the table printer shared by every subcommand.
 import Dispatch
 import Foundation
+import PeerKit
 
 // MARK: Timing
 
@@ -124,24 +125,7 @@ enum Timing {
 
 // MARK: Statistics
 
-enum Statistics {
-  /// The median; the mean of the two middle values for an even count; 0 for none.
-  static func median(_ values: [Double]) -> Double {
-    guard !values.isEmpty else { return 0 }
-    let sorted = values.sorted()
-    let middle = sorted.count / 2
-    return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
-  }
-
-  /// The nearest-rank percentile: the smallest value with at least `percent`% of the values at
-  /// or below it (p50, p99); 0 for none.
-  static func percentile(_ values: [Double], _ percent: Double) -> Double {
-    guard !values.isEmpty else { return 0 }
-    let sorted = values.sorted()
-    let rank = Int((percent / 100 * Double(sorted.count)).rounded(.up))
-    return sorted[Swift.min(Swift.max(rank, 1), sorted.count) - 1]
-  }
-
+extension Statistics {
   /// The latency summary of single-operation timings, in seconds.
   static func latency(_ samples: [Double]) -> Latency {
     Latency(

@@ -103,7 +103,7 @@ enum QueriesCommand: BenchCommand {
     /// Adds one round of an engine: each workload's median run over its operations.
     mutating func add(_ report: PeerReport) {
       for workload in report.workloads {
-        let perOperation = PeerStatistics.median(workload.seconds) / Double(max(workload.operations, 1))
+        let perOperation = Statistics.median(workload.seconds) / Double(max(workload.operations, 1))
         switch (report.engine, workload.name) {
         case (_, "fill"): peerFill[report.engine] = perOperation
         case ("ciphercask", _): cask[workload.name, default: []].append(perOperation)

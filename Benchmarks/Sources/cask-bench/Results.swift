@@ -1,4 +1,5 @@
 import Foundation
+import PeerKit
 
 /// One results file under `Benchmarks/results/`: a subcommand's figures with what a reader needs
 /// to trust them (the command, the code measured, the machine and how busy it was). `cask-bench

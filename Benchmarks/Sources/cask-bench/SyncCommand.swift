@@ -1,4 +1,5 @@
 import Foundation
+import PeerKit
 
 /// `cask-bench sync`: CipherCaskSync's `CaskSync` against a real Kinto on 127.0.0.1, in plain
 /// and end-to-end mode. Each round, in a fresh remote collection: device A pushes the N events
