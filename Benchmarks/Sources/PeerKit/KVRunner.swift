@@ -82,9 +82,9 @@ public struct KVRunner {
     if !bytesAfterOverwrite.isEmpty {
       space = SpaceFigures(
         logicalBytes: request.size * (WorkloadData.keyBytes + WorkloadData.valueBytes),
-        bytesAfterOverwrite: Int(PeerStatistics.median(bytesAfterOverwrite)),
+        bytesAfterOverwrite: Int(Statistics.median(bytesAfterOverwrite)),
         bytesAfterCompaction: Int(
-          PeerStatistics.median(bytesAfterCompaction.isEmpty ? bytesAfterOverwrite : bytesAfterCompaction)),
+          Statistics.median(bytesAfterCompaction.isEmpty ? bytesAfterOverwrite : bytesAfterCompaction)),
         compactionSupported: compactionSupported, compaction: opener.compaction)
     }
     return PeerReport(

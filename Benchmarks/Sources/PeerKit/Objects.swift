@@ -105,11 +105,14 @@ public struct ObjectRunner {
         guard try store.get(id: object.id) == object else { throw PeerError("get: an object came back different") }
       }
       if !(request.saveAndGetOnly ?? false) {
-        try timeWhole("all", calls: allCalls, objects: objects.count, recorder: &recorder) {
+        // One group a call over the whole collection: a sample is one object's share of a call.
+        let whole = "\(allCalls) calls over the whole collection; an operation is one object"
+        try recorder.timeGroups("all", count: allCalls * objects.count, groupSize: objects.count, note: whole) { _ in
           let all = try store.all()
           guard all.count == objects.count else { throw PeerError("all: \(all.count) of \(objects.count) objects") }
         }
-        try timeWhole("filter", calls: allCalls, objects: objects.count, recorder: &recorder) {
+        try recorder.timeGroups("filter", count: allCalls * objects.count, groupSize: objects.count, note: whole) {
+          _ in
           let selected = try store.filter(BenchObject.isSelected)
           guard selected.count == expected else { throw PeerError("filter: \(selected.count), not \(expected)") }
         }
@@ -117,59 +120,24 @@ public struct ObjectRunner {
       try store.close()
       try FileManager.default.removeItem(atPath: path)
       if !(request.saveAndGetOnly ?? false) {
-        try timeBatches(objects, request: request, opener: opener, path: path, recorder: &recorder)
+        // `save(contentsOf:)` into a second fresh store; a sample is one object's share of its
+        // transaction.
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        let batches = try opener.open(directory: path, durability: request.durability)
+        try recorder.timeGroups(
+          "save-batch", count: objects.count, groupSize: batchSize,
+          note: "\(batchSize) objects a transaction; an operation is one object"
+        ) { range in try batches.save(contentsOf: objects[range]) }
+        guard let last = objects.last, try batches.get(id: last.id) == last else {
+          throw PeerError("save-batch: the last object did not come back")
+        }
+        try batches.close()
+        try FileManager.default.removeItem(atPath: path)
       }
     }
     return PeerReport(
       engine: opener.name, setup: opener.setup, mode: "objects", keys: request.size,
       durability: request.durability, runs: request.runs, workloads: recorder.figures,
       peakRSSBytes: ProcessFigures.peakRSS(), harnessRSSBytes: harnessRSS)
-  }
-
-  /// Saves `objects` into a fresh store at `path`, `batchSize` to a transaction, as
-  /// one run whose operations are the objects saved; the latency percentiles are of one
-  /// object's share of a transaction.
-  static func timeBatches(
-    _ objects: [BenchObject], request: PeerRequest, opener: any ObjectStoreOpener, path: String,
-    recorder: inout Recorder
-  ) throws {
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    let store = try opener.open(directory: path, durability: request.durability)
-    let size = Swift.max(1, batchSize)
-    var samples: [UInt64] = []
-    let start = ProcessFigures.now()
-    for first in stride(from: 0, to: objects.count, by: size) {
-      let batch = objects[first..<Swift.min(objects.count, first + size)]
-      let began = ProcessFigures.now()
-      try store.save(contentsOf: batch)
-      samples.append((ProcessFigures.now() &- began) / UInt64(batch.count))
-    }
-    let seconds = Double(ProcessFigures.now() &- start) / 1e9
-    guard let last = objects.last, try store.get(id: last.id) == last else {
-      throw PeerError("save-batch: the last object did not come back")
-    }
-    try store.close()
-    try FileManager.default.removeItem(atPath: path)
-    recorder.add(
-      "save-batch", operations: objects.count, seconds: seconds, samples: &samples,
-      note: "\(size) objects a transaction; an operation is one object")
-  }
-
-  /// Times `calls` whole-collection reads as one run whose operations are the objects read;
-  /// the latency percentiles are of one object's share of a call.
-  static func timeWhole(
-    _ name: String, calls: Int, objects: Int, recorder: inout Recorder, _ body: () throws -> Void
-  ) throws {
-    var samples: [UInt64] = []
-    let start = ProcessFigures.now()
-    for _ in 0..<calls {
-      let began = ProcessFigures.now()
-      try body()
-      samples.append((ProcessFigures.now() &- began) / UInt64(Swift.max(objects, 1)))
-    }
-    let seconds = Double(ProcessFigures.now() &- start) / 1e9
-    recorder.add(
-      name, operations: calls * objects, seconds: seconds, samples: &samples,
-      note: "\(calls) calls over the whole collection; an operation is one object")
   }
 }

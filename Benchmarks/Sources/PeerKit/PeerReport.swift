@@ -76,7 +76,7 @@ public struct WorkloadFigures: Codable, Sendable {
 
   /// The median of the runs' operations per second.
   public var opsPerSecond: Double {
-    PeerStatistics.median(rates)
+    Statistics.median(rates)
   }
 }
 
@@ -114,13 +114,23 @@ public struct SpaceFigures: Codable, Sendable {
   }
 }
 
-public enum PeerStatistics {
+/// The statistics every figure of a peer and of `cask-bench` is made with.
+public enum Statistics {
   /// The median; the mean of the two middle values for an even count; 0 for none.
   public static func median(_ values: [Double]) -> Double {
     guard !values.isEmpty else { return 0 }
     let sorted = values.sorted()
     let middle = sorted.count / 2
     return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+  }
+
+  /// The nearest-rank percentile: the smallest value with at least `percent`% of the values at
+  /// or below it (p50, p99); 0 for none.
+  public static func percentile(_ values: [Double], _ percent: Double) -> Double {
+    guard !values.isEmpty else { return 0 }
+    let sorted = values.sorted()
+    let rank = Int((percent / 100 * Double(sorted.count)).rounded(.up))
+    return sorted[Swift.min(Swift.max(rank, 1), sorted.count) - 1]
   }
 
   /// The nearest-rank percentile of nanosecond samples, in seconds; sorts `samples` in place.

@@ -23,7 +23,7 @@ struct Recorder {
   /// Adds one run of `name` from its wall time and its per-operation samples (nanoseconds).
   mutating func add(_ name: String, operations: Int, seconds: Double, samples runSamples: inout [UInt64], note: String?)
   {
-    let percentiles = PeerStatistics.percentiles(&runSamples, [50, 99])
+    let percentiles = Statistics.percentiles(&runSamples, [50, 99])
     if entries[name] == nil {
       order.append(name)
       entries[name] = Entry(operations: operations, note: note)
@@ -89,8 +89,8 @@ struct Recorder {
     order.compactMap { name in
       entries[name].map {
         WorkloadFigures(
-          name: name, operations: $0.operations, seconds: $0.seconds, p50: PeerStatistics.median($0.p50s),
-          p99: PeerStatistics.median($0.p99s), note: $0.note)
+          name: name, operations: $0.operations, seconds: $0.seconds, p50: Statistics.median($0.p50s),
+          p99: Statistics.median($0.p99s), note: $0.note)
       }
     }
   }
@@ -122,7 +122,9 @@ final class Shared<Value>: Sendable {
 ///
 /// - Returns: what each thread returned, in thread order.
 /// - Throws: the first error a thread threw.
-func onThreads<Result: Sendable>(_ count: Int, _ body: @escaping @Sendable (Int) throws -> Result) throws -> [Result] {
+public func onThreads<Result: Sendable>(_ count: Int, _ body: @escaping @Sendable (Int) throws -> Result) throws
+  -> [Result]
+{
   let results = Shared<[Int: Result]>([:])
   let failure = Shared<(any Error)?>(nil)
   let group = DispatchGroup()

@@ -1,4 +1,5 @@
 import Foundation
+import PeerKit
 import RNCryptorCodec
 
 /// `cask-bench codec`: the RNCryptor v3 codec's throughput beside the machine's own AES-256-CBC
@@ -95,21 +96,6 @@ enum CodecCommand: BenchCommand {
     let latencySeconds: Latency
   }
 
-  struct Target: Codable {
-    let target: String
-    let required: Double
-    let measured: Double?
-    /// Stored, so that the results file says it.
-    let met: Bool?
-
-    init(target: String, required: Double, measured: Double?) {
-      self.target = target
-      self.required = required
-      self.measured = measured
-      met = measured.map { $0 >= required }
-    }
-  }
-
   struct Report: Codable {
     let command: String
     let settings: Settings
@@ -117,7 +103,7 @@ enum CodecCommand: BenchCommand {
     let bounds: [Bound]
     let throughput: [Throughput]
     let messageRates: [MessageRate]
-    let targets: [Target]
+    let targets: [RecordedTarget]
   }
 
   // MARK: Measuring
@@ -202,7 +188,8 @@ enum CodecCommand: BenchCommand {
     let runs = try Timing.interleavedRuns(
       workloads, runs: settings.runs, secondsPerRun: settings.secondsPerRun,
       progress: { printToStandardError("codec: \($0), \(settings.runs) runs") },
-      afterRound: { round in if boundsAfterRound.contains(round) { openssl.measureRound() } })
+      afterRound: { round in if boundsAfterRound.contains(round) { openssl.measureRound() } }
+    ).wall
 
     let throughput = zip(cases, runs).map { throughputFigure($0, runs: $1, openssl: openssl) }
     let messageRates = try measureMessageRates(
@@ -305,13 +292,13 @@ enum CodecCommand: BenchCommand {
 
   /// The targets: at 1 MiB, at least 80% of the bound; 1 KiB password-format messages
   /// with keys derived once, at least 100,000 a second.
-  static func targets(throughput: [Throughput], messageRates: [MessageRate]) -> [Target] {
+  static func targets(throughput: [Throughput], messageRates: [MessageRate]) -> [RecordedTarget] {
     let large = throughput.filter { $0.messageBytes == 1024 * 1024 }.map { row in
-      Target(
+      RecordedTarget(
         target: "1 MiB \(row.format) \(row.operation) >= 80% of bound", required: 0.8, measured: row.ratio)
     }
     let small = messageRates.prefix(2).map { rate in
-      Target(
+      RecordedTarget(
         target: "1 KiB \(rate.workload) >= 100,000 msg/s", required: 100_000,
         measured: rate.messagesPerSecond)
     }

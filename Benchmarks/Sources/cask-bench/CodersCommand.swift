@@ -1,10 +1,6 @@
 import CipherCask
 import Foundation
 
-#if canImport(Glibc)
-  import Glibc
-#endif
-
 /// `cask-bench coders`: what a collection's `CaskCoder` costs on its own, outside any store.
 /// Encode and decode of a 10-field struct with `BinaryCaskCoder` (the default), `JSONCaskCoder`
 /// and `PropertyListCaskCoder` (binary), the bytes each writes, and whether each still reads old
@@ -51,20 +47,20 @@ enum CodersCommand: BenchCommand {
     var tags: [String]
     var score: Int
     var notes: String
+  }
 
-    /// The `index`th sample of a fixed sequence.
-    static func make(_ index: Int, using generator: inout SystemRandomNumberGenerator) -> Sample {
-      let words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
-      func word() -> String { words[Int.random(in: 0..<words.count, using: &generator)] }
-      return Sample(
-        id: String(format: "obj-%08d", index), name: "\(word().capitalized) \(word().capitalized)",
-        email: "\(word()).\(index)@example.com", age: Int.random(in: 18...90, using: &generator),
-        balance: Double(Int.random(in: 0...10_000_000, using: &generator)) / 100,
-        isActive: Bool.random(using: &generator),
-        createdAt: Date(timeIntervalSinceReferenceDate: Double.random(in: 5e8...8e8, using: &generator)),
-        tags: (0..<Int.random(in: 1...4, using: &generator)).map { _ in word() },
-        score: Int.random(in: 0...1000, using: &generator), notes: (0..<12).map { _ in word() }.joined(separator: " "))
-    }
+  /// The `index`th sample of a fixed sequence.
+  static func sample(_ index: Int, using generator: inout SystemRandomNumberGenerator) -> Sample {
+    let words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
+    func word() -> String { words[Int.random(in: 0..<words.count, using: &generator)] }
+    return Sample(
+      id: String(format: "obj-%08d", index), name: "\(word().capitalized) \(word().capitalized)",
+      email: "\(word()).\(index)@example.com", age: Int.random(in: 18...90, using: &generator),
+      balance: Double(Int.random(in: 0...10_000_000, using: &generator)) / 100,
+      isActive: Bool.random(using: &generator),
+      createdAt: Date(timeIntervalSinceReferenceDate: Double.random(in: 5e8...8e8, using: &generator)),
+      tags: (0..<Int.random(in: 1...4, using: &generator)).map { _ in word() },
+      score: Int.random(in: 0...1000, using: &generator), notes: (0..<12).map { _ in word() }.joined(separator: " "))
   }
 
   /// The next version of `Sample`: one field added as optional.
@@ -142,7 +138,7 @@ enum CodersCommand: BenchCommand {
 
   static func measure(_ settings: Settings) throws -> Report {
     var generator = SystemRandomNumberGenerator()
-    let samples = (0..<settings.samples).map { Sample.make($0, using: &generator) }
+    let samples = (0..<settings.samples).map { sample($0, using: &generator) }
     let coders: [(name: String, coder: any CaskCoder, isDefault: Bool)] = [
       ("BinaryCaskCoder", BinaryCaskCoder(), true), ("JSONCaskCoder", JSONCaskCoder(), false),
       ("PropertyListCaskCoder (binary)", PropertyListCaskCoder(), false),
@@ -172,7 +168,9 @@ enum CodersCommand: BenchCommand {
           }
         })
     }
-    let (runs, wall) = try interleavedCPURuns(workloads, settings)
+    let (wall, runs) = try Timing.interleavedRuns(
+      workloads, runs: settings.runs, secondsPerRun: settings.secondsPerRun,
+      progress: { printToStandardError("coders: \($0)") })
     let figures = coders.enumerated().map { index, coder in
       let own = Array(runs[(index * 3)..<(index * 3 + 3)])
       let ownWall = Array(wall[(index * 3)..<(index * 3 + 3)])
@@ -188,39 +186,6 @@ enum CodersCommand: BenchCommand {
         readsOldAfterFieldRemoved: checks[index].removed)
     }
     return Report(command: "cask-bench coders", settings: settings, machine: Machine.current(), coders: figures)
-  }
-
-  /// Times every workload `settings.runs` times, round-robin as `Timing.interleavedRuns` does,
-  /// on the thread's CPU clock and on the wall clock.
-  ///
-  /// - Returns: the CPU-time runs and the wall-clock runs of each workload, in the order given.
-  static func interleavedCPURuns(_ workloads: [Workload], _ settings: Settings) throws -> ([Runs], [Runs]) {
-    var iterations: [Int] = []
-    for workload in workloads {
-      printToStandardError("coders: \(workload.name)")
-      iterations.append(try Timing.calibrate(workload.body, seconds: settings.secondsPerRun))
-    }
-    var cpu = Array(repeating: [Double](), count: workloads.count)
-    var wall = cpu
-    for _ in 0..<max(1, settings.runs) {
-      for (index, workload) in workloads.enumerated() {
-        let cpuStart = threadCPUSeconds()
-        let wallSeconds = try Stopwatch.seconds { try workload.body(iterations[index]) }
-        cpu[index].append(max(threadCPUSeconds() - cpuStart, 1e-9))
-        wall[index].append(wallSeconds)
-      }
-    }
-    return (
-      zip(iterations, cpu).map { Runs(iterations: $0, seconds: $1) },
-      zip(iterations, wall).map { Runs(iterations: $0, seconds: $1) }
-    )
-  }
-
-  /// The CPU time this thread has used, in seconds.
-  static func threadCPUSeconds() -> Double {
-    var time = timespec()
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
-    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
   }
 
   /// Size and the three readability checks of one coder over every sample.
@@ -242,8 +207,6 @@ enum CodersCommand: BenchCommand {
     let bytes = Double(encoded.reduce(0) { $0 + $1.count }) / Double(max(1, encoded.count))
     return (bytes, exact, added, removed)
   }
-
-  // MARK: Printing
 }
 
 /// JSON with JSONEncoder's plain `.iso8601` dates, which drop fractions of a second: what

@@ -97,16 +97,21 @@ struct Options {
     return found
   }
 
-  /// The positive whole number given as `name N`, if any (`100,000` reads as `100000`);
-  /// consumes both.
+  /// The whole number given as `name N`, if any, at least `minimum` (`100,000` reads as
+  /// `100000`); consumes both.
   ///
-  /// - Throws: `UsageError` when the value is missing or not a positive whole number.
-  mutating func positive(_ name: String) throws -> Int? {
+  /// - Throws: `UsageError` when the value is missing, not a whole number or below `minimum`.
+  mutating func number(_ name: String, atLeast minimum: Int) throws -> Int? {
     guard let text = try value(name) else { return nil }
-    guard let number = Int(text.replacingOccurrences(of: ",", with: "")), number > 0 else {
-      throw UsageError("'\(name)' needs a positive whole number")
+    guard let number = Int(text.replacingOccurrences(of: ",", with: "")), number >= minimum else {
+      throw UsageError("'\(name)' takes a whole number of at least \(minimum), not '\(text)'")
     }
     return number
+  }
+
+  /// The positive whole number given as `name N`, if any; consumes both.
+  mutating func positive(_ name: String) throws -> Int? {
+    try number(name, atLeast: 1)
   }
 
   /// The whole number given as `name N`, if any, which must lie in `range`; consumes both.

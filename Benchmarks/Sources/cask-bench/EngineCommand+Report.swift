@@ -1,4 +1,5 @@
 import Foundation
+import PeerKit
 
 extension EngineCommand {
   // MARK: Figures
@@ -176,6 +177,6 @@ extension EngineCommand {
     let syncProbe: RunFigure
     var durable: [OperationFigure]
     var sizes: [SizeFigures]
-    var targets: [Target]
+    var targets: [RecordedTarget]
   }
 }

@@ -134,44 +134,28 @@ extension EngineCommand {
     return figure
   }
 
-  /// Runs `operation` on each of `keys` from `threads` threads released together, each taking its
-  /// share of the keys in order, and times every call; the time runs from the release until the
-  /// last thread is done.
+  /// Runs `operation` on each of `keys` from `threads` threads started together, each taking
+  /// its share of the keys in order (with its index in that share), and times every call; the
+  /// time runs from the start until the last thread is done.
   static func onThreads(
     _ threads: Int, keys: [String], _ operation: @escaping @Sendable (String, Int) throws -> Void
   ) throws -> RunFigure {
-    let collected = Collected()
-    let gate = DispatchSemaphore(value: 0)
-    let done = DispatchGroup()
     let share = keys.count / threads
-    for thread in 0..<threads {
-      let mine = Array(keys[thread * share..<(thread + 1) * share])
-      done.enter()
-      Thread {
-        defer { done.leave() }
-        gate.wait()
-        var samples: [Double] = []
-        samples.reserveCapacity(mine.count)
-        var previous = Stopwatch.now()
-        do {
-          for (index, key) in mine.enumerated() {
-            try operation(key, index)
-            let now = Stopwatch.now()
-            samples.append(Double(now - previous) / 1e9)
-            previous = now
-          }
-        } catch {
-          collected.fail(error)
-        }
-        collected.add(samples)
-      }.start()
-    }
     let start = Stopwatch.now()
-    for _ in 0..<threads { gate.signal() }
-    done.wait()
+    let samples = try PeerKit.onThreads(threads) { thread in
+      var samples: [Double] = []
+      samples.reserveCapacity(share)
+      var previous = Stopwatch.now()
+      for (index, key) in keys[thread * share..<(thread + 1) * share].enumerated() {
+        try operation(key, index)
+        let now = Stopwatch.now()
+        samples.append(Double(now - previous) / 1e9)
+        previous = now
+      }
+      return samples
+    }
     let seconds = Double(Stopwatch.now() - start) / 1e9
-    try collected.check()
-    return RunFigure(samples: collected.samples, seconds: seconds, requested: share * threads)
+    return RunFigure(samples: samples.flatMap { $0 }, seconds: seconds, requested: share * threads)
   }
 
   // MARK: Durable puts
@@ -192,30 +176,18 @@ extension EngineCommand {
     return figure
   }
 
-  /// Samples and the first failure of several threads.
-  final class Collected: Sendable {
-    private let state = Mutex<(samples: [Double], failure: (any Error)?)>(([], nil))
-
-    func add(_ samples: [Double]) {
-      state.withLock { $0.samples += samples }
-    }
-
-    func fail(_ error: any Error) {
-      state.withLock { if $0.failure == nil { $0.failure = error } }
-    }
-
-    var samples: [Double] { state.withLock { $0.samples } }
-
-    func check() throws {
-      if let failure = state.withLock({ $0.failure }) { throw failure }
-    }
-  }
-
   // MARK: Open and memory
 
   /// Fills a store with every key (batches of `batchSize`) and closes it cleanly, hints written.
   static func build(_ directory: String, keys: [String], values: [Data]) throws {
     let store = try CaskStore(path: directory, password: password, options: unsynced)
+    try fill(store, keys: keys, values: values)
+    guard store.count == keys.count else { throw BenchError("\(store.count) keys after building \(keys.count)") }
+    try store.close()
+  }
+
+  /// Puts every key into `store`, in batches of `batchSize`.
+  static func fill(_ store: CaskStore, keys: [String], values: [Data]) throws {
     for start in stride(from: 0, to: keys.count, by: batchSize) {
       try store.batch { batch in
         for index in start..<min(start + batchSize, keys.count) {
@@ -223,8 +195,6 @@ extension EngineCommand {
         }
       }
     }
-    guard store.count == keys.count else { throw BenchError("\(store.count) keys after building \(keys.count)") }
-    try store.close()
   }
 
   /// Opens the store `repeats` times (closing it cleanly in between), with its hint files or

@@ -15,14 +15,15 @@ import Synchronization
 enum EngineCommand: BenchCommand {
   static let name = "engine"
   static let abstract = "CaskEngine put/get/delete/overwrite, durable puts, open, index memory and compaction."
-  static let usage = "cask-bench engine [--quick] [--keys N] [--format 2|3] [--dir DIR] [--results DIR]"
+  static let usage = "cask-bench engine [--quick] [--keys N] [--format N] [--dir DIR] [--results DIR]"
   static let options: [(flag: String, help: String)] = [
     ("--quick", "10,000 keys and fewer durable puts: the whole run in well under a minute, with more noise."),
     ("--keys N", "Measure one store size (at least 100 keys) instead of 10,000, 100,000 and 1,000,000."),
     (
-      "--format 2|3",
-      "The format version of the stores measured (default 3); a run with 2 beside one with 3 gives what "
-        + "version 3's record binding costs a put and a get."
+      "--format N",
+      "The format version of the stores measured, \(CaskFormat.oldestReadableVersion) to \(CaskFormat.formatVersion) "
+        + "(default \(CaskFormat.formatVersion)); a run with an older one beside one with the default gives what "
+        + "the newer format costs a put and a get."
     ),
     ("--dir DIR", "Where the temporary stores go (default /tmp); the disk there is the one measured."),
     ResultsDestination.option,
@@ -39,23 +40,13 @@ enum EngineCommand: BenchCommand {
     var options = Options(arguments)
     let quick = options.flag("--quick")
     let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
-    let keysArgument = try options.value("--keys")
+    let keys = try options.number("--keys", atLeast: 100)
     let base = try options.value("--dir") ?? "/tmp"
-    let formatArgument = try options.value("--format")
+    let format = try options.number(
+      "--format", in: Int(CaskFormat.oldestReadableVersion)...Int(CaskFormat.formatVersion))
     try options.finish()
-    if let formatArgument {
-      guard let version = UInt16(formatArgument),
-        (CaskFormat.oldestReadableVersion...CaskFormat.formatVersion).contains(version)
-      else { throw UsageError("'--format' is 2 or 3, not '\(formatArgument)'") }
-      formatVersion.store(version, ordering: .relaxed)
-    }
-    var sizes = quick ? [10_000] : [10_000, 100_000, 1_000_000]
-    if let keysArgument {
-      guard let keys = Int(keysArgument), keys >= 100 else {
-        throw UsageError("'--keys' needs a whole number of at least 100, not '\(keysArgument)'")
-      }
-      sizes = [keys]
-    }
+    if let format { formatVersion.store(UInt16(format), ordering: .relaxed) }
+    let sizes = keys.map { [$0] } ?? (quick ? [10_000] : [10_000, 100_000, 1_000_000])
     let root = try ScratchDirectory(in: base)
     defer { root.remove() }
     let settings = Settings(quick: quick, sizes: sizes, directory: root.path)
@@ -170,51 +161,33 @@ enum EngineCommand: BenchCommand {
     static let latencySizes = (small: 10_000, large: 1_000_000)
   }
 
-  struct Target: Codable {
-    let target: String
-    let required: Double
-    /// Whether `measured` must be at most (rather than at least) `required`.
-    let atMost: Bool
-    let measured: Double?
-    /// Stored, so that the results file says it.
-    let met: Bool?
-
-    init(target: String, required: Double, atMost: Bool, measured: Double?) {
-      self.target = target
-      self.required = required
-      self.atMost = atMost
-      self.measured = measured
-      met = measured.map { atMost ? $0 <= required : $0 >= required }
-    }
-  }
-
   static let getLatencyGrowthTarget = "get p50 latency, 1,000,000 keys / 10,000 keys <= 1.25"
 
-  static func targets(_ report: Report) -> [Target] {
-    var targets: [Target] = []
+  static func targets(_ report: Report) -> [RecordedTarget] {
+    var targets: [RecordedTarget] = []
     for size in report.sizes {
       targets.append(
-        Target(
+        RecordedTarget(
           target: "put (.never), \(Number.grouped(Double(size.keys))) keys >= 200,000 ops/s",
           required: Goal.putOpsPerSecond, atMost: false, measured: size.operation("put")?.opsPerSecond))
       targets.append(
-        Target(
+        RecordedTarget(
           target: "get, \(Number.grouped(Double(size.keys))) keys >= 300,000 ops/s", required: Goal.getOpsPerSecond,
           atMost: false, measured: size.operation("get")?.opsPerSecond))
     }
     let eight = report.durable.first { $0.writers == Goal.durableWriters }
     targets.append(
-      Target(
+      RecordedTarget(
         target: "durable puts (.always), 8 writers >= 20,000 ops/s", required: Goal.durableOpsPerSecond, atMost: false,
         measured: eight?.opsPerSecond))
     let large = report.sizes.first { $0.keys == Goal.openKeys }
     targets.append(
-      Target(
+      RecordedTarget(
         target: "open 1,000,000 keys with hints <= 1 s", required: Goal.openSeconds, atMost: true,
         measured: large?.openWithHints.medianSeconds))
     for size in report.sizes {
       targets.append(
-        Target(
+        RecordedTarget(
           target: "index memory, 15-byte keys, \(Number.grouped(Double(size.keys))) keys <= 64 B/key (RSS)",
           required: Goal.indexBytesPerKey, atMost: true, measured: size.inlineKeyMemory.rssBytesPerKey))
     }
@@ -223,7 +196,7 @@ enum EngineCommand: BenchCommand {
     var growth: Double?
     if let small, let big, small.p50 > 0 { growth = big.p50 / small.p50 }
     targets.append(
-      Target(
+      RecordedTarget(
         target: getLatencyGrowthTarget, required: Goal.getLatencyGrowth,
         atMost: true, measured: growth))
     return targets
@@ -232,7 +205,7 @@ enum EngineCommand: BenchCommand {
   // MARK: Measuring
 
   static func measure(_ settings: Settings, root: String) throws -> Report {
-    let loadAtStart = loadAverage()
+    let loadAtStart = LoadAverage.text()
     let machine = Machine.current()
     progress("\(machine.summary)")
     progress("stores in \(root) (\(settings.fileSystem)), seed \(settings.seed)")
@@ -274,7 +247,7 @@ enum EngineCommand: BenchCommand {
         + (settings.sizes.count == 1 && (!settings.quick || settings.sizes[0] != 10_000)
           ? " --keys \(settings.sizes[0])" : "")
         + (settings.formatVersion == CaskFormat.formatVersion ? "" : " --format \(settings.formatVersion)"),
-      settings: settings, machine: machine, loadAverage: [loadAtStart, loadAverage()], recordBytes: record,
+      settings: settings, machine: machine, loadAverage: [loadAtStart, LoadAverage.text()], recordBytes: record,
       syncProbe: probe, durable: durable, sizes: sizes,
       targets: [])
     report.targets = targets(report)
@@ -368,13 +341,6 @@ enum EngineCommand: BenchCommand {
       keys: count, runs: runs, operations: operations, openWithHints: withHints.open,
       openWithoutHints: withoutHints.open, keyMemory: withHints.memory, inlineKeyOpen: inlineOpens.open,
       inlineKeyMemory: inlineOpens.memory, compaction: compaction, compactionNote: compactionNote)
-  }
-
-  /// The first three fields of /proc/loadavg: load over 1, 5 and 15 minutes.
-  static func loadAverage() -> String {
-    let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? ""
-    let fields = text.split(separator: " ").prefix(3)
-    return fields.count == 3 ? fields.joined(separator: ", ") : "n/a"
   }
 
   /// A run of one size measures compaction only if a compaction of this many keys, scaled up,

@@ -104,14 +104,6 @@ enum ImportCommand: BenchCommand {
     return total
   }
 
-  /// This process's user and system CPU time so far.
-  static func cpuSeconds() -> Double {
-    var usage = rusage()
-    getrusage(RUSAGE_SELF.rawValue, &usage)
-    func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
-    return seconds(usage.ru_utime) + seconds(usage.ru_stime)
-  }
-
   static func peakResident() -> Int {
     guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
       let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
@@ -130,11 +122,11 @@ enum ImportCommand: BenchCommand {
     decoder.dateDecodingStrategy = .iso8601
     ProcessMemory.releaseFreeMemory()
     let before = peakResident()
-    let cpuBefore = cpuSeconds()
+    let cpuBefore = CPUTime.process()
     let start = ProcessFigures.now()
     let result = try events.importJSON(contentsOf: URL(fileURLWithPath: file), decoder: decoder)
     let seconds = Double(ProcessFigures.now() - start) / 1e9
-    let cpu = cpuSeconds() - cpuBefore
+    let cpu = CPUTime.process() - cpuBefore
     let growth = peakResident() - before
     guard result.inserted == count, store.count(inGroup: "events") == count else {
       throw BenchError("the import stored \(result.inserted) of \(count) events")
@@ -176,23 +168,12 @@ enum ImportCommand: BenchCommand {
       SELECT count(*) FROM events;
 
       """
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: shell)
-    process.arguments = ["\(directory)/sqlcipher.db"]
-    let input = Pipe()
-    let output = Pipe()
-    process.standardInput = input
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
     let start = ProcessFigures.now()
-    try process.run()
-    input.fileHandleForWriting.write(Data(script.utf8))
-    try input.fileHandleForWriting.close()
-    let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
+    let printed = try Subprocess.output(
+      shell, ["\(directory)/sqlcipher.db"], executable: URL(fileURLWithPath: shell), input: script)
     let seconds = Double(ProcessFigures.now() - start) / 1e9
     let stored = Int(printed.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "\n").last ?? "")
-    guard process.terminationStatus == 0, stored == count else {
+    guard stored == count else {
       throw BenchError("sqlcipher .import stored \(stored.map(String.init) ?? "no count") of \(count) rows")
     }
     return Measured(
@@ -206,19 +187,10 @@ enum ImportCommand: BenchCommand {
     return directories.map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
   }
 
-  /// Runs a child to its end; returns its peak resident set.
+  /// Runs a child to its end; returns the peak resident set of the largest child so far.
   static func run(_ program: String, _ arguments: [String], environment: [String: String]) throws -> Int {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: program)
-    process.arguments = arguments
-    process.environment = environment
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-      throw BenchError("'\(program) \(arguments.first ?? "")' exited with \(process.terminationStatus)")
-    }
+    _ = try Subprocess.output(
+      program, arguments, executable: URL(fileURLWithPath: program), environment: environment)
     var usage = rusage()
     getrusage(RUSAGE_CHILDREN.rawValue, &usage)
     return usage.ru_maxrss * 1024

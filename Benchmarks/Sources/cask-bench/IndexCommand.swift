@@ -41,17 +41,10 @@ enum IndexCommand: BenchCommand {
 
   static func run(arguments: [String]) throws {
     var options = Options(arguments)
-    let keysArgument = try options.value("--keys")
+    let count = try options.number("--keys", atLeast: 100) ?? 1_000_000
     let base = try options.value("--dir") ?? FileManager.default.temporaryDirectory.path
     let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: false)
     try options.finish()
-    let count =
-      try keysArgument.map { text -> Int in
-        guard let value = Int(text.replacingOccurrences(of: ",", with: "")), value >= 100 else {
-          throw UsageError("'--keys' needs a whole number of at least 100, not '\(text)'")
-        }
-        return value
-      } ?? 1_000_000
     let scratch = try ScratchDirectory(in: base)
     defer { scratch.remove() }
     printToStandardError("index: \(Machine.current().summary)")

@@ -33,7 +33,7 @@ final class KintoLauncher: @unchecked Sendable {
     guard FileManager.default.isExecutableFile(atPath: executable) else {
       throw BenchError("no kinto at '\(executable)': run scripts/setup.sh (it makes .venv-kinto) or pass --kinto")
     }
-    let port = try FreePort.find()
+    let port = try Loopback.freePort()
     url = URL(string: "http://127.0.0.1:\(port)/v1")!
     self.directory = directory
     let ini = directory + "/kinto.ini"
@@ -82,23 +82,13 @@ final class KintoLauncher: @unchecked Sendable {
     if process.isRunning { process.waitUntilExit() }
   }
 
-  /// Whether a GET of `url` answers 200 within 3 s.
+  /// Whether a GET of `url` answers 200 within 2 s.
   private static func answers(_ url: URL) -> Bool {
-    let done = DispatchSemaphore(value: 0)
-    let status = StatusBox()
-    URLSession.shared.dataTask(with: URLRequest(url: url, timeoutInterval: 2)) { _, response, _ in
-      status.set((response as? HTTPURLResponse)?.statusCode ?? 0)
-      done.signal()
-    }.resume()
-    _ = done.wait(timeout: .now() + 3)
-    return status.value == 200
-  }
-
-  private final class StatusBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var status = 0
-    var value: Int { lock.withLock { status } }
-    func set(_ value: Int) { lock.withLock { status = value } }
+    let status = try? AsyncBridge.wait {
+      let (_, response) = try await URLSession.shared.data(for: URLRequest(url: url, timeoutInterval: 2))
+      return (response as? HTTPURLResponse)?.statusCode ?? 0
+    }
+    return status == 200
   }
 
   /// Basic auth for any user and password (the first request makes the account), buckets
@@ -131,23 +121,42 @@ final class KintoLauncher: @unchecked Sendable {
   }
 }
 
-/// A TCP port on 127.0.0.1 that nothing listens on now (bound to port 0, then released).
-enum FreePort {
-  static func find() throws -> Int {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard descriptor >= 0 else { throw BenchError("socket() failed: \(String(cString: strerror(errno)))") }
-    defer { close(descriptor) }
+/// TCP sockets on 127.0.0.1.
+enum Loopback {
+  /// The IPv4 address of 127.0.0.1 and `port`.
+  static func address(port: Int) -> sockaddr_in {
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    return address
+  }
+
+  /// A TCP socket bound to a free port (port 0, the system's choice), and that port.
+  ///
+  /// - Throws: `BenchError` when no socket can be made or bound.
+  static func bind() throws -> (descriptor: Int32, port: Int) {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard descriptor >= 0 else { throw BenchError("socket() failed: \(String(cString: strerror(errno)))") }
+    var address = address(port: 0)
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     let bound = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(descriptor, $0, length) }
     }
     let named = withUnsafeMutablePointer(to: &address) {
       $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
     }
-    guard bound == 0, named == 0 else { throw BenchError("cannot bind a port on 127.0.0.1") }
-    return Int(UInt16(bigEndian: address.sin_port))
+    guard bound == 0, named == 0 else {
+      close(descriptor)
+      throw BenchError("cannot bind a port on 127.0.0.1")
+    }
+    return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
+  }
+
+  /// A port that nothing listens on now (bound, then released) for a server to take.
+  static func freePort() throws -> Int {
+    let (descriptor, port) = try bind()
+    close(descriptor)
+    return port
   }
 }

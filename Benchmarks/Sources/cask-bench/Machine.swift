@@ -19,11 +19,13 @@ struct Machine: Codable {
       memoryBytes: ProcessInfo.processInfo.physicalMemory, kernel: kernelRelease())
   }
 
-  /// One line: `AMD EPYC, 2 cores, 23 GiB, Linux 6.1.0, OpenSSL 3.0.19 ...`.
+  /// One line: `AMD EPYC, 2 cores, 23 GiB, Linux 6.1.0, OpenSSL 3.0.19`. OpenSSL's version
+  /// line ends with its release date; the line names the version only.
   var summary: String {
     let memory = memoryBytes.map { ", \($0 >> 30) GiB" } ?? ""
     let release = kernel.map { ", Linux \($0)" } ?? ""
-    return "\(cpuModel), \(cores) cores\(memory)\(release), \(openSSL)"
+    let version = openSSL.split(separator: " ").prefix(2).joined(separator: " ")
+    return "\(cpuModel), \(cores) cores\(memory)\(release), \(version)"
   }
 
   private static func kernelRelease() -> String {

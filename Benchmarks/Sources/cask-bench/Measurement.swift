@@ -1,6 +1,7 @@
 // Timing, statistics and the table printer shared by every subcommand.
 import Dispatch
 import Foundation
+import PeerKit
 
 // MARK: Timing
 
@@ -16,6 +17,25 @@ enum Stopwatch {
     let start = now()
     try body()
     return Double(now() - start) / 1e9
+  }
+}
+
+/// CPU time, beside the wall clock: on a machine busy with other work the wall time also counts
+/// the waits for a core, the CPU time does not.
+enum CPUTime {
+  /// Seconds of CPU the calling thread has used.
+  static func thread() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+  }
+
+  /// Seconds of CPU (user and system) this process has used, every thread.
+  static func process() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime)
   }
 }
 
@@ -63,24 +83,31 @@ enum Timing {
   ///   - progress: told the name of each workload as its first run starts.
   ///   - afterRound: called with the round's number (1...runs) after every workload has run in it,
   ///     for example to measure a bound in the same stretch of time.
-  /// - Returns: the runs of each workload, in the order given.
+  /// - Returns: the runs of each workload, in the order given, on the wall clock and on the
+  ///   calling thread's CPU clock (for single-threaded work on a shared machine).
   static func interleavedRuns(
     _ workloads: [Workload], runs: Int, secondsPerRun: Double, progress: (String) -> Void = { _ in },
     afterRound: (Int) -> Void = { _ in }
-  ) throws -> [Runs] {
+  ) throws -> (wall: [Runs], cpu: [Runs]) {
     var iterations: [Int] = []
     for workload in workloads {
       progress(workload.name)
       iterations.append(try calibrate(workload.body, seconds: secondsPerRun))
     }
-    var seconds = Array(repeating: [Double](), count: workloads.count)
+    var wall = Array(repeating: [Double](), count: workloads.count)
+    var cpu = wall
     for round in 1...Swift.max(runs, 1) {
       for (index, workload) in workloads.enumerated() {
-        seconds[index].append(try Stopwatch.seconds { try workload.body(iterations[index]) })
+        let cpuStart = CPUTime.thread()
+        wall[index].append(try Stopwatch.seconds { try workload.body(iterations[index]) })
+        cpu[index].append(Swift.max(CPUTime.thread() - cpuStart, 1e-9))
       }
       afterRound(round)
     }
-    return zip(iterations, seconds).map { Runs(iterations: $0, seconds: $1) }
+    return (
+      zip(iterations, wall).map { Runs(iterations: $0, seconds: $1) },
+      zip(iterations, cpu).map { Runs(iterations: $0, seconds: $1) }
+    )
   }
 
   /// Times `count` single operations one by one, for latency percentiles.
@@ -98,24 +125,7 @@ enum Timing {
 
 // MARK: Statistics
 
-enum Statistics {
-  /// The median; the mean of the two middle values for an even count; 0 for none.
-  static func median(_ values: [Double]) -> Double {
-    guard !values.isEmpty else { return 0 }
-    let sorted = values.sorted()
-    let middle = sorted.count / 2
-    return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
-  }
-
-  /// The nearest-rank percentile: the smallest value with at least `percent`% of the values at
-  /// or below it (p50, p99); 0 for none.
-  static func percentile(_ values: [Double], _ percent: Double) -> Double {
-    guard !values.isEmpty else { return 0 }
-    let sorted = values.sorted()
-    let rank = Int((percent / 100 * Double(sorted.count)).rounded(.up))
-    return sorted[Swift.min(Swift.max(rank, 1), sorted.count) - 1]
-  }
-
+extension Statistics {
   /// The latency summary of single-operation timings, in seconds.
   static func latency(_ samples: [Double]) -> Latency {
     Latency(

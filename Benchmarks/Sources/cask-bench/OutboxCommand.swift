@@ -107,14 +107,14 @@ enum OutboxCommand: BenchCommand {
     let offline = RemoteCollection(
       store.collection(Note.self), baseURL: URL(fileURLWithPath: "/offline"), configuration: configuration)
     let objects = backlog / 2
-    let enqueueStart = (Stopwatch.now(), ProcessCPU.seconds())
+    let enqueueStart = (Stopwatch.now(), CPUTime.process())
     for index in 0..<backlog {
       let note = Note(
         id: "n\(index % objects)", text: "note \(index % objects), edit \(index / objects)", revision: index)
       try await offline.saveAndQueue(note)
     }
     let enqueueSeconds = Double(Stopwatch.now() - enqueueStart.0) / 1e9
-    let enqueueCPU = ProcessCPU.seconds() - enqueueStart.1
+    let enqueueCPU = CPUTime.process() - enqueueStart.1
     guard offline.pendingCount == backlog else {
       throw BenchError("outbox: \(offline.pendingCount) of \(backlog) queued")
     }
@@ -125,7 +125,7 @@ enum OutboxCommand: BenchCommand {
     let sync = RemoteCollection(store.collection(Note.self), baseURL: server.url("users"), configuration: configuration)
 
     let sent = SentCounter()
-    let pushStart = (Stopwatch.now(), ProcessCPU.seconds())
+    let pushStart = (Stopwatch.now(), CPUTime.process())
     let push = Task { try await sync.pushPending(progress: { sent.set($0.objects) }) }
     let deadline = Task {
       try await Task.sleep(nanoseconds: UInt64(pushLimit * 1e9))
@@ -140,7 +140,7 @@ enum OutboxCommand: BenchCommand {
     }
     deadline.cancel()
     let pushSeconds = Double(Stopwatch.now() - pushStart.0) / 1e9
-    let pushCPU = ProcessCPU.seconds() - pushStart.1
+    let pushCPU = CPUTime.process() - pushStart.1
     if complete, sync.pendingCount != 0 { throw BenchError("outbox: \(sync.pendingCount) changes left after the push") }
     return Figures(
       backlog: backlog, enqueueSeconds: enqueueSeconds, enqueueCPUSeconds: enqueueCPU, pushSeconds: pushSeconds,
@@ -184,21 +184,6 @@ private final class RESTServer: @unchecked Sendable {
     guard process.isRunning else { return }
     kill(process.processIdentifier, SIGKILL)
     process.waitUntilExit()
-  }
-}
-
-/// This process's CPU time (user + system), all threads.
-private enum ProcessCPU {
-  static func seconds() -> Double {
-    var usage = rusage()
-    #if os(Linux)
-      getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
-    #else
-      getrusage(RUSAGE_SELF, &usage)
-    #endif
-    let user = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
-    let system = Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
-    return user + system
   }
 }
 

@@ -90,11 +90,11 @@ struct GatheredWorkload: Codable {
   var p99s: [Double] = []
 
   var rates: [Double] { seconds.map { Double(operations) / Swift.max($0, 1e-12) } }
-  var opsPerSecond: Double { PeerStatistics.median(rates) }
-  var p50: Double { PeerStatistics.median(p50s) }
-  var p99: Double { PeerStatistics.median(p99s) }
+  var opsPerSecond: Double { Statistics.median(rates) }
+  var p50: Double { Statistics.median(p50s) }
+  var p99: Double { Statistics.median(p99s) }
   /// The median of the runs' wall seconds (for one-shot workloads: open, compact).
-  var medianSeconds: Double { PeerStatistics.median(seconds) }
+  var medianSeconds: Double { Statistics.median(seconds) }
 }
 
 /// One engine's figures for one mode and size, over all its runs.
@@ -151,11 +151,11 @@ struct GatheredEngine: Codable {
   }
 
   var amplificationAfterOverwrite: Double? {
-    bytesAfterOverwrite.isEmpty ? nil : PeerStatistics.median(bytesAfterOverwrite) / Double(Swift.max(logicalBytes, 1))
+    bytesAfterOverwrite.isEmpty ? nil : Statistics.median(bytesAfterOverwrite) / Double(Swift.max(logicalBytes, 1))
   }
 
   var amplificationAfterCompaction: Double? {
     bytesAfterCompaction.isEmpty
-      ? nil : PeerStatistics.median(bytesAfterCompaction) / Double(Swift.max(logicalBytes, 1))
+      ? nil : Statistics.median(bytesAfterCompaction) / Double(Swift.max(logicalBytes, 1))
   }
 }

@@ -106,7 +106,7 @@ enum PeersCommand: BenchCommand {
     let largeRuns = try options.positive("--large-runs") ?? 3
     let writeOperations = try options.positive("--write-ops")
     let readWhileWritingRate =
-      try options.number("--rww-rate", in: 0...1_000_000_000) ?? KVWorkload.defaultReadWhileWritingRate
+      try options.number("--rww-rate", atLeast: 0) ?? KVWorkload.defaultReadWhileWritingRate
     let workloads =
       try options.names("--workloads", from: KVWorkload.all + ["durable", "seed"])
       ?? KVWorkload.all + ["durable", "seed"]

@@ -1,16 +1,21 @@
 import CaskEngine
+import CipherCask
 import Foundation
 import PeerKit
+import RNCryptorCodec
 
-/// `cask-bench profile`: one engine workload alone, for a profiler to look at. The store is
-/// built first; the timed loop is `ProfileCommand.loop`, a function of its own, so that
-/// `valgrind --tool=callgrind --toggle-collect='*ProfileCommand*loop*'` counts only the
-/// workload's instructions and `perf record -g -e cpu-clock` shows it as one subtree. Prints
-/// the microseconds per operation of the loop (no bound or peer: the profile is the result).
+/// `cask-bench profile`: one engine or collection workload alone, for a profiler to look at.
+/// The store is built first; the timed work runs inside `ProfileCommand.loop`, a function of its
+/// own, so that `valgrind --tool=callgrind --toggle-collect='*ProfileCommand*loop*'` counts only
+/// the workload's instructions and `perf record -g -e cpu-clock` shows it as one subtree. Prints
+/// the microseconds per operation (no bound or peer: the profile is the result). The stores are
+/// opened with `.never`; the collection and open workloads with fixed keys, so that no key
+/// derivation is profiled.
 ///
 /// ```sh
 /// perf record -g -e cpu-clock -o put.data -- cask-bench profile put --ops 200000
 /// valgrind --tool=callgrind --toggle-collect='*ProfileCommand*loop*' cask-bench profile get --ops 20000
+/// cask-bench profile open --keys 1000000 --store /tmp/open-1m    # built once, then kept
 /// ```
 enum ProfileCommand: BenchCommand {
   static let name = "profile"
@@ -45,15 +50,14 @@ enum ProfileCommand: BenchCommand {
     ),
   ]
 
-  enum Workload: String {
-    case put, batch, get, delete
-  }
+  static let workloads = [
+    "put", "batch", "get", "delete", "open", "open-events", "object-save", "object-get", "object-all",
+  ]
 
   static func run(arguments: [String]) throws {
     var options = Options(arguments)
     let operations = try options.positive("--ops") ?? 100_000
     let keysGiven = try options.positive("--keys")
-    let keyCount = keysGiven ?? 10_000
     let base = try options.value("--dir") ?? FileManager.default.temporaryDirectory.path
     let control = try options.value("--perf-control").map { try PerfControl(path: $0) }
     let kept = try options.value("--store")
@@ -63,82 +67,180 @@ enum ProfileCommand: BenchCommand {
     guard coder == "binary" || coder == "json" else {
       throw UsageError("'--coder' is binary or json, not '\(coder)'")
     }
-    if let objects = ObjectWorkload.allCases.first(where: { options.flag($0.rawValue) }) {
-      try options.finish()
-      let scratch = try ScratchDirectory(in: base)
-      defer { scratch.remove() }
-      try profileObjects(
-        objects, operations: operations, objects: keyCount, json: coder == "json",
-        directory: "\(scratch.path)/objects.cask", control: control)
-      return
+    guard let workload = workloads.first(where: { options.flag($0) }) else {
+      throw UsageError(
+        "'profile' needs one workload: put, batch, get, delete, open, open-events or object-save|get|all")
     }
-    for opens in ["open", "open-events"] where options.flag(opens) {
-      try options.finish()
-      let scratch = try ScratchDirectory(in: base)
-      defer { scratch.remove() }
-      try profileOpen(
-        keyCount: keysGiven ?? 1_000_000,
-        directory: kept ?? "\(scratch.path)/open.cask", repeats: repeats, control: control,
-        events: opens == "open-events")
-      return
-    }
-    let workload = try [Workload.put, .batch, .get, .delete].first { options.flag($0.rawValue) }
-      .orThrow(
-        UsageError("'profile' needs one workload: put, batch, get, delete, open, open-events or object-save|get|all"))
     try options.finish()
     let scratch = try ScratchDirectory(in: base)
     defer { scratch.remove() }
-    var random = SeededGenerator(seed: 0x9F0F)
-    let values = EngineCommand.makeValues(count: 64, bytes: 1024, using: &random)
-    let reads = workload == .get || workload == .delete
-    let keys = EngineCommand.makeKeys(count: reads ? keyCount : operations, length: 16, using: &random)
-    let directory = "\(scratch.path)/profile.cask"
-    if reads { try EngineCommand.build(directory, keys: keys, values: values) }
-    var storeOptions = EngineCommand.unsynced
-    if let sealingThreads { storeOptions.sealingThreads = sealingThreads }
-    let store = try CaskStore(path: directory, password: EngineCommand.password, options: storeOptions)
-    defer { try? store.close() }
-    let order =
-      workload == .delete
-      ? Array(keys.indices).shuffled(using: &random)
-      : (0..<operations).map { workload == .get ? Int.random(in: 0..<keys.count, using: &random) : $0 }
-    control?.send("enable")
-    let start = DispatchTime.now().uptimeNanoseconds
-    let cpuStart = ImportCommand.cpuSeconds()
-    let checked = try loop(workload, store: store, keys: keys, values: values, order: order)
-    let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-    let cpu = ImportCommand.cpuSeconds() - cpuStart
-    control?.send("disable")
-    print(
-      "\(workload.rawValue): \(Number.grouped(Double(order.count))) operations in \(Number.fixed(seconds, 3)) s, "
-        + "\(Number.fixed(seconds * 1e6 / Double(order.count), 2)) µs each, "
-        + "\(Number.fixed(cpu * 1e6 / Double(order.count), 2)) µs of CPU each, every thread "
-        + "(\(checked) bytes read or keys deleted)")
+    let profile = Profile(operations: operations, keys: keysGiven ?? 10_000, control: control)
+    switch workload {
+    case "open", "open-events":
+      try profile.opens(
+        of: kept ?? "\(scratch.path)/open.cask", keys: keysGiven ?? 1_000_000, repeats: repeats,
+        events: workload == "open-events")
+    case "object-save", "object-get", "object-all":
+      try profile.objects(workload, json: coder == "json", directory: "\(scratch.path)/objects.cask")
+    default:
+      try profile.engine(workload, sealingThreads: sealingThreads, directory: "\(scratch.path)/profile.cask")
+    }
   }
 
-  /// The timed loop: the only code a `--toggle-collect` on it counts.
+  /// The timed work: the only code a `--toggle-collect` on it counts.
   @inline(never)
-  static func loop(
-    _ workload: Workload, store: CaskStore, keys: [String], values: [Data], order: [Int]
-  ) throws -> Int {
-    var bytes = 0
-    switch workload {
-    case .put:
-      for index in order { try store.put(values[index & 63], forKey: keys[index]) }
-    case .batch:
-      for start in stride(from: 0, to: order.count, by: EngineCommand.batchSize) {
-        try store.batch { batch in
-          for index in order[start..<min(order.count, start + EngineCommand.batchSize)] {
-            try batch.put(values[index & 63], forKey: keys[index])
+  static func loop<Result>(_ body: () throws -> Result) rethrows -> Result {
+    try body()
+  }
+}
+
+/// One profiled run's settings, and the set-up and timed loop of each kind of workload.
+private struct Profile {
+  let operations: Int
+  let keys: Int
+  let control: PerfControl?
+
+  /// The fixed keys of the collection and open stores.
+  static func storeKeys() throws -> RNCryptor.Keys {
+    try RNCryptor.Keys(encryptionKey: Data(repeating: 0x11, count: 32), hmacKey: Data(repeating: 0x22, count: 32))
+  }
+
+  static let fixedKeyOptions = CaskStore.Options(durability: .never, autoCompaction: nil)
+  static let eventIndexes: [CaskIndex<BenchEvent>] = [.index("city", \.city), .index("date", \.date)]
+
+  /// Times `body` inside `ProfileCommand.loop`, between perf's `enable` and `disable`, and
+  /// prints the wall and CPU microseconds of one of its `count` operations.
+  func time(_ label: String, count: Int, checked: String, _ body: () throws -> Int) rethrows {
+    control?.send("enable")
+    let start = Stopwatch.now()
+    let cpuStart = CPUTime.process()
+    let done = try ProfileCommand.loop(body)
+    let seconds = Double(Stopwatch.now() - start) / 1e9
+    let cpu = CPUTime.process() - cpuStart
+    control?.send("disable")
+    print(
+      "\(label): \(Number.grouped(Double(count))) operations in \(Number.fixed(seconds, 3)) s, "
+        + "\(Number.fixed(seconds * 1e6 / Double(count), 2)) µs each, "
+        + "\(Number.fixed(cpu * 1e6 / Double(count), 2)) µs of CPU each, every thread (\(done) \(checked))")
+  }
+
+  /// put, batch, get, delete on a store with `EngineCommand`'s keys and values.
+  func engine(_ workload: String, sealingThreads: Int?, directory: String) throws {
+    var random = SeededGenerator(seed: 0x9F0F)
+    let values = EngineCommand.makeValues(count: 64, bytes: 1024, using: &random)
+    let reads = workload == "get" || workload == "delete"
+    let keys = EngineCommand.makeKeys(count: reads ? self.keys : operations, length: 16, using: &random)
+    if reads { try EngineCommand.build(directory, keys: keys, values: values) }
+    var options = EngineCommand.unsynced
+    if let sealingThreads { options.sealingThreads = sealingThreads }
+    let store = try CaskStore(path: directory, password: EngineCommand.password, options: options)
+    defer { try? store.close() }
+    let order =
+      workload == "delete"
+      ? Array(keys.indices).shuffled(using: &random)
+      : (0..<operations).map { workload == "get" ? Int.random(in: 0..<keys.count, using: &random) : $0 }
+    try time(workload, count: order.count, checked: "bytes read or keys deleted") {
+      var bytes = 0
+      switch workload {
+      case "put":
+        for index in order { try store.put(values[index & 63], forKey: keys[index]) }
+      case "batch":
+        for start in stride(from: 0, to: order.count, by: EngineCommand.batchSize) {
+          try store.batch { batch in
+            for index in order[start..<min(order.count, start + EngineCommand.batchSize)] {
+              try batch.put(values[index & 63], forKey: keys[index])
+            }
           }
         }
+      case "get":
+        for index in order { bytes += try store.get(keys[index])?.count ?? 0 }
+      default:
+        for index in order where try store.delete(keys[index]) { bytes += 1 }
       }
-    case .get:
-      for index in order { bytes += try store.get(keys[index])?.count ?? 0 }
-    case .delete:
-      for index in order where try store.delete(keys[index]) { bytes += 1 }
+      return bytes
     }
-    return bytes
+  }
+
+  /// object-save, object-get, object-all on a collection of the `objects` workload's
+  /// `BenchObject`s, with the default binary coder or JSON.
+  func objects(_ workload: String, json: Bool, directory: String) throws {
+    var random = SeededGenerator(seed: 0x0B1E)
+    let count = workload == "object-save" ? operations : keys
+    let objects = (0..<count).map { BenchObject.make($0, using: &random) }
+    let store = try CaskStore(path: directory, keys: Self.storeKeys(), options: Self.fixedKeyOptions)
+    defer { try? store.close() }
+    let collection = store.collection(
+      BenchObject.self, coder: json ? JSONCaskCoder() as any CaskCoder : BinaryCaskCoder())
+    if workload != "object-save" { try collection.save(contentsOf: objects) }
+    let ids = (0..<(workload == "object-get" ? operations : 0)).map { _ in
+      objects[Int.random(in: 0..<count, using: &random)].id
+    }
+    let rounds = workload == "object-all" ? max(1, operations / count) : 1
+    let label = "\(workload) (\(json ? "JSONCaskCoder" : "BinaryCaskCoder"))"
+    try time(label, count: workload == "object-all" ? rounds * count : operations, checked: "objects checked") {
+      switch workload {
+      case "object-save":
+        for object in objects { try collection.save(object) }
+        return objects.count
+      case "object-get":
+        return try ids.reduce(0) { checked, id in try collection.get(id: id)?.id == id ? checked + 1 : checked }
+      default:
+        return try (0..<rounds).reduce(0) { checked, _ in checked + (try collection.all().count) }
+      }
+    }
+  }
+
+  /// Builds (unless `directory` exists) a store of `count` keys of 16 bytes with 1 KiB values,
+  /// or of `count` events with two indexes, and opens it `repeats` times; for events, also
+  /// the first queries.
+  func opens(of directory: String, keys count: Int, repeats: Int, events: Bool) throws {
+    let keys = try Self.storeKeys()
+    if !FileManager.default.fileExists(atPath: directory) {
+      printToStandardError(
+        "profile: building \(Number.grouped(Double(count))) \(events ? "events" : "keys") in \(directory)")
+      let store = try CaskStore(path: directory, keys: keys, options: Self.fixedKeyOptions)
+      if events {
+        let collection = store.collection(BenchEvent.self, named: "events", indexes: Self.eventIndexes)
+        for start in stride(from: 0, to: count, by: 2_000) {
+          try collection.save(contentsOf: BenchEvent.sequence(start..<min(count, start + 2_000), seed: 42))
+        }
+      } else {
+        var random = SeededGenerator(seed: 0x0BE7)
+        let values = EngineCommand.makeValues(count: 64, bytes: 1024, using: &random)
+        try EngineCommand.fill(
+          store, keys: EngineCommand.makeKeys(count: count, length: 16, using: &random), values: values)
+      }
+      try store.close()
+    }
+    for _ in 0..<repeats {
+      var store: CaskStore?
+      var query = (seconds: 0.0, cpu: 0.0)
+      control?.send("enable")
+      let cpuBefore = CPUTime.thread()
+      let open = try Stopwatch.seconds {
+        store = try ProfileCommand.loop { try CaskStore(path: directory, keys: keys, options: Self.fixedKeyOptions) }
+      }
+      let openCPU = CPUTime.thread() - cpuBefore
+      guard let store else { throw BenchError("no store") }
+      defer { try? store.close() }
+      if events {
+        let collection = store.collection(BenchEvent.self, named: "events", indexes: Self.eventIndexes)
+        let queryCPUBefore = CPUTime.thread()
+        query.seconds = try Stopwatch.seconds {
+          try ProfileCommand.loop {
+            _ = try collection.query().where(\.city, equals: BenchEvent.cities[3]).count()
+            _ = try collection.query().sorted(by: \.date).limit(1).ids()
+          }
+        }
+        query.cpu = CPUTime.thread() - queryCPUBefore
+      }
+      control?.send("disable")
+      print(
+        "open: \(Number.fixed(open, 3)) s (CPU \(Number.fixed(openCPU, 3)) s), "
+          + "\(Number.grouped(Double(store.count))) keys"
+          + (events
+            ? "; first queries \(Number.fixed(query.seconds, 3)) s (CPU \(Number.fixed(query.cpu, 3)) s)" : ""))
+    }
   }
 }
 
@@ -156,13 +258,5 @@ struct PerfControl {
 
   func send(_ command: String) {
     handle.write(Data((command + "\n").utf8))
-  }
-}
-
-extension Optional {
-  /// The value, or `error` thrown.
-  fileprivate func orThrow(_ error: some Error) throws -> Wrapped {
-    guard let self else { throw error }
-    return self
   }
 }

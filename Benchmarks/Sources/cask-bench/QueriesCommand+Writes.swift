@@ -38,9 +38,9 @@ extension QueriesCommand {
       let events = store.collection(BenchEvent.self, named: "events", indexes: indexes)
       try events.save(contentsOf: base10k)
       _ = try events.query().where(\.city, equals: BenchEvent.cities[0]).count()
-      let saveCPUStart = ProfileCommand.threadCPUSeconds()
+      let saveCPUStart = CPUTime.thread()
       let save = try Stopwatch.seconds { for event in fresh { try events.save(event) } } / Double(fresh.count)
-      let updateCPUStart = ProfileCommand.threadCPUSeconds()
+      let updateCPUStart = CPUTime.thread()
       let saveCPU = (updateCPUStart - saveCPUStart) / Double(fresh.count)
       let update =
         try Stopwatch.seconds {
@@ -50,7 +50,7 @@ extension QueriesCommand {
             try events.save(event)
           }
         } / Double(fresh.count)
-      let updateCPU = (ProfileCommand.threadCPUSeconds() - updateCPUStart) / Double(fresh.count)
+      let updateCPU = (CPUTime.thread() - updateCPUStart) / Double(fresh.count)
       if indexes.isEmpty {
         baseline = save
         baselineCPU = saveCPU

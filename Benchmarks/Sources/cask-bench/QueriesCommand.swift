@@ -58,7 +58,7 @@ enum QueriesCommand: BenchCommand {
     let quick = options.flag("--quick")
     let sizes = try options.numbers("--events", atLeast: 2_000) ?? [quick ? 2_000 : 100_000]
     let runs = try options.positive("--runs") ?? (quick ? 5 : 50)
-    let scanRuns = try options.number("--scan-runs", in: 0...1_000_000) ?? 1
+    let scanRuns = try options.number("--scan-runs", atLeast: 0) ?? 1
     let rounds = try options.positive("--rounds") ?? (quick ? 2 : 3)
     let names = try options.names("--peers", from: peers.map(\.name) + ["none"]) ?? peers.map(\.name)
     let base = try options.value("--dir") ?? "/tmp"
@@ -103,7 +103,7 @@ enum QueriesCommand: BenchCommand {
     /// Adds one round of an engine: each workload's median run over its operations.
     mutating func add(_ report: PeerReport) {
       for workload in report.workloads {
-        let perOperation = PeerStatistics.median(workload.seconds) / Double(max(workload.operations, 1))
+        let perOperation = Statistics.median(workload.seconds) / Double(max(workload.operations, 1))
         switch (report.engine, workload.name) {
         case (_, "fill"): peerFill[report.engine] = perOperation
         case ("ciphercask", _): cask[workload.name, default: []].append(perOperation)

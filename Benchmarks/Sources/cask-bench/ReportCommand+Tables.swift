@@ -28,16 +28,7 @@ extension ReportCommand {
         "\(load(header.loadAtStart)) → \(load(header.loadAtEnd))",
       ])
     }
-    // OpenSSL's version line ends with its release date; the document names the version only.
-    let machines = Set(
-      results.sources.map { source in
-        let machine = source.header.machine
-        let openSSL = machine.openSSL.split(separator: " ").prefix(2).joined(separator: " ")
-        let memory = machine.memoryBytes.map { ", \($0 >> 30) GiB" } ?? ""
-        let kernel = machine.kernel.map { ", Linux \($0)" } ?? ""
-        return "\(machine.cpuModel), \(machine.cores) cores\(memory)\(kernel), \(openSSL)"
-      }
-    ).sorted()
+    let machines = Set(results.sources.map(\.header.machine.summary)).sorted()
     return table.render() + "\n\nMachine: " + machines.joined(separator: "; ") + "."
   }
 

@@ -4,14 +4,6 @@ import Foundation
 /// codec's and the engine's targets are the ones their runs wrote; the peers' and the objects'
 /// are worked out again from every size's file; the queries' and the import's are set here.
 extension ReportCommand {
-  /// A target as a results file records it (`codec` and `engine` write these).
-  struct RecordedTarget: Decodable {
-    let target: String
-    let required: Double
-    let atMost: Bool?
-    let measured: Double?
-  }
-
   struct RecordedTargets: Decodable {
     let targets: [RecordedTarget]
   }

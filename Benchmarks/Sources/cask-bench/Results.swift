@@ -1,4 +1,5 @@
 import Foundation
+import PeerKit
 
 /// One results file under `Benchmarks/results/`: a subcommand's figures with what a reader needs
 /// to trust them (the command, the code measured, the machine and how busy it was). `cask-bench
@@ -146,11 +147,42 @@ final class ResultsDestination {
   }
 }
 
-/// /proc/loadavg's first three fields.
+/// /proc/loadavg's first three fields: load over 1, 5 and 15 minutes.
 enum LoadAverage {
   static func current() -> [Double] {
+    fields().compactMap { Double($0) }
+  }
+
+  /// The three as /proc/loadavg writes them, `1.02, 0.98, 0.75` (`n/a` when unreadable).
+  static func text() -> String {
+    let fields = fields()
+    return fields.count == 3 ? fields.joined(separator: ", ") : "n/a"
+  }
+
+  private static func fields() -> [Substring] {
     let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? ""
-    return text.split(separator: " ").prefix(3).compactMap { Double($0) }
+    return Array(text.split(separator: " ").prefix(3))
+  }
+}
+
+/// A target as a run records it in its results file (`codec`, `engine`), beside its figure;
+/// `cask-bench report` reads them back for the targets table. The codec's targets are all
+/// minimums and leave `atMost` out.
+struct RecordedTarget: Codable {
+  let target: String
+  let required: Double
+  /// Whether `measured` must be at most (rather than at least) `required`.
+  let atMost: Bool?
+  let measured: Double?
+  /// Stored, so that the results file says it.
+  let met: Bool?
+
+  init(target: String, required: Double, atMost: Bool? = nil, measured: Double?) {
+    self.target = target
+    self.required = required
+    self.atMost = atMost
+    self.measured = measured
+    met = measured.map { atMost == true ? $0 <= required : $0 >= required }
   }
 }
 

@@ -4,21 +4,29 @@ import Foundation
 enum Subprocess {
   /// Runs `program` (looked up in `PATH`, or at `executable` when given) with `arguments` and
   /// returns its standard output. Its standard error is discarded, or passed through to this
-  /// process's when `passingErrors` (a peer's progress lines).
+  /// process's when `passingErrors` (a peer's progress lines); `input`, if any, is its standard
+  /// input (a short script: it is written whole before the output is read).
   ///
   /// - Throws: `BenchError` when it cannot start, exits with a non-zero status or is killed.
   static func output(
-    _ program: String, _ arguments: [String], executable: URL? = nil, passingErrors: Bool = false
+    _ program: String, _ arguments: [String], executable: URL? = nil, passingErrors: Bool = false,
+    environment: [String: String]? = nil, input: String? = nil
   ) throws -> String {
     let process = Process()
     process.executableURL = executable ?? URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = executable == nil ? [program] + arguments : arguments
+    if let environment { process.environment = environment }
     let pipe = Pipe()
+    let inputPipe = Pipe()
     process.standardOutput = pipe
     process.standardError = passingErrors ? FileHandle.standardError : FileHandle.nullDevice
-    process.standardInput = FileHandle.nullDevice
+    process.standardInput = input == nil ? FileHandle.nullDevice : inputPipe
     do {
       try process.run()
+      if let input {
+        inputPipe.fileHandleForWriting.write(Data(input.utf8))
+        try inputPipe.fileHandleForWriting.close()
+      }
     } catch {
       throw BenchError("cannot run \(program): \(error)")
     }

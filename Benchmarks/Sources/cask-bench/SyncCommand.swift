@@ -1,4 +1,5 @@
 import Foundation
+import PeerKit
 
 /// `cask-bench sync`: CipherCaskSync's `CaskSync` against a real Kinto on 127.0.0.1, in plain
 /// and end-to-end mode. Each round, in a fresh remote collection: device A pushes the N events
@@ -91,27 +92,16 @@ enum SyncCommand: BenchCommand {
     var options = Options(arguments)
     let quick = options.flag("--quick")
     let postgres = options.flag("--postgres")
-    func count(_ flag: String, minimum: Int) throws -> Int? {
-      try options.value(flag).map { text in
-        guard let value = Int(text), value >= minimum else {
-          throw UsageError("'\(flag)' takes a number of \(minimum) or more")
-        }
-        return value
-      }
-    }
-    let events = try count("--events", minimum: 10) ?? (quick ? 300 : 10_000)
-    let changes = try count("--changes", minimum: 10) ?? (quick ? 30 : 100)
-    let rounds = try count("--rounds", minimum: 1) ?? (quick ? 1 : 3)
-    let modes = try (options.value("--modes") ?? "plain,end-to-end").split(separator: ",").map(String.init)
+    let events = try options.number("--events", atLeast: 10) ?? (quick ? 300 : 10_000)
+    let changes = try options.number("--changes", atLeast: 10) ?? (quick ? 30 : 100)
+    let rounds = try options.positive("--rounds") ?? (quick ? 1 : 3)
+    let modes = try (options.names("--modes", from: ["plain", "end-to-end"]) ?? ["plain", "end-to-end"])
       .reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
     let kinto = try options.value("--kinto") ?? KintoLauncher.defaultExecutable
     let base = try options.value("--dir") ?? "/tmp"
     let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
     try options.finish()
     guard changes <= events else { throw UsageError("'--changes' cannot exceed '--events'") }
-    guard !modes.isEmpty, modes.allSatisfy({ $0 == "plain" || $0 == "end-to-end" }) else {
-      throw UsageError("'--modes' takes plain, end-to-end or both")
-    }
     var database: String?
     if postgres {
       guard let url = ProcessInfo.processInfo.environment["CASK_SYNC_POSTGRES"], !url.isEmpty else {

@@ -23,28 +23,13 @@ final class SyncWireCounter: @unchecked Sendable {
   /// - Throws: `BenchError` when no port can be bound.
   init(server: URL) throws {
     guard let port = server.port else { throw BenchError("the server's URL has no port") }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    target = address
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    var local = sockaddr_in()
-    local.sin_family = sa_family_t(AF_INET)
-    local.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafePointer(to: &local) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
-    }
-    let named = withUnsafeMutablePointer(to: &local) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-    }
-    guard descriptor >= 0, bound == 0, named == 0, listen(descriptor, 64) == 0 else {
-      if descriptor >= 0 { close(descriptor) }
+    target = Loopback.address(port: port)
+    let (descriptor, relayPort) = try Loopback.bind()
+    guard listen(descriptor, 64) == 0 else {
+      close(descriptor)
       throw BenchError("cannot listen on 127.0.0.1 for the byte-counting relay")
     }
     listener = descriptor
-    let relayPort = Int(UInt16(bigEndian: local.sin_port))
     url = URL(string: "http://127.0.0.1:\(relayPort)\(server.path)")!
     Thread.detachNewThread { [self] in acceptLoop() }
   }

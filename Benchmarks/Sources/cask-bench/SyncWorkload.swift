@@ -18,19 +18,6 @@ struct SyncWorkload: Sendable {
     /// for the steps of a few requests only).
     let wire: Int
     let exchanges: [SyncExchange]
-
-    init(
-      phase: SyncCommand.Phase, objects: Int, seconds: Double, traffic: KintoRawClient.Traffic,
-      wire: (bytes: Int, exchanges: [SyncExchange])
-    ) {
-      self.phase = phase
-      self.objects = objects
-      self.seconds = seconds
-      self.traffic = traffic
-      self.wire = wire.bytes
-      let detailed: Set<SyncCommand.Phase> = [.incrementalPush, .incrementalPull, .rawSince, .unchanged]
-      exchanges = detailed.contains(phase) ? wire.exchanges : []
-    }
   }
 
   let server: URL
@@ -62,102 +49,92 @@ struct SyncWorkload: Sendable {
     let deviceA = try Device(directory + "/\(collection)-a", events: all)
     defer { deviceA.close() }
     let syncA = try deviceA.sync(server: server, bucket: bucket, collection: collection, endToEnd: endToEnd)
-    let push = try await timed { try await syncA.sync() }
+    let push = try await synced(.push, syncA, objects: events)
     try check("push", push.value.pushed, events)
-    measured.append(
-      Measured(
-        phase: .push, objects: events, seconds: push.seconds, traffic: traffic(push.value),
-        wire: push.wire))
+    measured.append(push.step)
 
-    var listing = KintoRawClient.Traffic()
-    let list = try await timed {
-      try await raw.list(bucket, collection, since: nil, pageSize: pageSize, traffic: &listing)
+    let list = try await timed(.rawList, objects: events) {
+      var traffic = KintoRawClient.Traffic()
+      let listed = try await raw.list(bucket, collection, since: nil, pageSize: pageSize, traffic: &traffic)
+      return (listed, traffic)
     }
     try check("raw listing", list.value.records.count, events)
 
     let copy = collection + "-copy"
     try await raw.create(bucket, copy)
-    var copying = KintoRawClient.Traffic()
-    let rawPush = try await timed {
-      try await raw.push(list.value.records, to: bucket, copy, batchLimit: batchLimit, traffic: &copying)
-    }
     measured.append(
-      Measured(phase: .rawPush, objects: events, seconds: rawPush.seconds, traffic: copying, wire: rawPush.wire))
+      try await timed(.rawPush, objects: events) {
+        var traffic = KintoRawClient.Traffic()
+        try await raw.push(list.value.records, to: bucket, copy, batchLimit: batchLimit, traffic: &traffic)
+        return ((), traffic)
+      }.step)
 
     // Device B starts empty: its first sync lists the collection whole.
     let deviceB = try Device(directory + "/\(collection)-b", events: [])
     defer { deviceB.close() }
     let syncB = try deviceB.sync(server: server, bucket: bucket, collection: collection, endToEnd: endToEnd)
-    let pull = try await timed { try await syncB.sync() }
+    let pull = try await synced(.fullPull, syncB, objects: events)
     try check("full pull", pull.value.pulled, events)
-    measured.append(
-      Measured(
-        phase: .fullPull, objects: events, seconds: pull.seconds, traffic: traffic(pull.value),
-        wire: pull.wire))
+    measured.append(pull.step)
     if endToEnd {
       // What a first sync in end-to-end mode pays before its first request: the key derivation.
-      let derivation = try await timed {
-        try RNCryptor.scrypt(
-          password: SecureBytes(utf8: SyncCommand.passphrase), salt: RNCryptor.randomSalt(count: 16),
-          parameters: .interactive, count: 96)
-      }
       measured.append(
-        Measured(
-          phase: .keyDerivation, objects: 0, seconds: derivation.seconds, traffic: KintoRawClient.Traffic(),
-          wire: derivation.wire))
+        try await timed(.keyDerivation, objects: 0) {
+          let key = try RNCryptor.scrypt(
+            password: SecureBytes(utf8: SyncCommand.passphrase), salt: RNCryptor.randomSalt(count: 16),
+            parameters: .interactive, count: 96)
+          return (key, KintoRawClient.Traffic())
+        }.step)
     }
-    measured.append(
-      Measured(phase: .rawList, objects: events, seconds: list.seconds, traffic: listing, wire: list.wire))
+    measured.append(list.step)
 
     // A changes a few events (a tenth deleted) and syncs; B pulls those changes.
     try deviceA.change(changed, of: all)
-    let incrementalPush = try await timed { try await syncA.sync() }
+    let incrementalPush = try await synced(.incrementalPush, syncA, objects: changes)
     try check("incremental push", incrementalPush.value.pushed, changes)
-    measured.append(
-      Measured(
-        phase: .incrementalPush, objects: changes, seconds: incrementalPush.seconds,
-        traffic: traffic(incrementalPush.value), wire: incrementalPush.wire))
-    let incrementalPull = try await timed { try await syncB.sync() }
+    measured.append(incrementalPush.step)
+    let incrementalPull = try await synced(.incrementalPull, syncB, objects: changes)
     try check("incremental pull", incrementalPull.value.pulled + incrementalPull.value.deleted, changes)
     try check("incremental pull's deletions", incrementalPull.value.deleted, deletions)
-    measured.append(
-      Measured(
-        phase: .incrementalPull, objects: changes, seconds: incrementalPull.seconds,
-        traffic: traffic(incrementalPull.value), wire: incrementalPull.wire))
-    var since = KintoRawClient.Traffic()
-    let rawSince = try await timed {
-      try await raw.list(bucket, collection, since: list.value.etag, pageSize: pageSize, traffic: &since)
+    measured.append(incrementalPull.step)
+    let rawSince = try await timed(.rawSince, objects: changes) {
+      var traffic = KintoRawClient.Traffic()
+      let listed = try await raw.list(bucket, collection, since: list.value.etag, pageSize: pageSize, traffic: &traffic)
+      return (listed, traffic)
     }
     try check("raw listing since", rawSince.value.records.count, changes)
-    measured.append(
-      Measured(phase: .rawSince, objects: changes, seconds: rawSince.seconds, traffic: since, wire: rawSince.wire))
+    measured.append(rawSince.step)
 
-    let unchanged = try await timed { try await syncB.sync() }
+    let unchanged = try await synced(.unchanged, syncB, objects: 0)
     try check("unchanged sync", unchanged.value.pulled + unchanged.value.deleted + unchanged.value.pushed, 0)
-    measured.append(
-      Measured(
-        phase: .unchanged, objects: 0, seconds: unchanged.seconds, traffic: traffic(unchanged.value),
-        wire: unchanged.wire))
+    measured.append(unchanged.step)
     try check("device B's events", deviceB.count, events - deletions)
     return measured
-  }
-
-  private func traffic(_ report: SyncReport<BenchEvent>) -> KintoRawClient.Traffic {
-    KintoRawClient.Traffic(requests: report.requests, bytes: Int(report.bytes))
   }
 
   private func check(_ step: String, _ actual: Int, _ expected: Int) throws {
     guard actual == expected else { throw BenchError("sync: \(step) moved \(actual) events, not \(expected)") }
   }
 
-  /// Runs one step and times it; the relay's counts start afresh before it and are taken
-  /// after it (`lastWire`), so that they are the step's alone.
-  private func timed<R>(_ body: () async throws -> R) async throws -> (
-    value: R, seconds: Double, wire: (bytes: Int, exchanges: [SyncExchange])
+  /// One `CaskSync.sync()`, timed as `phase`; its requests and bytes are the ones its report counts.
+  private func synced(_ phase: SyncCommand.Phase, _ sync: CaskSync<BenchEvent>, objects: Int) async throws -> (
+    value: SyncReport<BenchEvent>, step: Measured
   ) {
+    try await timed(phase, objects: objects) {
+      let report = try await sync.sync()
+      return (report, KintoRawClient.Traffic(requests: report.requests, bytes: Int(report.bytes)))
+    }
+  }
+
+  /// Runs one step and times it; `body` returns its result and the requests and body bytes it
+  /// counted. The relay's counts start afresh before it and are taken after it, so that they
+  /// are the step's alone.
+  private func timed<R>(
+    _ phase: SyncCommand.Phase, objects: Int, _ body: () async throws -> (R, KintoRawClient.Traffic)
+  ) async throws -> (value: R, step: Measured) {
     _ = wire.take()
     let start = Stopwatch.now()
-    let value = try await body()
+    let (value, traffic) = try await body()
     let seconds = Double(Stopwatch.now() - start) / 1e9
     let counted = wire.take()
     // The split per request must account for every byte the relay passed on, or the table of
@@ -166,7 +143,11 @@ struct SyncWorkload: Sendable {
     guard split == counted.bytes else {
       throw BenchError("sync: the relay split \(split) of the \(counted.bytes) bytes it passed into requests")
     }
-    return (value, seconds, counted)
+    let detailed: Set<SyncCommand.Phase> = [.incrementalPush, .incrementalPull, .rawSince, .unchanged]
+    let step = Measured(
+      phase: phase, objects: objects, seconds: seconds, traffic: traffic, wire: counted.bytes,
+      exchanges: detailed.contains(phase) ? counted.exchanges : [])
+    return (value, step)
   }
 }
 

@@ -77,44 +77,24 @@ final class CaskObjectStore: ObjectStore {
   func close() throws { try store.close() }
 }
 
+/// A collection with one of the coders: the default (`BinaryCaskCoder`), JSON or property lists.
 struct CaskObjectOpener: ObjectStoreOpener {
-  /// The collection's coder: the default (`BinaryCaskCoder`), JSON or property lists.
-  enum Coder {
-    case standard, json, propertyList
-  }
-
-  let coder: Coder
-
-  var name: String {
-    switch coder {
-    case .standard: "ciphercask"
-    case .json: "ciphercask+json"
-    case .propertyList: "ciphercask+plist"
-    }
-  }
+  let name: String
+  let coderName: String
+  let coder: @Sendable () -> any CaskCoder
 
   var setup: String {
-    let description =
-      switch coder {
-      case .standard: "BinaryCaskCoder (the default)"
-      case .json: "JSONCaskCoder"
-      case .propertyList: "PropertyListCaskCoder"
-      }
-    return "CipherCask store.collection(BenchObject.self) with \(description); save(_:) and save(contentsOf:)"
+    "CipherCask store.collection(BenchObject.self) with \(coderName); save(_:) and save(contentsOf:)"
   }
 
   func open(directory: String, durability: Durability) throws -> any ObjectStore {
-    let chosen: any CaskCoder =
-      switch coder {
-      case .standard: BinaryCaskCoder()
-      case .json: JSONCaskCoder()
-      case .propertyList: PropertyListCaskCoder()
-      }
-    return try CaskObjectStore(directory: directory, durability: durability, coder: chosen)
+    try CaskObjectStore(directory: directory, durability: durability, coder: coder())
   }
 }
 
 PeerMain.run([
-  CaskOpener(), CaskObjectOpener(coder: .standard), CaskObjectOpener(coder: .json),
-  CaskObjectOpener(coder: .propertyList),
+  CaskOpener(),
+  CaskObjectOpener(name: "ciphercask", coderName: "BinaryCaskCoder (the default)") { BinaryCaskCoder() },
+  CaskObjectOpener(name: "ciphercask+json", coderName: "JSONCaskCoder") { JSONCaskCoder() },
+  CaskObjectOpener(name: "ciphercask+plist", coderName: "PropertyListCaskCoder") { PropertyListCaskCoder() },
 ])

@@ -28,6 +28,27 @@ final class SQLiteConnection {
     while try statement.step() {}
   }
 
+  /// Whether `fill` completed on this database before (a row in `marker`, a table made here if
+  /// missing): a peer asked again for the same events keeps the ones it wrote.
+  func wasFilled() throws -> Bool {
+    try execute("CREATE TABLE IF NOT EXISTS marker (filled INTEGER)")
+    let marker = try prepare("SELECT count(*) FROM marker")
+    defer { marker.finalize() }
+    var markers: Int64 = 0
+    try marker.run([]) { markers = marker.int64(0) }
+    return markers > 0
+  }
+
+  /// Runs `insert` on each of `items`, 2,000 to a transaction, then marks the database filled.
+  func fill<Item>(_ items: [Item], insert: (Item) throws -> Void) throws {
+    for start in stride(from: 0, to: items.count, by: 2_000) {
+      try execute("BEGIN")
+      for item in items[start..<min(items.count, start + 2_000)] { try insert(item) }
+      try execute("COMMIT")
+    }
+    try execute("INSERT INTO marker (filled) VALUES (1)")
+  }
+
   func prepare(_ sql: String) throws -> SQLiteStatement {
     var statement: OpaquePointer?
     let status = library.prepareV2(handle, sql, -1, &statement, nil)

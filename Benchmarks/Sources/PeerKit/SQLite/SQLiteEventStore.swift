@@ -38,11 +38,7 @@ final class SQLiteEventStore: EventStore {
     connection = try setup.connect(
       file: directory + "/events.sqlite", durability: .never, table: "marker (filled INTEGER)")
     for statement in Self.schema { try connection.execute(statement) }
-    let marker = try connection.prepare("SELECT count(*) FROM marker")
-    var markers: Int64 = 0
-    try marker.run([]) { markers = marker.int64(0) }
-    marker.finalize()
-    wasFilled = markers > 0
+    wasFilled = try connection.wasFilled()
     insert = try connection.prepare("INSERT INTO events (id, city, date, title, body) VALUES (?1, ?2, ?3, ?4, ?5)")
     attend = try connection.prepare("INSERT OR IGNORE INTO attendance (person, event) VALUES (?1, ?2)")
     deleteEvent = try connection.prepare("DELETE FROM events WHERE id = ?1")
@@ -74,14 +70,7 @@ final class SQLiteEventStore: EventStore {
   }
 
   func fill(_ events: [BenchEvent]) throws {
-    var start = 0
-    while start < events.count {
-      try transaction {
-        for event in events[start..<min(events.count, start + 2_000)] { try insertRows(event) }
-      }
-      start += 2_000
-    }
-    try connection.execute("INSERT INTO marker (filled) VALUES (1)")
+    try connection.fill(events, insert: insertRows)
   }
 
   private func events(_ statement: SQLiteStatement, _ values: [SQLiteValue]) throws -> [BenchEvent] {

@@ -12,8 +12,6 @@ final class SQLiteSealedEventStore: EventStore {
   private let insert: SQLiteStatement
   private let delete: SQLiteStatement
   private let scan: SQLiteStatement
-  private let begin: SQLiteStatement
-  private let commit: SQLiteStatement
   let wasFilled: Bool
 
   init(setup: SQLiteSetup, directory: String) throws {
@@ -21,28 +19,16 @@ final class SQLiteSealedEventStore: EventStore {
     cipher = try ValueCipher.derivedOnce(saltsIn: directory)
     connection = try setup.connect(
       file: directory + "/events.sqlite", durability: .never, table: "events (id TEXT PRIMARY KEY, body BLOB)")
-    try connection.execute("CREATE TABLE IF NOT EXISTS marker (filled INTEGER)")
-    let marker = try connection.prepare("SELECT count(*) FROM marker")
-    var markers: Int64 = 0
-    try marker.run([]) { markers = marker.int64(0) }
-    marker.finalize()
-    wasFilled = saltsExisted && markers > 0
+    // Made with the salts of the folder's first run: rows sealed under other keys are not reused.
+    let filled = try connection.wasFilled()
+    wasFilled = saltsExisted && filled
     insert = try connection.prepare("INSERT INTO events (id, body) VALUES (?1, ?2)")
     delete = try connection.prepare("DELETE FROM events WHERE id = ?1")
     scan = try connection.prepare("SELECT body FROM events")
-    begin = try connection.prepare("BEGIN")
-    commit = try connection.prepare("COMMIT")
   }
 
   func fill(_ events: [BenchEvent]) throws {
-    var start = 0
-    while start < events.count {
-      try begin.run([])
-      for event in events[start..<min(events.count, start + 2_000)] { try insertRow(event) }
-      try commit.run([])
-      start += 2_000
-    }
-    try connection.execute("INSERT INTO marker (filled) VALUES (1)")
+    try connection.fill(events, insert: insertRow)
   }
 
   private func insertRow(_ event: BenchEvent) throws {
@@ -116,7 +102,7 @@ final class SQLiteSealedEventStore: EventStore {
   }
 
   func close() throws {
-    for statement in [insert, delete, scan, begin, commit] { statement.finalize() }
+    for statement in [insert, delete, scan] { statement.finalize() }
     connection.close()
   }
 }
