@@ -22,8 +22,8 @@ enum ProfileCommand: BenchCommand {
   static let abstract =
     "One engine or collection workload alone (puts, gets, opens, object saves and reads), for perf or callgrind."
   static let usage =
-    "cask-bench profile put|batch|get|delete|open|open-events|object-save|object-get|object-all [--ops N] [--keys N] "
-    + "[--coder binary|json] [--dir DIR] [--store DIR] [--repeats N] [--sealing-threads N]"
+    "cask-bench profile put|batch|get|delete|open|open-events|object-save|object-get|object-all|event-save [--ops N] "
+    + "[--keys N] [--coder binary|json] [--indexes none|1|3|each] [--dir DIR] [--store DIR] [--repeats N] [--sealing-threads N]"
   static let options: [(flag: String, help: String)] = [
     ("put", "Single puts into a new store, one operation per call, durability never."),
     ("batch", "Puts in batches of 500 into a new store."),
@@ -34,6 +34,11 @@ enum ProfileCommand: BenchCommand {
     ("object-save", "Saves of distinct 10-field objects into a new collection, one per call, durability never."),
     ("object-get", "Gets by random id from a collection of --keys 10-field objects."),
     ("object-all", "all() of a collection of --keys 10-field objects, repeated; an operation is one object."),
+    (
+      "event-save",
+      "Saves of new events, one per call, into a collection of --keys events with --indexes (queries' write costs)."
+    ),
+    ("--indexes SET", "event-save: none (the default), 1 (city), 3 (city, date, country) or each (attendee each:)."),
     ("--coder NAME", "object-*: the collection's coder, binary (the default coder) or json (JSONCaskCoder)."),
     ("--store DIR", "open, open-events: build the store there once and keep it (default: a scratch directory)."),
     ("--repeats N", "open, open-events: opens in a row (default 3)."),
@@ -52,6 +57,7 @@ enum ProfileCommand: BenchCommand {
 
   static let workloads = [
     "put", "batch", "get", "delete", "open", "open-events", "object-save", "object-get", "object-all",
+    "event-save",
   ]
 
   static func run(arguments: [String]) throws {
@@ -64,12 +70,16 @@ enum ProfileCommand: BenchCommand {
     let repeats = try options.positive("--repeats") ?? 3
     let coder = try options.value("--coder") ?? "binary"
     let sealingThreads = try options.positive("--sealing-threads")
+    let indexSet = try options.value("--indexes") ?? "none"
+    guard let indexes = QueriesCommand.writeIndexSets.first(where: { $0.name == indexSet })?.indexes else {
+      throw UsageError("'--indexes' is none, 1, 3 or each, not '\(indexSet)'")
+    }
     guard coder == "binary" || coder == "json" else {
       throw UsageError("'--coder' is binary or json, not '\(coder)'")
     }
     guard let workload = workloads.first(where: { options.flag($0) }) else {
       throw UsageError(
-        "'profile' needs one workload: put, batch, get, delete, open, open-events or object-save|get|all")
+        "'profile' needs one workload: put, batch, get, delete, open, open-events, object-save|get|all or event-save")
     }
     try options.finish()
     let scratch = try ScratchDirectory(in: base)
@@ -80,6 +90,8 @@ enum ProfileCommand: BenchCommand {
       try profile.opens(
         of: kept ?? "\(scratch.path)/open.cask", keys: keysGiven ?? 1_000_000, repeats: repeats,
         events: workload == "open-events")
+    case "event-save":
+      try profile.eventSaves(indexes: indexes, label: indexSet, directory: "\(scratch.path)/events.cask")
     case "object-save", "object-get", "object-all":
       try profile.objects(workload, json: coder == "json", directory: "\(scratch.path)/objects.cask")
     default:
@@ -187,6 +199,22 @@ private struct Profile {
       default:
         return try (0..<rounds).reduce(0) { checked, _ in checked + (try collection.all().count) }
       }
+    }
+  }
+
+  /// event-save: the saves of `QueriesCommand.writeCosts` (new events, each its own commit, into
+  /// a collection of `keys` events whose indexes were loaded by a first query), alone.
+  func eventSaves(indexes: [CaskIndex<BenchEvent>], label: String, directory: String) throws {
+    let all = BenchEvent.sequence(0..<(keys + operations), seed: 42)
+    let store = try CaskStore(path: directory, keys: Self.storeKeys(), options: Self.fixedKeyOptions)
+    defer { try? store.close() }
+    let events = store.collection(BenchEvent.self, named: "events", indexes: indexes)
+    try events.save(contentsOf: all[0..<keys])
+    _ = try events.query().where(\.city, equals: BenchEvent.cities[0]).count()
+    let fresh = all[keys...]
+    try time("event-save (indexes \(label))", count: operations, checked: "events saved") {
+      for event in fresh { try events.save(event) }
+      return events.count
     }
   }
 

@@ -32,9 +32,17 @@ extension QueriesCommand {
     let heapBytesPerEntry: Double
     let diskBytesPerEntry: Double
     let peerSetups: [String: String]
+    /// The same events' stores, with the indexes and without, closed (`nil` in files written
+    /// before they were recorded).
+    var diskBytesIndexed: Int?
+    var diskBytesPlain: Int?
+    /// Saves and updates with 0, 1 and 3 indexes into 10,000 events (`writeCosts`).
+    var writeCosts: [WriteCost]?
   }
 
-  static func results(events count: Int, cask: CaskQuerySide, figures: Figures, settings: Settings) -> Results {
+  static func results(
+    events count: Int, cask: CaskQuerySide, figures: Figures, settings: Settings, writeCosts: [WriteCost]
+  ) -> Results {
     let queries = EventQueries.workloads.map { name, label in
       QueryResult(
         name: name, label: label, plan: cask.explain(name), cipherCask: figures.cask[name] ?? [],
@@ -47,6 +55,7 @@ extension QueriesCommand {
       indexes: cask.indexes.count, queries: queries, fillSeconds: fill, openSeconds: cask.openSeconds,
       firstQuerySeconds: cask.firstQuerySeconds, heapBytesPerEventAfterOpen: cask.heapPerEventAfterOpen,
       entriesPerEvent: cask.entriesPerEvent, heapBytesPerEntry: cask.heapPerEntry, diskBytesPerEntry: cask.diskPerEntry,
-      peerSetups: figures.peerSetups)
+      peerSetups: figures.peerSetups, diskBytesIndexed: cask.diskIndexed, diskBytesPlain: cask.diskPlain,
+      writeCosts: writeCosts)
   }
 }

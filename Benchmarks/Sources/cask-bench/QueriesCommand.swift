@@ -8,8 +8,9 @@ import PeerKit
 /// same events: SQLCipher with SQL indexes on the same fields (`peer-sqlcipher`), and SQLite
 /// with RNCryptor rows whose only plain column is the id, so that every query decrypts
 /// (`peer-sqlite`). The engines take turns round by round; every answer is checked against
-/// CipherCask's. Also saves and updates with 0, 1 and 3 indexes, open time, and what an index
-/// entry costs in memory and on disk.
+/// CipherCask's. Also saves and updates with 0, 1 and 3 indexes (their CPU ÷ a save without
+/// indexes is a target), open time, what an index entry costs in memory, and the store's disk
+/// with its indexes ÷ without (a target).
 enum QueriesCommand: BenchCommand {
   static let name = "queries"
   static let abstract = "Indexed queries beside the closure scan, SQLCipher's SQL indexes and SQLite+RNCryptor rows."
@@ -68,7 +69,7 @@ enum QueriesCommand: BenchCommand {
       &options, subcommand: name, arguments: arguments, quick: quick || writesOnly)
     try options.finish()
     if writesOnly {
-      print(try writeCosts(in: base, seed: 42))
+      print(writeCostsTable(try writeCosts(in: base, seed: 42, rounds: rounds)))
       return
     }
     let chosen = peers.filter { names.contains($0.name) && (!scans($0) || scanRuns > 0) }
@@ -81,7 +82,6 @@ enum QueriesCommand: BenchCommand {
       try results.write(figures, subcommand: name, size: size, name: composite ? "composite-\(size)" : nil)
     }
     results.printTables(name)
-    print(try writeCosts(in: base, seed: settings.seed))
   }
 
   static func directoryBytes(_ path: String) -> Int {
@@ -149,6 +149,7 @@ enum QueriesCommand: BenchCommand {
         throw BenchError("\(name): \(engine)'s answer differs from CipherCask's")
       }
     }
-    return results(events: count, cask: cask, figures: figures, settings: settings)
+    let costs = try writeCosts(in: directory, seed: settings.seed, rounds: settings.rounds)
+    return results(events: count, cask: cask, figures: figures, settings: settings, writeCosts: costs)
   }
 }

@@ -192,6 +192,7 @@ extension ReportCommand {
       + " index entries: \(Number.fixed(figures.entriesPerEvent, 2)) per event,"
       + " \(Number.grouped(figures.heapBytesPerEntry)) B of memory and \(Number.grouped(figures.diskBytesPerEntry))"
       + " B of disk each."
+      + (figures.writeCosts.map { "\n\n" + QueriesCommand.writeCostsTable($0) } ?? "")
   }
 
   static func importTable(_ results: ResultsSet) -> String {

@@ -83,6 +83,23 @@ extension ReportCommand {
           "count() of an indexed equality, ms", at: at, required: 1, atMost: true,
           measured: QueriesCommand.seconds(of: count, "ciphercask").map { $0 * 1e3 }))
     }
+    if let indexed = figures.diskBytesIndexed, let plain = figures.diskBytesPlain {
+      targets.append(
+        PeerTarget(
+          "disk with \(figures.indexes) indexes ÷ without", at: at, required: 2.5, atMost: true,
+          measured: Double(indexed) / Double(Swift.max(plain, 1))))
+    }
+    if let costs = figures.writeCosts {
+      let at = "10,000 events"
+      targets.append(
+        PeerTarget(
+          "save with 3 indexes ÷ without, CPU", at: at, required: 2, atMost: true,
+          measured: QueriesCommand.saveCPURatio(costs, "3")))
+      targets.append(
+        PeerTarget(
+          "save with 3 indexes, one each: of 3 elements ÷ without, CPU", at: at, required: 2.5, atMost: true,
+          measured: QueriesCommand.saveCPURatio(costs, "each")))
+    }
     return targets
   }
 
