@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// The attachment section of a version 5 put (Docs/FORMAT.md, "Version 5: attached keys"): the
 /// keys a record carries besides its own, each `group U+0000 text U+0000 id`, where `id` is
 /// the owner key's part after its first U+0000. Only the groups and texts are written:
@@ -11,53 +15,101 @@
 enum AttachedKeys {
   /// The section for `keys` attached to `owner`, or `nil` when `keys` is empty.
   ///
+  /// The keys' bytes are gathered into one buffer and their (group, text) parts sorted as
+  /// ranges of it. Prevents: a byte array per key and per group, hashed byte by byte into sets
+  /// (about a tenth of a save with three indexes).
+  ///
   /// - Throws: `CaskError.invalidKey` when the owner has no group, or a key is not
   ///   `group U+0000 text U+0000 id` with the owner's id and a non-empty group.
+  /// - Complexity: O(n log n) comparisons for n keys.
   static func encode(_ keys: [String], owner: String) throws -> [UInt8]? {
     guard !keys.isEmpty else { return nil }
-    let ownerBytes = Array(owner.utf8)
-    guard let separator = ownerBytes.firstIndex(of: CaskFormat.keyGroupSeparator) else {
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(keys.reduce(owner.utf8.count) { $0 + $1.utf8.count })
+    bytes.append(contentsOf: owner.utf8)
+    guard let separator = bytes.firstIndex(of: CaskFormat.keyGroupSeparator) else {
       throw CaskError.invalidKey(reason: "a key without a group carries no attached keys")
     }
-    let id = ownerBytes[(separator + 1)...]
-    var byGroup: [[UInt8]: Set<[UInt8]>] = [:]
+    let id = (separator + 1)..<bytes.count
+    var parts: [(group: Range<Int>, text: Range<Int>)] = []
+    parts.reserveCapacity(keys.count)
     for key in keys {
-      let bytes = Array(key.utf8)
-      guard let split = Self.split(bytes, id: id), bytes.count <= CaskFormat.maximumKeyLength else {
+      let start = bytes.count
+      bytes.append(contentsOf: key.utf8)
+      let split = bytes.withUnsafeBytes { all in
+        Self.split(UnsafeRawBufferPointer(rebasing: all[start...]), id: UnsafeRawBufferPointer(rebasing: all[id]))
+      }
+      guard let split, bytes.count - start <= CaskFormat.maximumKeyLength else {
         throw CaskError.invalidKey(reason: "an attached key is not its group, a text and its owner's id")
       }
-      byGroup[split.group, default: []].insert(split.text)
+      parts.append((split.group.shifted(by: start), split.text.shifted(by: start)))
     }
-    var section: [UInt8] = []
-    append(UInt16(byGroup.count), to: &section)
-    for group in byGroup.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-      append(UInt16(group.count), to: &section)
-      section += group
-      let texts = byGroup[group, default: []].sorted { $0.lexicographicallyPrecedes($1) }
-      guard texts.count <= Int(UInt16.max) else {
-        throw CaskError.invalidKey(reason: "more than 65,535 keys attached in one group")
+    return try bytes.withUnsafeBytes { all in
+      func part(_ range: Range<Int>) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: all[range]) }
+      parts.sort { left, right in
+        let byGroup = compareBytes(part(left.group), part(right.group))
+        return byGroup != 0 ? byGroup < 0 : compareBytes(part(left.text), part(right.text)) < 0
       }
-      append(UInt16(texts.count), to: &section)
-      for text in texts {
+      // Each group's name, then its distinct texts; the counts are written when known.
+      var section: [UInt8] = [0, 0]
+      var groups = 0
+      var textsAt = 0
+      var texts = 0
+      var previous: (group: Range<Int>, text: Range<Int>)?
+      for (group, text) in parts {
+        let sameGroup = previous.map { compareBytes(part($0.group), part(group)) == 0 } ?? false
+        if sameGroup, let previous, compareBytes(part(previous.text), part(text)) == 0 { continue }
+        if !sameGroup {
+          if groups > 0 { try Self.store(texts, at: textsAt, in: &section, what: "keys attached in one group") }
+          groups += 1
+          append(UInt16(group.count), to: &section)
+          section.append(contentsOf: part(group))
+          textsAt = section.count
+          section += [0, 0]
+          texts = 0
+        }
+        texts += 1
         append(UInt16(text.count), to: &section)
-        section += text
+        section.append(contentsOf: part(text))
+        previous = (group, text)
       }
+      try Self.store(texts, at: textsAt, in: &section, what: "keys attached in one group")
+      try Self.store(groups, at: 0, in: &section, what: "groups of attached keys")
+      return section
     }
-    guard byGroup.count <= Int(UInt16.max) else {
-      throw CaskError.invalidKey(reason: "attached keys in more than 65,535 groups")
-    }
-    return section
   }
 
-  /// The group and text of `key` when it is `group 0 text 0 id`.
-  private static func split(_ key: [UInt8], id: ArraySlice<UInt8>) -> (group: [UInt8], text: [UInt8])? {
+  /// Writes `count` as 2 bytes at `offset` of `bytes`.
+  ///
+  /// - Throws: `CaskError.invalidKey` when it is over 65,535.
+  private static func store(_ count: Int, at offset: Int, in bytes: inout [UInt8], what: String) throws {
+    guard count <= Int(UInt16.max) else { throw CaskError.invalidKey(reason: "more than 65,535 \(what)") }
+    bytes[offset] = UInt8(truncatingIfNeeded: count)
+    bytes[offset + 1] = UInt8(truncatingIfNeeded: count >> 8)
+  }
+
+  /// Compares two byte strings as the store orders keys.
+  private static func compareBytes(_ left: UnsafeRawBufferPointer, _ right: UnsafeRawBufferPointer) -> Int {
+    let common = min(left.count, right.count)
+    if common > 0, let a = left.baseAddress, let b = right.baseAddress {
+      let result = memcmp(a, b, common)
+      if result != 0 { return result < 0 ? -1 : 1 }
+    }
+    return left.count == right.count ? 0 : (left.count < right.count ? -1 : 1)
+  }
+
+  /// The ranges of the group and text in `key` when it is `group 0 text 0 id`.
+  private static func split(_ key: UnsafeRawBufferPointer, id: UnsafeRawBufferPointer)
+    -> (group: Range<Int>, text: Range<Int>)?
+  {
     let zero = CaskFormat.keyGroupSeparator
-    guard key.count >= id.count + 2, key.suffix(id.count).elementsEqual(id), key[key.count - id.count - 1] == zero,
+    guard key.count >= id.count + 2, key[key.count - id.count - 1] == zero,
+      UnsafeRawBufferPointer(rebasing: key[(key.count - id.count)...]).elementsEqual(id),
       let first = key.firstIndex(of: zero), first > 0, first < key.count - id.count - 1
     else { return nil }
-    let text = key[(first + 1)..<(key.count - id.count - 1)]
-    guard !text.contains(zero) else { return nil }
-    return (Array(key[..<first]), Array(text))
+    let text = (first + 1)..<(key.count - id.count - 1)
+    guard !key[text].contains(zero) else { return nil }
+    return (0..<first, text)
   }
 
   private static func append(_ value: UInt16, to bytes: inout [UInt8]) {
@@ -77,7 +129,11 @@ enum AttachedKeys {
     guard let separator = owner.firstIndex(of: CaskFormat.keyGroupSeparator), isWellFormed(section, owner: owner)
     else { return false }
     let id = UnsafeRawBufferPointer(rebasing: owner[(separator + 1)...])
-    withUnsafeTemporaryAllocation(byteCount: CaskFormat.maximumKeyLength, alignment: 1) { buffer in
+    // Every key spelled is a group and a text of the section, two separators and the id: sized
+    // by the section rather than the longest key there can be. Prevents: a 64 KiB allocation
+    // on the heap for every section walked.
+    let longest = min(CaskFormat.maximumKeyLength, section.count + id.count + 2)
+    withUnsafeTemporaryAllocation(byteCount: longest, alignment: 1) { buffer in
       walk(section) { group, text in
         var length = 0
         for part in [group, text] {
@@ -141,4 +197,8 @@ enum AttachedKeys {
       }
     }
   }
+}
+
+extension Range<Int> {
+  fileprivate func shifted(by offset: Int) -> Range<Int> { (lowerBound + offset)..<(upperBound + offset) }
 }

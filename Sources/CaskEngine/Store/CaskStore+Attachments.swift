@@ -83,8 +83,17 @@ struct DetachedKeys {
   private var dropped: [[UInt8]] = []
   private var added: Set<[UInt8]> = []
 
+  /// Notes a key dropped or added. An added key is kept only while some key was dropped: a
+  /// write drops the old record's keys before it adds its own, and an added key points at the
+  /// new record, which nothing later in the same write drops, so an add with nothing dropped
+  /// yet cancels nothing. Prevents: a byte array and a set insertion for every key of every
+  /// save of a new object.
   mutating func note(_ key: UnsafeRawBufferPointer, added isAdded: Bool) {
-    if isAdded { added.insert(Array(key)) } else { dropped.append(Array(key)) }
+    if !isAdded {
+      dropped.append(Array(key))
+    } else if !dropped.isEmpty {
+      added.insert(Array(key))
+    }
   }
 
   /// Appends the dropped keys not added again to `tombstones`, at `offset`, and starts over.

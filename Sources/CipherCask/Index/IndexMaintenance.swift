@@ -131,24 +131,29 @@ extension IndexRuntime {
     }
     // An index that no object has yet is complete once this commit's entries are written.
     let wasEmpty = try store.count(inGroup: name) == 0
+    // Each written object's attached keys, gathered over the indexes and handed over once.
+    // Prevents: the owner's key made, hashed and looked up again for every index.
+    var attached: [[String]?] = objects.map { attaching && $0.texts != nil ? [] : nil }
+    defer {
+      for (object, keys) in zip(objects, attached) {
+        if let keys { additions.attachments[name + "\u{0}" + object.id, default: []] += keys }
+      }
+    }
     for (position, descriptor) in definition.descriptors.enumerated() {
       let entries = try self.entries(descriptor.group, in: &state)
       if wasEmpty, catalog[descriptor.name].map({ $0.hash != descriptor.hash || $0.state != .ready }) ?? true {
         catalog.set(descriptor.catalogEntry(state: .ready))
         catalogChanged = true
       }
-      for object in objects {
+      for (number, object) in objects.enumerated() {
         let new = object.texts?[position] ?? []
         let old = entries.texts(of: object.id)
         for text in old where !new.contains(where: { compareBytes($0, text) == 0 }) {
           added.append(CommitWrite(key: try entryKey(descriptor, text, object.id, name), value: nil))
         }
-        if attaching, object.texts != nil {
+        if attached[number] != nil {
           // The whole set, every time: the engine replaces the set the old record carried.
-          let owner = name + "\u{0}" + object.id
-          for text in new {
-            additions.attachments[owner, default: []].append(try entryKey(descriptor, text, object.id, name))
-          }
+          for text in new { attached[number]?.append(try entryKey(descriptor, text, object.id, name)) }
           continue
         }
         // Every entry of a written object, also one it had: the record it replaces may attach
