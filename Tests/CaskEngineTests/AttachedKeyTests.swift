@@ -306,4 +306,25 @@ struct AttachedKeyTests {
     #expect(throws: CaskError.self) { try AttachedKeys.encode(["\u{1}g\u{0}t\u{0}x\u{0}9"], owner: owner) }
     #expect(throws: CaskError.self) { try AttachedKeys.encode(["\u{1}g\u{0}t"], owner: "nogroup") }
   }
+
+  @Test("a section lists its groups and each group's texts in byte order, each once, whatever order the keys come in")
+  func sectionOrder() throws {
+    let keys = [
+      "\u{1}h\u{0}b\u{0}9", "\u{1}g\u{0}t\u{0}9", "\u{1}gg\u{0}z\u{0}9", "\u{1}h\u{0}a\u{0}9", "\u{1}g\u{0}\u{0}9",
+      "\u{1}g\u{0}t\u{0}9",
+    ]
+    let section = try #require(try AttachedKeys.encode(keys, owner: "obj\u{0}9"))
+    let expected: [UInt8] = [
+      0x03, 0x00,
+      0x02, 0x00, 0x01, 0x67, 0x02, 0x00, 0x00, 0x00, 0x01, 0x00, 0x74,
+      0x03, 0x00, 0x01, 0x67, 0x67, 0x01, 0x00, 0x01, 0x00, 0x7a,
+      0x02, 0x00, 0x01, 0x68, 0x02, 0x00, 0x01, 0x00, 0x61, 0x01, 0x00, 0x62,
+    ]
+    #expect(section == expected)
+    #expect(
+      section.withUnsafeBytes { AttachedKeys.keys(in: $0, owner: "obj\u{0}9") } == [
+        "\u{1}g\u{0}\u{0}9", "\u{1}g\u{0}t\u{0}9", "\u{1}gg\u{0}z\u{0}9", "\u{1}h\u{0}a\u{0}9", "\u{1}h\u{0}b\u{0}9",
+      ])
+    #expect(throws: CaskError.self) { try AttachedKeys.encode(["\u{0}t\u{0}9"], owner: "obj\u{0}9") }
+  }
 }
