@@ -136,7 +136,9 @@ extension IndexRuntime {
     var attached: [[String]?] = objects.map { attaching && $0.texts != nil ? [] : nil }
     defer {
       for (object, keys) in zip(objects, attached) {
-        if let keys { additions.attachments[name + "\u{0}" + object.id, default: []] += keys }
+        // An object with no entry attaches nothing (its record then carries no section, which
+        // drops what the record it replaces carried), as a save without indexes.
+        if let keys, !keys.isEmpty { additions.attachments[name + "\u{0}" + object.id, default: []] += keys }
       }
     }
     for (position, descriptor) in definition.descriptors.enumerated() {
