@@ -88,6 +88,12 @@ public enum CaskFormat {
   public static let headerScryptSaltLength = 16
   /// magic(8) + version(2) + flags(2) + wrapped length(4).
   public static let headerFixedLength = 16
+  /// Where the header's version (2) starts.
+  public static let headerVersionOffset = 8
+  /// Where the header's flags (2) start.
+  public static let headerFlagsOffset = 10
+  /// Where the header's wrapped key length (4) starts.
+  public static let headerWrappedLengthOffset = 12
   /// Length of the unwrapped data key: encryption key, HMAC key (32 bytes each).
   public static let dataKeyLength = 64
   /// Length of each half of the data key.
