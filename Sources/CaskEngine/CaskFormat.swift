@@ -67,6 +67,14 @@ public enum CaskFormat {
   /// The key ring's plaintext before its entries: tag(1) + flags(1) + reserved(2) + current
   /// epoch(4) + older count(4) + pinned epoch(4) + pinned manifest digest(32).
   public static let keyRingFixedLength = 48
+  /// Where the key ring's current epoch (4) starts in its plaintext.
+  public static let keyRingCurrentEpochOffset = 4
+  /// Where the key ring's count of older epochs (4) starts in its plaintext.
+  public static let keyRingOlderCountOffset = 8
+  /// Where the key ring's pinned manifest epoch (4) starts in its plaintext.
+  public static let keyRingPinnedEpochOffset = 12
+  /// Where the key ring's pinned manifest digest (32) starts in its plaintext.
+  public static let keyRingPinnedDigestOffset = 16
   /// One older epoch in the key ring: epoch(4) + data key(64).
   public static let keyRingEntryLength = 68
   /// Key ring flag bit: the pinned manifest fields are set (a manifest sealed under an older
@@ -80,6 +88,12 @@ public enum CaskFormat {
   public static let headerScryptSaltLength = 16
   /// magic(8) + version(2) + flags(2) + wrapped length(4).
   public static let headerFixedLength = 16
+  /// Where the header's version (2) starts.
+  public static let headerVersionOffset = 8
+  /// Where the header's flags (2) start.
+  public static let headerFlagsOffset = 10
+  /// Where the header's wrapped key length (4) starts.
+  public static let headerWrappedLengthOffset = 12
   /// Length of the unwrapped data key: encryption key, HMAC key (32 bytes each).
   public static let dataKeyLength = 64
   /// Length of each half of the data key.
@@ -165,6 +179,13 @@ public enum CaskFormat {
   public static let messageTagManifest: UInt8 = 0x4D
   /// First plaintext byte of an integrity token's message.
   public static let messageTagToken: UInt8 = 0x54
+  /// An integrity token's plaintext: tag(1) + reserved(1) + manifest generation(8) + last
+  /// sequence number(8).
+  public static let tokenPlaintextLength = 18
+  /// Where the token's manifest generation starts in its plaintext.
+  public static let tokenGenerationOffset = 2
+  /// Where the token's last sequence number starts in its plaintext.
+  public static let tokenSequenceOffset = 10
   /// First plaintext byte of the header's key ring.
   public static let messageTagKeyRing: UInt8 = 0x52
   /// The manifest's first 8 bytes: "CCMANIFS".
@@ -225,6 +246,8 @@ public enum CaskFormat {
   public static let checkpointLayoutVersion: UInt16 = 1
   /// magic(8) + root message length(4), before the root message.
   public static let checkpointHeadLength = 12
+  /// Where the root message's length starts in a checkpoint's head.
+  public static let checkpointRootLengthOffset = 8
   /// First plaintext byte of a checkpoint's root message.
   public static let messageTagCheckpointRoot: UInt8 = 0x43
   /// First plaintext byte of a checkpoint page's message.

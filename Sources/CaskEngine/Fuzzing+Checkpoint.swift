@@ -49,7 +49,8 @@ extension FuzzingEntry {
     var tombstones = HintEntries()
     IndexKey.withUTF8(of: "gone") { tombstones.append(isDelete: true, offset: 32, length: 60, key: $0) }
     let file = try checkpoint.encoded(directory: directory, tombstones: tombstones, cipher: cipher)
-    let rootLength = Int(file.withUnsafeBytes { loadLittleEndian($0, at: 8, as: UInt32.self) })
+    let rootLength = Int(
+      file.withUnsafeBytes { loadLittleEndian($0, at: CaskFormat.checkpointRootLengthOffset, as: UInt32.self) })
     var position = CaskFormat.checkpointHeadLength
     let root = try cipher.open(Data(file[position..<position + rootLength]), file: "", offset: 0)
     position += rootLength

@@ -207,9 +207,9 @@ package enum FuzzingEntry {
   package static func repairHeaderChecksum(_ bytes: inout [UInt8]) {
     let fixed = CaskFormat.headerFixedLength
     guard bytes.count >= fixed + 4 else { return }
-    var end = fixed + Int(load(bytes, at: 12))
-    let version = UInt16(bytes[8]) | UInt16(bytes[9]) << 8
-    let flags = UInt16(bytes[10]) | UInt16(bytes[11]) << 8
+    var end = fixed + Int(load(bytes, at: CaskFormat.headerWrappedLengthOffset))
+    let version = UInt16(bytes[CaskFormat.headerVersionOffset]) | UInt16(bytes[CaskFormat.headerVersionOffset + 1]) << 8
+    let flags = UInt16(bytes[CaskFormat.headerFlagsOffset]) | UInt16(bytes[CaskFormat.headerFlagsOffset + 1]) << 8
     if version == CaskFormat.keyEpochsVersion && flags & CaskFormat.headerFlagKeyRing != 0 {
       // Prevents: the CRC written over the ring's length, so no mutated ring got past the CRC.
       guard end <= bytes.count - 8 else { return }

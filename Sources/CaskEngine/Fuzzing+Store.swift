@@ -29,12 +29,12 @@ extension FuzzingEntry {
   package static func reauthenticateHeader(_ bytes: inout [UInt8], dataKeys: RNCryptor.Keys) {
     let fixed = CaskFormat.headerFixedLength
     guard bytes.count >= fixed + 4 else { return }
-    let flags = UInt16(bytes[10]) | UInt16(bytes[11]) << 8
+    let flags = UInt16(bytes[CaskFormat.headerFlagsOffset]) | UInt16(bytes[CaskFormat.headerFlagsOffset + 1]) << 8
     guard flags & CaskFormat.headerFlagAuthenticated != 0 else {
       repairHeaderChecksum(&bytes)
       return
     }
-    var end = fixed + Int(load(bytes, at: 12))
+    var end = fixed + Int(load(bytes, at: CaskFormat.headerWrappedLengthOffset))
     if flags & CaskFormat.headerFlagKeyRing != 0 {
       guard end <= bytes.count - 8 else { return }
       end += 4 + Int(load(bytes, at: end))
@@ -56,7 +56,7 @@ extension FuzzingEntry {
     let headerLength = CaskFormat.segmentHeaderLength
     guard bytes.count >= headerLength else { return }
     store(checksum(bytes[0..<CaskFormat.segmentHeaderChecksummedLength]), in: &bytes, at: headerLength - 4)
-    let version = UInt16(bytes[8]) | UInt16(bytes[9]) << 8
+    let version = UInt16(bytes[CaskFormat.headerVersionOffset]) | UInt16(bytes[CaskFormat.headerVersionOffset + 1]) << 8
     var position = headerLength
     if version == CaskFormat.authenticatedVersion {
       let linkEnd = headerLength + CaskFormat.segmentLinkLength

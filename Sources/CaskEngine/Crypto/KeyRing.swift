@@ -67,11 +67,14 @@ struct KeyRing: Sendable {
     let plaintext = SecureBytes(count: length) { buffer in
       buffer[0] = CaskFormat.messageTagKeyRing
       buffer[1] = pinnedManifest == nil ? 0 : CaskFormat.keyRingFlagPinnedManifest
-      buffer.storeBytes(of: current.epoch.littleEndian, toByteOffset: 4, as: UInt32.self)
-      buffer.storeBytes(of: UInt32(epochs.count).littleEndian, toByteOffset: 8, as: UInt32.self)
+      buffer.storeBytes(
+        of: current.epoch.littleEndian, toByteOffset: CaskFormat.keyRingCurrentEpochOffset, as: UInt32.self)
+      buffer.storeBytes(
+        of: UInt32(epochs.count).littleEndian, toByteOffset: CaskFormat.keyRingOlderCountOffset, as: UInt32.self)
       if let pinned = pinnedManifest {
-        buffer.storeBytes(of: pinned.epoch.littleEndian, toByteOffset: 12, as: UInt32.self)
-        for (index, byte) in pinned.digest.enumerated() { buffer[16 + index] = byte }
+        buffer.storeBytes(
+          of: pinned.epoch.littleEndian, toByteOffset: CaskFormat.keyRingPinnedEpochOffset, as: UInt32.self)
+        for (index, byte) in pinned.digest.enumerated() { buffer[CaskFormat.keyRingPinnedDigestOffset + index] = byte }
       }
       for (position, epoch) in epochs.enumerated() {
         let start = CaskFormat.keyRingFixedLength + position * CaskFormat.keyRingEntryLength
@@ -111,8 +114,8 @@ struct KeyRing: Sendable {
       guard buffer.count >= CaskFormat.keyRingFixedLength, buffer[0] == CaskFormat.messageTagKeyRing,
         buffer[1] & ~CaskFormat.keyRingFlagPinnedManifest == 0, buffer[2] == 0, buffer[3] == 0
       else { throw malformed }
-      let currentEpoch = loadLittleEndian(buffer, at: 4, as: UInt32.self)
-      let count = Int(loadLittleEndian(buffer, at: 8, as: UInt32.self))
+      let currentEpoch = loadLittleEndian(buffer, at: CaskFormat.keyRingCurrentEpochOffset, as: UInt32.self)
+      let count = Int(loadLittleEndian(buffer, at: CaskFormat.keyRingOlderCountOffset, as: UInt32.self))
       guard buffer.count == CaskFormat.keyRingFixedLength + count * CaskFormat.keyRingEntryLength else {
         throw malformed
       }
@@ -120,7 +123,8 @@ struct KeyRing: Sendable {
       ring.hasEpochs = true
       if buffer[1] & CaskFormat.keyRingFlagPinnedManifest != 0 {
         ring.pinnedManifest = PinnedManifest(
-          epoch: loadLittleEndian(buffer, at: 12, as: UInt32.self), digest: Array(buffer[16..<48]))
+          epoch: loadLittleEndian(buffer, at: CaskFormat.keyRingPinnedEpochOffset, as: UInt32.self),
+          digest: Array(buffer[CaskFormat.keyRingPinnedDigestOffset..<CaskFormat.keyRingFixedLength]))
       }
       var previous: UInt32?
       for position in 0..<count {

@@ -19,7 +19,9 @@ extension Checkpoint {
     guard size >= UInt64(headLength), let head = read(0, headLength),
       head.prefix(CaskFormat.checkpointMagic.count).elementsEqual(CaskFormat.checkpointMagic)
     else { throw Rejection(reason: "not a checkpoint") }
-    let rootLength = head.withUnsafeBytes { loadLittleEndian($0, at: 8, as: UInt32.self) }
+    let rootLength = head.withUnsafeBytes {
+      loadLittleEndian($0, at: CaskFormat.checkpointRootLengthOffset, as: UInt32.self)
+    }
     guard rootLength <= CaskFormat.maximumCheckpointRootLength, UInt64(headLength) + UInt64(rootLength) <= size,
       let message = read(UInt64(headLength), Int(rootLength))
     else { throw Rejection(reason: "the root is cut short") }

@@ -22,7 +22,7 @@ extension CaskStore {
       try writer.throwIfClosed()
       return (writer.manifestGeneration, writer.nextSequence - 1)
     }
-    var plaintext = ByteWriter(capacity: 18)
+    var plaintext = ByteWriter(capacity: CaskFormat.tokenPlaintextLength)
     plaintext.append(CaskFormat.messageTagToken)
     plaintext.append(UInt8(0))
     plaintext.append(generation)
@@ -51,7 +51,7 @@ extension CaskStore {
     let ciphers = [ring.current] + ring.olderEpochs.reversed().compactMap { ring.older[$0] }
     guard let message = Data(base64Encoded: token.trimmingCharacters(in: .whitespacesAndNewlines)),
       let plaintext = ciphers.lazy.compactMap({ try? $0.open(message, file: "token", offset: 0) }).first,
-      plaintext.count == 18,
+      plaintext.count == CaskFormat.tokenPlaintextLength,
       plaintext[plaintext.startIndex] == CaskFormat.messageTagToken, plaintext[plaintext.startIndex + 1] == 0
     else {
       throw CaskError.integrityViolation(
@@ -61,7 +61,10 @@ extension CaskStore {
           + "key rotation has finished)")
     }
     let (tokenGeneration, tokenSequence) = plaintext.withUnsafeBytes {
-      (loadLittleEndian($0, at: 2, as: UInt64.self), loadLittleEndian($0, at: 10, as: UInt64.self))
+      (
+        loadLittleEndian($0, at: CaskFormat.tokenGenerationOffset, as: UInt64.self),
+        loadLittleEndian($0, at: CaskFormat.tokenSequenceOffset, as: UInt64.self)
+      )
     }
     guard generation >= tokenGeneration, lastSequence >= tokenSequence else {
       throw CaskError.integrityViolation(
