@@ -381,30 +381,8 @@ extension StoreOpener {
         segmentID: segment.id, segmentLength: length, maxSequence: scanned.maxSequence, entries: scanned.entries
       ).write(in: path, fileSystem: fileSystem, cipher: cipher)
     }
-    // The last segment is appended to after open, and its next hint lists only the records the
-    // index then points at and the deletes kept here: each attached key a scanned record took off
-    // the record it replaced is kept as a delete of length 0 at that record (Docs/FORMAT.md,
-    // section 6), as the writer notes it. Prevents: the replaced record being left out of that
-    // hint, so that a key it had taken over from an earlier record of its own came back.
-    var detached = DetachedKeys()
-    var kept: [HintEntry] = []
-    for entry in scanned.entries {
-      let location = RecordLocation(segment: segment.id, offset: entry.offset, length: entry.length)
-      indexed.listed += UInt64(entry.length)
-      IndexKey.withUTF8(of: entry.key) { key in
-        entry.attached.withUnsafeBytes {
-          indexState.apply(isDelete: entry.isDelete, key: key, attached: $0, at: location) { key, added, _ in
-            if isLast { detached.note(key, added: added) }
-          }
-        }
-      }
-      guard isLast else { continue }
-      kept.append(entry)
-      for key in detached.take() {
-        kept.append(
-          HintEntry(isDelete: true, offset: entry.offset, length: 0, key: String(decoding: key, as: UTF8.self)))
-      }
-    }
+    let kept = indexState.apply(scanned: scanned.entries, segment: segment.id, keepingEntries: isLast)
+    indexed.listed += scanned.entries.reduce(0) { $0 + UInt64($1.length) }
     if isLast { indexed.entries = kept }
     return indexed
   }
