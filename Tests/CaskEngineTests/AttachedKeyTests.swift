@@ -163,23 +163,32 @@ struct AttachedKeyTests {
     }
   }
 
+  /// A store of 1 KiB segments whose first segment holds the entry `a` of object 1 written on
+  /// its own, and whose second, newer segment has begun.
+  private static func entryInAnOlderSegment(_ directory: TemporaryDirectory) throws -> (
+    path: String, keys: RNCryptor.Keys, options: CaskStore.Options, store: CaskStore
+  ) {
+    let path = directory.file("store")
+    let keys = try RNCryptor.Keys.random()
+    var options = Fixture.options
+    options.segmentSizeLimit = 1024
+    let store = try Fixture.open(path, keys: keys, options: options)
+    try store.put(Data(), forKey: Fixture.entryKey("a", "1"))
+    var filler = 0
+    while try Fixture.segmentNames(path).count < 2 {
+      try store.put(Data("filler".utf8), forKey: "f\(filler)")
+      filler += 1
+    }
+    return (path, keys, options, store)
+  }
+
   @Test(
     "a key written on its own, attached by a record its owner then replaced in the same segment, stays gone when reopened from hints"
   )
   func keyDroppedByAnOverwrittenRecordStaysGone() throws {
     try withTemporaryDirectory { directory in
-      let path = directory.file("store")
-      let keys = try RNCryptor.Keys.random()
-      var options = Fixture.options
-      options.segmentSizeLimit = 1024
-      let store = try Fixture.open(path, keys: keys, options: options)
+      let (path, keys, options, store) = try Self.entryInAnOlderSegment(directory)
       let entry = Fixture.entryKey("a", "1")
-      try store.put(Data(), forKey: entry)
-      var filler = 0
-      while try Fixture.segmentNames(path).count < 2 {
-        try store.put(Data("filler".utf8), forKey: "f\(filler)")
-        filler += 1
-      }
       // Both in the newer segment: its hint lists only the last of the two.
       try store.put(Data("a".utf8), forKey: Fixture.objectKey("1"))
       try store.put(Data("b".utf8), forKey: Fixture.objectKey("1"))
@@ -199,18 +208,8 @@ struct AttachedKeyTests {
   )
   func keyDroppedBeforeAScanStaysGone() throws {
     try withTemporaryDirectory { directory in
-      let path = directory.file("store")
-      let keys = try RNCryptor.Keys.random()
-      var options = Fixture.options
-      options.segmentSizeLimit = 1024
-      let store = try Fixture.open(path, keys: keys, options: options)
+      let (path, keys, options, store) = try Self.entryInAnOlderSegment(directory)
       let entry = Fixture.entryKey("a", "1")
-      try store.put(Data(), forKey: entry)
-      var filler = 0
-      while try Fixture.segmentNames(path).count < 2 {
-        try store.put(Data("filler".utf8), forKey: "f\(filler)")
-        filler += 1
-      }
       // In the newer segment: the owner takes the key over, then its delete drops it.
       try store.put(Data("a".utf8), forKey: Fixture.objectKey("1"))
       try store.delete(Fixture.objectKey("1"))
