@@ -242,8 +242,9 @@ public enum CaskFormat {
   public static let checkpointFileName = "CHECKPOINT"
   /// A checkpoint's first 8 bytes: "CCCHKPT1".
   public static let checkpointMagic: [UInt8] = Array("CCCHKPT1".utf8)
-  /// The layout of the checkpoint's root and pages; a reader ignores a checkpoint of another.
-  public static let checkpointLayoutVersion: UInt16 = 1
+  /// The layout of the checkpoint's root and pages; a reader ignores a checkpoint of another
+  /// (2: the sorted keys of reserved groups, section 18).
+  public static let checkpointLayoutVersion: UInt16 = 2
   /// magic(8) + root message length(4), before the root message.
   public static let checkpointHeadLength = 12
   /// Where the root message's length starts in a checkpoint's head.
@@ -274,6 +275,19 @@ public enum CaskFormat {
   public static let checkpointPageChunk: UInt8 = 2
   /// Page kind: `count` tombstones of the covered segment, laid out as hint entries.
   public static let checkpointPageTombstones: UInt8 = 3
+  /// Page kind: `count` keys of a sorted group, in byte order, prefix-compressed.
+  public static let checkpointPageSorted: UInt8 = 4
+  /// A sorted group's page in the root: keys(4) + first key's length(2), then the first key.
+  public static let checkpointSortedPageRefLength = 6
+  /// A sorted group in the root: table(4) + page count(4).
+  public static let checkpointSortedGroupLength = 8
+  /// A key of a sorted page: bytes shared with the key before in the page(2) + length of the
+  /// rest(2), then the rest.
+  public static let checkpointSortedKeyHeadLength = 4
+  /// A sorted page is closed once its keys reach this many plaintext bytes.
+  public static let checkpointSortedPageTarget = 32 << 10
+  /// Default bytes of decoded sorted pages kept in memory (`CaskStore.Options.Checkpoints`).
+  public static let defaultSortedPageCacheBytes = 8 << 20
   /// A slot of a table, in memory and in a slots page (Docs/FORMAT.md, section 18).
   public static let checkpointSlotLength = 32
   /// Offsets in a slot: a long key's position in its chunks (8) and length (4); the record's

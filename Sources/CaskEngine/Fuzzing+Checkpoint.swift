@@ -19,13 +19,28 @@ extension FuzzingEntry {
       let (directory, _) = try? root.load(cipher: cipher, read: read)
     else { return nil }
     precondition(UInt64(directory.count) == root.keyCount, "a loaded checkpoint lost count of its keys")
+    // Every sorted group (its pages all checked by the load) walks to exactly its count, in order.
+    let pages = CheckpointPages(root: root, cipher: cipher, path: CaskFormat.checkpointFileName, read: read)
+    for base in root.sortedBases(pages: pages, cache: SortedPageCache(limit: 1 << 20)).values {
+      let view = SortedGroupView(base: base, added: SortedKeySet(), removed: SortedKeySet())
+      var walked = 0
+      var previous: [UInt8]?
+      try? view.walk(from: nil, to: nil) { key in
+        precondition(previous.map { SortedKeyOrder.compare($0, Array(key)) < 0 } ?? true, "a sorted walk out of order")
+        previous = Array(key)
+        walked += 1
+        return true
+      }
+      precondition(walked == view.count, "a sorted walk did not reach its count")
+    }
     // Every lookup ends (an empty slot is always reached) inside the table's memory.
     for key in directory.allKeys { _ = directory[IndexKey(key)] }
     return directory.count
   }
 
   /// The plaintexts of the checkpoint of a small directory (keys outside groups, in a group,
-  /// and longer than a slot holds; one segment), the root's first: what the fuzz seeds seal.
+  /// longer than a slot holds, and in a sorted group over two sorted pages; one segment), the
+  /// root's first: what the fuzz seeds seal.
   package static func checkpointPlaintexts(dataKeys: RNCryptor.Keys) throws -> [Data] {
     let cipher = RecordCipher(keys: dataKeys, version: CaskFormat.boundRecordsVersion)
     var directory = KeyDirectory(hashKey: KeyHashKey(k0: 1, k1: 2))
@@ -35,6 +50,11 @@ extension FuzzingEntry {
         number % 3 == 0 ? "k\(number)" : number % 3 == 1 ? "users\u{0}\(number)" : "a-long-key-of-the-store-\(number)"
       directory.applyPut(IndexKey(key), at: RecordLocation(segment: 1, offset: offset, length: 100))
       offset += 100
+    }
+    // A sorted group over two pages: keys that share little, so that 600 fill more than one.
+    for number in 0..<600 {
+      let key = "\u{1}idx\u{0}t\(number)\(String(repeating: "y", count: 60))\u{0}\(number)"
+      directory.applyPut(IndexKey(key), at: RecordLocation(segment: 1, offset: 32, length: 0))
     }
     let usage = directory.usage[1] ?? SegmentUsage()
     let checkpoint = Checkpoint(

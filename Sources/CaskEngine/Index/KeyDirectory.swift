@@ -26,6 +26,10 @@ struct KeyDirectory: Sendable {
   /// The checkpoint whose pages the tables load when first touched, if the directory was
   /// loaded from one.
   private(set) var pages: CheckpointPages?
+  /// The sorted groups' keys as the checkpoint held them and what changed since
+  /// (`KeyDirectory+Sorted.swift`); `nil` unless the directory was loaded from a checkpoint
+  /// with sorted pages.
+  var sorted: SortedGroups?
 
   init(hashKey: KeyHashKey = .random()) {
     self.hashKey = hashKey
@@ -77,7 +81,7 @@ struct KeyDirectory: Sendable {
   }
 
   /// The bytes before a key's first 0 byte, or `nil` when it has none.
-  private static func groupBytes(of key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+  static func groupBytes(of key: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
     guard let base = key.baseAddress, let zero = memchr(base, Int32(CaskFormat.keyGroupSeparator), key.count) else {
       return nil
     }
@@ -137,7 +141,10 @@ struct KeyDirectory: Sendable {
             table == outside
             ? ungrouped.updateValue(location, forKey: entry.key, meta: meta)
             : groups.updateValue(location, forKey: entry.key, meta: meta, at: table)
-          if old == nil { count += 1 }
+          if old == nil {
+            count += 1
+            if sorted != nil { noteSortedChange(entry.key, present: true) }
+          }
         }
         if let old { usage[old.segment, default: SegmentUsage()].deadBytes += UInt64(old.length) }
       }
@@ -248,6 +255,7 @@ struct KeyDirectory: Sendable {
     }
     if previous == nil && location != nil { count += 1 }
     if previous != nil && location == nil { count -= 1 }
+    if sorted != nil, (previous == nil) != (location == nil) { noteSortedChange(bytes, present: location != nil) }
     return previous
   }
   /// Records a put at `location`; the record it replaces, if any, becomes dead.

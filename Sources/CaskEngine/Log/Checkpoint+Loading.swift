@@ -19,6 +19,7 @@ extension Checkpoint {
     guard directory.loadAllPages() else {
       throw Rejection(reason: pages.damage.map { "\($0)" } ?? "a page does not check out")
     }
+    try checkSortedPages(pages)
     return (directory, tombstones)
   }
 
@@ -67,6 +68,7 @@ extension Checkpoint {
       }
     }
     var tombstones = HintEntries()
+    number += sortedPageCount
     while number < self.pages.count {
       let contents = try pages.contents(of: number, kind: CaskFormat.checkpointPageTombstones, table: 0, count: nil)
       guard Self.readTombstones(contents, into: &tombstones, segmentLength: coveredOffset) else {

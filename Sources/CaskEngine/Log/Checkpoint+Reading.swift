@@ -38,7 +38,8 @@ extension Checkpoint {
     // Every page the tables imply, each exactly as long as its contents make it: so nothing
     // is allocated for a table the file does not hold.
     let plans = root.tablePagePlans
-    guard plans.count <= root.pages.count, root.tombstoneCount > 0 || plans.count == root.pages.count else {
+    let before = plans.count + root.sortedPageCount
+    guard before <= root.pages.count, root.tombstoneCount > 0 || before == root.pages.count else {
       throw Rejection(reason: "malformed root")
     }
     for (plan, page) in zip(plans, root.pages) {
@@ -111,7 +112,10 @@ extension Checkpoint {
           name: Array(name), capacity: capacity, count: count, arenaLive: live, arenaDead: dead, arenaUsed: used,
           chunkLengths: lengths))
     }
-    guard Set(tables.map(\.name)).count == tables.count else { return nil }
+    guard Set(tables.map(\.name)).count == tables.count,
+      let sortedGroups = decodeSortedGroups(&reader, tables: tables),
+      UInt64(pageCount) * UInt64(CaskFormat.checkpointPageRefLength) <= UInt64(reader.remaining)
+    else { return nil }
     var pages: [PageReference] = []
     pages.reserveCapacity(Int(pageCount))
     for _ in 0..<pageCount {
@@ -127,6 +131,6 @@ extension Checkpoint {
       recordVersion: recordVersion, epoch: epoch, identity: Array(identity), generation: generation,
       coveredSegment: coveredSegment, coveredOffset: coveredOffset, lastSequence: lastSequence, keyCount: keyCount,
       hashKey: KeyHashKey(k0: k0, k1: k1), tombstoneCount: tombstoneCount, segments: segments, tables: tables,
-      pages: pages)
+      pages: pages, sortedGroups: sortedGroups)
   }
 }

@@ -27,8 +27,8 @@ extension Checkpoint {
     return plans
   }
 
-  /// The whole file for `directory`'s tables (the ungrouped one, then each group's) and the
-  /// covered segment's `tombstones`; the root's table, page and tombstone fields are filled
+  /// The whole file for `directory`'s tables (the ungrouped one, then each group's), the
+  /// sorted groups' keys in order, and the covered segment's `tombstones`; the root's table, page and tombstone fields are filled
   /// in here.
   ///
   /// - Throws: the directory's `damage` when a page of the checkpoint it was loaded from
@@ -85,6 +85,17 @@ extension Checkpoint {
         try seal(
           PagePlan(kind: CaskFormat.checkpointPageChunk, table: UInt32(number), count: UInt32(chunk.count)), chunk)
       }
+    }
+    for (number, (name, table)) in named.enumerated() where Self.isSorted(name: name) {
+      var entries: [SortedPageEntry] = []
+      for sorted in try Self.sortedPages(of: directory, name: name, table: table) {
+        try sorted.contents.withUnsafeBytes {
+          try seal(
+            PagePlan(kind: CaskFormat.checkpointPageSorted, table: UInt32(number), count: UInt32(sorted.count)), $0)
+        }
+        entries.append(SortedPageEntry(count: UInt32(sorted.count), firstKey: sorted.firstKey))
+      }
+      root.sortedGroups.append(SortedGroupEntry(table: UInt32(number), pages: entries))
     }
     var page = ByteWriter(capacity: CaskFormat.checkpointPageTarget + 1024)
     var count: UInt32 = 0

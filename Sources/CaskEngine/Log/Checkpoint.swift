@@ -63,6 +63,8 @@ struct Checkpoint: Sendable, Equatable {
   var segments: [SegmentEntry]
   var tables: [TableEntry]
   var pages: [PageReference] = []
+  /// The sorted groups (`Checkpoint+Sorted.swift`): each reserved group's keys in byte order.
+  var sortedGroups: [SortedGroupEntry] = []
   /// The length of the sealed root, as read (pages start after it).
   var rootMessageLength = 0
 
@@ -107,6 +109,8 @@ struct Checkpoint: Sendable, Equatable {
       root.append(contentsOf: table.name)
       for length in table.chunkLengths { root.append(length) }
     }
+    // Before the page references, which end the root (the fuzz target's assembler sets them).
+    appendSortedGroups(to: &root)
     for page in pages {
       root.append(page.length)
       root.append(contentsOf: page.digest)

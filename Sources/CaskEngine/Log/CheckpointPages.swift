@@ -125,7 +125,11 @@ extension Checkpoint {
         header.readUInt16() == 0, header.readUInt32() == UInt32(number), header.readUInt32() == UInt32(table),
         let stated = header.readUInt32()
       else { return false }
-      if let count { return Int(stated) == count && buffer.count - head == contentLength(kind, count) }
+      if let count {
+        // A sorted page's keys are prefix-compressed: their decoding checks its length.
+        return Int(stated) == count
+          && (kind == CaskFormat.checkpointPageSorted || buffer.count - head == contentLength(kind, count))
+      }
       return stated > 0
     }
     guard matches else { throw Rejection(reason: "page \(number) is malformed") }

@@ -32,10 +32,18 @@ extension CaskStore {
     /// Stores with fewer live keys get no checkpoint. Default 10,000: below that, the hints
     /// are read in about as long as a checkpoint (Docs/FORMAT.md, section 13).
     public var minimumKeys: Int
+    /// Bytes of a checkpoint's sorted pages (the secondary indexes' keys in order) kept in
+    /// memory once read, the least recently used dropped first. Default 8 MiB. `stats()`
+    /// reports what it holds.
+    public var sortedPageCacheBytes: Int
 
-    public init(interval: UInt64 = 64 << 20, minimumKeys: Int = 10_000) {
+    public init(
+      interval: UInt64 = 64 << 20, minimumKeys: Int = 10_000,
+      sortedPageCacheBytes: Int = CaskFormat.defaultSortedPageCacheBytes
+    ) {
       self.interval = interval
       self.minimumKeys = minimumKeys
+      self.sortedPageCacheBytes = sortedPageCacheBytes
     }
   }
 
@@ -176,4 +184,9 @@ public struct CaskStats: Sendable, Equatable {
   /// none ran. The store stays as it was before a failed compaction; the next one that is due
   /// tries again.
   public var automaticCompactionFailure: CaskError? = nil
+  /// Bytes of sorted checkpoint pages held in memory (at most
+  /// `Options.Checkpoints.sortedPageCacheBytes`).
+  public var sortedPageCacheBytes: Int = 0
+  /// Bytes of keys of sorted groups changed since the checkpoint, held in memory.
+  public var sortedChangeBytes: Int = 0
 }

@@ -351,7 +351,9 @@ public final class CaskStore: Sendable {
       CaskStats(
         keys: state.directory.count, liveBytes: state.directory.liveBytes,
         deadBytes: state.directory.deadBytes, segments: state.segments.count, recovery: state.recovery,
-        compactions: state.compactions, automaticCompactionFailure: background.compactionFailure)
+        compactions: state.compactions, automaticCompactionFailure: background.compactionFailure,
+        sortedPageCacheBytes: state.directory.sorted?.cache.bytes ?? 0,
+        sortedChangeBytes: state.directory.sorted?.changeBytes ?? 0)
     }
   }
 }

@@ -48,6 +48,9 @@ extension StoreOpener {
         removal: options.readOnly ? nil : (fileSystem, checkpointPath))
       keepsFile = true
       var (directory, tombstones) = try root.load(from: pages)
+      let cache = SortedPageCache(
+        limit: options.checkpoints?.sortedPageCacheBytes ?? CaskFormat.defaultSortedPageCacheBytes)
+      directory.setSortedGroups(root.sortedBases(pages: pages, cache: cache), cache: cache)
       directory.restoreUsage(
         Dictionary(
           uniqueKeysWithValues: root.segments.map {
