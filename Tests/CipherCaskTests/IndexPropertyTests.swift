@@ -115,15 +115,27 @@ struct IndexPropertyTests {
     #expect(ranged == (ascending ? inRange : inRange.reversed()).map(\.id))
   }
 
+  /// With `throughSortedPages`, checkpoints from the first key on and after every few KiB of
+  /// log, small segments and key rotations: queries and the commit hook then read the indexes
+  /// through the checkpoint's sorted pages and what changed since, not built entries.
   @Test(
-    "random saves, updates, deletes, batches, failed batches, reopens, compactions, undeclared handles, raw writes and model drift"
+    "random saves, updates, deletes, batches, failed batches, reopens, compactions, undeclared handles, raw writes and model drift",
+    arguments: [false, true]
   )
-  func randomWorkload() throws {
-    var random = SeededRandom.make(test: "IndexPropertyTests")
+  func randomWorkload(throughSortedPages: Bool) throws {
+    var random = SeededRandom.make(test: "IndexPropertyTests.\(throughSortedPages ? "sortedPages" : "built")")
     let directory = try TemporaryDirectory("index-property")
     defer { directory.remove() }
     let path = directory.file("s.cask")
-    var store = try CaskStore(path: path, password: "pw", options: .init(durability: .never))
+    var options = CaskStore.Options(durability: .never)
+    if throughSortedPages {
+      options.segmentSizeLimit = 32 << 10
+      options.autoCompaction = nil
+      options.checkpoints = CaskStore.Checkpoints(interval: 8 << 10, minimumKeys: 1)
+    }
+    let open = { try CaskStore(path: path, password: "pw", options: options) }
+    var throughPages = 0
+    var store = try open()
     defer { try? store.close() }
     var gigs = store.gigs(composites: true)
     var model: [String: Gig] = [:]
@@ -181,10 +193,14 @@ struct IndexPropertyTests {
         for (key, gig) in model where gig.city == city { model[key]?.city = "Moved" }
       case 88..<93:
         try store.close()
-        store = try CaskStore(path: path, password: "pw", options: .init(durability: .never))
+        store = try open()
         gigs = store.gigs(composites: true)
       case 93..<97:
-        try store.compact()
+        if throughSortedPages && Bool.random(using: &random) {
+          _ = try store.rotateKeys()
+        } else {
+          try store.compact()
+        }
       case 97..<101:
         // A handle without the declaration, in the process that declared it: kept.
         let plain = store.collection(Gig.self, named: "gigs")
@@ -210,7 +226,7 @@ struct IndexPropertyTests {
       case 104..<107:
         // A later process that writes before declaring the indexes is refused.
         try store.close()
-        store = try CaskStore(path: path, password: "pw", options: .init(durability: .never))
+        store = try open()
         // (Before the first object was written the store records no index, and nothing is
         // refused; once one was, the catalogue stays, and every write is refused.)
         if !model.isEmpty {
@@ -223,7 +239,7 @@ struct IndexPropertyTests {
         // A process whose model drifted (a field's type changed): its build and its queries
         // throw, never answer short; the store is left as it was.
         try store.close()
-        store = try CaskStore(path: path, password: "pw", options: .init(durability: .never))
+        store = try open()
         // `seats` is a number in both coders' objects, so no stored object reads as a String.
         let drifted = store.collection(SeatsDriftedGig.self, named: "gigs", indexes: [.index("seats", \.seats)])
         if !model.isEmpty {
@@ -231,16 +247,19 @@ struct IndexPropertyTests {
           #expect(throws: CollectionError.self) { try drifted.query().where(\.seats, equals: "x").count() }
         }
         try store.close()
-        store = try CaskStore(path: path, password: "pw", options: .init(durability: .never))
+        store = try open()
         gigs = store.gigs(composites: true)
       default:
         try check(gigs, against: model, &random)
       }
       if step % 25 == 0 { try check(gigs, against: model, &random) }
+      if store.stats().sortedPageCacheBytes > 0 { throughPages += 1 }
     }
     try check(gigs, against: model, &random)
     #expect(try gigs.verifyIndexes().isConsistent)
     #expect(gigs.count == model.count)
+    // The sorted pages were read (not every step: a reopen may find no checkpoint yet).
+    #expect(throughSortedPages == (throughPages > 0))
   }
 }
 

@@ -142,14 +142,14 @@ extension IndexRuntime {
       }
     }
     for (position, descriptor) in definition.descriptors.enumerated() {
-      let entries = try self.entries(descriptor.group, in: &state)
+      let entries = try source(descriptor, at: position, of: definition, in: &state)
       if wasEmpty, catalog[descriptor.name].map({ $0.hash != descriptor.hash || $0.state != .ready }) ?? true {
         catalog.set(descriptor.catalogEntry(state: .ready))
         catalogChanged = true
       }
       for (number, object) in objects.enumerated() {
         let new = object.texts?[position] ?? []
-        let old = entries.texts(of: object.id)
+        let old = try oldTexts(of: object.id, in: entries, descriptor, &state)
         for text in old where !new.contains(where: { compareBytes($0, text) == 0 }) {
           added.append(CommitWrite(key: try entryKey(descriptor, text, object.id, name), value: nil))
         }
@@ -177,7 +177,7 @@ extension IndexRuntime {
   /// the commit: the stored holders the commit does not change, plus the commit's own.
   private func checkUnique(
     _ descriptor: IndexDescriptor, objects: [(id: String, texts: [[String]]?)], position: Int,
-    positions: [ByteString: Int], entries: IndexEntries, _ collection: String
+    positions: [ByteString: Int], entries: IndexSource, _ collection: String
   ) throws {
     var holders: [ByteString: ByteString] = [:]
     for object in objects {
@@ -196,6 +196,20 @@ extension IndexRuntime {
           return true
         }
       }
+    }
+  }
+
+  /// The texts `id` has in an index before the commit: from the in-memory entries when they
+  /// are built; else from its stored object (what the entries of an index kept by every write
+  /// are), which spares the first save after open a build of every index. An object stored
+  /// that does not decode has its texts taken from the entries, built for it.
+  private func oldTexts(of id: String, in source: IndexSource, _ descriptor: IndexDescriptor, _ state: inout State)
+    throws -> [String]
+  {
+    do {
+      return try source.texts(of: id)
+    } catch CollectionError.decoding {
+      return try entries(descriptor.group, in: &state).texts(of: id)
     }
   }
 

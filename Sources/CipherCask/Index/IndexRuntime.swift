@@ -130,6 +130,27 @@ final class IndexRuntime: Sendable {
     return entries
   }
 
+  /// The entries of index `position` of `definition` as a query reads them: in memory when
+  /// they are built (kept current by every commit), else through the store's sorted view of
+  /// the group when it has one (nothing built), else built now.
+  func source(
+    _ descriptor: IndexDescriptor, at position: Int, of definition: any IndexedDefinition, in state: inout State
+  ) throws -> IndexSource {
+    if let entries = state.caches[ByteString(descriptor.group)] { return .memory(entries) }
+    guard !state.closed else { throw CaskError.closed }
+    guard let view = try store.sortedView(ofGroup: descriptor.group) else {
+      return .memory(try entries(descriptor.group, in: &state))
+    }
+    let box = storeBox
+    let collection = definition.collection
+    return .view(
+      IndexView(entries: view) { id in
+        guard let store = box.value else { throw CaskError.closed }
+        guard let data = try store.get(collection + "\u{0}" + id) else { return [] }
+        return try definition.texts(from: data, id: id)[position]
+      })
+  }
+
   /// The catalogue of `collection`, read from the store if not yet in memory.
   func catalog(_ collection: String, in state: inout State) throws -> IndexCatalog {
     let key = ByteString(collection)

@@ -54,18 +54,21 @@ extension CaskQuery {
           && !state.failedBuilds.contains(ByteString($0.group))
       }
       if let match = compositeMatch(in: ready) {
-        let entries = try runtime.entries(match.descriptor.group, in: &state)
+        let entries = try runtime.source(
+          match.descriptor, at: indexPosition(of: match.descriptor, in: definition), of: definition, in: &state)
         let index = QueryPlan<T>.Indexed(name: match.descriptor.name, entries: entries)
         composite = (
-          match, .init(predicate: match.predicate, index: index, entryCount: entries.count(in: match.predicate.bounds))
+          match,
+          .init(predicate: match.predicate, index: index, entryCount: try entries.count(in: match.predicate.bounds))
         )
       }
       let covered = Set(composite?.match.covered ?? [])
       for (position, predicate) in predicates.enumerated() where !covered.contains(position) {
         if let descriptor = ready.first(where: predicate.canUse) {
-          let entries = try runtime.entries(descriptor.group, in: &state)
+          let entries = try runtime.source(
+            descriptor, at: indexPosition(of: descriptor, in: definition), of: definition, in: &state)
           let index = QueryPlan<T>.Indexed(name: descriptor.name, entries: entries)
-          indexed.append(.init(predicate: predicate, index: index, entryCount: entries.count(in: predicate.bounds)))
+          indexed.append(.init(predicate: predicate, index: index, entryCount: try entries.count(in: predicate.bounds)))
         } else {
           plan.residual.append(predicate)
         }
@@ -75,7 +78,10 @@ extension CaskQuery {
           !$0.isComposite && $0.keyPath == order.keyPath && $0.kind != .each
         })
       {
-        plan.sortIndex = .init(name: descriptor.name, entries: try runtime.entries(descriptor.group, in: &state))
+        plan.sortIndex = .init(
+          name: descriptor.name,
+          entries: try runtime.source(
+            descriptor, at: indexPosition(of: descriptor, in: definition), of: definition, in: &state))
       }
     }
     indexed.sort { $0.entryCount < $1.entryCount }
@@ -132,21 +138,27 @@ extension CaskQuery {
   }
 
   /// Whether an id passes the indexed conditions other than the walked one.
-  private func passesChecks(_ id: String, _ checks: [QueryPlan<T>.IndexedCondition]) -> Bool {
-    checks.allSatisfy { $0.predicate.accepts($0.index.entries.textSlices(of: id)) }
+  private func passesChecks(_ id: String, _ checks: [QueryPlan<T>.IndexedCondition]) throws -> Bool {
+    for check in checks where !check.predicate.accepts(try check.index.entries.textSlices(of: id)) { return false }
+    return true
+  }
+
+  /// Where `descriptor` is among the declared indexes (what their texts are listed by).
+  private func indexPosition(of descriptor: IndexDescriptor, in definition: TypedIndexDefinition<T>) -> Int {
+    definition.descriptors.firstIndex { $0.name == descriptor.name } ?? 0
   }
 
   /// The ids the indexed part selects, in no set order, each once; `nil` when nothing is
   /// indexed.
-  private func candidateIDs(_ plan: QueryPlan<T>) -> [String]? {
+  private func candidateIDs(_ plan: QueryPlan<T>) throws -> [String]? {
     guard let driver = plan.driver else { return nil }
     var result: [String] = []
     var seen = Set<ByteString>()
     let multiple = driver.predicate.kind == .contains || driver.predicate.kind == .range
-    driver.index.entries.ids(in: driver.predicate.bounds) { id in
+    try driver.index.entries.ids(in: driver.predicate.bounds) { id in
       let id = String(id)
       if multiple, !seen.insert(ByteString(id)).inserted { return true }
-      if passesChecks(id, plan.checks) { result.append(id) }
+      if try passesChecks(id, plan.checks) { result.append(id) }
       return true
     }
     return result
@@ -180,7 +192,7 @@ extension CaskQuery {
     if plan.orderedDriverPrefix != nil, let driver = plan.driver, let order {
       try driver.index.entries.ids(in: driver.predicate.bounds, descending: !order.ascending) { id in
         let id = String(id)
-        guard passesChecks(id, plan.checks) else { return true }
+        guard try passesChecks(id, plan.checks) else { return true }
         return try body(id)
       }
       return true
@@ -190,7 +202,7 @@ extension CaskQuery {
       if let driver = plan.driver { allChecks.insert(driver, at: 0) }
       try sortIndex.entries.ids(in: EntryBounds(lower: nil, upper: nil), descending: !order.ascending) { id in
         let id = String(id)
-        guard passesChecks(id, allChecks) else { return true }
+        guard try passesChecks(id, allChecks) else { return true }
         return try body(id)
       }
       return true
@@ -199,18 +211,18 @@ extension CaskQuery {
     if order == nil, let driver = plan.driver, driver.predicate.kind != .range {
       try driver.index.entries.ids(in: driver.predicate.bounds) { id in
         let id = String(id)
-        guard passesChecks(id, plan.checks) else { return true }
+        guard try passesChecks(id, plan.checks) else { return true }
         return try body(id)
       }
       return true
     }
-    guard var ids = candidateIDs(plan) else { return false }
+    guard var ids = try candidateIDs(plan) else { return false }
     if let order, let sortIndex = plan.sortIndex {
       // Sorted by the texts' first 16 bytes as two integers (the whole text of a number or a
       // date), the texts themselves only where those are equal: String comparisons cost
       // several times more.
-      let keyed = ids.map { id -> (UInt64, UInt64, Substring, String) in
-        let text = sortIndex.entries.firstText(of: id) ?? ""
+      let keyed = try ids.map { id -> (UInt64, UInt64, Substring, String) in
+        let text = try sortIndex.entries.firstText(of: id) ?? ""
         let (high, low) = Self.prefixKey(text)
         return (high, low, text, id)
       }
@@ -255,7 +267,7 @@ extension CaskQuery {
         if mustTest {
           guard let key = CaskCollection<T>.parseID(id), let found = try collection.get(id: key) else { return true }
           guard predicates.allSatisfy({ $0.matches(found) }), try accepts(found, plan) else { return true }
-          if let order, let text = plan.sortText(of: id),
+          if let order, let text = try plan.sortText(of: id),
             compareBytes(order.text(found), text) != 0
           {
             return true  // moved in the order since the entries were read
@@ -268,7 +280,7 @@ extension CaskQuery {
           return true
         }
         results.append((id, object))
-        if order != nil, object == nil { sortTexts[id] = plan.sortText(of: id).map(String.init) }
+        if order != nil, object == nil { sortTexts[id] = try plan.sortText(of: id).map(String.init) }
         return results.count < wanted
       }
       return walked
@@ -291,7 +303,7 @@ extension CaskQuery {
     // Nothing indexed to walk, or an order without an index: read the candidates (or every
     // object), test them, sort them in memory.
     var matches: [(id: String, object: T)] = []
-    if let candidates = candidateIDs(plan) {
+    if let candidates = try candidateIDs(plan) {
       for id in candidates {
         guard let key = CaskCollection<T>.parseID(id), let object = try collection.get(id: key) else { continue }
         if predicates.allSatisfy({ $0.matches(object) }), try accepts(object, plan) { matches.append((id, object)) }
@@ -346,9 +358,9 @@ extension CaskQuery {
     if plan.residual.isEmpty, filters.isEmpty {
       // An id has at most one entry in range: a range never uses an `each` index.
       if let driver = plan.driver, plan.checks.isEmpty {
-        total = driver.index.entries.count(in: driver.predicate.bounds)
+        total = try driver.index.entries.count(in: driver.predicate.bounds)
       } else if plan.driver != nil {
-        total = candidateIDs(plan)?.count
+        total = try candidateIDs(plan)?.count
       } else if predicates.isEmpty {
         total = collection.count
       } else {

@@ -4,7 +4,7 @@ import Foundation
 struct QueryPlan<T>: Sendable {
   struct Indexed: Sendable {
     var name: String
-    var entries: IndexEntries
+    var entries: IndexSource
   }
 
   /// A condition answered by an index, with the number of entries its bounds hold (what
@@ -30,10 +30,10 @@ struct QueryPlan<T>: Sendable {
   var orderedDriverPrefix: Int?
 
   /// The text `id` has for the query's order in the index that orders the results, if any.
-  func sortText(of id: String) -> Substring? {
-    if let prefix = orderedDriverPrefix, let text = driver?.index.entries.firstText(of: id) {
+  func sortText(of id: String) throws -> Substring? {
+    if let prefix = orderedDriverPrefix, let text = try driver?.index.entries.firstText(of: id) {
       return Substring(text.utf8.dropFirst(prefix))
     }
-    return sortIndex?.entries.firstText(of: id)
+    return try sortIndex?.entries.firstText(of: id)
   }
 }
