@@ -35,7 +35,21 @@ struct CheckpointReaderTests {
   @Test("a true checkpoint loads every key")
   func truth() throws {
     let plaintexts = try FuzzingEntry.checkpointPlaintexts(dataKeys: Self.keys)
-    #expect(FuzzingEntry.readCheckpoint(try Self.assemble(plaintexts), dataKeys: Self.keys) == 40)
+    #expect(FuzzingEntry.readCheckpoint(try Self.assemble(plaintexts), dataKeys: Self.keys) == 640)
+  }
+
+  @Test("an authentic sorted page whose first key is not the root's, or whose keys are cut short, is refused")
+  func sortedPageIncoherent() throws {
+    let plaintexts = try FuzzingEntry.checkpointPlaintexts(dataKeys: Self.keys)
+    let sorted = plaintexts.indices.dropFirst().filter { plaintexts[$0][1] == CaskFormat.checkpointPageSorted }
+    #expect(sorted.count == 2)
+    let first = try #require(sorted.first)
+    var otherFirstKey = plaintexts
+    otherFirstKey[first][CaskFormat.checkpointPageHeadLength + CaskFormat.checkpointSortedKeyHeadLength] &+= 1
+    #expect(FuzzingEntry.readCheckpoint(try Self.assemble(otherFirstKey), dataKeys: Self.keys) == nil)
+    var cutShort = plaintexts
+    cutShort[first].removeLast(3)
+    #expect(FuzzingEntry.readCheckpoint(try Self.assemble(cutShort), dataKeys: Self.keys) == nil)
   }
 
   @Test("a table claiming a key more than its slots hold")

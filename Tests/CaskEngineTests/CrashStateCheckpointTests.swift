@@ -27,16 +27,43 @@ struct CrashStateCheckpointTests {
     var workload = CrashStateWorkload(
       "checkpoint writing (\(durability))", options: options, steps: Self.steps(durable: durability == .always))
     CrashStateTests.prepared(&workload)
+    workload.check = { store, _ in try Self.sortedViewProblems(store) }
     try CrashStateTests.expectNoViolation(workload)
   }
 
-  /// Puts, a delete and a batch: with 500-byte values, enough log for a checkpoint after the
+  /// Puts, a delete and a batch, in and out of a sorted group (whose keys the checkpoint also
+  /// holds in sorted pages): with 500-byte values, enough log for a checkpoint after the
   /// interval, one at the seal of the first segment and one at close.
   static func steps(durable: Bool) -> [CrashStateWorkload.Step] {
     [
-      .put("k0", value("k0"), durable: durable), .put("k1", value("k1"), durable: durable),
-      .delete("a", durable: durable), .batch([("k2", value("k2")), ("b", nil)], durable: durable), .close,
+      .put("k0", value("k0"), durable: durable), .put(sorted("s0"), value("s0"), durable: durable),
+      .put("k1", value("k1"), durable: durable), .delete("a", durable: durable),
+      .batch([("k2", value("k2")), ("b", nil), (sorted("s1"), value("s1")), (sorted("s0"), nil)], durable: durable),
+      .close,
     ]
+  }
+
+  /// A key of the sorted group `01 idx`.
+  static func sorted(_ name: String) -> String { "\u{1}idx\u{0}\(name)" }
+
+  /// Where a sorted group's view (read from the checkpoint's sorted pages, when open used one)
+  /// differs from the group's keys the store serves.
+  static func sortedViewProblems(_ store: CaskStore) throws -> [String] {
+    var problems: [String] = []
+    for group in store.groups() where group.group.utf8.first == CaskFormat.reservedGroupByte {
+      guard let view = try store.sortedView(ofGroup: group.group) else { continue }
+      let expected = try store.keys(inGroup: group.group).map { Array($0.utf8.dropFirst(group.group.utf8.count + 1)) }
+        .sorted { $0.lexicographicallyPrecedes($1) }
+      var walked: [[UInt8]] = []
+      try view.walk(from: nil, to: nil) { key in
+        walked.append(Array(key))
+        return true
+      }
+      if walked != expected || view.count != expected.count {
+        problems.append("the sorted view of a group holds \(walked.count) keys, the store \(expected.count)")
+      }
+    }
+    return problems
   }
 
   @Test("a store opened from its checkpoint, written to, compacted and closed")
