@@ -128,7 +128,9 @@ enum SortedKeyPages {
         shared + restLength <= CaskFormat.maximumKeyLength
       else { return nil }
       let start = bytes.count
-      if shared > 0 { bytes.append(contentsOf: bytes[previousStart..<previousStart + shared]) }
+      // Byte by byte: appending a slice of `bytes` to itself would copy the whole array
+      // (the slice shares its buffer), once per key.
+      for index in previousStart..<previousStart + shared { bytes.append(bytes[index]) }
       bytes.append(contentsOf: rest)
       let ordered = bytes.withUnsafeBytes { all -> Bool in
         let key = UnsafeRawBufferPointer(rebasing: all[start...])
