@@ -56,7 +56,8 @@ extension CaskQuery {
       if let match = compositeMatch(in: ready) {
         let entries = try runtime.source(
           match.descriptor, at: indexPosition(of: match.descriptor, in: definition), of: definition, in: &state)
-        let index = QueryPlan<T>.Indexed(name: match.descriptor.name, entries: entries)
+        let index = QueryPlan<T>.Indexed(
+          name: match.descriptor.name, group: match.descriptor.group, entries: entries)
         composite = (
           match,
           .init(predicate: match.predicate, index: index, entryCount: try entries.count(in: match.predicate.bounds))
@@ -67,7 +68,8 @@ extension CaskQuery {
         if let descriptor = ready.first(where: predicate.canUse) {
           let entries = try runtime.source(
             descriptor, at: indexPosition(of: descriptor, in: definition), of: definition, in: &state)
-          let index = QueryPlan<T>.Indexed(name: descriptor.name, entries: entries)
+          let index = QueryPlan<T>.Indexed(
+            name: descriptor.name, group: descriptor.group, entries: entries)
           indexed.append(.init(predicate: predicate, index: index, entryCount: try entries.count(in: predicate.bounds)))
         } else {
           plan.residual.append(predicate)
@@ -79,9 +81,22 @@ extension CaskQuery {
         })
       {
         plan.sortIndex = .init(
-          name: descriptor.name,
+          name: descriptor.name, group: descriptor.group,
           entries: try runtime.source(
             descriptor, at: indexPosition(of: descriptor, in: definition), of: definition, in: &state))
+      }
+      // An id's texts through a view come from decoding its object: a plan that looks up many
+      // ids (a condition checked per candidate, a sort index walked or sorted by) reads built
+      // entries instead, built under the same lock as the views were taken, so all agree.
+      let conditions = indexed.count + (composite == nil ? 0 : 1)
+      let candidates = composite?.condition.entryCount ?? indexed.map(\.entryCount).min() ?? 0
+      if candidates > Self.viewLookupLimit, conditions > 1 || (conditions > 0 && plan.sortIndex != nil) {
+        func build(_ index: inout QueryPlan<T>.Indexed) throws {
+          if case .view = index.entries { index.entries = .memory(try runtime.entries(index.group, in: &state)) }
+        }
+        for position in indexed.indices { try build(&indexed[position].index) }
+        if composite != nil { try build(&composite!.condition.index) }
+        if plan.sortIndex != nil { try build(&plan.sortIndex!) }
       }
     }
     indexed.sort { $0.entryCount < $1.entryCount }
@@ -114,6 +129,10 @@ extension CaskQuery {
     }
     return plan
   }
+
+  /// The most ids a plan reading an index through a view looks up one by one (each a read and
+  /// a decode of the object) before it builds the entries instead.
+  static var viewLookupLimit: Int { 256 }
 
   /// The first 16 bytes of `text` as two big-endian integers, zero-padded: ordered as the
   /// texts' first 16 bytes are.

@@ -4,6 +4,8 @@ import Foundation
 struct QueryPlan<T>: Sendable {
   struct Indexed: Sendable {
     var name: String
+    /// The store group of its entries.
+    var group: String
     var entries: IndexSource
   }
 
