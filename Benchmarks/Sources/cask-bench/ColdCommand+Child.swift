@@ -30,9 +30,11 @@ extension ColdCommand {
     ProcessMemory.releaseFreeMemory()
     let rssBefore = ProcessFigures.currentRSS()
     let heapBefore = ProcessMemory.heapBytesInUse()
+    var options = Profile.fixedKeyOptions
+    options.createIfMissing = false
     var opened: CaskStore?
     let open = try Stopwatch.seconds {
-      opened = try CaskStore(path: path, keys: try Profile.storeKeys(), options: Profile.fixedKeyOptions)
+      opened = try CaskStore(path: path, keys: try Profile.storeKeys(), options: options)
     }
     guard let store = opened else { throw BenchError("cold: no store") }
     defer { try? store.close() }

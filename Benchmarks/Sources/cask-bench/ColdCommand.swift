@@ -99,14 +99,10 @@ enum ColdCommand: BenchCommand {
       throw UsageError("'--disk-events' takes 0 or a whole number of at least 1000, not '\(diskEvents)'")
     }
     if diskEvents > 0 { try PeerProcess.checkBuilt([diskPeer.executable]) }
-    var files: [Int: Figures] = [:]
-    var disk: Disk?
-    for size in sizes { files[size] = try measure(events: size, runs: runs, in: base) }
-    if diskEvents > 0 { disk = try measureDisk(events: diskEvents, in: base) }
-    if let disk, files[disk.events] == nil {
-      files[disk.events] = try measure(events: disk.events, runs: runs, in: base)
-    }
-    for (size, var figures) in files.sorted(by: { $0.key < $1.key }) {
+    // The disk first, so that each size's file is written as soon as it is measured.
+    let disk = diskEvents > 0 ? try measureDisk(events: diskEvents, in: base) : nil
+    for size in Set(sizes + (disk.map { [$0.events] } ?? [])).sorted() {
+      var figures = try measure(events: size, runs: runs, in: base)
       if disk?.events == size { figures.disk = disk }
       try results.write(figures, subcommand: name, size: size)
     }
