@@ -24,7 +24,7 @@ enum ColdCommand: BenchCommand {
     ("--runs N", "Fresh processes of each kind per size; every figure is their median (default 5)."),
     (
       "--disk-events N",
-      "Events of the disk comparison: five indexes, none, SQLCipher (default 100000; 0 leaves it out)."
+      "Events of the disk comparison (five indexes, none, SQLCipher), a size measured too (default 100000; 0: none)."
     ),
     ("--dir DIR", "Where the scratch stores go (default /tmp)."),
     ResultsDestination.option,
