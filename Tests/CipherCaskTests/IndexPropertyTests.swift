@@ -115,22 +115,45 @@ struct IndexPropertyTests {
     #expect(ranged == (ascending ? inRange : inRange.reversed()).map(\.id))
   }
 
+  /// How the workload opens its store: a new store in format `version`, and a checkpoint at
+  /// every close and after every few kilobytes of log, whatever the store's size, so that
+  /// reopens load the directory from a checkpoint and replay only the log after it.
+  private func options(version: UInt16) -> CaskStore.Options {
+    var options = testStoreOptions
+    options.newStoreFormatVersion = version
+    options.checkpoints = CaskStore.Checkpoints(interval: 8 << 10, minimumKeys: 1)
+    return options
+  }
+
   @Test(
-    "random saves, updates, deletes, batches, failed batches, reopens, compactions, undeclared handles, raw writes and model drift"
+    "random saves, updates, deletes, batches, failed batches, reopens, checkpoints, compactions, key rotations, upgrades, undeclared handles, raw writes and model drift",
+    arguments: [UInt16(2), 3, CaskFormat.formatVersion]
   )
-  func randomWorkload() throws {
-    var random = SeededRandom.make(test: "IndexPropertyTests")
+  func randomWorkload(startingVersion: UInt16) throws {
+    var random = SeededRandom.make(test: "IndexPropertyTests, from version \(startingVersion)")
     let directory = try TemporaryDirectory("index-property")
     defer { directory.remove() }
     let path = directory.file("s.cask")
-    var store = try CaskStore(path: path, password: "pw", options: .init(durability: .never))
+    let options = options(version: startingVersion)
+    var store = try CaskStore(path: path, password: "pw", options: options)
+    // The store's format version as the workload changes it, and how many reopens of a store
+    // that takes checkpoints (version 3 and later) there were, and how many used one.
+    var version = startingVersion
+    var reopensWithCheckpoints = 0
+    var opensFromCheckpoint = 0
+    func noteReopen(_ store: CaskStore) {
+      let recovery = store.stats().recovery
+      #expect(recovery.checkpointIgnored == nil)
+      if version >= 3 { reopensWithCheckpoints += 1 }
+      if recovery.segmentsFromCheckpoint > 0 { opensFromCheckpoint += 1 }
+    }
     defer { try? store.close() }
     var gigs = store.gigs(composites: true)
     var model: [String: Gig] = [:]
     let violation = CollectionError.uniqueViolation(collection: "gigs", index: "email")
     for step in 0..<testIterations(300) {
       let id = "g\(Int.random(in: 0..<30, using: &random))"
-      switch Int.random(in: 0..<112, using: &random) {
+      switch Int.random(in: 0..<118, using: &random) {
       case 0..<35:
         let gig = randomGig(&random, id: id)
         if keepsUnique(model, adding: [gig]) {
@@ -181,7 +204,8 @@ struct IndexPropertyTests {
         for (key, gig) in model where gig.city == city { model[key]?.city = "Moved" }
       case 88..<93:
         try store.close()
-        store = try CaskStore(path: path, password: "pw", options: .init(durability: .never))
+        store = try CaskStore(path: path, password: "pw", options: options)
+        noteReopen(store)
         gigs = store.gigs(composites: true)
       case 93..<97:
         try store.compact()
@@ -210,7 +234,8 @@ struct IndexPropertyTests {
       case 104..<107:
         // A later process that writes before declaring the indexes is refused.
         try store.close()
-        store = try CaskStore(path: path, password: "pw", options: .init(durability: .never))
+        store = try CaskStore(path: path, password: "pw", options: options)
+        noteReopen(store)
         // (Before the first object was written the store records no index, and nothing is
         // refused; once one was, the catalogue stays, and every write is refused.)
         if !model.isEmpty {
@@ -223,7 +248,8 @@ struct IndexPropertyTests {
         // A process whose model drifted (a field's type changed): its build and its queries
         // throw, never answer short; the store is left as it was.
         try store.close()
-        store = try CaskStore(path: path, password: "pw", options: .init(durability: .never))
+        store = try CaskStore(path: path, password: "pw", options: options)
+        noteReopen(store)
         // `seats` is a number in both coders' objects, so no stored object reads as a String.
         let drifted = store.collection(SeatsDriftedGig.self, named: "gigs", indexes: [.index("seats", \.seats)])
         if !model.isEmpty {
@@ -231,8 +257,27 @@ struct IndexPropertyTests {
           #expect(throws: CollectionError.self) { try drifted.query().where(\.seats, equals: "x").count() }
         }
         try store.close()
-        store = try CaskStore(path: path, password: "pw", options: .init(durability: .never))
+        store = try CaskStore(path: path, password: "pw", options: options)
+        noteReopen(store)
         gigs = store.gigs(composites: true)
+      case 112..<115:
+        // A password change starts a new key epoch (a version 3 store becomes version 4);
+        // the rotation's compaction then seals every record again under the new key.
+        try store.changePassword(to: "pw")
+        if version == 3 { version = 4 }
+        if Bool.random(using: &random) { try store.rotateKeys() }
+        try check(gigs, against: model, &random)
+      case 115..<117:
+        // An upgrade to the current format (nothing to do once there), then on with the
+        // upgraded store.
+        try store.close()
+        let report = try CaskStore.upgrade(at: path, password: "pw", options: options)
+        #expect(report.version == CaskFormat.formatVersion)
+        version = CaskFormat.formatVersion
+        store = try CaskStore(path: path, password: "pw", options: options)
+        noteReopen(store)
+        gigs = store.gigs(composites: true)
+        try check(gigs, against: model, &random)
       default:
         try check(gigs, against: model, &random)
       }
@@ -241,6 +286,10 @@ struct IndexPropertyTests {
     try check(gigs, against: model, &random)
     #expect(try gigs.verifyIndexes().isConsistent)
     #expect(gigs.count == model.count)
+    print(
+      "[IndexPropertyTests, from version \(startingVersion)] \(opensFromCheckpoint) of \(reopensWithCheckpoints) reopens from a checkpoint"
+    )
+    #expect(reopensWithCheckpoints == 0 || opensFromCheckpoint > 0)
   }
 }
 
