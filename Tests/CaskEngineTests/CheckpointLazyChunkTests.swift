@@ -246,4 +246,39 @@ struct CheckpointLazyChunkTests {
       try store.close()
     }
   }
+
+  @Test("readers loading chunks on several threads while a writer adds long keys and checkpoints are written")
+  func concurrentChunkLoads() throws {
+    try withTemporaryDirectory("checkpoint-chunks-threads") { directory in
+      let path = directory.file("store")
+      let model = try Self.filled(path, count: 3_000)
+      let options = CheckpointFixture.options(interval: 16 << 10, segmentSize: 256 << 10)
+      var store = try CaskStore(path: path, keys: CheckpointFixture.keys, options: options)
+      #expect(Self.loadedChunks(store) == 0)
+      let reading = store
+      let keys = Array(model.keys)
+      let mismatches = Locked(0)
+      DispatchQueue.concurrentPerform(iterations: 3) { worker in
+        var random = SeededRandom(seed: UInt64(worker) + 11)
+        for step in 0..<1_500 {
+          if worker == 0 {
+            // New long keys in the tables the readers read: each goes into a table's last
+            // chunk, whose arena the checkpoint writer may be loading at the same time.
+            try? reading.put(Data("w\(step)".utf8), forKey: Self.key(10_000 + step))
+          } else {
+            let key = keys[Int(random.next() % UInt64(keys.count))]
+            if (try? reading.get(key)) != model[key] { mismatches.withLock { $0 += 1 } }
+          }
+        }
+      }
+      #expect(mismatches.withLock { $0 } == 0)
+      #expect(store.backgroundWriteFailure == nil)
+      try store.close()
+      store = try Self.open(path)
+      #expect(store.stats().recovery.segmentsFromCheckpoint > 0)
+      for (key, value) in model { #expect(try store.get(key) == value) }
+      #expect(try store.get(Self.key(11_499)) == Data("w1499".utf8))
+      try store.close()
+    }
+  }
 }
