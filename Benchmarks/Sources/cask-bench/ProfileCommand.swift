@@ -107,7 +107,7 @@ enum ProfileCommand: BenchCommand {
 }
 
 /// One profiled run's settings, and the set-up and timed loop of each kind of workload.
-private struct Profile {
+struct Profile {
   let operations: Int
   let keys: Int
   let control: PerfControl?

@@ -36,12 +36,9 @@ enum RatioChart {
       guard let cask = size.engine(PeersCommand.cipherCask.name) else { continue }
       let values = workloads.map { workload in
         series.map { peer -> Double? in
-          guard workload == KVWorkload.open else { return cask.speedup(workload, over: size.engine(peer)) }
           // Open as the table shows it: the password derivation left out, the peer's time over ours.
-          guard let mine = ReportCommand.openWithoutDerivation(cask),
-            let their = size.engine(peer).flatMap(ReportCommand.openWithoutDerivation)
-          else { return nil }
-          return their / Swift.max(mine, 1e-6)
+          workload == KVWorkload.open
+            ? ReportCommand.openRatio(cask, size.engine(peer)) : cask.speedup(workload, over: size.engine(peer))
         }
       }
       panels.append(

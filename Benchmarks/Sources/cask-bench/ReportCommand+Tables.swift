@@ -110,10 +110,7 @@ extension ReportCommand {
       let open = openWithoutDerivation(ours)
       table.append(
         ["open, derivation left out (ms; ratio: theirs ÷ ours)", milliseconds(open)]
-          + peers.map { peer in
-            guard let theirs = size.engine(peer).flatMap(openWithoutDerivation), let open else { return "—" }
-            return Ratio.text(theirs / Swift.max(open, 1e-6))
-          })
+          + peers.map { peer in openRatio(ours, size.engine(peer)).map(Ratio.text) ?? "—" })
       var space = Table([
         ("\(Number.grouped(Double(size.keys))) keys", .left), ("disk ÷ data after overwrite", .right),
         ("after compaction", .right), ("compaction", .left), ("peak RSS MiB", .right),
@@ -121,7 +118,10 @@ extension ReportCommand {
       for engine in size.engines {
         space.append([
           engine.engine, engine.amplificationAfterOverwrite.map { Number.fixed($0, 2) } ?? "—",
-          engine.amplificationAfterCompaction.map { Number.fixed($0, 2) } ?? "—", engine.compaction,
+          // A size run without the compact workload has no figure after it.
+          engine.workload(KVWorkload.compact) == nil
+            ? "—" : engine.amplificationAfterCompaction.map { Number.fixed($0, 2) } ?? "—",
+          engine.workload(KVWorkload.compact) == nil ? "—" : engine.compaction,
           Number.fixed(Double(engine.peakRSSBytes) / Double(1 << 20), 1),
         ])
       }
@@ -143,6 +143,15 @@ extension ReportCommand {
     guard let open = engine.workload(KVWorkload.open)?.medianSeconds else { return nil }
     let left = open - (engine.workload(KVWorkload.openKeyDerivation)?.medianSeconds ?? 0)
     return left > 0 ? left : nil
+  }
+
+  /// A peer's open over CipherCask's, both without the derivation (above 1×: CipherCask opens
+  /// sooner), or `nil` when either is missing.
+  static func openRatio(_ ours: GatheredEngine?, _ theirs: GatheredEngine?) -> Double? {
+    guard let mine = ours.flatMap(openWithoutDerivation), let their = theirs.flatMap(openWithoutDerivation) else {
+      return nil
+    }
+    return their / Swift.max(mine, 1e-6)
   }
 
   static func objectsTable(_ results: ResultsSet) -> String {

@@ -43,6 +43,7 @@ extension ReportCommand {
     if let peers = results.mergedPeers { targets += PeersCommand.targets(peers) }
     for file in results.objects { targets += file.figures.targets }
     for file in results.queries { targets += queryTargets(file.figures) }
+    targets += ColdCommand.targets(results.colds)
     for file in results.imports { targets += importTargets(file.figures) }
     for file in results.syncs { targets += SyncCommand.targets(file.figures) }
     if let scrypt = results.recovery?.figures.keyDerivations.first(where: { $0.name.hasPrefix("scrypt") }) {

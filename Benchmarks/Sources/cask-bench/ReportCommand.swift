@@ -57,6 +57,8 @@ enum ReportCommand: BenchCommand {
       "peers": peersTables(results),
       "objects": objectsTable(results),
       "queries": queriesTable(results),
+      "cold": results.colds.isEmpty
+        ? noResults : results.colds.map { ColdCommand.table($0.figures) }.joined(separator: "\n\n"),
       "import": importTable(results),
       "coders": codersTable(results),
       "outbox": outboxTable(results),

@@ -26,6 +26,7 @@ struct ResultsSet {
   var codec: ResultsFile<CodecCommand.Report>?
   var objects: [ResultsFile<ObjectsCommand.Report>] = []
   var queries: [ResultsFile<QueriesCommand.Results>] = []
+  var colds: [ResultsFile<ColdCommand.Figures>] = []
   var imports: [ResultsFile<[ImportCommand.Measured]>] = []
   var coders: ResultsFile<CodersCommand.Report>?
   var outbox: ResultsFile<OutboxCommand.Report>?
@@ -87,6 +88,8 @@ struct ResultsSet {
       objects.append(try decode(ObjectsCommand.Report.self))
     case QueriesCommand.name where everyKind || !stem.contains("-composite"):
       queries.append(try decode(QueriesCommand.Results.self))
+    case ColdCommand.name:
+      colds.append(try decode(ColdCommand.Figures.self))
     case ImportCommand.name:
       imports.append(try decode([ImportCommand.Measured].self))
     case CodersCommand.name:
@@ -108,6 +111,7 @@ struct ResultsSet {
     engine.sort { ($0.size ?? 0) < ($1.size ?? 0) }
     objects.sort { ($0.size ?? 0) < ($1.size ?? 0) }
     queries.sort { ($0.size ?? 0) < ($1.size ?? 0) }
+    colds.sort { ($0.size ?? 0) < ($1.size ?? 0) }
     imports.sort { ($0.size ?? 0) < ($1.size ?? 0) }
     backups.sort { ($0.size ?? 0) < ($1.size ?? 0) }
     syncs.sort { ($0.size ?? 0, $0.figures.backend) < ($1.size ?? 0, $1.figures.backend) }

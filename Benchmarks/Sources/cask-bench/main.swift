@@ -15,6 +15,7 @@ let subcommands: [any BenchCommand.Type] = [
   PeersCommand.self,
   ObjectsCommand.self,
   QueriesCommand.self,
+  ColdCommand.self,
   CodersCommand.self,
   OutboxCommand.self,
   SyncCommand.self,

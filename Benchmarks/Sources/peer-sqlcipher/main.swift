@@ -1,7 +1,8 @@
 // peer-sqlcipher: SQLCipher (libsqlcipher) for `cask-bench peers`: the same table as
 // peer-sqlite in a database encrypted page by page (AES-256-CBC, HMAC per page), values stored
 // plain inside it; for `cask-bench objects`, the objects' JSON as plain rows of the encrypted
-// database; for `cask-bench queries`, events with SQL indexes on the queried fields.
+// database; for `cask-bench queries`, events with SQL indexes on the queried fields (for
+// `cask-bench cold`'s disk comparison, also one on (city, date)).
 // Its own process: SQLCipher exports SQLite's symbols.
 import CSQLCipher
 import PeerKit
@@ -27,5 +28,5 @@ let sqlcipher = SQLiteSetup(
 
 PeerMain.run([
   SQLiteOpener(sqlcipher), SQLiteObjectOpener(sqlcipher, perObjectPBKDF2: false, sealsRows: false),
-  SQLiteEventOpener(sqlcipher),
+  SQLiteEventOpener(sqlcipher), SQLiteEventOpener(sqlcipher, cityDateIndex: true),
 ])
