@@ -4,10 +4,13 @@ import RNCryptorCodec
 /// What `fuzz-checkpoint` reaches through: the checkpoint reader as open runs it, short of
 /// matching the checkpoint against a store's segments (Docs/FORMAT.md, section 18).
 extension FuzzingEntry {
-  /// Reads `file` as open reads a `CHECKPOINT` under `dataKeys`: the root, every page, every
-  /// table's checks. Returns the number of keys loaded, or `nil` when the checkpoint is
-  /// ignored. Traps when a loaded directory breaks an invariant: a count other than the
-  /// root's, or a key that cannot be looked up again without leaving the table's memory.
+  /// Reads `file` as open reads a `CHECKPOINT` under `dataKeys`: the root, then the pages as
+  /// a store loads them (a walk over the covered segment's entries loading only the chunks of
+  /// their long keys, lookups of those keys in a second load of the file, whose probes load
+  /// each chunk they compare with), then every page and every table's checks. Returns the
+  /// number of keys loaded, or `nil` when the checkpoint is ignored or a page fails. Traps when
+  /// a loaded directory breaks an invariant: a count other than the root's, or a key that
+  /// cannot be looked up again without leaving the table's memory.
   package static func readCheckpoint(_ file: Data, dataKeys: RNCryptor.Keys) -> Int? {
     let cipher = RecordCipher(keys: dataKeys, version: CaskFormat.boundRecordsVersion)
     let bytes = [UInt8](file)
@@ -15,12 +18,22 @@ extension FuzzingEntry {
       guard offset <= UInt64(bytes.count), count <= bytes.count - Int(offset) else { return nil }
       return Array(bytes[Int(offset)..<Int(offset) + count])
     }
-    guard let root = try? Checkpoint.readRoot(size: UInt64(bytes.count), cipher: cipher, read: read),
-      let (directory, _) = try? root.load(cipher: cipher, read: read)
-    else { return nil }
+    guard let root = try? Checkpoint.readRoot(size: UInt64(bytes.count), cipher: cipher, read: read) else {
+      return nil
+    }
+    func lazily() -> KeyDirectory? {
+      let pages = CheckpointPages(root: root, cipher: cipher, path: CaskFormat.checkpointFileName, read: read)
+      return try? root.load(from: pages).0
+    }
+    guard let walked = lazily(), let probed = lazily() else { return nil }
+    let entries = walked.hintEntries(inSegment: root.coveredSegment)
+    guard walked.damage == nil else { return nil }
+    entries.forEachEntry { _, _, _, key in _ = probed.location(forBytes: key) }
+    guard let directory = lazily(), directory.loadAllPages() else { return nil }
     precondition(UInt64(directory.count) == root.keyCount, "a loaded checkpoint lost count of its keys")
-    // Every sorted group (its pages all checked by the load) walks to exactly its count, in order.
+    // Every sorted group whose pages all check out walks to exactly its count, in order.
     let pages = CheckpointPages(root: root, cipher: cipher, path: CaskFormat.checkpointFileName, read: read)
+    guard (try? root.checkSortedPages(pages)) != nil else { return nil }
     for base in root.sortedBases(pages: pages, cache: SortedPageCache(limit: 1 << 20)).values {
       let view = SortedGroupView(base: base, added: SortedKeySet(), removed: SortedKeySet())
       var walked = 0

@@ -101,4 +101,18 @@ struct CheckpointReaderTests {
       #expect(FuzzingEntry.readCheckpoint(try Self.assemble(plaintexts), dataKeys: Self.keys) == nil)
     }
   }
+
+  @Test("a long key in a chunk that is not of its table's group is refused when a walk hands it out")
+  func longKeyOutsideItsGroup() throws {
+    let truth = try FuzzingEntry.checkpointPlaintexts(dataKeys: Self.keys)
+    // Table 0's first chunk starts with "a-long-key-of-the-store-2": "a\0long-…" is a key of
+    // the group "a", which a table of keys without a group must not hold.
+    let chunk = try #require(
+      truth.indices.dropFirst().first { truth[$0][1] == CaskFormat.checkpointPageChunk && truth[$0][8] == 0 })
+    var separator = truth
+    #expect(separator[chunk][CaskFormat.checkpointPageHeadLength + 1] == UInt8(ascii: "-"))
+    separator[chunk][CaskFormat.checkpointPageHeadLength + 1] = CaskFormat.keyGroupSeparator
+    #expect(FuzzingEntry.readCheckpoint(try Self.assemble(separator), dataKeys: Self.keys) == nil)
+    #expect(FuzzingEntry.readCheckpoint(try Self.assemble(truth), dataKeys: Self.keys) == 40)
+  }
 }

@@ -7,6 +7,9 @@
 /// only counts its bytes as dead; once dead bytes pass the live ones the table packs its keys
 /// into a fresh arena (`KeyTable.packLongKeys`), which keeps dead space at most about half.
 ///
+/// The arena of a table loaded from a checkpoint reserves the checkpoint's chunks and reads
+/// each the first time a key in it is needed (`KeyArena+Lazy.swift`).
+///
 /// Copy on write, like the table around it.
 struct KeyArena: Sendable {
   static let firstChunkLength = 256
@@ -18,21 +21,56 @@ struct KeyArena: Sendable {
     var lengths: [Int] = []
     /// Bytes used in the last chunk.
     var used = 0
+    /// The checkpoint's chunks still to load (`KeyArena+Lazy.swift`); `nil` for an arena whose
+    /// chunks are all here.
+    let lazy: LazyChunks?
+    /// The block holding the first `reservedChunks` chunks (a checkpoint's), freed whole.
+    let block: UnsafeMutableRawPointer?
+    let reservedChunks: Int
+
+    init() {
+      lazy = nil
+      block = nil
+      reservedChunks = 0
+    }
+
+    /// An arena of chunks of `lengths`, reserved in one block and left as allocated (memory
+    /// never touched costs nothing), each written whole by its load before anything reads it.
+    init(reserving lengths: [Int], used: Int, lazy: LazyChunks) {
+      self.lazy = lazy
+      // Each chunk starts 8-aligned, as one allocated alone would.
+      let starts = lengths.reduce(into: [0]) { starts, length in
+        starts.append(starts[starts.count - 1] + (length + 7) / 8 * 8)
+      }
+      let block = UnsafeMutableRawPointer.allocate(byteCount: Swift.max(8, starts[lengths.count]), alignment: 8)
+      self.block = block
+      reservedChunks = lengths.count
+      chunks = lengths.indices.map { block + starts[$0] }
+      self.lengths = lengths
+      self.used = used
+    }
 
     deinit {
-      for chunk in chunks { chunk.deallocate() }
+      for chunk in chunks[reservedChunks...] { chunk.deallocate() }
+      block?.deallocate()
     }
 
     func copy() -> Storage {
+      if let lazy { return lazy.copy(of: self) }
       let copy = Storage()
-      for (chunk, length) in zip(chunks, lengths) {
+      copy.append(copiesOf: self, from: 0)
+      return copy
+    }
+
+    /// Appends a copy of each of `other`'s chunks from `first` on, and takes its `used`.
+    func append(copiesOf other: Storage, from first: Int) {
+      for (chunk, length) in zip(other.chunks[first...], other.lengths[first...]) {
         let target = UnsafeMutableRawPointer.allocate(byteCount: length, alignment: 8)
         target.copyMemory(from: chunk, byteCount: length)
-        copy.chunks.append(target)
-        copy.lengths.append(length)
+        chunks.append(target)
+        lengths.append(length)
       }
-      copy.used = used
-      return copy
+      used = other.used
     }
   }
 
@@ -45,10 +83,13 @@ struct KeyArena: Sendable {
   /// Bytes allocated for chunks.
   var allocatedBytes: Int { storage.lengths.reduce(0, +) }
 
-  /// The bytes of the key at `position`, `count` long; valid until the arena next changes.
-  func bytes(at position: UInt64, count: Int) -> UnsafeRawBufferPointer {
-    let chunk = storage.chunks[Int(position >> 32)]
-    return UnsafeRawBufferPointer(start: chunk + Int(position & 0xFFFF_FFFF), count: count)
+  /// The bytes of the key at `position`, `count` long, its chunk loaded first; valid until
+  /// the arena next changes. `nil` when the chunk failed to load (the checkpoint's `damage`
+  /// says so).
+  func bytes(at position: UInt64, count: Int) -> UnsafeRawBufferPointer? {
+    let number = Int(position >> 32)
+    guard ensureLoaded(chunk: number) else { return nil }
+    return UnsafeRawBufferPointer(start: storage.chunks[number] + Int(position & 0xFFFF_FFFF), count: count)
   }
 
   /// Copies `key` in and returns its position.
@@ -57,7 +98,10 @@ struct KeyArena: Sendable {
   mutating func append(_ key: UnsafeRawBufferPointer) -> UInt64 {
     if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
     let lastLength = storage.lengths.last ?? 0
-    if storage.chunks.isEmpty || storage.used + key.count > lastLength {
+    // A checkpoint's last chunk is loaded before a key goes into it; one that fails to load
+    // takes none (the index is damaged from then on).
+    let lastTakesKeys = !storage.chunks.isEmpty && ensureLoaded(chunk: storage.chunks.count - 1)
+    if !lastTakesKeys || storage.used + key.count > lastLength {
       let next = Swift.min(Swift.max(Self.firstChunkLength, lastLength * 2), Self.largestChunkLength)
       let length = Swift.max(next, key.count)
       // Zeroed: a checkpoint writes chunks whole (`KeyTable.arenaImage`), and the unused tail

@@ -28,11 +28,11 @@ extension KeyDirectory {
   mutating func learnAttachedOwners() {
     guard !attachedOwnersKnown else { return }
     var owners: Set<UInt64> = []
-    let collect = { (_: UnsafeRawBufferPointer, location: RecordLocation) in
+    let collect = { (location: RecordLocation) in
       if location.length == 0 { owners.insert(Self.word(location)) }
     }
-    ungrouped.forEachEntryBytes(collect)
-    for table in groups.tables { table.forEachEntryBytes(collect) }
+    ungrouped.forEachLocation(collect)
+    for table in groups.tables { table.forEachLocation(collect) }
     attachedOwners = owners
     attachedOwnersKnown = true
   }
@@ -94,11 +94,9 @@ extension KeyDirectory {
       return
     }
     var stale: [[UInt8]] = []
-    let collect = { (key: UnsafeRawBufferPointer, at: RecordLocation) in
-      if at == attached { stale.append(Array(key)) }
-    }
-    ungrouped.forEachEntryBytes(collect)
-    for table in groups.tables { table.forEachEntryBytes(collect) }
+    let collect = { (key: UnsafeRawBufferPointer, _: RecordLocation) in stale.append(Array(key)) }
+    ungrouped.forEachEntryBytes(where: { $0 == attached }, collect)
+    for table in groups.tables { table.forEachEntryBytes(where: { $0 == attached }, collect) }
     for key in stale {
       key.withUnsafeBytes {
         setLocation(nil, forBytes: $0)
@@ -164,11 +162,11 @@ extension KeyDirectory {
   func strayAttachedKeys() -> Int {
     var owners: Set<UInt64> = []
     var attached: [UInt64] = []
-    let collect = { (_: UnsafeRawBufferPointer, location: RecordLocation) in
+    let collect = { (location: RecordLocation) in
       if location.length == 0 { attached.append(Self.word(location)) } else { owners.insert(Self.word(location)) }
     }
-    ungrouped.forEachEntryBytes(collect)
-    for table in groups.tables { table.forEachEntryBytes(collect) }
+    ungrouped.forEachLocation(collect)
+    for table in groups.tables { table.forEachLocation(collect) }
     return attached.filter { !owners.contains($0) }.count
   }
 

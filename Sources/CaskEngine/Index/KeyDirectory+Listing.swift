@@ -61,13 +61,13 @@ extension KeyDirectory {
   func liveRecords(inSegments segments: Set<UInt32>) -> (count: Int, bytes: UInt64) {
     var count = 0
     var bytes: UInt64 = 0
-    let add = { (_: UnsafeRawBufferPointer, location: RecordLocation) in
+    let add = { (location: RecordLocation) in
       guard segments.contains(location.segment) else { return }
       count += 1
       bytes += UInt64(location.length)
     }
-    ungrouped.forEachEntryBytes(add)
-    for table in groups.tables { table.forEachEntryBytes(add) }
+    ungrouped.forEachLocation(add)
+    for table in groups.tables { table.forEachLocation(add) }
     return (count, bytes)
   }
 }

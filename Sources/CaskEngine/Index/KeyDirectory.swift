@@ -56,15 +56,16 @@ struct KeyDirectory: Sendable {
   /// on (`CaskStore.checkIndex`). `nil` while every page touched checked out.
   var damage: CaskError? { pages?.damage }
 
-  /// Loads every page not yet loaded from the checkpoint (nothing for a directory built
+  /// Loads every page not yet loaded from the checkpoint, slots and chunks of long keys, and
+  /// checks every long key once (`KeyTable.loadEverything`; nothing for a directory built
   /// from hints).
   ///
   /// - Returns: `false` when a page failed (`damage` says which).
   /// - Complexity: O(pages not yet loaded): one read and decryption of each.
   func loadAllPages() -> Bool {
     guard pages != nil else { return true }
-    guard ungrouped.loadAllPages() else { return false }
-    for table in groups.tables where !table.loadAllPages() { return false }
+    guard ungrouped.loadEverything() else { return false }
+    for table in groups.tables where !table.loadEverything() { return false }
     return true
   }
 

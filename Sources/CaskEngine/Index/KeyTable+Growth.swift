@@ -1,18 +1,19 @@
 /// How a table grows and packs its long keys: both move every entry, so both load every page
-/// of a table read from a checkpoint first.
+/// of slots of a table read from a checkpoint first, and packing every chunk of long keys.
 extension KeyTable {
   /// Copies the long keys still in use into a fresh arena, leaving the removed ones behind.
   ///
   /// - Complexity: O(capacity + bytes of the long keys).
   mutating func packLongKeys() {
-    // Every page first: a page loaded later would name places in the arena packed away.
-    guard loadAllPages() else { return }
+    // Every page and chunk first: a page loaded later would name places in the arena packed
+    // away.
+    guard loadEverything() else { return }
     var packed = KeyArena()
     for index in 0..<storage.capacity {
       let slot = slot(index)
       guard Self.tag(slot) == Self.longTag else { continue }
-      slot.storeBytes(
-        of: packed.append(longKey(slot)), toByteOffset: CaskFormat.slotLongKeyPositionOffset, as: UInt64.self)
+      guard let key = longKey(slot) else { return }
+      slot.storeBytes(of: packed.append(key), toByteOffset: CaskFormat.slotLongKeyPositionOffset, as: UInt64.self)
     }
     arena = packed
   }

@@ -1,5 +1,6 @@
 /// A table's image as a checkpoint holds it (Docs/FORMAT.md, section 18): its slots as they
-/// are in memory and the chunks of its long keys. Loading one copies bytes back instead of
+/// are in memory and the chunks of its long keys (the arena of a checkpoint's chunks back in
+/// is `KeyArena+Lazy.swift`'s). Loading one copies bytes back instead of
 /// hashing and placing each key, which is what made open slow (Docs/FORMAT.md, section 13);
 /// each page is checked before use (`KeyTable+Lazy.swift`), so that no slot can send a
 /// lookup outside the table's memory.
@@ -12,25 +13,11 @@ extension KeyTable {
     }
   }
 
-  /// The chunks of the long keys, their lengths, and the bytes used in the last one.
+  /// The chunks of the long keys, their lengths, and the bytes used in the last one. A table
+  /// loaded from a checkpoint must have every chunk loaded (`loadEverything`) first.
   var arenaImage: (chunks: [UnsafeRawBufferPointer], used: Int, live: Int, dead: Int) {
     let storage = arena.storage
     let chunks = zip(storage.chunks, storage.lengths).map { UnsafeRawBufferPointer(start: $0, count: $1) }
     return (chunks, storage.used, arena.liveBytes, arena.deadBytes)
-  }
-}
-
-extension KeyArena {
-  /// An arena of the chunks a checkpoint held.
-  init(chunks: [[UInt8]], used: Int, live: Int, dead: Int) {
-    for chunk in chunks {
-      let pointer = UnsafeMutableRawPointer.allocate(byteCount: Swift.max(1, chunk.count), alignment: 8)
-      chunk.withUnsafeBytes { if let base = $0.baseAddress { pointer.copyMemory(from: base, byteCount: $0.count) } }
-      storage.chunks.append(pointer)
-      storage.lengths.append(chunk.count)
-    }
-    storage.used = used
-    liveBytes = live
-    deadBytes = dead
   }
 }

@@ -141,14 +141,16 @@ extension KeyTable {
 
   /// Checks one page of slots as the table could have written it: known tags, each long key
   /// inside a chunk the root lists and 17 to 65,535 bytes long, each location at or after a
-  /// segment's header and inside its listed length, and every 16th key hashed again to its
-  /// stored meta word (a wrong hash key would make keys unfindable); and every key of the
-  /// table's group: in a group's table the bytes before its first U+0000 are the group's name,
-  /// in the table of keys outside groups it has no U+0000. Prevents: a key loaded into another
+  /// segment's header and inside its listed length; each key held in a slot of the table's
+  /// group (in a group's table the bytes before its first U+0000 are the group's name, in the
+  /// table of keys outside groups it has no U+0000) and every 16th hashed again to its stored
+  /// meta word (a wrong hash key would make keys unfindable). A long key's own bytes are in a
+  /// chunk loaded later: its group and hash are checked when a walk hands it out or every key
+  /// is checked (`handedOutLongKey`, `loadEverything`). Prevents: a key loaded into another
   /// group's table, which the counts then miscounted and lookups never found.
   ///
   /// - Returns: the used slots.
-  /// - Complexity: O(slots), plus one hash per 16 keys.
+  /// - Complexity: O(slots), plus one hash per 16 keys held in slots.
   static func checkSlots(_ slots: UnsafeRawBufferPointer, source: PageSource, arena: KeyArena.Storage)
     throws(Checkpoint.Rejection) -> Int
   {
@@ -175,9 +177,6 @@ extension KeyTable {
         // The chunks a checkpoint held keep their place in the arena until every page is
         // loaded (packing loads them all first).
         guard chunk < arena.chunks.count, start + length <= arena.lengths[chunk] else { throw rejection }
-        let key = UnsafeRawBufferPointer(start: arena.chunks[chunk] + start, count: length)
-        guard Self.key(key, belongsTo: source.group), !sampled || Self.meta(key, hashKey: source.hashKey) == meta
-        else { throw rejection }
       } else if tag <= UInt32(inlineLimit) {
         let key = UnsafeRawBufferPointer(rebasing: slots[offset..<offset + Int(tag)])
         guard Self.key(key, belongsTo: source.group), !sampled || Self.meta(key, hashKey: source.hashKey) == meta
@@ -208,12 +207,62 @@ extension KeyTable {
   }
 
   /// A table of `capacity` slots whose pages load from `source` when first touched, holding
-  /// `count` keys and the long keys of `arena` (loaded whole).
+  /// `count` keys and the long keys of `arena` (whose chunks load when first needed).
   init(capacity: Int, count: Int, arena: KeyArena, source: PageSource) {
     self.init(hashKey: source.hashKey)
     storage = Storage(capacity: capacity, lazy: LazyPages(source: source, capacity: capacity))
     self.arena = arena
     self.count = count
+  }
+
+  /// The long key in the occupied `slot` (slot `index`) for a walk that hands it out: its
+  /// chunk loaded and, until every long key of the table was checked (`loadEverything`), the
+  /// key checked as a slot page checks a key it holds: of the table's group, and (slot
+  /// numbers divisible by 16) hashing to its meta word. `nil` when the chunk failed to load or
+  /// the key is not so, which is reported as a failure of the chunk's page.
+  func handedOutLongKey(_ slot: UnsafeMutableRawPointer, at index: Int) -> UnsafeRawBufferPointer? {
+    guard let key = longKey(slot) else { return nil }
+    guard let lazy = arena.storage.lazy, !lazy.keysChecked.load(ordering: .acquiring) else { return key }
+    return checkLongKey(key, in: slot, sampled: index % Checkpoint.hashCheckInterval == 0, chunks: lazy) ? key : nil
+  }
+
+  /// Whether the long `key` of `slot` is of its table's group and, when `sampled`, hashes to
+  /// the slot's meta word; if not, fails the page of its chunk.
+  private func checkLongKey(
+    _ key: UnsafeRawBufferPointer, in slot: UnsafeMutableRawPointer, sampled: Bool, chunks: KeyArena.LazyChunks
+  ) -> Bool {
+    let source = chunks.source
+    if Self.key(key, belongsTo: source.group),
+      !sampled || Self.meta(key, hashKey: source.hashKey) == Self.storedMeta(slot)
+    {
+      return true
+    }
+    let chunk = Int(slot.load(fromByteOffset: CaskFormat.slotLongKeyPositionOffset, as: UInt64.self) >> 32)
+    source.pages.fail(
+      page: chunks.page(of: chunk),
+      Checkpoint.Rejection(reason: "a long key of table \(source.table) is not coherent"))
+    return false
+  }
+
+  /// Loads every page of slots and every chunk of long keys not yet loaded, and checks every
+  /// long key once (as `handedOutLongKey` checks one, every 16th hashed again): before a walk
+  /// that hands out every key, packing, or the next checkpoint (which writes the chunks whole).
+  ///
+  /// - Returns: `false` when a page or a chunk failed, or a key did not check out.
+  /// - Complexity: O(capacity + bytes of the chunks) the first time; O(1) after.
+  func loadEverything() -> Bool {
+    guard loadAllPages() else { return false }
+    guard let lazy = arena.storage.lazy, !lazy.keysChecked.load(ordering: .acquiring) else { return true }
+    guard arena.loadAllChunks() else { return false }
+    for index in 0..<storage.capacity {
+      let slot = slot(index)
+      guard Self.tag(slot) == Self.longTag else { continue }
+      guard let key = longKey(slot),
+        checkLongKey(key, in: slot, sampled: index % Checkpoint.hashCheckInterval == 0, chunks: lazy)
+      else { return false }
+    }
+    lazy.keysChecked.store(true, ordering: .releasing)
+    return true
   }
 
   /// Loads the page of slot `index` unless it is loaded (or the table is not lazy).

@@ -84,7 +84,7 @@ struct KeyTable: Sendable {
     storedMeta(slot) & tagMask
   }
 
-  private static func location(_ slot: UnsafeMutableRawPointer) -> RecordLocation {
+  static func location(_ slot: UnsafeMutableRawPointer) -> RecordLocation {
     RecordLocation(
       segment: slot.load(fromByteOffset: CaskFormat.slotSegmentOffset, as: UInt32.self),
       offset: slot.load(fromByteOffset: CaskFormat.slotOffsetOffset, as: UInt32.self),
@@ -97,26 +97,34 @@ struct KeyTable: Sendable {
     slot.storeBytes(of: location.length, toByteOffset: CaskFormat.slotLengthOffset, as: UInt32.self)
   }
 
-  /// The bytes of the long key in `slot`, in the arena.
-  func longKey(_ slot: UnsafeMutableRawPointer) -> UnsafeRawBufferPointer {
+  /// The bytes of the long key in `slot`, in the arena, its chunk loaded first; `nil` when
+  /// that chunk failed to load (the directory's `damage` says so).
+  func longKey(_ slot: UnsafeMutableRawPointer) -> UnsafeRawBufferPointer? {
     arena.bytes(
       at: slot.load(fromByteOffset: CaskFormat.slotLongKeyPositionOffset, as: UInt64.self),
       count: Int(slot.load(fromByteOffset: CaskFormat.slotLongKeyLengthOffset, as: UInt32.self)))
   }
 
-  /// Whether the occupied `slot` holds `key` (whose meta word is `meta`).
+  /// Whether the occupied `slot` holds `key` (whose meta word is `meta`); `nil` when the
+  /// chunk of the slot's long key failed to load, so that nothing can be said.
+  ///
+  /// The meta word (27 bits of hash and the tag) and then a long key's length, both in the
+  /// slot, come first: a slot of another key almost never needs its key's bytes, so a probe
+  /// of a table loaded from a checkpoint rarely loads a chunk it does not answer from.
   @inline(__always)
-  private func matches(_ slot: UnsafeMutableRawPointer, _ key: UnsafeRawBufferPointer, meta: UInt32) -> Bool {
+  private func matches(_ slot: UnsafeMutableRawPointer, _ key: UnsafeRawBufferPointer, meta: UInt32) -> Bool? {
     guard Self.storedMeta(slot) == meta else { return false }
     if meta & Self.tagMask == Self.longTag {
-      let stored = longKey(slot)
-      return stored.count == key.count && memcmp(stored.baseAddress!, key.baseAddress!, key.count) == 0
+      let length = slot.load(fromByteOffset: CaskFormat.slotLongKeyLengthOffset, as: UInt32.self)
+      guard Int(length) == key.count else { return false }
+      guard let stored = longKey(slot) else { return nil }
+      return memcmp(stored.baseAddress!, key.baseAddress!, key.count) == 0
     }
     return memcmp(slot, key.baseAddress!, key.count) == 0
   }
 
-  /// The slot holding `key`, or `nil` (also when a page it needed failed to load: the
-  /// directory's `damage` says so).
+  /// The slot holding `key`, or `nil` (also when a page or chunk it needed failed to load:
+  /// the directory's `damage` says so).
   ///
   /// The probe visits at most `capacity` slots. Prevents: a table loaded from a checkpoint
   /// whose pages hold more keys than its root counts (found only once every page is loaded)
@@ -130,7 +138,8 @@ struct KeyTable: Sendable {
       for _ in 0..<capacity {
         let candidate = slots + index &* Self.slotLength
         if Self.tag(candidate) == 0 { return nil }
-        if matches(candidate, key, meta: meta) { return index }
+        guard let match = matches(candidate, key, meta: meta) else { return nil }
+        if match { return index }
         index &+= 1
         if index == capacity { index = 0 }
         if index % CaskFormat.checkpointSlotsPerPage == 0 && !ensureLoaded(index) { return nil }
@@ -157,56 +166,6 @@ struct KeyTable: Sendable {
   subscript(key: UnsafeRawBufferPointer) -> RecordLocation? {
     guard key.count > 0, let index = find(key, meta: meta(key)) else { return nil }
     return Self.location(slot(index))
-  }
-
-  /// Calls `body` with every key and its location, in no particular order.
-  ///
-  /// - Complexity: O(capacity).
-  func forEachEntry(_ body: (String, RecordLocation) throws -> Void) rethrows {
-    guard loadAllPages() else { return }
-    for index in 0..<storage.capacity {
-      let slot = slot(index)
-      let tag = Self.tag(slot)
-      if tag == 0 { continue }
-      try body(key(in: slot, tag: tag), Self.location(slot))
-    }
-  }
-
-  /// `forEachEntryBytes` for the keys whose record is in segment `id`.
-  ///
-  /// - Complexity: O(capacity).
-  func forEachEntryBytes(inSegment id: UInt32, _ body: (UnsafeRawBufferPointer, RecordLocation) throws -> Void)
-    rethrows
-  {
-    guard loadAllPages() else { return }
-    for index in 0..<storage.capacity {
-      let slot = slot(index)
-      let tag = Self.tag(slot)
-      if tag == 0 || slot.load(fromByteOffset: CaskFormat.slotSegmentOffset, as: UInt32.self) != id { continue }
-      let key = tag == Self.longTag ? longKey(slot) : UnsafeRawBufferPointer(start: slot, count: Int(tag))
-      try withExtendedLifetime(storage) { try body(key, Self.location(slot)) }
-    }
-  }
-
-  /// Calls `body` with every key's UTF-8 bytes (valid only during the call) and its location,
-  /// in slot order, which is hash order: making no `String`.
-  ///
-  /// - Complexity: O(capacity).
-  func forEachEntryBytes(_ body: (UnsafeRawBufferPointer, RecordLocation) throws -> Void) rethrows {
-    guard loadAllPages() else { return }
-    for index in 0..<storage.capacity {
-      let slot = slot(index)
-      let tag = Self.tag(slot)
-      if tag == 0 { continue }
-      let key = tag == Self.longTag ? longKey(slot) : UnsafeRawBufferPointer(start: slot, count: Int(tag))
-      try withExtendedLifetime(storage) { try body(key, Self.location(slot)) }
-    }
-  }
-
-  private func key(in slot: UnsafeMutableRawPointer, tag: UInt32) -> String {
-    if tag == Self.longTag { return String(decoding: longKey(slot), as: UTF8.self) }
-    // Stored only after it was checked to be UTF-8.
-    return String(decoding: UnsafeRawBufferPointer(start: slot, count: Int(tag)), as: UTF8.self)
   }
 
   // MARK: Writing
@@ -252,7 +211,9 @@ struct KeyTable: Sendable {
     while true {
       let candidate = slots + index &* Self.slotLength
       if Self.tag(candidate) == 0 { break }
-      if matches(candidate, key, meta: meta) {
+      // A chunk that failed to load: nothing changed (see `find`).
+      guard let match = matches(candidate, key, meta: meta) else { return nil }
+      if match {
         let old = Self.location(candidate)
         Self.setLocation(location, in: candidate)
         return old

@@ -1,5 +1,6 @@
 import Foundation
 import RNCryptorCodec
+import Synchronization
 
 /// The pages of one `CHECKPOINT` file, read on demand (Docs/FORMAT.md, section 18): open
 /// authenticates the root alone, which gives every page's length (so its place in the file)
@@ -30,6 +31,9 @@ final class CheckpointPages: @unchecked Sendable {
   /// checks a file).
   private let removal: (fileSystem: any FileSystem, path: String)?
   private let failure = Locked<CaskError?>(nil)
+  /// How many pages have been read from the file: what shows which loads open and each
+  /// operation cost (the tests count them).
+  let reads = Atomic<Int>(0)
 
   /// Pages of `root`'s file read through `read`; `closeFile` runs when the last table that
   /// may read from it goes away.
@@ -72,6 +76,7 @@ final class CheckpointPages: @unchecked Sendable {
     guard number < references.count else {
       throw Checkpoint.Rejection(reason: "page \(number) is missing, damaged or not the root's")
     }
+    reads.add(1, ordering: .relaxed)
     return try Checkpoint.openPage(
       read(positions[number], Int(references[number].length)), reference: references[number], number: number,
       at: positions[number], kind: kind, table: table,
