@@ -252,7 +252,11 @@ public enum CaskFormat {
   public static let messageTagCheckpointRoot: UInt8 = 0x43
   /// First plaintext byte of a checkpoint page's message.
   public static let messageTagCheckpointPage: UInt8 = 0x50
-  /// The root's plaintext before its lists: tag(1) + reserved(1) + layout version(2) + record
+  /// The root's flags (byte 1): no record of the log the checkpoint covers carries attached
+  /// keys, so open knows that no write or replay has an old record's section to read. A
+  /// reader of an older CipherCask, which takes byte 1 as reserved, ignores such a checkpoint.
+  public static let checkpointFlagNoAttachedKeys: UInt8 = 0x01
+  /// The root's plaintext before its lists: tag(1) + flags(1) + layout version(2) + record
   /// version(2) + reserved(2) + key epoch(4) + store identity(32) + manifest generation(8) +
   /// covered segment(4) + covered offset(8) + last sequence(8) + keys(8) + hash key(16) +
   /// tombstones(4) + segment count(4) + table count(4) + page count(4).

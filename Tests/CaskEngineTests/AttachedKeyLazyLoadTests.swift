@@ -57,4 +57,61 @@ struct AttachedKeyLazyLoadTests {
       try store.close()
     }
   }
+
+  /// Whether `store`'s directory knows that no record carries attached keys.
+  private static func knowsNoOwners(_ store: CaskStore) -> Bool {
+    store.state.withLock { $0.directory.attachedOwnersKnown && $0.directory.attachedOwners.isEmpty }
+  }
+
+  @Test("a store without attached keys opens from its checkpoint knowing that no record carries any")
+  func noAttachedKeysIsKnownFromTheCheckpoint() throws {
+    try withTemporaryDirectory { directory in
+      let path = directory.file("store")
+      var store = try CheckpointFixture.open(path)
+      var model = try CheckpointFixture.fill(store, count: 400, seed: 7)
+      try store.close()
+
+      store = try CheckpointFixture.open(path)
+      #expect(store.stats().recovery.segmentsFromCheckpoint > 0)
+      #expect(Self.knowsNoOwners(store), "every put and delete would read the record it replaces")
+      for number in stride(from: 1, to: 400, by: 7) {
+        let key = "key-\(number)"
+        #expect(try store.delete(key) == (model.removeValue(forKey: key) != nil))
+        try store.put(Data("new".utf8), forKey: "users\u{0}\(number * 3)")
+        model["users\u{0}\(number * 3)"] = Data("new".utf8)
+      }
+      #expect(try CheckpointFixture.contents(of: store) == model)
+      try store.close()
+      store = try CheckpointFixture.open(path)
+      defer { try? store.close() }
+      #expect(try CheckpointFixture.contents(of: store) == model)
+      #expect(try store.verify().isClean)
+    }
+  }
+
+  @Test("a store with attached keys opens from its checkpoint reading replaced records' sections")
+  func attachedKeysAreNotAssumedAway() throws {
+    try withTemporaryDirectory { directory in
+      let path = directory.file("store")
+      let keys = try RNCryptor.Keys.random()
+      var options = Fixture.options
+      options.checkpoints = CaskStore.Checkpoints(minimumKeys: 1)
+      var store = try Fixture.open(path, keys: keys, options: options)
+      var model = AttachedKeyModel()
+      for number in 0..<50 {
+        try store.put(Data("a,xa".utf8), forKey: Fixture.objectKey("\(number)"))
+        model.put(Data("a,xa".utf8), forKey: Fixture.objectKey("\(number)"))
+      }
+      try store.close()
+
+      store = try Fixture.open(path, keys: keys, options: options)
+      defer { try? store.close() }
+      #expect(store.stats().recovery.segmentsFromCheckpoint > 0)
+      #expect(!Self.knowsNoOwners(store))
+      #expect(try store.delete(Fixture.objectKey("3")))
+      model.delete(Fixture.objectKey("3"))
+      #expect(try !store.contains(Fixture.entryKey("a", "3")))
+      #expect(try Fixture.contents(store) == model.values)
+    }
+  }
 }

@@ -56,7 +56,10 @@ extension Checkpoint {
     guard let ungrouped, tombstones.count == Int(tombstoneCount) else {
       throw Rejection(reason: "the pages do not hold what the root counts")
     }
-    return (KeyDirectory(hashKey: hashKey, ungrouped: ungrouped, groups: named, pages: pages), tombstones)
+    var directory = KeyDirectory(hashKey: hashKey, ungrouped: ungrouped, groups: named, pages: pages)
+    // The set of records carrying attached keys is known, and empty, without a walk.
+    if carriesNoAttachedKeys { directory.attachedOwnersKnown = true }
+    return (directory, tombstones)
   }
 
   /// Parses a tombstone page's entries (hint entries, deletes only, inside the covered

@@ -57,7 +57,8 @@ extension Checkpoint {
   /// Parses a root's plaintext; `nil` when anything is out of place.
   static func decodeRoot(_ buffer: UnsafeRawBufferPointer) -> Checkpoint? {
     var reader = ByteReader(buffer)
-    guard reader.readUInt8() == CaskFormat.messageTagCheckpointRoot, reader.readUInt8() == 0,
+    guard reader.readUInt8() == CaskFormat.messageTagCheckpointRoot, let flags = reader.readUInt8(),
+      flags & ~CaskFormat.checkpointFlagNoAttachedKeys == 0,
       reader.readUInt16() == CaskFormat.checkpointLayoutVersion, let recordVersion = reader.readUInt16(),
       reader.readUInt16() == 0, let epoch = reader.readUInt32(),
       let identity = reader.readBytes(CaskFormat.checkpointIdentityLength), let generation = reader.readUInt64(),
@@ -123,10 +124,12 @@ extension Checkpoint {
     guard reader.remaining == 0, keys == keyCount else { return nil }
     // The covered segment is the last one described, at the length the root gives it.
     guard let last = segments.last, last.id == coveredSegment, last.length == coveredOffset else { return nil }
-    return Checkpoint(
+    var root = Checkpoint(
       recordVersion: recordVersion, epoch: epoch, identity: Array(identity), generation: generation,
       coveredSegment: coveredSegment, coveredOffset: coveredOffset, lastSequence: lastSequence, keyCount: keyCount,
       hashKey: KeyHashKey(k0: k0, k1: k1), tombstoneCount: tombstoneCount, segments: segments, tables: tables,
       pages: pages)
+    root.carriesNoAttachedKeys = flags & CaskFormat.checkpointFlagNoAttachedKeys != 0
+    return root
   }
 }

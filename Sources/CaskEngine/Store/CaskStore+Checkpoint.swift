@@ -132,11 +132,13 @@ struct CheckpointWriter: Sendable {
             id: segment.id, order: segment.order, epoch: segment.epoch, length: length,
             totalBytes: usage.totalBytes, deadBytes: usage.deadBytes))
       }
-      let checkpoint = Checkpoint(
+      var checkpoint = Checkpoint(
         recordVersion: snapshot.cipher.version, epoch: snapshot.cipher.epoch, identity: snapshot.identity,
         generation: snapshot.generation, coveredSegment: covered.id, coveredOffset: snapshot.coveredEnd,
         lastSequence: snapshot.lastSequence, keyCount: UInt64(snapshot.directory.count),
         hashKey: snapshot.directory.hashKey, tombstoneCount: 0, segments: listed, tables: [])
+      checkpoint.carriesNoAttachedKeys =
+        snapshot.directory.attachedOwnersKnown && snapshot.directory.attachedOwners.isEmpty
       let bytes = try checkpoint.encoded(
         directory: snapshot.directory, tombstones: snapshot.tombstones, cipher: snapshot.cipher)
       if syncsCovered { try covered.file.sync() }
