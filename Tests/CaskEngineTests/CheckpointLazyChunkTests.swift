@@ -252,7 +252,7 @@ struct CheckpointLazyChunkTests {
     try withTemporaryDirectory("checkpoint-chunks-threads") { directory in
       let path = directory.file("store")
       let model = try Self.filled(path, count: 3_000)
-      let options = CheckpointFixture.options(interval: 16 << 10, segmentSize: 256 << 10)
+      let options = CheckpointFixture.options(interval: 4 << 10, segmentSize: 256 << 10)
       var store = try CaskStore(path: path, keys: CheckpointFixture.keys, options: options)
       #expect(Self.loadedChunks(store) == 0)
       let reading = store
@@ -262,11 +262,17 @@ struct CheckpointLazyChunkTests {
         var random = SeededRandom(seed: UInt64(worker) + 11)
         for step in 0..<1_500 {
           if worker == 0 {
-            // New long keys in the tables the readers read: each goes into a table's last
-            // chunk, whose arena the checkpoint writer may be loading at the same time.
-            try? reading.put(Data("w\(step)".utf8), forKey: Self.key(10_000 + step))
+            // Mostly keys of a group of their own, so that the readers' tables stay shared
+            // with the checkpoint writer's snapshot while it loads their chunks; now and then
+            // a long key into a table the readers read, which copies its arena under that
+            // table's chunk lock.
+            let key =
+              step % 50 == 0 ? Self.key(10_000 + step) : "fresh\u{0}a-long-key-written-beside-the-readers-\(step)"
+            try? reading.put(Data("w\(step)".utf8), forKey: key)
           } else {
-            let key = keys[Int(random.next() % UInt64(keys.count))]
+            // In the order the keys were written, so that the chunks are first needed one
+            // after another while checkpoints are written; then at random.
+            let key = step < 1_000 ? Self.key(2 * step + worker - 1) : keys[Int(random.next() % UInt64(keys.count))]
             if (try? reading.get(key)) != model[key] { mismatches.withLock { $0 += 1 } }
           }
         }
@@ -277,7 +283,49 @@ struct CheckpointLazyChunkTests {
       store = try Self.open(path)
       #expect(store.stats().recovery.segmentsFromCheckpoint > 0)
       for (key, value) in model { #expect(try store.get(key) == value) }
-      #expect(try store.get(Self.key(11_499)) == Data("w1499".utf8))
+      #expect(try store.get(Self.key(11_450)) == Data("w1450".utf8))
+      #expect(try store.get("fresh\u{0}a-long-key-written-beside-the-readers-1499") == Data("w1499".utf8))
+      try store.close()
+    }
+  }
+
+  @Test("gets loading chunks while the directory they share with a checkpoint's snapshot is loaded whole")
+  func getsBesideAWholeLoad() throws {
+    try withTemporaryDirectory("checkpoint-chunks-snapshot") { directory in
+      let path = directory.file("store")
+      let model = try Self.filled(path, count: 3_000)
+      let store = try Self.open(path, checkpoints: false)
+      // What a checkpoint's writer holds: the directory, sharing every slot block and arena
+      // with the store's until the store next changes them.
+      let snapshot = store.state.withLock { $0.directory }
+      let mismatches = Locked(0)
+      let loaded = Locked(false)
+      // Two threads of their own, started together: a concurrentPerform may run both parts
+      // one after the other on one thread.
+      let started = DispatchSemaphore(value: 0)
+      let finished = DispatchGroup()
+      finished.enter()
+      Thread {
+        started.wait()
+        let whole = snapshot.loadAllPages()
+        loaded.withLock { $0 = whole }
+        finished.leave()
+      }.start()
+      finished.enter()
+      Thread {
+        started.wait()
+        for number in 0..<3_000 {
+          let key = Self.key(number)
+          if (try? store.get(key)) != model[key] { mismatches.withLock { $0 += 1 } }
+        }
+        finished.leave()
+      }.start()
+      started.signal()
+      started.signal()
+      finished.wait()
+      #expect(loaded.withLock { $0 })
+      #expect(mismatches.withLock { $0 } == 0)
+      #expect(Self.loadedChunks(store) == Self.reservedChunks(store))
       try store.close()
     }
   }

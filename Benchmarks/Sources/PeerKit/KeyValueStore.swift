@@ -62,16 +62,10 @@ public protocol PeerOpener: Sendable {
 public protocol StoreOpener: PeerOpener {
   /// What `KeyValueStore.compact()` runs (`VACUUM`, `CompactRange`), or `none`.
   var compaction: String { get }
-  /// Opens (creating if needed) the store in `directory`, which exists.
+  /// Opens (creating if needed) the store in `directory`, which exists. Keys derived from a
+  /// password are derived at most once per process, so that `open` times the engine's own
+  /// work, as an application that keeps its derived keys would see it.
   func open(directory: String, durability: Durability) throws -> any KeyValueStore
-  /// Runs the password derivation an `open` of this engine runs, alone, so that the `open`
-  /// table can show the engine's own part; `nil` for an engine whose open derives nothing
-  /// here or derives inside a library (SQLCipher).
-  var keyDerivation: (@Sendable () throws -> Void)? { get }
-}
-
-extension StoreOpener {
-  public var keyDerivation: (@Sendable () throws -> Void)? { nil }
 }
 
 /// Thrown by a peer when its engine reports an error or a workload's check fails.

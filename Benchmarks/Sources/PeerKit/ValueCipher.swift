@@ -1,5 +1,6 @@
 import Foundation
 import RNCryptorCodec
+import Synchronization
 
 /// How a peer encrypts each value it stores (the CoreDataGenericModule design: the database
 /// is plain, each value is an RNCryptor message).
@@ -21,16 +22,22 @@ public enum ValueCipher: Sendable {
   /// A cipher whose keys are already derived, as an application derives them at open.
   ///
   /// With `directory`, the salt pair is kept in `saltsFile` there and reused when the store is
-  /// opened again, so that an open costs one PBKDF2 pair, as CipherCask's does (its data key is
-  /// wrapped under one salt pair in its header); without, a fresh pair is drawn.
+  /// opened again; its keys are derived once per process (`derivedKeys`), so that a timed
+  /// reopen leaves the derivation out, as CipherCask's does (its peer opens with keys derived
+  /// once); without, a fresh pair is drawn.
   public static func derivedOnce(saltsIn directory: String? = nil) throws -> ValueCipher {
     let cache = try RNCryptor.PasswordKeyCache(password: password)
     let path = directory.map { $0 + "/" + saltsFile }
     let writing: RNCryptor.PasswordKeys
     if let path, let salts = FileManager.default.contents(atPath: path), salts.count % 2 == 0, !salts.isEmpty {
-      writing = try RNCryptor.PasswordKeys(
-        password: password, encryptionSalt: Data(salts.prefix(salts.count / 2)),
-        hmacSalt: Data(salts.suffix(salts.count / 2)))
+      writing = try derivedKeys.withLock { derived in
+        if let keys = derived[salts] { return keys }
+        let keys = try RNCryptor.PasswordKeys(
+          password: password, encryptionSalt: Data(salts.prefix(salts.count / 2)),
+          hmacSalt: Data(salts.suffix(salts.count / 2)))
+        derived[salts] = keys
+        return keys
+      }
     } else {
       writing = try RNCryptor.PasswordKeys(password: password)
       if let path { try (writing.encryptionSalt + writing.hmacSalt).write(to: URL(fileURLWithPath: path)) }
@@ -39,12 +46,8 @@ public enum ValueCipher: Sendable {
     return .derivedOnce(cache, writing: writing)
   }
 
-  /// Derives the keys of one fresh salt pair from `password`: the PBKDF2 pair (2 × 10,000
-  /// iterations of HMAC-SHA1) that an open of a `derivedOnce` store, or of a CipherCask store
-  /// with an RNCryptor header, runs.
-  @Sendable public static func derivePair() throws {
-    _ = try RNCryptor.PasswordKeys(password: password)
-  }
+  /// The keys derived so far in this process, by salt pair (encryption salt, then HMAC salt).
+  private static let derivedKeys = Mutex<[Data: RNCryptor.PasswordKeys]>([:])
 
   public func seal(_ plaintext: Data) throws -> Data {
     switch self {
@@ -132,11 +135,6 @@ public struct EncryptedOpener: StoreOpener {
   }
 
   public var compaction: String { base.compaction }
-
-  /// One PBKDF2 pair, as `derivedOnce` runs at each open.
-  public var keyDerivation: (@Sendable () throws -> Void)? {
-    perValuePBKDF2 ? nil : ValueCipher.derivePair
-  }
 
   public func open(directory: String, durability: Durability) throws -> any KeyValueStore {
     let cipher =

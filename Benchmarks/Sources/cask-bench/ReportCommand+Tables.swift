@@ -136,13 +136,15 @@ extension ReportCommand {
     return parts.joined(separator: "\n\n")
   }
 
-  /// A peers engine's open, the password derivation it includes taken out; `nil` when the
-  /// derivation, timed on its own, took longer than the whole open (a noisy single run), since
-  /// no difference can then be read from the two.
+  /// A peers engine's open plus one get, with keys derived before (`peers` derives them
+  /// once per process, when the store is made), or `nil` when it was not measured. A results
+  /// file from before that timed the derivation apart (`open-key-derivation`) and included it
+  /// in the open: the difference then, or `nil` when the derivation took longer than the whole
+  /// open (a noisy single run), since no difference can be read from the two.
   static func openWithoutDerivation(_ engine: GatheredEngine) -> Double? {
     guard let open = engine.workload(KVWorkload.open)?.medianSeconds else { return nil }
-    let left = open - (engine.workload(KVWorkload.openKeyDerivation)?.medianSeconds ?? 0)
-    return left > 0 ? left : nil
+    guard let derivation = engine.workload("open-key-derivation")?.medianSeconds else { return open }
+    return open > derivation ? open - derivation : nil
   }
 
   /// A peer's open over CipherCask's, both without the derivation (above 1×: CipherCask opens
