@@ -40,7 +40,9 @@ public enum ValueCipher: Sendable {
       }
     } else {
       writing = try RNCryptor.PasswordKeys(password: password)
-      if let path { try (writing.encryptionSalt + writing.hmacSalt).write(to: URL(fileURLWithPath: path)) }
+      let salts = writing.encryptionSalt + writing.hmacSalt
+      if let path { try salts.write(to: URL(fileURLWithPath: path)) }
+      derivedKeys.withLock { $0[salts] = writing }
     }
     cache.insert(writing)
     return .derivedOnce(cache, writing: writing)
