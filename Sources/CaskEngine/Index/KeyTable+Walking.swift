@@ -9,15 +9,8 @@ extension KeyTable {
   ///
   /// - Complexity: O(capacity).
   func forEachEntry(_ body: (String, RecordLocation) throws -> Void) rethrows {
-    guard loadEverything() else { return }
-    for index in 0..<storage.capacity {
-      let slot = slot(index)
-      let tag = Self.tag(slot)
-      if tag == 0 { continue }
-      guard let key = keyBytes(in: slot, tag: tag) else { return }
-      // Stored only after it was checked to be UTF-8.
-      try body(String(decoding: key, as: UTF8.self), Self.location(slot))
-    }
+    // Keys are stored only after they were checked to be UTF-8.
+    try forEachEntryBytes { key, location in try body(String(decoding: key, as: UTF8.self), location) }
   }
 
   /// Calls `body` with every key's UTF-8 bytes (valid only during the call) and its location,
