@@ -9,7 +9,6 @@ import RNCryptorCodec
 enum BackupCommand: BenchCommand {
   static let name = "backup"
   static let abstract = "Online backup and rekeyed copy of a store, beside cp -r + sync of its files."
-  static let usage = "cask-bench backup [--quick] [--keys N] [--dir DIR] [--results DIR]"
   static let options: [(flag: String, help: String)] = [
     ("--quick", "20,000 keys and 3 runs, instead of 200,000 and 5."),
     ("--keys N", "Keys in the store (1 KiB values, 16-byte keys)."),

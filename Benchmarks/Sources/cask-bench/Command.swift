@@ -8,7 +8,7 @@ protocol BenchCommand {
   static var name: String { get }
   /// One line for the root help's SUBCOMMANDS list.
   static var abstract: String { get }
-  /// The usage line, for example `cask-bench codec [--quick] [--json FILE]`.
+  /// The usage line; by default every option in brackets, in the order `options` lists them.
   static var usage: String { get }
   /// The OPTIONS section of the help, one option a line (`-h, --help` is added after them).
   static var options: [(flag: String, help: String)] { get }
@@ -21,6 +21,10 @@ protocol BenchCommand {
 }
 
 extension BenchCommand {
+  static var usage: String {
+    (["cask-bench", name] + options.map { "[\($0.flag)]" }).joined(separator: " ")
+  }
+
   /// The text `cask-bench <name> --help` and `cask-bench help <name>` print.
   static var help: String {
     let all = options + [("-h, --help", "Show help information.")]

@@ -14,14 +14,10 @@ import RNCryptorCodec
 enum ImportCommand: BenchCommand {
   static let name = "import"
   static let abstract = "importJSON(contentsOf:) and cask import of N events: objects/s and peak memory growth."
-  static let usage =
-    "cask-bench import [--quick] [--count N] [--cask PATH] [--sqlcipher PATH] [--dir DIR]"
-    + " [--results DIR]"
   static let options: [(flag: String, help: String)] = [
     ("--quick", "20,000 events instead of 750,000 (a few seconds, for CI)."),
     ("--count N", "How many events to import."),
     ("--cask PATH", "Also time this cask binary's 'import' of the same file."),
-    ("--sqlcipher PATH", "The sqlcipher shell for the side-by-side .import (default: sqlcipher on PATH)."),
     ("--dir DIR", "Where the scratch store and file go (default /tmp)."),
     ResultsDestination.option,
   ]
@@ -31,7 +27,7 @@ enum ImportCommand: BenchCommand {
     let quick = options.flag("--quick")
     let count = try options.positive("--count") ?? (quick ? 20_000 : 750_000)
     let cask = try options.value("--cask")
-    let sqlcipher = try options.value("--sqlcipher") ?? findOnPath("sqlcipher")
+    let sqlcipher = findOnPath("sqlcipher")
     let base = try options.value("--dir") ?? "/tmp"
     let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
     try options.finish()
@@ -46,7 +42,7 @@ enum ImportCommand: BenchCommand {
     if let sqlcipher { paths.append(try measureSQLCipher(sqlcipher, rows: rows, count: count, in: scratch.path)) }
     if sqlcipher == nil {
       printToStandardError(
-        "sqlcipher .import: not measured (no sqlcipher shell: Debian's sqlcipher package, or --sqlcipher PATH)")
+        "sqlcipher .import: not measured (no sqlcipher shell on PATH: Debian's sqlcipher package)")
     }
     try results.write(paths, subcommand: name, size: count)
     results.printTables(name)

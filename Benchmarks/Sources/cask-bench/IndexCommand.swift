@@ -9,7 +9,6 @@ import PeerKit
 enum IndexCommand: BenchCommand {
   static let name = "index"
   static let abstract = "Index memory per key and open time from hints, for keys of 16, 30 and 60 bytes."
-  static let usage = "cask-bench index [--keys N] [--dir DIR] [--results DIR]"
   static let options: [(flag: String, help: String)] = [
     ("--keys N", "Keys in each store (default 1,000,000; at least 100)."),
     ("--dir DIR", "Where to build the stores (default: the temporary directory)."),

@@ -181,8 +181,9 @@ struct Table {
   let columns: [(title: String, alignment: Alignment)]
   private(set) var rows: [[String]] = []
 
-  init(_ columns: [(title: String, alignment: Alignment)]) {
+  init(_ columns: [(title: String, alignment: Alignment)], rows: [[String]] = []) {
     self.columns = columns
+    for row in rows { append(row) }
   }
 
   /// Adds a row; it must have one cell per column.

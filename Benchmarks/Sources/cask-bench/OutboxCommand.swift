@@ -15,20 +15,8 @@ import Foundation
 enum OutboxCommand: BenchCommand {
   static let name = "outbox"
   static let abstract = "CipherCaskSync's outbox: queueing and pushing backlogs of 1,000 and 10,000 changes."
-  static let usage =
-    "cask-bench outbox [--quick] [--backlogs N,N...] [--push-limit SECONDS] [--server FILE] [--dir DIR]"
-    + " [--results DIR]"
   static let options: [(flag: String, help: String)] = [
     ("--quick", "A backlog of 1,000 changes only."),
-    ("--backlogs N,N...", "The backlogs to measure (default 1000,10000)."),
-    (
-      "--push-limit SECONDS",
-      "Stop a push after this long and report how far it got (default 540: the server stops after 600)."
-    ),
-    (
-      "--server FILE",
-      "The REST server script (default Tests/CipherCaskSyncTests/Server/rest_server.py, from the repository root)."
-    ),
     ("--dir DIR", "Where the temporary stores go (default /tmp)."),
     ResultsDestination.option,
   ]
@@ -46,14 +34,12 @@ enum OutboxCommand: BenchCommand {
     let enqueueCPUSeconds: Double
     let pushSeconds: Double
     let pushCPUSeconds: Double
-    /// Changes the push sent (less than `backlog` when it hit `--push-limit`).
+    /// Changes the push sent (less than `backlog` when it hit `pushLimit`).
     let sent: Int
     let complete: Bool
   }
 
   struct Report: Codable {
-    let machine: Machine
-    let date: String
     let durability: String
     var backlogs: [Figures] = []
   }
@@ -61,29 +47,21 @@ enum OutboxCommand: BenchCommand {
   static func run(arguments: [String]) throws {
     var options = Options(arguments)
     let quick = options.flag("--quick")
-    let backlogs = try options.numbers("--backlogs", atLeast: 2) ?? (quick ? [1_000] : [1_000, 10_000])
-    let limitText = try options.value("--push-limit")
-    let server = try options.value("--server") ?? "Tests/CipherCaskSyncTests/Server/rest_server.py"
     let base = try options.value("--dir") ?? "/tmp"
     let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
     try options.finish()
-    let pushLimit =
-      try limitText.map { text -> Double in
-        guard let value = Double(text), value > 0 else { throw UsageError("'--push-limit' takes a positive number") }
-        return value
-      } ?? 540
+    let server = ResultsDestination.repository + "/Tests/CipherCaskSyncTests/Server/rest_server.py"
     guard FileManager.default.fileExists(atPath: server) else {
-      throw BenchError("no REST server script at '\(server)': run from the repository root or pass --server")
+      throw BenchError("no REST server script at '\(server)'")
     }
     let scratch = try ScratchDirectory(in: base)
     defer { scratch.remove() }
 
-    var report = Report(
-      machine: Machine.current(), date: ISO8601DateFormatter().string(from: Date()), durability: "never")
-    for backlog in backlogs {
+    var report = Report(durability: "never")
+    for backlog in quick ? [1_000] : [1_000, 10_000] {
       printToStandardError("outbox: a backlog of \(Number.grouped(Double(backlog))) changes")
       let figures = try AsyncBridge.wait {
-        try await measure(backlog: backlog, pushLimit: pushLimit, server: server, directory: scratch.path)
+        try await measure(backlog: backlog, server: server, directory: scratch.path)
       }
       report.backlogs.append(figures)
     }
@@ -91,7 +69,11 @@ enum OutboxCommand: BenchCommand {
     results.printTables(name)
   }
 
-  static func measure(backlog: Int, pushLimit: Double, server script: String, directory: String) async throws
+  /// A push stops after this many seconds and reports how far it got (the server stops by
+  /// itself after 600).
+  static let pushLimit = 540.0
+
+  static func measure(backlog: Int, server script: String, directory: String) async throws
     -> Figures
   {
     let path = "\(directory)/outbox-\(backlog)"

@@ -14,10 +14,8 @@ enum RecoveryCommand: BenchCommand {
   static let abstract =
     "Open of a segment with a damaged stretch: how fast the scan crosses damage to the next record; "
     + "the cost of the password's key derivation at open."
-  static let usage = "cask-bench recovery [--quick] [--damage MIB] [--dir DIR] [--results DIR]"
   static let options: [(flag: String, help: String)] = [
     ("--quick", "8 MiB of damage in a 16 MiB segment, 3 opens each, instead of 64 in 96 and 5."),
-    ("--damage MIB", "The damaged stretch in MiB (the segment holds 32 MiB more)."),
     ("--dir DIR", "Where the scratch store goes (default /tmp)."),
     ResultsDestination.option,
   ]
@@ -25,10 +23,10 @@ enum RecoveryCommand: BenchCommand {
   static func run(arguments: [String]) throws {
     var options = Options(arguments)
     let quick = options.flag("--quick")
-    let damage = try options.number("--damage", in: 1...4096) ?? (quick ? 8 : 64)
     let base = try options.value("--dir") ?? "/tmp"
     let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
     try options.finish()
+    let damage = quick ? 8 : 64
     let intact = quick ? 8 : 32
     let runs = quick ? 3 : 5
     let scratch = try ScratchDirectory(in: base)

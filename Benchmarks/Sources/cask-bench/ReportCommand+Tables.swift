@@ -34,18 +34,20 @@ extension ReportCommand {
 
   static func codecTable(_ results: ResultsSet) -> String {
     guard let codec = results.codec?.figures else { return noResults }
-    var table = Table([
-      ("message", .left), ("format", .left), ("operation", .left), ("MB/s", .right), ("bound MB/s", .right),
-      ("÷ bound", .right),
-    ])
-    for row in codec.throughput {
-      table.append([
-        row.message, row.format, row.operation, Number.grouped(row.megabytesPerSecond),
-        row.boundMegabytesPerSecond.map { Number.grouped($0) } ?? "—", row.ratio.map { Number.fixed($0, 2) } ?? "—",
-      ])
-    }
-    var rates = Table([("1 KiB messages", .left), ("messages/s", .right)])
-    for row in codec.messageRates { rates.append([row.workload, Number.grouped(row.messagesPerSecond)]) }
+    let table = Table(
+      [
+        ("message", .left), ("format", .left), ("operation", .left), ("MB/s", .right), ("bound MB/s", .right),
+        ("÷ bound", .right),
+      ],
+      rows: codec.throughput.map { row in
+        [
+          row.message, row.format, row.operation, Number.grouped(row.megabytesPerSecond),
+          row.boundMegabytesPerSecond.map { Number.grouped($0) } ?? "—", row.ratio.map { Number.fixed($0, 2) } ?? "—",
+        ]
+      })
+    let rates = Table(
+      [("1 KiB messages", .left), ("messages/s", .right)],
+      rows: codec.messageRates.map { [$0.workload, Number.grouped($0.messagesPerSecond)] })
     return table.render() + "\n\n" + rates.render()
   }
 
@@ -227,20 +229,21 @@ extension ReportCommand {
 
   static func codersTable(_ results: ResultsSet) -> String {
     guard let report = results.coders?.figures else { return noResults }
-    var table = Table([
-      ("coder", .left), ("encode/s", .right), ("decode/s", .right), ("round trip/s", .right), ("bytes", .right),
-      ("exact", .left), ("reads old objects after a field is added / removed", .left),
-    ])
     func yes(_ value: Bool) -> String { value ? "yes" : "**no**" }
-    for coder in report.coders {
-      table.append([
-        coder.coder + (coder.isDefault ? " (default)" : ""), Number.grouped(coder.encodePerSecond),
-        Number.grouped(coder.decodePerSecond), Number.grouped(coder.roundTripPerSecond),
-        Number.grouped(coder.meanBytes), yes(coder.roundTripsExactly),
-        "\(yes(coder.readsOldAfterOptionalFieldAdded)) / \(yes(coder.readsOldAfterFieldRemoved))",
-      ])
-    }
-    return table.render()
+    return Table(
+      [
+        ("coder", .left), ("encode/s", .right), ("decode/s", .right), ("round trip/s", .right), ("bytes", .right),
+        ("exact", .left), ("reads old objects after a field is added / removed", .left),
+      ],
+      rows: report.coders.map { coder in
+        [
+          coder.coder + (coder.isDefault ? " (default)" : ""), Number.grouped(coder.encodePerSecond),
+          Number.grouped(coder.decodePerSecond), Number.grouped(coder.roundTripPerSecond),
+          Number.grouped(coder.meanBytes), yes(coder.roundTripsExactly),
+          "\(yes(coder.readsOldAfterOptionalFieldAdded)) / \(yes(coder.readsOldAfterFieldRemoved))",
+        ]
+      }
+    ).render()
   }
 
   static func outboxTable(_ results: ResultsSet) -> String {
@@ -256,7 +259,7 @@ extension ReportCommand {
         Number.grouped(Double(backlog.backlog)), Number.microseconds(backlog.enqueueSeconds / changes),
         Number.microseconds(backlog.enqueueCPUSeconds / changes), Number.fixed(backlog.pushSeconds / sent * 1e3, 2),
         Number.fixed(backlog.pushCPUSeconds / sent * 1e3, 2), Number.grouped(Double(backlog.sent)),
-        backlog.complete ? "yes" : "**no** (stopped at --push-limit)",
+        backlog.complete ? "yes" : "**no** (stopped at the push limit)",
       ])
     }
     return table.render()
@@ -273,14 +276,14 @@ extension ReportCommand {
   }
 
   static func timedTable(_ title: String, _ rows: [TimedRuns], unit: Double, decimals: Int) -> Table {
-    var table = Table([(title, .left), ("runs", .right), ("median", .right), ("each run", .left)])
-    for row in rows {
-      table.append([
-        row.name, String(row.seconds.count), Number.fixed(row.median * unit, decimals),
-        row.seconds.map { Number.fixed($0 * unit, decimals) }.joined(separator: ", "),
-      ])
-    }
-    return table
+    Table(
+      [(title, .left), ("runs", .right), ("median", .right), ("each run", .left)],
+      rows: rows.map { row in
+        [
+          row.name, String(row.seconds.count), Number.fixed(row.median * unit, decimals),
+          row.seconds.map { Number.fixed($0 * unit, decimals) }.joined(separator: ", "),
+        ]
+      })
   }
 
   static func recoveryTables(_ results: ResultsSet) -> String {

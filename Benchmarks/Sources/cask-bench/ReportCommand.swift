@@ -11,7 +11,6 @@ import PeerKit
 enum ReportCommand: BenchCommand {
   static let name = "report"
   static let abstract = "Docs/BENCHMARKS.md's tables and Docs/charts/*.svg from the results files alone."
-  static let usage = "cask-bench report [--results DIR] [--doc FILE] [--charts DIR]"
   static let options: [(flag: String, help: String)] = [
     ("--results DIR", "The results files to read (default Benchmarks/results)."),
     ("--doc FILE", "The document whose generated parts are replaced (default Docs/BENCHMARKS.md)."),

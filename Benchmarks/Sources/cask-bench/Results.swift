@@ -165,27 +165,6 @@ enum LoadAverage {
   }
 }
 
-/// A target as a run records it in its results file (`codec`, `engine`), beside its figure;
-/// `cask-bench report` reads them back for the targets table. The codec's targets are all
-/// minimums and leave `atMost` out.
-struct RecordedTarget: Codable {
-  let target: String
-  let required: Double
-  /// Whether `measured` must be at most (rather than at least) `required`.
-  let atMost: Bool?
-  let measured: Double?
-  /// Stored, so that the results file says it.
-  let met: Bool?
-
-  init(target: String, required: Double, atMost: Bool? = nil, measured: Double?) {
-    self.target = target
-    self.required = required
-    self.atMost = atMost
-    self.measured = measured
-    met = measured.map { atMost == true ? $0 <= required : $0 >= required }
-  }
-}
-
 /// A thing timed several times: what `recovery` and `backup` write, one per row of their tables.
 struct TimedRuns: Codable {
   let name: String
