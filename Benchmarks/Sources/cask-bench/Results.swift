@@ -39,7 +39,7 @@ final class ResultsDestination {
   let command: String
   let loadAtStart: [Double]
   /// What this run wrote (also when it keeps no files), for `printTables`.
-  private(set) var written = ResultsSet()
+  private(set) var written = ResultsSet(everyKind: true)
 
   init(folder: String?, command: String, loadAtStart: [Double]) {
     self.folder = folder
@@ -95,13 +95,20 @@ final class ResultsDestination {
       subcommand: subcommand, size: size, command: command, version: Self.version(), commit: Self.commit(),
       date: ISO8601DateFormatter().string(from: Date()), machine: Machine.current(), loadAtStart: loadAtStart,
       loadAtEnd: LoadAverage.current(), figures: figures)
-    let data = try JSONReport.encode(results)
-    try written.add(file, data: data, folder: folder ?? "(not kept)", everyKind: true)
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+    let data: Data
+    do {
+      data = try encoder.encode(results) + Data("\n".utf8)
+    } catch {
+      throw BenchError("cannot encode a results file: \(error.localizedDescription)")
+    }
+    try written.add(file, data: data, folder: folder ?? "(not kept)")
     guard let folder else {
       printToStandardError("\(subcommand): \(file) not written (a --quick run keeps results only with --results DIR)")
       return
     }
-    try JSONReport.write(data, to: folder + "/" + file)
+    try writeAtomically(data, to: folder + "/" + file)
     printToStandardError("\(subcommand): wrote \(folder)/\(file)")
   }
 
@@ -144,6 +151,17 @@ final class ResultsDestination {
       ?? ""
     let commit = head.trimmingCharacters(in: .whitespacesAndNewlines)
     return status.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? commit : commit + "+dirty"
+  }
+}
+
+/// Writes `data` to `path` atomically: a results file, the document, a chart.
+///
+/// - Throws: `BenchError` when it cannot be written.
+func writeAtomically(_ data: Data, to path: String) throws {
+  do {
+    try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+  } catch {
+    throw BenchError("cannot write '\(path)': \(error.localizedDescription)")
   }
 }
 
