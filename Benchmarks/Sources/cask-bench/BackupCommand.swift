@@ -17,17 +17,12 @@ enum BackupCommand: BenchCommand {
   ]
 
   static func run(arguments: [String]) throws {
-    var options = Options(arguments)
+    var options = Options(arguments, of: Self.self)
     let quick = options.flag("--quick")
     let keys = try options.number("--keys", in: 1...10_000_000) ?? (quick ? 20_000 : 200_000)
-    let base = try options.value("--dir") ?? "/tmp"
-    let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
-    try options.finish()
-    let scratch = try ScratchDirectory(in: base)
-    defer { scratch.remove() }
-    let figures = try measure(in: scratch.path, keys: keys, runs: quick ? 3 : 5)
-    try results.write(figures, subcommand: name, size: keys)
-    results.printTables(name)
+    try options.measure { results, scratch in
+      try results.write(measure(in: scratch, keys: keys, runs: quick ? 3 : 5), size: keys)
+    }
   }
 
   /// What `backup-<keys>.json` holds.

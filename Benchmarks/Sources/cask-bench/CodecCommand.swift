@@ -18,14 +18,9 @@ enum CodecCommand: BenchCommand {
   ]
 
   static func run(arguments: [String]) throws {
-    var options = Options(arguments)
+    var options = Options(arguments, of: Self.self)
     let quick = options.flag("--quick")
-    let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
-    try options.finish()
-    let settings = quick ? Settings.quick : Settings.full
-    let report = try measure(settings)
-    try results.write(report, subcommand: name)
-    results.printTables(name)
+    try options.measure { results, _ in try results.write(measure(quick ? .quick : .full)) }
   }
 
   // MARK: Settings

@@ -23,13 +23,9 @@ enum CodersCommand: BenchCommand {
   ]
 
   static func run(arguments: [String]) throws {
-    var options = Options(arguments)
+    var options = Options(arguments, of: Self.self)
     let quick = options.flag("--quick")
-    let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
-    try options.finish()
-    let report = try measure(quick ? .quick : .full)
-    try results.write(report, subcommand: name)
-    results.printTables(name)
+    try options.measure { results, _ in try results.write(measure(quick ? .quick : .full)) }
   }
 
   // MARK: The model and its later versions

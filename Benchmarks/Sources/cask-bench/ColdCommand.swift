@@ -71,7 +71,7 @@ enum ColdCommand: BenchCommand {
   }
 
   static func run(arguments: [String]) throws {
-    var options = Options(arguments)
+    var options = Options(arguments, of: Self.self)
     if let part = try options.value("--child") {
       guard parts.contains(part) else {
         throw UsageError("'--child' takes \(parts.joined(separator: ", ")), not '\(part)'")
@@ -85,19 +85,17 @@ enum ColdCommand: BenchCommand {
     let quick = options.flag("--quick")
     let sizes = try options.numbers("--events", atLeast: 1_000) ?? [quick ? 2_000 : 1_000_000]
     let runs = try options.positive("--runs") ?? (quick ? 2 : 5)
-    let base = try options.value("--dir") ?? "/tmp"
-    let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
-    try options.finish()
-    try PeerProcess.checkBuilt([diskPeer.executable])
-    // The disk first (five indexes, none, SQLCipher), at a size measured too, so that each
-    // size's file is written as soon as it is measured.
-    let disk = try measureDisk(events: quick ? 2_000 : 100_000, in: base)
-    for size in Set(sizes + [disk.events]).sorted() {
-      var figures = try measure(events: size, runs: runs, in: base)
-      if disk.events == size { figures.disk = disk }
-      try results.write(figures, subcommand: name, size: size)
+    try options.measure { results, scratch in
+      try PeerProcess.checkBuilt([diskPeer.executable])
+      // The disk first (five indexes, none, SQLCipher), at a size measured too, so that each
+      // size's file is written as soon as it is measured.
+      let disk = try measureDisk(events: quick ? 2_000 : 100_000, in: scratch)
+      for size in Set(sizes + [disk.events]).sorted() {
+        var figures = try measure(events: size, runs: runs, in: scratch)
+        if disk.events == size { figures.disk = disk }
+        try results.write(figures, size: size)
+      }
     }
-    results.printTables(name)
   }
 
   /// Builds the stores of one size and runs every part `runs` times, each in a fresh process,

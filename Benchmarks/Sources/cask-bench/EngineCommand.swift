@@ -36,22 +36,16 @@ enum EngineCommand: BenchCommand {
 
   static func run(arguments: [String]) throws {
     _ = started
-    var options = Options(arguments)
+    var options = Options(arguments, of: Self.self)
     let quick = options.flag("--quick")
-    let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
     let keys = try options.number("--keys", atLeast: 100)
-    let base = try options.value("--dir") ?? "/tmp"
     let format = try options.number(
       "--format", in: Int(CaskFormat.oldestReadableVersion)...Int(CaskFormat.formatVersion))
-    try options.finish()
     if let format { formatVersion.store(UInt16(format), ordering: .relaxed) }
     let sizes = keys.map { [$0] } ?? (quick ? [10_000] : [10_000, 100_000, 1_000_000])
-    let root = try ScratchDirectory(in: base)
-    defer { root.remove() }
-    let settings = Settings(quick: quick, sizes: sizes, directory: root.path)
-    let report = try measure(settings, root: root.path)
-    try write(report, to: results)
-    results.printTables(name)
+    try options.measure { results, root in
+      try write(measure(Settings(quick: quick, sizes: sizes, directory: root), root: root), to: results)
+    }
   }
 
   /// One results file per store size (`engine-10000.json`) and one for durable puts
@@ -64,12 +58,12 @@ enum EngineCommand: BenchCommand {
       one.sizes = [size]
       one.durable = []
       one.targets = targets(one)
-      try results.write(one, subcommand: name, size: size.keys, name: format + String(size.keys))
+      try results.write(one, size: size.keys, name: format + String(size.keys))
     }
     var durable = report
     durable.sizes = []
     durable.targets = targets(durable)
-    try results.write(durable, subcommand: name, name: format + "durable")
+    try results.write(durable, name: format + "durable")
   }
 
   // MARK: Settings

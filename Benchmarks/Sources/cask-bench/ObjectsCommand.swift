@@ -57,7 +57,7 @@ enum ObjectsCommand: BenchCommand {
   }
 
   static func run(arguments: [String]) throws {
-    var options = Options(arguments)
+    var options = Options(arguments, of: Self.self)
     let quick = options.flag("--quick")
     let objects = try options.positive("--objects") ?? (quick ? 2_000 : 10_000)
     let runs = try options.positive("--runs") ?? (quick ? 1 : 5)
@@ -65,36 +65,33 @@ enum ObjectsCommand: BenchCommand {
     let sample = quick ? 20 : 100
     let storeKeys =
       try options.positive("--store-keys") ?? (quick ? 100_000 : 1_000_000)
-    let base = try options.value("--dir") ?? "/tmp"
-    let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
-    try options.finish()
-    try PeerProcess.checkBuilt((engines + [seedDesign]).map(\.executable))
-    let scratch = try ScratchDirectory(in: base)
-    defer { scratch.remove() }
-    var system = SystemRandomNumberGenerator()
-    let settings = Settings(objects: objects, runs: runs, sample: sample, durability: "never", seed: system.next() >> 1)
-    var report = Report(settings: settings)
-    func request(_ engine: PeerEngine, size: Int) -> PeerRequest {
-      PeerRequest(.objects, engine: engine.name, size: size, directory: scratch.path, seed: settings.seed)
-    }
+    try options.measure { results, scratch in
+      try PeerProcess.checkBuilt((engines + [seedDesign]).map(\.executable))
+      var system = SystemRandomNumberGenerator()
+      let settings = Settings(
+        objects: objects, runs: runs, sample: sample, durability: "never", seed: system.next() >> 1)
+      var report = Report(settings: settings)
+      func request(_ engine: PeerEngine, size: Int) -> PeerRequest {
+        PeerRequest(.objects, engine: engine.name, size: size, directory: scratch, seed: settings.seed)
+      }
 
-    report.engines = try PeerProcess.rounds(engines, rounds: runs, label: "objects") {
-      request($0, size: objects)
-    }
-    report.seedSample = try PeerProcess.rounds(
-      [seedDesign], rounds: 1, label: "objects: the per-object PBKDF2 design on \(sample) objects"
-    ) {
-      var saveAndGet = request($0, size: sample)
-      saveAndGet.saveAndGetOnly = true
-      return saveAndGet
-    }.first
-    let isolation = try measureIsolation(
-      storeKeys: storeKeys, runs: Swift.max(runs, 3), seed: settings.seed, directory: scratch.path)
-    report.isolation = isolation
-    report.targets = targets(report) + [isolationTarget(isolation)]
+      report.engines = try PeerProcess.rounds(engines, rounds: runs, label: "objects") {
+        request($0, size: objects)
+      }
+      report.seedSample = try PeerProcess.rounds(
+        [seedDesign], rounds: 1, label: "objects: the per-object PBKDF2 design on \(sample) objects"
+      ) {
+        var saveAndGet = request($0, size: sample)
+        saveAndGet.saveAndGetOnly = true
+        return saveAndGet
+      }.first
+      let isolation = try measureIsolation(
+        storeKeys: storeKeys, runs: Swift.max(runs, 3), seed: settings.seed, directory: scratch)
+      report.isolation = isolation
+      report.targets = targets(report) + [isolationTarget(isolation)]
 
-    try results.write(report, subcommand: name, size: objects)
-    results.printTables(name)
+      try results.write(report, size: objects)
+    }
   }
 
   /// The engines CipherCask is set beside: the other coders, the SQL peers, the PBKDF2 sample.

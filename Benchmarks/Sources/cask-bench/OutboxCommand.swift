@@ -45,28 +45,24 @@ enum OutboxCommand: BenchCommand {
   }
 
   static func run(arguments: [String]) throws {
-    var options = Options(arguments)
+    var options = Options(arguments, of: Self.self)
     let quick = options.flag("--quick")
-    let base = try options.value("--dir") ?? "/tmp"
-    let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
-    try options.finish()
-    let server = ResultsDestination.repository + "/Tests/CipherCaskSyncTests/Server/rest_server.py"
-    guard FileManager.default.fileExists(atPath: server) else {
-      throw BenchError("no REST server script at '\(server)'")
-    }
-    let scratch = try ScratchDirectory(in: base)
-    defer { scratch.remove() }
-
-    var report = Report(durability: "never")
-    for backlog in quick ? [1_000] : [1_000, 10_000] {
-      printToStandardError("outbox: a backlog of \(Number.grouped(Double(backlog))) changes")
-      let figures = try AsyncBridge.wait {
-        try await measure(backlog: backlog, server: server, directory: scratch.path)
+    try options.measure { results, scratch in
+      let server = ResultsDestination.repository + "/Tests/CipherCaskSyncTests/Server/rest_server.py"
+      guard FileManager.default.fileExists(atPath: server) else {
+        throw BenchError("no REST server script at '\(server)'")
       }
-      report.backlogs.append(figures)
+
+      var report = Report(durability: "never")
+      for backlog in quick ? [1_000] : [1_000, 10_000] {
+        printToStandardError("outbox: a backlog of \(Number.grouped(Double(backlog))) changes")
+        let figures = try AsyncBridge.wait {
+          try await measure(backlog: backlog, server: server, directory: scratch)
+        }
+        report.backlogs.append(figures)
+      }
+      try results.write(report)
     }
-    try results.write(report, subcommand: name)
-    results.printTables(name)
   }
 
   /// A push stops after this many seconds and reports how far it got (the server stops by

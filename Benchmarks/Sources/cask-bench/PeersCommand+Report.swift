@@ -74,6 +74,4 @@ extension PeersCommand {
     }
     return targets
   }
-
-  // MARK: Rendering
 }

@@ -86,7 +86,7 @@ enum PeersCommand: BenchCommand {
   }
 
   static func run(arguments: [String]) throws {
-    var options = Options(arguments)
+    var options = Options(arguments, of: Self.self)
     let quick = options.flag("--quick")
     let sizes = try options.numbers("--keys", atLeast: 1_000) ?? (quick ? [10_000] : [10_000, 100_000, 1_000_000])
     let runs = try options.positive("--runs") ?? (quick ? 1 : 5)
@@ -95,28 +95,24 @@ enum PeersCommand: BenchCommand {
       try options.names("--workloads", from: KVWorkload.all + ["durable", "seed"])
       ?? KVWorkload.all + ["durable", "seed"]
     let selected = try options.names("--peers", from: peerNames) ?? peerNames
-    let base = try options.value("--dir") ?? "/tmp"
-    let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
-    try options.finish()
+    try options.measure { results, scratch in
+      let engines = [cipherCask] + peers.filter { selected.contains($0.name) }
+      try PeerProcess.checkBuilt(engines.map(\.executable) + [seedDesign.executable])
 
-    let engines = [cipherCask] + peers.filter { selected.contains($0.name) }
-    try PeerProcess.checkBuilt(engines.map(\.executable) + [seedDesign.executable])
-
-    let scratch = try ScratchDirectory(in: base)
-    defer { scratch.remove() }
-    var system = SystemRandomNumberGenerator()
-    let settings = Settings(
-      quick: quick, sizes: sizes, runs: runs, largeRuns: largeRuns, largeSize: 200_000,
-      readWhileWritingRate: KVWorkload.readWhileWritingRate,
-      workloads: workloads.filter { KVWorkload.all.contains($0) },
-      durablePuts: workloads.contains("durable"), seedDesign: workloads.contains("seed"), peers: selected,
-      durability: "never (durable puts: always)", durablePuts1: quick ? 20 : 200, durablePuts8: quick ? 48 : 400,
-      durableRuns: quick ? 1 : 5, seedSample: quick ? 20 : 100, seedRuns: quick ? 1 : 3, directory: base,
-      seed: system.next() >> 1)
-    var report = try measure(settings, engines: engines, scratch: scratch.path)
-    report.targets = targets(report)
-    try write(report, to: results)
-    results.printTables(name)
+      var system = SystemRandomNumberGenerator()
+      let settings = Settings(
+        quick: quick, sizes: sizes, runs: runs, largeRuns: largeRuns, largeSize: 200_000,
+        readWhileWritingRate: KVWorkload.readWhileWritingRate,
+        workloads: workloads.filter { KVWorkload.all.contains($0) },
+        durablePuts: workloads.contains("durable"), seedDesign: workloads.contains("seed"), peers: selected,
+        durability: "never (durable puts: always)", durablePuts1: quick ? 20 : 200, durablePuts8: quick ? 48 : 400,
+        durableRuns: quick ? 1 : 5, seedSample: quick ? 20 : 100, seedRuns: quick ? 1 : 3,
+        directory: URL(fileURLWithPath: scratch).deletingLastPathComponent().path,
+        seed: system.next() >> 1)
+      var report = try measure(settings, engines: engines, scratch: scratch)
+      report.targets = targets(report)
+      try write(report, to: results)
+    }
   }
 
   /// One results file per store size, and one for durable puts and the per-value PBKDF2 design
@@ -128,13 +124,13 @@ enum PeersCommand: BenchCommand {
       one.durable = []
       one.seedSample = []
       one.targets = targets(one)
-      try results.write(one, subcommand: name, size: size.keys)
+      try results.write(one, size: size.keys)
     }
     if !report.durable.isEmpty || !report.seedSample.isEmpty {
       var rest = report
       rest.sizes = []
       rest.targets = targets(rest)
-      try results.write(rest, subcommand: name, name: "durable")
+      try results.write(rest, name: "durable")
     }
   }
 

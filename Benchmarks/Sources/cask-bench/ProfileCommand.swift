@@ -55,7 +55,7 @@ enum ProfileCommand: BenchCommand {
   ]
 
   static func run(arguments: [String]) throws {
-    var options = Options(arguments)
+    var options = Options(arguments, of: Self.self)
     let operations = try options.positive("--ops") ?? 100_000
     let keysGiven = try options.positive("--keys")
     let base = try options.value("--dir") ?? FileManager.default.temporaryDirectory.path

@@ -49,26 +49,24 @@ enum QueriesCommand: BenchCommand {
   }
 
   static func run(arguments: [String]) throws {
-    var options = Options(arguments)
+    var options = Options(arguments, of: Self.self)
     let quick = options.flag("--quick")
     let sizes = try options.numbers("--events", atLeast: 2_000) ?? [quick ? 2_000 : 100_000]
     let runs = try options.positive("--runs") ?? (quick ? 5 : 50)
     let rounds = try options.positive("--rounds") ?? (quick ? 2 : 3)
     let names = try options.names("--peers", from: peers.map(\.name) + ["none"]) ?? peers.map(\.name)
-    let base = try options.value("--dir") ?? "/tmp"
     let composite = options.flag("--composite")
-    let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
-    try options.finish()
     let chosen = peers.filter { names.contains($0.name) }
-    try PeerProcess.checkBuilt(chosen.map(\.executable))
     let settings = Settings(runs: runs, rounds: rounds, peers: chosen, composite: composite)
-    for size in sizes {
-      let scratch = try ScratchDirectory(in: base)
-      defer { scratch.remove() }
-      let figures = try compare(events: size, settings: settings, in: scratch.path)
-      try results.write(figures, subcommand: name, size: size, name: composite ? "composite-\(size)" : nil)
+    try options.measure { results, scratch in
+      try PeerProcess.checkBuilt(chosen.map(\.executable))
+      for size in sizes {
+        let folder = try ScratchDirectory(in: scratch)
+        defer { folder.remove() }
+        let figures = try compare(events: size, settings: settings, in: folder.path)
+        try results.write(figures, size: size, name: composite ? "composite-\(size)" : nil)
+      }
     }
-    results.printTables(name)
   }
 
   static func directoryBytes(_ path: String) -> Int {

@@ -21,22 +21,15 @@ enum RecoveryCommand: BenchCommand {
   ]
 
   static func run(arguments: [String]) throws {
-    var options = Options(arguments)
+    var options = Options(arguments, of: Self.self)
     let quick = options.flag("--quick")
-    let base = try options.value("--dir") ?? "/tmp"
-    let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
-    try options.finish()
-    let damage = quick ? 8 : 64
-    let intact = quick ? 8 : 32
-    let runs = quick ? 3 : 5
-    let scratch = try ScratchDirectory(in: base)
-    defer { scratch.remove() }
-    let opens = try measure(in: scratch.path, damageMiB: damage, intactMiB: intact, runs: runs)
-    let derivations = try measureKeyDerivation(in: scratch.path, runs: runs)
-    try results.write(
-      Figures(segmentMiB: damage + intact, damageMiB: damage, opens: opens, keyDerivations: derivations),
-      subcommand: name)
-    results.printTables(name)
+    let (damage, intact, runs) = quick ? (8, 8, 3) : (64, 32, 5)
+    try options.measure { results, scratch in
+      let opens = try measure(in: scratch, damageMiB: damage, intactMiB: intact, runs: runs)
+      let derivations = try measureKeyDerivation(in: scratch, runs: runs)
+      try results.write(
+        Figures(segmentMiB: damage + intact, damageMiB: damage, opens: opens, keyDerivations: derivations))
+    }
   }
 
   /// What `recovery.json` holds.

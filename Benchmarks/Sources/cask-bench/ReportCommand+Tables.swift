@@ -94,10 +94,6 @@ extension ReportCommand {
     return out
   }
 
-  static func peersTables(_ results: ResultsSet) -> String {
-    results.mergedPeers.map(peersTables) ?? noResults
-  }
-
   /// Per size, CipherCask ÷ each peer in every workload and open, and each engine's disk use;
   /// then the durable puts.
   static func peersTables(_ report: PeersCommand.Report) -> String {
@@ -158,10 +154,6 @@ extension ReportCommand {
     return their / Swift.max(mine, 1e-6)
   }
 
-  static func objectsTable(_ results: ResultsSet) -> String {
-    results.objects.isEmpty ? noResults : results.objects.map { objectsTable($0.figures) }.joined(separator: "\n\n")
-  }
-
   /// CipherCask ÷ each collection peer in every workload, and the isolation rule's figure.
   static func objectsTable(_ report: ObjectsCommand.Report) -> String {
     let table = Ratio.table(
@@ -177,10 +169,6 @@ extension ReportCommand {
         + "\(milliseconds(isolation.aloneMedian)) ms)."
     }
     return text
-  }
-
-  static func queriesTable(_ results: ResultsSet) -> String {
-    results.queries.isEmpty ? noResults : results.queries.map { queriesTable($0.figures) }.joined(separator: "\n\n")
   }
 
   /// Each query's time for CipherCask, the scan and the SQL peers, and theirs ÷ CipherCask's.
@@ -265,16 +253,6 @@ extension ReportCommand {
     return table.render()
   }
 
-  static func indexTables(_ results: ResultsSet) -> String {
-    guard !results.indexes.isEmpty else { return noResults }
-    return results.indexes.map { IndexCommand.table($0.figures) }.joined(separator: "\n\n")
-  }
-
-  static func syncTables(_ results: ResultsSet) -> String {
-    guard !results.syncs.isEmpty else { return noResults }
-    return results.syncs.map { SyncCommand.render($0.figures) }.joined(separator: "\n\n")
-  }
-
   static func timedTable(_ title: String, _ rows: [TimedRuns], unit: Double, decimals: Int) -> Table {
     Table(
       [(title, .left), ("runs", .right), ("median", .right), ("each run", .left)],
@@ -298,25 +276,20 @@ extension ReportCommand {
       + timedTable("open of an empty store, by header, ms", figures.keyDerivations, unit: 1e3, decimals: 1).render()
   }
 
-  static func backupTable(_ results: ResultsSet) -> String {
-    guard !results.backups.isEmpty else { return noResults }
-    return results.backups.map { file in
-      let figures = file.figures
-      var table = Table([
-        (
-          "\(Number.grouped(Double(figures.keys))) keys, \(Number.fixed(Double(figures.storeBytes) / 1e6, 1)) MB", .left
-        ),
-        ("median s", .right), ("MB/s", .right), ("÷ cp -r + sync (time)", .right),
+  static func backupTable(_ figures: BackupCommand.Figures) -> String {
+    let megabytes = Number.fixed(Double(figures.storeBytes) / 1e6, 1)
+    var table = Table([
+      ("\(Number.grouped(Double(figures.keys))) keys, \(megabytes) MB", .left), ("median s", .right),
+      ("MB/s", .right), ("÷ cp -r + sync (time)", .right),
+    ])
+    let copy = figures.copies.first?.median ?? 0
+    for row in figures.copies {
+      table.append([
+        row.name, Number.fixed(row.median, 3),
+        Number.fixed(Double(figures.storeBytes) / Swift.max(row.median, 1e-9) / 1e6, 0),
+        copy > 0 ? Number.fixed(row.median / copy, 2) + "×" : "—",
       ])
-      let copy = figures.copies.first?.median ?? 0
-      for row in figures.copies {
-        table.append([
-          row.name, Number.fixed(row.median, 3),
-          Number.fixed(Double(figures.storeBytes) / Swift.max(row.median, 1e-9) / 1e6, 0),
-          copy > 0 ? Number.fixed(row.median / copy, 2) + "×" : "—",
-        ])
-      }
-      return table.render()
-    }.joined(separator: "\n\n")
+    }
+    return table.render()
   }
 }

@@ -18,7 +18,7 @@ enum ReportCommand: BenchCommand {
   ]
 
   static func run(arguments: [String]) throws {
-    var options = Options(arguments)
+    var options = Options(arguments, of: Self.self)
     let folder = try options.value("--results") ?? ResultsDestination.defaultFolder
     let doc = try options.value("--doc") ?? ResultsDestination.repository + "/Docs/BENCHMARKS.md"
     let charts = try options.value("--charts") ?? ResultsDestination.repository + "/Docs/charts"
@@ -51,19 +51,23 @@ enum ReportCommand: BenchCommand {
       "targets": targetsTable(results),
       "codec": codecTable(results),
       "engine": engineTables(results),
-      "index": indexTables(results),
-      "peers": peersTables(results),
-      "objects": objectsTable(results),
-      "queries": queriesTable(results),
-      "cold": results.colds.isEmpty
-        ? noResults : results.colds.map { ColdCommand.table($0.figures) }.joined(separator: "\n\n"),
+      "index": each(results.indexes, IndexCommand.table),
+      "peers": results.mergedPeers.map(peersTables) ?? noResults,
+      "objects": each(results.objects, objectsTable),
+      "queries": each(results.queries, queriesTable),
+      "cold": each(results.colds, ColdCommand.table),
       "import": importTable(results),
       "coders": codersTable(results),
       "outbox": outboxTable(results),
-      "sync": syncTables(results),
+      "sync": each(results.syncs, SyncCommand.render),
       "recovery": recoveryTables(results),
-      "backup": backupTable(results),
+      "backup": each(results.backups, backupTable),
     ]
+  }
+
+  /// One table (or a few) per results file, or `noResults` when there is none.
+  static func each<Figures>(_ files: [ResultsFile<Figures>], _ table: (Figures) -> String) -> String {
+    files.isEmpty ? noResults : files.map { table($0.figures) }.joined(separator: "\n\n")
   }
 
   /// `text` with the part between each pair of markers replaced by its section.

@@ -34,17 +34,32 @@ extension ResultsFile: Decodable where Figures: Decodable {}
 /// prints: those `cask-bench report` draws from the same files, so a figure reads the same in a
 /// terminal and in Docs/BENCHMARKS.md.
 final class ResultsDestination {
+  let subcommand: String
   /// The folder, or `nil` when this run keeps none (`--quick` without `--results`).
   let folder: String?
   let command: String
-  let loadAtStart: [Double]
+  let loadAtStart = LoadAverage.current()
   /// What this run wrote (also when it keeps no files), for `printTables`.
   private(set) var written = ResultsSet(everyKind: true)
 
-  init(folder: String?, command: String, loadAtStart: [Double]) {
-    self.folder = folder
-    self.command = command
-    self.loadAtStart = loadAtStart
+  /// Where `subcommand` run with `arguments` writes: `folder` (`--results`), or by default
+  /// Benchmarks/results; a `quick` run keeps no results unless told where, so that CI's short,
+  /// noisy runs never replace the committed ones.
+  ///
+  /// - Throws: `BenchError` when the folder cannot be created or written.
+  init(_ subcommand: String, arguments: [String], folder given: String?, quick: Bool) throws {
+    self.subcommand = subcommand
+    command = (["cask-bench", subcommand] + arguments).joined(separator: " ")
+    folder = given ?? (quick ? nil : Self.defaultFolder)
+    guard let folder else { return }
+    do {
+      try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    } catch {
+      throw BenchError("cannot create the results folder '\(folder)': \(error.localizedDescription)")
+    }
+    guard FileManager.default.isWritableFile(atPath: folder) else {
+      throw BenchError("cannot write results: '\(folder)' is not a writable folder")
+    }
   }
 
   /// The repository this binary was built from: the results folder and the version live there.
@@ -59,36 +74,11 @@ final class ResultsDestination {
     "Write the results as JSON to DIR (default Benchmarks/results; with --quick, none unless given)."
   )
 
-  /// Reads `--results` from `options`; a `--quick` run keeps no results unless told where, so
-  /// that CI's short, noisy runs never replace the committed ones.
-  ///
-  /// - Throws: `BenchError` when the folder cannot be created or written.
-  static func parse(_ options: inout Options, subcommand: String, arguments: [String], quick: Bool) throws
-    -> ResultsDestination
-  {
-    let given = try options.value("--results")
-    let folder = given ?? (quick ? nil : defaultFolder)
-    if let folder {
-      do {
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-      } catch {
-        throw BenchError("cannot create the results folder '\(folder)': \(error.localizedDescription)")
-      }
-      guard FileManager.default.isWritableFile(atPath: folder) else {
-        throw BenchError("cannot write results: '\(folder)' is not a writable folder")
-      }
-    }
-    let command = (["cask-bench", subcommand] + arguments).joined(separator: " ")
-    return ResultsDestination(folder: folder, command: command, loadAtStart: LoadAverage.current())
-  }
-
   /// Writes `figures` as `<subcommand>-<size>.json` (or `<subcommand>.json`, or with `name` in
   /// place of the size) in the folder, replacing the file of the previous run.
   ///
   /// - Throws: `BenchError` when the file cannot be written.
-  func write<Figures: Encodable>(_ figures: Figures, subcommand: String, size: Int? = nil, name: String? = nil)
-    throws
-  {
+  func write<Figures: Encodable>(_ figures: Figures, size: Int? = nil, name: String? = nil) throws {
     let suffix = name ?? size.map(String.init)
     let file = subcommand + (suffix.map { "-" + $0 } ?? "") + ".json"
     let results = ResultsFile(
@@ -114,7 +104,7 @@ final class ResultsDestination {
 
   /// Prints the report's tables for what this run wrote: its subcommand's part of
   /// Docs/BENCHMARKS.md and the targets it measured.
-  func printTables(_ subcommand: String) {
+  func printTables() {
     let sections = ReportCommand.sections(written)
     print(sections[subcommand] ?? ReportCommand.noResults)
     if let targets = sections["targets"], targets != ReportCommand.noResults { print("\n" + targets) }
