@@ -232,7 +232,7 @@ public struct KVRunner {
     let stop = StopFlag()
     let writes = Shared(0)
     let rate = UInt64(KVWorkload.readWhileWritingRate)
-    let writer = Thread.detachedRun {
+    let writer = JoinableThread {
       var generator = SeededGenerator(seed: seed)
       var count: UInt64 = 0
       let start = ProcessFigures.now()

@@ -113,15 +113,8 @@ enum ColdCommand: BenchCommand {
     for round in 1...runs {
       for part in PeerProcess.rotated(parts, round: round) {
         printToStandardError("cold: round \(round) of \(runs), \(part), \(Number.grouped(Double(count))) events")
-        let output = try Subprocess.output(
-          "cask-bench", [name, "--child", part, "--store", part == "keys" ? plain : indexed, "--events", "\(count)"],
-          executable: PeerProcess.binaryFolder.appendingPathComponent("cask-bench"), passingErrors: true)
-        let figures: Child
-        do {
-          figures = try JSONDecoder().decode(Child.self, from: Data(output.utf8))
-        } catch {
-          throw BenchError("cold: the \(part) process printed no figures: \(error)")
-        }
+        let figures: Child = try PeerProcess.output(
+          "cask-bench", [name, "--child", part, "--store", part == "keys" ? plain : indexed, "--events", "\(count)"])
         if part == "open", figures.answers != expected {
           throw BenchError("cold: the first count() or page after open differs from the events written")
         }

@@ -60,9 +60,6 @@ extension EngineCommand {
       fewestOperations = runs.map(\.operations).min() ?? 0
       requested = runs.map(\.requested).max() ?? 0
     }
-
-    /// Whether some run stopped before doing every operation.
-    var stoppedEarly: Bool { fewestOperations < requested }
   }
 
   /// The three timed phases of one fresh store.

@@ -349,8 +349,8 @@ enum EngineCommand: BenchCommand {
 
   /// Progress on standard error, with the seconds since the run started.
   static func progress(_ message: String) {
-    printToStandardError("engine [\(Number.fixed(Double(Stopwatch.now() - started) / 1e9, 1)) s]: \(message)")
+    printToStandardError("engine [\(Number.fixed(Double(ProcessFigures.now() - started) / 1e9, 1)) s]: \(message)")
   }
 
-  static let started = Stopwatch.now()
+  static let started = ProcessFigures.now()
 }

@@ -1,6 +1,7 @@
 import CipherCask
 import CipherCaskSync
 import Foundation
+import PeerKit
 
 #if canImport(FoundationNetworking)
   import FoundationNetworking
@@ -85,13 +86,13 @@ enum OutboxCommand: BenchCommand {
     let offline = RemoteCollection(
       store.collection(Note.self), baseURL: URL(fileURLWithPath: "/offline"), configuration: configuration)
     let objects = backlog / 2
-    let enqueueStart = (Stopwatch.now(), CPUTime.process())
+    let enqueueStart = (ProcessFigures.now(), CPUTime.process())
     for index in 0..<backlog {
       let note = Note(
         id: "n\(index % objects)", text: "note \(index % objects), edit \(index / objects)", revision: index)
       try await offline.saveAndQueue(note)
     }
-    let enqueueSeconds = Double(Stopwatch.now() - enqueueStart.0) / 1e9
+    let enqueueSeconds = Double(ProcessFigures.now() - enqueueStart.0) / 1e9
     let enqueueCPU = CPUTime.process() - enqueueStart.1
     guard offline.pendingCount == backlog else {
       throw BenchError("outbox: \(offline.pendingCount) of \(backlog) queued")
@@ -103,7 +104,7 @@ enum OutboxCommand: BenchCommand {
     let sync = RemoteCollection(store.collection(Note.self), baseURL: server.url("users"), configuration: configuration)
 
     let sent = SentCounter()
-    let pushStart = (Stopwatch.now(), CPUTime.process())
+    let pushStart = (ProcessFigures.now(), CPUTime.process())
     let push = Task { try await sync.pushPending(progress: { sent.set($0.objects) }) }
     let deadline = Task {
       try await Task.sleep(nanoseconds: UInt64(pushLimit * 1e9))
@@ -117,7 +118,7 @@ enum OutboxCommand: BenchCommand {
       complete = false
     }
     deadline.cancel()
-    let pushSeconds = Double(Stopwatch.now() - pushStart.0) / 1e9
+    let pushSeconds = Double(ProcessFigures.now() - pushStart.0) / 1e9
     let pushCPU = CPUTime.process() - pushStart.1
     if complete, sync.pendingCount != 0 { throw BenchError("outbox: \(sync.pendingCount) changes left after the push") }
     return Figures(

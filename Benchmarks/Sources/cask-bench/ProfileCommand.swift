@@ -112,10 +112,10 @@ struct Profile {
   /// prints the wall and CPU microseconds of one of its `count` operations.
   func time(_ label: String, count: Int, checked: String, _ body: () throws -> Int) rethrows {
     control?.send("enable")
-    let start = Stopwatch.now()
+    let start = ProcessFigures.now()
     let cpuStart = CPUTime.process()
     let done = try ProfileCommand.loop(body)
-    let seconds = Double(Stopwatch.now() - start) / 1e9
+    let seconds = Double(ProcessFigures.now() - start) / 1e9
     let cpu = CPUTime.process() - cpuStart
     control?.send("disable")
     print(

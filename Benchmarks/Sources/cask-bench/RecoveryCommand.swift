@@ -1,5 +1,6 @@
 import CaskEngine
 import Foundation
+import PeerKit
 import RNCryptorCodec
 
 /// `cask-bench recovery`: what a damaged stretch inside a segment costs an open. A store of
@@ -69,9 +70,9 @@ enum RecoveryCommand: BenchCommand {
 
     func opens(expectingKeys expected: Int, regions: Int) throws -> [Double] {
       try (0..<runs).map { _ in
-        let start = Stopwatch.now()
+        let start = ProcessFigures.now()
         let opened = try CaskStore(path: path, keys: keys, options: options)
-        let seconds = Double(Stopwatch.now() - start) / 1e9
+        let seconds = Double(ProcessFigures.now() - start) / 1e9
         let recovery = opened.stats().recovery
         let found = opened.count
         try opened.close()

@@ -158,18 +158,8 @@ func writeAtomically(_ data: Data, to path: String) throws {
 /// /proc/loadavg's first three fields: load over 1, 5 and 15 minutes.
 enum LoadAverage {
   static func current() -> [Double] {
-    fields().compactMap { Double($0) }
-  }
-
-  /// The three as /proc/loadavg writes them, `1.02, 0.98, 0.75` (`n/a` when unreadable).
-  static func text() -> String {
-    let fields = fields()
-    return fields.count == 3 ? fields.joined(separator: ", ") : "n/a"
-  }
-
-  private static func fields() -> [Substring] {
     let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? ""
-    return Array(text.split(separator: " ").prefix(3))
+    return text.split(separator: " ").prefix(3).compactMap { Double($0) }
   }
 }
 
