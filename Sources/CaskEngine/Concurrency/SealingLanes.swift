@@ -19,8 +19,10 @@ enum SealingLanes {
   static let minimumRecordsPerLane = 128
 
   /// The default number of lanes: the cores this process may use, at most four (beyond that the
-  /// write of the joined records dominates).
-  static var defaultLimit: Int { max(1, min(4, ProcessInfo.processInfo.activeProcessorCount)) }
+  /// write of the joined records dominates). Read once per process: Foundation reads the
+  /// control group's CPU quota files on every `activeProcessorCount`, which cost every
+  /// `CaskStore.Options()` (so every open) tens of microseconds.
+  static let defaultLimit = max(1, min(4, ProcessInfo.processInfo.activeProcessorCount))
 
   /// How many lanes `count` items holding `bytes` bytes in all are worth, at most `limit`.
   static func lanes(count: Int, bytes: Int, limit: Int) -> Int {

@@ -23,7 +23,8 @@ public struct PosixFileSystem: FileSystem {
     case .readWrite: flags = O_RDWR
     case .createNew: flags = O_RDWR | O_CREAT | O_EXCL
     }
-    return PosixFile(descriptor: try Self.openRegular(path, flags: flags), path: path, writable: mode != .readOnly)
+    return PosixFile(
+      descriptor: try Self.openRegular(path, flags: flags).descriptor, path: path, writable: mode != .readOnly)
   }
 
   /// `open` with `O_NOFOLLOW` (and `O_NONBLOCK`, so that opening a FIFO does not wait), then a
@@ -33,20 +34,24 @@ public struct PosixFileSystem: FileSystem {
   /// does not tell anyone who can list the directory when, or which files, it was read. For a
   /// file of another user (a store shared by read permission) that is `EPERM`, and the file is
   /// opened again without it.
-  private static func openRegular(_ path: String, flags: Int32) throws -> Int32 {
+  ///
+  /// - Returns: the descriptor and the identity of the file it is open on.
+  private static func openRegular(_ path: String, flags: Int32) throws -> (descriptor: Int32, file: Syscall.FileID) {
     let descriptor: Int32
+    var opened = flags | O_NOFOLLOW | O_NONBLOCK | Syscall.noAccessTime
     do {
-      descriptor = try Syscall.open(path, flags: flags | O_NOFOLLOW | O_NONBLOCK | Syscall.noAccessTime, mode: 0o600)
+      descriptor = try Syscall.open(path, flags: opened, mode: 0o600)
     } catch CaskError.io(_, _, let code) where code == EPERM {
-      descriptor = try Syscall.open(path, flags: flags | O_NOFOLLOW | O_NONBLOCK, mode: 0o600)
+      opened = flags | O_NOFOLLOW | O_NONBLOCK
+      descriptor = try Syscall.open(path, flags: opened, mode: 0o600)
     }
-    guard Syscall.isRegularFile(descriptor) else {
+    guard let file = Syscall.regularFileID(descriptor) else {
       Syscall.close(descriptor)
       throw CaskError.io(operation: "open (not a regular file)", path: path, errno: EINVAL)
     }
     // Regular files ignore O_NONBLOCK; cleared all the same, so the descriptor is as asked.
-    Syscall.clearNonBlocking(descriptor)
-    return descriptor
+    Syscall.clearNonBlocking(descriptor, openFlags: opened)
+    return (descriptor, file)
   }
 
   public func contentsOfDirectory(_ path: String) throws -> [String] {
@@ -113,20 +118,20 @@ public struct PosixFileSystem: FileSystem {
   /// no lock is needed: nobody can write through this path, and a writer would have made one.
   public func lock(_ path: String, exclusive: Bool) throws -> any FileLock {
     let descriptor: Int32
+    let file: Syscall.FileID
     do {
-      descriptor = try Self.openRegular(path, flags: O_RDWR | O_CREAT)
+      (descriptor, file) = try Self.openRegular(path, flags: O_RDWR | O_CREAT)
     } catch CaskError.io(_, _, let code) where !exclusive && (code == EROFS || code == EACCES) {
       do {
-        descriptor = try Self.openRegular(path, flags: O_RDONLY)
+        (descriptor, file) = try Self.openRegular(path, flags: O_RDONLY)
       } catch CaskError.io(_, _, let code) where code == ENOENT {
         return NoLock()
       }
     }
-    let file = Syscall.fileID(descriptor)
     do {
       guard try Syscall.flock(descriptor, exclusive: exclusive, path: path) else {
         // A `flock` is held per open file, so this process's own holder conflicts too.
-        if let file, PosixLock.held.withLock({ $0[file, default: 0] > 0 }) {
+        if PosixLock.held.withLock({ $0[file, default: 0] > 0 }) {
           throw CaskError.alreadyOpen(path: path)
         }
         throw CaskError.locked(path: path)

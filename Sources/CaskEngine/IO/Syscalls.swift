@@ -136,23 +136,22 @@ enum Syscall {
     var inode: UInt64
   }
 
-  /// The identity of the file `descriptor` is open on, or `nil` if `fstat` fails.
-  static func fileID(_ descriptor: Int32) -> FileID? {
+  /// The identity of the file `descriptor` is open on if it is a regular file (not a FIFO,
+  /// device or directory); `nil` otherwise or if `fstat` fails. One `fstat` answers both, the
+  /// check every store file gets and the identity the lock file needs.
+  static func regularFileID(_ descriptor: Int32) -> FileID? {
     var info = stat()
-    guard retrying({ fstat(descriptor, &info) }).0 == 0 else { return nil }
+    guard retrying({ fstat(descriptor, &info) }).0 == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
     return FileID(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
   }
 
-  /// Whether `descriptor` is open on a regular file (not a FIFO, device or directory).
-  static func isRegularFile(_ descriptor: Int32) -> Bool {
-    var info = stat()
-    return retrying { fstat(descriptor, &info) }.0 == 0 && info.st_mode & S_IFMT == S_IFREG
-  }
-
-  /// Clears `O_NONBLOCK` (set while opening, so that a FIFO at the path does not block `open`).
-  static func clearNonBlocking(_ descriptor: Int32) {
-    let flags = retrying { fcntl(descriptor, F_GETFL) }.0
-    if flags >= 0 { _ = retrying { fcntl(descriptor, F_SETFL, flags & ~O_NONBLOCK) } }
+  /// Clears `O_NONBLOCK` (set while opening, so that a FIFO at the path does not block `open`)
+  /// from a descriptor opened with `openFlags`, in one `fcntl`: `F_SETFL` changes only the
+  /// status flags (`O_NONBLOCK`, `O_NOATIME`, `O_APPEND`, `O_ASYNC`, `O_DIRECT`) and ignores
+  /// the access mode and the creation flags, so the flags `open` was given, less
+  /// `O_NONBLOCK`, are the flags it left, less `O_NONBLOCK`: no `F_GETFL` is needed.
+  static func clearNonBlocking(_ descriptor: Int32, openFlags: Int32) {
+    _ = retrying { fcntl(descriptor, F_SETFL, openFlags & ~O_NONBLOCK) }
   }
 
   /// Whether anything is at `path`, a symbolic link (dangling or not) included.
