@@ -28,7 +28,10 @@ struct OpenFromCheckpointCostTests {
     try withTemporaryDirectory("open-cost") { directory in
       let path = directory.file("store.cask")
       let keys = try RNCryptor.Keys.random()
-      let options = CaskStore.Options(durability: .never, autoCompaction: nil)
+      var options = CaskStore.Options(durability: .never, autoCompaction: nil)
+      // A checkpoint also for this small store (the default leaves stores under 10,000 keys to
+      // their hints).
+      options.checkpoints = CaskStore.Checkpoints(minimumKeys: 1)
       let store = try CaskStore(path: path, keys: keys, options: options)
       try store.batch { batch in
         for index in 0..<2_000 { try batch.put(Data("value \(index)".utf8), forKey: "key \(index)") }
