@@ -65,6 +65,13 @@ extension KeyArena {
       return states.indices.filter { states[$0] == 1 }
     }
 
+    /// Whether chunk `chunk` is loaded.
+    func isLoaded(_ chunk: Int) -> Bool {
+      lock.lock()
+      defer { lock.unlock() }
+      return states[chunk] == 1
+    }
+
     /// The page of the checkpoint that holds chunk `chunk`.
     func page(of chunk: Int) -> Int { source.firstPage + chunk }
 
@@ -144,6 +151,15 @@ extension KeyArena {
       return true
     }
     return lazy.load(chunk, into: storage)
+  }
+
+  /// Whether chunk `chunk` may be read and written now, without a load: it was loaded, added
+  /// since open, or the arena is not lazy.
+  func isLoaded(chunk: Int) -> Bool {
+    guard let lazy = storage.lazy, chunk < storage.reservedChunks, !lazy.complete.load(ordering: .acquiring) else {
+      return true
+    }
+    return lazy.isLoaded(chunk)
   }
 
   /// Loads every chunk not yet loaded: before packing, a check of every key or a checkpoint.
