@@ -4,8 +4,9 @@ import Synchronization
 /// The arena of a table loaded from a checkpoint (Docs/FORMAT.md, section 18): its chunks of
 /// long keys are reserved whole at open (memory that is never touched costs nothing), and each
 /// is read, checked and decrypted the first time a key in it is needed: a probe that compares
-/// a long key, a walk that hands one out, packing, an insert into the last chunk, or the next
-/// checkpoint's writer. No byte of a chunk is read before its load returned.
+/// a long key, a walk that hands one out, packing, or the next checkpoint's writer (a new key
+/// goes into a new chunk, `KeyArena.append`). No byte of a chunk is read before its load
+/// returned.
 extension KeyArena {
   /// Where an arena's chunks are in a checkpoint.
   struct ChunkSource: Sendable {

@@ -217,8 +217,7 @@ extension CaskStore {
     let keeper = extensions.keeper
     // The groups the hooks do not keep, asked first: a write to a group they keep is never
     // refused, so its marker need not be looked up. Prevents: a save into an indexed
-    // collection building the marker's key and probing the index for it on every commit
-    // (and the first save after an open from a checkpoint reading that table's pages).
+    // collection building the marker's key and probing the index for it on every commit.
     // Asked outside `state`: the hooks' own locks are taken before `state`, never inside it.
     var checked: Set<Substring> = []
     var unkept: [Substring] = []
