@@ -243,8 +243,9 @@ public enum CaskFormat {
   /// A checkpoint's first 8 bytes: "CCCHKPT1".
   public static let checkpointMagic: [UInt8] = Array("CCCHKPT1".utf8)
   /// The layout of the checkpoint's root and pages; a reader ignores a checkpoint of another
-  /// (2: the sorted keys of reserved groups, section 18).
-  public static let checkpointLayoutVersion: UInt16 = 2
+  /// (2: the sorted keys of reserved groups; 3: sparse slot pages and prefix-compressed
+  /// chunks, section 18).
+  public static let checkpointLayoutVersion: UInt16 = 3
   /// magic(8) + root message length(4), before the root message.
   public static let checkpointHeadLength = 12
   /// Where the root message's length starts in a checkpoint's head.
@@ -273,9 +274,11 @@ public enum CaskFormat {
   /// A page's plaintext before its contents: tag(1) + kind(1) + reserved(2) + page number(4) +
   /// table(4) + count(4).
   public static let checkpointPageHeadLength = 16
-  /// Page kind: `count` slots of a table, 32 bytes each, as the table holds them.
+  /// Page kind: `count` slots of a table: a bitmap of the used ones, then each used slot's
+  /// 32 bytes as the table holds them (a long key's position the one the file's chunks give).
   public static let checkpointPageSlots: UInt8 = 1
-  /// Page kind: one chunk of a table's long keys, `count` bytes.
+  /// Page kind: one chunk of a table's long keys, `count` bytes once decoded, its keys in byte
+  /// order and prefix-compressed as a sorted page's (`checkpointSortedKeyHeadLength`).
   public static let checkpointPageChunk: UInt8 = 2
   /// Page kind: `count` tombstones of the covered segment, laid out as hint entries.
   public static let checkpointPageTombstones: UInt8 = 3

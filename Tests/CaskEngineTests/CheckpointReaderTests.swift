@@ -32,6 +32,14 @@ struct CheckpointReaderTests {
     return file
   }
 
+  /// Where each used slot starts in a slots page's plaintext: after the page head and the
+  /// bitmap of its used slots, 32 bytes each.
+  static func usedSlots(in page: Data) -> StrideTo<Int> {
+    let count = Int(page[page.startIndex + 12]) | Int(page[page.startIndex + 13]) << 8
+    let first = CaskFormat.checkpointPageHeadLength + (count + 7) / 8
+    return stride(from: first, to: page.count, by: CaskFormat.checkpointSlotLength)
+  }
+
   @Test("a true checkpoint loads every key")
   func truth() throws {
     let plaintexts = try FuzzingEntry.checkpointPlaintexts(dataKeys: Self.keys)
@@ -64,10 +72,10 @@ struct CheckpointReaderTests {
   func slotsOutside() throws {
     let truth = try FuzzingEntry.checkpointPlaintexts(dataKeys: Self.keys)
     var outside = truth
-    let used = stride(from: 16, to: truth[1].count, by: 32).first { truth[1][$0 + 28] & 31 != 0 }
+    let used = Self.usedSlots(in: truth[1]).first { truth[1][$0 + 28] & 31 != 0 }
     outside[1][try #require(used) + 23] = 0x7F
     var longKey = truth
-    let slot = stride(from: 16, to: truth[1].count, by: 32).first { truth[1][$0 + 28] & 31 == 31 }
+    let slot = Self.usedSlots(in: truth[1]).first { truth[1][$0 + 28] & 31 == 31 }
     longKey[1][try #require(slot) + 4] = 0x40
     for plaintexts in [outside, longKey] {
       let loaded = FuzzingEntry.readCheckpoint(try Self.assemble(plaintexts), dataKeys: Self.keys)
@@ -80,7 +88,7 @@ struct CheckpointReaderTests {
   static func secondInlineSlot(ofTable table: UInt8, in plaintexts: [Data]) -> (page: Int, slot: Int)? {
     for (index, page) in plaintexts.enumerated().dropFirst()
     where page[1] == CaskFormat.checkpointPageSlots && page[8] == table {
-      let used = stride(from: 16, to: page.count, by: 32).filter { page[$0 + 28] & 31 != 0 && page[$0 + 28] & 31 != 31 }
+      let used = usedSlots(in: page).filter { page[$0 + 28] & 31 != 0 && page[$0 + 28] & 31 != 31 }
       if used.count >= 2 { return (index, used[1]) }
     }
     return nil
@@ -105,14 +113,53 @@ struct CheckpointReaderTests {
   @Test("a long key in a chunk that is not of its table's group is refused when a walk hands it out")
   func longKeyOutsideItsGroup() throws {
     let truth = try FuzzingEntry.checkpointPlaintexts(dataKeys: Self.keys)
-    // Table 0's first chunk starts with "a-long-key-of-the-store-2": "a\0long-…" is a key of
-    // the group "a", which a table of keys without a group must not hold.
+    // Table 0's first chunk starts with "a-long-key-of-the-store-11" (in byte order, after the
+    // 4 bytes of its shared and rest lengths): "a\0long-…" is a key of the group "a", which a
+    // table of keys without a group must not hold.
     let chunk = try #require(
       truth.indices.dropFirst().first { truth[$0][1] == CaskFormat.checkpointPageChunk && truth[$0][8] == 0 })
+    let second = CaskFormat.checkpointPageHeadLength + CaskFormat.checkpointSortedKeyHeadLength + 1
     var separator = truth
-    #expect(separator[chunk][CaskFormat.checkpointPageHeadLength + 1] == UInt8(ascii: "-"))
-    separator[chunk][CaskFormat.checkpointPageHeadLength + 1] = CaskFormat.keyGroupSeparator
+    #expect(separator[chunk][second] == UInt8(ascii: "-"))
+    separator[chunk][second] = CaskFormat.keyGroupSeparator
     #expect(FuzzingEntry.readCheckpoint(try Self.assemble(separator), dataKeys: Self.keys) == nil)
     #expect(FuzzingEntry.readCheckpoint(try Self.assemble(truth), dataKeys: Self.keys) == 640)
+  }
+}
+
+extension CheckpointReaderTests {
+  @Test("a slots page whose bitmap names a slot it does not hold, or a slot past the page, is refused")
+  func slotsPageBitmapIncoherent() throws {
+    let truth = try FuzzingEntry.checkpointPlaintexts(dataKeys: Self.keys)
+    let head = CaskFormat.checkpointPageHeadLength
+    // A used slot more in the bitmap than the page holds.
+    let unused = try #require((0..<16).first { truth[1][head + $0 / 8] & (1 << UInt8($0 % 8)) == 0 })
+    var oneMore = truth
+    oneMore[1][head + unused / 8] |= 1 << UInt8(unused % 8)
+    // One slot fewer than the page holds: the last used slot's bit cleared.
+    let used = try #require((0..<16).last { truth[1][head + $0 / 8] & (1 << UInt8($0 % 8)) != 0 })
+    var oneFewer = truth
+    oneFewer[1][head + used / 8] &= ~(1 << UInt8(used % 8))
+    for plaintexts in [oneMore, oneFewer] {
+      #expect(FuzzingEntry.readCheckpoint(try Self.assemble(plaintexts), dataKeys: Self.keys) == nil)
+    }
+    #expect(FuzzingEntry.readCheckpoint(try Self.assemble(truth), dataKeys: Self.keys) == 640)
+  }
+
+  @Test("a chunk page whose key shares more than the key before it, or that fills its chunk short, is refused")
+  func chunkPageIncoherent() throws {
+    let truth = try FuzzingEntry.checkpointPlaintexts(dataKeys: Self.keys)
+    let chunk = try #require(
+      truth.indices.dropFirst().first { truth[$0][1] == CaskFormat.checkpointPageChunk && truth[$0][8] == 0 })
+    let head = CaskFormat.checkpointPageHeadLength
+    // The first key shares bytes with no key before it.
+    var sharesTooMuch = truth
+    sharesTooMuch[chunk][head] = 1
+    // The last key's last byte cut: the keys fill the chunk one byte short.
+    var short = truth
+    short[chunk].removeLast()
+    for plaintexts in [sharesTooMuch, short] {
+      #expect(FuzzingEntry.readCheckpoint(try Self.assemble(plaintexts), dataKeys: Self.keys) == nil)
+    }
   }
 }
