@@ -227,6 +227,10 @@ public enum CaskFormat {
   /// A hint file with a group section (Docs/FORMAT.md, "Hint files"): "CCHINTS2". Written from
   /// the Unreleased version on; "CCHINTS1" hints, without it, are still read.
   public static let hintMagicGrouped: [UInt8] = Array("CCHINTS2".utf8)
+  /// A grouped hint whose attachment sections name their groups by number in a table of names
+  /// after the group section (Docs/FORMAT.md, "Hint files"): "CCHINTS3". Written for a segment
+  /// whose records carry attached keys; "CCHINTS2" and "CCHINTS1" hints are still read.
+  public static let hintMagicNamed: [UInt8] = Array("CCHINTS3".utf8)
   /// A grouped hint's header: the 28 bytes above, then ungrouped puts(4) + groups listed(2).
   public static let hintGroupedHeaderLength = 34
   /// One group of a grouped hint's group section, before its name: puts(4) + name length(2).
