@@ -39,19 +39,19 @@ enum CheckpointTarget {
     var moreKeys = root
     moreKeys[countOffset] &+= 1
     moreKeys[72] &+= 1
-    // A slots page holds the bitmap of its used slots, then those slots, 32 bytes each.
-    let slotCount = Int(truth[1][truth[1].startIndex + 12]) | Int(truth[1][truth[1].startIndex + 13]) << 8
-    let usedSlots = stride(
-      from: CaskFormat.checkpointPageHeadLength + (slotCount + 7) / 8, to: truth[1].count,
-      by: CaskFormat.checkpointSlotLength)
     var outside = truth
-    for slot in usedSlots {
-      outside[1][slot + 20] = 0xFF
-      outside[1][slot + 23] = 0x7F
+    outside[1] = FuzzingEntry.changingSlots(truth[1]) { slots in
+      for slot in stride(from: 0, to: slots.count, by: CaskFormat.checkpointSlotLength) where slots[slot + 28] != 0 {
+        slots[slot + 20] = 0xFF
+        slots[slot + 23] = 0x7F
+      }
     }
     var longKeys = truth
-    for slot in usedSlots where longKeys[1][slot + 28] & 31 == 31 {
-      longKeys[1][slot + 4] = 0x40
+    longKeys[1] = FuzzingEntry.changingSlots(truth[1]) { slots in
+      for slot in stride(from: 0, to: slots.count, by: CaskFormat.checkpointSlotLength)
+      where slots[slot + 28] & 31 == 31 {
+        slots[slot + 4] = 0x40
+      }
     }
     return [
       ("structured", Data([1]) + CheckpointFile.list(truth)),

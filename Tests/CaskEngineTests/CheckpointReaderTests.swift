@@ -32,12 +32,26 @@ struct CheckpointReaderTests {
     return file
   }
 
-  /// Where each used slot starts in a slots page's plaintext: after the page head and the
-  /// bitmap of its used slots, 32 bytes each.
-  static func usedSlots(in page: Data) -> StrideTo<Int> {
+  /// A slots page's slots, 32 bytes each as the table holds them (an unused one all zeros).
+  static func denseSlots(_ page: Data) -> [UInt8] {
     let count = Int(page[page.startIndex + 12]) | Int(page[page.startIndex + 13]) << 8
-    let first = CaskFormat.checkpointPageHeadLength + (count + 7) / 8
-    return stride(from: first, to: page.count, by: CaskFormat.checkpointSlotLength)
+    var dense = [UInt8](repeating: 0, count: count * CaskFormat.checkpointSlotLength)
+    let expanded = Array(page.dropFirst(CaskFormat.checkpointPageHeadLength)).withUnsafeBytes { contents in
+      dense.withUnsafeMutableBytes { CheckpointTableImage.expandSlots(contents, count: count, into: $0) }
+    }
+    precondition(expanded, "a slots page the engine wrote does not expand")
+    return dense
+  }
+
+  /// The slots page `page` with its slots changed by `change` (on their 32-byte form).
+  static func changingSlots(_ page: Data, _ change: (inout [UInt8]) -> Void) -> Data {
+    FuzzingEntry.changingSlots(page, change)
+  }
+
+  /// Where each used slot starts among a slots page's 32-byte slots.
+  static func usedSlots(in page: Data) -> [Int] {
+    let dense = denseSlots(page)
+    return stride(from: 0, to: dense.count, by: CaskFormat.checkpointSlotLength).filter { dense[$0 + 28] & 31 != 0 }
   }
 
   @Test("a true checkpoint loads every key")
@@ -72,11 +86,12 @@ struct CheckpointReaderTests {
   func slotsOutside() throws {
     let truth = try FuzzingEntry.checkpointPlaintexts(dataKeys: Self.keys)
     var outside = truth
-    let used = Self.usedSlots(in: truth[1]).first { truth[1][$0 + 28] & 31 != 0 }
-    outside[1][try #require(used) + 23] = 0x7F
+    let used = try #require(Self.usedSlots(in: truth[1]).first)
+    outside[1] = Self.changingSlots(truth[1]) { $0[used + 23] = 0x7F }
     var longKey = truth
-    let slot = Self.usedSlots(in: truth[1]).first { truth[1][$0 + 28] & 31 == 31 }
-    longKey[1][try #require(slot) + 4] = 0x40
+    let dense = Self.denseSlots(truth[1])
+    let slot = try #require(Self.usedSlots(in: truth[1]).first { dense[$0 + 28] & 31 == 31 })
+    longKey[1] = Self.changingSlots(truth[1]) { $0[slot + 4] = 0x40 }
     for plaintexts in [outside, longKey] {
       let loaded = FuzzingEntry.readCheckpoint(try Self.assemble(plaintexts), dataKeys: Self.keys)
       #expect(loaded == nil)
@@ -88,7 +103,8 @@ struct CheckpointReaderTests {
   static func secondInlineSlot(ofTable table: UInt8, in plaintexts: [Data]) -> (page: Int, slot: Int)? {
     for (index, page) in plaintexts.enumerated().dropFirst()
     where page[1] == CaskFormat.checkpointPageSlots && page[8] == table {
-      let used = usedSlots(in: page).filter { page[$0 + 28] & 31 != 0 && page[$0 + 28] & 31 != 31 }
+      let dense = denseSlots(page)
+      let used = usedSlots(in: page).filter { dense[$0 + 28] & 31 != 31 }
       if used.count >= 2 { return (index, used[1]) }
     }
     return nil
@@ -100,11 +116,13 @@ struct CheckpointReaderTests {
     // Table 1 is the group "users": "users\0N" becomes "vsers\0N".
     let grouped = try #require(Self.secondInlineSlot(ofTable: 1, in: truth))
     var otherGroup = truth
-    otherGroup[grouped.page][grouped.slot] &+= 1
+    otherGroup[grouped.page] = Self.changingSlots(truth[grouped.page]) { $0[grouped.slot] &+= 1 }
     // Table 0 holds the keys without a group: "kN" becomes "k\0" + one byte.
     let ungrouped = try #require(Self.secondInlineSlot(ofTable: 0, in: truth))
     var separator = truth
-    separator[ungrouped.page][ungrouped.slot + 1] = CaskFormat.keyGroupSeparator
+    separator[ungrouped.page] = Self.changingSlots(truth[ungrouped.page]) {
+      $0[ungrouped.slot + 1] = CaskFormat.keyGroupSeparator
+    }
     for plaintexts in [otherGroup, separator] {
       #expect(FuzzingEntry.readCheckpoint(try Self.assemble(plaintexts), dataKeys: Self.keys) == nil)
     }

@@ -5,7 +5,7 @@
 /// A table as a checkpoint writes it (Docs/FORMAT.md, section 18): its long keys packed afresh
 /// into chunks in byte order, each chunk's keys prefix-compressed, and its slots, each long
 /// key's position the one it has in those chunks, written sparsely (a bitmap of the used
-/// slots, then only those). The table in memory is left as it is.
+/// slots, then only those, each without its zero bytes). The table in memory is left as it is.
 ///
 /// Why: the typed collections' index keys are 40–80 bytes that begin with their group's
 /// name, and an index table is half to four fifths full, so a table written as it lies in
@@ -61,34 +61,50 @@ struct CheckpointTableImage {
     chunks.append((used, page.bytes))
   }
 
-  /// The contents of the slot page of `count` slots from `first`: the bitmap of the used ones
-  /// (bit `i % 8` of byte `i / 8` for slot `first + i`), then each used slot's 32 bytes, a
-  /// long key's position replaced by its place in `chunks`.
+  /// The contents of the slot page of `count` slots from `first` (`encodeSlots`), a long
+  /// key's position replaced by its place in `chunks`.
   func slotPage(first: Int, count: Int) -> [UInt8] {
-    let length = KeyTable.slotLength
-    var bitmap = [UInt8](repeating: 0, count: Self.bitmapLength(slots: count))
-    var slots: [UInt8] = []
-    for index in first..<first + count {
-      let slot = table.slot(index)
-      let tag = KeyTable.tag(slot)
-      guard tag != 0 else { continue }
-      bitmap[(index - first) / 8] |= 1 << UInt8((index - first) % 8)
-      let start = slots.count
-      slots.append(contentsOf: UnsafeRawBufferPointer(start: slot, count: length))
-      if tag == KeyTable.longTag {
-        withUnsafeBytes(of: positions[index].littleEndian) {
-          slots.replaceSubrange(start..<start + 8, with: $0)
+    var dense = [UInt8](repeating: 0, count: count * KeyTable.slotLength)
+    withExtendedLifetime(table) {
+      dense.withUnsafeMutableBytes { dense in
+        dense.copyMemory(from: UnsafeRawBufferPointer(start: table.slot(first), count: dense.count))
+        for index in first..<first + count where KeyTable.tag(table.slot(index)) == KeyTable.longTag {
+          dense.storeBytes(
+            of: positions[index].littleEndian, toByteOffset: (index - first) * KeyTable.slotLength, as: UInt64.self)
         }
       }
     }
-    return withExtendedLifetime(table) { bitmap + slots }
+    return dense.withUnsafeBytes { Self.encodeSlots($0) }
+  }
+
+  /// A slots page's contents for `dense` slots (32 bytes each, an unused one's tag 0): the
+  /// bitmap of the used ones (bit `i % 8` of byte `i / 8` for slot `i`), then each used slot as
+  /// a mask (4) whose bit `j` says that the slot's byte `j` (0 ..< 28) is not zero, those bytes,
+  /// and the meta word (4).
+  static func encodeSlots(_ dense: UnsafeRawBufferPointer) -> [UInt8] {
+    let count = dense.count / KeyTable.slotLength
+    let meta = CaskFormat.slotMetaOffset
+    var bitmap = [UInt8](repeating: 0, count: bitmapLength(slots: count))
+    var slots: [UInt8] = []
+    for index in 0..<count {
+      let slot = UnsafeRawBufferPointer(
+        rebasing: dense[index * KeyTable.slotLength..<(index + 1) * KeyTable.slotLength])
+      guard slot[meta] & UInt8(KeyTable.tagMask) != 0 else { continue }
+      bitmap[index / 8] |= 1 << UInt8(index % 8)
+      var mask: UInt32 = 0
+      for byte in 0..<meta where slot[byte] != 0 { mask |= 1 << UInt32(byte) }
+      withUnsafeBytes(of: mask.littleEndian) { slots.append(contentsOf: $0) }
+      for byte in 0..<meta where slot[byte] != 0 { slots.append(slot[byte]) }
+      slots.append(contentsOf: slot[meta...])
+    }
+    return bitmap + slots
   }
 
   static func bitmapLength(slots: Int) -> Int { (slots + 7) / 8 }
 
   /// The longest contents a slot page of `count` slots can have.
   static func maximumSlotPageLength(slots count: Int) -> Int {
-    bitmapLength(slots: count) + count * KeyTable.slotLength
+    bitmapLength(slots: count) + count * (4 + KeyTable.slotLength)
   }
 
   /// The longest contents a chunk of `length` bytes can have: every key is over 16 bytes.
@@ -99,27 +115,35 @@ struct CheckpointTableImage {
   /// Writes the `count` slots a slot page's `contents` give into `slots` (`count` × 32 bytes,
   /// the unused ones zeroed).
   ///
-  /// - Returns: `false` unless the contents are exactly a bitmap and one slot per bit set.
+  /// - Returns: `false` unless the contents are exactly a bitmap and one slot per bit set,
+  ///   each slot's mask naming only bytes 0 ..< 28 and only bytes written as not zero, and each
+  ///   slot's tag not zero (a used slot).
   static func expandSlots(_ contents: UnsafeRawBufferPointer, count: Int, into slots: UnsafeMutableRawBufferPointer)
     -> Bool
   {
     let bitmap = bitmapLength(slots: count)
-    guard contents.count >= bitmap, slots.count == count * KeyTable.slotLength else { return false }
-    var used = 0
-    for byte in contents[0..<bitmap] { used += byte.nonzeroBitCount }
-    // No bit may name a slot past the page's last.
-    guard contents.count == bitmap + used * KeyTable.slotLength,
+    guard contents.count >= bitmap, slots.count == count * KeyTable.slotLength,
+      // No bit may name a slot past the page's last.
       count % 8 == 0 || contents[bitmap - 1] >> UInt8(count % 8) == 0
     else { return false }
     slots.initializeMemory(as: UInt8.self, repeating: 0)
-    var from = bitmap
+    var reader = ByteReader(contents, offset: bitmap)
+    let meta = CaskFormat.slotMetaOffset
     for index in 0..<count where contents[index / 8] & (1 << UInt8(index % 8)) != 0 {
-      let start = index * KeyTable.slotLength
-      UnsafeMutableRawBufferPointer(rebasing: slots[start..<start + KeyTable.slotLength]).copyMemory(
-        from: UnsafeRawBufferPointer(rebasing: contents[from..<from + KeyTable.slotLength]))
-      from += KeyTable.slotLength
+      guard let mask = reader.readUInt32(), mask >> UInt32(meta) == 0,
+        let bytes = reader.readBytes(mask.nonzeroBitCount), !bytes.contains(0),
+        let metaWord = reader.readBytes(KeyTable.slotLength - meta), metaWord[0] & UInt8(KeyTable.tagMask) != 0
+      else { return false }
+      let slot = index * KeyTable.slotLength
+      var next = 0
+      for byte in 0..<meta where mask & (1 << UInt32(byte)) != 0 {
+        slots[slot + byte] = bytes[next]
+        next += 1
+      }
+      UnsafeMutableRawBufferPointer(rebasing: slots[slot + meta..<slot + KeyTable.slotLength]).copyMemory(
+        from: metaWord)
     }
-    return true
+    return reader.remaining == 0
   }
 
   /// Writes the keys a chunk page's `contents` give, back to back, into `chunk` (`length` bytes).
