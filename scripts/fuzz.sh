@@ -30,8 +30,12 @@ scratch=.build/fuzz
 # SwiftPM keeps its sanitizers in an unordered set and passes each as its own `-sanitize=`
 # flag; the Swift driver honours only the last one, so half of all builds compiled with ASan
 # but without coverage counters. The explicit flag comes last and names both.
-swift build -c release --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer,address \
-  --scratch-path "$scratch" --product "fuzz-$target" >&2
+# FUZZ_SKIP_BUILD=1: the binary is built already (CI builds every target first, then fuzzes two
+# at a time, and two builds must not share the scratch directory at once).
+if [ "${FUZZ_SKIP_BUILD:-0}" != 1 ]; then
+  swift build -c release --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer,address \
+    --scratch-path "$scratch" --product "fuzz-$target" >&2
+fi
 binary="$scratch/release/fuzz-$target"
 
 work=".build/fuzz-work/corpus/$target"

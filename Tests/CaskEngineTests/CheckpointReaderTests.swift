@@ -143,6 +143,48 @@ struct CheckpointReaderTests {
     #expect(FuzzingEntry.readCheckpoint(try Self.assemble(separator), dataKeys: Self.keys) == nil)
     #expect(FuzzingEntry.readCheckpoint(try Self.assemble(truth), dataKeys: Self.keys) == 640)
   }
+
+  /// A used inline slot of table `table`'s first slots page followed by two empty slots:
+  /// its page and the slot's byte offset in it.
+  static func inlineSlotBeforeTwoEmpty(ofTable table: UInt8, in plaintexts: [Data]) -> (page: Int, slot: Int)? {
+    for (index, page) in plaintexts.enumerated().dropFirst()
+    where page[1] == CaskFormat.checkpointPageSlots && page[8] == table {
+      let tag = { (slot: Int) in slot + 32 < page.count ? page[slot + 28] & 31 : 0 }
+      let slot = stride(from: 16, to: page.count - 96, by: 32).first { slot in
+        tag(slot) != 0 && tag(slot) != 31 && tag(slot + 32) == 0 && tag(slot + 64) == 0
+      }
+      if let slot { return (index, slot) }
+    }
+    return nil
+  }
+
+  @Test("an inline key whose meta word is not its own hash is refused, whichever slot holds it")
+  func inlineKeyWithAnotherHash() throws {
+    let truth = try FuzzingEntry.checkpointPlaintexts(dataKeys: Self.keys)
+    let grouped = try #require(Self.secondInlineSlot(ofTable: 1, in: truth))
+    var otherHash = truth
+    // The meta word's top byte: hash bits only (the tag is its low 5 bits).
+    otherHash[grouped.page][grouped.slot + 31] ^= 0x40
+    #expect(FuzzingEntry.readCheckpoint(try Self.assemble(otherHash), dataKeys: Self.keys) == nil)
+  }
+
+  @Test("a key that no probe reaches, behind an empty slot, or held in a second slot, is refused")
+  func keyOffItsProbePath() throws {
+    let truth = try FuzzingEntry.checkpointPlaintexts(dataKeys: Self.keys)
+    let place = try #require(Self.inlineSlotBeforeTwoEmpty(ofTable: 0, in: truth))
+    let slot = truth[place.page][place.slot..<place.slot + 32]
+    // Moved two slots on: the slot it left is empty, so a probe from its home stops there.
+    var moved = truth
+    moved[place.page].replaceSubrange(place.slot + 64..<place.slot + 96, with: slot)
+    moved[place.page].replaceSubrange(place.slot..<place.slot + 32, with: Data(count: 32))
+    #expect(FuzzingEntry.readCheckpoint(try Self.assemble(moved), dataKeys: Self.keys) == nil)
+    // Copied into the next slot, the root counting it: the table holds the key twice.
+    var twice = truth
+    twice[place.page].replaceSubrange(place.slot + 32..<place.slot + 64, with: slot)
+    twice[0][CaskFormat.checkpointRootFixedLength + CaskFormat.checkpointSegmentLength + 8] &+= 1
+    twice[0][72] &+= 1
+    #expect(FuzzingEntry.readCheckpoint(try Self.assemble(twice), dataKeys: Self.keys) == nil)
+  }
 }
 
 extension CheckpointReaderTests {

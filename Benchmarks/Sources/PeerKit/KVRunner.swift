@@ -20,9 +20,9 @@ public enum KVWorkload {
   ]
   public static let durable = [durable1, durable8]
 
-  /// The pace of `readwhilewriting`'s writer unless the request sets one, in puts a second:
-  /// below every engine's unpaced rate on the development machine (SQLCipher's, about 2,100).
-  public static let defaultReadWhileWritingRate = 1_000
+  /// The pace of `readwhilewriting`'s writer, in puts a second, the same load for every engine:
+  /// below the slowest engine's unpaced rate (SQLCipher's), so that every writer keeps it.
+  public static let readWhileWritingRate = 1_000
 }
 
 /// Runs the key-value workloads against one engine and returns its figures.
@@ -45,22 +45,14 @@ public struct KVRunner {
   static let batchSize = 1000
   /// The workloads to record (a store is still filled when a later one needs it).
   let workloads: Set<String>
-  /// Puts of `overwrite` and deletes of `deleterandom`: every key, or fewer to keep a large
-  /// store's run short.
-  let writeOperations: Int
-  /// Gets the reader of `readwhilewriting` times, and the pace of its writer in puts a second
-  /// (0: as fast as it can; each engine then writes at its own pace, and a slower writer
-  /// leaves the reader more CPU).
+  /// Gets the reader of `readwhilewriting` times.
   let readWhileWritingReads: Int
-  let readWhileWritingRate: Int
 
   public init(opener: any StoreOpener, request: PeerRequest) {
     self.opener = opener
     self.request = request
     workloads = Set(request.workloads ?? KVWorkload.all)
-    writeOperations = Swift.min(request.writeOperations ?? request.size, request.size)
     readWhileWritingReads = Swift.min(request.size, 200_000)
-    readWhileWritingRate = request.readWhileWritingRate ?? KVWorkload.defaultReadWhileWritingRate
     data = WorkloadData(keys: request.size, seed: request.seed)
     recorder = Recorder(capacity: Swift.max(request.size, readWhileWritingReads))
   }
@@ -157,7 +149,7 @@ public struct KVRunner {
   /// `overwrite`: keys in random order, one put per transaction; then the disk usage.
   mutating func overwrite(_ store: any KeyValueStore, seed: UInt64, holds: inout [UInt8], directory: String) throws {
     let data = data
-    let order = data.shuffledIndexes(seed: seed).prefix(writeOperations).map { $0 }
+    let order = data.shuffledIndexes(seed: seed)
     try recorder.timeEach(KVWorkload.overwrite, count: order.count, note: "one put per transaction") { index in
       try store.put(data.value(index &+ 7), forKey: data.keys[order[index]])
     }
@@ -218,7 +210,7 @@ public struct KVRunner {
   /// deleted are checked to be gone.
   mutating func deleteRandom(_ store: any KeyValueStore, seed: UInt64) throws {
     let keys = data.keys
-    let order = data.shuffledIndexes(seed: seed).prefix(writeOperations).map { $0 }
+    let order = data.shuffledIndexes(seed: seed)
     try recorder.timeEach(KVWorkload.deleterandom, count: order.count, note: "one delete per transaction") { index in
       try store.delete(keys[order[index]])
     }
@@ -230,7 +222,7 @@ public struct KVRunner {
   }
 
   /// One writer thread overwrites random keys, one put per transaction, at
-  /// `readWhileWritingRate` puts a second (the same load for every engine), until the
+  /// `KVWorkload.readWhileWritingRate` puts a second (the same load for every engine), until the
   /// reader (this thread, with its own handle) has timed its gets. Only the reader's rate is
   /// recorded; the writer's is reported through `progress`, with a warning when it fell behind
   /// its pace (the engine's reader then had an easier time than the others').
@@ -239,21 +231,19 @@ public struct KVRunner {
     let reader = try store.makeReader()
     let stop = StopFlag()
     let writes = Shared(0)
-    let rate = UInt64(Swift.max(readWhileWritingRate, 0))
-    let writer = Thread.detachedRun {
+    let rate = UInt64(KVWorkload.readWhileWritingRate)
+    let writer = JoinableThread {
       var generator = SeededGenerator(seed: seed)
       var count: UInt64 = 0
       let start = ProcessFigures.now()
       while !stop.isRaised {
-        if rate > 0 {
-          // Put number `count` is due `count / rate` seconds after the start; a writer that
-          // is late catches up without sleeping.
-          let due = count * 1_000_000_000 / rate
-          let elapsed = ProcessFigures.now() &- start
-          if due > elapsed {
-            usleep(useconds_t(Swift.min((due - elapsed) / 1_000, 10_000)))
-            continue
-          }
+        // Put number `count` is due `count / rate` seconds after the start; a writer that is
+        // late catches up without sleeping.
+        let due = count * 1_000_000_000 / rate
+        let elapsed = ProcessFigures.now() &- start
+        if due > elapsed {
+          usleep(useconds_t(Swift.min((due - elapsed) / 1_000, 10_000)))
+          continue
         }
         try store.put(
           data.value(Int(count)), forKey: data.keys[Int.random(in: 0..<data.keys.count, using: &generator)])
@@ -264,10 +254,7 @@ public struct KVRunner {
     var generator = SeededGenerator(seed: seed &+ 1)
     let reads = readWhileWritingReads
     let order = (0..<reads).map { _ in Int.random(in: 0..<data.keys.count, using: &generator) }
-    let note =
-      rate > 0
-      ? "the reader's gets, while one thread overwrites random keys at \(rate) puts a second"
-      : "the reader's gets, while one thread overwrites random keys as fast as it can"
+    let note = "the reader's gets, while one thread overwrites random keys at \(rate) puts a second"
     let start = ProcessFigures.now()
     do {
       try recorder.timeEach(KVWorkload.readwhilewriting, count: reads, note: note) { index in
@@ -289,10 +276,10 @@ public struct KVRunner {
     }
     let achieved = Double(puts) / seconds
     progress(
-      "\(opener.name): readwhilewriting: the writer made \(puts) puts (\(Int(achieved)) a second"
-        + (rate > 0 ? ", paced at \(rate)" : "") + ") while the reader ran")
+      "\(opener.name): readwhilewriting: the writer made \(puts) puts (\(Int(achieved)) a second, paced at \(rate))"
+        + " while the reader ran")
     // The first put is due at once, so a short run's rate reads a little above the pace.
-    if rate > 0 && achieved < 0.9 * Double(rate) && seconds > 0.5 {
+    if achieved < 0.9 * Double(rate) && seconds > 0.5 {
       progress(
         "\(opener.name): readwhilewriting: WARNING: the writer fell behind its pace (\(Int(achieved)) of \(rate) puts"
           + " a second): this engine's reader had less write load than the others'")

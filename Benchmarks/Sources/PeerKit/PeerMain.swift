@@ -68,9 +68,14 @@ public enum PeerMain {
       let opener = try opener(request.engine, peers, as: (any EventStoreOpener).self)
       report = try EventQueryRunner.run(opener: opener, request: request, progress: printError)
     }
+    return try json(report)
+  }
+
+  /// `value` as one line of JSON with sorted keys: a request, a report, a child's figures.
+  public static func json<Value: Encodable>(_ value: Value) throws -> String {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys]
-    return String(decoding: try encoder.encode(report), as: UTF8.self)
+    return String(decoding: try encoder.encode(value), as: UTF8.self)
   }
 
   static func printError(_ line: String) {

@@ -26,11 +26,8 @@ public struct PeerRequest: Codable, Sendable {
   /// Where the stores go.
   public var directory: String
   public var seed: UInt64
-  /// `kv`: the workloads to record (all when `nil`), the pace of `readwhilewriting`'s writer,
-  /// and a cap on the puts of `overwrite` and the deletes of `deleterandom`.
+  /// `kv`: the workloads to record (all when `nil`).
   public var workloads: [String]?
-  public var readWhileWritingRate: Int?
-  public var writeOperations: Int?
   /// `durable`: the puts of a run with 1 writer and with 8.
   public var durablePuts1: Int?
   public var durablePuts8: Int?

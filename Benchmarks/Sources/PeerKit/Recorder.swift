@@ -152,7 +152,8 @@ final class JoinableThread: Sendable {
   private let done = DispatchSemaphore(value: 0)
   private let failure = Shared<(any Error)?>(nil)
 
-  fileprivate init(_ body: @escaping @Sendable () throws -> Void) {
+  /// Starts `body` on a new thread.
+  init(_ body: @escaping @Sendable () throws -> Void) {
     let thread = Thread { [done, failure] in
       do {
         try body()
@@ -170,12 +171,5 @@ final class JoinableThread: Sendable {
   func wait() throws {
     done.wait()
     if let error = failure.mutex.withLock({ $0 }) { throw error }
-  }
-}
-
-extension Thread {
-  /// Starts `body` on a new thread.
-  static func detachedRun(_ body: @escaping @Sendable () throws -> Void) -> JoinableThread {
-    JoinableThread(body)
   }
 }

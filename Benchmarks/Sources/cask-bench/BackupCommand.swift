@@ -9,7 +9,6 @@ import RNCryptorCodec
 enum BackupCommand: BenchCommand {
   static let name = "backup"
   static let abstract = "Online backup and rekeyed copy of a store, beside cp -r + sync of its files."
-  static let usage = "cask-bench backup [--quick] [--keys N] [--dir DIR] [--results DIR]"
   static let options: [(flag: String, help: String)] = [
     ("--quick", "20,000 keys and 3 runs, instead of 200,000 and 5."),
     ("--keys N", "Keys in the store (1 KiB values, 16-byte keys)."),
@@ -18,17 +17,12 @@ enum BackupCommand: BenchCommand {
   ]
 
   static func run(arguments: [String]) throws {
-    var options = Options(arguments)
+    var options = Options(arguments, of: Self.self)
     let quick = options.flag("--quick")
     let keys = try options.number("--keys", in: 1...10_000_000) ?? (quick ? 20_000 : 200_000)
-    let base = try options.value("--dir") ?? "/tmp"
-    let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
-    try options.finish()
-    let scratch = try ScratchDirectory(in: base)
-    defer { scratch.remove() }
-    let figures = try measure(in: scratch.path, keys: keys, runs: quick ? 3 : 5)
-    try results.write(figures, subcommand: name, size: keys)
-    results.printTables(name)
+    try options.measure { results, scratch in
+      try results.write(measure(in: scratch, keys: keys, runs: quick ? 3 : 5), size: keys)
+    }
   }
 
   /// What `backup-<keys>.json` holds.

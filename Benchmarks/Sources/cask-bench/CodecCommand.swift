@@ -12,21 +12,15 @@ import RNCryptorCodec
 enum CodecCommand: BenchCommand {
   static let name = "codec"
   static let abstract = "RNCryptor v3 codec throughput against openssl speed's AES-256-CBC + HMAC-SHA256 bound."
-  static let usage = "cask-bench codec [--quick] [--results DIR]"
   static let options: [(flag: String, help: String)] = [
     ("--quick", "Shorter runs and one openssl round: the whole run in about 15 s, with more noise."),
     ResultsDestination.option,
   ]
 
   static func run(arguments: [String]) throws {
-    var options = Options(arguments)
+    var options = Options(arguments, of: Self.self)
     let quick = options.flag("--quick")
-    let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
-    try options.finish()
-    let settings = quick ? Settings.quick : Settings.full
-    let report = try measure(settings)
-    try results.write(report, subcommand: name)
-    results.printTables(name)
+    try options.measure { results, _ in try results.write(measure(quick ? .quick : .full)) }
   }
 
   // MARK: Settings
@@ -97,13 +91,11 @@ enum CodecCommand: BenchCommand {
   }
 
   struct Report: Codable {
-    let command: String
     let settings: Settings
-    let machine: Machine
     let bounds: [Bound]
     let throughput: [Throughput]
     let messageRates: [MessageRate]
-    let targets: [RecordedTarget]
+    let targets: [Target]
   }
 
   // MARK: Measuring
@@ -167,8 +159,7 @@ enum CodecCommand: BenchCommand {
   }
 
   static func measure(_ settings: Settings) throws -> Report {
-    let machine = Machine.current()
-    printToStandardError("codec: \(machine.summary)")
+    printToStandardError("codec: \(Machine.current().summary)")
     let openssl = BoundRounds(seconds: settings.opensslSeconds)
     openssl.measureRound()
 
@@ -196,8 +187,7 @@ enum CodecCommand: BenchCommand {
       settings, throughput: throughput, passwordKeys: passwordKeys, sink: sink)
     guard sink.bytes > 0 else { throw BenchError("the timed work produced no bytes") }
     return Report(
-      command: "cask-bench codec" + (settings.quick ? " --quick" : ""),
-      settings: settings, machine: machine, bounds: openssl.bounds, throughput: throughput,
+      settings: settings, bounds: openssl.bounds, throughput: throughput,
       messageRates: messageRates, targets: targets(throughput: throughput, messageRates: messageRates))
   }
 
@@ -292,14 +282,14 @@ enum CodecCommand: BenchCommand {
 
   /// The targets: at 1 MiB, at least 80% of the bound; 1 KiB password-format messages
   /// with keys derived once, at least 100,000 a second.
-  static func targets(throughput: [Throughput], messageRates: [MessageRate]) -> [RecordedTarget] {
+  static func targets(throughput: [Throughput], messageRates: [MessageRate]) -> [Target] {
     let large = throughput.filter { $0.messageBytes == 1024 * 1024 }.map { row in
-      RecordedTarget(
-        target: "1 MiB \(row.format) \(row.operation) >= 80% of bound", required: 0.8, measured: row.ratio)
+      Target(
+        "1 MiB \(row.format) \(row.operation) >= 80% of bound", required: 0.8, measured: row.ratio)
     }
     let small = messageRates.prefix(2).map { rate in
-      RecordedTarget(
-        target: "1 KiB \(rate.workload) >= 100,000 msg/s", required: 100_000,
+      Target(
+        "1 KiB \(rate.workload) >= 100,000 msg/s", required: 100_000,
         measured: rate.messagesPerSecond)
     }
     return large + small

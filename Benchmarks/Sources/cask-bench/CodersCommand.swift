@@ -1,5 +1,6 @@
 import CipherCask
 import Foundation
+import PeerKit
 
 /// `cask-bench coders`: what a collection's `CaskCoder` costs on its own, outside any store.
 /// Encode and decode of a 10-field struct with `BinaryCaskCoder` (the default), `JSONCaskCoder`
@@ -16,54 +17,28 @@ enum CodersCommand: BenchCommand {
   static let name = "coders"
   static let abstract =
     "CaskCoder choice: encode and decode of a 10-field struct, binary beside JSON and property lists."
-  static let usage = "cask-bench coders [--quick] [--results DIR]"
   static let options: [(flag: String, help: String)] = [
     ("--quick", "3 runs of ~0.1 s instead of 7 of ~0.5 s: a few seconds, with more noise."),
     ResultsDestination.option,
   ]
 
   static func run(arguments: [String]) throws {
-    var options = Options(arguments)
+    var options = Options(arguments, of: Self.self)
     let quick = options.flag("--quick")
-    let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
-    try options.finish()
-    let report = try measure(quick ? .quick : .full)
-    try results.write(report, subcommand: name)
-    results.printTables(name)
+    try options.measure { results, _ in try results.write(measure(quick ? .quick : .full)) }
   }
 
   // MARK: The model and its later versions
 
-  /// Ten fields of the kinds an app stores: text, numbers, a date with a fraction of a second,
-  /// a flag and a list.
-  struct Sample: Codable, Equatable {
-    var id: String
-    var name: String
-    var email: String
-    var age: Int
-    var balance: Double
-    var isActive: Bool
-    var createdAt: Date
-    var tags: [String]
-    var score: Int
-    var notes: String
+  /// The `objects` workload's model, with a date that has a fraction of a second (which a coder
+  /// must keep to round-trip exactly).
+  static func sample(_ index: Int, using generator: inout SeededGenerator) -> BenchObject {
+    var object = BenchObject.make(index, using: &generator)
+    object.createdAt = Date(timeIntervalSinceReferenceDate: Double.random(in: 5e8...8e8, using: &generator))
+    return object
   }
 
-  /// The `index`th sample of a fixed sequence.
-  static func sample(_ index: Int, using generator: inout SystemRandomNumberGenerator) -> Sample {
-    let words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
-    func word() -> String { words[Int.random(in: 0..<words.count, using: &generator)] }
-    return Sample(
-      id: String(format: "obj-%08d", index), name: "\(word().capitalized) \(word().capitalized)",
-      email: "\(word()).\(index)@example.com", age: Int.random(in: 18...90, using: &generator),
-      balance: Double(Int.random(in: 0...10_000_000, using: &generator)) / 100,
-      isActive: Bool.random(using: &generator),
-      createdAt: Date(timeIntervalSinceReferenceDate: Double.random(in: 5e8...8e8, using: &generator)),
-      tags: (0..<Int.random(in: 1...4, using: &generator)).map { _ in word() },
-      score: Int.random(in: 0...1000, using: &generator), notes: (0..<12).map { _ in word() }.joined(separator: " "))
-  }
-
-  /// The next version of `Sample`: one field added as optional.
+  /// The next version of `BenchObject`: one field added as optional.
   struct SampleAddedOptional: Codable {
     var id: String
     var name: String
@@ -78,7 +53,7 @@ enum CodersCommand: BenchCommand {
     var nickname: String?
   }
 
-  /// A version of `Sample` without `notes`.
+  /// A version of `BenchObject` without `notes`.
   struct SampleRemovedField: Codable {
     var id: String
     var name: String
@@ -128,16 +103,14 @@ enum CodersCommand: BenchCommand {
   }
 
   struct Report: Codable {
-    let command: String
     let settings: Settings
-    let machine: Machine
     let coders: [CoderFigures]
   }
 
   // MARK: Measuring
 
   static func measure(_ settings: Settings) throws -> Report {
-    var generator = SystemRandomNumberGenerator()
+    var generator = SeededGenerator(seed: 0xC0DE)
     let samples = (0..<settings.samples).map { sample($0, using: &generator) }
     let coders: [(name: String, coder: any CaskCoder, isDefault: Bool)] = [
       ("BinaryCaskCoder", BinaryCaskCoder(), true), ("JSONCaskCoder", JSONCaskCoder(), false),
@@ -157,14 +130,14 @@ enum CodersCommand: BenchCommand {
       workloads.append(
         Workload(name: "\(name) decode") { count in
           for index in 0..<count {
-            sink.bytes &+= try coder.decode(Sample.self, from: encoded[index % encoded.count]).age
+            sink.bytes &+= try coder.decode(BenchObject.self, from: encoded[index % encoded.count]).age
           }
         })
       workloads.append(
         Workload(name: "\(name) encode+decode") { count in
           for index in 0..<count {
             let data = try coder.encode(samples[index % samples.count])
-            sink.bytes &+= try coder.decode(Sample.self, from: data).age
+            sink.bytes &+= try coder.decode(BenchObject.self, from: data).age
           }
         })
     }
@@ -185,18 +158,18 @@ enum CodersCommand: BenchCommand {
         roundTripsExactly: checks[index].exact, readsOldAfterOptionalFieldAdded: checks[index].added,
         readsOldAfterFieldRemoved: checks[index].removed)
     }
-    return Report(command: "cask-bench coders", settings: settings, machine: Machine.current(), coders: figures)
+    return Report(settings: settings, coders: figures)
   }
 
   /// Size and the three readability checks of one coder over every sample.
   static func compatibility(
-    _ coder: any CaskCoder, samples: [Sample], encoded: [Data]
+    _ coder: any CaskCoder, samples: [BenchObject], encoded: [Data]
   ) throws -> (bytes: Double, exact: Bool, added: Bool, removed: Bool) {
     var exact = true
     var added = true
     var removed = true
     for (sample, data) in zip(samples, encoded) {
-      exact = exact && (try? coder.decode(Sample.self, from: data)) == sample
+      exact = exact && (try? coder.decode(BenchObject.self, from: data)) == sample
       if let newer = try? coder.decode(SampleAddedOptional.self, from: data) {
         added = added && newer.nickname == nil && newer.id == sample.id && newer.notes == sample.notes
       } else {

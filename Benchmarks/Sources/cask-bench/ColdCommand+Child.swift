@@ -53,10 +53,10 @@ extension ColdCommand {
     default:
       var answers: [String: String] = [:]
       // Declaring the collection is part of the first query's time, as at an app's launch.
-      let start = Stopwatch.now()
+      let start = ProcessFigures.now()
       let reader = CaskEventStore(store.collection(BenchEvent.self, named: "events", indexes: indexes))
       answers["count"] = String(try reader.count(city: queries.city))
-      let count = Double(Stopwatch.now() - start) / 1e9
+      let count = Double(ProcessFigures.now() - start) / 1e9
       let page = try Stopwatch.seconds {
         let newest = try reader.newest(city: queries.city, offset: 0, limit: queries.pageSize)
         answers["page"] = newest.map(\.id).joined(separator: ",")
@@ -71,8 +71,6 @@ extension ColdCommand {
       figures.keys = stats.keys
       figures.segmentsFromCheckpoint = stats.recovery.segmentsFromCheckpoint
     }
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys]
-    return String(decoding: try encoder.encode(figures), as: UTF8.self)
+    return try PeerMain.json(figures)
   }
 }

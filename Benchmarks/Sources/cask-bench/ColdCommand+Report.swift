@@ -58,7 +58,7 @@ extension ColdCommand {
 
   /// The targets `cold` measures, once any of its files is there: "not measured" until a file
   /// of the target's size is.
-  static func targets(_ files: [ResultsFile<Figures>]) -> [PeerTarget] {
+  static func targets(_ files: [ResultsFile<Figures>]) -> [Target] {
     guard !files.isEmpty else { return [] }
     let at = "\(Number.grouped(Double(targetEvents))) events"
     let cold = files.first { $0.figures.events == targetEvents }?.figures
@@ -67,16 +67,16 @@ extension ColdCommand {
     }
     let disk = files.compactMap(\.figures.disk).first { $0.events == diskTargetEvents }
     return [
-      PeerTarget(
+      Target(
         "open + first count() + first page, \(at), ms", at: at, required: 100, atMost: true,
         measured: milliseconds("in all")),
-      PeerTarget(
+      Target(
         "RSS after it beyond the key directory, \(at), MiB", at: at, required: 64, atMost: true,
         measured: cold.map { beyondKeyDirectory($0) / Double(1 << 20) }),
-      PeerTarget(
+      Target(
         "first save after open, \(at), ms", at: at, required: 5, atMost: true,
         measured: milliseconds("first save after open")),
-      PeerTarget(
+      Target(
         "disk with \(CaskQuerySide.compositeIndexes.count) indexes ÷ without (cold)",
         at: "\(Number.grouped(Double(diskTargetEvents))) events", required: 2.5, atMost: true,
         measured: disk.map { Double($0.indexedBytes) / Double(Swift.max($0.plainBytes, 1)) }),

@@ -14,18 +14,12 @@ enum ColdCommand: BenchCommand {
   static let name = "cold"
   static let abstract =
     "Open, first count() and first page of an indexed collection in fresh processes; memory, save, disk."
-  static let usage =
-    "cask-bench cold [--quick] [--events N[,N...]] [--runs N] [--disk-events N] [--dir DIR] [--results DIR]"
   static let options: [(flag: String, help: String)] = [
     (
       "--quick", "2,000 events, 2 runs, the disk comparison at 2,000 events: every part, for CI; the figures are noisy."
     ),
     ("--events N[,N...]", "Collection sizes (default 1000000)."),
     ("--runs N", "Fresh processes of each kind per size; every figure is their median (default 5)."),
-    (
-      "--disk-events N",
-      "Events of the disk comparison (five indexes, none, SQLCipher), a size measured too (default 100000; 0: none)."
-    ),
     ("--dir DIR", "Where the scratch stores go (default /tmp)."),
     ResultsDestination.option,
     ("--child PART --store DIR", "One fresh process's part (open, keys, save) on a built store; prints JSON."),
@@ -77,7 +71,7 @@ enum ColdCommand: BenchCommand {
   }
 
   static func run(arguments: [String]) throws {
-    var options = Options(arguments)
+    var options = Options(arguments, of: Self.self)
     if let part = try options.value("--child") {
       guard parts.contains(part) else {
         throw UsageError("'--child' takes \(parts.joined(separator: ", ")), not '\(part)'")
@@ -91,22 +85,17 @@ enum ColdCommand: BenchCommand {
     let quick = options.flag("--quick")
     let sizes = try options.numbers("--events", atLeast: 1_000) ?? [quick ? 2_000 : 1_000_000]
     let runs = try options.positive("--runs") ?? (quick ? 2 : 5)
-    let diskEvents = try options.number("--disk-events", atLeast: 0) ?? (quick ? 2_000 : 100_000)
-    let base = try options.value("--dir") ?? "/tmp"
-    let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
-    try options.finish()
-    guard diskEvents == 0 || diskEvents >= 1_000 else {
-      throw UsageError("'--disk-events' takes 0 or a whole number of at least 1000, not '\(diskEvents)'")
+    try options.measure { results, scratch in
+      try PeerProcess.checkBuilt([diskPeer.executable])
+      // The disk first (five indexes, none, SQLCipher), at a size measured too, so that each
+      // size's file is written as soon as it is measured.
+      let disk = try measureDisk(events: quick ? 2_000 : 100_000, in: scratch)
+      for size in Set(sizes + [disk.events]).sorted() {
+        var figures = try measure(events: size, runs: runs, in: scratch)
+        if disk.events == size { figures.disk = disk }
+        try results.write(figures, size: size)
+      }
     }
-    if diskEvents > 0 { try PeerProcess.checkBuilt([diskPeer.executable]) }
-    // The disk first, so that each size's file is written as soon as it is measured.
-    let disk = diskEvents > 0 ? try measureDisk(events: diskEvents, in: base) : nil
-    for size in Set(sizes + (disk.map { [$0.events] } ?? [])).sorted() {
-      var figures = try measure(events: size, runs: runs, in: base)
-      if disk?.events == size { figures.disk = disk }
-      try results.write(figures, subcommand: name, size: size)
-    }
-    results.printTables(name)
   }
 
   /// Builds the stores of one size and runs every part `runs` times, each in a fresh process,
@@ -124,15 +113,8 @@ enum ColdCommand: BenchCommand {
     for round in 1...runs {
       for part in PeerProcess.rotated(parts, round: round) {
         printToStandardError("cold: round \(round) of \(runs), \(part), \(Number.grouped(Double(count))) events")
-        let output = try Subprocess.output(
-          "cask-bench", [name, "--child", part, "--store", part == "keys" ? plain : indexed, "--events", "\(count)"],
-          executable: PeerProcess.binaryFolder.appendingPathComponent("cask-bench"), passingErrors: true)
-        let figures: Child
-        do {
-          figures = try JSONDecoder().decode(Child.self, from: Data(output.utf8))
-        } catch {
-          throw BenchError("cold: the \(part) process printed no figures: \(error)")
-        }
+        let figures: Child = try PeerProcess.output(
+          "cask-bench", [name, "--child", part, "--store", part == "keys" ? plain : indexed, "--events", "\(count)"])
         if part == "open", figures.answers != expected {
           throw BenchError("cold: the first count() or page after open differs from the events written")
         }

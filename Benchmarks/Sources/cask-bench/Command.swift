@@ -8,7 +8,7 @@ protocol BenchCommand {
   static var name: String { get }
   /// One line for the root help's SUBCOMMANDS list.
   static var abstract: String { get }
-  /// The usage line, for example `cask-bench codec [--quick] [--json FILE]`.
+  /// The usage line; by default every option in brackets, in the order `options` lists them.
   static var usage: String { get }
   /// The OPTIONS section of the help, one option a line (`-h, --help` is added after them).
   static var options: [(flag: String, help: String)] { get }
@@ -21,6 +21,10 @@ protocol BenchCommand {
 }
 
 extension BenchCommand {
+  static var usage: String {
+    (["cask-bench", name] + options.map { "[\($0.flag)]" }).joined(separator: " ")
+  }
+
   /// The text `cask-bench <name> --help` and `cask-bench help <name>` print.
   static var help: String {
     let all = options + [("-h, --help", "Show help information.")]
@@ -60,16 +64,43 @@ struct BenchError: Error, CustomStringConvertible {
 /// error, so a misspelt flag never passes silently.
 struct Options {
   private var remaining: [String]
+  private let arguments: [String]
+  private let subcommand: String
+  /// The first word of each option the subcommand lists (`--dir`, `--quick`).
+  private let listed: Set<String>
+  /// Whether `--quick` was given.
+  private var quick = false
 
-  init(_ arguments: [String]) {
+  init<Command: BenchCommand>(_ arguments: [String], of command: Command.Type) {
     remaining = arguments
+    self.arguments = arguments
+    subcommand = command.name
+    listed = Set(command.options.compactMap { $0.flag.split(separator: " ").first.map(String.init) })
   }
 
   /// Whether the flag `name` (for example `--quick`) was given; consumes it.
   mutating func flag(_ name: String) -> Bool {
     let count = remaining.count
     remaining.removeAll { $0 == name }
+    if name == "--quick" && remaining.count != count { quick = true }
     return remaining.count != count
+  }
+
+  /// The end of a measuring subcommand's command line and what it does around its work: reads
+  /// `--dir DIR` (where it lists it; default /tmp) and `--results DIR`, fails on an argument
+  /// nobody consumed, runs `body` with where the results go and a fresh folder under `--dir`
+  /// (removed after), then prints the tables of what it wrote.
+  ///
+  /// - Throws: `UsageError` for an argument left over; what `body` throws.
+  mutating func measure(_ body: (ResultsDestination, String) throws -> Void) throws {
+    let base = listed.contains("--dir") ? try value("--dir") ?? "/tmp" : "/tmp"
+    let results = try ResultsDestination(
+      subcommand, arguments: arguments, folder: try value("--results"), quick: quick)
+    try finish()
+    let scratch = try ScratchDirectory(in: base)
+    defer { scratch.remove() }
+    try body(results, scratch.path)
+    results.printTables()
   }
 
   /// The value of `name FILE` or `name=FILE`; consumes both. The last one given wins.

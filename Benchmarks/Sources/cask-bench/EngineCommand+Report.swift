@@ -60,9 +60,6 @@ extension EngineCommand {
       fewestOperations = runs.map(\.operations).min() ?? 0
       requested = runs.map(\.requested).max() ?? 0
     }
-
-    /// Whether some run stopped before doing every operation.
-    var stoppedEarly: Bool { fewestOperations < requested }
   }
 
   /// The three timed phases of one fresh store.
@@ -166,17 +163,13 @@ extension EngineCommand {
   }
 
   struct Report: Codable {
-    let command: String
     let settings: Settings
-    let machine: Machine
-    /// /proc/loadavg when the run started and when it ended: the machine is shared.
-    let loadAverage: [String]
     /// The bytes of one record with a key of `settings.keyBytes` and a value of `settings.valueBytes`.
     let recordBytes: Int
     /// The disk's own rate: one record appended and `fdatasync`ed at a time.
     let syncProbe: RunFigure
     var durable: [OperationFigure]
     var sizes: [SizeFigures]
-    var targets: [RecordedTarget]
+    var targets: [Target]
   }
 }

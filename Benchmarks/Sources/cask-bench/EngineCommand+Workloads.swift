@@ -63,12 +63,12 @@ extension EngineCommand {
   ) {
     var samples: [Double] = []
     samples.reserveCapacity(count)
-    let start = Stopwatch.now()
+    let start = ProcessFigures.now()
     let deadline = budget.isFinite ? start + UInt64(budget * 1e9) : .max
     var previous = start
     for index in 0..<count {
       try operation(index)
-      let now = Stopwatch.now()
+      let now = ProcessFigures.now()
       samples.append(Double(now - previous) / 1e9)
       previous = now
       if now > deadline { break }
@@ -141,20 +141,20 @@ extension EngineCommand {
     _ threads: Int, keys: [String], _ operation: @escaping @Sendable (String, Int) throws -> Void
   ) throws -> RunFigure {
     let share = keys.count / threads
-    let start = Stopwatch.now()
+    let start = ProcessFigures.now()
     let samples = try PeerKit.onThreads(threads) { thread in
       var samples: [Double] = []
       samples.reserveCapacity(share)
-      var previous = Stopwatch.now()
+      var previous = ProcessFigures.now()
       for (index, key) in keys[thread * share..<(thread + 1) * share].enumerated() {
         try operation(key, index)
-        let now = Stopwatch.now()
+        let now = ProcessFigures.now()
         samples.append(Double(now - previous) / 1e9)
         previous = now
       }
       return samples
     }
-    let seconds = Double(Stopwatch.now() - start) / 1e9
+    let seconds = Double(ProcessFigures.now() - start) / 1e9
     return RunFigure(samples: samples.flatMap { $0 }, seconds: seconds, requested: share * threads)
   }
 
@@ -221,9 +221,9 @@ extension EngineCommand {
       ProcessMemory.releaseFreeMemory()
       let rssBefore = ProcessFigures.currentRSS()
       let heapBefore = ProcessMemory.heapBytesInUse()
-      let start = Stopwatch.now()
+      let start = ProcessFigures.now()
       let store = try CaskStore(path: directory, password: password, options: unsynced)
-      seconds.append(Double(Stopwatch.now() - start) / 1e9)
+      seconds.append(Double(ProcessFigures.now() - start) / 1e9)
       rss.append(Double(ProcessFigures.currentRSS() - rssBefore) / Double(keys))
       heap.append(Double(ProcessMemory.heapBytesInUse() - heapBefore) / Double(keys))
       ProcessMemory.releaseFreeMemory()
@@ -299,11 +299,11 @@ extension EngineCommand {
       let background = BackgroundCompaction(store)
       var samples: [Double] = []
       samples.reserveCapacity(puts)
-      var previous = Stopwatch.now()
+      var previous = ProcessFigures.now()
       do {
         while samples.count < puts && !background.isFinished {
           try store.put(values[samples.count % values.count], forKey: randomKey(&random))
-          let now = Stopwatch.now()
+          let now = ProcessFigures.now()
           samples.append(Double(now - previous) / 1e9)
           previous = now
         }
@@ -350,9 +350,9 @@ extension EngineCommand {
     init(_ store: CaskStore) {
       done.enter()
       let thread = Thread { [self] in
-        let start = Stopwatch.now()
+        let start = ProcessFigures.now()
         let result = Result { try store.compact() }
-        let seconds = Double(Stopwatch.now() - start) / 1e9
+        let seconds = Double(ProcessFigures.now() - start) / 1e9
         outcome.withLock { $0 = (result, seconds) }
         done.leave()
       }

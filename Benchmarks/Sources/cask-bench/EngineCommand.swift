@@ -15,7 +15,6 @@ import Synchronization
 enum EngineCommand: BenchCommand {
   static let name = "engine"
   static let abstract = "CaskEngine put/get/delete/overwrite, durable puts, open, index memory and compaction."
-  static let usage = "cask-bench engine [--quick] [--keys N] [--format N] [--dir DIR] [--results DIR]"
   static let options: [(flag: String, help: String)] = [
     ("--quick", "10,000 keys and fewer durable puts: the whole run in well under a minute, with more noise."),
     ("--keys N", "Measure one store size (at least 100 keys) instead of 10,000, 100,000 and 1,000,000."),
@@ -37,22 +36,16 @@ enum EngineCommand: BenchCommand {
 
   static func run(arguments: [String]) throws {
     _ = started
-    var options = Options(arguments)
+    var options = Options(arguments, of: Self.self)
     let quick = options.flag("--quick")
-    let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
     let keys = try options.number("--keys", atLeast: 100)
-    let base = try options.value("--dir") ?? "/tmp"
     let format = try options.number(
       "--format", in: Int(CaskFormat.oldestReadableVersion)...Int(CaskFormat.formatVersion))
-    try options.finish()
     if let format { formatVersion.store(UInt16(format), ordering: .relaxed) }
     let sizes = keys.map { [$0] } ?? (quick ? [10_000] : [10_000, 100_000, 1_000_000])
-    let root = try ScratchDirectory(in: base)
-    defer { root.remove() }
-    let settings = Settings(quick: quick, sizes: sizes, directory: root.path)
-    let report = try measure(settings, root: root.path)
-    try write(report, to: results)
-    results.printTables(name)
+    try options.measure { results, root in
+      try write(measure(Settings(quick: quick, sizes: sizes, directory: root), root: root), to: results)
+    }
   }
 
   /// One results file per store size (`engine-10000.json`) and one for durable puts
@@ -65,12 +58,12 @@ enum EngineCommand: BenchCommand {
       one.sizes = [size]
       one.durable = []
       one.targets = targets(one)
-      try results.write(one, subcommand: name, size: size.keys, name: format + String(size.keys))
+      try results.write(one, size: size.keys, name: format + String(size.keys))
     }
     var durable = report
     durable.sizes = []
     durable.targets = targets(durable)
-    try results.write(durable, subcommand: name, name: format + "durable")
+    try results.write(durable, name: format + "durable")
   }
 
   // MARK: Settings
@@ -163,32 +156,32 @@ enum EngineCommand: BenchCommand {
 
   static let getLatencyGrowthTarget = "get p50 latency, 1,000,000 keys / 10,000 keys <= 1.25"
 
-  static func targets(_ report: Report) -> [RecordedTarget] {
-    var targets: [RecordedTarget] = []
+  static func targets(_ report: Report) -> [Target] {
+    var targets: [Target] = []
     for size in report.sizes {
       targets.append(
-        RecordedTarget(
-          target: "put (.never), \(Number.grouped(Double(size.keys))) keys >= 200,000 ops/s",
-          required: Goal.putOpsPerSecond, atMost: false, measured: size.operation("put")?.opsPerSecond))
+        Target(
+          "put (.never), \(Number.grouped(Double(size.keys))) keys >= 200,000 ops/s",
+          required: Goal.putOpsPerSecond, measured: size.operation("put")?.opsPerSecond))
       targets.append(
-        RecordedTarget(
-          target: "get, \(Number.grouped(Double(size.keys))) keys >= 300,000 ops/s", required: Goal.getOpsPerSecond,
+        Target(
+          "get, \(Number.grouped(Double(size.keys))) keys >= 300,000 ops/s", required: Goal.getOpsPerSecond,
           atMost: false, measured: size.operation("get")?.opsPerSecond))
     }
     let eight = report.durable.first { $0.writers == Goal.durableWriters }
     targets.append(
-      RecordedTarget(
-        target: "durable puts (.always), 8 writers >= 20,000 ops/s", required: Goal.durableOpsPerSecond, atMost: false,
+      Target(
+        "durable puts (.always), 8 writers >= 20,000 ops/s", required: Goal.durableOpsPerSecond,
         measured: eight?.opsPerSecond))
     let large = report.sizes.first { $0.keys == Goal.openKeys }
     targets.append(
-      RecordedTarget(
-        target: "open 1,000,000 keys with hints <= 1 s", required: Goal.openSeconds, atMost: true,
+      Target(
+        "open 1,000,000 keys with hints <= 1 s", required: Goal.openSeconds, atMost: true,
         measured: large?.openWithHints.medianSeconds))
     for size in report.sizes {
       targets.append(
-        RecordedTarget(
-          target: "index memory, 15-byte keys, \(Number.grouped(Double(size.keys))) keys <= 64 B/key (RSS)",
+        Target(
+          "index memory, 15-byte keys, \(Number.grouped(Double(size.keys))) keys <= 64 B/key (RSS)",
           required: Goal.indexBytesPerKey, atMost: true, measured: size.inlineKeyMemory.rssBytesPerKey))
     }
     let small = report.sizes.first { $0.keys == Goal.latencySizes.small }?.operation("get")
@@ -196,8 +189,8 @@ enum EngineCommand: BenchCommand {
     var growth: Double?
     if let small, let big, small.p50 > 0 { growth = big.p50 / small.p50 }
     targets.append(
-      RecordedTarget(
-        target: getLatencyGrowthTarget, required: Goal.getLatencyGrowth,
+      Target(
+        getLatencyGrowthTarget, required: Goal.getLatencyGrowth,
         atMost: true, measured: growth))
     return targets
   }
@@ -205,9 +198,7 @@ enum EngineCommand: BenchCommand {
   // MARK: Measuring
 
   static func measure(_ settings: Settings, root: String) throws -> Report {
-    let loadAtStart = LoadAverage.text()
-    let machine = Machine.current()
-    progress("\(machine.summary)")
+    progress(Machine.current().summary)
     progress("stores in \(root) (\(settings.fileSystem)), seed \(settings.seed)")
     var random = SeededGenerator(seed: settings.seed)
     let values = makeValues(count: settings.valuePool, bytes: settings.valueBytes, using: &random)
@@ -243,13 +234,7 @@ enum EngineCommand: BenchCommand {
     }
     guard sink.bytes > 0 else { throw BenchError("the gets returned no bytes") }
     var report = Report(
-      command: "cask-bench engine" + (settings.quick ? " --quick" : "")
-        + (settings.sizes.count == 1 && (!settings.quick || settings.sizes[0] != 10_000)
-          ? " --keys \(settings.sizes[0])" : "")
-        + (settings.formatVersion == CaskFormat.formatVersion ? "" : " --format \(settings.formatVersion)"),
-      settings: settings, machine: machine, loadAverage: [loadAtStart, LoadAverage.text()], recordBytes: record,
-      syncProbe: probe, durable: durable, sizes: sizes,
-      targets: [])
+      settings: settings, recordBytes: record, syncProbe: probe, durable: durable, sizes: sizes, targets: [])
     report.targets = targets(report)
     return report
   }
@@ -364,8 +349,8 @@ enum EngineCommand: BenchCommand {
 
   /// Progress on standard error, with the seconds since the run started.
   static func progress(_ message: String) {
-    printToStandardError("engine [\(Number.fixed(Double(Stopwatch.now() - started) / 1e9, 1)) s]: \(message)")
+    printToStandardError("engine [\(Number.fixed(Double(ProcessFigures.now() - started) / 1e9, 1)) s]: \(message)")
   }
 
-  static let started = Stopwatch.now()
+  static let started = ProcessFigures.now()
 }

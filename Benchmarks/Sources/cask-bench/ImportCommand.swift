@@ -14,42 +14,33 @@ import RNCryptorCodec
 enum ImportCommand: BenchCommand {
   static let name = "import"
   static let abstract = "importJSON(contentsOf:) and cask import of N events: objects/s and peak memory growth."
-  static let usage =
-    "cask-bench import [--quick] [--count N] [--cask PATH] [--sqlcipher PATH] [--dir DIR]"
-    + " [--results DIR]"
   static let options: [(flag: String, help: String)] = [
     ("--quick", "20,000 events instead of 750,000 (a few seconds, for CI)."),
     ("--count N", "How many events to import."),
     ("--cask PATH", "Also time this cask binary's 'import' of the same file."),
-    ("--sqlcipher PATH", "The sqlcipher shell for the side-by-side .import (default: sqlcipher on PATH)."),
     ("--dir DIR", "Where the scratch store and file go (default /tmp)."),
     ResultsDestination.option,
   ]
 
   static func run(arguments: [String]) throws {
-    var options = Options(arguments)
+    var options = Options(arguments, of: Self.self)
     let quick = options.flag("--quick")
     let count = try options.positive("--count") ?? (quick ? 20_000 : 750_000)
     let cask = try options.value("--cask")
-    let sqlcipher = try options.value("--sqlcipher") ?? findOnPath("sqlcipher")
-    let base = try options.value("--dir") ?? "/tmp"
-    let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
-    try options.finish()
-    let scratch = try ScratchDirectory(in: base)
-    defer { scratch.remove() }
-    let file = "\(scratch.path)/events.jsonl"
-    let rows = "\(scratch.path)/events.rows"
-    let bytes = try writeEvents(count, to: file, rows: sqlcipher == nil ? nil : rows)
-    printToStandardError("import: \(count) events, \(bytes / 1_000_000) MB of JSON Lines")
-    var paths = [try measureLibrary(file: file, count: count, in: scratch.path)]
-    if let cask { paths.append(try measureBinary(cask, file: file, count: count, in: scratch.path)) }
-    if let sqlcipher { paths.append(try measureSQLCipher(sqlcipher, rows: rows, count: count, in: scratch.path)) }
-    if sqlcipher == nil {
-      printToStandardError(
-        "sqlcipher .import: not measured (no sqlcipher shell: Debian's sqlcipher package, or --sqlcipher PATH)")
+    let sqlcipher = findOnPath("sqlcipher")
+    try options.measure { results, scratch in
+      let file = "\(scratch)/events.jsonl"
+      let rows = "\(scratch)/events.rows"
+      let bytes = try writeEvents(count, to: file, rows: sqlcipher == nil ? nil : rows)
+      printToStandardError("import: \(count) events, \(bytes / 1_000_000) MB of JSON Lines")
+      var paths = [try measureLibrary(file: file, count: count, in: scratch)]
+      if let cask { paths.append(try measureBinary(cask, file: file, count: count, in: scratch)) }
+      if let sqlcipher { paths.append(try measureSQLCipher(sqlcipher, rows: rows, count: count, in: scratch)) }
+      if sqlcipher == nil {
+        printToStandardError("sqlcipher .import: not measured (no sqlcipher shell on PATH: Debian's sqlcipher package)")
+      }
+      try results.write(paths, size: count)
     }
-    try results.write(paths, subcommand: name, size: count)
-    results.printTables(name)
   }
 
   /// One way of importing the file, as `import-<count>.json` holds it.

@@ -9,10 +9,9 @@ import PeerKit
 enum IndexCommand: BenchCommand {
   static let name = "index"
   static let abstract = "Index memory per key and open time from hints, for keys of 16, 30 and 60 bytes."
-  static let usage = "cask-bench index [--keys N] [--dir DIR] [--results DIR]"
   static let options: [(flag: String, help: String)] = [
     ("--keys N", "Keys in each store (default 1,000,000; at least 100)."),
-    ("--dir DIR", "Where to build the stores (default: the temporary directory)."),
+    ("--dir DIR", "Where to build the stores (default /tmp)."),
     ResultsDestination.option,
   ]
 
@@ -40,19 +39,18 @@ enum IndexCommand: BenchCommand {
   }
 
   static func run(arguments: [String]) throws {
-    var options = Options(arguments)
+    var options = Options(arguments, of: Self.self)
     let count = try options.number("--keys", atLeast: 100) ?? 1_000_000
-    let base = try options.value("--dir") ?? FileManager.default.temporaryDirectory.path
-    let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: false)
-    try options.finish()
-    let scratch = try ScratchDirectory(in: base)
-    defer { scratch.remove() }
+    try options.measure { results, scratch in try results.write(measure(keys: count, in: scratch), size: count) }
+  }
+
+  static func measure(keys count: Int, in scratch: String) throws -> Figures {
     printToStandardError("index: \(Machine.current().summary)")
     var figures = Figures(overheadTarget: overheadTarget, openTarget: openTarget)
     var random = SeededGenerator(seed: 0x1DE)
     let values = EngineCommand.makeValues(count: 64, bytes: 16, using: &random)
     for length in keyLengths {
-      let directory = "\(scratch.path)/keys-\(length).cask"
+      let directory = "\(scratch)/keys-\(length).cask"
       printToStandardError("index: building \(Number.grouped(Double(count))) keys of \(length) bytes")
       let keys = EngineCommand.makeKeys(count: count, length: length, using: &random)
       try EngineCommand.build(directory, keys: keys, values: values)
@@ -65,8 +63,7 @@ enum IndexCommand: BenchCommand {
           heapBytesPerKey: memory.heapBytesPerKey, rssBytesPerKey: memory.rssBytesPerKey))
       try FileManager.default.removeItem(atPath: directory)
     }
-    try results.write(figures, subcommand: name, size: count)
-    results.printTables(name)
+    return figures
   }
 
   /// The table `index` prints and Docs/BENCHMARKS.md shows.

@@ -17,21 +17,19 @@ final class KintoLauncher: @unchecked Sendable {
   private let process = Process()
   private let lifeline = Pipe()
 
-  /// The venv's `kinto` in the repository this binary was built from.
-  static var defaultExecutable: String { ResultsDestination.repository + "/.venv-kinto/bin/kinto" }
-
   /// Starts Kinto and waits until `/v1/` answers.
   ///
   /// - Parameters:
-  ///   - executable: the `kinto` command.
   ///   - postgres: a PostgreSQL URL for storage and permissions (migrated first), or `nil` for
   ///     the memory backend.
   ///   - directory: where the settings and the server's log go.
   /// - Throws: `BenchError` when Kinto is not installed, cannot migrate, or does not answer
   ///   within 30 s (with the end of its log).
-  init(executable: String, postgres: String?, directory: String) throws {
+  init(postgres: String?, directory: String) throws {
+    // The venv's `kinto` in the repository this binary was built from.
+    let executable = ResultsDestination.repository + "/.venv-kinto/bin/kinto"
     guard FileManager.default.isExecutableFile(atPath: executable) else {
-      throw BenchError("no kinto at '\(executable)': run scripts/setup.sh (it makes .venv-kinto) or pass --kinto")
+      throw BenchError("no kinto at '\(executable)': run scripts/setup.sh (it makes .venv-kinto)")
     }
     let port = try Loopback.freePort()
     url = URL(string: "http://127.0.0.1:\(port)/v1")!

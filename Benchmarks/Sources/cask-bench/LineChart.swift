@@ -10,17 +10,6 @@ enum LineChart {
     let points: [(size: Double, seconds: Double)]
   }
 
-  /// Writes the chart to `path`.
-  ///
-  /// - Throws: `BenchError` when the file cannot be written.
-  static func write(_ series: [Series], title: String, xLabel: String, to path: String) throws {
-    do {
-      try Data(svg(series, title: title, xLabel: xLabel).utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
-    } catch {
-      throw BenchError("cannot write the chart to '\(path)': \(error.localizedDescription)")
-    }
-  }
-
   static func svg(_ series: [Series], title: String, xLabel: String) -> String {
     let (width, height) = (1100.0, 460.0)
     let (left, right, top, bottom) = (72.0, 330.0, 48.0, 48.0)

@@ -1,22 +1,16 @@
 // Timing, statistics and the table printer shared by every subcommand.
-import Dispatch
 import Foundation
 import PeerKit
 
 // MARK: Timing
 
-/// Monotonic wall-clock timing.
+/// Monotonic wall-clock timing, on the clock the peers read (`ProcessFigures.now()`).
 enum Stopwatch {
-  /// Nanoseconds on the monotonic clock.
-  static func now() -> UInt64 {
-    DispatchTime.now().uptimeNanoseconds
-  }
-
   /// The seconds `body` takes.
   static func seconds(_ body: () throws -> Void) rethrows -> Double {
-    let start = now()
+    let start = ProcessFigures.now()
     try body()
-    return Double(now() - start) / 1e9
+    return Double(ProcessFigures.now() - start) / 1e9
   }
 }
 
@@ -181,8 +175,9 @@ struct Table {
   let columns: [(title: String, alignment: Alignment)]
   private(set) var rows: [[String]] = []
 
-  init(_ columns: [(title: String, alignment: Alignment)]) {
+  init(_ columns: [(title: String, alignment: Alignment)], rows: [[String]] = []) {
     self.columns = columns
+    for row in rows { append(row) }
   }
 
   /// Adds a row; it must have one cell per column.

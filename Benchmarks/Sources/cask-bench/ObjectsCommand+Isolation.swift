@@ -116,10 +116,10 @@ extension ObjectsCommand {
     return seconds
   }
 
-  static func isolationTarget(_ isolation: Isolation) -> PeerTarget {
+  static func isolationTarget(_ isolation: Isolation) -> Target {
     let objects = Number.grouped(Double(isolation.objects))
     let keys = Number.grouped(Double(isolation.storeKeys))
-    return PeerTarget(
+    return Target(
       "all() crowded ÷ alone", at: "\(objects) objects in a \(keys)-key store",
       required: 2, atMost: true, measured: isolation.ratio)
   }

@@ -12,8 +12,6 @@ enum ObjectsCommand: BenchCommand {
   static let name = "objects"
   static let abstract =
     "Codable collections: CipherCask beside SQLite with RNCryptor rows and the per-value PBKDF2 design."
-  static let usage =
-    "cask-bench objects [--quick] [--objects N] [--runs N] [--sample N] [--store-keys N] [--dir DIR] [--results DIR]"
   static let options: [(flag: String, help: String)] = [
     (
       "--quick",
@@ -21,10 +19,6 @@ enum ObjectsCommand: BenchCommand {
     ),
     ("--objects N", "Objects in each collection (default 10000)."),
     ("--runs N", "Runs behind each median (default 5)."),
-    (
-      "--sample N",
-      "Objects in the per-value PBKDF2 design's sample, where each save and get runs PBKDF2 (default 100)."
-    ),
     (
       "--store-keys N",
       "Keys in the crowded store where all() of 10,000 objects is timed against the same objects alone"
@@ -54,55 +48,50 @@ enum ObjectsCommand: BenchCommand {
   }
 
   struct Report: Codable {
-    let machine: Machine
-    let date: String
     let settings: Settings
     var engines: [GatheredEngine] = []
     var seedSample: GatheredEngine?
-    var targets: [PeerTarget] = []
+    var targets: [Target] = []
     /// `all()` alone and in a crowded store (the isolation cost rule).
     var isolation: Isolation?
   }
 
   static func run(arguments: [String]) throws {
-    var options = Options(arguments)
+    var options = Options(arguments, of: Self.self)
     let quick = options.flag("--quick")
     let objects = try options.positive("--objects") ?? (quick ? 2_000 : 10_000)
     let runs = try options.positive("--runs") ?? (quick ? 1 : 5)
-    let sample = try options.positive("--sample") ?? (quick ? 20 : 100)
+    // Each save and get of the per-value PBKDF2 design runs PBKDF2: a small sample of it.
+    let sample = quick ? 20 : 100
     let storeKeys =
       try options.positive("--store-keys") ?? (quick ? 100_000 : 1_000_000)
-    let base = try options.value("--dir") ?? "/tmp"
-    let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
-    try options.finish()
-    try PeerProcess.checkBuilt((engines + [seedDesign]).map(\.executable))
-    let scratch = try ScratchDirectory(in: base)
-    defer { scratch.remove() }
-    var system = SystemRandomNumberGenerator()
-    let settings = Settings(objects: objects, runs: runs, sample: sample, durability: "never", seed: system.next() >> 1)
-    var report = Report(
-      machine: Machine.current(), date: ISO8601DateFormatter().string(from: Date()), settings: settings)
-    func request(_ engine: PeerEngine, size: Int) -> PeerRequest {
-      PeerRequest(.objects, engine: engine.name, size: size, directory: scratch.path, seed: settings.seed)
-    }
+    try options.measure { results, scratch in
+      try PeerProcess.checkBuilt((engines + [seedDesign]).map(\.executable))
+      var system = SystemRandomNumberGenerator()
+      let settings = Settings(
+        objects: objects, runs: runs, sample: sample, durability: "never", seed: system.next() >> 1)
+      var report = Report(settings: settings)
+      func request(_ engine: PeerEngine, size: Int) -> PeerRequest {
+        PeerRequest(.objects, engine: engine.name, size: size, directory: scratch, seed: settings.seed)
+      }
 
-    report.engines = try PeerProcess.rounds(engines, rounds: runs, label: "objects") {
-      request($0, size: objects)
-    }
-    report.seedSample = try PeerProcess.rounds(
-      [seedDesign], rounds: 1, label: "objects: the per-object PBKDF2 design on \(sample) objects"
-    ) {
-      var saveAndGet = request($0, size: sample)
-      saveAndGet.saveAndGetOnly = true
-      return saveAndGet
-    }.first
-    let isolation = try measureIsolation(
-      storeKeys: storeKeys, runs: Swift.max(runs, 3), seed: settings.seed, directory: scratch.path)
-    report.isolation = isolation
-    report.targets = targets(report) + [isolationTarget(isolation)]
+      report.engines = try PeerProcess.rounds(engines, rounds: runs, label: "objects") {
+        request($0, size: objects)
+      }
+      report.seedSample = try PeerProcess.rounds(
+        [seedDesign], rounds: 1, label: "objects: the per-object PBKDF2 design on \(sample) objects"
+      ) {
+        var saveAndGet = request($0, size: sample)
+        saveAndGet.saveAndGetOnly = true
+        return saveAndGet
+      }.first
+      let isolation = try measureIsolation(
+        storeKeys: storeKeys, runs: Swift.max(runs, 3), seed: settings.seed, directory: scratch)
+      report.isolation = isolation
+      report.targets = targets(report) + [isolationTarget(isolation)]
 
-    try results.write(report, subcommand: name, size: objects)
-    results.printTables(name)
+      try results.write(report, size: objects)
+    }
   }
 
   /// The engines CipherCask is set beside: the other coders, the SQL peers, the PBKDF2 sample.
@@ -114,11 +103,11 @@ enum ObjectsCommand: BenchCommand {
     report.engines.named(cipherCask.name)?.speedup(workload, over: peer)
   }
 
-  static func targets(_ report: Report) -> [PeerTarget] {
+  static func targets(_ report: Report) -> [Target] {
     let objects = "\(Number.grouped(Double(report.settings.objects))) objects"
     let ours = report.engines.first { $0.engine == cipherCask.name }
     let seedTargets = ["save", "get"].map { workload in
-      PeerTarget(
+      Target(
         "\(workload): CipherCask ÷ the per-object PBKDF2 design",
         at: "\(objects) vs a \(report.settings.sample)-object sample",
         required: 1_000, measured: ratio(report, workload, report.seedSample))
@@ -129,19 +118,19 @@ enum ObjectsCommand: BenchCommand {
     // single objects a second (shown as a multiple of 100,000).
     let json = report.engines.first { $0.engine == "ciphercask+json" }
     let coderTargets = [("all", 3.0), ("get", 2.0), ("save-batch", 2.0)].map { workload, required in
-      PeerTarget(
+      Target(
         "\(workload == "save-batch" ? "save(contentsOf:)" : workload): BinaryCaskCoder ÷ JSONCaskCoder", at: objects,
         required: required, measured: ours?.speedup(workload, over: json))
     }
     let rateTargets = ["save", "get"].map { workload in
-      PeerTarget(
+      Target(
         "\(workload): objects a second with BinaryCaskCoder ÷ 100,000", at: objects, required: 1,
         measured: ours?.workload(workload).map { $0.opsPerSecond / 100_000 })
     }
     // Single objects ahead of the SQL peers holding the same objects.
     let peerTargets = ["sqlite+rncryptor", "sqlcipher"].flatMap { peer in
       ["save", "get"].map { workload in
-        PeerTarget(
+        Target(
           "\(workload): CipherCask ÷ \(peer)", at: objects, required: 1,
           measured: ratio(report, workload, report.engines.first { $0.engine == peer }))
       }

@@ -1,6 +1,7 @@
 import CipherCask
 import CipherCaskSync
 import Foundation
+import PeerKit
 
 #if canImport(FoundationNetworking)
   import FoundationNetworking
@@ -15,20 +16,8 @@ import Foundation
 enum OutboxCommand: BenchCommand {
   static let name = "outbox"
   static let abstract = "CipherCaskSync's outbox: queueing and pushing backlogs of 1,000 and 10,000 changes."
-  static let usage =
-    "cask-bench outbox [--quick] [--backlogs N,N...] [--push-limit SECONDS] [--server FILE] [--dir DIR]"
-    + " [--results DIR]"
   static let options: [(flag: String, help: String)] = [
     ("--quick", "A backlog of 1,000 changes only."),
-    ("--backlogs N,N...", "The backlogs to measure (default 1000,10000)."),
-    (
-      "--push-limit SECONDS",
-      "Stop a push after this long and report how far it got (default 540: the server stops after 600)."
-    ),
-    (
-      "--server FILE",
-      "The REST server script (default Tests/CipherCaskSyncTests/Server/rest_server.py, from the repository root)."
-    ),
     ("--dir DIR", "Where the temporary stores go (default /tmp)."),
     ResultsDestination.option,
   ]
@@ -46,52 +35,42 @@ enum OutboxCommand: BenchCommand {
     let enqueueCPUSeconds: Double
     let pushSeconds: Double
     let pushCPUSeconds: Double
-    /// Changes the push sent (less than `backlog` when it hit `--push-limit`).
+    /// Changes the push sent (less than `backlog` when it hit `pushLimit`).
     let sent: Int
     let complete: Bool
   }
 
   struct Report: Codable {
-    let machine: Machine
-    let date: String
     let durability: String
     var backlogs: [Figures] = []
   }
 
   static func run(arguments: [String]) throws {
-    var options = Options(arguments)
+    var options = Options(arguments, of: Self.self)
     let quick = options.flag("--quick")
-    let backlogs = try options.numbers("--backlogs", atLeast: 2) ?? (quick ? [1_000] : [1_000, 10_000])
-    let limitText = try options.value("--push-limit")
-    let server = try options.value("--server") ?? "Tests/CipherCaskSyncTests/Server/rest_server.py"
-    let base = try options.value("--dir") ?? "/tmp"
-    let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
-    try options.finish()
-    let pushLimit =
-      try limitText.map { text -> Double in
-        guard let value = Double(text), value > 0 else { throw UsageError("'--push-limit' takes a positive number") }
-        return value
-      } ?? 540
-    guard FileManager.default.fileExists(atPath: server) else {
-      throw BenchError("no REST server script at '\(server)': run from the repository root or pass --server")
-    }
-    let scratch = try ScratchDirectory(in: base)
-    defer { scratch.remove() }
-
-    var report = Report(
-      machine: Machine.current(), date: ISO8601DateFormatter().string(from: Date()), durability: "never")
-    for backlog in backlogs {
-      printToStandardError("outbox: a backlog of \(Number.grouped(Double(backlog))) changes")
-      let figures = try AsyncBridge.wait {
-        try await measure(backlog: backlog, pushLimit: pushLimit, server: server, directory: scratch.path)
+    try options.measure { results, scratch in
+      let server = ResultsDestination.repository + "/Tests/CipherCaskSyncTests/Server/rest_server.py"
+      guard FileManager.default.fileExists(atPath: server) else {
+        throw BenchError("no REST server script at '\(server)'")
       }
-      report.backlogs.append(figures)
+
+      var report = Report(durability: "never")
+      for backlog in quick ? [1_000] : [1_000, 10_000] {
+        printToStandardError("outbox: a backlog of \(Number.grouped(Double(backlog))) changes")
+        let figures = try AsyncBridge.wait {
+          try await measure(backlog: backlog, server: server, directory: scratch)
+        }
+        report.backlogs.append(figures)
+      }
+      try results.write(report)
     }
-    try results.write(report, subcommand: name)
-    results.printTables(name)
   }
 
-  static func measure(backlog: Int, pushLimit: Double, server script: String, directory: String) async throws
+  /// A push stops after this many seconds and reports how far it got (the server stops by
+  /// itself after 600).
+  static let pushLimit = 540.0
+
+  static func measure(backlog: Int, server script: String, directory: String) async throws
     -> Figures
   {
     let path = "\(directory)/outbox-\(backlog)"
@@ -107,13 +86,13 @@ enum OutboxCommand: BenchCommand {
     let offline = RemoteCollection(
       store.collection(Note.self), baseURL: URL(fileURLWithPath: "/offline"), configuration: configuration)
     let objects = backlog / 2
-    let enqueueStart = (Stopwatch.now(), CPUTime.process())
+    let enqueueStart = (ProcessFigures.now(), CPUTime.process())
     for index in 0..<backlog {
       let note = Note(
         id: "n\(index % objects)", text: "note \(index % objects), edit \(index / objects)", revision: index)
       try await offline.saveAndQueue(note)
     }
-    let enqueueSeconds = Double(Stopwatch.now() - enqueueStart.0) / 1e9
+    let enqueueSeconds = Double(ProcessFigures.now() - enqueueStart.0) / 1e9
     let enqueueCPU = CPUTime.process() - enqueueStart.1
     guard offline.pendingCount == backlog else {
       throw BenchError("outbox: \(offline.pendingCount) of \(backlog) queued")
@@ -125,7 +104,7 @@ enum OutboxCommand: BenchCommand {
     let sync = RemoteCollection(store.collection(Note.self), baseURL: server.url("users"), configuration: configuration)
 
     let sent = SentCounter()
-    let pushStart = (Stopwatch.now(), CPUTime.process())
+    let pushStart = (ProcessFigures.now(), CPUTime.process())
     let push = Task { try await sync.pushPending(progress: { sent.set($0.objects) }) }
     let deadline = Task {
       try await Task.sleep(nanoseconds: UInt64(pushLimit * 1e9))
@@ -139,7 +118,7 @@ enum OutboxCommand: BenchCommand {
       complete = false
     }
     deadline.cancel()
-    let pushSeconds = Double(Stopwatch.now() - pushStart.0) / 1e9
+    let pushSeconds = Double(ProcessFigures.now() - pushStart.0) / 1e9
     let pushCPU = CPUTime.process() - pushStart.1
     if complete, sync.pendingCount != 0 { throw BenchError("outbox: \(sync.pendingCount) changes left after the push") }
     return Figures(

@@ -65,15 +65,21 @@ enum PeerProcess {
   /// - Returns: the report it printed.
   /// - Throws: `BenchError` when it fails or prints something that is not a report.
   static func run(_ executable: String, _ request: PeerRequest) throws -> PeerReport {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys]
-    let arguments = [String(decoding: try encoder.encode(request), as: UTF8.self)]
+    try output(executable, [try PeerMain.json(request)])
+  }
+
+  /// Runs `executable`, built beside this one, with `arguments`; its progress lines pass
+  /// through to standard error.
+  ///
+  /// - Returns: the JSON it printed, decoded.
+  /// - Throws: `BenchError` when it fails or prints something else.
+  static func output<Output: Decodable>(_ executable: String, _ arguments: [String]) throws -> Output {
     let output = try Subprocess.output(
       executable, arguments, executable: binaryFolder.appendingPathComponent(executable), passingErrors: true)
     do {
-      return try JSONDecoder().decode(PeerReport.self, from: Data(output.utf8))
+      return try JSONDecoder().decode(Output.self, from: Data(output.utf8))
     } catch {
-      throw BenchError("'\(executable)' printed no report: \(error)")
+      throw BenchError("'\(executable) \(arguments.first ?? "")' printed no \(Output.self): \(error)")
     }
   }
 }

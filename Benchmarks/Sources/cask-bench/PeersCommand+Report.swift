@@ -15,15 +15,15 @@ extension PeersCommand {
 
   /// Each target at the largest size whose figures have it: a size run for some workloads only
   /// (the opens at 1,000,000 keys) leaves the other targets to the sizes that ran theirs.
-  static func targets(_ report: Report) -> [PeerTarget] {
+  static func targets(_ report: Report) -> [Target] {
     guard !report.sizes.isEmpty else { return [] }
     let sizes = report.sizes.sorted { $0.keys > $1.keys }
     func keys(_ count: Int) -> String { "\(Number.grouped(Double(count))) keys" }
     func target(
       _ name: String, required: Double, atMost: Bool = false, _ measure: (GatheredEngine?, SizeResult) -> Double?
-    ) -> PeerTarget {
+    ) -> Target {
       let size = sizes.first { measure($0.engine(cipherCask.name), $0) != nil } ?? sizes[0]
-      return PeerTarget(
+      return Target(
         name, at: keys(size.keys), required: required, atMost: atMost,
         measured: measure(size.engine(cipherCask.name), size))
     }
@@ -33,7 +33,7 @@ extension PeersCommand {
     func durableRatio(_ peer: String) -> Double? {
       report.durable.named(cipherCask.name)?.speedup(KVWorkload.durable8, over: report.durable.named(peer))
     }
-    var targets: [PeerTarget] = []
+    var targets: [Target] = []
     for workload in [KVWorkload.fillrandom, KVWorkload.readrandom] {
       for peer in ["sqlite+rncryptor", "sqlcipher"] {
         targets.append(target("\(workload): CipherCask ÷ \(peer)", required: 2, ratio(workload, peer)))
@@ -44,7 +44,7 @@ extension PeersCommand {
         targets.append(target("\(workload): CipherCask ÷ \(peer) (ahead)", required: 1, ratio(workload, peer)))
       }
       targets.append(
-        PeerTarget(
+        Target(
           "durable puts, 8 writers: CipherCask ÷ \(peer) (ahead)", at: "durable", required: 1,
           measured: durableRatio(peer)))
     }
@@ -68,12 +68,10 @@ extension PeersCommand {
         ReportCommand.openRatio(size?.engine(cipherCask.name), size?.engine(peer))
       }
       targets.append(
-        PeerTarget(
+        Target(
           "open, derivation left out: sqlite+rncryptor and lmdb+rncryptor ÷ CipherCask (the lower), \(keys(count))",
           at: keys(count), required: 1, measured: ratios.contains { $0 == nil } ? nil : ratios.compactMap { $0 }.min()))
     }
     return targets
   }
-
-  // MARK: Rendering
 }

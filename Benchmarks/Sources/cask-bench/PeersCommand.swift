@@ -12,20 +12,11 @@ import PeerKit
 enum PeersCommand: BenchCommand {
   static let name = "peers"
   static let abstract = "CipherCask beside SQLite, SQLCipher, LMDB and LevelDB: db_bench workloads, ratios."
-  static let usage =
-    "cask-bench peers [--quick] [--keys N[,N...]] [--runs N] [--large-runs N] [--write-ops N] [--rww-rate N] [--workloads LIST]"
-    + " [--peers LIST] [--dir DIR] [--results DIR]"
   static let options: [(flag: String, help: String)] = [
     ("--quick", "Every workload at 10,000 keys, one run, few durable puts: for CI; the figures are noisy."),
     ("--keys N[,N...]", "Store sizes (default 10000,100000,1000000)."),
     ("--runs N", "Runs behind each median at sizes up to 200,000 keys (default 5; 1 with --quick)."),
     ("--large-runs N", "Runs behind each median above 200,000 keys (default 3)."),
-    ("--write-ops N", "At most N puts in overwrite and N deletes in deleterandom (default: every key)."),
-    (
-      "--rww-rate N",
-      "readwhilewriting's writer makes N puts a second, the same load for every engine (default "
-        + "\(KVWorkload.defaultReadWhileWritingRate); 0: as fast as each engine can).",
-    ),
     (
       "--workloads LIST",
       "Comma-separated workloads (default all): " + (KVWorkload.all + ["durable", "seed"]).joined(separator: ",") + ".",
@@ -54,9 +45,7 @@ enum PeersCommand: BenchCommand {
     let runs: Int
     let largeRuns: Int
     let largeSize: Int
-    /// The cap on overwrite's puts and deleterandom's deletes, if any.
-    let writeOperations: Int?
-    /// readwhilewriting's writer's puts a second (0: unpaced).
+    /// readwhilewriting's writer's puts a second.
     let readWhileWritingRate: Int
     /// The key-value workloads run at each size, and whether durable puts and the per-value
     /// PBKDF2 design are measured.
@@ -89,50 +78,41 @@ enum PeersCommand: BenchCommand {
   }
 
   struct Report: Codable {
-    let machine: Machine
-    let date: String
     let settings: Settings
     var sizes: [SizeResult] = []
     var durable: [GatheredEngine] = []
     var seedSample: [GatheredEngine] = []
-    var targets: [PeerTarget] = []
+    var targets: [Target] = []
   }
 
   static func run(arguments: [String]) throws {
-    var options = Options(arguments)
+    var options = Options(arguments, of: Self.self)
     let quick = options.flag("--quick")
     let sizes = try options.numbers("--keys", atLeast: 1_000) ?? (quick ? [10_000] : [10_000, 100_000, 1_000_000])
     let runs = try options.positive("--runs") ?? (quick ? 1 : 5)
     let largeRuns = try options.positive("--large-runs") ?? 3
-    let writeOperations = try options.positive("--write-ops")
-    let readWhileWritingRate =
-      try options.number("--rww-rate", atLeast: 0) ?? KVWorkload.defaultReadWhileWritingRate
     let workloads =
       try options.names("--workloads", from: KVWorkload.all + ["durable", "seed"])
       ?? KVWorkload.all + ["durable", "seed"]
     let selected = try options.names("--peers", from: peerNames) ?? peerNames
-    let base = try options.value("--dir") ?? "/tmp"
-    let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
-    try options.finish()
+    try options.measure { results, scratch in
+      let engines = [cipherCask] + peers.filter { selected.contains($0.name) }
+      try PeerProcess.checkBuilt(engines.map(\.executable) + [seedDesign.executable])
 
-    let engines = [cipherCask] + peers.filter { selected.contains($0.name) }
-    try PeerProcess.checkBuilt(engines.map(\.executable) + [seedDesign.executable])
-
-    let scratch = try ScratchDirectory(in: base)
-    defer { scratch.remove() }
-    var system = SystemRandomNumberGenerator()
-    let settings = Settings(
-      quick: quick, sizes: sizes, runs: runs, largeRuns: largeRuns, largeSize: 200_000,
-      writeOperations: writeOperations, readWhileWritingRate: readWhileWritingRate,
-      workloads: workloads.filter { KVWorkload.all.contains($0) },
-      durablePuts: workloads.contains("durable"), seedDesign: workloads.contains("seed"), peers: selected,
-      durability: "never (durable puts: always)", durablePuts1: quick ? 20 : 200, durablePuts8: quick ? 48 : 400,
-      durableRuns: quick ? 1 : 5, seedSample: quick ? 20 : 100, seedRuns: quick ? 1 : 3, directory: base,
-      seed: system.next() >> 1)
-    var report = try measure(settings, engines: engines, scratch: scratch.path)
-    report.targets = targets(report)
-    try write(report, to: results)
-    results.printTables(name)
+      var system = SystemRandomNumberGenerator()
+      let settings = Settings(
+        quick: quick, sizes: sizes, runs: runs, largeRuns: largeRuns, largeSize: 200_000,
+        readWhileWritingRate: KVWorkload.readWhileWritingRate,
+        workloads: workloads.filter { KVWorkload.all.contains($0) },
+        durablePuts: workloads.contains("durable"), seedDesign: workloads.contains("seed"), peers: selected,
+        durability: "never (durable puts: always)", durablePuts1: quick ? 20 : 200, durablePuts8: quick ? 48 : 400,
+        durableRuns: quick ? 1 : 5, seedSample: quick ? 20 : 100, seedRuns: quick ? 1 : 3,
+        directory: URL(fileURLWithPath: scratch).deletingLastPathComponent().path,
+        seed: system.next() >> 1)
+      var report = try measure(settings, engines: engines, scratch: scratch)
+      report.targets = targets(report)
+      try write(report, to: results)
+    }
   }
 
   /// One results file per store size, and one for durable puts and the per-value PBKDF2 design
@@ -144,13 +124,13 @@ enum PeersCommand: BenchCommand {
       one.durable = []
       one.seedSample = []
       one.targets = targets(one)
-      try results.write(one, subcommand: name, size: size.keys)
+      try results.write(one, size: size.keys)
     }
     if !report.durable.isEmpty || !report.seedSample.isEmpty {
       var rest = report
       rest.sizes = []
       rest.targets = targets(rest)
-      try results.write(rest, subcommand: name, name: "durable")
+      try results.write(rest, name: "durable")
     }
   }
 
@@ -159,8 +139,7 @@ enum PeersCommand: BenchCommand {
   /// Runs every engine once per round (`PeerProcess.rounds`): each size's workloads, the
   /// durable puts, then the per-value PBKDF2 design on its small sample.
   static func measure(_ settings: Settings, engines: [PeerEngine], scratch: String) throws -> Report {
-    var report = Report(
-      machine: Machine.current(), date: ISO8601DateFormatter().string(from: Date()), settings: settings)
+    var report = Report(settings: settings)
     func request(_ mode: PeerRequest.Mode, _ engine: PeerEngine, size: Int) -> PeerRequest {
       PeerRequest(mode, engine: engine.name, size: size, directory: scratch, seed: settings.seed)
     }
@@ -169,8 +148,6 @@ enum PeersCommand: BenchCommand {
       let gathered = try PeerProcess.rounds(engines, rounds: runs, label: "peers: \(keys) keys") { engine in
         var kv = request(.kv, engine, size: keys)
         kv.workloads = settings.workloads
-        kv.writeOperations = settings.writeOperations
-        kv.readWhileWritingRate = settings.readWhileWritingRate
         return kv
       }
       report.sizes.append(SizeResult(keys: keys, runs: runs, engines: gathered))

@@ -23,7 +23,7 @@ enum ProfileCommand: BenchCommand {
     "One engine or collection workload alone (puts, gets, opens, object saves and reads), for perf or callgrind."
   static let usage =
     "cask-bench profile put|batch|get|delete|open|open-events|object-save|object-get|object-all|event-save [--ops N] "
-    + "[--keys N] [--coder binary|json] [--indexes none|1|3|each] [--dir DIR] [--store DIR] [--repeats N] [--sealing-threads N]"
+    + "[--keys N] [--indexes none|1|3|each] [--dir DIR] [--store DIR] [--perf-control FIFO]"
   static let options: [(flag: String, help: String)] = [
     ("put", "Single puts into a new store, one operation per call, durability never."),
     ("batch", "Puts in batches of 500 into a new store."),
@@ -39,16 +39,10 @@ enum ProfileCommand: BenchCommand {
       "Saves of new events, one per call, into a collection of --keys events with --indexes (queries' write costs)."
     ),
     ("--indexes SET", "event-save: none (the default), 1 (city), 3 (city, date, country) or each (attendee each:)."),
-    ("--coder NAME", "object-*: the collection's coder, binary (the default coder) or json (JSONCaskCoder)."),
     ("--store DIR", "open, open-events: build the store there once and keep it (default: a scratch directory)."),
-    ("--repeats N", "open, open-events: opens in a row (default 3)."),
     ("--ops N", "Operations in the timed loop (default 100,000)."),
     ("--keys N", "Keys of the store gets read, objects of the collection read (default 10,000)."),
     ("--dir DIR", "Where the store goes (default: the temporary directory)."),
-    (
-      "--sealing-threads N",
-      "put, batch, get, delete: the store's sealingThreads (default: the library's, the cores up to four)."
-    ),
     (
       "--perf-control FIFO",
       "Write 'enable' and 'disable' to perf's control FIFO around the loop (perf record -D -1 --control)."
@@ -61,21 +55,15 @@ enum ProfileCommand: BenchCommand {
   ]
 
   static func run(arguments: [String]) throws {
-    var options = Options(arguments)
+    var options = Options(arguments, of: Self.self)
     let operations = try options.positive("--ops") ?? 100_000
     let keysGiven = try options.positive("--keys")
     let base = try options.value("--dir") ?? FileManager.default.temporaryDirectory.path
     let control = try options.value("--perf-control").map { try PerfControl(path: $0) }
     let kept = try options.value("--store")
-    let repeats = try options.positive("--repeats") ?? 3
-    let coder = try options.value("--coder") ?? "binary"
-    let sealingThreads = try options.positive("--sealing-threads")
     let indexSet = try options.value("--indexes") ?? "none"
     guard let indexes = QueriesCommand.writeIndexSets.first(where: { $0.name == indexSet })?.indexes else {
       throw UsageError("'--indexes' is none, 1, 3 or each, not '\(indexSet)'")
-    }
-    guard coder == "binary" || coder == "json" else {
-      throw UsageError("'--coder' is binary or json, not '\(coder)'")
     }
     guard let workload = workloads.first(where: { options.flag($0) }) else {
       throw UsageError(
@@ -88,14 +76,14 @@ enum ProfileCommand: BenchCommand {
     switch workload {
     case "open", "open-events":
       try profile.opens(
-        of: kept ?? "\(scratch.path)/open.cask", keys: keysGiven ?? 1_000_000, repeats: repeats,
+        of: kept ?? "\(scratch.path)/open.cask", keys: keysGiven ?? 1_000_000,
         events: workload == "open-events")
     case "event-save":
       try profile.eventSaves(indexes: indexes, label: indexSet, directory: "\(scratch.path)/events.cask")
     case "object-save", "object-get", "object-all":
-      try profile.objects(workload, json: coder == "json", directory: "\(scratch.path)/objects.cask")
+      try profile.objects(workload, directory: "\(scratch.path)/objects.cask")
     default:
-      try profile.engine(workload, sealingThreads: sealingThreads, directory: "\(scratch.path)/profile.cask")
+      try profile.engine(workload, directory: "\(scratch.path)/profile.cask")
     }
   }
 
@@ -124,10 +112,10 @@ struct Profile {
   /// prints the wall and CPU microseconds of one of its `count` operations.
   func time(_ label: String, count: Int, checked: String, _ body: () throws -> Int) rethrows {
     control?.send("enable")
-    let start = Stopwatch.now()
+    let start = ProcessFigures.now()
     let cpuStart = CPUTime.process()
     let done = try ProfileCommand.loop(body)
-    let seconds = Double(Stopwatch.now() - start) / 1e9
+    let seconds = Double(ProcessFigures.now() - start) / 1e9
     let cpu = CPUTime.process() - cpuStart
     control?.send("disable")
     print(
@@ -137,15 +125,13 @@ struct Profile {
   }
 
   /// put, batch, get, delete on a store with `EngineCommand`'s keys and values.
-  func engine(_ workload: String, sealingThreads: Int?, directory: String) throws {
+  func engine(_ workload: String, directory: String) throws {
     var random = SeededGenerator(seed: 0x9F0F)
     let values = EngineCommand.makeValues(count: 64, bytes: 1024, using: &random)
     let reads = workload == "get" || workload == "delete"
     let keys = EngineCommand.makeKeys(count: reads ? self.keys : operations, length: 16, using: &random)
     if reads { try EngineCommand.build(directory, keys: keys, values: values) }
-    var options = EngineCommand.unsynced
-    if let sealingThreads { options.sealingThreads = sealingThreads }
-    let store = try CaskStore(path: directory, password: EngineCommand.password, options: options)
+    let store = try CaskStore(path: directory, password: EngineCommand.password, options: EngineCommand.unsynced)
     defer { try? store.close() }
     let order =
       workload == "delete"
@@ -174,22 +160,20 @@ struct Profile {
   }
 
   /// object-save, object-get, object-all on a collection of the `objects` workload's
-  /// `BenchObject`s, with the default binary coder or JSON.
-  func objects(_ workload: String, json: Bool, directory: String) throws {
+  /// `BenchObject`s, with the default coder.
+  func objects(_ workload: String, directory: String) throws {
     var random = SeededGenerator(seed: 0x0B1E)
     let count = workload == "object-save" ? operations : keys
     let objects = (0..<count).map { BenchObject.make($0, using: &random) }
     let store = try CaskStore(path: directory, keys: Self.storeKeys(), options: Self.fixedKeyOptions)
     defer { try? store.close() }
-    let collection = store.collection(
-      BenchObject.self, coder: json ? JSONCaskCoder() as any CaskCoder : BinaryCaskCoder())
+    let collection = store.collection(BenchObject.self)
     if workload != "object-save" { try collection.save(contentsOf: objects) }
     let ids = (0..<(workload == "object-get" ? operations : 0)).map { _ in
       objects[Int.random(in: 0..<count, using: &random)].id
     }
     let rounds = workload == "object-all" ? max(1, operations / count) : 1
-    let label = "\(workload) (\(json ? "JSONCaskCoder" : "BinaryCaskCoder"))"
-    try time(label, count: workload == "object-all" ? rounds * count : operations, checked: "objects checked") {
+    try time(workload, count: workload == "object-all" ? rounds * count : operations, checked: "objects checked") {
       switch workload {
       case "object-save":
         for object in objects { try collection.save(object) }
@@ -219,9 +203,9 @@ struct Profile {
   }
 
   /// Builds (unless `directory` exists) a store of `count` keys of 16 bytes with 1 KiB values,
-  /// or of `count` events with two indexes, and opens it `repeats` times; for events, also
+  /// or of `count` events with two indexes, and opens it three times; for events, also
   /// the first queries.
-  func opens(of directory: String, keys count: Int, repeats: Int, events: Bool) throws {
+  func opens(of directory: String, keys count: Int, events: Bool) throws {
     let keys = try Self.storeKeys()
     if !FileManager.default.fileExists(atPath: directory) {
       printToStandardError(
@@ -240,7 +224,7 @@ struct Profile {
       }
       try store.close()
     }
-    for _ in 0..<repeats {
+    for _ in 0..<3 {
       var store: CaskStore?
       var query = (seconds: 0.0, cpu: 0.0)
       control?.send("enable")

@@ -87,14 +87,15 @@ final class CaskQuerySide {
     try? store.close()
   }
 
-  /// CipherCask's queries, and with `scanRuns` above 0 the closure scan's, each timed as the
-  /// peers time theirs (`EventQueryRunner.queries`).
+  /// CipherCask's queries and the closure scan's, each timed as the peers time theirs
+  /// (`EventQueryRunner.queries`).
   ///
   /// - Returns: a report named `ciphercask`, and one named `scan`.
   func reports(runs: Int, scanRuns: Int) throws -> [PeerReport] {
     let indexed = CaskEventStore(events)
-    var stores: [(name: String, store: any EventStore, runs: Int)] = [("ciphercask", indexed, runs)]
-    if scanRuns > 0 { stores.append(("scan", CaskScanStore(indexed), scanRuns)) }
+    let stores: [(name: String, store: any EventStore, runs: Int)] = [
+      ("ciphercask", indexed, runs), ("scan", CaskScanStore(indexed), scanRuns),
+    ]
     return try stores.map { name, store, runs in
       let measured = try EventQueryRunner.queries(
         store, events: queries.events, runs: runs, seed: seed, saves: name == "ciphercask")

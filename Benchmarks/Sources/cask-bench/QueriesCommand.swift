@@ -14,21 +14,13 @@ import PeerKit
 enum QueriesCommand: BenchCommand {
   static let name = "queries"
   static let abstract = "Indexed queries beside the closure scan, SQLCipher's SQL indexes and SQLite+RNCryptor rows."
-  static let usage =
-    "cask-bench queries [--quick] [--events N[,N...]] [--runs N] [--scan-runs N] [--rounds N] [--peers LIST] [--dir DIR] [--composite]"
-    + " [--results DIR]"
   static let options: [(flag: String, help: String)] = [
     ("--quick", "2,000 events, 5 runs, 2 rounds: every engine and check, for CI; the figures are noisy."),
     ("--events N[,N...]", "Collection sizes (default 100000)."),
     ("--runs N", "Runs of each indexed query per round, CipherCask and SQLCipher (default 50)."),
-    (
-      "--scan-runs N",
-      "Runs of each scan per round: the closure scan and SQLite+RNCryptor (default 1; 0 leaves both out)."
-    ),
     ("--rounds N", "Rounds; each starts with the next engine, medians are over rounds (default 3)."),
     ("--peers LIST", "Comma-separated peers (default sqlcipher,sqlite+rncryptor; 'none' for CipherCask alone)."),
     ("--dir DIR", "Where the scratch stores go (default /tmp)."),
-    ("--writes-only", "Only the saves and updates with 0, 1 and 3 indexes."),
     ("--composite", "Also a composite index on (city, date), which the sorted pages of a city then walk."),
     ResultsDestination.option,
   ]
@@ -39,7 +31,7 @@ enum QueriesCommand: BenchCommand {
     PeerEngine(name: "sqlite+rncryptor", executable: "peer-sqlite"),
   ]
 
-  /// Whether a peer's queries are scans, run `--scan-runs` times rather than `--runs`: the
+  /// Whether a peer's queries are scans, run `scanRuns` times rather than `--runs`: the
   /// sealed rows of SQLite+RNCryptor are read and decrypted whole.
   static func scans(_ peer: PeerEngine) -> Bool {
     peer.name == "sqlite+rncryptor"
@@ -47,7 +39,9 @@ enum QueriesCommand: BenchCommand {
 
   struct Settings {
     var runs: Int
-    var scanRuns: Int
+    /// Runs of each scan per round (the closure scan and SQLite+RNCryptor): a scan of the whole
+    /// collection is slow and steady enough for one.
+    var scanRuns = 1
     var rounds: Int
     var peers: [PeerEngine]
     var composite = false
@@ -55,33 +49,24 @@ enum QueriesCommand: BenchCommand {
   }
 
   static func run(arguments: [String]) throws {
-    var options = Options(arguments)
+    var options = Options(arguments, of: Self.self)
     let quick = options.flag("--quick")
     let sizes = try options.numbers("--events", atLeast: 2_000) ?? [quick ? 2_000 : 100_000]
     let runs = try options.positive("--runs") ?? (quick ? 5 : 50)
-    let scanRuns = try options.number("--scan-runs", atLeast: 0) ?? 1
     let rounds = try options.positive("--rounds") ?? (quick ? 2 : 3)
     let names = try options.names("--peers", from: peers.map(\.name) + ["none"]) ?? peers.map(\.name)
-    let base = try options.value("--dir") ?? "/tmp"
-    let writesOnly = options.flag("--writes-only")
     let composite = options.flag("--composite")
-    let results = try ResultsDestination.parse(
-      &options, subcommand: name, arguments: arguments, quick: quick || writesOnly)
-    try options.finish()
-    if writesOnly {
-      print(writeCostsTable(try writeCosts(in: base, seed: 42, rounds: rounds)))
-      return
+    let chosen = peers.filter { names.contains($0.name) }
+    let settings = Settings(runs: runs, rounds: rounds, peers: chosen, composite: composite)
+    try options.measure { results, scratch in
+      try PeerProcess.checkBuilt(chosen.map(\.executable))
+      for size in sizes {
+        let folder = try ScratchDirectory(in: scratch)
+        defer { folder.remove() }
+        let figures = try compare(events: size, settings: settings, in: folder.path)
+        try results.write(figures, size: size, name: composite ? "composite-\(size)" : nil)
+      }
     }
-    let chosen = peers.filter { names.contains($0.name) && (!scans($0) || scanRuns > 0) }
-    try PeerProcess.checkBuilt(chosen.map(\.executable))
-    let settings = Settings(runs: runs, scanRuns: scanRuns, rounds: rounds, peers: chosen, composite: composite)
-    for size in sizes {
-      let scratch = try ScratchDirectory(in: base)
-      defer { scratch.remove() }
-      let figures = try compare(events: size, settings: settings, in: scratch.path)
-      try results.write(figures, subcommand: name, size: size, name: composite ? "composite-\(size)" : nil)
-    }
-    results.printTables(name)
   }
 
   static func directoryBytes(_ path: String) -> Int {

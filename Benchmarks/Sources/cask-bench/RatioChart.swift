@@ -56,17 +56,6 @@ enum RatioChart {
     return panels
   }
 
-  /// Writes `panels` as one SVG file.
-  ///
-  /// - Throws: `BenchError` when the file cannot be written.
-  static func write(_ panels: [Panel], title: String, to path: String) throws {
-    do {
-      try Data(svg(panels, title: title).utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
-    } catch {
-      throw BenchError("cannot write the chart to '\(path)': \(error.localizedDescription)")
-    }
-  }
-
   static func escape(_ text: String) -> String {
     text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
       .replacingOccurrences(of: ">", with: "&gt;")

@@ -1,5 +1,6 @@
 import CaskEngine
 import Foundation
+import PeerKit
 import RNCryptorCodec
 
 /// `cask-bench recovery`: what a damaged stretch inside a segment costs an open. A store of
@@ -14,31 +15,22 @@ enum RecoveryCommand: BenchCommand {
   static let abstract =
     "Open of a segment with a damaged stretch: how fast the scan crosses damage to the next record; "
     + "the cost of the password's key derivation at open."
-  static let usage = "cask-bench recovery [--quick] [--damage MIB] [--dir DIR] [--results DIR]"
   static let options: [(flag: String, help: String)] = [
     ("--quick", "8 MiB of damage in a 16 MiB segment, 3 opens each, instead of 64 in 96 and 5."),
-    ("--damage MIB", "The damaged stretch in MiB (the segment holds 32 MiB more)."),
     ("--dir DIR", "Where the scratch store goes (default /tmp)."),
     ResultsDestination.option,
   ]
 
   static func run(arguments: [String]) throws {
-    var options = Options(arguments)
+    var options = Options(arguments, of: Self.self)
     let quick = options.flag("--quick")
-    let damage = try options.number("--damage", in: 1...4096) ?? (quick ? 8 : 64)
-    let base = try options.value("--dir") ?? "/tmp"
-    let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
-    try options.finish()
-    let intact = quick ? 8 : 32
-    let runs = quick ? 3 : 5
-    let scratch = try ScratchDirectory(in: base)
-    defer { scratch.remove() }
-    let opens = try measure(in: scratch.path, damageMiB: damage, intactMiB: intact, runs: runs)
-    let derivations = try measureKeyDerivation(in: scratch.path, runs: runs)
-    try results.write(
-      Figures(segmentMiB: damage + intact, damageMiB: damage, opens: opens, keyDerivations: derivations),
-      subcommand: name)
-    results.printTables(name)
+    let (damage, intact, runs) = quick ? (8, 8, 3) : (64, 32, 5)
+    try options.measure { results, scratch in
+      let opens = try measure(in: scratch, damageMiB: damage, intactMiB: intact, runs: runs)
+      let derivations = try measureKeyDerivation(in: scratch, runs: runs)
+      try results.write(
+        Figures(segmentMiB: damage + intact, damageMiB: damage, opens: opens, keyDerivations: derivations))
+    }
   }
 
   /// What `recovery.json` holds.
@@ -78,9 +70,9 @@ enum RecoveryCommand: BenchCommand {
 
     func opens(expectingKeys expected: Int, regions: Int) throws -> [Double] {
       try (0..<runs).map { _ in
-        let start = Stopwatch.now()
+        let start = ProcessFigures.now()
         let opened = try CaskStore(path: path, keys: keys, options: options)
-        let seconds = Double(Stopwatch.now() - start) / 1e9
+        let seconds = Double(ProcessFigures.now() - start) / 1e9
         let recovery = opened.stats().recovery
         let found = opened.count
         try opened.close()

@@ -34,18 +34,20 @@ extension ReportCommand {
 
   static func codecTable(_ results: ResultsSet) -> String {
     guard let codec = results.codec?.figures else { return noResults }
-    var table = Table([
-      ("message", .left), ("format", .left), ("operation", .left), ("MB/s", .right), ("bound MB/s", .right),
-      ("÷ bound", .right),
-    ])
-    for row in codec.throughput {
-      table.append([
-        row.message, row.format, row.operation, Number.grouped(row.megabytesPerSecond),
-        row.boundMegabytesPerSecond.map { Number.grouped($0) } ?? "—", row.ratio.map { Number.fixed($0, 2) } ?? "—",
-      ])
-    }
-    var rates = Table([("1 KiB messages", .left), ("messages/s", .right)])
-    for row in codec.messageRates { rates.append([row.workload, Number.grouped(row.messagesPerSecond)]) }
+    let table = Table(
+      [
+        ("message", .left), ("format", .left), ("operation", .left), ("MB/s", .right), ("bound MB/s", .right),
+        ("÷ bound", .right),
+      ],
+      rows: codec.throughput.map { row in
+        [
+          row.message, row.format, row.operation, Number.grouped(row.megabytesPerSecond),
+          row.boundMegabytesPerSecond.map { Number.grouped($0) } ?? "—", row.ratio.map { Number.fixed($0, 2) } ?? "—",
+        ]
+      })
+    let rates = Table(
+      [("1 KiB messages", .left), ("messages/s", .right)],
+      rows: codec.messageRates.map { [$0.workload, Number.grouped($0.messagesPerSecond)] })
     return table.render() + "\n\n" + rates.render()
   }
 
@@ -90,10 +92,6 @@ extension ReportCommand {
       out += "\n\n" + puts.render()
     }
     return out
-  }
-
-  static func peersTables(_ results: ResultsSet) -> String {
-    results.mergedPeers.map(peersTables) ?? noResults
   }
 
   /// Per size, CipherCask ÷ each peer in every workload and open, and each engine's disk use;
@@ -156,10 +154,6 @@ extension ReportCommand {
     return their / Swift.max(mine, 1e-6)
   }
 
-  static func objectsTable(_ results: ResultsSet) -> String {
-    results.objects.isEmpty ? noResults : results.objects.map { objectsTable($0.figures) }.joined(separator: "\n\n")
-  }
-
   /// CipherCask ÷ each collection peer in every workload, and the isolation rule's figure.
   static func objectsTable(_ report: ObjectsCommand.Report) -> String {
     let table = Ratio.table(
@@ -175,10 +169,6 @@ extension ReportCommand {
         + "\(milliseconds(isolation.aloneMedian)) ms)."
     }
     return text
-  }
-
-  static func queriesTable(_ results: ResultsSet) -> String {
-    results.queries.isEmpty ? noResults : results.queries.map { queriesTable($0.figures) }.joined(separator: "\n\n")
   }
 
   /// Each query's time for CipherCask, the scan and the SQL peers, and theirs ÷ CipherCask's.
@@ -227,20 +217,21 @@ extension ReportCommand {
 
   static func codersTable(_ results: ResultsSet) -> String {
     guard let report = results.coders?.figures else { return noResults }
-    var table = Table([
-      ("coder", .left), ("encode/s", .right), ("decode/s", .right), ("round trip/s", .right), ("bytes", .right),
-      ("exact", .left), ("reads old objects after a field is added / removed", .left),
-    ])
     func yes(_ value: Bool) -> String { value ? "yes" : "**no**" }
-    for coder in report.coders {
-      table.append([
-        coder.coder + (coder.isDefault ? " (default)" : ""), Number.grouped(coder.encodePerSecond),
-        Number.grouped(coder.decodePerSecond), Number.grouped(coder.roundTripPerSecond),
-        Number.grouped(coder.meanBytes), yes(coder.roundTripsExactly),
-        "\(yes(coder.readsOldAfterOptionalFieldAdded)) / \(yes(coder.readsOldAfterFieldRemoved))",
-      ])
-    }
-    return table.render()
+    return Table(
+      [
+        ("coder", .left), ("encode/s", .right), ("decode/s", .right), ("round trip/s", .right), ("bytes", .right),
+        ("exact", .left), ("reads old objects after a field is added / removed", .left),
+      ],
+      rows: report.coders.map { coder in
+        [
+          coder.coder + (coder.isDefault ? " (default)" : ""), Number.grouped(coder.encodePerSecond),
+          Number.grouped(coder.decodePerSecond), Number.grouped(coder.roundTripPerSecond),
+          Number.grouped(coder.meanBytes), yes(coder.roundTripsExactly),
+          "\(yes(coder.readsOldAfterOptionalFieldAdded)) / \(yes(coder.readsOldAfterFieldRemoved))",
+        ]
+      }
+    ).render()
   }
 
   static func outboxTable(_ results: ResultsSet) -> String {
@@ -256,31 +247,21 @@ extension ReportCommand {
         Number.grouped(Double(backlog.backlog)), Number.microseconds(backlog.enqueueSeconds / changes),
         Number.microseconds(backlog.enqueueCPUSeconds / changes), Number.fixed(backlog.pushSeconds / sent * 1e3, 2),
         Number.fixed(backlog.pushCPUSeconds / sent * 1e3, 2), Number.grouped(Double(backlog.sent)),
-        backlog.complete ? "yes" : "**no** (stopped at --push-limit)",
+        backlog.complete ? "yes" : "**no** (stopped at the push limit)",
       ])
     }
     return table.render()
   }
 
-  static func indexTables(_ results: ResultsSet) -> String {
-    guard !results.indexes.isEmpty else { return noResults }
-    return results.indexes.map { IndexCommand.table($0.figures) }.joined(separator: "\n\n")
-  }
-
-  static func syncTables(_ results: ResultsSet) -> String {
-    guard !results.syncs.isEmpty else { return noResults }
-    return results.syncs.map { SyncCommand.render($0.figures) }.joined(separator: "\n\n")
-  }
-
   static func timedTable(_ title: String, _ rows: [TimedRuns], unit: Double, decimals: Int) -> Table {
-    var table = Table([(title, .left), ("runs", .right), ("median", .right), ("each run", .left)])
-    for row in rows {
-      table.append([
-        row.name, String(row.seconds.count), Number.fixed(row.median * unit, decimals),
-        row.seconds.map { Number.fixed($0 * unit, decimals) }.joined(separator: ", "),
-      ])
-    }
-    return table
+    Table(
+      [(title, .left), ("runs", .right), ("median", .right), ("each run", .left)],
+      rows: rows.map { row in
+        [
+          row.name, String(row.seconds.count), Number.fixed(row.median * unit, decimals),
+          row.seconds.map { Number.fixed($0 * unit, decimals) }.joined(separator: ", "),
+        ]
+      })
   }
 
   static func recoveryTables(_ results: ResultsSet) -> String {
@@ -295,25 +276,20 @@ extension ReportCommand {
       + timedTable("open of an empty store, by header, ms", figures.keyDerivations, unit: 1e3, decimals: 1).render()
   }
 
-  static func backupTable(_ results: ResultsSet) -> String {
-    guard !results.backups.isEmpty else { return noResults }
-    return results.backups.map { file in
-      let figures = file.figures
-      var table = Table([
-        (
-          "\(Number.grouped(Double(figures.keys))) keys, \(Number.fixed(Double(figures.storeBytes) / 1e6, 1)) MB", .left
-        ),
-        ("median s", .right), ("MB/s", .right), ("÷ cp -r + sync (time)", .right),
+  static func backupTable(_ figures: BackupCommand.Figures) -> String {
+    let megabytes = Number.fixed(Double(figures.storeBytes) / 1e6, 1)
+    var table = Table([
+      ("\(Number.grouped(Double(figures.keys))) keys, \(megabytes) MB", .left), ("median s", .right),
+      ("MB/s", .right), ("÷ cp -r + sync (time)", .right),
+    ])
+    let copy = figures.copies.first?.median ?? 0
+    for row in figures.copies {
+      table.append([
+        row.name, Number.fixed(row.median, 3),
+        Number.fixed(Double(figures.storeBytes) / Swift.max(row.median, 1e-9) / 1e6, 0),
+        copy > 0 ? Number.fixed(row.median / copy, 2) + "×" : "—",
       ])
-      let copy = figures.copies.first?.median ?? 0
-      for row in figures.copies {
-        table.append([
-          row.name, Number.fixed(row.median, 3),
-          Number.fixed(Double(figures.storeBytes) / Swift.max(row.median, 1e-9) / 1e6, 0),
-          copy > 0 ? Number.fixed(row.median / copy, 2) + "×" : "—",
-        ])
-      }
-      return table.render()
-    }.joined(separator: "\n\n")
+    }
+    return table.render()
   }
 }

@@ -5,18 +5,18 @@ import Foundation
 /// are worked out again from every size's file; the queries' and the import's are set here.
 extension ReportCommand {
   struct RecordedTargets: Decodable {
-    let targets: [RecordedTarget]
+    let targets: [Target]
   }
 
-  static func targets(_ results: ResultsSet) -> [PeerTarget] {
-    var targets: [PeerTarget] = []
+  static func targets(_ results: ResultsSet) -> [Target] {
+    var targets: [Target] = []
     func recorded(_ file: String, at: String) {
       guard let data = results.sources.first(where: { $0.file == file })?.data,
         let decoded = try? JSONDecoder().decode(ResultsFile<RecordedTargets>.self, from: data)
       else { return }
       for target in decoded.figures.targets {
         targets.append(
-          PeerTarget(
+          Target(
             target.target, at: at, required: target.required, atMost: target.atMost ?? false,
             measured: target.measured))
       }
@@ -36,7 +36,7 @@ extension ReportCommand {
       let large = sizes.first(where: { $0.keys == goal.large })?.operation("get"), small.p50 > 0
     {
       targets.append(
-        PeerTarget(
+        Target(
           EngineCommand.getLatencyGrowthTarget, at: "engine-\(goal.small).json, engine-\(goal.large).json",
           required: EngineCommand.Goal.getLatencyGrowth, atMost: true, measured: large.p50 / small.p50))
     }
@@ -48,14 +48,14 @@ extension ReportCommand {
     for file in results.syncs { targets += SyncCommand.targets(file.figures) }
     if let scrypt = results.recovery?.figures.keyDerivations.first(where: { $0.name.hasPrefix("scrypt") }) {
       targets.append(
-        PeerTarget(
+        Target(
           "open of an empty store with the default scrypt header, ms", at: "recovery", required: 250, atMost: true,
           measured: scrypt.median * 1e3))
     }
     // One row per target: a later file's measured figure replaces an earlier one, and a target
     // a file could not measure (a size it did not run) never hides one another file measured.
     var order: [String] = []
-    var latest: [String: PeerTarget] = [:]
+    var latest: [String: Target] = [:]
     for target in targets {
       if latest[target.target] == nil { order.append(target.target) }
       if target.measured != nil || latest[target.target]?.measured == nil { latest[target.target] = target }
@@ -63,9 +63,9 @@ extension ReportCommand {
     return order.compactMap { latest[$0] }
   }
 
-  static func queryTargets(_ figures: QueriesCommand.Results) -> [PeerTarget] {
+  static func queryTargets(_ figures: QueriesCommand.Results) -> [Target] {
     let at = "\(Number.grouped(Double(figures.events))) events"
-    var targets: [PeerTarget] = []
+    var targets: [Target] = []
     for name in ["page0", "page1000"] {
       guard let query = figures.queries.first(where: { $0.name == name }) else { continue }
       let ours = QueriesCommand.seconds(of: query, "ciphercask")
@@ -74,50 +74,50 @@ extension ReportCommand {
         return theirs / Swift.max(ours, 1e-12)
       }
       targets.append(
-        PeerTarget("\(query.label): the closure scan ÷ CipherCask", at: at, required: 1_000, measured: ratio("scan")))
+        Target("\(query.label): the closure scan ÷ CipherCask", at: at, required: 1_000, measured: ratio("scan")))
       targets.append(
-        PeerTarget("\(query.label): SQLCipher ÷ CipherCask", at: at, required: 1, measured: ratio("sqlcipher")))
+        Target("\(query.label): SQLCipher ÷ CipherCask", at: at, required: 1, measured: ratio("sqlcipher")))
     }
     if let count = figures.queries.first(where: { $0.name == "count" }) {
       targets.append(
-        PeerTarget(
+        Target(
           "count() of an indexed equality, ms", at: at, required: 1, atMost: true,
           measured: QueriesCommand.seconds(of: count, "ciphercask").map { $0 * 1e3 }))
     }
     if let indexed = figures.diskBytesIndexed, let plain = figures.diskBytesPlain {
       targets.append(
-        PeerTarget(
+        Target(
           "disk with \(figures.indexes) indexes ÷ without", at: at, required: 2.5, atMost: true,
           measured: Double(indexed) / Double(Swift.max(plain, 1))))
     }
     if let costs = figures.writeCosts {
       let at = "10,000 events"
       targets.append(
-        PeerTarget(
+        Target(
           "save with 3 indexes ÷ without, CPU", at: at, required: 2, atMost: true,
           measured: QueriesCommand.saveCPURatio(costs, "3")))
       targets.append(
-        PeerTarget(
+        Target(
           "save with 3 indexes, one each: of 3 elements ÷ without, CPU", at: at, required: 2.5, atMost: true,
           measured: QueriesCommand.saveCPURatio(costs, "each")))
     }
     return targets
   }
 
-  static func importTargets(_ paths: [ImportCommand.Measured]) -> [PeerTarget] {
+  static func importTargets(_ paths: [ImportCommand.Measured]) -> [Target] {
     guard let library = paths.first(where: { $0.path == "importJSON(contentsOf:)" }) else { return [] }
     let at = "\(Number.grouped(Double(library.objects))) events"
     var targets = [
-      PeerTarget(
+      Target(
         "importJSON(contentsOf:), objects/s", at: at, required: 60_000,
         measured: Double(library.objects) / Swift.max(library.seconds, 1e-9)),
-      PeerTarget(
+      Target(
         "importJSON(contentsOf:), peak memory growth, MiB", at: at, required: 256, atMost: true,
         measured: library.peakGrowthBytes.map { Double($0) / Double(1 << 20) }),
     ]
     if let binary = paths.first(where: { $0.path == "cask import" }) {
       targets.append(
-        PeerTarget(
+        Target(
           "cask import ÷ importJSON(contentsOf:), time", at: at, required: 1.2, atMost: true,
           measured: binary.seconds / Swift.max(library.seconds, 1e-9)))
     }
@@ -136,8 +136,8 @@ extension ReportCommand {
     for target in targets {
       table.append([
         // A target no file measured has no place to name.
-        target.target, target.measured == nil ? "—" : target.at,
-        (target.atMost ? "≤ " : "≥ ") + format(target.required),
+        target.target, target.measured == nil ? "—" : target.at ?? "—",
+        (target.atMost == true ? "≤ " : "≥ ") + format(target.required),
         target.measured.map(format) ?? "not measured", target.met.map { $0 ? "yes" : "**no**" } ?? "—",
       ])
     }

@@ -11,7 +11,6 @@ import PeerKit
 enum ReportCommand: BenchCommand {
   static let name = "report"
   static let abstract = "Docs/BENCHMARKS.md's tables and Docs/charts/*.svg from the results files alone."
-  static let usage = "cask-bench report [--results DIR] [--doc FILE] [--charts DIR]"
   static let options: [(flag: String, help: String)] = [
     ("--results DIR", "The results files to read (default Benchmarks/results)."),
     ("--doc FILE", "The document whose generated parts are replaced (default Docs/BENCHMARKS.md)."),
@@ -19,7 +18,7 @@ enum ReportCommand: BenchCommand {
   ]
 
   static func run(arguments: [String]) throws {
-    var options = Options(arguments)
+    var options = Options(arguments, of: Self.self)
     let folder = try options.value("--results") ?? ResultsDestination.defaultFolder
     let doc = try options.value("--doc") ?? ResultsDestination.repository + "/Docs/BENCHMARKS.md"
     let charts = try options.value("--charts") ?? ResultsDestination.repository + "/Docs/charts"
@@ -33,12 +32,11 @@ enum ReportCommand: BenchCommand {
     } catch {
       throw BenchError("cannot read '\(doc)': \(error.localizedDescription)")
     }
-    let updated = try splice(text, sections: sections(results))
+    try writeAtomically(Data(try splice(text, sections: sections(results)).utf8), to: doc)
     do {
-      try Data(updated.utf8).write(to: URL(fileURLWithPath: doc), options: .atomic)
       try FileManager.default.createDirectory(atPath: charts, withIntermediateDirectories: true)
     } catch {
-      throw BenchError("cannot write '\(doc)' or create '\(charts)': \(error.localizedDescription)")
+      throw BenchError("cannot create '\(charts)': \(error.localizedDescription)")
     }
     printToStandardError("report: wrote \(doc) from \(results.sources.count) results files")
     for written in try drawCharts(results, in: charts) {
@@ -53,19 +51,23 @@ enum ReportCommand: BenchCommand {
       "targets": targetsTable(results),
       "codec": codecTable(results),
       "engine": engineTables(results),
-      "index": indexTables(results),
-      "peers": peersTables(results),
-      "objects": objectsTable(results),
-      "queries": queriesTable(results),
-      "cold": results.colds.isEmpty
-        ? noResults : results.colds.map { ColdCommand.table($0.figures) }.joined(separator: "\n\n"),
+      "index": each(results.indexes, IndexCommand.table),
+      "peers": results.mergedPeers.map(peersTables) ?? noResults,
+      "objects": each(results.objects, objectsTable),
+      "queries": each(results.queries, queriesTable),
+      "cold": each(results.colds, ColdCommand.table),
       "import": importTable(results),
       "coders": codersTable(results),
       "outbox": outboxTable(results),
-      "sync": syncTables(results),
+      "sync": each(results.syncs, SyncCommand.render),
       "recovery": recoveryTables(results),
-      "backup": backupTable(results),
+      "backup": each(results.backups, backupTable),
     ]
+  }
+
+  /// One table (or a few) per results file, or `noResults` when there is none.
+  static func each<Figures>(_ files: [ResultsFile<Figures>], _ table: (Figures) -> String) -> String {
+    files.isEmpty ? noResults : files.map { table($0.figures) }.joined(separator: "\n\n")
   }
 
   /// `text` with the part between each pair of markers replaced by its section.
@@ -102,32 +104,22 @@ enum ReportCommand: BenchCommand {
   /// - Returns: the files written.
   static func drawCharts(_ results: ResultsSet, in folder: String) throws -> [String] {
     var written: [String] = []
-    if let peers = results.mergedPeers {
-      let path = folder + "/peers.svg"
-      try RatioChart.write(
-        RatioChart.panels(peers), title: "CipherCask ÷ peer, ops/s (above 1×: CipherCask is faster)", to: path)
-      written.append(path)
+    func draw(_ name: String, _ svg: String?) throws {
+      guard let svg else { return }
+      written.append(folder + "/" + name + ".svg")
+      try writeAtomically(Data(svg.utf8), to: folder + "/" + name + ".svg")
     }
-    if !results.objects.isEmpty {
-      let path = folder + "/objects.svg"
-      try RatioChart.write(
-        results.objects.map { ObjectsCommand.panel($0.figures) },
-        title: "CipherCask collections ÷ peer, ops/s (above 1×: CipherCask is faster)", to: path)
-      written.append(path)
-    }
-    if !results.queries.isEmpty {
-      let path = folder + "/queries.svg"
-      try RatioChart.write(
-        results.queries.map(queriesPanel), title: "Time of one query (lower is faster)", to: path)
-      written.append(path)
-    }
+    let faster = "ops/s (above 1×: CipherCask is faster)"
+    try draw(
+      "peers", results.mergedPeers.map { RatioChart.svg(RatioChart.panels($0), title: "CipherCask ÷ peer, " + faster) })
+    let objects = results.objects.map { ObjectsCommand.panel($0.figures) }
+    try draw(
+      "objects", objects.isEmpty ? nil : RatioChart.svg(objects, title: "CipherCask collections ÷ peer, " + faster))
+    let queries = results.queries.map(queriesPanel)
+    try draw("queries", queries.isEmpty ? nil : RatioChart.svg(queries, title: "Time of one query (lower is faster)"))
     let open = openSeries(results)
-    if !open.isEmpty {
-      let path = folder + "/open.svg"
-      try LineChart.write(
-        open, title: "Open time against store size (lower is faster)", xLabel: "keys in the store", to: path)
-      written.append(path)
-    }
+    let openTitle = "Open time against store size (lower is faster)"
+    try draw("open", open.isEmpty ? nil : LineChart.svg(open, title: openTitle, xLabel: "keys in the store"))
     return written
   }
 

@@ -34,17 +34,32 @@ extension ResultsFile: Decodable where Figures: Decodable {}
 /// prints: those `cask-bench report` draws from the same files, so a figure reads the same in a
 /// terminal and in Docs/BENCHMARKS.md.
 final class ResultsDestination {
+  let subcommand: String
   /// The folder, or `nil` when this run keeps none (`--quick` without `--results`).
   let folder: String?
   let command: String
-  let loadAtStart: [Double]
+  let loadAtStart = LoadAverage.current()
   /// What this run wrote (also when it keeps no files), for `printTables`.
-  private(set) var written = ResultsSet()
+  private(set) var written = ResultsSet(everyKind: true)
 
-  init(folder: String?, command: String, loadAtStart: [Double]) {
-    self.folder = folder
-    self.command = command
-    self.loadAtStart = loadAtStart
+  /// Where `subcommand` run with `arguments` writes: `folder` (`--results`), or by default
+  /// Benchmarks/results; a `quick` run keeps no results unless told where, so that CI's short,
+  /// noisy runs never replace the committed ones.
+  ///
+  /// - Throws: `BenchError` when the folder cannot be created or written.
+  init(_ subcommand: String, arguments: [String], folder given: String?, quick: Bool) throws {
+    self.subcommand = subcommand
+    command = (["cask-bench", subcommand] + arguments).joined(separator: " ")
+    folder = given ?? (quick ? nil : Self.defaultFolder)
+    guard let folder else { return }
+    do {
+      try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    } catch {
+      throw BenchError("cannot create the results folder '\(folder)': \(error.localizedDescription)")
+    }
+    guard FileManager.default.isWritableFile(atPath: folder) else {
+      throw BenchError("cannot write results: '\(folder)' is not a writable folder")
+    }
   }
 
   /// The repository this binary was built from: the results folder and the version live there.
@@ -59,55 +74,37 @@ final class ResultsDestination {
     "Write the results as JSON to DIR (default Benchmarks/results; with --quick, none unless given)."
   )
 
-  /// Reads `--results` from `options`; a `--quick` run keeps no results unless told where, so
-  /// that CI's short, noisy runs never replace the committed ones.
-  ///
-  /// - Throws: `BenchError` when the folder cannot be created or written.
-  static func parse(_ options: inout Options, subcommand: String, arguments: [String], quick: Bool) throws
-    -> ResultsDestination
-  {
-    let given = try options.value("--results")
-    let folder = given ?? (quick ? nil : defaultFolder)
-    if let folder {
-      do {
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-      } catch {
-        throw BenchError("cannot create the results folder '\(folder)': \(error.localizedDescription)")
-      }
-      guard FileManager.default.isWritableFile(atPath: folder) else {
-        throw BenchError("cannot write results: '\(folder)' is not a writable folder")
-      }
-    }
-    let command = (["cask-bench", subcommand] + arguments).joined(separator: " ")
-    return ResultsDestination(folder: folder, command: command, loadAtStart: LoadAverage.current())
-  }
-
   /// Writes `figures` as `<subcommand>-<size>.json` (or `<subcommand>.json`, or with `name` in
   /// place of the size) in the folder, replacing the file of the previous run.
   ///
   /// - Throws: `BenchError` when the file cannot be written.
-  func write<Figures: Encodable>(_ figures: Figures, subcommand: String, size: Int? = nil, name: String? = nil)
-    throws
-  {
+  func write<Figures: Encodable>(_ figures: Figures, size: Int? = nil, name: String? = nil) throws {
     let suffix = name ?? size.map(String.init)
     let file = subcommand + (suffix.map { "-" + $0 } ?? "") + ".json"
     let results = ResultsFile(
       subcommand: subcommand, size: size, command: command, version: Self.version(), commit: Self.commit(),
       date: ISO8601DateFormatter().string(from: Date()), machine: Machine.current(), loadAtStart: loadAtStart,
       loadAtEnd: LoadAverage.current(), figures: figures)
-    let data = try JSONReport.encode(results)
-    try written.add(file, data: data, folder: folder ?? "(not kept)", everyKind: true)
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+    let data: Data
+    do {
+      data = try encoder.encode(results) + Data("\n".utf8)
+    } catch {
+      throw BenchError("cannot encode a results file: \(error.localizedDescription)")
+    }
+    try written.add(file, data: data, folder: folder ?? "(not kept)")
     guard let folder else {
       printToStandardError("\(subcommand): \(file) not written (a --quick run keeps results only with --results DIR)")
       return
     }
-    try JSONReport.write(data, to: folder + "/" + file)
+    try writeAtomically(data, to: folder + "/" + file)
     printToStandardError("\(subcommand): wrote \(folder)/\(file)")
   }
 
   /// Prints the report's tables for what this run wrote: its subcommand's part of
   /// Docs/BENCHMARKS.md and the targets it measured.
-  func printTables(_ subcommand: String) {
+  func printTables() {
     let sections = ReportCommand.sections(written)
     print(sections[subcommand] ?? ReportCommand.noResults)
     if let targets = sections["targets"], targets != ReportCommand.noResults { print("\n" + targets) }
@@ -147,42 +144,22 @@ final class ResultsDestination {
   }
 }
 
-/// /proc/loadavg's first three fields: load over 1, 5 and 15 minutes.
-enum LoadAverage {
-  static func current() -> [Double] {
-    fields().compactMap { Double($0) }
-  }
-
-  /// The three as /proc/loadavg writes them, `1.02, 0.98, 0.75` (`n/a` when unreadable).
-  static func text() -> String {
-    let fields = fields()
-    return fields.count == 3 ? fields.joined(separator: ", ") : "n/a"
-  }
-
-  private static func fields() -> [Substring] {
-    let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? ""
-    return Array(text.split(separator: " ").prefix(3))
+/// Writes `data` to `path` atomically: a results file, the document, a chart.
+///
+/// - Throws: `BenchError` when it cannot be written.
+func writeAtomically(_ data: Data, to path: String) throws {
+  do {
+    try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+  } catch {
+    throw BenchError("cannot write '\(path)': \(error.localizedDescription)")
   }
 }
 
-/// A target as a run records it in its results file (`codec`, `engine`), beside its figure;
-/// `cask-bench report` reads them back for the targets table. The codec's targets are all
-/// minimums and leave `atMost` out.
-struct RecordedTarget: Codable {
-  let target: String
-  let required: Double
-  /// Whether `measured` must be at most (rather than at least) `required`.
-  let atMost: Bool?
-  let measured: Double?
-  /// Stored, so that the results file says it.
-  let met: Bool?
-
-  init(target: String, required: Double, atMost: Bool? = nil, measured: Double?) {
-    self.target = target
-    self.required = required
-    self.atMost = atMost
-    self.measured = measured
-    met = measured.map { atMost == true ? $0 <= required : $0 >= required }
+/// /proc/loadavg's first three fields: load over 1, 5 and 15 minutes.
+enum LoadAverage {
+  static func current() -> [Double] {
+    let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? ""
+    return text.split(separator: " ").prefix(3).compactMap { Double($0) }
   }
 }
 

@@ -112,9 +112,9 @@ extension SyncCommand {
   /// The incremental sync's bounds: at most 2 + ⌈changes ÷ page⌉ + ⌈pushes ÷ batch limit⌉
   /// requests, and at most twice the bytes of the changes listed by plain HTTP (the sync's
   /// bytes on the wire, headers included, over the listing's body).
-  static func targets(_ report: Report) -> [PeerTarget] {
+  static func targets(_ report: Report) -> [Target] {
     let at = "\(Number.grouped(Double(report.events))) events"
-    var targets: [PeerTarget] = []
+    var targets: [Target] = []
     let changes = "\(report.changes) changes"
     let syncs = [(Phase.incrementalPush, "push", 0, report.changes), (.incrementalPull, "pull", report.changes, 0)]
     for mode in report.modes {
@@ -125,14 +125,14 @@ extension SyncCommand {
         let bound = requestBound(
           pulled: pulled, pushed: pushed, pageSize: report.pageSize, batchLimit: report.batchLimit)
         targets.append(
-          PeerTarget(
+          Target(
             "\(name): \(verb) of \(changes), requests", at: at, required: Double(bound), atMost: true,
             measured: step.medianRequests))
         guard let listed = mode.step(.rawSince) else { continue }
         // Every byte the sync put on the wire, headers too (bodies alone in older files),
         // over the changed records' bytes: the body of their listing.
         targets.append(
-          PeerTarget(
+          Target(
             "\(name): \(verb) of \(changes), bytes ÷ their listing", at: at, required: 2, atMost: true,
             measured: (step.medianWireBytes ?? step.medianBytes) / Swift.max(listed.medianBytes, 1)))
       }

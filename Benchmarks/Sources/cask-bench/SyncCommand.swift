@@ -11,20 +11,15 @@ import PeerKit
 enum SyncCommand: BenchCommand {
   static let name = "sync"
   static let abstract = "CaskSync against Kinto on 127.0.0.1: push, full and incremental pulls, beside plain HTTP."
-  static let usage =
-    "cask-bench sync [--quick] [--events N] [--changes N] [--rounds N] [--modes plain,end-to-end] [--postgres]"
-    + " [--kinto FILE] [--dir DIR] [--results DIR]"
   static let options: [(flag: String, help: String)] = [
     ("--quick", "300 events, 30 changes, one round."),
     ("--events N", "Events the first push and the full pull move (default 10000)."),
-    ("--changes N", "Events changed between the two syncs of the incremental step, a tenth deleted (default 100)."),
     ("--rounds N", "Rounds, each in fresh collections; figures are medians (default 3)."),
     ("--modes LIST", "plain, end-to-end or both (default plain,end-to-end)."),
     (
       "--postgres",
       "Kinto stores in the PostgreSQL database of $CASK_SYNC_POSTGRES (migrated first) instead of memory."
     ),
-    ("--kinto FILE", "The kinto command (default .venv-kinto/bin/kinto, which scripts/setup.sh makes)."),
     ("--dir DIR", "Where the stores and Kinto's settings and log go (default /tmp)."),
     ResultsDestination.option,
   ]
@@ -89,60 +84,55 @@ enum SyncCommand: BenchCommand {
   }
 
   static func run(arguments: [String]) throws {
-    var options = Options(arguments)
+    var options = Options(arguments, of: Self.self)
     let quick = options.flag("--quick")
     let postgres = options.flag("--postgres")
     let events = try options.number("--events", atLeast: 10) ?? (quick ? 300 : 10_000)
-    let changes = try options.number("--changes", atLeast: 10) ?? (quick ? 30 : 100)
     let rounds = try options.positive("--rounds") ?? (quick ? 1 : 3)
     let modes = try (options.names("--modes", from: ["plain", "end-to-end"]) ?? ["plain", "end-to-end"])
       .reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
-    let kinto = try options.value("--kinto") ?? KintoLauncher.defaultExecutable
-    let base = try options.value("--dir") ?? "/tmp"
-    let results = try ResultsDestination.parse(&options, subcommand: name, arguments: arguments, quick: quick)
-    try options.finish()
-    guard changes <= events else { throw UsageError("'--changes' cannot exceed '--events'") }
-    var database: String?
-    if postgres {
-      guard let url = ProcessInfo.processInfo.environment["CASK_SYNC_POSTGRES"], !url.isEmpty else {
-        throw UsageError("'--postgres' needs CASK_SYNC_POSTGRES set to a PostgreSQL URL")
-      }
-      database = url
-    }
-
-    let scratch = try ScratchDirectory(in: base)
-    defer { scratch.remove() }
-    printToStandardError("sync: starting kinto (\(postgres ? "postgresql" : "memory") backend)")
-    let server = try KintoLauncher(executable: kinto, postgres: database, directory: scratch.path)
-    defer { server.stop() }
-    let wire = try SyncWireCounter(server: server.url)
-    defer { wire.stop() }
-    let workload = SyncWorkload(
-      server: wire.url, wire: wire, events: events, changes: changes, directory: scratch.path,
-      runID: String(UInt32.random(in: 0...UInt32.max), radix: 36))
-    var report = Report(
-      events: events, changes: changes, deletions: workload.deletions, rounds: rounds,
-      backend: postgres ? "postgresql" : "memory", pageSize: workload.pageSize, batchLimit: workload.batchLimit)
-    for mode in modes {
-      var steps: [Step] = []
-      for round in 1...rounds {
-        printToStandardError("sync: \(mode), round \(round) of \(rounds)")
-        let measured = try AsyncBridge.wait { try await workload.round(round, endToEnd: mode == "end-to-end") }
-        for (index, step) in measured.enumerated() {
-          if index == steps.count { steps.append(Step(phase: step.phase.rawValue, objects: step.objects)) }
-          steps[index].seconds.append(step.seconds)
-          steps[index].requests.append(step.traffic.requests)
-          steps[index].bytes.append(step.traffic.bytes)
-          steps[index].wireBytes = (steps[index].wireBytes ?? []) + [step.wire]
-          if !step.exchanges.isEmpty { steps[index].exchanges = step.exchanges }
+    try options.measure { results, scratch in
+      // Events changed between the two syncs of the incremental step, a tenth of them deleted.
+      let changes = Swift.min(events, quick ? 30 : 100)
+      var database: String?
+      if postgres {
+        guard let url = ProcessInfo.processInfo.environment["CASK_SYNC_POSTGRES"], !url.isEmpty else {
+          throw UsageError("'--postgres' needs CASK_SYNC_POSTGRES set to a PostgreSQL URL")
         }
+        database = url
       }
-      report.modes.append(Mode(mode: mode, steps: steps))
+
+      printToStandardError("sync: starting kinto (\(postgres ? "postgresql" : "memory") backend)")
+      let server = try KintoLauncher(postgres: database, directory: scratch)
+      defer { server.stop() }
+      let wire = try SyncWireCounter(server: server.url)
+      defer { wire.stop() }
+      let workload = SyncWorkload(
+        server: wire.url, wire: wire, events: events, changes: changes, directory: scratch,
+        runID: String(UInt32.random(in: 0...UInt32.max), radix: 36))
+      var report = Report(
+        events: events, changes: changes, deletions: workload.deletions, rounds: rounds,
+        backend: postgres ? "postgresql" : "memory", pageSize: workload.pageSize, batchLimit: workload.batchLimit)
+      for mode in modes {
+        var steps: [Step] = []
+        for round in 1...rounds {
+          printToStandardError("sync: \(mode), round \(round) of \(rounds)")
+          let measured = try AsyncBridge.wait { try await workload.round(round, endToEnd: mode == "end-to-end") }
+          for (index, step) in measured.enumerated() {
+            if index == steps.count { steps.append(Step(phase: step.phase.rawValue, objects: step.objects)) }
+            steps[index].seconds.append(step.seconds)
+            steps[index].requests.append(step.traffic.requests)
+            steps[index].bytes.append(step.traffic.bytes)
+            steps[index].wireBytes = (steps[index].wireBytes ?? []) + [step.wire]
+            if !step.exchanges.isEmpty { steps[index].exchanges = step.exchanges }
+          }
+        }
+        report.modes.append(Mode(mode: mode, steps: steps))
+      }
+      server.stop()
+      // The backends' files sit side by side: `sync-10000.json` and `sync-10000-postgresql.json`.
+      try results.write(report, size: events, name: postgres ? "\(events)-postgresql" : nil)
     }
-    server.stop()
-    // The backends' files sit side by side: `sync-10000.json` and `sync-10000-postgresql.json`.
-    try results.write(report, subcommand: name, size: events, name: postgres ? "\(events)-postgresql" : nil)
-    results.printTables(name)
   }
 
   /// The fewest requests an incremental sync can make (the issue's bound): one to learn the

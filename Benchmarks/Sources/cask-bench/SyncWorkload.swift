@@ -133,9 +133,9 @@ struct SyncWorkload: Sendable {
     _ phase: SyncCommand.Phase, objects: Int, _ body: () async throws -> (R, KintoRawClient.Traffic)
   ) async throws -> (value: R, step: Measured) {
     _ = wire.take()
-    let start = Stopwatch.now()
+    let start = ProcessFigures.now()
     let (value, traffic) = try await body()
-    let seconds = Double(Stopwatch.now() - start) / 1e9
+    let seconds = Double(ProcessFigures.now() - start) / 1e9
     let counted = wire.take()
     // The split per request must account for every byte the relay passed on, or the table of
     // requests would show less than was sent.

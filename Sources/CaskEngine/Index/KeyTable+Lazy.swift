@@ -118,7 +118,7 @@ extension KeyTable {
         guard expanded else { throw Checkpoint.Rejection(reason: "page \(number) is malformed") }
         let checked = dense.withUnsafeBytes { bytes -> Result<Int, Checkpoint.Rejection> in
           let used = Result { () throws(Checkpoint.Rejection) in
-            try KeyTable.checkSlots(bytes, source: source, arena: arena)
+            try KeyTable.checkSlots(bytes, source: source, arena: arena, first: first, capacity: storage.capacity)
           }
           if case .success = used, let base = bytes.baseAddress, let slots = storage.slots {
             (slots + first * KeyTable.slotLength).copyMemory(from: base, byteCount: bytes.count)
@@ -148,17 +148,22 @@ extension KeyTable {
   /// inside a chunk the root lists and 17 to 65,535 bytes long, each location at or after a
   /// segment's header and inside its listed length; each key held in a slot of the table's
   /// group (in a group's table the bytes before its first U+0000 are the group's name, in the
-  /// table of keys outside groups it has no U+0000) and every 16th hashed again to its stored
-  /// meta word (a wrong hash key would make keys unfindable). A long key's own bytes are in a
-  /// chunk loaded later: its group and hash are checked when a walk hands it out or every key
-  /// is checked (`handedOutLongKey`, `loadEverything`). Prevents: a key loaded into another
-  /// group's table, which the counts then miscounted and lookups never found.
+  /// table of keys outside groups it has no U+0000), each hashed again to its stored meta word
+  /// (a wrong hash key would make every key unfindable, a wrong meta word one); and each slot
+  /// where a probe for its meta word reaches it: no empty slot, and no slot of the same key,
+  /// between its home and it, as far as that path lies in this page. A long key's own bytes
+  /// are in a chunk loaded later: its group and hash are checked when a walk hands it out or
+  /// every key is checked (`handedOutLongKey`, `loadEverything`), its place here by its meta
+  /// word, and a second slot of it by the same place in the same chunk. Prevents: a key
+  /// loaded into another group's table, which the counts then miscounted and lookups never
+  /// found; a key a lookup cannot find, which the next put of it would then add a second time.
   ///
   /// - Returns: the used slots.
-  /// - Complexity: O(slots), plus one hash per 16 keys held in slots.
-  static func checkSlots(_ slots: UnsafeRawBufferPointer, source: PageSource, arena: KeyArena.Storage)
-    throws(Checkpoint.Rejection) -> Int
-  {
+  /// - Complexity: O(slots + the distances of their keys from their homes inside the page),
+  ///   plus one hash per key held in a slot.
+  static func checkSlots(
+    _ slots: UnsafeRawBufferPointer, source: PageSource, arena: KeyArena.Storage, first: Int, capacity: Int
+  ) throws(Checkpoint.Rejection) -> Int {
     let rejection = Checkpoint.Rejection(reason: "a page of table \(source.table) is not coherent")
     let lengths = source.pages.segmentLengths
     var used = 0
@@ -170,7 +175,6 @@ extension KeyTable {
       let tag = meta & tagMask
       if tag == 0 { continue }
       used += 1
-      let sampled = used % Checkpoint.hashCheckInterval == 1 % Checkpoint.hashCheckInterval
       if tag == longTag {
         let position = slots.load(fromByteOffset: offset, as: UInt64.self)
         let length = Int(slots.load(fromByteOffset: offset + 8, as: UInt32.self))
@@ -184,9 +188,12 @@ extension KeyTable {
         guard chunk < arena.chunks.count, start + length <= arena.lengths[chunk] else { throw rejection }
       } else if tag <= UInt32(inlineLimit) {
         let key = UnsafeRawBufferPointer(rebasing: slots[offset..<offset + Int(tag)])
-        guard Self.key(key, belongsTo: source.group), !sampled || Self.meta(key, hashKey: source.hashKey) == meta
+        guard Self.key(key, belongsTo: source.group), Self.meta(key, hashKey: source.hashKey) == meta
         else { throw rejection }
       } else {
+        throw rejection
+      }
+      guard Self.reachable(slot: offset / slotLength, in: slots, first: first, capacity: capacity) else {
         throw rejection
       }
       let segment = slots.load(fromByteOffset: offset + 16, as: UInt32.self)
@@ -202,6 +209,28 @@ extension KeyTable {
       }
     }
     return used
+  }
+
+  /// Whether a probe for the meta word of the page's slot `slot` (used) reaches it: every
+  /// slot between the meta word's home and it that lies in this page (whose first slot is
+  /// the table's `first`) is used, and none holds the same key (for a long key: the same
+  /// place in the same chunk).
+  private static func reachable(slot: Int, in slots: UnsafeRawBufferPointer, first: Int, capacity: Int) -> Bool {
+    let offset = slot * slotLength
+    let meta = slots.load(fromByteOffset: offset + CaskFormat.slotMetaOffset, as: UInt32.self)
+    let distance = (first + slot - home(meta, capacity: capacity) + capacity) % capacity
+    let compared = meta & tagMask == longTag ? 12 : Int(meta & tagMask)
+    for before in stride(from: slot - 1, through: max(slot - distance, 0), by: -1) {
+      let other = before * slotLength
+      let otherMeta = slots.load(fromByteOffset: other + CaskFormat.slotMetaOffset, as: UInt32.self)
+      if otherMeta & tagMask == 0 { return false }
+      if otherMeta == meta
+        && slots[other..<other + compared].elementsEqual(slots[offset..<offset + compared])
+      {
+        return false
+      }
+    }
+    return true
   }
 
   /// Whether `key` is of `group` (`nil`: of no group).

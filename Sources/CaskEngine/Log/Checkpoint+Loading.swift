@@ -2,7 +2,9 @@ import Foundation
 import RNCryptorCodec
 
 extension Checkpoint {
-  /// How many keys of a loaded table are hashed again to check their meta word.
+  /// One long key in this many is hashed again to check its meta word when a walk hands it
+  /// out (its bytes are in a chunk, which a slot page's own checks do not read); every key
+  /// held in a slot is hashed again when its page loads.
   static let hashCheckInterval = 16
 
   /// The key directory whose tables load their slot pages and their chunks of long keys from
