@@ -145,12 +145,13 @@ struct CheckpointReaderTests {
   }
 
   /// A used inline slot of table `table`'s first slots page followed by two empty slots:
-  /// its page and the slot's byte offset in it.
+  /// its page and the slot's byte offset among the page's 32-byte slots.
   static func inlineSlotBeforeTwoEmpty(ofTable table: UInt8, in plaintexts: [Data]) -> (page: Int, slot: Int)? {
     for (index, page) in plaintexts.enumerated().dropFirst()
     where page[1] == CaskFormat.checkpointPageSlots && page[8] == table {
-      let tag = { (slot: Int) in slot + 32 < page.count ? page[slot + 28] & 31 : 0 }
-      let slot = stride(from: 16, to: page.count - 96, by: 32).first { slot in
+      let dense = denseSlots(page)
+      let tag = { (slot: Int) in slot + 32 < dense.count ? dense[slot + 28] & 31 : 0 }
+      let slot = stride(from: 0, to: dense.count - 96, by: 32).first { slot in
         tag(slot) != 0 && tag(slot) != 31 && tag(slot + 32) == 0 && tag(slot + 64) == 0
       }
       if let slot { return (index, slot) }
@@ -164,7 +165,7 @@ struct CheckpointReaderTests {
     let grouped = try #require(Self.secondInlineSlot(ofTable: 1, in: truth))
     var otherHash = truth
     // The meta word's top byte: hash bits only (the tag is its low 5 bits).
-    otherHash[grouped.page][grouped.slot + 31] ^= 0x40
+    otherHash[grouped.page] = Self.changingSlots(truth[grouped.page]) { $0[grouped.slot + 31] ^= 0x40 }
     #expect(FuzzingEntry.readCheckpoint(try Self.assemble(otherHash), dataKeys: Self.keys) == nil)
   }
 
@@ -172,15 +173,19 @@ struct CheckpointReaderTests {
   func keyOffItsProbePath() throws {
     let truth = try FuzzingEntry.checkpointPlaintexts(dataKeys: Self.keys)
     let place = try #require(Self.inlineSlotBeforeTwoEmpty(ofTable: 0, in: truth))
-    let slot = truth[place.page][place.slot..<place.slot + 32]
+    let slot = Self.denseSlots(truth[place.page])[place.slot..<place.slot + 32]
     // Moved two slots on: the slot it left is empty, so a probe from its home stops there.
     var moved = truth
-    moved[place.page].replaceSubrange(place.slot + 64..<place.slot + 96, with: slot)
-    moved[place.page].replaceSubrange(place.slot..<place.slot + 32, with: Data(count: 32))
+    moved[place.page] = Self.changingSlots(truth[place.page]) {
+      $0.replaceSubrange(place.slot + 64..<place.slot + 96, with: slot)
+      $0.replaceSubrange(place.slot..<place.slot + 32, with: [UInt8](repeating: 0, count: 32))
+    }
     #expect(FuzzingEntry.readCheckpoint(try Self.assemble(moved), dataKeys: Self.keys) == nil)
     // Copied into the next slot, the root counting it: the table holds the key twice.
     var twice = truth
-    twice[place.page].replaceSubrange(place.slot + 32..<place.slot + 64, with: slot)
+    twice[place.page] = Self.changingSlots(truth[place.page]) {
+      $0.replaceSubrange(place.slot + 32..<place.slot + 64, with: slot)
+    }
     twice[0][CaskFormat.checkpointRootFixedLength + CaskFormat.checkpointSegmentLength + 8] &+= 1
     twice[0][72] &+= 1
     #expect(FuzzingEntry.readCheckpoint(try Self.assemble(twice), dataKeys: Self.keys) == nil)
