@@ -40,6 +40,10 @@ public enum CaskFormat {
   public static let manifestFileName = "MANIFEST"
   /// Suffix of a file being written; removed at open if left behind by a crash.
   public static let temporarySuffix = ".tmp"
+  /// What a resumed segment's hint is renamed to before the segment grows (`NNNNNNNN.hint`
+  /// becomes `NNNNNNNN.hint.stale.tmp`), then removed off the writer's thread; a `.tmp` name,
+  /// so that a writable open removes one a crash left behind.
+  public static let staleHintSuffix = ".stale" + temporarySuffix
 
   // MARK: Header file
 

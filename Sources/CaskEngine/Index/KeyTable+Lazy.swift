@@ -62,6 +62,13 @@ extension KeyTable {
       complete.store(other.complete.load(ordering: .acquiring), ordering: .releasing)
     }
 
+    /// The number of pages loaded so far.
+    var loadedPageCount: Int {
+      lock.lock()
+      defer { lock.unlock() }
+      return pageCount - missing
+    }
+
     /// Loads page `page` of `storage` unless it is loaded; `arena` holds the table's long keys.
     ///
     /// - Returns: whether the page is loaded and checked; `false` when it failed (now or
