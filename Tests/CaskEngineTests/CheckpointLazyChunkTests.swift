@@ -130,6 +130,37 @@ struct CheckpointLazyChunkTests {
     }
   }
 
+  @Test("a put of new long keys after open loads no chunk: they go into a new one, repacked by the next checkpoint")
+  func newKeysLoadNoChunk() throws {
+    try withTemporaryDirectory("checkpoint-chunks-new-keys") { directory in
+      let path = directory.file("store")
+      var model = try Self.filled(path)
+      var store = try Self.open(path)
+      let reserved = Self.reservedChunks(store, in: "orders")
+      #expect(reserved >= 2, "too few chunks for the test to mean anything")
+      for number in 6_000..<6_040 where number % 3 == 0 {
+        let key = Self.key(number)
+        model[key] = Data("added-\(number)".utf8)
+        try store.put(model[key]!, forKey: key)
+      }
+      #expect(Self.loadedChunks(store, in: "orders") == 0)
+      let grown = Self.tables(store)["orders"]?.arena.storage.chunks.count ?? 0
+      #expect(grown == reserved + 1)
+      #expect(try CheckpointFixture.contents(of: store) == model)
+      try store.close()
+
+      // The next open, from the checkpoint close wrote, has every key: that checkpoint packed
+      // the table's long keys afresh (section 18), the new ones among them, so into no fewer
+      // chunks than before.
+      store = try Self.open(path)
+      #expect(store.stats().recovery.checkpointIgnored == nil)
+      #expect(Self.reservedChunks(store, in: "orders") >= reserved)
+      #expect(try CheckpointFixture.contents(of: store) == model)
+      #expect(try store.verify().isClean)
+      try store.close()
+    }
+  }
+
   /// The chunks of each table that hold a long key whose record is in segment `id`.
   private static func chunks(holdingKeysIn id: UInt32, of store: CaskStore) -> [String: Set<Int>] {
     tables(store).mapValues { table in

@@ -130,6 +130,36 @@ struct ResumedSegmentTests {
     }
   }
 
+  @Test("the first write does not wait while the file system frees the old hint, and close removes it")
+  func firstWriteLeavesHintRemovalToTheBackground() throws {
+    try Self.withClosedStore("resume-hint-removal") { directory, path, keys in
+      let files = GatedHintRemoval()
+      var options = Self.options
+      options.fileSystem = files
+      let store = try CaskStore(path: path, keys: keys, options: options)
+      defer { try? store.close() }
+      files.gated.store(true, ordering: .releasing)
+      try store.put(Data("3".utf8), forKey: "c")
+      // The put returned while every removal of a hint was held: it removed none itself.
+      #expect(!files.didTimeOut)
+      let hint = "\(path)/\(Segment.hintName(id: 1))"
+      #expect(!FileManager.default.fileExists(atPath: hint))
+      #expect(FileManager.default.fileExists(atPath: hint + CaskFormat.staleHintSuffix))
+      // A crash now leaves the renamed hint, which the next open removes and never reads.
+      let reopened = try Self.openCrashImage(of: path, in: directory, keys: keys)
+      #expect(try reopened.get("c") == Data("3".utf8))
+      #expect(try reopened.get("b") == Data("2".utf8))
+      try reopened.close()
+      #expect(
+        !FileManager.default.fileExists(
+          atPath: directory.file("image.cask") + "/" + Segment.hintName(id: 1) + CaskFormat.staleHintSuffix))
+      files.release()
+      try store.close()
+      #expect(!FileManager.default.fileExists(atPath: hint + CaskFormat.staleHintSuffix))
+      #expect(!files.didTimeOut)
+    }
+  }
+
   @Test("a first write whose manifest cannot be written fails, applies nothing, and the next one succeeds")
   func manifestFailureAtFirstWrite() throws {
     try Self.withClosedStore("resume-manifest-failure") { directory, path, keys in
@@ -164,5 +194,32 @@ final class FailingManifestRename: ForwardingFileSystem, @unchecked Sendable {
       throw CaskError.io(operation: "rename", path: destination, errno: ENOSPC)
     }
     try super.rename(source, to: destination)
+  }
+}
+
+/// The real file system, except that removing a hint (under its own name or a temporary one)
+/// waits, while `gated` is set, until `release()` (or 10 seconds, noted in `timedOut`).
+final class GatedHintRemoval: ForwardingFileSystem, @unchecked Sendable {
+  let gated = Atomic(false)
+  private let timedOut = Atomic(false)
+  private let gate = DispatchSemaphore(value: 0)
+
+  /// Whether a removal waited 10 seconds for `release()`.
+  var didTimeOut: Bool { timedOut.load(ordering: .acquiring) }
+
+  func release() {
+    gated.store(false, ordering: .releasing)
+    gate.signal()
+  }
+
+  override func removeFile(_ path: String) throws {
+    if gated.load(ordering: .acquiring), path.contains(".\(CaskFormat.hintExtension)") {
+      if gate.wait(timeout: .now() + 10) == .timedOut {
+        timedOut.store(true, ordering: .releasing)
+      } else {
+        gate.signal()
+      }
+    }
+    try super.removeFile(path)
   }
 }

@@ -4,8 +4,9 @@ import Synchronization
 /// The arena of a table loaded from a checkpoint (Docs/FORMAT.md, section 18): its chunks of
 /// long keys are reserved whole at open (memory that is never touched costs nothing), and each
 /// is read, checked and decrypted the first time a key in it is needed: a probe that compares
-/// a long key, a walk that hands one out, packing, an insert into the last chunk, or the next
-/// checkpoint's writer. No byte of a chunk is read before its load returned.
+/// a long key, a walk that hands one out, packing, or the next checkpoint's writer (a new key
+/// goes into a new chunk, `KeyArena.append`). No byte of a chunk is read before its load
+/// returned.
 extension KeyArena {
   /// Where an arena's chunks are in a checkpoint.
   struct ChunkSource: Sendable {
@@ -65,6 +66,13 @@ extension KeyArena {
       return states.indices.filter { states[$0] == 1 }
     }
 
+    /// Whether chunk `chunk` is loaded.
+    func isLoaded(_ chunk: Int) -> Bool {
+      lock.lock()
+      defer { lock.unlock() }
+      return states[chunk] == 1
+    }
+
     /// The page of the checkpoint that holds chunk `chunk`.
     func page(of chunk: Int) -> Int { source.firstPage + chunk }
 
@@ -111,9 +119,10 @@ extension KeyArena {
       do throws(Checkpoint.Rejection) {
         let contents = try source.pages.contents(
           of: page(of: chunk), kind: CaskFormat.checkpointPageChunk, table: source.table, count: length)
-        contents.withUnsafeBytes { bytes in
-          if let base = bytes.baseAddress { storage.chunks[chunk].copyMemory(from: base, byteCount: length) }
+        let decoded = contents.withUnsafeBytes {
+          CheckpointTableImage.decodeChunk($0, into: storage.chunks[chunk], length: length)
         }
+        guard decoded else { throw Checkpoint.Rejection(reason: "page \(page(of: chunk)) is malformed") }
       } catch {
         states[chunk] = 2
         source.pages.fail(page: page(of: chunk), error)
@@ -144,6 +153,15 @@ extension KeyArena {
       return true
     }
     return lazy.load(chunk, into: storage)
+  }
+
+  /// Whether chunk `chunk` may be read and written now, without a load: it was loaded, added
+  /// since open, or the arena is not lazy.
+  func isLoaded(chunk: Int) -> Bool {
+    guard let lazy = storage.lazy, chunk < storage.reservedChunks, !lazy.complete.load(ordering: .acquiring) else {
+      return true
+    }
+    return lazy.isLoaded(chunk)
   }
 
   /// Loads every chunk not yet loaded: before packing, a check of every key or a checkpoint.

@@ -98,14 +98,18 @@ struct KeyArena: Sendable {
   mutating func append(_ key: UnsafeRawBufferPointer) -> UInt64 {
     if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
     let lastLength = storage.lengths.last ?? 0
-    // A checkpoint's last chunk is loaded before a key goes into it; one that fails to load
-    // takes none (the index is damaged from then on).
-    let lastTakesKeys = !storage.chunks.isEmpty && ensureLoaded(chunk: storage.chunks.count - 1)
+    // A checkpoint's last chunk that is not loaded takes no key: a new chunk starts, and the
+    // rest of that one counts as dead, so that packing takes it back once enough is dead.
+    // Prevents: the first insert into each table after an open from a checkpoint reading and
+    // decrypting up to 64 KiB to append a few bytes. (One that failed to load takes none
+    // either: the index is damaged from then on.)
+    let lastTakesKeys = !storage.chunks.isEmpty && isLoaded(chunk: storage.chunks.count - 1)
+    if !lastTakesKeys && !storage.chunks.isEmpty { deadBytes += lastLength - storage.used }
     if !lastTakesKeys || storage.used + key.count > lastLength {
       let next = Swift.min(Swift.max(Self.firstChunkLength, lastLength * 2), Self.largestChunkLength)
       let length = Swift.max(next, key.count)
-      // Zeroed: a checkpoint writes chunks whole (`KeyTable.arenaImage`), and the unused tail
-      // must not carry whatever the allocator last held there.
+      // Zeroed: a copy of the arena (`Storage.copy`) copies chunks whole, unused tail included,
+      // and must not read bytes nothing wrote.
       let chunk = UnsafeMutableRawPointer.allocate(byteCount: length, alignment: 8)
       chunk.initializeMemory(as: UInt8.self, repeating: 0, count: length)
       storage.chunks.append(chunk)

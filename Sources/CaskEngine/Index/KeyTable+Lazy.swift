@@ -62,6 +62,13 @@ extension KeyTable {
       complete.store(other.complete.load(ordering: .acquiring), ordering: .releasing)
     }
 
+    /// The number of pages loaded so far.
+    var loadedPageCount: Int {
+      lock.lock()
+      defer { lock.unlock() }
+      return pageCount - missing
+    }
+
     /// Loads page `page` of `storage` unless it is loaded; `arena` holds the table's long keys.
     ///
     /// - Returns: whether the page is loaded and checked; `false` when it failed (now or
@@ -111,7 +118,12 @@ extension KeyTable {
       do throws(Checkpoint.Rejection) {
         let contents = try source.pages.contents(
           of: number, kind: CaskFormat.checkpointPageSlots, table: source.table, count: count)
-        let checked = contents.withUnsafeBytes { bytes -> Result<Int, Checkpoint.Rejection> in
+        var dense = [UInt8](repeating: 0, count: count * KeyTable.slotLength)
+        let expanded = contents.withUnsafeBytes { contents in
+          dense.withUnsafeMutableBytes { CheckpointTableImage.expandSlots(contents, count: count, into: $0) }
+        }
+        guard expanded else { throw Checkpoint.Rejection(reason: "page \(number) is malformed") }
+        let checked = dense.withUnsafeBytes { bytes -> Result<Int, Checkpoint.Rejection> in
           let used = Result { () throws(Checkpoint.Rejection) in
             try KeyTable.checkSlots(bytes, source: source, arena: arena, first: first, capacity: storage.capacity)
           }

@@ -255,6 +255,9 @@ struct KeyTable: Sendable {
     Self.setLocation(location, in: slot)
     slot.storeBytes(of: meta, toByteOffset: CaskFormat.slotMetaOffset, as: UInt32.self)
     count += 1
+    // An insert counts dead bytes too when it leaves a checkpoint's unloaded last chunk
+    // behind (`KeyArena.append`): packed here as a removal would pack them.
+    if key.count > Self.inlineLimit && arena.wantsPacking { packLongKeys() }
   }
 
   /// Sets `key`'s location.

@@ -134,17 +134,16 @@ enum AttachedKeys {
     // on the heap for every section walked.
     let longest = min(CaskFormat.maximumKeyLength, section.count + id.count + 2)
     withUnsafeTemporaryAllocation(byteCount: longest, alignment: 1) { buffer in
+      // The parts copied one by one. Prevents: an array of the two parts made for every key.
+      func put(_ part: UnsafeRawBufferPointer, at start: Int) -> Int {
+        UnsafeMutableRawBufferPointer(rebasing: buffer[start..<start + part.count]).copyMemory(from: part)
+        buffer[start + part.count] = CaskFormat.keyGroupSeparator
+        return start + part.count + 1
+      }
       walk(section) { group, text in
-        var length = 0
-        for part in [group, text] {
-          UnsafeMutableRawBufferPointer(rebasing: buffer[length..<length + part.count]).copyMemory(from: part)
-          length += part.count
-          buffer[length] = CaskFormat.keyGroupSeparator
-          length += 1
-        }
+        let length = put(text, at: put(group, at: 0))
         UnsafeMutableRawBufferPointer(rebasing: buffer[length..<length + id.count]).copyMemory(from: id)
-        length += id.count
-        body(UnsafeRawBufferPointer(rebasing: buffer[0..<length]))
+        body(UnsafeRawBufferPointer(rebasing: buffer[0..<length + id.count]))
       }
     }
     return true

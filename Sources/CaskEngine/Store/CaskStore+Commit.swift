@@ -123,16 +123,17 @@ extension CaskStore {
       throw CaskError.invalidKey(reason: "only a put of a version 5 store carries attached keys")
     }
     let keyLength = prepared.key.string.utf8.count
-    let valueMessage = prepared.record.withUnsafeBytes { record -> [UInt8] in
-      let keyMessageLength = Int(
-        loadLittleEndian(record, at: CaskFormat.recordKeyLengthOffset, as: UInt32.self))
-      return Array(record[(CaskFormat.recordHeaderLength + keyMessageLength)...])
+    // The value message copied straight from the old record into the new one. Prevents: an
+    // array of it made in between for every save with index entries.
+    let record = try prepared.record.withUnsafeBytes { old -> RecordBytes in
+      let keyMessageLength = Int(loadLittleEndian(old, at: CaskFormat.recordKeyLengthOffset, as: UInt32.self))
+      let valueMessage = UnsafeRawBufferPointer(rebasing: old[(CaskFormat.recordHeaderLength + keyMessageLength)...])
+      return try RecordEncoder.make(
+        type: CaskFormat.recordTypePut,
+        keyMessageLength: cipher.keyMessageLength(keyLength: keyLength, attached: section.count),
+        valueMessageLength: valueMessage.count
+      ) { _, value in value.copyMemory(from: valueMessage) }
     }
-    let record = try RecordEncoder.make(
-      type: CaskFormat.recordTypePut,
-      keyMessageLength: cipher.keyMessageLength(keyLength: keyLength, attached: section.count),
-      valueMessageLength: valueMessage.count
-    ) { _, value in valueMessage.withUnsafeBytes { value.copyMemory(from: $0) } }
     return Prepared(key: prepared.key, record: record, isDelete: false, attached: section)
   }
 

@@ -57,7 +57,7 @@ package final class StoreExtensions: Sendable {
     let keeps: Keeper
     init(_ keeps: @escaping Keeper) { self.keeps = keeps }
   }
-  private let keeper = Locked<KeeperBox?>(nil)
+  private let keeperBox = Locked<KeeperBox?>(nil)
 
   init() {}
 
@@ -81,11 +81,11 @@ package final class StoreExtensions: Sendable {
   /// answers yes for that group.
   package func setKeeper(_ keeps: Keeper?) {
     let box = keeps.map(KeeperBox.init)
-    keeper.withLock { $0 = box }
+    keeperBox.withLock { $0 = box }
   }
 
-  /// Whether the installed hooks keep `group`'s derived data.
-  func keeps(_ group: Substring) -> Bool { keeper.withLock { $0 }?.keeps(group) ?? false }
+  /// What says whether the installed hooks keep a group's derived data, if one is installed.
+  var keeper: Keeper? { keeperBox.withLock { $0 }?.keeps }
 
   /// A new hook for one streamed batch, if a maker is installed.
   func makeStreamedHook(in store: CaskStore) throws -> (any StreamedCommitHook)? {
@@ -210,24 +210,32 @@ extension CaskStore {
   /// `CaskFormat.keptGroupsCatalog`) that no installed hook keeps. Called with the writer lock
   /// held, before anything of the commit is written.
   ///
-  /// - Complexity: O(1) in a store without kept groups; otherwise one lookup per key.
+  /// - Complexity: O(1) in a store without kept groups; otherwise one lookup per group the
+  ///   hooks do not keep.
   func refuseUnkeptWrites<Keys: Sequence<String>>(_ keys: Keys) throws {
-    let kept = state.withLock { state -> [Substring] in
-      guard state.directory.count(inGroup: CaskFormat.keptGroupsCatalog) > 0 else { return [] }
-      var checked: Set<Substring> = []
-      var kept: [Substring] = []
-      for key in keys {
-        guard let separator = key.utf8.firstIndex(of: CaskFormat.keyGroupSeparator) else { continue }
-        let group = key[..<separator]
-        guard group.utf8.first != CaskFormat.reservedGroupByte, checked.insert(group).inserted else { continue }
-        let marker = CaskFormat.keptGroupsCatalog + CaskFormat.keyGroupSeparatorText + group
-        let found = IndexKey.withUTF8(of: marker) { state.directory.location(forBytes: $0) != nil }
-        if found { kept.append(group) }
-      }
-      return kept
-    }
+    guard state.withLock({ $0.directory.count(inGroup: CaskFormat.keptGroupsCatalog) > 0 }) else { return }
+    let keeper = extensions.keeper
+    // The groups the hooks do not keep, asked first: a write to a group they keep is never
+    // refused, so its marker need not be looked up. Prevents: a save into an indexed
+    // collection building the marker's key and probing the index for it on every commit.
     // Asked outside `state`: the hooks' own locks are taken before `state`, never inside it.
-    for group in kept where !extensions.keeps(group) {
+    var checked: Set<Substring> = []
+    var unkept: [Substring] = []
+    for key in keys {
+      guard let separator = key.utf8.firstIndex(of: CaskFormat.keyGroupSeparator) else { continue }
+      let group = key[..<separator]
+      guard group.utf8.first != CaskFormat.reservedGroupByte, checked.insert(group).inserted else { continue }
+      if keeper?(group) != true { unkept.append(group) }
+    }
+    guard !unkept.isEmpty else { return }
+    // The writer lock is held, so the markers are those the check above saw.
+    let kept = state.withLock { state -> [Substring] in
+      unkept.filter { group in
+        let marker = CaskFormat.keptGroupsCatalog + CaskFormat.keyGroupSeparatorText + group
+        return IndexKey.withUTF8(of: marker) { state.directory.location(forBytes: $0) != nil }
+      }
+    }
+    for group in kept {
       throw CaskError.writeRefused(
         group: String(group),
         reason: "its secondary indexes are recorded in the store, and only a collection declared with "

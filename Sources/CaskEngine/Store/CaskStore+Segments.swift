@@ -36,7 +36,16 @@ extension CaskStore {
   ///   tries again.
   func resumeAppending(writer: inout WriterState) throws {
     guard writer.active?.sealedOnDisk == true, let id = writer.active?.segment.id else { return }
-    try fileSystem.removeFile("\(path)/\(Segment.hintName(id: id))")
+    let stale = try retireHint(of: id)
+    // Removed once the manifest's syncs are done, success or not (the renamed file is no
+    // part of the store either way). Prevents: those syncs waiting for the journal to free
+    // the hint's blocks (52 ms for a 71 MB hint, when the removal ran beside them).
+    defer {
+      if let stale {
+        let fileSystem = self.fileSystem
+        hintQueue.submit { try? fileSystem.removeFile(stale) }
+      }
+    }
     writer.active?.sealedOnDisk = false
     do {
       // A version 2 store has no manifest: the directory sync makes the removal durable.
@@ -45,6 +54,22 @@ extension CaskStore {
       writer.active?.sealedOnDisk = true
       throw error
     }
+  }
+
+  /// Takes the hint of segment `id` out of the store before the segment grows: renamed to a
+  /// `.tmp` name (one directory entry changed), which open never reads and a writable open
+  /// removes; the caller removes the file off the writer's thread. The manifest written next
+  /// (its directory sync) makes the rename durable, as it made an unlink. Prevents: the first
+  /// write after open waiting while the file system frees a large hint's blocks and cached
+  /// pages (58 ms for a 71 MB hint, most of that write's time).
+  ///
+  /// - Returns: the hint's new path, `nil` when there was none.
+  func retireHint(of id: UInt32) throws -> String? {
+    let hint = "\(path)/\(Segment.hintName(id: id))"
+    guard fileSystem.fileKind(hint) != .missing else { return nil }
+    let stale = hint + CaskFormat.staleHintSuffix
+    try fileSystem.rename(hint, to: stale)
+    return stale
   }
 
   /// Seals `active` (its hint written in the background) and starts the next segment.

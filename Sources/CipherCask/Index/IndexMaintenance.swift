@@ -214,10 +214,19 @@ extension IndexRuntime {
   }
 
   func entryKey(_ descriptor: IndexDescriptor, _ text: String, _ id: String, _ collection: String) throws -> String {
-    let key = descriptor.group + "\u{0}" + IndexStoreKeys.entry(text: text, id: id)
-    guard key.utf8.count <= CaskFormat.maximumKeyLength else {
+    let length = descriptor.group.utf8.count + text.utf8.count + id.utf8.count + 2
+    guard length <= CaskFormat.maximumKeyLength else {
       throw CollectionError.indexValueTooLong(collection: collection, index: descriptor.name)
     }
+    // One allocation of the whole key. Prevents: a string made and copied again for each
+    // `+` (three per entry of every save).
+    var key = ""
+    key.reserveCapacity(length)
+    key += descriptor.group
+    key += "\u{0}"
+    key += text
+    key += "\u{0}"
+    key += id
     return key
   }
 }
