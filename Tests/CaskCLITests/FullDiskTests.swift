@@ -26,9 +26,10 @@ struct FullDiskTests {
     _ = try cask.createStore(store, password: password)
     #expect(try cask.run(["put", store, "a"], password: password, stdin: Data("first".utf8)).status == 0)
     try disk.fill()
-    // Opening frees the hint of the last segment (it becomes the one appended to); the value
-    // then takes that page, so neither the new hint nor the manifest after it finds room at
-    // close. The warning names the last of them that failed, as its cause does.
+    // The first write retires the hint of the last segment (it becomes the one appended to)
+    // and, when the manifest finds no room, frees it at once; the value then takes that page,
+    // so neither the new hint nor the manifest after it finds room at close. The warning
+    // names the last of them that failed, as its cause does.
     let value = Data((0..<4000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
     try value.write(to: URL(fileURLWithPath: cask.path("value")))
     let put = try cask.run(["put", store, "k", "--file", "value"], password: password)

@@ -36,7 +36,7 @@ extension CaskStore {
   ///   tries again.
   func resumeAppending(writer: inout WriterState) throws {
     guard writer.active?.sealedOnDisk == true, let id = writer.active?.segment.id else { return }
-    let stale = try retireHint(of: id)
+    var stale = try retireHint(of: id)
     // Removed once the manifest's syncs are done, success or not (the renamed file is no
     // part of the store either way). Prevents: those syncs waiting for the journal to free
     // the hint's blocks (52 ms for a 71 MB hint, when the removal ran beside them).
@@ -48,12 +48,29 @@ extension CaskStore {
     }
     writer.active?.sealedOnDisk = false
     do {
-      // A version 2 store has no manifest: the directory sync makes the removal durable.
-      if try writeManifest(&writer) == nil { try fileSystem.syncDirectory(path) }
+      try writeResumedManifest(&writer)
     } catch {
-      writer.active?.sealedOnDisk = true
-      throw error
+      // On a full disk the retired hint's blocks may be the room the manifest needs: freed
+      // now, and the manifest tried once more. Prevents: a store on a full disk refusing the
+      // write that its own stale hint had room for.
+      guard let retired = stale, (try? fileSystem.removeFile(retired)) != nil else {
+        writer.active?.sealedOnDisk = true
+        throw error
+      }
+      stale = nil
+      do {
+        try writeResumedManifest(&writer)
+      } catch {
+        writer.active?.sealedOnDisk = true
+        throw error
+      }
     }
+  }
+
+  /// The manifest that lists the resumed segment as active; a version 2 store has no
+  /// manifest, and the directory sync makes the hint's removal durable instead.
+  private func writeResumedManifest(_ writer: inout WriterState) throws {
+    if try writeManifest(&writer) == nil { try fileSystem.syncDirectory(path) }
   }
 
   /// Takes the hint of segment `id` out of the store before the segment grows: renamed to a
