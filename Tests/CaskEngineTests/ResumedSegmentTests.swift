@@ -7,9 +7,10 @@ import Testing
 @testable import CaskEngine
 
 /// A writable open of a cleanly closed store resumes its last segment without writing: the
-/// hint and the manifest a clean close left still describe it. The first write removes the
-/// hint and lists the segment as active before the segment grows (Docs/FORMAT.md, "Opening a
-/// store", step 9).
+/// hint and the manifest a clean close left still describe it, the manifest listing the
+/// segment as active. The first write appends and only queues the hint's removal: a hint that
+/// does not state the segment's length is never trusted (Docs/FORMAT.md, "Opening a store",
+/// step 9).
 @Suite("A reopened store writes nothing before its first write")
 struct ResumedSegmentTests {
   static let options = CaskStore.Options(durability: .never, autoCompaction: nil)
@@ -108,31 +109,103 @@ struct ResumedSegmentTests {
   /// The kinds of write that can be the first one after an open.
   enum FirstWrite: CaseIterable, Sendable {
     case put, streamedBatch
-  }
 
-  @Test(
-    "after the first write the hint is gone and the manifest lets the segment grow: a crash then opens cleanly",
-    arguments: FirstWrite.allCases)
-  func firstWriteListsSegmentActive(_ write: FirstWrite) throws {
-    try Self.withClosedStore("resume-first-write") { directory, path, keys in
-      let store = try CaskStore(path: path, keys: keys, options: Self.options)
-      defer { try? store.close() }
-      switch write {
+    func run(on store: CaskStore) throws {
+      switch self {
       case .put: try store.put(Data("3".utf8), forKey: "c")
       case .streamedBatch: try store.streamedBatch { batch in _ = try batch.put(Data("3".utf8), forKey: "c") }
       }
-      #expect(!FileManager.default.fileExists(atPath: "\(path)/\(Segment.hintName(id: 1))"))
+    }
+  }
+
+  @Test("a clean close lists the last segment as active at its length, beside a hint of that length")
+  func cleanCloseListsLastSegmentActive() throws {
+    try Self.withClosedStore("resume-close-active") { _, path, keys in
+      let manifest = try Self.manifest(of: path, keys: keys)
+      let segment = "\(path)/\(Segment.fileName(id: 1))"
+      #expect(manifest.segments.map(\.isActive) == [true])
+      #expect(manifest.segments.first?.length == UInt64(try FileDamage.size(of: segment)))
+      #expect(FileManager.default.fileExists(atPath: "\(path)/\(Segment.hintName(id: 1))"))
+    }
+  }
+
+  @Test(
+    "the first write after a clean open writes no manifest, syncs no directory and removes nothing itself",
+    arguments: FirstWrite.allCases)
+  func firstWriteWritesOnlyTheRecord(_ write: FirstWrite) throws {
+    try Self.withClosedStore("resume-first-write-calls") { _, path, keys in
+      let files = FileCallRecorder()
+      var options = Self.options
+      options.fileSystem = files
+      let store = try CaskStore(path: path, keys: keys, options: options)
+      defer { try? store.close() }
+      let generation = try Self.manifest(of: path, cipher: store.cipher).generation
+      files.start()
+      try write.run(on: store)
+      let calls = files.stop()
+      #expect(calls.filter { $0.operation == "syncDirectory" }.isEmpty, "\(calls)")
+      #expect(calls.filter { $0.operation == "rename" }.isEmpty, "\(calls)")
+      #expect(calls.filter { $0.path.hasSuffix(CaskFormat.manifestFileName) }.isEmpty, "\(calls)")
+      #expect(calls.filter { $0.operation == "removeFile" && $0.onCaller }.isEmpty, "\(calls)")
+      #expect(try Self.manifest(of: path, cipher: store.cipher).generation == generation)
+    }
+  }
+
+  @Test(
+    "a crash after the first write, before its stale hint is removed, opens with every write: the hint is not trusted",
+    arguments: FirstWrite.allCases)
+  func crashBeforeHintRemoval(_ write: FirstWrite) throws {
+    try Self.withClosedStore("resume-first-write") { directory, path, keys in
+      let files = GatedHintRemoval()
+      var options = Self.options
+      options.fileSystem = files
+      let store = try CaskStore(path: path, keys: keys, options: options)
+      defer { try? store.close() }
+      files.gated.store(true, ordering: .releasing)
+      defer { files.release() }
+      try write.run(on: store)
+      // The hint of the shorter segment is still there: a crash now leaves it.
+      #expect(FileManager.default.fileExists(atPath: "\(path)/\(Segment.hintName(id: 1))"))
       let reopened = try Self.openCrashImage(of: path, in: directory, keys: keys)
       defer { try? reopened.close() }
+      #expect(reopened.stats().recovery.segmentsFromHints == 0)
       #expect(try reopened.get("a") == nil)
       #expect(try reopened.get("b") == Data("2".utf8))
       #expect(try reopened.get("c") == Data("3".utf8))
     }
   }
 
-  @Test("the first write does not wait while the file system frees the old hint, and close removes it")
+  @Test("a crash that loses the first write leaves the segment at its hint's length: the hint serves again")
+  func lostFirstWriteTrustsTheHintAgain() throws {
+    try Self.withClosedStore("resume-lost-write") { directory, path, keys in
+      let segment = "\(path)/\(Segment.fileName(id: 1))"
+      let length = try FileDamage.size(of: segment)
+      let files = GatedHintRemoval()
+      var options = Self.options
+      options.fileSystem = files
+      let store = try CaskStore(path: path, keys: keys, options: options)
+      defer { try? store.close() }
+      files.gated.store(true, ordering: .releasing)
+      defer { files.release() }
+      try store.put(Data("3".utf8), forKey: "c")
+      // The record's pages lost: the file is as the clean close left it.
+      let image = directory.file("lost.cask")
+      try HookedFileSystem.copyStore(path, to: image)
+      try FileDamage.truncate("\(image)/\(Segment.fileName(id: 1))", to: length)
+      let before = try FileDamage.files(ofStore: image)
+      let reopened = try CaskStore(path: image, keys: keys, options: Self.options)
+      #expect(reopened.stats().recovery.isClean)
+      #expect(reopened.stats().recovery.segmentsFromHints == 1)
+      #expect(try reopened.get("c") == nil)
+      #expect(try reopened.get("b") == Data("2".utf8))
+      try reopened.close()
+      #expect(try FileDamage.files(ofStore: image) == before)
+    }
+  }
+
+  @Test("the first write does not wait while the file system frees the old hint, and close writes the new one")
   func firstWriteLeavesHintRemovalToTheBackground() throws {
-    try Self.withClosedStore("resume-hint-removal") { directory, path, keys in
+    try Self.withClosedStore("resume-hint-removal") { _, path, keys in
       let files = GatedHintRemoval()
       var options = Self.options
       options.fileSystem = files
@@ -142,45 +215,87 @@ struct ResumedSegmentTests {
       try store.put(Data("3".utf8), forKey: "c")
       // The put returned while every removal of a hint was held: it removed none itself.
       #expect(!files.didTimeOut)
-      let hint = "\(path)/\(Segment.hintName(id: 1))"
-      #expect(!FileManager.default.fileExists(atPath: hint))
-      #expect(FileManager.default.fileExists(atPath: hint + CaskFormat.staleHintSuffix))
-      // A crash now leaves the renamed hint, which the next open removes and never reads.
-      let reopened = try Self.openCrashImage(of: path, in: directory, keys: keys)
-      #expect(try reopened.get("c") == Data("3".utf8))
-      #expect(try reopened.get("b") == Data("2".utf8))
-      try reopened.close()
-      #expect(
-        !FileManager.default.fileExists(
-          atPath: directory.file("image.cask") + "/" + Segment.hintName(id: 1) + CaskFormat.staleHintSuffix))
       files.release()
       try store.close()
-      #expect(!FileManager.default.fileExists(atPath: hint + CaskFormat.staleHintSuffix))
       #expect(!files.didTimeOut)
+      // The removal ran before close wrote the segment's new hint, which the next open uses.
+      let hint = "\(path)/\(Segment.hintName(id: 1))"
+      #expect(FileManager.default.fileExists(atPath: hint))
+      #expect(!FileManager.default.fileExists(atPath: hint + CaskFormat.staleHintSuffix))
+      let reopened = try CaskStore(path: path, keys: keys, options: Self.options)
+      defer { try? reopened.close() }
+      #expect(reopened.stats().recovery.segmentsFromHints == 1)
+      #expect(try reopened.get("c") == Data("3".utf8))
     }
   }
 
-  @Test("a first write whose manifest cannot be written fails, applies nothing, and the next one succeeds")
-  func manifestFailureAtFirstWrite() throws {
-    try Self.withClosedStore("resume-manifest-failure") { directory, path, keys in
-      let files = FailingManifestRename()
-      var options = Self.options
-      options.fileSystem = files
-      let store = try CaskStore(path: path, keys: keys, options: options)
-      files.failing.store(true, ordering: .releasing)
-      #expect(throws: CaskError.self) { try store.put(Data("3".utf8), forKey: "c") }
-      #expect(try store.get("c") == nil)
-      files.failing.store(false, ordering: .releasing)
-      try store.put(Data("4".utf8), forKey: "d")
-      try store.close()
+  /// The manifest of the closed store at `path`, decoded.
+  static func manifest(of path: String, keys: RNCryptor.Keys) throws -> Manifest {
+    var options = Self.options
+    options.readOnly = true
+    let reader = try CaskStore(path: path, keys: keys, options: options)
+    defer { try? reader.close() }
+    return try manifest(of: path, cipher: reader.cipher)
+  }
 
-      let reopened = try CaskStore(path: path, keys: keys, options: Self.options)
-      defer { try? reopened.close() }
-      #expect(reopened.stats().recovery.isClean)
-      #expect(try reopened.get("c") == nil)
-      #expect(try reopened.get("d") == Data("4".utf8))
-      #expect(try reopened.get("b") == Data("2".utf8))
+  /// The manifest of the store at `path`, decoded with `cipher`, the store's.
+  static func manifest(of path: String, cipher: RecordCipher) throws -> Manifest {
+    let bytes = try Data(contentsOf: URL(fileURLWithPath: "\(path)/\(CaskFormat.manifestFileName)"))
+    return try Manifest.decode(bytes, cipher: cipher)
+  }
+}
+
+/// The real file system, noting every call but reads and segment writes while started: its
+/// operation, path, and whether it ran on the thread that called `start()`.
+final class FileCallRecorder: ForwardingFileSystem, @unchecked Sendable {
+  struct Call: CustomStringConvertible {
+    var operation: String
+    var path: String
+    var onCaller: Bool
+    var description: String { "\(operation) \(path)\(onCaller ? "" : " (another thread)")" }
+  }
+
+  private let recording = Locked<(caller: pthread_t?, calls: [Call])>((nil, []))
+
+  func start() { recording.withLock { $0 = (pthread_self(), []) } }
+
+  func stop() -> [Call] {
+    recording.withLock { state in
+      defer { state = (nil, []) }
+      return state.calls
     }
+  }
+
+  private func note(_ operation: String, _ path: String) {
+    recording.withLock { state in
+      guard let caller = state.caller else { return }
+      state.calls.append(Call(operation: operation, path: path, onCaller: pthread_equal(caller, pthread_self()) != 0))
+    }
+  }
+
+  override func open(_ path: String, mode: FileOpenMode) throws -> any StorageFile {
+    note("open", path)
+    return try super.open(path, mode: mode)
+  }
+
+  override func removeFile(_ path: String) throws {
+    note("removeFile", path)
+    try super.removeFile(path)
+  }
+
+  override func rename(_ source: String, to destination: String) throws {
+    note("rename", destination)
+    try super.rename(source, to: destination)
+  }
+
+  override func renameNoReplace(_ source: String, to destination: String) throws {
+    note("rename", destination)
+    try super.renameNoReplace(source, to: destination)
+  }
+
+  override func syncDirectory(_ path: String) throws {
+    note("syncDirectory", path)
+    try super.syncDirectory(path)
   }
 }
 

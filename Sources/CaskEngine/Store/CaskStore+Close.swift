@@ -100,12 +100,15 @@ extension CaskStore {
     // Sealed as when it fills up: a failed sync becomes the writer's failure (a writer
     // that appended before close and waits after it gets that error), a good one marks
     // everything durable.
-    let sealed = writer.active.map { (segment: $0.segment, end: $0.end, tombstones: $0.tombstones) }
-    if let active = writer.active { try seal(active, writer: &writer) }
-    // Every segment sealed, with its final length: nothing can be cut unnoticed. A
-    // failure leaves the manifest before, which stays true (see `ensureRoom`).
+    let last = writer.active
+    let sealed = last.map { (segment: $0.segment, end: $0.end, tombstones: $0.tombstones) }
+    if let last { try seal(last, writer: &writer) }
+    // Every segment at its final length, the last one still listed as active: nothing can be
+    // cut unnoticed, and the first write after the next open appends to it without writing a
+    // manifest (its hint, which states this length, is not trusted once it grows). A failure
+    // leaves the manifest before, which stays true (see `ensureRoom`).
     do {
-      try writeManifest(&writer)
+      try writeManifest(&writer, listingActive: last)
       // After the manifest, whose generation it binds; written before the hint queue drains.
       takeCheckpoint(writer: &writer, sealed: sealed, closing: true)
     } catch {

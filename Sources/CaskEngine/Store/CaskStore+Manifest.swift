@@ -29,19 +29,42 @@ extension Manifest {
       hasEpochs: hasEpochs, identity: identity)
   }
 
+  /// How a manifest read at open describes what open found (`describesCleanClose`).
+  enum CleanClose: Equatable {
+    /// Not as a clean close left the store: open writes a manifest.
+    case no
+    /// As a clean close left it: the segment open resumes, if any, listed as active at its
+    /// length.
+    case clean
+    /// As a clean close by an older version left it: every segment sealed, the one open
+    /// resumes included.
+    case cleanResumedSealed
+  }
+
   /// Whether this manifest, read at open, is the one a clean close wrote for what open found:
-  /// what `describing` gives for it with every segment sealed at its file's size (`active`,
-  /// the segment open resumes, if any, included), apart from the generation and the retired
-  /// list (open has removed every retired file that was left).
+  /// what `describing` gives for it with every segment at its file's size (`active`, the
+  /// segment open resumes, if any, included), apart from the generation and the retired list
+  /// (open has removed every retired file that was left), and apart from whether a segment
+  /// whose file is exactly the listed length is listed as active or sealed: a clean close
+  /// lists its last segment as active, an older version's as sealed.
   func describesCleanClose(
     of segments: [Segment], active: CaskStore.ActiveSegment?, writer: CaskStore.WriterState, hasEpochs: Bool,
     identity: [UInt8]?
-  ) throws -> Bool {
-    if let active, try active.segment.file.size() != active.end { return false }
+  ) throws -> CleanClose {
+    if let active, try active.segment.file.size() != active.end { return .no }
     var expected = try Manifest.describing(
       segments, active: nil, writer: writer, retired: retired, hasEpochs: hasEpochs, identity: identity)
     expected.generation = generation
-    return expected == self
+    var found = self
+    // Every length is a file's size in `expected`: an active entry of that length is one a
+    // clean close listed.
+    for (index, entry) in found.segments.enumerated() where entry.isActive {
+      found.segments[index].isActive = false
+    }
+    guard expected == found else { return .no }
+    guard let active else { return .clean }
+    let listedActive = self.segments.contains { $0.id == active.segment.id && $0.isActive }
+    return listedActive ? .clean : .cleanResumedSealed
   }
 
   /// Writes the manifest into the store directory `path` atomically (temporary file, sync,
@@ -65,10 +88,14 @@ extension CaskStore {
   /// - Parameters:
   ///   - retiring: segments a compaction replaced, retired from this manifest on; if it
   ///     cannot be written they are not.
+  ///   - listingActive: the segment listed as active, at its end, when there is no active
+  ///     segment (close's, just sealed).
   ///
   /// - Returns: the digest of the manifest written (`Manifest.write`), `nil` when none was.
   @discardableResult
-  func writeManifest(_ writer: inout WriterState, retiring: [UInt32] = []) throws -> [UInt8]? {
+  func writeManifest(
+    _ writer: inout WriterState, retiring: [UInt32] = [], listingActive: ActiveSegment? = nil
+  ) throws -> [UInt8]? {
     let ring = keyRing.withLock { $0 }
     guard ring.current.bindsRecords, !options.readOnly else { return nil }
     let before = writer.retiredSegments
@@ -77,7 +104,8 @@ extension CaskStore {
       let retired = writer.retiredSegments
       let segments = state.withLock { Array($0.segments.values) }.filter { !retired.contains($0.id) }
       let manifest = try Manifest.describing(
-        segments, active: writer.active, writer: writer, retired: retired.sorted(), hasEpochs: ring.hasEpochs,
+        segments, active: writer.active ?? listingActive, writer: writer, retired: retired.sorted(),
+        hasEpochs: ring.hasEpochs,
         identity: ring.identity)
       writer.untouchedSinceOpen = false
       // A checkpoint lists the segments a compaction retires: it goes first, so that no

@@ -104,6 +104,10 @@ extension CaskStore {
     /// (Docs/FORMAT.md, section 18). Always on; a test turns it off to show that the
     /// checkpoint tests catch a checkpoint trusted blindly.
     var checksCheckpoint = true
+    /// Whether open uses a hint only when it states the segment's exact length (Docs/FORMAT.md,
+    /// section 6). Always on; a test turns it off, open then taking a hint of a shorter segment
+    /// as well, to show that the crash-state enumerator catches a stale hint trusted.
+    var checksHintLength = true
     /// Always on; a test turns it off (with `checksCheckpoint`) to show that the crash-state
     /// enumerator catches a checkpoint put in place before the log it covers is synced (off,
     /// the checkpoint is written at once on the writer's thread, so the test is not a race).

@@ -28,14 +28,30 @@ extension CaskStore {
     try startSegment(writer: &writer)
   }
 
-  /// Before the first append to a segment that open resumed as a clean close left it: its
-  /// hint (stale once it grows) goes and the manifest lists it as active, so that a crash
-  /// after the append leaves a longer segment the manifest allows.
+  /// Before the first append to a segment that open resumed as a clean close left it. Its
+  /// hint, which states the segment's length, is stale once the segment grows, and open never
+  /// trusts a hint whose length is not the segment's: the removal is only queued, and the
+  /// manifest, which lists the segment as active, stays as it is (Docs/FORMAT.md, "Opening a
+  /// store", step 9). A store closed by an older version lists the segment as sealed: its hint
+  /// goes and the manifest lists it as active first, so that a crash after the append leaves
+  /// a longer segment the manifest allows.
   ///
-  /// - Throws: the manifest's write error; nothing is appended then, and the next append
-  ///   tries again.
+  /// - Throws: for a segment the manifest lists as sealed, the manifest's write error;
+  ///   nothing is appended then, and the next append tries again.
   func resumeAppending(writer: inout WriterState) throws {
+    if writer.active?.hintCoversEnd == true, let id = writer.active?.segment.id {
+      writer.active?.hintCoversEnd = false
+      writer.active?.hintRemovalQueued = true
+      let (fileSystem, hint) = (self.fileSystem, "\(path)/\(Segment.hintName(id: id))")
+      hintQueue.submit { try? fileSystem.removeFile(hint) }
+    }
     guard writer.active?.sealedOnDisk == true, let id = writer.active?.segment.id else { return }
+    try resumeSealedSegment(id: id, writer: &writer)
+  }
+
+  /// The first append to a segment the manifest lists as sealed: its hint out, then the
+  /// manifest listing it as active.
+  private func resumeSealedSegment(id: UInt32, writer: inout WriterState) throws {
     var stale = try retireHint(of: id)
     // Removed once the manifest's syncs are done, success or not (the renamed file is no
     // part of the store either way). Prevents: those syncs waiting for the journal to free
@@ -128,6 +144,8 @@ extension CaskStore {
       if hintInBackground {
         hintQueue.submit { hintWriter.write(hint, cipher: cipher) }
       } else {
+        // The stale hint's queued removal runs first. Prevents: it removing this new hint.
+        if active.hintRemovalQueued { hintQueue.drain() }
         hintWriter.write(hint, cipher: cipher)
       }
     }

@@ -47,7 +47,8 @@ extension StoreOpener {
       let received = try? file.readFully(into: buffer.bytes, at: 0), received == Int(size),
       let hint = try? HintPayload(
         file: UnsafeRawBufferPointer(buffer.bytes), cipher: cipher, path: hintPath),
-      hint.segmentID == segment.id, hint.segmentLength == length
+      hint.segmentID == segment.id,
+      hint.segmentLength == length || (!options.checksHintLength && hint.segmentLength < length)
     else { return nil }
     // Every entry must lie inside the segment, or the hint is not trusted.
     var inside = true

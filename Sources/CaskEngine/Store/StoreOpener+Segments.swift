@@ -281,7 +281,7 @@ extension StoreOpener {
           maxSequence: maxSequence)
         writerState.active?.keepsDamage = indexed.keepsDamage
         // Read from its hint, which a clean close wrote: open checks the manifest next.
-        writerState.active?.sealedOnDisk = indexed.fromHint
+        writerState.active?.hintCoversEnd = indexed.fromHint
       }
     }
     // A damaged or crafted sequence field (records are only CRC-protected) may claim the

@@ -150,8 +150,9 @@ struct StoreOpener {
   /// Step 9 of a writable open: makes the manifest on disk describe what this open found and
   /// repaired (a cut torn tail, the segment it appends to), the state the next open checks
   /// against, and removes the hint of the segment it appends to. Nothing is written when the
-  /// store is as a clean close left it: the manifest then already describes it, and the first
-  /// append does both (`CaskStore.resumeAppending`).
+  /// store is as a clean close left it: the manifest then already describes it, and lists the
+  /// segment it appends to as active, so that its first append writes nothing but the record
+  /// (`CaskStore.resumeAppending`).
   private func settle(
     _ writerState: inout CaskStore.WriterState, found: Manifest?, segments: [Segment], ring: inout KeyRing,
     header: inout StoreHeader?, headerPath: String
@@ -160,15 +161,20 @@ struct StoreOpener {
     let rotationUnfinished =
       ring.hasEpochs && (ring.pinnedManifest != nil || ring.older.keys.contains { !inUse.contains($0) })
     // The segment it resumes (if any) was read from its hint, which only a seal or close writes.
-    if writerState.active?.sealedOnDisk ?? true, !rotationUnfinished, let found,
-      try found.describesCleanClose(
+    if writerState.active?.hintCoversEnd ?? true, !rotationUnfinished, let found {
+      let clean = try found.describesCleanClose(
         of: segments, active: writerState.active, writer: writerState, hasEpochs: ring.hasEpochs,
         identity: ring.identity)
-    {
-      writerState.untouchedSinceOpen = true
-      return
+      if clean != .no {
+        writerState.untouchedSinceOpen = true
+        if clean == .cleanResumedSealed {
+          writerState.active?.hintCoversEnd = false
+          writerState.active?.sealedOnDisk = true
+        }
+        return
+      }
     }
-    writerState.active?.sealedOnDisk = false
+    writerState.active?.hintCoversEnd = false
     if let active = writerState.active {
       try fileSystem.removeFile("\(path)/\(Segment.hintName(id: active.segment.id))")
     }
