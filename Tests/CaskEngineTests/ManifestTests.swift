@@ -49,7 +49,7 @@ struct ManifestTests {
       try Self.copy(directory.file("old.seg"), to: Self.segment(path, 1))
       try? FileManager.default.removeItem(atPath: "\(path)/\(Segment.hintName(id: 1))")
 
-      Self.expectRefused(path, keys: keys, "sealed segment")
+      Self.expectRefused(path, keys: keys, "shorter than")
       var salvage = Self.options
       salvage.allowIntegrityViolations = true
       let salvaged = try CaskStore(path: path, keys: keys, options: salvage)
@@ -72,7 +72,7 @@ struct ManifestTests {
       try store.close()
       let size = try FileDamage.size(of: Self.segment(path, 1))
       try FileDamage.truncate(Self.segment(path, 1), to: size - 100)
-      Self.expectRefused(path, keys: keys, "sealed segment")
+      Self.expectRefused(path, keys: keys, "shorter than")
     }
   }
 

@@ -119,7 +119,7 @@ extension CaskStore {
   }
 
   /// Checks `segment`'s hint file, if it has one, as open would read it: a hint that cannot
-  /// be opened, does not authenticate or describes another segment (or length) is damage.
+  /// be opened, does not authenticate, or describes another segment or a longer one is damage.
   private func verifyHint(of segment: Segment, into report: inout VerifyReport) throws {
     let hintName = Segment.hintName(id: segment.id)
     let hintPath = "\(path)/\(hintName)"
@@ -148,8 +148,12 @@ extension CaskStore {
       // Never longer than its segment allows, never sparse (open passes over such a hint).
       let bytes = try file.readWhole(limit: segmentLength + CaskFormat.hintOverheadBound)
       let hint = try HintFile.decode(bytes, cipher: segment.cipher, path: hintPath)
-      // An authentic hint of another segment, or of another length, is not used by open.
-      if hint.segmentID != segment.id || hint.segmentLength != segmentLength {
+      // An authentic hint of another segment, or of another length, is not used by open. One
+      // of this segment stating a shorter length is the stale hint of a segment resumed after
+      // a clean close: its removal is queued at the first append, and a crash may keep it
+      // (Docs/FORMAT.md, section 6). Open never uses it either; it is not damage.
+      let stale = hint.segmentID == segment.id && hint.segmentLength < segmentLength
+      if !stale && (hint.segmentID != segment.id || hint.segmentLength != segmentLength) {
         report.damage.append(
           CorruptRegion(file: hintName, offset: 0, length: 0, reason: "hint does not describe its segment"))
       }
