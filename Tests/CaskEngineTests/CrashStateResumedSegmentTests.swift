@@ -51,7 +51,7 @@ struct CrashStateResumedSegmentTests {
     CrashStateTests.prepared(&workload)
     let reports = try CrashStateRunner(bounds: .standard).run(workload, models: [.posixMinimum])
     for report in reports {
-      print("[crash-states] planted bug caught, e.g. \(report.violations.prefix(2))")
+      print("[crash-states] planted bug caught: \(report.violationCount), e.g. \(report.violations.prefix(2))")
       #expect(report.violationCount > 0, "the enumerator missed a stale hint that open trusted")
     }
   }
