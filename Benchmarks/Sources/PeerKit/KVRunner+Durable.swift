@@ -32,7 +32,7 @@ extension KVRunner {
           }
           return samples
         }
-        let seconds = Double(ProcessFigures.now() &- start) / 1e9
+        let seconds = ProcessFigures.seconds(since: start)
         var samples = perThread.flatMap { $0 }
         recorder.add(
           writers == 1 ? KVWorkload.durable1 : KVWorkload.durable8, operations: share * writers, seconds: seconds,

@@ -14,6 +14,11 @@ public enum ProcessFigures {
     return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
   }
 
+  /// The seconds since `start`, a reading of `now()`.
+  public static func seconds(since start: UInt64) -> Double {
+    Double(now() &- start) / 1e9
+  }
+
   /// The process's peak resident set so far, in bytes (`getrusage`'s `ru_maxrss`).
   public static func peakRSS() -> Int {
     var usage = rusage()
@@ -43,5 +48,21 @@ public enum ProcessFigures {
       }
     }
     return total
+  }
+}
+
+/// Monotonic wall-clock timing, on `ProcessFigures.now()`'s clock: the one clock of every
+/// figure, in the peers and in `cask-bench`.
+public enum Stopwatch {
+  /// The seconds `body` takes.
+  public static func seconds(_ body: () throws -> Void) rethrows -> Double {
+    try timed(body).seconds
+  }
+
+  /// What `body` returns, and the seconds it takes.
+  public static func timed<Result>(_ body: () throws -> Result) rethrows -> (result: Result, seconds: Double) {
+    let start = ProcessFigures.now()
+    let result = try body()
+    return (result, ProcessFigures.seconds(since: start))
   }
 }

@@ -42,7 +42,7 @@ struct Recorder {
       try body(index)
       buffer.append(ProcessFigures.now() &- began)
     }
-    let seconds = Double(ProcessFigures.now() &- start) / 1e9
+    let seconds = ProcessFigures.seconds(since: start)
     add(name, operations: count, seconds: seconds, samples: &buffer, note: note)
     samples = buffer
   }
@@ -62,7 +62,7 @@ struct Recorder {
       buffer.append((ProcessFigures.now() &- began) / UInt64(upper - lower))
       lower = upper
     }
-    let seconds = Double(ProcessFigures.now() &- start) / 1e9
+    let seconds = ProcessFigures.seconds(since: start)
     add(name, operations: count, seconds: seconds, samples: &buffer, note: note)
     samples = buffer
   }

@@ -1,5 +1,6 @@
 import CaskEngine
 import Foundation
+import PeerKit
 import RNCryptorCodec
 
 /// `cask-bench backup`: what `backup(to:)` and `rekeyedCopy(to:password:)` cost, beside the

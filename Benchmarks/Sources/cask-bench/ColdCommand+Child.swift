@@ -56,7 +56,7 @@ extension ColdCommand {
       let start = ProcessFigures.now()
       let reader = CaskEventStore(store.collection(BenchEvent.self, named: "events", indexes: indexes))
       answers["count"] = String(try reader.count(city: queries.city))
-      let count = Double(ProcessFigures.now() - start) / 1e9
+      let count = ProcessFigures.seconds(since: start)
       let page = try Stopwatch.seconds {
         let newest = try reader.newest(city: queries.city, offset: 0, limit: queries.pageSize)
         answers["page"] = newest.map(\.id).joined(separator: ",")

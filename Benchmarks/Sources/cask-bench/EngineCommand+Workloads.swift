@@ -154,7 +154,7 @@ extension EngineCommand {
       }
       return samples
     }
-    let seconds = Double(ProcessFigures.now() - start) / 1e9
+    let seconds = ProcessFigures.seconds(since: start)
     return RunFigure(samples: samples.flatMap { $0 }, seconds: seconds, requested: share * threads)
   }
 
@@ -223,7 +223,7 @@ extension EngineCommand {
       let heapBefore = ProcessMemory.heapBytesInUse()
       let start = ProcessFigures.now()
       let store = try CaskStore(path: directory, password: password, options: unsynced)
-      seconds.append(Double(ProcessFigures.now() - start) / 1e9)
+      seconds.append(ProcessFigures.seconds(since: start))
       rss.append(Double(ProcessFigures.currentRSS() - rssBefore) / Double(keys))
       heap.append(Double(ProcessMemory.heapBytesInUse() - heapBefore) / Double(keys))
       ProcessMemory.releaseFreeMemory()
@@ -352,7 +352,7 @@ extension EngineCommand {
       let thread = Thread { [self] in
         let start = ProcessFigures.now()
         let result = Result { try store.compact() }
-        let seconds = Double(ProcessFigures.now() - start) / 1e9
+        let seconds = ProcessFigures.seconds(since: start)
         outcome.withLock { $0 = (result, seconds) }
         done.leave()
       }

@@ -4,16 +4,6 @@ import PeerKit
 
 // MARK: Timing
 
-/// Monotonic wall-clock timing, on the clock the peers read (`ProcessFigures.now()`).
-enum Stopwatch {
-  /// The seconds `body` takes.
-  static func seconds(_ body: () throws -> Void) rethrows -> Double {
-    let start = ProcessFigures.now()
-    try body()
-    return Double(ProcessFigures.now() - start) / 1e9
-  }
-}
-
 /// CPU time, beside the wall clock: on a machine busy with other work the wall time also counts
 /// the waits for a core, the CPU time does not.
 enum CPUTime {

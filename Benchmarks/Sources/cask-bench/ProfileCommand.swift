@@ -102,7 +102,7 @@ struct Profile {
     let start = ProcessFigures.now()
     let cpuStart = CPUTime.process()
     let done = try ProfileCommand.loop(body)
-    let seconds = Double(ProcessFigures.now() - start) / 1e9
+    let seconds = ProcessFigures.seconds(since: start)
     let cpu = CPUTime.process() - cpuStart
     control?.send("disable")
     print(
