@@ -34,6 +34,16 @@ public enum ProcessFigures {
     return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
   }
 
+  /// The sizes of the files directly in `directory`, added up: what a copy of a store's folder
+  /// holds (0 for a folder that cannot be listed).
+  public static func fileBytes(_ directory: String) -> Int {
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+    return names.reduce(0) { total, name in
+      let size = (try? FileManager.default.attributesOfItem(atPath: directory + "/" + name))?[.size] as? NSNumber
+      return total + (size?.intValue ?? 0)
+    }
+  }
+
   /// Bytes allocated on disk (`st_blocks` × 512) by every file under `directory`. On ext4,
   /// `st_blocks` already counts blocks reserved for data not yet written back (delayed
   /// allocation), so no sync is needed first.

@@ -147,6 +147,30 @@ public func onThreads<Result: Sendable>(_ count: Int, _ body: @escaping @Sendabl
   return results.mutex.withLock { collected in (0..<count).compactMap { collected[$0] } }
 }
 
+/// Runs `perThread` calls of `body(thread, index)` on each of `threads` threads started
+/// together, timing every call on its own: the threaded workloads of the peers (durable puts)
+/// and of `cask-bench engine` (concurrent gets, durable puts) time the same way.
+///
+/// - Returns: the wall seconds from the start until the last thread is done, and each call's
+///   nanoseconds, thread after thread.
+/// - Throws: the first error a call threw.
+public func timedOnThreads(
+  _ threads: Int, perThread: Int, _ body: @escaping @Sendable (_ thread: Int, _ index: Int) throws -> Void
+) throws -> (seconds: Double, samples: [UInt64]) {
+  let start = ProcessFigures.now()
+  let samples = try onThreads(threads) { thread in
+    var samples: [UInt64] = []
+    samples.reserveCapacity(perThread)
+    for index in 0..<perThread {
+      let began = ProcessFigures.now()
+      try body(thread, index)
+      samples.append(ProcessFigures.now() &- began)
+    }
+    return samples
+  }
+  return (ProcessFigures.seconds(since: start), samples.flatMap { $0 })
+}
+
 /// A thread whose error is handed to the one that waits for it.
 final class JoinableThread: Sendable {
   private let done = DispatchSemaphore(value: 0)

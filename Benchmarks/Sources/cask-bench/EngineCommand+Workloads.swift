@@ -141,21 +141,10 @@ extension EngineCommand {
     _ threads: Int, keys: [String], _ operation: @escaping @Sendable (String, Int) throws -> Void
   ) throws -> RunFigure {
     let share = keys.count / threads
-    let start = ProcessFigures.now()
-    let samples = try PeerKit.onThreads(threads) { thread in
-      var samples: [Double] = []
-      samples.reserveCapacity(share)
-      var previous = ProcessFigures.now()
-      for (index, key) in keys[thread * share..<(thread + 1) * share].enumerated() {
-        try operation(key, index)
-        let now = ProcessFigures.now()
-        samples.append(Double(now - previous) / 1e9)
-        previous = now
-      }
-      return samples
+    let (seconds, samples) = try timedOnThreads(threads, perThread: share) { thread, index in
+      try operation(keys[thread * share + index], index)
     }
-    let seconds = ProcessFigures.seconds(since: start)
-    return RunFigure(samples: samples.flatMap { $0 }, seconds: seconds, requested: share * threads)
+    return RunFigure(samples: samples.map { Double($0) / 1e9 }, seconds: seconds, requested: share * threads)
   }
 
   // MARK: Durable puts

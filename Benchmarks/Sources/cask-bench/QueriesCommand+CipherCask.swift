@@ -58,8 +58,8 @@ final class CaskQuerySide {
       if indexed { fillSeconds = seconds }
       try store.close()
     }
-    diskIndexed = QueriesCommand.directoryBytes(indexedPath)
-    diskPlain = QueriesCommand.directoryBytes(plainPath)
+    diskIndexed = ProcessFigures.fileBytes(indexedPath)
+    diskPlain = ProcessFigures.fileBytes(plainPath)
     diskPerEntry = Double(diskIndexed - diskPlain) / Double(entries)
 
     ProcessMemory.releaseFreeMemory()
