@@ -32,11 +32,9 @@ extension ColdCommand {
     let heapBefore = ProcessMemory.heapBytesInUse()
     var options = Profile.fixedKeyOptions
     options.createIfMissing = false
-    var opened: CaskStore?
-    let open = try Stopwatch.seconds {
-      opened = try CaskStore(path: path, keys: try Profile.storeKeys(), options: options)
+    let (store, open) = try Stopwatch.timed {
+      try CaskStore(path: path, keys: try Profile.storeKeys(), options: options)
     }
-    guard let store = opened else { throw BenchError("cold: no store") }
     defer { try? store.close() }
     let queries = EventQueries(events: count)
     switch part {

@@ -279,9 +279,10 @@ extension EngineCommand {
     var spent = 0.0
     for _ in 0..<runs where spent < limit {
       try overwriteHalf(store, keys: keys, values: values, random: &random)
-      var alone: CompactionReport?
-      let seconds = try Stopwatch.seconds { alone = try store.compact() }
-      guard let alone else { throw BenchError("compaction found nothing to do after overwriting half the keys") }
+      let (compacted, seconds) = try Stopwatch.timed { try store.compact() }
+      guard let alone = compacted else {
+        throw BenchError("compaction found nothing to do after overwriting half the keys")
+      }
       idle += try timed(puts) { try store.put(values[$0 % values.count], forKey: randomKey(&random)) }.samples
 
       try overwriteHalf(store, keys: keys, values: values, random: &random)

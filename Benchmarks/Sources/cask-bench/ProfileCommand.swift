@@ -176,15 +176,13 @@ struct Profile {
       try store.close()
     }
     for _ in 0..<3 {
-      var store: CaskStore?
       control?.send("enable")
       let cpuBefore = CPUTime.thread()
-      let open = try Stopwatch.seconds {
-        store = try ProfileCommand.loop { try CaskStore(path: directory, keys: keys, options: Self.fixedKeyOptions) }
+      let (store, open) = try Stopwatch.timed {
+        try ProfileCommand.loop { try CaskStore(path: directory, keys: keys, options: Self.fixedKeyOptions) }
       }
       let openCPU = CPUTime.thread() - cpuBefore
       control?.send("disable")
-      guard let store else { throw BenchError("no store") }
       defer { try? store.close() }
       print(
         "open: \(Number.fixed(open, 3)) s (CPU \(Number.fixed(openCPU, 3)) s), "
