@@ -317,7 +317,7 @@ extension EngineCommand {
       keys: keys.count, medianSeconds: Statistics.median(results.map(\.seconds)),
       megabytesPerSecond: Statistics.median(results.map(\.megabytesPerSecond)),
       underPutsMegabytesPerSecond: Statistics.median(results.map(\.underPutsMegabytesPerSecond)),
-      putsWithout: LatencyFigure(samples: idle), putsDuring: LatencyFigure(samples: busy), runs: results)
+      putsWithout: Latency(samples: idle), putsDuring: Latency(samples: busy), runs: results)
   }
 
   /// Overwrites a random half of the keys, in batches of `batchSize`.
