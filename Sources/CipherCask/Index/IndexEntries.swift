@@ -94,34 +94,43 @@ struct IndexEntries: Sendable {
   var count: Int { sorted.count }
 
   mutating func insert<S: StringProtocol>(entry: S) {
-    withUTF8Bytes(entry) { entry in
-      guard sorted.insert(entry), let (text, id) = EntryIDKey.split(entry: entry) else { return }
-      EntryIDKey.withKey(text: text, id: id) { _ = byID.insert($0) }
-    }
+    withUTF8Bytes(entry) { insert(entryBytes: $0) }
   }
 
   mutating func remove<S: StringProtocol>(entry: S) {
-    withUTF8Bytes(entry) { entry in
-      guard sorted.remove(entry), let (text, id) = EntryIDKey.split(entry: entry) else { return }
-      EntryIDKey.withKey(text: text, id: id) { _ = byID.remove($0) }
-    }
+    withUTF8Bytes(entry) { remove(entryBytes: $0) }
+  }
+
+  /// Inserts the entry `text + U+0000 + id` given as its UTF-8 bytes.
+  mutating func insert(entryBytes entry: UnsafeRawBufferPointer) {
+    guard sorted.insert(entry), let (text, id) = EntryIDKey.split(entry: entry) else { return }
+    EntryIDKey.withKey(text: text, id: id) { _ = byID.insert($0) }
+  }
+
+  /// Removes the entry `text + U+0000 + id` given as its UTF-8 bytes.
+  mutating func remove(entryBytes entry: UnsafeRawBufferPointer) {
+    guard sorted.remove(entry), let (text, id) = EntryIDKey.split(entry: entry) else { return }
+    EntryIDKey.withKey(text: text, id: id) { _ = byID.remove($0) }
   }
 
   /// Calls `body` with the text of each of `id`'s entries, in text order, until it returns
   /// false.
   private func walkTexts(of id: String, _ body: (UnsafeRawBufferPointer) -> Bool) {
-    let prefix = withUTF8Bytes(id) { EntryIDKey.prefix(id: $0) }
-    prefix.withUnsafeBytes { prefix in
-      var position = byID.lowerBound(prefix)
-      while position != byID.endPosition {
-        let more = byID.withElement(at: position) { element -> Bool in
-          guard element.count >= prefix.count,
-            compareRaw(UnsafeRawBufferPointer(rebasing: element[..<prefix.count]), prefix) == 0
-          else { return false }
-          return body(UnsafeRawBufferPointer(rebasing: element[prefix.count...]))
+    // The prefix made on the stack (a key with an empty text). Prevents: an array allocated
+    // for it on every write, which looks up the old entries of each index.
+    withUTF8Bytes(id) { id in
+      EntryIDKey.withKey(text: UnsafeRawBufferPointer(start: nil, count: 0), id: id) { prefix in
+        var position = byID.lowerBound(prefix)
+        while position != byID.endPosition {
+          let more = byID.withElement(at: position) { element -> Bool in
+            guard element.count >= prefix.count,
+              compareRaw(UnsafeRawBufferPointer(rebasing: element[..<prefix.count]), prefix) == 0
+            else { return false }
+            return body(UnsafeRawBufferPointer(rebasing: element[prefix.count...]))
+          }
+          guard more else { return }
+          position = byID.position(after: position)
         }
-        guard more else { return }
-        position = byID.position(after: position)
       }
     }
   }
