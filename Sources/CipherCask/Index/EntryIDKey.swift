@@ -18,6 +18,14 @@ enum EntryIDKey {
     return hash
   }
 
+  /// What every key of `id` begins with.
+  static func prefix(id: UnsafeRawBufferPointer) -> [UInt8] {
+    var key: [UInt8] = []
+    key.reserveCapacity(headerLength + id.count)
+    appendPrefix(id: id, to: &key)
+    return key
+  }
+
   /// Calls `body` with the key of `text` and `id`, made in a temporary buffer (on the stack
   /// when small): an insert or removal under the writer lock allocates nothing for it.
   static func withKey<R>(

@@ -116,21 +116,18 @@ struct IndexEntries: Sendable {
   /// Calls `body` with the text of each of `id`'s entries, in text order, until it returns
   /// false.
   private func walkTexts(of id: String, _ body: (UnsafeRawBufferPointer) -> Bool) {
-    // The prefix made on the stack (a key with an empty text). Prevents: an array allocated
-    // for it on every write, which looks up the old entries of each index.
-    withUTF8Bytes(id) { id in
-      EntryIDKey.withKey(text: UnsafeRawBufferPointer(start: nil, count: 0), id: id) { prefix in
-        var position = byID.lowerBound(prefix)
-        while position != byID.endPosition {
-          let more = byID.withElement(at: position) { element -> Bool in
-            guard element.count >= prefix.count,
-              compareRaw(UnsafeRawBufferPointer(rebasing: element[..<prefix.count]), prefix) == 0
-            else { return false }
-            return body(UnsafeRawBufferPointer(rebasing: element[prefix.count...]))
-          }
-          guard more else { return }
-          position = byID.position(after: position)
+    let prefix = withUTF8Bytes(id) { EntryIDKey.prefix(id: $0) }
+    prefix.withUnsafeBytes { prefix in
+      var position = byID.lowerBound(prefix)
+      while position != byID.endPosition {
+        let more = byID.withElement(at: position) { element -> Bool in
+          guard element.count >= prefix.count,
+            compareRaw(UnsafeRawBufferPointer(rebasing: element[..<prefix.count]), prefix) == 0
+          else { return false }
+          return body(UnsafeRawBufferPointer(rebasing: element[prefix.count...]))
         }
+        guard more else { return }
+        position = byID.position(after: position)
       }
     }
   }

@@ -150,7 +150,15 @@ extension IndexRuntime {
     let wasEmpty = try store.count(inGroup: name) == 0
     // Each written object's attached keys, gathered over the indexes and handed over once.
     // Prevents: the owner's key made, hashed and looked up again for every index.
-    var attached: [[String]?] = objects.map { attaching && $0.texts != nil ? [] : nil }
+    // Each set made with room for one key per index (more for `each:`). Prevents: the array
+    // grown from nothing by its first appends on every save.
+    let room = definition.descriptors.count
+    var attached: [[String]?] = objects.map { object in
+      guard attaching, object.texts != nil else { return nil }
+      var keys: [String] = []
+      keys.reserveCapacity(room)
+      return keys
+    }
     defer {
       for (object, keys) in zip(objects, attached) {
         // An object with no entry attaches nothing (its record then carries no section, which

@@ -108,19 +108,19 @@ final class IndexRuntime: Sendable {
             let name = String(decoding: group, as: UTF8.self)
             let groupKey = ByteString(name)
             let isCatalog = withUTF8Bytes(IndexStoreKeys.catalogGroup) { compareRaw($0, group) == 0 }
-            current = (name, groupKey, isCatalog, state.caches[groupKey] != nil)
+            current = (name, groupKey, isCatalog, true)
           }
-          guard let (_, groupKey, isCatalog, cached) = current else { return }
+          guard let (_, groupKey, isCatalog, cached) = current, cached else { return }
           if isCatalog {
             state.catalogs[ByteString(String(decoding: rest, as: UTF8.self))] = nil
             return
           }
-          guard cached else { return }
-          if change.kind == .deleted {
-            state.caches[groupKey]?.remove(entryBytes: rest)
-          } else {
-            state.caches[groupKey]?.insert(entryBytes: rest)
-          }
+          // One lookup per key: the optional chain changes the entries if they are built and
+          // tells when they are not, which leaves the rest of the run alone.
+          let applied: Void? =
+            change.kind == .deleted
+            ? state.caches[groupKey]?.remove(entryBytes: rest) : state.caches[groupKey]?.insert(entryBytes: rest)
+          if applied == nil { current?.cached = false }
         }
       }
     }
