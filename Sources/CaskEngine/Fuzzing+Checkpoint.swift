@@ -51,6 +51,23 @@ extension FuzzingEntry {
     return directory.count
   }
 
+  /// The plaintext of a slots page, `page` (its head and contents), with its slots changed by
+  /// `change` in their 32-byte form (an unused one all zeros) and written again as a slots page
+  /// holds them: what the seeds whose slots lie are made of. `page` is returned as it is when
+  /// its slots do not expand.
+  package static func changingSlots(_ page: Data, _ change: (inout [UInt8]) -> Void) -> Data {
+    let head = CaskFormat.checkpointPageHeadLength
+    guard page.count >= head else { return page }
+    let count = Int(page[page.startIndex + 12]) | Int(page[page.startIndex + 13]) << 8
+    var dense = [UInt8](repeating: 0, count: count * KeyTable.slotLength)
+    let expanded = Array(page.dropFirst(head)).withUnsafeBytes { contents in
+      dense.withUnsafeMutableBytes { CheckpointTableImage.expandSlots(contents, count: count, into: $0) }
+    }
+    guard expanded else { return page }
+    change(&dense)
+    return page.prefix(head) + dense.withUnsafeBytes { CheckpointTableImage.encodeSlots($0) }
+  }
+
   /// The plaintexts of the checkpoint of a small directory (keys outside groups, in a group,
   /// longer than a slot holds, and in a sorted group over two sorted pages; one segment), the
   /// root's first: what the fuzz seeds seal.

@@ -119,9 +119,10 @@ extension KeyArena {
       do throws(Checkpoint.Rejection) {
         let contents = try source.pages.contents(
           of: page(of: chunk), kind: CaskFormat.checkpointPageChunk, table: source.table, count: length)
-        contents.withUnsafeBytes { bytes in
-          if let base = bytes.baseAddress { storage.chunks[chunk].copyMemory(from: base, byteCount: length) }
+        let decoded = contents.withUnsafeBytes {
+          CheckpointTableImage.decodeChunk($0, into: storage.chunks[chunk], length: length)
         }
+        guard decoded else { throw Checkpoint.Rejection(reason: "page \(page(of: chunk)) is malformed") }
       } catch {
         states[chunk] = 2
         source.pages.fail(page: page(of: chunk), error)

@@ -46,13 +46,14 @@ extension Checkpoint {
     let named =
       [(name: [UInt8](), table: directory.ungrouped)]
       + zip(directory.groups.names, directory.groups.tables).map { (Array($0.string.utf8), $1) }
-    root.tables = named.map { name, table in
-      let arena = table.arenaImage
-      return TableEntry(
-        name: name, capacity: UInt64(table.capacity), count: UInt64(table.count), arenaLive: UInt64(arena.live),
-        arenaDead: UInt64(arena.dead), arenaUsed: UInt32(arena.used),
-        chunkLengths: arena.chunks.map { UInt32($0.count) }
-      )
+    let images = named.map { CheckpointTableImage($0.1) }
+    root.tables = []
+    for ((name, table), image) in zip(named, images) {
+      let lengths = image.chunks.map { UInt32($0.length) }
+      root.tables.append(
+        TableEntry(
+          name: name, capacity: UInt64(table.capacity), count: UInt64(table.count), arenaLive: UInt64(image.liveBytes),
+          arenaDead: 0, arenaUsed: lengths.last ?? 0, chunkLengths: lengths))
     }
     root.pages = []
     var body: [UInt8] = []
@@ -71,19 +72,20 @@ extension Checkpoint {
       body.append(contentsOf: message)
     }
     for (number, (_, table)) in named.enumerated() {
-      try table.withSlotBytes { slots in
-        var first = 0
-        while first < table.capacity {
-          let count = min(table.capacity - first, CaskFormat.checkpointSlotsPerPage)
-          let bytes = UnsafeRawBufferPointer(
-            rebasing: slots[first * KeyTable.slotLength..<(first + count) * KeyTable.slotLength])
-          try seal(PagePlan(kind: CaskFormat.checkpointPageSlots, table: UInt32(number), count: UInt32(count)), bytes)
-          first += count
+      let image = images[number]
+      var first = 0
+      while first < table.capacity {
+        let count = min(table.capacity - first, CaskFormat.checkpointSlotsPerPage)
+        try image.slotPage(first: first, count: count).withUnsafeBytes {
+          try seal(PagePlan(kind: CaskFormat.checkpointPageSlots, table: UInt32(number), count: UInt32(count)), $0)
         }
+        first += count
       }
-      for chunk in table.arenaImage.chunks {
-        try seal(
-          PagePlan(kind: CaskFormat.checkpointPageChunk, table: UInt32(number), count: UInt32(chunk.count)), chunk)
+      for chunk in image.chunks {
+        try chunk.contents.withUnsafeBytes {
+          try seal(
+            PagePlan(kind: CaskFormat.checkpointPageChunk, table: UInt32(number), count: UInt32(chunk.length)), $0)
+        }
       }
     }
     for (number, (name, table)) in named.enumerated() where Self.isSorted(name: name) {
