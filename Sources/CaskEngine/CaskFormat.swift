@@ -252,8 +252,8 @@ public enum CaskFormat {
   public static let checkpointMagic: [UInt8] = Array("CCCHKPT1".utf8)
   /// The layout of the checkpoint's root and pages; a reader ignores a checkpoint of another
   /// (2: the sorted keys of reserved groups; 3: sparse slot pages and prefix-compressed
-  /// chunks, section 18).
-  public static let checkpointLayoutVersion: UInt16 = 3
+  /// chunks; 4: a sorted group's chunks made again from its sorted pages, section 18).
+  public static let checkpointLayoutVersion: UInt16 = 4
   /// magic(8) + root message length(4), before the root message.
   public static let checkpointHeadLength = 12
   /// Where the root message's length starts in a checkpoint's head.

@@ -11,54 +11,81 @@
 /// name, and an index table is half to four fifths full, so a table written as it lies in
 /// memory cost about three times its keys' own information (section 13).
 struct CheckpointTableImage {
-  /// Each chunk's length once decoded (the root lists it) and its page's contents.
+  /// Each chunk's length once decoded (the root lists it) and its page's contents (none for a
+  /// sorted group's table: its chunks are made again from its sorted pages).
   private(set) var chunks: [(length: Int, contents: [UInt8])] = []
   /// Bytes of the long keys, all in `chunks`.
   private(set) var liveBytes = 0
+  /// A sorted group's table only: the contents of its sorted pages (each key without the
+  /// group's name and U+0000), and for each chunk the rank of its first key among the group's
+  /// keys in order, which the root lists so that a chunk is made again from the sorted pages
+  /// that hold its keys.
+  private(set) var sortedPages: [(contents: [UInt8], count: Int, firstKey: [UInt8])] = []
+  private(set) var chunkStarts: [Int] = []
   /// Each long key's position in `chunks`, by slot number (other slots: 0).
   private var positions: [UInt64]
   private let table: KeyTable
 
-  /// The image of `table`, every page and chunk of which must be loaded.
+  /// The image of `table`, every page and chunk of which must be loaded. For a sorted group's
+  /// table (`sortedGroup`, the group's name), its sorted pages too, from the same order: so the
+  /// chunks a reader makes again from those pages are exactly the ones the slots point into.
   ///
-  /// - Complexity: O(capacity + m log m) for the table's m long keys.
-  init(_ table: KeyTable) {
+  /// - Complexity: O(capacity + m log m) for the table's m long keys (every key, for a sorted
+  ///   group).
+  init(_ table: KeyTable, sortedGroup name: [UInt8]? = nil, limits: Checkpoint.PageLimits = .init()) {
     self.table = table
     positions = []
-    var long: [(key: UnsafeRawBufferPointer, slot: Int)] = []
+    // Every key of a sorted group (the short ones live in their slots), only the long keys of
+    // another table.
+    var keys: [(key: UnsafeRawBufferPointer, slot: Int)] = []
     for index in 0..<table.capacity {
       let slot = table.slot(index)
-      guard KeyTable.tag(slot) == KeyTable.longTag, let key = table.longKey(slot) else { continue }
-      long.append((key, index))
+      let tag = KeyTable.tag(slot)
+      if tag == KeyTable.longTag, let key = table.longKey(slot) {
+        keys.append((key, index))
+      } else if name != nil, tag != 0, tag <= UInt32(KeyTable.inlineLimit) {
+        keys.append((UnsafeRawBufferPointer(start: slot, count: Int(tag)), index))
+      }
     }
-    guard !long.isEmpty else { return }
-    positions = [UInt64](repeating: 0, count: table.capacity)
     // In byte order, neighbours share most of their bytes (a group's name, an index text).
-    long.sort { SortedKeyOrder.compare($0.key, $1.key) < 0 }
+    keys.sort { SortedKeyOrder.compare($0.key, $1.key) < 0 }
+    if let name {
+      var builder = SortedKeyPages.Builder(target: limits.sortedPage)
+      for (key, _) in keys where key.count > name.count {
+        builder.append(UnsafeRawBufferPointer(rebasing: key[(name.count + 1)...]))
+      }
+      sortedPages = builder.finish()
+    }
+    guard keys.contains(where: { $0.key.count > KeyTable.inlineLimit }) else { return }
+    positions = [UInt64](repeating: 0, count: table.capacity)
     var page = ByteWriter()
     var used = 0
     var previous: UnsafeRawBufferPointer?
-    for (key, slot) in long {
-      if used > 0, used + key.count > KeyArena.largestChunkLength {
-        chunks.append((used, page.bytes))
+    for (rank, (key, slot)) in keys.enumerated() where key.count > KeyTable.inlineLimit {
+      if used > 0, used + key.count > limits.chunk {
+        chunks.append((used, name == nil ? page.bytes : []))
         page = ByteWriter()
         used = 0
         previous = nil
       }
-      var shared = 0
-      if let previous {
-        let limit = min(previous.count, key.count)
-        while shared < limit, previous[shared] == key[shared] { shared += 1 }
+      if used == 0 { chunkStarts.append(rank) }
+      if name == nil {
+        var shared = 0
+        if let previous {
+          let limit = min(previous.count, key.count)
+          while shared < limit, previous[shared] == key[shared] { shared += 1 }
+        }
+        page.append(UInt16(shared))
+        page.append(UInt16(key.count - shared))
+        page.append(contentsOf: UnsafeRawBufferPointer(rebasing: key[shared...]))
       }
-      page.append(UInt16(shared))
-      page.append(UInt16(key.count - shared))
-      page.append(contentsOf: UnsafeRawBufferPointer(rebasing: key[shared...]))
       positions[slot] = UInt64(chunks.count) << 32 | UInt64(used)
       used += key.count
       liveBytes += key.count
       previous = key
     }
-    chunks.append((used, page.bytes))
+    chunks.append((used, name == nil ? page.bytes : []))
+    if name == nil { chunkStarts = [] }
   }
 
   /// The contents of the slot page of `count` slots from `first` (`encodeSlots`), a long
@@ -165,6 +192,43 @@ struct CheckpointTableImage {
       if let base = bytes.baseAddress, rest > 0 { (chunk + written + shared).copyMemory(from: base, byteCount: rest) }
       previous = (written, shared + rest)
       written += shared + rest
+    }
+    return written == length
+  }
+
+  /// Writes into `chunk` (`length` bytes) the keys of a sorted group's chunk as the writer
+  /// packed them: from rank `start` on, each key of the group's sorted pages (read through
+  /// `base`) behind the group's `name` and U+0000, passing over the keys of 16 bytes or fewer
+  /// (their slots hold them), until the chunk is full.
+  ///
+  /// - Returns: `false` unless the keys fill exactly `length` bytes.
+  /// - Throws: `CaskError.corrupt` when a sorted page fails (the pages record it).
+  static func rebuildChunk(
+    from base: SortedGroupBase, group name: [UInt8], start: Int, into chunk: UnsafeMutableRawPointer, length: Int
+  ) throws -> Bool {
+    let prefix = name.count + 1
+    var written = 0
+    var rank = start
+    while written < length, rank < base.count {
+      let (index, first) = base.locate(rank: rank)
+      let page = try base.page(index)
+      for key in first..<page.count {
+        let added = page.withKey(key) { suffix -> Int? in
+          let count = prefix + suffix.count
+          guard count > KeyTable.inlineLimit else { return 0 }
+          guard written + count <= length else { return nil }
+          name.withUnsafeBytes { (chunk + written).copyMemory(from: $0.baseAddress!, byteCount: name.count) }
+          (chunk + written + name.count).storeBytes(of: 0, as: UInt8.self)
+          if let bytes = suffix.baseAddress {
+            (chunk + written + prefix).copyMemory(from: bytes, byteCount: suffix.count)
+          }
+          return count
+        }
+        guard let added else { return false }
+        written += added
+        rank += 1
+        if written == length { return true }
+      }
     }
     return written == length
   }
