@@ -91,7 +91,9 @@ extension KeyArena {
     /// page that holds its first key).
     func page(of chunk: Int) -> Int {
       guard let sorted = source.sorted else { return source.firstPage + chunk }
-      return sorted.base.pageNumber(sorted.base.locate(rank: sorted.starts[chunk]).page)
+      // A chunk added since open has no start: its group's first sorted page stands for it.
+      let start = chunk < sorted.starts.count ? sorted.starts[chunk] : 0
+      return sorted.base.pageNumber(sorted.base.locate(rank: start).page)
     }
 
     /// Loads chunk `chunk` of `storage` unless it is loaded.
