@@ -16,9 +16,7 @@ public enum EventQueryRunner {
     if !filled {
       progress("\(opener.name): filling \(request.size) events")
       let events = BenchEvent.sequence(0..<request.size, seed: request.seed)
-      let start = ProcessFigures.now()
-      try store.fill(events)
-      let seconds = Double(ProcessFigures.now() &- start) / 1e9
+      let seconds = try Stopwatch.seconds { try store.fill(events) }
       figures.append(WorkloadFigures(name: "fill", operations: events.count, seconds: [seconds], p50: 0, p99: 0))
     }
     progress("\(opener.name): \(request.runs) runs of each query at \(request.size) events")
@@ -45,9 +43,7 @@ public enum EventQueryRunner {
     func time(_ name: String, operations: Int = 1, _ body: () throws -> String) throws {
       var seconds: [Double] = []
       for _ in 0..<Swift.max(1, runs) {
-        let start = ProcessFigures.now()
-        answers[name] = try body()
-        seconds.append(Double(ProcessFigures.now() &- start) / 1e9)
+        seconds.append(try Stopwatch.seconds { answers[name] = try body() })
       }
       figures.append(WorkloadFigures(name: name, operations: operations, seconds: seconds, p50: 0, p99: 0))
     }
@@ -68,9 +64,7 @@ public enum EventQueryRunner {
     }
     guard saves else { return (figures, answers) }
     let saved = queries.savedEvents(seed: seed)
-    let start = ProcessFigures.now()
-    for event in saved { try store.save(event) }
-    let saveSeconds = Double(ProcessFigures.now() &- start) / 1e9
+    let saveSeconds = try Stopwatch.seconds { for event in saved { try store.save(event) } }
     figures.append(WorkloadFigures(name: "save", operations: saved.count, seconds: [saveSeconds], p50: 0, p99: 0))
     for event in saved { try store.remove(event) }
     return (figures, answers)

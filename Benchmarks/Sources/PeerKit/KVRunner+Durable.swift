@@ -21,19 +21,9 @@ extension KVRunner {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         let store = try opener.open(directory: path, durability: .always)
         let share = puts / writers
-        let start = ProcessFigures.now()
-        let perThread = try onThreads(writers) { thread in
-          var samples: [UInt64] = []
-          samples.reserveCapacity(share)
-          for index in thread * share..<(thread + 1) * share {
-            let began = ProcessFigures.now()
-            try store.put(data.value(index), forKey: data.keys[index])
-            samples.append(ProcessFigures.now() &- began)
-          }
-          return samples
+        var (seconds, samples) = try timedOnThreads(writers, perThread: share) { thread, index in
+          try store.put(data.value(thread * share + index), forKey: data.keys[thread * share + index])
         }
-        let seconds = Double(ProcessFigures.now() &- start) / 1e9
-        var samples = perThread.flatMap { $0 }
         recorder.add(
           writers == 1 ? KVWorkload.durable1 : KVWorkload.durable8, operations: share * writers, seconds: seconds,
           samples: &samples, note: "\(writers) writer thread(s), every put synced before it returns")

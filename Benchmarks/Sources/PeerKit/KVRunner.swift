@@ -269,7 +269,7 @@ public struct KVRunner {
     }
     stop.raise()
     try writer.wait()
-    let seconds = Double(ProcessFigures.now() &- start) / 1e9
+    let seconds = ProcessFigures.seconds(since: start)
     let puts = writes.mutex.withLock { $0 }
     if puts == 0 {
       throw PeerError("readwhilewriting: the writer made no put while the reader ran")

@@ -39,11 +39,6 @@ public struct PeerReport: Codable, Sendable {
     self.peakRSSBytes = peakRSSBytes
     self.harnessRSSBytes = harnessRSSBytes
   }
-
-  /// The workload named `name`, if this report has it.
-  public func workload(_ name: String) -> WorkloadFigures? {
-    workloads.first { $0.name == name }
-  }
 }
 
 /// One workload's runs.
@@ -67,16 +62,6 @@ public struct WorkloadFigures: Codable, Sendable {
     self.p50 = p50
     self.p99 = p99
     self.note = note
-  }
-
-  /// Operations per second of each run.
-  public var rates: [Double] {
-    seconds.map { Double(operations) / Swift.max($0, 1e-12) }
-  }
-
-  /// The median of the runs' operations per second.
-  public var opsPerSecond: Double {
-    Statistics.median(rates)
   }
 }
 
@@ -103,14 +88,6 @@ public struct SpaceFigures: Codable, Sendable {
     self.bytesAfterCompaction = bytesAfterCompaction
     self.compactionSupported = compactionSupported
     self.compaction = compaction
-  }
-
-  public var amplificationAfterOverwrite: Double {
-    Double(bytesAfterOverwrite) / Double(Swift.max(logicalBytes, 1))
-  }
-
-  public var amplificationAfterCompaction: Double {
-    Double(bytesAfterCompaction) / Double(Swift.max(logicalBytes, 1))
   }
 }
 

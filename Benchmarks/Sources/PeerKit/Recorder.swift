@@ -42,7 +42,7 @@ struct Recorder {
       try body(index)
       buffer.append(ProcessFigures.now() &- began)
     }
-    let seconds = Double(ProcessFigures.now() &- start) / 1e9
+    let seconds = ProcessFigures.seconds(since: start)
     add(name, operations: count, seconds: seconds, samples: &buffer, note: note)
     samples = buffer
   }
@@ -62,7 +62,7 @@ struct Recorder {
       buffer.append((ProcessFigures.now() &- began) / UInt64(upper - lower))
       lower = upper
     }
-    let seconds = Double(ProcessFigures.now() &- start) / 1e9
+    let seconds = ProcessFigures.seconds(since: start)
     add(name, operations: count, seconds: seconds, samples: &buffer, note: note)
     samples = buffer
   }
@@ -145,6 +145,30 @@ public func onThreads<Result: Sendable>(_ count: Int, _ body: @escaping @Sendabl
   group.wait()
   if let error = failure.mutex.withLock({ $0 }) { throw error }
   return results.mutex.withLock { collected in (0..<count).compactMap { collected[$0] } }
+}
+
+/// Runs `perThread` calls of `body(thread, index)` on each of `threads` threads started
+/// together, timing every call on its own: the threaded workloads of the peers (durable puts)
+/// and of `cask-bench engine` (concurrent gets, durable puts) time the same way.
+///
+/// - Returns: the wall seconds from the start until the last thread is done, and each call's
+///   nanoseconds, thread after thread.
+/// - Throws: the first error a call threw.
+public func timedOnThreads(
+  _ threads: Int, perThread: Int, _ body: @escaping @Sendable (_ thread: Int, _ index: Int) throws -> Void
+) throws -> (seconds: Double, samples: [UInt64]) {
+  let start = ProcessFigures.now()
+  let samples = try onThreads(threads) { thread in
+    var samples: [UInt64] = []
+    samples.reserveCapacity(perThread)
+    for index in 0..<perThread {
+      let began = ProcessFigures.now()
+      try body(thread, index)
+      samples.append(ProcessFigures.now() &- began)
+    }
+    return samples
+  }
+  return (ProcessFigures.seconds(since: start), samples.flatMap { $0 })
 }
 
 /// A thread whose error is handed to the one that waits for it.

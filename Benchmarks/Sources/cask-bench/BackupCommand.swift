@@ -1,5 +1,6 @@
 import CaskEngine
 import Foundation
+import PeerKit
 import RNCryptorCodec
 
 /// `cask-bench backup`: what `backup(to:)` and `rekeyedCopy(to:password:)` cost, beside the
@@ -55,10 +56,8 @@ enum BackupCommand: BenchCommand {
     try store.sync()
     // Hints for the sealed segments, as a store that has been open a while has them.
     try store.compact()
-    let bytes = try FileManager.default.contentsOfDirectory(atPath: path).reduce(UInt64(0)) { total, name in
-      let size = (try FileManager.default.attributesOfItem(atPath: "\(path)/\(name)")[.size] as? NSNumber)?.uint64Value
-      return total + (size ?? 0)
-    }
+    let bytes = UInt64(ProcessFigures.fileBytes(path))
+    guard bytes > 0 else { throw BenchError("backup: cannot measure the store's files at \(path)") }
 
     var copySeconds: [Double] = []
     var backupSeconds: [Double] = []

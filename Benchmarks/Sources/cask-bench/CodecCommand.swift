@@ -262,20 +262,20 @@ enum CodecCommand: BenchCommand {
     let decryptEach = try Timing.latencies(count: settings.pbkdf2Samples) {
       sink.bytes &+= try RNCryptor.decrypt(message, password: password).count
     }
-    let eachEncrypt = Statistics.latency(encryptEach)
-    let eachDecrypt = Statistics.latency(decryptEach)
+    let eachEncrypt = Latency(samples: encryptEach)
+    let eachDecrypt = Latency(samples: decryptEach)
     return [
       MessageRate(
         workload: "encrypt(_:passwordKeys:), keys derived once", messagesPerSecond: runsRate("encrypt"),
-        latencySeconds: Statistics.latency(encryptOnce)),
+        latencySeconds: Latency(samples: encryptOnce)),
       MessageRate(
         workload: "decrypt(_:passwordKeys:), keys derived once", messagesPerSecond: runsRate("decrypt"),
-        latencySeconds: Statistics.latency(decryptOnce)),
+        latencySeconds: Latency(samples: decryptOnce)),
       MessageRate(
-        workload: "encrypt(_:password:), PBKDF2 per message", messagesPerSecond: eachEncrypt.ratePerSecond,
+        workload: "encrypt(_:password:), PBKDF2 per message", messagesPerSecond: eachEncrypt.ratePerSecond ?? 0,
         latencySeconds: eachEncrypt),
       MessageRate(
-        workload: "decrypt(_:password:), PBKDF2 per message", messagesPerSecond: eachDecrypt.ratePerSecond,
+        workload: "decrypt(_:password:), PBKDF2 per message", messagesPerSecond: eachDecrypt.ratePerSecond ?? 0,
         latencySeconds: eachDecrypt),
     ]
   }

@@ -32,11 +32,9 @@ extension ColdCommand {
     let heapBefore = ProcessMemory.heapBytesInUse()
     var options = Profile.fixedKeyOptions
     options.createIfMissing = false
-    var opened: CaskStore?
-    let open = try Stopwatch.seconds {
-      opened = try CaskStore(path: path, keys: try Profile.storeKeys(), options: options)
+    let (store, open) = try Stopwatch.timed {
+      try CaskStore(path: path, keys: try Profile.storeKeys(), options: options)
     }
-    guard let store = opened else { throw BenchError("cold: no store") }
     defer { try? store.close() }
     let queries = EventQueries(events: count)
     switch part {
@@ -56,7 +54,7 @@ extension ColdCommand {
       let start = ProcessFigures.now()
       let reader = CaskEventStore(store.collection(BenchEvent.self, named: "events", indexes: indexes))
       answers["count"] = String(try reader.count(city: queries.city))
-      let count = Double(ProcessFigures.now() - start) / 1e9
+      let count = ProcessFigures.seconds(since: start)
       let page = try Stopwatch.seconds {
         let newest = try reader.newest(city: queries.city, offset: 0, limit: queries.pageSize)
         answers["page"] = newest.map(\.id).joined(separator: ",")

@@ -143,7 +143,7 @@ enum ColdCommand: BenchCommand {
       ],
       rssBytes: opens.map(\.rssBytes), heapBytes: opens.map(\.heapBytes), rssBeforeBytes: opens.map(\.rssBeforeBytes),
       keyDirectoryHeapBytes: keys.map(\.heapBytes), keyDirectoryRSSBytes: keys.map(\.rssBytes),
-      diskIndexedBytes: QueriesCommand.directoryBytes(indexed), diskPlainBytes: QueriesCommand.directoryBytes(plain))
+      diskIndexedBytes: ProcessFigures.fileBytes(indexed), diskPlainBytes: ProcessFigures.fileBytes(plain))
   }
 
   /// Writes `count` events of the seeded sequence into a new store with `indexes`, 2,000 a
@@ -191,8 +191,8 @@ enum ColdCommand: BenchCommand {
       PeerRequest(.queries, engine: diskPeer.name, size: count, directory: scratch.path, seed: seed))
     return Disk(
       events: count, indexes: indexes.map(\.name),
-      indexedBytes: QueriesCommand.directoryBytes("\(scratch.path)/indexed.cask"),
-      plainBytes: QueriesCommand.directoryBytes("\(scratch.path)/plain.cask"),
-      sqlcipherBytes: QueriesCommand.directoryBytes("\(scratch.path)/\(diskPeer.name)"), sqlcipherSetup: report.setup)
+      indexedBytes: ProcessFigures.fileBytes("\(scratch.path)/indexed.cask"),
+      plainBytes: ProcessFigures.fileBytes("\(scratch.path)/plain.cask"),
+      sqlcipherBytes: ProcessFigures.fileBytes("\(scratch.path)/\(diskPeer.name)"), sqlcipherSetup: report.setup)
   }
 }

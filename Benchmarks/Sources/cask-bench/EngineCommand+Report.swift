@@ -102,20 +102,6 @@ extension EngineCommand {
     let keyAllocationBytes: Int
   }
 
-  /// Single-put latencies pooled over the runs.
-  struct LatencyFigure: Codable {
-    let count: Int
-    let p50: Double
-    let p99: Double
-
-    init(samples: [Double]) {
-      count = samples.count
-      let sorted = samples.sorted()
-      p50 = Statistics.percentile(sorted, 50)
-      p99 = Statistics.percentile(sorted, 99)
-    }
-  }
-
   struct CompactionRun: Codable {
     /// Compaction alone, after overwriting half the keys.
     let bytesBefore: UInt64
@@ -138,9 +124,9 @@ extension EngineCommand {
     let megabytesPerSecond: Double
     let underPutsMegabytesPerSecond: Double
     /// Overwrites of half the keys, just before the compaction that runs beside puts.
-    let putsWithout: LatencyFigure
+    let putsWithout: Latency
     /// Overwrites of random keys while that compaction runs.
-    let putsDuring: LatencyFigure
+    let putsDuring: Latency
     let runs: [CompactionRun]
   }
 

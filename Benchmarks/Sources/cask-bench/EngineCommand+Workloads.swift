@@ -141,21 +141,10 @@ extension EngineCommand {
     _ threads: Int, keys: [String], _ operation: @escaping @Sendable (String, Int) throws -> Void
   ) throws -> RunFigure {
     let share = keys.count / threads
-    let start = ProcessFigures.now()
-    let samples = try PeerKit.onThreads(threads) { thread in
-      var samples: [Double] = []
-      samples.reserveCapacity(share)
-      var previous = ProcessFigures.now()
-      for (index, key) in keys[thread * share..<(thread + 1) * share].enumerated() {
-        try operation(key, index)
-        let now = ProcessFigures.now()
-        samples.append(Double(now - previous) / 1e9)
-        previous = now
-      }
-      return samples
+    let (seconds, samples) = try timedOnThreads(threads, perThread: share) { thread, index in
+      try operation(keys[thread * share + index], index)
     }
-    let seconds = Double(ProcessFigures.now() - start) / 1e9
-    return RunFigure(samples: samples.flatMap { $0 }, seconds: seconds, requested: share * threads)
+    return RunFigure(samples: samples.map { Double($0) / 1e9 }, seconds: seconds, requested: share * threads)
   }
 
   // MARK: Durable puts
@@ -223,7 +212,7 @@ extension EngineCommand {
       let heapBefore = ProcessMemory.heapBytesInUse()
       let start = ProcessFigures.now()
       let store = try CaskStore(path: directory, password: password, options: unsynced)
-      seconds.append(Double(ProcessFigures.now() - start) / 1e9)
+      seconds.append(ProcessFigures.seconds(since: start))
       rss.append(Double(ProcessFigures.currentRSS() - rssBefore) / Double(keys))
       heap.append(Double(ProcessMemory.heapBytesInUse() - heapBefore) / Double(keys))
       ProcessMemory.releaseFreeMemory()
@@ -290,9 +279,10 @@ extension EngineCommand {
     var spent = 0.0
     for _ in 0..<runs where spent < limit {
       try overwriteHalf(store, keys: keys, values: values, random: &random)
-      var alone: CompactionReport?
-      let seconds = try Stopwatch.seconds { alone = try store.compact() }
-      guard let alone else { throw BenchError("compaction found nothing to do after overwriting half the keys") }
+      let (compacted, seconds) = try Stopwatch.timed { try store.compact() }
+      guard let alone = compacted else {
+        throw BenchError("compaction found nothing to do after overwriting half the keys")
+      }
       idle += try timed(puts) { try store.put(values[$0 % values.count], forKey: randomKey(&random)) }.samples
 
       try overwriteHalf(store, keys: keys, values: values, random: &random)
@@ -327,7 +317,7 @@ extension EngineCommand {
       keys: keys.count, medianSeconds: Statistics.median(results.map(\.seconds)),
       megabytesPerSecond: Statistics.median(results.map(\.megabytesPerSecond)),
       underPutsMegabytesPerSecond: Statistics.median(results.map(\.underPutsMegabytesPerSecond)),
-      putsWithout: LatencyFigure(samples: idle), putsDuring: LatencyFigure(samples: busy), runs: results)
+      putsWithout: Latency(samples: idle), putsDuring: Latency(samples: busy), runs: results)
   }
 
   /// Overwrites a random half of the keys, in batches of `batchSize`.
@@ -352,7 +342,7 @@ extension EngineCommand {
       let thread = Thread { [self] in
         let start = ProcessFigures.now()
         let result = Result { try store.compact() }
-        let seconds = Double(ProcessFigures.now() - start) / 1e9
+        let seconds = ProcessFigures.seconds(since: start)
         outcome.withLock { $0 = (result, seconds) }
         done.leave()
       }

@@ -349,7 +349,7 @@ enum EngineCommand: BenchCommand {
 
   /// Progress on standard error, with the seconds since the run started.
   static func progress(_ message: String) {
-    printToStandardError("engine [\(Number.fixed(Double(ProcessFigures.now() - started) / 1e9, 1)) s]: \(message)")
+    printToStandardError("engine [\(Number.fixed(ProcessFigures.seconds(since: started), 1)) s]: \(message)")
   }
 
   static let started = ProcessFigures.now()

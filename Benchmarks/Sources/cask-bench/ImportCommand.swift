@@ -95,14 +95,6 @@ enum ImportCommand: BenchCommand {
     return total
   }
 
-  static func peakResident() -> Int {
-    guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-      let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-      let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
-    else { return 0 }
-    return kilobytes * 1024
-  }
-
   static func measureLibrary(file: String, count: Int, in directory: String) throws -> Measured {
     let keys = try RNCryptor.Keys.random()
     let options = CaskStore.Options(durability: .never, autoCompaction: nil)
@@ -112,13 +104,13 @@ enum ImportCommand: BenchCommand {
     decoder.keyDecodingStrategy = .convertFromSnakeCase
     decoder.dateDecodingStrategy = .iso8601
     ProcessMemory.releaseFreeMemory()
-    let before = peakResident()
+    let before = ProcessFigures.peakRSS()
     let cpuBefore = CPUTime.process()
-    let start = ProcessFigures.now()
-    let result = try events.importJSON(contentsOf: URL(fileURLWithPath: file), decoder: decoder)
-    let seconds = Double(ProcessFigures.now() - start) / 1e9
+    let (result, seconds) = try Stopwatch.timed {
+      try events.importJSON(contentsOf: URL(fileURLWithPath: file), decoder: decoder)
+    }
     let cpu = CPUTime.process() - cpuBefore
-    let growth = peakResident() - before
+    let growth = ProcessFigures.peakRSS() - before
     guard result.inserted == count, store.count(inGroup: "events") == count else {
       throw BenchError("the import stored \(result.inserted) of \(count) events")
     }
@@ -133,10 +125,9 @@ enum ImportCommand: BenchCommand {
     var environment = ProcessInfo.processInfo.environment
     environment["CASK_PASSWORD"] = "bench-import-password-9f2c"
     _ = try run(cask, ["create", path], environment: environment)
-    let start = ProcessFigures.now()
-    let peak = try run(
-      cask, ["import", path, file, "--collection", "events", "--id-key", "id"], environment: environment)
-    let seconds = Double(ProcessFigures.now() - start) / 1e9
+    let (peak, seconds) = try Stopwatch.timed {
+      try run(cask, ["import", path, file, "--collection", "events", "--id-key", "id"], environment: environment)
+    }
     return Measured(
       path: "cask import", objects: count, seconds: seconds, cpuSeconds: nil, peakGrowthBytes: peak,
       note: "the child's peak RSS")
@@ -159,10 +150,10 @@ enum ImportCommand: BenchCommand {
       SELECT count(*) FROM events;
 
       """
-    let start = ProcessFigures.now()
-    let printed = try Subprocess.output(
-      shell, ["\(directory)/sqlcipher.db"], executable: URL(fileURLWithPath: shell), input: script)
-    let seconds = Double(ProcessFigures.now() - start) / 1e9
+    let (printed, seconds) = try Stopwatch.timed {
+      try Subprocess.output(
+        shell, ["\(directory)/sqlcipher.db"], executable: URL(fileURLWithPath: shell), input: script)
+    }
     let stored = Int(printed.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "\n").last ?? "")
     guard stored == count else {
       throw BenchError("sqlcipher .import stored \(stored.map(String.init) ?? "no count") of \(count) rows")

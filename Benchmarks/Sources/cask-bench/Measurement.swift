@@ -4,16 +4,6 @@ import PeerKit
 
 // MARK: Timing
 
-/// Monotonic wall-clock timing, on the clock the peers read (`ProcessFigures.now()`).
-enum Stopwatch {
-  /// The seconds `body` takes.
-  static func seconds(_ body: () throws -> Void) rethrows -> Double {
-    let start = ProcessFigures.now()
-    try body()
-    return Double(ProcessFigures.now() - start) / 1e9
-  }
-}
-
 /// CPU time, beside the wall clock: on a machine busy with other work the wall time also counts
 /// the waits for a core, the CPU time does not.
 enum CPUTime {
@@ -119,21 +109,22 @@ enum Timing {
 
 // MARK: Statistics
 
-extension Statistics {
-  /// The latency summary of single-operation timings, in seconds.
-  static func latency(_ samples: [Double]) -> Latency {
-    Latency(
-      count: samples.count, p50: percentile(samples, 50), p99: percentile(samples, 99),
-      ratePerSecond: Double(samples.count) / samples.reduce(0, +))
-  }
-}
-
-/// p50 and p99 of single operations, and the rate their total time gives.
+/// p50 and p99 of single operations (seconds), and the rate their total time gives: codec's
+/// message latencies, engine's puts beside a compaction.
 struct Latency: Codable {
   let count: Int
   let p50: Double
   let p99: Double
-  let ratePerSecond: Double
+  /// `nil` without samples, and in engine results files written before it was recorded.
+  let ratePerSecond: Double?
+
+  init(samples: [Double]) {
+    count = samples.count
+    let sorted = samples.sorted()
+    p50 = Statistics.percentile(sorted, 50)
+    p99 = Statistics.percentile(sorted, 99)
+    ratePerSecond = samples.isEmpty ? nil : Double(samples.count) / samples.reduce(0, +)
+  }
 }
 
 // MARK: Printing

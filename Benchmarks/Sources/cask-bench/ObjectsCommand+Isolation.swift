@@ -110,8 +110,7 @@ extension ObjectsCommand {
 
   private static func timeAll(_ store: CaskStore, expected: Int) throws -> Double {
     let collection = store.collection(BenchObject.self)
-    var count = 0
-    let seconds = try Stopwatch.seconds { count = try collection.all().count }
+    let (count, seconds) = try Stopwatch.timed { try collection.all().count }
     guard count == expected else { throw BenchError("all(): \(count) of \(expected) objects") }
     return seconds
   }

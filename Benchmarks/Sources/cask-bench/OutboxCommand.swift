@@ -92,7 +92,7 @@ enum OutboxCommand: BenchCommand {
         id: "n\(index % objects)", text: "note \(index % objects), edit \(index / objects)", revision: index)
       try await offline.saveAndQueue(note)
     }
-    let enqueueSeconds = Double(ProcessFigures.now() - enqueueStart.0) / 1e9
+    let enqueueSeconds = ProcessFigures.seconds(since: enqueueStart.0)
     let enqueueCPU = CPUTime.process() - enqueueStart.1
     guard offline.pendingCount == backlog else {
       throw BenchError("outbox: \(offline.pendingCount) of \(backlog) queued")
@@ -118,7 +118,7 @@ enum OutboxCommand: BenchCommand {
       complete = false
     }
     deadline.cancel()
-    let pushSeconds = Double(ProcessFigures.now() - pushStart.0) / 1e9
+    let pushSeconds = ProcessFigures.seconds(since: pushStart.0)
     let pushCPU = CPUTime.process() - pushStart.1
     if complete, sync.pendingCount != 0 { throw BenchError("outbox: \(sync.pendingCount) changes left after the push") }
     return Figures(

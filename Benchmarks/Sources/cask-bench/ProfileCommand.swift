@@ -4,12 +4,12 @@ import Foundation
 import PeerKit
 import RNCryptorCodec
 
-/// `cask-bench profile`: one engine or collection workload alone, for a profiler to look at.
+/// `cask-bench profile`: one engine workload alone, for a profiler to look at.
 /// The store is built first; the timed work runs inside `ProfileCommand.loop`, a function of its
 /// own, so that `valgrind --tool=callgrind --toggle-collect='*ProfileCommand*loop*'` counts only
 /// the workload's instructions and `perf record -g -e cpu-clock` shows it as one subtree. Prints
 /// the microseconds per operation (no bound or peer: the profile is the result). The stores are
-/// opened with `.never`; the collection and open workloads with fixed keys, so that no key
+/// opened with `.never`; the event and open workloads with fixed keys, so that no key
 /// derivation is profiled.
 ///
 /// ```sh
@@ -20,9 +20,9 @@ import RNCryptorCodec
 enum ProfileCommand: BenchCommand {
   static let name = "profile"
   static let abstract =
-    "One engine or collection workload alone (puts, gets, opens, object saves and reads), for perf or callgrind."
+    "One engine workload alone (puts, gets, deletes, opens, event saves), for perf or callgrind."
   static let usage =
-    "cask-bench profile put|batch|get|delete|open|open-events|object-save|object-get|object-all|event-save [--ops N] "
+    "cask-bench profile put|batch|get|delete|open|event-save [--ops N] "
     + "[--keys N] [--indexes none|1|3|each] [--dir DIR] [--store DIR] [--perf-control FIFO]"
   static let options: [(flag: String, help: String)] = [
     ("put", "Single puts into a new store, one operation per call, durability never."),
@@ -30,18 +30,14 @@ enum ProfileCommand: BenchCommand {
     ("get", "Gets of random keys of a store of --keys keys, after it is built."),
     ("delete", "Deletes of every key of a store of --keys keys once, in random order (--ops is ignored)."),
     ("open", "Opens from hints of a store of --keys keys of 16 bytes, with its keys (no key derivation)."),
-    ("open-events", "Opens of a collection of --keys events with indexes on city and date, and its first queries."),
-    ("object-save", "Saves of distinct 10-field objects into a new collection, one per call, durability never."),
-    ("object-get", "Gets by random id from a collection of --keys 10-field objects."),
-    ("object-all", "all() of a collection of --keys 10-field objects, repeated; an operation is one object."),
     (
       "event-save",
       "Saves of new events, one per call, into a collection of --keys events with --indexes (queries' write costs)."
     ),
     ("--indexes SET", "event-save: none (the default), 1 (city), 3 (city, date, country) or each (attendee each:)."),
-    ("--store DIR", "open, open-events: build the store there once and keep it (default: a scratch directory)."),
+    ("--store DIR", "open: build the store there once and keep it (default: a scratch directory)."),
     ("--ops N", "Operations in the timed loop (default 100,000)."),
-    ("--keys N", "Keys of the store gets read, objects of the collection read (default 10,000)."),
+    ("--keys N", "Keys of the store gets and deletes read, events before event-save (default 10,000)."),
     ("--dir DIR", "Where the store goes (default: the temporary directory)."),
     (
       "--perf-control FIFO",
@@ -49,10 +45,7 @@ enum ProfileCommand: BenchCommand {
     ),
   ]
 
-  static let workloads = [
-    "put", "batch", "get", "delete", "open", "open-events", "object-save", "object-get", "object-all",
-    "event-save",
-  ]
+  static let workloads = ["put", "batch", "get", "delete", "open", "event-save"]
 
   static func run(arguments: [String]) throws {
     var options = Options(arguments, of: Self.self)
@@ -66,22 +59,17 @@ enum ProfileCommand: BenchCommand {
       throw UsageError("'--indexes' is none, 1, 3 or each, not '\(indexSet)'")
     }
     guard let workload = workloads.first(where: { options.flag($0) }) else {
-      throw UsageError(
-        "'profile' needs one workload: put, batch, get, delete, open, open-events, object-save|get|all or event-save")
+      throw UsageError("'profile' needs one workload: \(workloads.joined(separator: ", "))")
     }
     try options.finish()
     let scratch = try ScratchDirectory(in: base)
     defer { scratch.remove() }
     let profile = Profile(operations: operations, keys: keysGiven ?? 10_000, control: control)
     switch workload {
-    case "open", "open-events":
-      try profile.opens(
-        of: kept ?? "\(scratch.path)/open.cask", keys: keysGiven ?? 1_000_000,
-        events: workload == "open-events")
+    case "open":
+      try profile.opens(of: kept ?? "\(scratch.path)/open.cask", keys: keysGiven ?? 1_000_000)
     case "event-save":
       try profile.eventSaves(indexes: indexes, label: indexSet, directory: "\(scratch.path)/events.cask")
-    case "object-save", "object-get", "object-all":
-      try profile.objects(workload, directory: "\(scratch.path)/objects.cask")
     default:
       try profile.engine(workload, directory: "\(scratch.path)/profile.cask")
     }
@@ -106,7 +94,6 @@ struct Profile {
   }
 
   static let fixedKeyOptions = CaskStore.Options(durability: .never, autoCompaction: nil)
-  static let eventIndexes: [CaskIndex<BenchEvent>] = [.index("city", \.city), .index("date", \.date)]
 
   /// Times `body` inside `ProfileCommand.loop`, between perf's `enable` and `disable`, and
   /// prints the wall and CPU microseconds of one of its `count` operations.
@@ -115,7 +102,7 @@ struct Profile {
     let start = ProcessFigures.now()
     let cpuStart = CPUTime.process()
     let done = try ProfileCommand.loop(body)
-    let seconds = Double(ProcessFigures.now() - start) / 1e9
+    let seconds = ProcessFigures.seconds(since: start)
     let cpu = CPUTime.process() - cpuStart
     control?.send("disable")
     print(
@@ -159,33 +146,6 @@ struct Profile {
     }
   }
 
-  /// object-save, object-get, object-all on a collection of the `objects` workload's
-  /// `BenchObject`s, with the default coder.
-  func objects(_ workload: String, directory: String) throws {
-    var random = SeededGenerator(seed: 0x0B1E)
-    let count = workload == "object-save" ? operations : keys
-    let objects = (0..<count).map { BenchObject.make($0, using: &random) }
-    let store = try CaskStore(path: directory, keys: Self.storeKeys(), options: Self.fixedKeyOptions)
-    defer { try? store.close() }
-    let collection = store.collection(BenchObject.self)
-    if workload != "object-save" { try collection.save(contentsOf: objects) }
-    let ids = (0..<(workload == "object-get" ? operations : 0)).map { _ in
-      objects[Int.random(in: 0..<count, using: &random)].id
-    }
-    let rounds = workload == "object-all" ? max(1, operations / count) : 1
-    try time(workload, count: workload == "object-all" ? rounds * count : operations, checked: "objects checked") {
-      switch workload {
-      case "object-save":
-        for object in objects { try collection.save(object) }
-        return objects.count
-      case "object-get":
-        return try ids.reduce(0) { checked, id in try collection.get(id: id)?.id == id ? checked + 1 : checked }
-      default:
-        return try (0..<rounds).reduce(0) { checked, _ in checked + (try collection.all().count) }
-      }
-    }
-  }
-
   /// event-save: the saves of `QueriesCommand.writeCosts` (new events, each its own commit, into
   /// a collection of `keys` events whose indexes were loaded by a first query), alone.
   func eventSaves(indexes: [CaskIndex<BenchEvent>], label: String, directory: String) throws {
@@ -203,55 +163,30 @@ struct Profile {
   }
 
   /// Builds (unless `directory` exists) a store of `count` keys of 16 bytes with 1 KiB values,
-  /// or of `count` events with two indexes, and opens it three times; for events, also
-  /// the first queries.
-  func opens(of directory: String, keys count: Int, events: Bool) throws {
+  /// and opens it three times.
+  func opens(of directory: String, keys count: Int) throws {
     let keys = try Self.storeKeys()
     if !FileManager.default.fileExists(atPath: directory) {
-      printToStandardError(
-        "profile: building \(Number.grouped(Double(count))) \(events ? "events" : "keys") in \(directory)")
+      printToStandardError("profile: building \(Number.grouped(Double(count))) keys in \(directory)")
       let store = try CaskStore(path: directory, keys: keys, options: Self.fixedKeyOptions)
-      if events {
-        let collection = store.collection(BenchEvent.self, named: "events", indexes: Self.eventIndexes)
-        for start in stride(from: 0, to: count, by: 2_000) {
-          try collection.save(contentsOf: BenchEvent.sequence(start..<min(count, start + 2_000), seed: 42))
-        }
-      } else {
-        var random = SeededGenerator(seed: 0x0BE7)
-        let values = EngineCommand.makeValues(count: 64, bytes: 1024, using: &random)
-        try EngineCommand.fill(
-          store, keys: EngineCommand.makeKeys(count: count, length: 16, using: &random), values: values)
-      }
+      var random = SeededGenerator(seed: 0x0BE7)
+      let values = EngineCommand.makeValues(count: 64, bytes: 1024, using: &random)
+      try EngineCommand.fill(
+        store, keys: EngineCommand.makeKeys(count: count, length: 16, using: &random), values: values)
       try store.close()
     }
     for _ in 0..<3 {
-      var store: CaskStore?
-      var query = (seconds: 0.0, cpu: 0.0)
       control?.send("enable")
       let cpuBefore = CPUTime.thread()
-      let open = try Stopwatch.seconds {
-        store = try ProfileCommand.loop { try CaskStore(path: directory, keys: keys, options: Self.fixedKeyOptions) }
+      let (store, open) = try Stopwatch.timed {
+        try ProfileCommand.loop { try CaskStore(path: directory, keys: keys, options: Self.fixedKeyOptions) }
       }
       let openCPU = CPUTime.thread() - cpuBefore
-      guard let store else { throw BenchError("no store") }
-      defer { try? store.close() }
-      if events {
-        let collection = store.collection(BenchEvent.self, named: "events", indexes: Self.eventIndexes)
-        let queryCPUBefore = CPUTime.thread()
-        query.seconds = try Stopwatch.seconds {
-          try ProfileCommand.loop {
-            _ = try collection.query().where(\.city, equals: BenchEvent.cities[3]).count()
-            _ = try collection.query().sorted(by: \.date).limit(1).ids()
-          }
-        }
-        query.cpu = CPUTime.thread() - queryCPUBefore
-      }
       control?.send("disable")
+      defer { try? store.close() }
       print(
         "open: \(Number.fixed(open, 3)) s (CPU \(Number.fixed(openCPU, 3)) s), "
-          + "\(Number.grouped(Double(store.count))) keys"
-          + (events
-            ? "; first queries \(Number.fixed(query.seconds, 3)) s (CPU \(Number.fixed(query.cpu, 3)) s)" : ""))
+          + "\(Number.grouped(Double(store.count))) keys")
     }
   }
 }

@@ -58,18 +58,13 @@ final class CaskQuerySide {
       if indexed { fillSeconds = seconds }
       try store.close()
     }
-    diskIndexed = QueriesCommand.directoryBytes(indexedPath)
-    diskPlain = QueriesCommand.directoryBytes(plainPath)
+    diskIndexed = ProcessFigures.fileBytes(indexedPath)
+    diskPlain = ProcessFigures.fileBytes(plainPath)
     diskPerEntry = Double(diskIndexed - diskPlain) / Double(entries)
 
     ProcessMemory.releaseFreeMemory()
     let heapBeforeOpen = ProcessMemory.heapBytesInUse()
-    var opened: CaskStore?
-    openSeconds = try Stopwatch.seconds {
-      opened = try CaskStore(path: indexedPath, password: "bench", options: options)
-    }
-    guard let opened else { throw BenchError("no store") }
-    store = opened
+    (store, openSeconds) = try Stopwatch.timed { try CaskStore(path: indexedPath, password: "bench", options: options) }
     let heapAfterOpen = ProcessMemory.heapBytesInUse()
     heapPerEventAfterOpen = Double(heapAfterOpen - heapBeforeOpen) / Double(count)
     events = store.collection(Event.self, named: "events", indexes: indexes)

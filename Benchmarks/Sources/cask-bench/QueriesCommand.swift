@@ -69,14 +69,6 @@ enum QueriesCommand: BenchCommand {
     }
   }
 
-  static func directoryBytes(_ path: String) -> Int {
-    let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-    return names.reduce(0) { total, name in
-      let size = (try? FileManager.default.attributesOfItem(atPath: "\(path)/\(name)"))?[.size] as? NSNumber
-      return total + (size?.intValue ?? 0)
-    }
-  }
-
   /// Per engine and query, the seconds of one operation in each round.
   struct Figures {
     var cask: [String: [Double]] = [:]

@@ -135,7 +135,7 @@ struct SyncWorkload: Sendable {
     _ = wire.take()
     let start = ProcessFigures.now()
     let (value, traffic) = try await body()
-    let seconds = Double(ProcessFigures.now() - start) / 1e9
+    let seconds = ProcessFigures.seconds(since: start)
     let counted = wire.take()
     // The split per request must account for every byte the relay passed on, or the table of
     // requests would show less than was sent.
