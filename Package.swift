@@ -76,7 +76,8 @@ let package = Package(
     .executableTarget(name: "fuzz-rncryptor", dependencies: ["FuzzSupport", "RNCryptorCodec"], path: "Fuzz/RNCryptor"),
     .executableTarget(name: "fuzz-segment", dependencies: ["FuzzSupport", "CaskEngine"], path: "Fuzz/Segment"),
     .executableTarget(
-      name: "fuzz-hint", dependencies: ["FuzzSupport", "CaskEngine", "RNCryptorCodec"], path: "Fuzz/Hint"),
+      name: "fuzz-hint", dependencies: ["FuzzSupport", "CaskEngine", "CaskTestSupport", "RNCryptorCodec"],
+      path: "Fuzz/Hint"),
     .executableTarget(
       name: "fuzz-checkpoint", dependencies: ["FuzzSupport", "CaskEngine", "RNCryptorCodec"], path: "Fuzz/Checkpoint"),
     .executableTarget(

@@ -120,6 +120,8 @@ SCRYPT_MAX_WORK = 1 << 30
 SEGMENT_MAGIC = b"CCSEGMNT"
 HINT_MAGIC = b"CCHINTS1"
 HINT_MAGIC_GROUPED = b"CCHINTS2"
+# Section 6: a grouped hint whose attachment sections name their groups by number in a table.
+HINT_MAGIC_NAMED = b"CCHINTS3"
 # A grouped hint's group section ends within this many bytes of the payload (tag included).
 HINT_SIZING_LENGTH = 4096
 READABLE_VERSIONS = (2, 3, 4, 5)
@@ -601,9 +603,10 @@ def check_batch(batch, name):
 def read_hint(directory, name, keys):
     with open(os.path.join(directory, name), "rb") as handle:
         data = handle.read()
-    if data[:8] not in (HINT_MAGIC, HINT_MAGIC_GROUPED):
+    if data[:8] not in (HINT_MAGIC, HINT_MAGIC_GROUPED, HINT_MAGIC_NAMED):
         fail(f"{name}: bad magic")
-    grouped = data[:8] == HINT_MAGIC_GROUPED
+    grouped = data[:8] in (HINT_MAGIC_GROUPED, HINT_MAGIC_NAMED)
+    named = data[:8] == HINT_MAGIC_NAMED
     payload = open_key_message(data[8:], keys, f"{name} payload")
     tag_length = 0
     if FORMAT_VERSION >= 3:
@@ -641,6 +644,23 @@ def read_hint(directory, name, keys):
         if tag_length + position > HINT_SIZING_LENGTH:
             fail(f"{name}: group section ends at {tag_length + position}, past {HINT_SIZING_LENGTH}")
         head["groups"] = groups
+    names = None
+    if named:
+        # Section 6, "CCHINTS3": the table of group names the attachment sections refer to.
+        if STORE_IDENTITY is None or position + 2 > len(payload):
+            fail(f"{name}: a names table where it cannot be")
+        names = []
+        listed = u16(payload, position)
+        position += 2
+        for index in range(listed):
+            if position + 2 > len(payload):
+                fail(f"{name}: payload ends inside the names table")
+            name_length = u16(payload, position)
+            group = bytes(payload[position + 2:position + 2 + name_length])
+            if name_length == 0 or len(group) != name_length:
+                fail(f"{name}: name {index} of the names table is empty or cut")
+            names.append(group)
+            position += 2 + name_length
     for index in range(count):
         if position + 12 > len(payload):
             fail(f"{name}: payload ends inside entry {index}")
@@ -662,6 +682,8 @@ def read_hint(directory, name, keys):
             section = payload[position + 4:position + 4 + section_length]
             if section_length == 0 or len(section) != section_length:
                 fail(f"{name}: entry {index} has a cut attachment section")
+            if names is not None:
+                section = expand_named_section(bytes(section), names, f"{name} entry {index}")
             attached = parse_attachments(section, key, f"{name} entry {index}")
             position += 4 + section_length
             etype = TYPE_PUT
@@ -684,6 +706,33 @@ def read_hint(directory, name, keys):
             if by_group.get(group) != puts:
                 fail(f"{name}: group section says {puts} puts of a group, the entries {by_group.get(group, 0)}")
     return head, entries
+
+
+def expand_named_section(section, names, what):
+    """Section 6, "CCHINTS3": each group of the section gives its name's number (2) in the
+    table instead of its name length and name; returns the section as a record holds it."""
+    if len(section) < 2:
+        fail(f"{what}: attachment section ends early")
+    groups = u16(section, 0)
+    out, position = bytearray(section[:2]), 2
+    for _ in range(groups):
+        if position + 4 > len(section):
+            fail(f"{what}: attachment section ends early")
+        number, texts = u16(section, position), u16(section, position + 2)
+        if number >= len(names):
+            fail(f"{what}: a group number past the names table")
+        start = position + 2
+        position += 4
+        for _ in range(texts):
+            if position + 2 > len(section):
+                fail(f"{what}: attachment section ends early")
+            position += 2 + u16(section, position)
+        if position > len(section):
+            fail(f"{what}: attachment section ends early")
+        out += struct.pack("<H", len(names[number])) + names[number] + section[start:position]
+    if position != len(section):
+        fail(f"{what}: {len(section) - position} bytes after the attachment section")
+    return bytes(out)
 
 
 def check_hint(name, head, entries, segment):

@@ -40,13 +40,18 @@ enum CheckpointTarget {
     moreKeys[countOffset] &+= 1
     moreKeys[72] &+= 1
     var outside = truth
-    for slot in stride(from: 16, to: outside[1].count, by: 32) {
-      outside[1][slot + 20] = 0xFF
-      outside[1][slot + 23] = 0x7F
+    outside[1] = FuzzingEntry.changingSlots(truth[1]) { slots in
+      for slot in stride(from: 0, to: slots.count, by: CaskFormat.checkpointSlotLength) where slots[slot + 28] != 0 {
+        slots[slot + 20] = 0xFF
+        slots[slot + 23] = 0x7F
+      }
     }
     var longKeys = truth
-    for slot in stride(from: 16, to: longKeys[1].count, by: 32) where longKeys[1][slot + 28] & 31 == 31 {
-      longKeys[1][slot + 4] = 0x40
+    longKeys[1] = FuzzingEntry.changingSlots(truth[1]) { slots in
+      for slot in stride(from: 0, to: slots.count, by: CaskFormat.checkpointSlotLength)
+      where slots[slot + 28] & 31 == 31 {
+        slots[slot + 4] = 0x40
+      }
     }
     return [
       ("structured", Data([1]) + CheckpointFile.list(truth)),

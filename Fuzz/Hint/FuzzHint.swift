@@ -13,7 +13,11 @@ import RNCryptorCodec
 /// payload has a group section) rather than an earlier one. Bit 3 fuzzes the manifest instead:
 /// the rest (the plaintext payload when bit 0 is set, else the whole file) becomes the
 /// store's `MANIFEST`, sealed under the data key, and the true grouped hint lies beside the
-/// segment. Otherwise the manifest is the true one (segment 1, sealed, its length).
+/// segment. Otherwise the manifest is the true one (segment 1, sealed, its length). Bit 4
+/// (without bit 3) fuzzes the hint of the first segment of a format version 5 store whose
+/// records attach index keys (`AttachedHintStore`): bit 0 seals the payload behind "CCHINTS3"
+/// (groups named by number in a table of names) when bit 2 is set, else behind "CCHINTS2"
+/// (sections spelled out).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzHint(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
   guard let data else { return 0 }
@@ -58,6 +62,14 @@ enum HintTarget {
       FuzzStore.openAndReadAll(fileSystem, readOnly: mode & 2 != 0, segmentSizeLimit: FuzzSeedStore.sealedLimit)
       return
     }
+    if mode & 16 != 0 {
+      if mode & 1 != 0 {
+        let magic = mode & 4 != 0 ? CaskFormat.hintMagicNamed : CaskFormat.hintMagicGrouped
+        file = Data(magic) + FuzzStore.seal(file, keys: AttachedHintStore.template.dataKeys, iv: 7)
+      }
+      AttachedHintStore.test(hint: file, readOnly: mode & 2 != 0)
+      return
+    }
     if mode & 1 != 0 {
       let magic = mode & 4 != 0 ? CaskFormat.hintMagicGrouped : CaskFormat.hintMagic
       file = Data(magic) + FuzzStore.seal(file, iv: 7)
@@ -98,7 +110,8 @@ enum HintTarget {
     }
     let length = UInt64(bytes.count)
     let trueManifest = try FuzzSeedStore.manifestPayload(length: bytes.count)
-    return [
+    let attached = try AttachedHintStore.seeds()
+    let earlier: [(String, Data)] = [
       ("manifest-payload", Data([9]) + trueManifest), ("manifest-payload-readonly", Data([11]) + trueManifest),
       ("manifest-file", Data([8]) + FuzzStore.manifestFile(trueManifest)),
       ("manifest-empty", Data([9]) + (try manifest([], next: 1))),
@@ -126,6 +139,7 @@ enum HintTarget {
       ("grouped-inflated-counts", Data([5]) + inflated),
       ("grouped-empty", Data([5]) + (try payload([], grouped: true))),
     ]
+    return earlier + attached
   }
 
   /// The payload of the segment's true hint, or of one with other `entries` or `length`.

@@ -231,6 +231,10 @@ public enum CaskFormat {
   /// A hint file with a group section (Docs/FORMAT.md, "Hint files"): "CCHINTS2". Written from
   /// the Unreleased version on; "CCHINTS1" hints, without it, are still read.
   public static let hintMagicGrouped: [UInt8] = Array("CCHINTS2".utf8)
+  /// A grouped hint whose attachment sections name their groups by number in a table of names
+  /// after the group section (Docs/FORMAT.md, "Hint files"): "CCHINTS3". Written for a segment
+  /// whose records carry attached keys; "CCHINTS2" and "CCHINTS1" hints are still read.
+  public static let hintMagicNamed: [UInt8] = Array("CCHINTS3".utf8)
   /// A grouped hint's header: the 28 bytes above, then ungrouped puts(4) + groups listed(2).
   public static let hintGroupedHeaderLength = 34
   /// One group of a grouped hint's group section, before its name: puts(4) + name length(2).
@@ -247,8 +251,9 @@ public enum CaskFormat {
   /// A checkpoint's first 8 bytes: "CCCHKPT1".
   public static let checkpointMagic: [UInt8] = Array("CCCHKPT1".utf8)
   /// The layout of the checkpoint's root and pages; a reader ignores a checkpoint of another
-  /// (2: the sorted keys of reserved groups, section 18).
-  public static let checkpointLayoutVersion: UInt16 = 2
+  /// (2: the sorted keys of reserved groups; 3: sparse slot pages and prefix-compressed
+  /// chunks; 4: a sorted group's chunks made again from its sorted pages, section 18).
+  public static let checkpointLayoutVersion: UInt16 = 4
   /// magic(8) + root message length(4), before the root message.
   public static let checkpointHeadLength = 12
   /// Where the root message's length starts in a checkpoint's head.
@@ -277,9 +282,11 @@ public enum CaskFormat {
   /// A page's plaintext before its contents: tag(1) + kind(1) + reserved(2) + page number(4) +
   /// table(4) + count(4).
   public static let checkpointPageHeadLength = 16
-  /// Page kind: `count` slots of a table, 32 bytes each, as the table holds them.
+  /// Page kind: `count` slots of a table: a bitmap of the used ones, then each used slot's
+  /// 32 bytes as the table holds them (a long key's position the one the file's chunks give).
   public static let checkpointPageSlots: UInt8 = 1
-  /// Page kind: one chunk of a table's long keys, `count` bytes.
+  /// Page kind: one chunk of a table's long keys, `count` bytes once decoded, its keys in byte
+  /// order and prefix-compressed as a sorted page's (`checkpointSortedKeyHeadLength`).
   public static let checkpointPageChunk: UInt8 = 2
   /// Page kind: `count` tombstones of the covered segment, laid out as hint entries.
   public static let checkpointPageTombstones: UInt8 = 3

@@ -23,7 +23,7 @@ extension FuzzingEntry {
     }
     func lazily() -> KeyDirectory? {
       let pages = CheckpointPages(root: root, cipher: cipher, path: CaskFormat.checkpointFileName, read: read)
-      return try? root.load(from: pages).0
+      return try? root.load(from: pages, cache: SortedPageCache(limit: 1 << 20)).0
     }
     guard let walked = lazily(), let probed = lazily() else { return nil }
     let entries = walked.hintEntries(inSegment: root.coveredSegment)
@@ -51,37 +51,66 @@ extension FuzzingEntry {
     return directory.count
   }
 
+  /// The plaintext of a slots page, `page` (its head and contents), with its slots changed by
+  /// `change` in their 32-byte form (an unused one all zeros) and written again as a slots page
+  /// holds them: what the seeds whose slots lie are made of. `page` is returned as it is when
+  /// its slots do not expand.
+  package static func changingSlots(_ page: Data, _ change: (inout [UInt8]) -> Void) -> Data {
+    let head = CaskFormat.checkpointPageHeadLength
+    guard page.count >= head else { return page }
+    let count = Int(page[page.startIndex + 12]) | Int(page[page.startIndex + 13]) << 8
+    var dense = [UInt8](repeating: 0, count: count * KeyTable.slotLength)
+    let expanded = Array(page.dropFirst(head)).withUnsafeBytes { contents in
+      dense.withUnsafeMutableBytes { CheckpointTableImage.expandSlots(contents, count: count, into: $0) }
+    }
+    guard expanded else { return page }
+    change(&dense)
+    return page.prefix(head) + dense.withUnsafeBytes { CheckpointTableImage.encodeSlots($0) }
+  }
+
   /// The plaintexts of the checkpoint of a small directory (keys outside groups, in a group,
-  /// longer than a slot holds, and in a sorted group over two sorted pages; one segment), the
-  /// root's first: what the fuzz seeds seal.
+  /// longer than a slot holds, and in a sorted group, short and long, over three sorted pages
+  /// and two chunks, the writer's limits lowered so that a handful of keys span them; one
+  /// segment), the root's first: what the fuzz seeds seal.
   package static func checkpointPlaintexts(dataKeys: RNCryptor.Keys) throws -> [Data] {
-    let cipher = RecordCipher(keys: dataKeys, version: CaskFormat.boundRecordsVersion)
     var directory = KeyDirectory(hashKey: KeyHashKey(k0: 1, k1: 2))
     var offset: UInt32 = 32
-    for number in 0..<40 {
+    for number in 0..<9 {
       let key =
         number % 3 == 0 ? "k\(number)" : number % 3 == 1 ? "users\u{0}\(number)" : "a-long-key-of-the-store-\(number)"
       directory.applyPut(IndexKey(key), at: RecordLocation(segment: 1, offset: offset, length: 100))
       offset += 100
     }
-    // A sorted group over two pages: keys that share little, so that 600 fill more than one.
-    for number in 0..<600 {
-      let key = "\u{1}idx\u{0}t\(number)\(String(repeating: "y", count: 60))\u{0}\(number)"
+    for number in 0..<8 {
+      // Short keys (in their slots) among long ones (in the chunks made from the sorted pages).
+      let key = number % 3 == 0 ? "\u{1}idx\u{0}\(number)" : "\u{1}idx\u{0}text-\(number)\u{0}object-\(number)"
       directory.applyPut(IndexKey(key), at: RecordLocation(segment: 1, offset: 32, length: 0))
     }
+    return try checkpointPlaintexts(
+      of: directory, segmentLength: UInt64(offset), dataKeys: dataKeys,
+      limits: Checkpoint.PageLimits(chunk: 80, sortedPage: 48))
+  }
+
+  /// The plaintexts of the checkpoint of `directory`, whose keys lie in segment 1 of
+  /// `segmentLength` bytes, written with `limits`, the root's first; one tombstone.
+  static func checkpointPlaintexts(
+    of directory: KeyDirectory, segmentLength: UInt64, dataKeys: RNCryptor.Keys,
+    limits: Checkpoint.PageLimits = Checkpoint.PageLimits()
+  ) throws -> [Data] {
+    let cipher = RecordCipher(keys: dataKeys, version: CaskFormat.boundRecordsVersion)
     let usage = directory.usage[1] ?? SegmentUsage()
     let checkpoint = Checkpoint(
       recordVersion: cipher.version, epoch: 0, identity: [UInt8](repeating: 7, count: 32), generation: 1,
-      coveredSegment: 1, coveredOffset: UInt64(offset), lastSequence: 40, keyCount: UInt64(directory.count),
-      hashKey: directory.hashKey, tombstoneCount: 0,
+      coveredSegment: 1, coveredOffset: segmentLength, lastSequence: UInt64(directory.count),
+      keyCount: UInt64(directory.count), hashKey: directory.hashKey, tombstoneCount: 0,
       segments: [
         Checkpoint.SegmentEntry(
-          id: 1, order: SegmentOrder(base: 1, sub: 0), epoch: 0, length: UInt64(offset),
+          id: 1, order: SegmentOrder(base: 1, sub: 0), epoch: 0, length: segmentLength,
           totalBytes: usage.totalBytes, deadBytes: usage.deadBytes)
       ], tables: [])
     var tombstones = HintEntries()
     IndexKey.withUTF8(of: "gone") { tombstones.append(isDelete: true, offset: 32, length: 60, key: $0) }
-    let file = try checkpoint.encoded(directory: directory, tombstones: tombstones, cipher: cipher)
+    let file = try checkpoint.encoded(directory: directory, tombstones: tombstones, cipher: cipher, limits: limits)
     let rootLength = Int(
       file.withUnsafeBytes { loadLittleEndian($0, at: CaskFormat.checkpointRootLengthOffset, as: UInt32.self) })
     var position = CaskFormat.checkpointHeadLength

@@ -140,6 +140,22 @@ package enum FuzzingEntry {
     return try cipher.open(Data(file.dropFirst(CaskFormat.hintMagic.count)), file: "", offset: 0)
   }
 
+  /// The plaintext payload of `file`, a hint a version 5 store wrote under `dataKeys` (its
+  /// puts' attachment sections included), encoded again: with each section's groups named by
+  /// number in a table of names (`namingGroups`, a "CCHINTS3" hint's) or spelled out (a
+  /// "CCHINTS2" hint's). What `fuzz-hint` seals behind either magic for the store whose records
+  /// attach keys.
+  ///
+  /// - Throws: `CaskError` when `file` is not an authentic hint of such a store.
+  package static func attachedHintPayload(ofFile file: [UInt8], dataKeys: RNCryptor.Keys, namingGroups: Bool)
+    throws -> Data
+  {
+    let cipher = RecordCipher(keys: dataKeys, shortTombstones: true)
+    let hint = try HintFile.decode(Data(file), cipher: cipher, path: CaskFormat.hintExtension)
+    let encoded = try hint.encoded(cipher: cipher, namingGroups: namingGroups)
+    return try cipher.open(Data(encoded.dropFirst(CaskFormat.hintMagic.count)), file: "", offset: 0)
+  }
+
   /// One segment a manifest lists.
   package struct ManifestSegment {
     package var id: UInt32

@@ -130,7 +130,7 @@ struct CheckpointLazyChunkTests {
     }
   }
 
-  @Test("a put of new long keys after open loads no chunk: they go into a new one, kept by the next checkpoint")
+  @Test("a put of new long keys after open loads no chunk: they go into a new one, repacked by the next checkpoint")
   func newKeysLoadNoChunk() throws {
     try withTemporaryDirectory("checkpoint-chunks-new-keys") { directory in
       let path = directory.file("store")
@@ -149,11 +149,12 @@ struct CheckpointLazyChunkTests {
       #expect(try CheckpointFixture.contents(of: store) == model)
       try store.close()
 
-      // The next open, from the checkpoint close wrote, has the checkpoint's chunks and the
-      // new one, and every key.
+      // The next open, from the checkpoint close wrote, has every key: that checkpoint packed
+      // the table's long keys afresh (section 18), the new ones among them, so into no fewer
+      // chunks than before.
       store = try Self.open(path)
       #expect(store.stats().recovery.checkpointIgnored == nil)
-      #expect(Self.reservedChunks(store, in: "orders") == reserved + 1)
+      #expect(Self.reservedChunks(store, in: "orders") >= reserved)
       #expect(try CheckpointFixture.contents(of: store) == model)
       #expect(try store.verify().isClean)
       try store.close()

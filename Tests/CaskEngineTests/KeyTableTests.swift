@@ -142,26 +142,4 @@ struct KeyTableTests {
     Self.expectMatches(copy, copyModel)
     #expect(table.allocatedBytes < full, "\(table.allocatedBytes) bytes after removals, \(full) before")
   }
-
-  /// A checkpoint writes each long-key chunk whole (`arenaImage`), so the part of the last chunk
-  /// no key uses yet must be zeros, never what the allocator last held there. The heap is first
-  /// filled with freed chunk-sized blocks of a marker, which glibc hands back next.
-  @Test("the unused tail of a long-key chunk is zeros, so a checkpoint never carries stale heap bytes")
-  func arenaTailIsZeroed() {
-    for _ in 0..<64 {
-      let dirty = UnsafeMutableRawPointer.allocate(byteCount: KeyArena.firstChunkLength, alignment: 8)
-      dirty.initializeMemory(as: UInt8.self, repeating: 0xA5, count: KeyArena.firstChunkLength)
-      dirty.deallocate()
-    }
-    var table = KeyTable()
-    let key = Array("a-key-longer-than-sixteen-bytes".utf8)
-    _ = key.withUnsafeBytes { table.updateValue(RecordLocation(segment: 1, offset: 0, length: 1), forKey: $0) }
-    let image = table.arenaImage
-    #expect(image.chunks.count == 1)
-    for chunk in image.chunks {
-      let tail = chunk[image.used...]
-      let stale = tail.filter { $0 != 0 }.count
-      #expect(stale == 0, "\(stale) of \(tail.count) unused bytes are not zero")
-    }
-  }
 }

@@ -70,6 +70,23 @@ struct IndexWriteGuardTests {
           try batch.put(Data("x".utf8), forKey: "gigs\u{0}g3")
         }
       }
+      // The kept group after several keys of another, and again after one: each group is
+      // asked once, whatever order its keys come in.
+      expectRefused {
+        try store.batch { batch in
+          try batch.put(Data("y".utf8), forKey: "other\u{0}o2")
+          try batch.put(Data("y".utf8), forKey: "other\u{0}o3")
+          try batch.put(Data("x".utf8), forKey: "gigs\u{0}g5")
+        }
+      }
+      expectRefused {
+        try store.batch { batch in
+          try batch.put(Data("y".utf8), forKey: "other\u{0}o4")
+          try batch.put(Data("y".utf8), forKey: "third\u{0}t1")
+          try batch.put(Data("y".utf8), forKey: "other\u{0}o5")
+          try batch.put(Data("x".utf8), forKey: "gigs\u{0}g6")
+        }
+      }
       expectRefused {
         try store.streamedBatch { batch in _ = try batch.put(Data("x".utf8), forKey: "gigs\u{0}g4") }
       }

@@ -9,6 +9,10 @@ import RNCryptorCodec
 extension Compactor {
   /// The records of a sealed segment, from its hint file, or by scanning it.
   func hintEntries(of segment: Segment, length: UInt64) throws -> [HintEntry] {
+    // The segment sealed for this compaction: its entries are in memory, in hash order.
+    if let sealed = sealedHint, sealed.segmentID == segment.id, sealed.segmentLength == length {
+      return sealed.entries.sortedByOffset().list
+    }
     let hintPath = "\(store.path)/\(Segment.hintName(id: segment.id))"
     // A hint open cannot use (a link or a FIFO under its name, refused with ELOOP or EINVAL; a
     // failed read) is passed over as open passes over it: the segment is scanned instead

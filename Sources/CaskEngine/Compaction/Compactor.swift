@@ -17,6 +17,10 @@ struct Compactor {
   var copied: [CopiedRecord] = []
   var damaged: [DamagedRecord] = []
   var bytesBefore: UInt64 = 0
+  /// The hint of the segment step 1 sealed, taken from the index under the writer lock: step 2
+  /// reads that input's records from it instead of from its hint file, which is written on
+  /// the hint queue meanwhile.
+  let sealedHint: HintFile?
 
   /// A record copied into an output, and where it was.
   struct CopiedRecord {
@@ -48,13 +52,22 @@ struct Compactor {
   ///
   /// - Returns: `nil` when there is nothing to compact (a single segment without dead bytes,
   ///   under the current key epoch).
+  ///
+  /// Little is done under the writer lock: the active segment is synced before it is taken
+  /// (`syncActiveSegmentAhead`), and the sealed segment's hint is encoded, sealed and written
+  /// on the hint queue. Prevents: every write waiting while the segment's unsynced bytes were
+  /// written out and its hint encrypted and synced (0.2–0.38 s at 100,000 keys, in the
+  /// middle of a run of deletes that set off an automatic compaction).
   init?(store: CaskStore) throws {
-    let (inputs, cipher) = try store.writer.withLock { writer -> ([Segment], RecordCipher) in
+    try store.syncActiveSegmentAhead()
+    let (inputs, cipher, sealedHint) = try store.writer.withLock { writer -> ([Segment], RecordCipher, HintFile?) in
       try writer.throwIfClosed()
       try writer.throwIfFailed()
       try store.state.withLock { try $0.throwIfDamaged() }
-      if let active = writer.active { try store.seal(active, writer: &writer) }
-      return (store.state.withLock { Array($0.segments.values) }.sorted { $0.order < $1.order }, store.cipher)
+      var sealedHint: HintFile?
+      if let active = writer.active { sealedHint = try store.seal(active, writer: &writer, hintInBackground: true) }
+      let inputs = store.state.withLock { Array($0.segments.values) }.sorted { $0.order < $1.order }
+      return (inputs, store.cipher, sealedHint)
     }
     guard !inputs.isEmpty,
       !(inputs.count == 1 && inputs[0].epoch == cipher.epoch && store.state.withLock({ $0.directory.deadBytes == 0 }))
@@ -64,6 +77,7 @@ struct Compactor {
     self.store = store
     self.inputs = inputs
     self.cipher = cipher
+    self.sealedHint = sealedHint
   }
 
   /// The newest input, whose order the outputs follow.
@@ -181,6 +195,9 @@ struct Compactor {
   /// an older one (which may hold the value it deleted) stays. Inputs that could not be
   /// removed stay known to the store, entirely dead, so the next compaction removes them.
   func removeInputs() {
+    // The sealed input's hint, queued in step 1, is written before the input goes. Prevents: a
+    // hint written after its segment was removed, naming a segment no longer in the store.
+    store.hintQueue.drain()
     var removed = 0
     for input in inputs {
       do {

@@ -283,4 +283,25 @@ enum Syscall {
   static func unmap(_ pointer: UnsafeMutableRawPointer, count: Int) {
     _ = munmap(pointer, count)
   }
+
+  /// The nice value of the calling thread, or `nil` when it cannot be read. On Linux a nice
+  /// value belongs to a thread, and process id 0 names the calling one.
+  static func threadNiceValue() -> Int32? {
+    #if os(Linux)
+      errno = 0
+      let value = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+      return errno == 0 ? value : nil
+    #else
+      return nil
+    #endif
+  }
+
+  /// Raises the calling thread's nice value by `increment` (to at most 19), lowering its CPU
+  /// priority and nothing else's. Best effort: a failure leaves the thread as it was.
+  static func lowerThreadPriority(by increment: Int32) {
+    #if os(Linux)
+      guard let current = threadNiceValue() else { return }
+      _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, min(19, current + increment))
+    #endif
+  }
 }

@@ -20,6 +20,18 @@ extension KeyArena {
     let group: [UInt8]?
     /// What the keys hash with: a long key's meta word must be its hash.
     let hashKey: KeyHashKey
+    /// A sorted group's table: its chunks have no pages and are made again from its sorted
+    /// pages; `nil` for another table.
+    var sorted: SortedChunks? = nil
+  }
+
+  /// Where a sorted group's chunks are: the keys of its sorted pages (through `base`, whose
+  /// cache they pass through) behind the group's `name` and U+0000, chunk `c` from rank
+  /// `starts[c]` of the group's keys on.
+  struct SortedChunks: Sendable {
+    let base: SortedGroupBase
+    let name: [UInt8]
+    let starts: [Int]
   }
 
   /// Which chunks of one `Storage` are loaded. Shared by nothing: a copy of the storage gets
@@ -28,7 +40,9 @@ extension KeyArena {
   /// Concurrency: as `KeyTable.LazyPages` (Docs/ARCHITECTURE.md, section 9, rule 16): the
   /// store loads chunks under its `state` lock, the checkpoint writer on the hint queue with
   /// no store lock held; `lock` serialises the loads and the copy, and `complete` lets a fully
-  /// loaded arena skip it. A leaf: only the pages' own failure record is taken inside it.
+  /// loaded arena skip it. Inside it only the pages' own failure record and, for a sorted
+  /// group's chunks, the sorted page cache's lock (a leaf, held only to look up or keep a page)
+  /// are taken.
   final class LazyChunks: @unchecked Sendable {
     let source: ChunkSource
     let chunkCount: Int
@@ -73,8 +87,14 @@ extension KeyArena {
       return states[chunk] == 1
     }
 
-    /// The page of the checkpoint that holds chunk `chunk`.
-    func page(of chunk: Int) -> Int { source.firstPage + chunk }
+    /// The page of the checkpoint that holds chunk `chunk` (for a sorted group's, the sorted
+    /// page that holds its first key).
+    func page(of chunk: Int) -> Int {
+      guard let sorted = source.sorted else { return source.firstPage + chunk }
+      // A chunk added since open has no start: its group's first sorted page stands for it.
+      let start = chunk < sorted.starts.count ? sorted.starts[chunk] : 0
+      return sorted.base.pageNumber(sorted.base.locate(rank: start).page)
+    }
 
     /// Loads chunk `chunk` of `storage` unless it is loaded.
     ///
@@ -116,17 +136,40 @@ extension KeyArena {
       default: break
       }
       let length = storage.lengths[chunk]
+      if let sorted = source.sorted {
+        let rebuilt = Result {
+          try CheckpointTableImage.rebuildChunk(
+            from: sorted.base, group: sorted.name, start: sorted.starts[chunk], into: storage.chunks[chunk],
+            length: length)
+        }
+        // A sorted page that failed was reported by the base as it failed.
+        guard case .success(let filled) = rebuilt, filled else {
+          states[chunk] = 2
+          if case .success = rebuilt {
+            source.pages.fail(
+              page: page(of: chunk),
+              Checkpoint.Rejection(reason: "chunk \(chunk) of table \(source.table) does not match its sorted pages"))
+          }
+          return false
+        }
+        return markLoaded(chunk)
+      }
       do throws(Checkpoint.Rejection) {
         let contents = try source.pages.contents(
           of: page(of: chunk), kind: CaskFormat.checkpointPageChunk, table: source.table, count: length)
-        contents.withUnsafeBytes { bytes in
-          if let base = bytes.baseAddress { storage.chunks[chunk].copyMemory(from: base, byteCount: length) }
+        let decoded = contents.withUnsafeBytes {
+          CheckpointTableImage.decodeChunk($0, into: storage.chunks[chunk], length: length)
         }
+        guard decoded else { throw Checkpoint.Rejection(reason: "page \(page(of: chunk)) is malformed") }
       } catch {
         states[chunk] = 2
         source.pages.fail(page: page(of: chunk), error)
         return false
       }
+      return markLoaded(chunk)
+    }
+
+    private func markLoaded(_ chunk: Int) -> Bool {
       states[chunk] = 1
       missing -= 1
       if missing == 0 { complete.store(true, ordering: .releasing) }

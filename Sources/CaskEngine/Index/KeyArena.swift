@@ -108,8 +108,8 @@ struct KeyArena: Sendable {
     if !lastTakesKeys || storage.used + key.count > lastLength {
       let next = Swift.min(Swift.max(Self.firstChunkLength, lastLength * 2), Self.largestChunkLength)
       let length = Swift.max(next, key.count)
-      // Zeroed: a checkpoint writes chunks whole (`KeyTable.arenaImage`), and the unused tail
-      // must not carry whatever the allocator last held there.
+      // Zeroed: a copy of the arena (`Storage.copy`) copies chunks whole, unused tail included,
+      // and must not read bytes nothing wrote.
       let chunk = UnsafeMutableRawPointer.allocate(byteCount: length, alignment: 8)
       chunk.initializeMemory(as: UInt8.self, repeating: 0, count: length)
       storage.chunks.append(chunk)

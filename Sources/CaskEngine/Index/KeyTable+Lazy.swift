@@ -118,7 +118,12 @@ extension KeyTable {
       do throws(Checkpoint.Rejection) {
         let contents = try source.pages.contents(
           of: number, kind: CaskFormat.checkpointPageSlots, table: source.table, count: count)
-        let checked = contents.withUnsafeBytes { bytes -> Result<Int, Checkpoint.Rejection> in
+        var dense = [UInt8](repeating: 0, count: count * KeyTable.slotLength)
+        let expanded = contents.withUnsafeBytes { contents in
+          dense.withUnsafeMutableBytes { CheckpointTableImage.expandSlots(contents, count: count, into: $0) }
+        }
+        guard expanded else { throw Checkpoint.Rejection(reason: "page \(number) is malformed") }
+        let checked = dense.withUnsafeBytes { bytes -> Result<Int, Checkpoint.Rejection> in
           let used = Result { () throws(Checkpoint.Rejection) in
             try KeyTable.checkSlots(bytes, source: source, arena: arena, first: first, capacity: storage.capacity)
           }

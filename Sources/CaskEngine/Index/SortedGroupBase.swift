@@ -95,6 +95,9 @@ final class SortedGroupBase: Sendable {
     try firstKeys[index].withUnsafeBytes(body)
   }
 
+  /// Page `index`'s number among the checkpoint's pages.
+  func pageNumber(_ index: Int) -> Int { firstPage + index }
+
   /// The number of keys before page `index`.
   func start(ofPage index: Int) -> Int { starts[index] }
 }

@@ -50,8 +50,12 @@ enum AttachedKeys {
         let byGroup = compareBytes(part(left.group), part(right.group))
         return byGroup != 0 ? byGroup < 0 : compareBytes(part(left.text), part(right.text)) < 0
       }
-      // Each group's name, then its distinct texts; the counts are written when known.
-      var section: [UInt8] = [0, 0]
+      // Each group's name, then its distinct texts; the counts are written when known. Room
+      // for all of it at once (no key's parts take more than the key and its two counts).
+      // Prevents: the section grown and copied again as each part is appended.
+      var section: [UInt8] = []
+      section.reserveCapacity(2 + all.count + 4 * parts.count)
+      section += [0, 0]
       var groups = 0
       var textsAt = 0
       var texts = 0
@@ -102,14 +106,23 @@ enum AttachedKeys {
   private static func split(_ key: UnsafeRawBufferPointer, id: UnsafeRawBufferPointer)
     -> (group: Range<Int>, text: Range<Int>)?
   {
+    // `memcmp` and `memchr` rather than the generic byte-by-byte sequence algorithms, on
+    // every key attached by every save into an indexed collection.
     let zero = CaskFormat.keyGroupSeparator
     guard key.count >= id.count + 2, key[key.count - id.count - 1] == zero,
-      UnsafeRawBufferPointer(rebasing: key[(key.count - id.count)...]).elementsEqual(id),
-      let first = key.firstIndex(of: zero), first > 0, first < key.count - id.count - 1
+      compareBytes(UnsafeRawBufferPointer(rebasing: key[(key.count - id.count)...]), id) == 0,
+      let first = firstZero(in: key, before: key.count - id.count - 1), first > 0
     else { return nil }
     let text = (first + 1)..<(key.count - id.count - 1)
-    guard !key[text].contains(zero) else { return nil }
+    guard firstZero(in: UnsafeRawBufferPointer(rebasing: key[text]), before: text.count) == nil else { return nil }
     return (0..<first, text)
+  }
+
+  /// The offset of the first U+0000 among the first `end` bytes of `bytes`, if any.
+  private static func firstZero(in bytes: UnsafeRawBufferPointer, before end: Int) -> Int? {
+    guard end > 0, let base = bytes.baseAddress, let found = memchr(base, Int32(CaskFormat.keyGroupSeparator), end)
+    else { return nil }
+    return UnsafeRawPointer(found) - base
   }
 
   private static func append(_ value: UInt16, to bytes: inout [UInt8]) {

@@ -8,15 +8,17 @@ extension Checkpoint {
   static let hashCheckInterval = 16
 
   /// The key directory whose tables load their slot pages and their chunks of long keys from
-  /// `pages` when first needed (`KeyTable+Lazy.swift`, `KeyArena+Lazy.swift`), and the
-  /// covered segment's tombstones. Read and checked here: the tombstone pages (the covered
+  /// `pages` when first needed (`KeyTable+Lazy.swift`, `KeyArena+Lazy.swift`; a sorted
+  /// group's chunks from its sorted pages, through `cache`), and the covered segment's
+  /// tombstones. Read and checked here: the tombstone pages (the covered
   /// segment's hint needs them), and each table's count against its capacity (at most 80%
   /// full, so that a probe ends at an empty slot). A page's own checks, and a table's count
   /// against the used slots of its pages, wait for its loads.
   ///
   /// - Throws: `Rejection` at the first page or table that is not so.
   /// - Complexity: O(tables + bytes of the tombstone pages); no slot or chunk page is read.
-  func load(from pages: CheckpointPages) throws(Rejection) -> (KeyDirectory, HintEntries) {
+  func load(from pages: CheckpointPages, cache: SortedPageCache) throws(Rejection) -> (KeyDirectory, HintEntries) {
+    let bases = sortedBasesByTable(pages: pages, cache: cache)
     var named: [(name: IndexKey, table: KeyTable)] = []
     var ungrouped: KeyTable?
     var number = 0
@@ -32,11 +34,17 @@ extension Checkpoint {
       let firstPage = number
       number += (capacity + CaskFormat.checkpointSlotsPerPage - 1) / CaskFormat.checkpointSlotsPerPage
       let group = position == 0 ? nil : entry.name
+      var chunks = KeyArena.ChunkSource(
+        pages: pages, table: position, firstPage: number, group: group, hashKey: hashKey)
+      if let base = bases[position], let sorted = sortedGroups.first(where: { Int($0.table) == position }) {
+        chunks.sorted = KeyArena.SortedChunks(
+          base: base, name: entry.name, starts: sorted.chunkStarts.map { Int($0) })
+      } else {
+        number += entry.chunkLengths.count
+      }
       let arena = KeyArena(
         reserving: entry.chunkLengths.map { Int($0) }, used: Int(entry.arenaUsed),
-        live: Int(clamping: entry.arenaLive), dead: Int(clamping: entry.arenaDead),
-        source: KeyArena.ChunkSource(pages: pages, table: position, firstPage: number, group: group, hashKey: hashKey))
-      number += entry.chunkLengths.count
+        live: Int(clamping: entry.arenaLive), dead: Int(clamping: entry.arenaDead), source: chunks)
       let source = KeyTable.PageSource(
         pages: pages, table: position, firstPage: firstPage, expectedCount: count,
         chunkLengths: entry.chunkLengths.map { Int($0) }, group: group, hashKey: hashKey)

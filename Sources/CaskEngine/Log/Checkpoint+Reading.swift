@@ -35,17 +35,25 @@ extension Checkpoint {
       throw Rejection(reason: "malformed root")
     }
     root.rootMessageLength = Int(rootLength)
-    // Every page the tables imply, each exactly as long as its contents make it: so nothing
-    // is allocated for a table the file does not hold.
+    // Every page the tables imply, each no longer than its contents can make it and no
+    // shorter than a slot page's bitmap or one key of a chunk: so a table's slots and chunks
+    // are reserved only for pages the file holds.
     let plans = root.tablePagePlans
     let before = plans.count + root.sortedPageCount
     guard before <= root.pages.count, root.tombstoneCount > 0 || before == root.pages.count else {
       throw Rejection(reason: "malformed root")
     }
     for (plan, page) in zip(plans, root.pages) {
-      let contents =
-        plan.kind == CaskFormat.checkpointPageSlots ? Int(plan.count) * KeyTable.slotLength : Int(plan.count)
-      guard page.length == RecordCipher.messageLength(plaintextLength: CaskFormat.checkpointPageHeadLength + contents)
+      let slots = plan.kind == CaskFormat.checkpointPageSlots
+      let count = Int(plan.count)
+      let least = slots ? CheckpointTableImage.bitmapLength(slots: count) : CaskFormat.checkpointSortedKeyHeadLength + 1
+      let most =
+        slots
+        ? CheckpointTableImage.maximumSlotPageLength(slots: count)
+        : CheckpointTableImage.maximumChunkPageLength(length: count)
+      let head = CaskFormat.checkpointPageHeadLength
+      guard page.length >= RecordCipher.messageLength(plaintextLength: head + least),
+        page.length <= RecordCipher.messageLength(plaintextLength: head + most)
       else { throw Rejection(reason: "malformed root") }
     }
     let pageBytes = root.pages.reduce(UInt64(0)) { $0 + UInt64($1.length) }

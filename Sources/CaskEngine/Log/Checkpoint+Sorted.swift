@@ -11,10 +11,13 @@ extension Checkpoint {
     var firstKey: [UInt8]
   }
 
-  /// A sorted group as the root lists it: the table it is the keys of, and its pages in order.
+  /// A sorted group as the root lists it: the table it is the keys of, its pages in order,
+  /// and for each chunk of the table's long keys the rank of its first key among the group's
+  /// keys (the chunks have no pages: they are made again from the sorted pages).
   struct SortedGroupEntry: Sendable, Equatable {
     var table: UInt32
     var pages: [SortedPageEntry]
+    var chunkStarts: [UInt32] = []
   }
 
   /// Whether a table of this name gets sorted pages.
@@ -35,12 +38,14 @@ extension Checkpoint {
         root.append(UInt16(page.firstKey.count))
         root.append(contentsOf: page.firstKey)
       }
+      for start in group.chunkStarts { root.append(start) }
     }
   }
 
   /// Reads the root's sorted groups: exactly one for every table a sorted group's name
   /// gives, in table order, its pages' counts adding up to the table's and their first keys
-  /// in increasing order. `nil` when anything is out of place.
+  /// in increasing order, then one start for each of the table's chunks, in strictly
+  /// increasing order and below the table's count. `nil` when anything is out of place.
   static func decodeSortedGroups(_ reader: inout ByteReader, tables: [TableEntry]) -> [SortedGroupEntry]? {
     let expected = tables.indices.filter { isSorted(name: tables[$0].name) }
     guard let count = reader.readUInt32(), Int(count) == expected.count,
@@ -63,8 +68,17 @@ extension Checkpoint {
         keys += UInt64(keyCount)
         pages.append(SortedPageEntry(count: keyCount, firstKey: firstKey))
       }
-      guard keys == tables[table].count else { return nil }
-      groups.append(SortedGroupEntry(table: number, pages: pages))
+      guard keys == tables[table].count,
+        tables[table].chunkLengths.count * 4 <= reader.remaining
+      else { return nil }
+      var starts: [UInt32] = []
+      starts.reserveCapacity(tables[table].chunkLengths.count)
+      for _ in tables[table].chunkLengths {
+        guard let start = reader.readUInt32(), UInt64(start) < keys, starts.last.map({ $0 < start }) ?? true
+        else { return nil }
+        starts.append(start)
+      }
+      groups.append(SortedGroupEntry(table: number, pages: pages, chunkStarts: starts))
     }
     return groups
   }
@@ -72,48 +86,23 @@ extension Checkpoint {
   /// The sorted groups' bases, reading their pages from `pages` through `cache`; the first
   /// sorted page is number `tablePagePlans.count`.
   func sortedBases(pages: CheckpointPages, cache: SortedPageCache) -> [IndexKey: SortedGroupBase] {
-    var number = tablePagePlans.count
     var bases: [IndexKey: SortedGroupBase] = [:]
-    for group in sortedGroups {
-      let name = IndexKey(String(decoding: tables[Int(group.table)].name, as: UTF8.self))
-      bases[name] = SortedGroupBase(
-        pages: pages, cache: cache, table: Int(group.table), firstPage: number, entries: group.pages)
-      number += group.pages.count
+    for (table, base) in sortedBasesByTable(pages: pages, cache: cache) {
+      bases[IndexKey(String(decoding: tables[table].name, as: UTF8.self))] = base
     }
     return bases
   }
 
-  /// The sorted pages of group `name` (its bytes), whose keys `table` holds: merged from the
-  /// group's view when the directory has one (no sort), else collected and sorted.
-  ///
-  /// - Throws: `CaskError.corrupt` when a page of the view's checkpoint fails its checks.
-  /// - Complexity: O(m) with a view, O(m log m) without, for the group's m keys.
-  static func sortedPages(of directory: KeyDirectory, name: [UInt8], table: KeyTable) throws -> [(
-    contents: [UInt8], count: Int, firstKey: [UInt8]
-  )] {
-    var builder = SortedKeyPages.Builder()
-    let group = IndexKey(String(decoding: name, as: UTF8.self))
-    if let view = directory.sortedView(ofGroup: group), view.count == table.count {
-      try view.walk(from: nil, to: nil) { key in
-        builder.append(key)
-        return true
-      }
-      return builder.finish()
+  /// `sortedBases`, by the number of their table in the root.
+  func sortedBasesByTable(pages: CheckpointPages, cache: SortedPageCache) -> [Int: SortedGroupBase] {
+    var number = tablePagePlans.count
+    var bases: [Int: SortedGroupBase] = [:]
+    for group in sortedGroups {
+      bases[Int(group.table)] = SortedGroupBase(
+        pages: pages, cache: cache, table: Int(group.table), firstPage: number, entries: group.pages)
+      number += group.pages.count
     }
-    var keys = PackedKeys()
-    keys.reserveCapacity(keys: table.count)
-    table.forEachEntryBytes { key, _ in
-      if key.count > name.count { keys.append(UnsafeRawBufferPointer(rebasing: key[(name.count + 1)...])) }
-    }
-    keys.bytes.withUnsafeBytes { bytes in
-      let order = (0..<keys.count).sorted { left, right in
-        SortedKeyOrder.compare(
-          UnsafeRawBufferPointer(rebasing: bytes[keys.range(of: left)]),
-          UnsafeRawBufferPointer(rebasing: bytes[keys.range(of: right)])) < 0
-      }
-      for index in order { builder.append(UnsafeRawBufferPointer(rebasing: bytes[keys.range(of: index)])) }
-    }
-    return builder.finish()
+    return bases
   }
 
   /// Reads and checks every sorted page (what a reader that only checks a file wants).

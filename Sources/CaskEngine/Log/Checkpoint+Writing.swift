@@ -9,8 +9,17 @@ extension Checkpoint {
     var count: UInt32
   }
 
+  /// Where the writer closes a chunk of long keys and a sorted page. Any such limits give a
+  /// file the reader takes (a chunk is at most `KeyArena.largestChunkLength` bytes); smaller
+  /// ones only make the fuzz seeds' small stores span several pages.
+  struct PageLimits {
+    var chunk = KeyArena.largestChunkLength
+    var sortedPage = CaskFormat.checkpointSortedPageTarget
+  }
+
   /// The pages the root implies for the tables, in order: each table's slots (2,048 to a
-  /// page), then its chunks (one to a page). The tombstone pages follow them.
+  /// page), then its chunks (one to a page; none for a sorted group, whose chunks are made
+  /// again from its sorted pages). The sorted pages and the tombstone pages follow them.
   var tablePagePlans: [PagePlan] {
     var plans: [PagePlan] = []
     for (number, table) in tables.enumerated() {
@@ -20,7 +29,7 @@ extension Checkpoint {
         plans.append(PagePlan(kind: CaskFormat.checkpointPageSlots, table: UInt32(number), count: UInt32(slots)))
         left -= slots
       }
-      for length in table.chunkLengths {
+      for length in table.chunkLengths where !Self.isSorted(name: table.name) {
         plans.append(PagePlan(kind: CaskFormat.checkpointPageChunk, table: UInt32(number), count: length))
       }
     }
@@ -35,7 +44,9 @@ extension Checkpoint {
   ///   fails as it is loaded here (every page is, through the same path as a lookup's).
   /// - Complexity: O(capacity of the tables), one encryption of each page (and one read and
   ///   decryption of each page of the previous checkpoint not loaded yet).
-  func encoded(directory: KeyDirectory, tombstones: HintEntries, cipher: RecordCipher) throws -> [UInt8] {
+  func encoded(
+    directory: KeyDirectory, tombstones: HintEntries, cipher: RecordCipher, limits: PageLimits = PageLimits()
+  ) throws -> [UInt8] {
     guard directory.loadAllPages() else {
       throw directory.damage
         ?? CaskError.corrupt(file: CaskFormat.checkpointFileName, offset: 0, reason: "a page failed")
@@ -46,13 +57,16 @@ extension Checkpoint {
     let named =
       [(name: [UInt8](), table: directory.ungrouped)]
       + zip(directory.groups.names, directory.groups.tables).map { (Array($0.string.utf8), $1) }
-    root.tables = named.map { name, table in
-      let arena = table.arenaImage
-      return TableEntry(
-        name: name, capacity: UInt64(table.capacity), count: UInt64(table.count), arenaLive: UInt64(arena.live),
-        arenaDead: UInt64(arena.dead), arenaUsed: UInt32(arena.used),
-        chunkLengths: arena.chunks.map { UInt32($0.count) }
-      )
+    let images = named.map {
+      CheckpointTableImage($0.1, sortedGroup: Self.isSorted(name: $0.0) ? $0.0 : nil, limits: limits)
+    }
+    root.tables = []
+    for ((name, table), image) in zip(named, images) {
+      let lengths = image.chunks.map { UInt32($0.length) }
+      root.tables.append(
+        TableEntry(
+          name: name, capacity: UInt64(table.capacity), count: UInt64(table.count), arenaLive: UInt64(image.liveBytes),
+          arenaDead: 0, arenaUsed: lengths.last ?? 0, chunkLengths: lengths))
     }
     root.pages = []
     var body: [UInt8] = []
@@ -71,31 +85,34 @@ extension Checkpoint {
       body.append(contentsOf: message)
     }
     for (number, (_, table)) in named.enumerated() {
-      try table.withSlotBytes { slots in
-        var first = 0
-        while first < table.capacity {
-          let count = min(table.capacity - first, CaskFormat.checkpointSlotsPerPage)
-          let bytes = UnsafeRawBufferPointer(
-            rebasing: slots[first * KeyTable.slotLength..<(first + count) * KeyTable.slotLength])
-          try seal(PagePlan(kind: CaskFormat.checkpointPageSlots, table: UInt32(number), count: UInt32(count)), bytes)
-          first += count
+      let image = images[number]
+      var first = 0
+      while first < table.capacity {
+        let count = min(table.capacity - first, CaskFormat.checkpointSlotsPerPage)
+        try image.slotPage(first: first, count: count).withUnsafeBytes {
+          try seal(PagePlan(kind: CaskFormat.checkpointPageSlots, table: UInt32(number), count: UInt32(count)), $0)
+        }
+        first += count
+      }
+      for chunk in image.chunks where !Self.isSorted(name: named[number].0) {
+        try chunk.contents.withUnsafeBytes {
+          try seal(
+            PagePlan(kind: CaskFormat.checkpointPageChunk, table: UInt32(number), count: UInt32(chunk.length)), $0)
         }
       }
-      for chunk in table.arenaImage.chunks {
-        try seal(
-          PagePlan(kind: CaskFormat.checkpointPageChunk, table: UInt32(number), count: UInt32(chunk.count)), chunk)
-      }
     }
-    for (number, (name, table)) in named.enumerated() where Self.isSorted(name: name) {
+    for (number, (name, _)) in named.enumerated() where Self.isSorted(name: name) {
       var entries: [SortedPageEntry] = []
-      for sorted in try Self.sortedPages(of: directory, name: name, table: table) {
+      for sorted in images[number].sortedPages {
         try sorted.contents.withUnsafeBytes {
           try seal(
             PagePlan(kind: CaskFormat.checkpointPageSorted, table: UInt32(number), count: UInt32(sorted.count)), $0)
         }
         entries.append(SortedPageEntry(count: UInt32(sorted.count), firstKey: sorted.firstKey))
       }
-      root.sortedGroups.append(SortedGroupEntry(table: UInt32(number), pages: entries))
+      root.sortedGroups.append(
+        SortedGroupEntry(
+          table: UInt32(number), pages: entries, chunkStarts: images[number].chunkStarts.map { UInt32($0) }))
     }
     var page = ByteWriter(capacity: CaskFormat.checkpointPageTarget + 1024)
     var count: UInt32 = 0

@@ -112,8 +112,8 @@ extension Checkpoint {
   /// root's `reference` for page `number`, read at `position`.
   ///
   /// - Throws: `Rejection` unless the message ends with the root's digest, authenticates, and
-  ///   holds a page of `kind`, `number` and `table` with `count` slots or bytes (for `nil`,
-  ///   any number above 0).
+  ///   holds a page of `kind`, `number` and `table` that states `count` (for `nil`, any
+  ///   number above 0); the contents are the caller's to decode and check.
   static func openPage(
     _ message: [UInt8]?, reference: PageReference, number: Int, at position: UInt64, kind: UInt8, table: Int,
     count: Int?, cipher: RecordCipher
@@ -130,18 +130,11 @@ extension Checkpoint {
         header.readUInt16() == 0, header.readUInt32() == UInt32(number), header.readUInt32() == UInt32(table),
         let stated = header.readUInt32()
       else { return false }
-      if let count {
-        // A sorted page's keys are prefix-compressed: their decoding checks its length.
-        return Int(stated) == count
-          && (kind == CaskFormat.checkpointPageSorted || buffer.count - head == contentLength(kind, count))
-      }
+      // Slots, chunks and sorted keys are written compactly: their decoding checks the length.
+      if let count { return Int(stated) == count }
       return stated > 0
     }
     guard matches else { throw Rejection(reason: "page \(number) is malformed") }
     return plaintext.subdata(in: plaintext.startIndex + head..<plaintext.endIndex)
-  }
-
-  private static func contentLength(_ kind: UInt8, _ count: Int) -> Int {
-    kind == CaskFormat.checkpointPageSlots ? count * KeyTable.slotLength : count
   }
 }

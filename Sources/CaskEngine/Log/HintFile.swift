@@ -15,14 +15,18 @@ struct HintEntry: Sendable {
 /// (Docs/FORMAT.md, "Hint files").
 ///
 /// ```
-/// 0 magic "CCHINTS2"(8)   8 RNCryptor v3 key message under the data key, whose plaintext is:
+/// 0 magic "CCHINTS2" or "CCHINTS3"(8)   8 RNCryptor v3 key message under the data key, whose plaintext is:
 ///   [version 3: tag 'H'(1)] version(2) reserved(2) segment id(4) segment length(8) max sequence(8) entry count(4)
 ///   ungrouped puts(4) groups listed(2), each: puts(4) name length(2) name   (within the first 4,096 bytes)
+///   ["CCHINTS3": names(2), each: name length(2) name]
 ///   entries: type(1) reserved(1) key length(2) record offset(4) record length(4) key(key length)
 ///     [type 3, a put with attached keys (version 5): section length(4) section]
 /// ```
-/// A "CCHINTS1" hint (written before the group section existed) has no group section and is
-/// read as well. Everything but the magic is encrypted and authenticated: keys never appear in
+/// A "CCHINTS3" hint has, after the group section, a table of the group names its type 3
+/// entries' sections use: names(2), each: length(2) name; each such section then gives a
+/// group's number in that table where it would spell the group's name length and name
+/// (`HintGroupNames`). A "CCHINTS1" hint (written before the group section existed) has no
+/// group section and is read as well, and so is a "CCHINTS2" hint (sections whole). Everything but the magic is encrypted and authenticated: keys never appear in
 /// plaintext. A hint is used only if it authenticates and names the segment's id and exact
 /// length. The group section only sizes the index: its counts are never trusted for anything
 /// else (a wrong one costs at most a table grown or oversized within bounds).
@@ -52,12 +56,20 @@ struct HintFile {
       syncingDirectory: nil)
   }
 
-  /// The sealed file: grouped ("CCHINTS2") unless `grouped` is false, which writes the
-  /// layout before the group section (for tests of hints written by earlier versions).
+  /// The sealed file: grouped ("CCHINTS2"; "CCHINTS3" when entries carry attachment sections)
+  /// unless `grouped` is false, which writes the layout before the group section (for tests of
+  /// hints written by earlier versions).
   ///
-  /// - Parameter section: the group section to write instead of the one the entries give (for
-  ///   tests of hints whose counts lie).
-  func encoded(cipher: RecordCipher, grouped: Bool = true, section: HintSizes? = nil) throws -> [UInt8] {
+  /// - Parameters:
+  ///   - section: the group section to write instead of the one the entries give (for tests of
+  ///     hints whose counts lie).
+  ///   - namingGroups: whether attachment sections name their groups by number ("CCHINTS3");
+  ///     `false` writes them whole, as a "CCHINTS2" hint (for tests of hints written before).
+  func encoded(cipher: RecordCipher, grouped: Bool = true, section: HintSizes? = nil, namingGroups: Bool = true)
+    throws -> [UInt8]
+  {
+    let names =
+      grouped && namingGroups && cipher.attachesKeys && entries.hasAttachments ? HintGroupNames(entries: entries) : nil
     var payload = ByteWriter(
       capacity: CaskFormat.hintGroupedHeaderLength + entries.count * CaskFormat.hintEntryFixedLength
         + entries.keyByteCount)
@@ -72,6 +84,7 @@ struct HintFile {
         }
       }
       (section ?? counter.sizes).appendSection(to: &payload, tagLength: cipher.tagLength)
+      names?.append(to: &payload)
     }
     entries.forEachEntryWithSection { isDelete, offset, length, key, attached in
       let type =
@@ -83,13 +96,17 @@ struct HintFile {
       payload.append(offset)
       payload.append(length)
       payload.append(contentsOf: key)
-      if !attached.isEmpty {
+      if let names, !attached.isEmpty {
+        names.appendSection(attached, to: &payload)
+      } else if !attached.isEmpty {
         payload.append(UInt32(attached.count))
         payload.append(contentsOf: attached)
       }
     }
     let message = try cipher.seal(Data(payload.bytes))
-    return (grouped ? CaskFormat.hintMagicGrouped : CaskFormat.hintMagic) + Array(message)
+    let magic =
+      names != nil ? CaskFormat.hintMagicNamed : grouped ? CaskFormat.hintMagicGrouped : CaskFormat.hintMagic
+    return magic + Array(message)
   }
 
   /// Decrypts and parses a hint file.
@@ -116,7 +133,7 @@ struct HintPayload {
   var maxSequence: UInt64
   /// Number of entries.
   var count: Int
-  /// Whether the file is a grouped hint ("CCHINTS2").
+  /// Whether the file is a grouped hint ("CCHINTS2" or "CCHINTS3").
   var isGrouped: Bool
   /// Put entries by group: as the group section lists them (each bounded by the entry count),
   /// or for a hint without one as counted from its entries.
@@ -126,20 +143,28 @@ struct HintPayload {
   private var plaintextLength: Int
   private var entriesStart: Int
   private var path: String
+  /// A "CCHINTS3" hint's table of group names (where each lies in `plaintext`); `nil` for an
+  /// earlier hint, whose sections spell their names.
+  private var names: [Range<Int>]?
+  /// A "CCHINTS3" hint's attachment sections as a record holds them (names spelled out), back
+  /// to back in the order of their entries, and where each ends.
+  private var sections: [UInt8] = []
+  private var sectionEnds: [Int] = []
 
   /// Decrypts a hint file and checks its header and every entry (type, key length, UTF-8).
   ///
   /// - Throws: `CaskError.corrupt` when it is damaged in any way.
   init(file bytes: UnsafeRawBufferPointer, cipher: RecordCipher, path: String) throws {
-    guard let grouped = Self.magic(of: bytes) else {
+    guard let layout = Self.layout(of: bytes) else {
       throw CaskError.corrupt(file: path, offset: 0, reason: "not a hint file")
     }
+    let grouped = layout >= 2
     let magicLength = CaskFormat.hintMagic.count
     let message = UnsafeRawBufferPointer(rebasing: bytes[magicLength...])
     let plaintext = try TransientBuffer(count: message.count, purpose: path)
     let plaintextLength = try cipher.open(message, into: plaintext.bytes, file: path, offset: UInt64(magicLength))
     let damaged = CaskError.corrupt(file: path, offset: UInt64(magicLength), reason: "malformed hint payload")
-    let header = try { () throws -> (UInt32, UInt64, UInt64, Int, HintSizes?, Int) in
+    let header = try { () throws -> (UInt32, UInt64, UInt64, Int, HintSizes?, Int, [Range<Int>]?) in
       let buffer = UnsafeRawBufferPointer(rebasing: plaintext.bytes[0..<plaintextLength])
       var reader = ByteReader(buffer)
       // From version 3 on the payload is tagged as a hint's: no key or value message reads as one.
@@ -158,16 +183,38 @@ struct HintPayload {
         else { throw damaged }
         sizes = section
       }
+      var names: [Range<Int>]?
+      if layout == 3 {
+        // Only the layout whose records carry attached keys has sections to name groups in.
+        guard cipher.attachesKeys, let table = HintGroupNames.read(from: &reader) else { throw damaged }
+        names = table.map { name in
+          let start = buffer.baseAddress!.distance(to: name.baseAddress!)
+          return start..<start + name.count
+        }
+      }
       guard Int(count) <= reader.remaining / CaskFormat.hintEntryFixedLength else { throw damaged }
-      return (segmentID, segmentLength, maxSequence, Int(count), sizes, buffer.count - reader.remaining)
+      return (segmentID, segmentLength, maxSequence, Int(count), sizes, buffer.count - reader.remaining, names)
     }()
     let listed: HintSizes?
-    (segmentID, segmentLength, maxSequence, count, listed, entriesStart) = header
+    (segmentID, segmentLength, maxSequence, count, listed, entriesStart, names) = header
     isGrouped = grouped
     sizes = listed ?? HintSizes()
     self.plaintext = plaintext
     self.plaintextLength = plaintextLength
     self.path = path
+    if let names {
+      // Each section with its names spelled out, once, so that every walk hands out sections
+      // as a record holds them.
+      let table = names.map { UnsafeRawBufferPointer(rebasing: plaintext.bytes[$0]) }
+      var expanded: [UInt8] = []
+      var ends: [Int] = []
+      try walkEntries { _, _, _, _, section in
+        guard section.isEmpty || HintGroupNames.expand(section, names: table, into: &expanded) else { throw damaged }
+        if !section.isEmpty { ends.append(expanded.count) }
+      }
+      sections = expanded
+      sectionEnds = ends
+    }
     // Check every entry now, so a damaged hint is refused before any of it is used; a hint
     // without a group section has its puts counted by group on the way.
     // An attachment section only in a version 5 hint (the layout whose records carry them),
@@ -204,11 +251,18 @@ struct HintPayload {
   /// Whether `bytes` start with a grouped hint's magic (`true`) or an earlier one's
   /// (`false`); `nil` for neither, or nothing after it.
   static func magic(of bytes: UnsafeRawBufferPointer) -> Bool? {
+    layout(of: bytes).map { $0 >= 2 }
+  }
+
+  /// The hint layout `bytes` start with: 1 ("CCHINTS1"), 2 ("CCHINTS2") or 3 ("CCHINTS3");
+  /// `nil` for none, or nothing after it.
+  static func layout(of bytes: UnsafeRawBufferPointer) -> Int? {
     let magicLength = CaskFormat.hintMagic.count
     guard bytes.count > magicLength else { return nil }
     let head = UnsafeRawBufferPointer(rebasing: bytes[0..<magicLength])
-    if head.elementsEqual(CaskFormat.hintMagicGrouped) { return true }
-    if head.elementsEqual(CaskFormat.hintMagic) { return false }
+    if head.elementsEqual(CaskFormat.hintMagicNamed) { return 3 }
+    if head.elementsEqual(CaskFormat.hintMagicGrouped) { return 2 }
+    if head.elementsEqual(CaskFormat.hintMagic) { return 1 }
     return nil
   }
 
@@ -222,8 +276,32 @@ struct HintPayload {
     try forEachEntryWithSection { isDelete, offset, length, key, _ in try body(isDelete, offset, length, key) }
   }
 
-  /// `forEachEntry`, with each entry's attachment section (empty for none; checked by `init`).
+  /// `forEachEntry`, with each entry's attachment section as a record holds it (empty for
+  /// none; checked by `init`).
   func forEachEntryWithSection(
+    _ body: (
+      _ isDelete: Bool, _ offset: UInt32, _ length: UInt32, _ key: UnsafeRawBufferPointer,
+      _ attached: UnsafeRawBufferPointer
+    ) throws -> Void
+  ) throws {
+    guard names != nil else { return try walkEntries(body) }
+    try sections.withUnsafeBytes { expanded in
+      var next = 0
+      try walkEntries { isDelete, offset, length, key, section in
+        var attached = section
+        if !section.isEmpty {
+          let start = next == 0 ? 0 : sectionEnds[next - 1]
+          attached = UnsafeRawBufferPointer(rebasing: expanded[start..<sectionEnds[next]])
+          next += 1
+        }
+        try body(isDelete, offset, length, key, attached)
+      }
+    }
+  }
+
+  /// The entries as the payload holds them: a "CCHINTS3" hint's sections with their groups
+  /// named by number.
+  private func walkEntries(
     _ body: (
       _ isDelete: Bool, _ offset: UInt32, _ length: UInt32, _ key: UnsafeRawBufferPointer,
       _ attached: UnsafeRawBufferPointer
@@ -251,66 +329,6 @@ struct HintPayload {
       }
       guard reader.remaining == 0 else { throw damaged }
     }
-  }
-
-  /// The bytes at the start of a hint file that `claimedCount` reads: the magic, the
-  /// message's header and two blocks of ciphertext.
-  static let headLength = CaskFormat.hintMagic.count + RNCryptor.Format.keyHeaderLength + 32
-
-  /// The most bytes at the start of a hint file that `claimedSizes` reads: the magic, the
-  /// message's header and the ciphertext of the payload's first `hintSizingLength` bytes.
-  static let sizingHeadLength =
-    CaskFormat.hintMagic.count + RNCryptor.Format.keyHeaderLength + CaskFormat.hintSizingLength
-
-  /// What a hint's head claims it adds to each table of the index, decrypted from its first
-  /// bytes (up to `sizingHeadLength`) **without authenticating them**: for a grouped hint its
-  /// group section (as much of it as `head` holds), for an earlier one `nil`. Every count is
-  /// bounded, in all, by the entries a file of `fileLength` bytes can hold: a forged count
-  /// costs at most memory in proportion to the file's size, and never a wrong answer (each
-  /// hint is authenticated before any of its entries is used).
-  static func claimedSizes(head: UnsafeRawBufferPointer, fileLength: UInt64, cipher: RecordCipher) -> HintSizes? {
-    guard magic(of: head) == true, let bound = claimedCount(head: head, fileLength: fileLength, cipher: cipher)
-    else { return nil }
-    let magicLength = CaskFormat.hintMagic.count
-    let start = magicLength + RNCryptor.Format.keyHeaderLength
-    // Whole blocks of ciphertext, never into the HMAC at the end of the file.
-    let ciphertext = min(
-      head.count - start, Int(clamping: fileLength) - start - RNCryptor.Format.hmacLength,
-      CaskFormat.hintSizingLength)
-    let blocks = ciphertext / RNCryptor.Format.blockLength * RNCryptor.Format.blockLength
-    guard blocks > 0 else { return nil }
-    return withUnsafeTemporaryAllocation(byteCount: blocks, alignment: 16) { plaintext -> HintSizes? in
-      guard
-        (try? RNCryptor.unauthenticatedPrefix(
-          of: UnsafeRawBufferPointer(rebasing: head[magicLength...]), keys: cipher.keys, into: plaintext)) == true
-      else { return nil }
-      var reader = ByteReader(
-        UnsafeRawBufferPointer(plaintext), offset: cipher.tagLength + CaskFormat.hintPayloadHeaderLength)
-      return HintSizes.readSection(from: &reader, bound: bound, complete: false)
-    }
-  }
-
-  /// The entry count a hint file's header claims, decrypted from its first `headLength` bytes
-  /// **without authenticating them**, and never more than a file of `fileLength` bytes can
-  /// hold; `nil` when the head is not a hint's. Only for sizing the index before the hints are
-  /// read for real (each is then authenticated before any of its entries is used): a forged
-  /// count costs at most memory in proportion to the file's size.
-  static func claimedCount(head: UnsafeRawBufferPointer, fileLength: UInt64, cipher: RecordCipher) -> Int? {
-    let magicLength = CaskFormat.hintMagic.count
-    guard head.count >= headLength, magic(of: head) != nil else { return nil }
-    var plaintext: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-    let decrypted = withUnsafeMutableBytes(of: &plaintext) { buffer in
-      (try? RNCryptor.unauthenticatedPrefix(
-        of: UnsafeRawBufferPointer(rebasing: head[magicLength...]), keys: cipher.keys, into: buffer)) == true
-    }
-    guard decrypted else { return nil }
-    let count = withUnsafeBytes(of: &plaintext) {
-      UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 24 + cipher.tagLength, as: UInt32.self))
-    }
-    let overhead = UInt64(
-      magicLength + RNCryptor.Format.keyHeaderLength + RNCryptor.Format.hmacLength + CaskFormat.hintPayloadHeaderLength)
-    let room = fileLength > overhead ? (fileLength - overhead) / UInt64(CaskFormat.hintEntryFixedLength + 1) : 0
-    return Int(min(UInt64(count), room))
   }
 
   /// One entry of a hint, read in place.

@@ -44,6 +44,11 @@ struct ByteReader {
     return UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + count])
   }
 
+  /// The bytes read since `start`, a view into the buffer.
+  func bytes(from start: Int) -> UnsafeRawBufferPointer {
+    UnsafeRawBufferPointer(rebasing: buffer[start..<offset])
+  }
+
   private mutating func read<T: FixedWidthInteger>(_: T.Type) -> T? {
     let size = MemoryLayout<T>.size
     guard remaining >= size else { return nil }

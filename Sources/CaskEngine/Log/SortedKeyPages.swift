@@ -60,20 +60,25 @@ enum SortedKeyOrder {
 /// the page (2), the length of the rest (2), and the rest; the first key of a page shares none.
 enum SortedKeyPages {
   /// Splits keys, given in strictly increasing byte order, into page contents of about
-  /// `CaskFormat.checkpointSortedPageTarget` bytes each.
+  /// `target` bytes each.
   struct Builder {
     private(set) var pages: [(contents: [UInt8], count: Int, firstKey: [UInt8])] = []
     private var current = ByteWriter()
     private var count = 0
     private var firstKey: [UInt8] = []
     private var previous: [UInt8] = []
+    /// Where a page is closed: `CaskFormat.checkpointSortedPageTarget` but in the fuzz seeds,
+    /// whose sorted groups span several pages with a handful of keys.
+    private let target: Int
 
-    init() {}
+    init(target: Int = CaskFormat.checkpointSortedPageTarget) {
+      self.target = target
+    }
 
     mutating func append(_ key: UnsafeRawBufferPointer) {
       if count > 0,
         current.bytes.count + CaskFormat.checkpointSortedKeyHeadLength + key.count
-          > CaskFormat.checkpointSortedPageTarget
+          > target
       {
         close()
       }

@@ -74,6 +74,7 @@ final class BackgroundWork: Sendable {
     }
     guard start else { return }
     finished.enter()
+    let niceIncrement = policy.niceIncrement
     let thread = Thread { [weak store, self] in
       Thread.current.threadDictionary[Self.marker] = true
       defer {
@@ -84,7 +85,10 @@ final class BackgroundWork: Sendable {
       // because the store is closing did not fail.
       let outcome: CaskError?
       do {
-        _ = try store?.compact()
+        // A thread of its own, ended with the compaction: only it runs at the lower priority.
+        // Prevents: a compaction that a run of deletes sets off taking half of the CPU the
+        // process gets (Linux groups a session's threads) from the writer for all of its copy.
+        try store?.compactAutomatically(niceIncrement: niceIncrement)
         outcome = nil
       } catch CaskError.closed {
         return

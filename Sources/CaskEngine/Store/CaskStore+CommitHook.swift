@@ -219,12 +219,22 @@ extension CaskStore {
     // refused, so its marker need not be looked up. Prevents: a save into an indexed
     // collection building the marker's key and probing the index for it on every commit.
     // Asked outside `state`: the hooks' own locks are taken before `state`, never inside it.
+    // A key in the group of the key before it is skipped by comparing bytes, and the set is
+    // made only when a second group comes. Prevents: every commit hashing its first key's
+    // group as a `Substring` (Unicode-aware) for a set it never needs.
+    var previous: Substring?
     var checked: Set<Substring> = []
     var unkept: [Substring] = []
     for key in keys {
       guard let separator = key.utf8.firstIndex(of: CaskFormat.keyGroupSeparator) else { continue }
       let group = key[..<separator]
-      guard group.utf8.first != CaskFormat.reservedGroupByte, checked.insert(group).inserted else { continue }
+      guard group.utf8.first != CaskFormat.reservedGroupByte else { continue }
+      if let previous {
+        if previous.utf8.elementsEqual(group.utf8) { continue }
+        if checked.isEmpty { checked.insert(previous) }
+        guard checked.insert(group).inserted else { continue }
+      }
+      previous = group
       if keeper?(group) != true { unkept.append(group) }
     }
     guard !unkept.isEmpty else { return }

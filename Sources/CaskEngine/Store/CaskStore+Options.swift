@@ -16,10 +16,18 @@ extension CaskStore {
     public var deadRatio: Double
     /// ...and at least this many bytes.
     public var minimumDeadBytes: UInt64
+    /// How much the compaction thread's nice value is raised (Linux; 0 leaves it as the
+    /// store's other threads). Default 10: the thread gets about a tenth of the CPU a thread
+    /// of the application gets when both want it, so a compaction that starts in the middle
+    /// of a run of writes slows them little (on a busy machine a compaction takes longer in
+    /// return; the space it frees is freed later). `compact()` runs on the caller's thread,
+    /// at the caller's priority.
+    public var niceIncrement: Int32
 
-    public init(deadRatio: Double = 0.5, minimumDeadBytes: UInt64 = 64 << 20) {
+    public init(deadRatio: Double = 0.5, minimumDeadBytes: UInt64 = 64 << 20, niceIncrement: Int32 = 10) {
       self.deadRatio = deadRatio
       self.minimumDeadBytes = minimumDeadBytes
+      self.niceIncrement = niceIncrement
     }
   }
 

@@ -47,9 +47,9 @@ extension StoreOpener {
         root: root, cipher: cipher, path: checkpointPath, read: read, closeFile: { file.close() },
         removal: options.readOnly ? nil : (fileSystem, checkpointPath))
       keepsFile = true
-      var (directory, tombstones) = try root.load(from: pages)
       let cache = SortedPageCache(
         limit: options.checkpoints?.sortedPageCacheBytes ?? CaskFormat.defaultSortedPageCacheBytes)
+      var (directory, tombstones) = try root.load(from: pages, cache: cache)
       directory.setSortedGroups(root.sortedBases(pages: pages, cache: cache), cache: cache)
       directory.restoreUsage(
         Dictionary(

@@ -2,17 +2,35 @@ import Foundation
 
 /// One declared index of a collection, without its object type.
 /// Unchecked: the key path is an immutable value, only compared.
-struct IndexDescriptor: @unchecked Sendable {
-  var name: String
-  var kind: CaskIndexKind
-  var isUnique: Bool
-  var keyPath: AnyKeyPath
+///
+/// A class: every write walks the descriptors of its collection, and a struct of a dozen
+/// references was retained and released field by field at each step.
+final class IndexDescriptor: @unchecked Sendable {
+  let name: String
+  let kind: CaskIndexKind
+  let isUnique: Bool
+  let keyPath: AnyKeyPath
   /// The indexed fields: `[keyPath]`, or several for a composite index.
-  var keyPaths: [AnyKeyPath]
-  var keyPathText: String
-  var valueType: String
-  var hash: String
-  var group: String
+  let keyPaths: [AnyKeyPath]
+  let keyPathText: String
+  let valueType: String
+  let hash: String
+  let group: String
+
+  init(
+    name: String, kind: CaskIndexKind, isUnique: Bool, keyPath: AnyKeyPath, keyPaths: [AnyKeyPath],
+    keyPathText: String, valueType: String, hash: String, group: String
+  ) {
+    self.name = name
+    self.kind = kind
+    self.isUnique = isUnique
+    self.keyPath = keyPath
+    self.keyPaths = keyPaths
+    self.keyPathText = keyPathText
+    self.valueType = valueType
+    self.hash = hash
+    self.group = group
+  }
 
   /// Whether the value type is an `Optional`, whose `nil` (text "0") a unique index allows
   /// for any number of objects.
@@ -50,11 +68,14 @@ where T.ID: CustomStringConvertible & Sendable {
   let indexes: [CaskIndex<T>]
   let descriptors: [IndexDescriptor]
   let invalidReason: String?
+  /// Each index's `extract`, in order.
+  private let extractors: [@Sendable (T) -> [String]]
 
   init(collection: String, coder: any CaskCoder, indexes: [CaskIndex<T>]) {
     self.collection = collection
     self.coder = coder
     self.indexes = indexes
+    self.extractors = indexes.map(\.extract)
     self.descriptors = indexes.map { index in
       IndexDescriptor(
         name: index.name, kind: index.kind, isUnique: index.kind == .unique, keyPath: index.keyPath,
@@ -87,6 +108,11 @@ where T.ID: CustomStringConvertible & Sendable {
   }
 
   func texts(of object: T) -> [[String]] {
-    indexes.map { $0.extract(object) }
+    // The closures kept apart and called in a loop. Prevents: the unspecialized generic `map`
+    // over `CaskIndex<T>`, which copied each index (a dozen references) to call its closure.
+    var texts: [[String]] = []
+    texts.reserveCapacity(extractors.count)
+    for extract in extractors { texts.append(extract(object)) }
+    return texts
   }
 }

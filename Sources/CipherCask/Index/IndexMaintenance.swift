@@ -1,11 +1,20 @@
 import Foundation
 
+/// One object a commit writes in a collection with declared indexes: its id, its store key
+/// (`collection + U+0000 + id`, which its attached keys name) and its index texts, `nil` for
+/// a delete.
+struct IndexedObject {
+  var id: String
+  var key: String
+  var texts: [[String]]?
+}
+
 /// The objects a commit writes in collections with declared indexes: their final index texts
 /// per collection and id (the last write of a key wins); `nil` texts for a delete. An object
 /// that does not decode as the declared type fails the commit. What a streamed batch keeps of
 /// its objects.
 struct IndexedChanges {
-  var changed: [ByteString: [(id: String, texts: [[String]]?)]] = [:]
+  var changed: [ByteString: [IndexedObject]] = [:]
   var positions: [ByteString: [ByteString: Int]] = [:]
 
   /// Collections written without declared indexes.
@@ -25,13 +34,21 @@ struct IndexedChanges {
       definition.descriptors.isEmpty
       ? write.value.map { _ in [] }
       : try write.value.map { try definition.texts(from: $0, id: String(id)) }
-    let idKey = ByteString(id)
-    if let position = positions[collection]?[idKey] {
+    // Three lookups of the collection, not five: its name is hashed byte by byte each time.
+    let count = changed[collection]?.count ?? 0
+    let position = Self.position(of: ByteString(id), next: count, in: &positions[collection, default: [:]])
+    if position < count {
       changed[collection]?[position].texts = texts
     } else {
-      positions[collection, default: [:]][idKey] = changed[collection, default: []].count
-      changed[collection, default: []].append((String(id), texts))
+      changed[collection, default: []].append(IndexedObject(id: String(id), key: write.key, texts: texts))
     }
+  }
+
+  /// The position of `id` in `positions`, where it gets `next` when it is not there yet.
+  private static func position(of id: ByteString, next: Int, in positions: inout [ByteString: Int]) -> Int {
+    if let position = positions[id] { return position }
+    positions[id] = next
+    return next
   }
 }
 
@@ -107,7 +124,7 @@ extension IndexRuntime {
   }
 
   private func addEntryWrites(
-    for objects: [(id: String, texts: [[String]]?)], of definition: any IndexedDefinition,
+    for objects: [IndexedObject], of definition: any IndexedDefinition,
     positions: [ByteString: Int], attaching: Bool, state: inout State, into additions: inout CommitAdditions
   ) throws {
     var added: [CommitWrite] = []
@@ -133,12 +150,20 @@ extension IndexRuntime {
     let wasEmpty = try store.count(inGroup: name) == 0
     // Each written object's attached keys, gathered over the indexes and handed over once.
     // Prevents: the owner's key made, hashed and looked up again for every index.
-    var attached: [[String]?] = objects.map { attaching && $0.texts != nil ? [] : nil }
+    // Each set made with room for one key per index (more for `each:`). Prevents: the array
+    // grown from nothing by its first appends on every save.
+    let room = definition.descriptors.count
+    var attached: [[String]?] = objects.map { object in
+      guard attaching, object.texts != nil else { return nil }
+      var keys: [String] = []
+      keys.reserveCapacity(room)
+      return keys
+    }
     defer {
       for (object, keys) in zip(objects, attached) {
         // An object with no entry attaches nothing (its record then carries no section, which
         // drops what the record it replaces carried), as a save without indexes.
-        if let keys, !keys.isEmpty { additions.attachments[name + "\u{0}" + object.id, default: []] += keys }
+        if let keys, !keys.isEmpty { additions.attachments[object.key, default: []] += keys }
       }
     }
     for (position, descriptor) in definition.descriptors.enumerated() {
@@ -176,7 +201,7 @@ extension IndexRuntime {
   /// Throws unless every value the objects get in a unique index is held by one object after
   /// the commit: the stored holders the commit does not change, plus the commit's own.
   private func checkUnique(
-    _ descriptor: IndexDescriptor, objects: [(id: String, texts: [[String]]?)], position: Int,
+    _ descriptor: IndexDescriptor, objects: [IndexedObject], position: Int,
     positions: [ByteString: Int], entries: IndexSource, _ collection: String
   ) throws {
     var holders: [ByteString: ByteString] = [:]
@@ -218,15 +243,6 @@ extension IndexRuntime {
     guard length <= CaskFormat.maximumKeyLength else {
       throw CollectionError.indexValueTooLong(collection: collection, index: descriptor.name)
     }
-    // One allocation of the whole key. Prevents: a string made and copied again for each
-    // `+` (three per entry of every save).
-    var key = ""
-    key.reserveCapacity(length)
-    key += descriptor.group
-    key += "\u{0}"
-    key += text
-    key += "\u{0}"
-    key += id
-    return key
+    return IndexStoreKeys.entryKey(group: descriptor.group, text: text, id: id)
   }
 }

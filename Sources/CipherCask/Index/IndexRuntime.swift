@@ -97,24 +97,30 @@ final class IndexRuntime: Sendable {
     guard touched else { return }
     state.withLock { state in
       // A commit's index keys come group by group: the group's key is made once per run of
-      // them, not once per key.
-      var current: (group: Substring, key: ByteString, cached: Bool)?
+      // them, not once per key. Each key is read as bytes. Prevents: a search for its U+0000
+      // through the generic `String.UTF8View` and two substrings per key (a sixth of keeping
+      // the entries of a save).
+      var current: (group: String, key: ByteString, isCatalog: Bool, cached: Bool)?
       for change in changes where change.key.utf8.first == IndexStoreKeys.reservedPrefix {
-        guard let (group, rest) = IndexStoreKeys.splitKey(change.key) else { continue }
-        if current.map({ compareBytes($0.group, group) != 0 }) ?? true {
-          let key = ByteString(group)
-          current = (group, key, state.caches[key] != nil)
-        }
-        guard let (_, groupKey, cached) = current else { continue }
-        if groupKey == ByteString(IndexStoreKeys.catalogGroup) {
-          state.catalogs[ByteString(rest)] = nil
-          continue
-        }
-        guard cached else { continue }
-        if change.kind == .deleted {
-          state.caches[groupKey]?.remove(entry: rest)
-        } else {
-          state.caches[groupKey]?.insert(entry: rest)
+        withUTF8Bytes(change.key) { key in
+          guard let (group, rest) = IndexStoreKeys.splitKey(bytes: key) else { return }
+          if current.map({ withUTF8Bytes($0.group) { compareRaw($0, group) != 0 } }) ?? true {
+            let name = String(decoding: group, as: UTF8.self)
+            let groupKey = ByteString(name)
+            let isCatalog = withUTF8Bytes(IndexStoreKeys.catalogGroup) { compareRaw($0, group) == 0 }
+            current = (name, groupKey, isCatalog, true)
+          }
+          guard let (_, groupKey, isCatalog, cached) = current, cached else { return }
+          if isCatalog {
+            state.catalogs[ByteString(String(decoding: rest, as: UTF8.self))] = nil
+            return
+          }
+          // One lookup per key: the optional chain changes the entries if they are built and
+          // tells when they are not, which leaves the rest of the run alone.
+          let applied: Void? =
+            change.kind == .deleted
+            ? state.caches[groupKey]?.remove(entryBytes: rest) : state.caches[groupKey]?.insert(entryBytes: rest)
+          if applied == nil { current?.cached = false }
         }
       }
     }
