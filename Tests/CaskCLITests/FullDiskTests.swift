@@ -25,11 +25,10 @@ struct FullDiskTests {
     let store = "disk/s"
     _ = try cask.createStore(store, password: password)
     #expect(try cask.run(["put", store, "a"], password: password, stdin: Data("first".utf8)).status == 0)
-    try disk.fill()
-    // The first write retires the hint of the last segment (it becomes the one appended to)
-    // and, when the manifest finds no room, frees it at once; the value then takes that page,
-    // so neither the new hint nor the manifest after it finds room at close. The warning
+    // One page left: the value's record takes it, so what close writes after it (the
+    // segment's new hint, the manifest that lists its new length) finds no room. The warning
     // names the last of them that failed, as its cause does.
+    try disk.fill(leavingPages: 1)
     let value = Data((0..<4000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
     try value.write(to: URL(fileURLWithPath: cask.path("value")))
     let put = try cask.run(["put", store, "k", "--file", "value"], password: password)
@@ -98,14 +97,20 @@ struct SmallDisk {
     }
   }
 
-  /// Writes a file of zeros until the disk has no page left.
-  func fill() throws {
+  /// Writes a file of zeros until the disk has no page left, then gives `leavingPages` pages
+  /// back by cutting the file.
+  func fill(leavingPages: Int = 0) throws {
     let descriptor = open("\(path)/filler", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
     guard descriptor >= 0 else { throw CocoaError(.fileWriteUnknown) }
     defer { close(descriptor) }
     let page = [UInt8](repeating: 0, count: 4096)
     while page.withUnsafeBytes({ write(descriptor, $0.baseAddress, $0.count) }) > 0 {}
     while write(descriptor, page, 1) > 0 {}
+    guard leavingPages > 0 else { return }
+    let size = lseek(descriptor, 0, SEEK_END)
+    guard size >= 4096 * leavingPages, ftruncate(descriptor, size - off_t(4096 * leavingPages)) == 0 else {
+      throw CocoaError(.fileWriteUnknown)
+    }
   }
 
   /// Removes the filler file, which frees the disk again.

@@ -121,7 +121,9 @@ struct HintDamageTests {
       defer { try? store.close() }
       try Self.fill(store, count: 30)
       for index in 0..<30 where index % 2 == 0 { try store.delete("key-\(index)") }
-      // Made a link while the store is open (a writable open replaces such a hint with its own).
+      // Made a link while the store is open (a writable open replaces such a hint with its own),
+      // once the hint queue has written the sealed segment's hint.
+      store.hintQueue.drain()
       let hint = "\(path)/\(Segment.hintName(id: 1))"
       try FileManager.default.moveItem(atPath: hint, toPath: directory.file("moved.hint"))
       try FileManager.default.createSymbolicLink(atPath: hint, withDestinationPath: directory.file("moved.hint"))
