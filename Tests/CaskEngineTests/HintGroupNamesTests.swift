@@ -39,18 +39,25 @@ struct HintGroupNamesTests {
     return entries
   }
 
-  @Test("a hint names each group once, is shorter than one spelling them, and both read back every section")
+  @Test(
+    "a hint names each group once, is shorter than one spelling them once names repeat, and both read back every section"
+  )
   func namedHintReadsBackTheSections() throws {
     var random = SeededRandom.make(test: "HintGroupNamesTests.namedHintReadsBackTheSections")
     let cipher = try Self.cipher()
     for run in 0..<testIterations(5) {
-      let expected = try Self.entries(&random, count: [2, 10, 300][run % 3])
+      let count = [2, 10, 300][run % 3]
+      let expected = try Self.entries(&random, count: count)
       let hint = HintFile(segmentID: 3, segmentLength: 1_000_000, maxSequence: 9, entries: expected)
       let named = try hint.encoded(cipher: cipher)
       let whole = try hint.encoded(cipher: cipher, namingGroups: false)
       #expect(Array(named.prefix(8)) == CaskFormat.hintMagicNamed, "run \(run)")
       #expect(Array(whole.prefix(8)) == CaskFormat.hintMagicGrouped, "run \(run)")
-      #expect(named.count < whole.count, "run \(run): \(named.count) bytes named, \(whole.count) whole")
+      // The table pays for itself once names repeat; two entries may name each group once, and
+      // their hint is then a few bytes longer than the whole form.
+      if count >= 10 {
+        #expect(named.count < whole.count, "run \(run): \(named.count) bytes named, \(whole.count) whole")
+      }
       for bytes in [named, whole] {
         let read = try HintFile.decode(Data(bytes), cipher: cipher, path: "hint").entries.list
         #expect(read.map(\.key) == expected.map(\.key), "run \(run)")
