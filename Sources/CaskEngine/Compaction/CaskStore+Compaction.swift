@@ -56,13 +56,26 @@ extension CaskStore {
   }
 
   /// The automatic compaction, run on a thread of its own (`BackgroundWork`): as `compact()`,
-  /// but once the active segment is sealed (the one step that holds the writer lock for
-  /// long) the thread's nice value is raised by `niceIncrement` for the rest of its work, and
-  /// stays so until the thread ends with it.
+  /// but of the sealed segments only, as Bitcask merges only immutable files. The active
+  /// segment is left to the writer, who never waits for more than the lock taken to read
+  /// which segment it is and the short index and manifest steps `compact()` has too. It is
+  /// sealed only when a rotation of older key epochs is due (`rotateKeys()`) or no order
+  /// is left between it and the sealed segments (`Compactor.init`). Its thread's nice value is
+  /// raised by `niceIncrement` for the rest of its work once any seal is done, and stays so
+  /// until the thread ends with it.
   func compactAutomatically(niceIncrement: Int32) throws {
     guard !options.readOnly else { throw CaskError.readOnly }
     try userCode.refuse("compact")
-    _ = try compactionLock.run { try runCompaction(droppingDamagedRecords: false, niceIncrement: niceIncrement) }
+    _ = try compactionLock.run {
+      try runCompaction(droppingDamagedRecords: false, sealingActive: hasOlderKeyEpochs, niceIncrement: niceIncrement)
+    }
+  }
+
+  /// Live and dead bytes of the sealed segments (all but the active one): what an automatic
+  /// compaction reads and what it frees.
+  func sealedSegmentUsage() -> (live: UInt64, dead: UInt64) {
+    let active = writer.withLock { $0.active?.segment.id }
+    return state.withLock { $0.directory.usage { $0 != active } }
   }
 
   /// Waits for a running compaction to finish.
@@ -70,8 +83,10 @@ extension CaskStore {
     compactionLock.run {}
   }
 
-  private func runCompaction(droppingDamagedRecords: Bool, niceIncrement: Int32 = 0) throws -> CompactionReport? {
-    guard var compactor = try Compactor(store: self) else { return nil }
+  private func runCompaction(
+    droppingDamagedRecords: Bool, sealingActive: Bool = true, niceIncrement: Int32 = 0
+  ) throws -> CompactionReport? {
+    guard var compactor = try Compactor(store: self, sealingActive: sealingActive) else { return nil }
     // After the seal, not before. Prevents: the writer lock held by a thread that the kernel
     // runs a tenth as often while every write waits for it.
     if niceIncrement > 0 { Syscall.lowerThreadPriority(by: niceIncrement) }
@@ -83,6 +98,11 @@ extension CaskStore {
           file: first.region.file, offset: first.region.offset,
           reason: "a live record is damaged: \(first.region.reason)\(more); compaction stopped and changed nothing")
       }
+      // Every write that left an input's record uncopied (an overwrite or a delete in the
+      // active segment) is on disk before the record can go. Prevents: after a crash that
+      // loses the active segment's unsynced tail under `.never`, a key with neither its old
+      // value (not copied, its input removed) nor the newer one.
+      try syncActiveSegmentAhead()
       try compactor.installOutputs()
     } catch {
       compactor.removeOutputs()

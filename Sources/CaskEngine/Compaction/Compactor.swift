@@ -8,7 +8,8 @@ import Foundation
 /// order, and what they carry from one to the next. Made with the compaction lock held.
 struct Compactor {
   let store: CaskStore
-  /// Every segment when the run started, oldest first; the active one was sealed for it.
+  /// The sealed segments when the run started, oldest first: every segment, when the active
+  /// one was sealed for it; otherwise all but the active one, which is newer than each.
   let inputs: [Segment]
   /// The keys the outputs are sealed under: the current key epoch's when the run started.
   /// Records of inputs under an older epoch are sealed again under them (key and value).
@@ -48,29 +49,51 @@ struct Compactor {
     var maxSequence: UInt64
   }
 
-  /// Step 1: seals the segment being written, so that every existing segment is an input.
+  /// Step 1: takes every sealed segment as an input, sealing the segment being written first
+  /// when `sealingActive` (every existing segment is then an input).
   ///
-  /// - Returns: `nil` when there is nothing to compact (a single segment without dead bytes,
-  ///   under the current key epoch).
+  /// - Parameter sealingActive: whether to seal the active segment (`compact()`, and a
+  ///   rotation of older key epochs), or leave it to the writer and compact the sealed
+  ///   segments only (automatic compaction, as Bitcask merges only immutable files). It is
+  ///   sealed anyway when it shares its order base with a sealed segment (open resumed a
+  ///   compaction output): outputs must sort between the inputs and it, and there is no
+  ///   order left there.
+  /// - Returns: `nil` when there is nothing to compact (no input, or a single one without dead
+  ///   bytes under the current key epoch).
   ///
   /// Little is done under the writer lock: the active segment is synced before it is taken
   /// (`syncActiveSegmentAhead`), and the sealed segment's hint is encoded, sealed and written
   /// on the hint queue. Prevents: every write waiting while the segment's unsynced bytes were
   /// written out and its hint encrypted and synced (0.2–0.38 s at 100,000 keys, in the
-  /// middle of a run of deletes that set off an automatic compaction).
-  init?(store: CaskStore) throws {
-    try store.syncActiveSegmentAhead()
+  /// middle of a run of deletes that set off an automatic compaction). Left unsealed, it costs
+  /// the writer nothing but the lock taken to read which segment it is.
+  init?(store: CaskStore, sealingActive: Bool = true) throws {
+    if sealingActive {
+      try store.syncActiveSegmentAhead()
+    } else {
+      // The hints of segments the writer sealed are on disk before they are read.
+      store.hintQueue.drain()
+    }
     let (inputs, cipher, sealedHint) = try store.writer.withLock { writer -> ([Segment], RecordCipher, HintFile?) in
       try writer.throwIfClosed()
       try writer.throwIfFailed()
       try store.state.withLock { try $0.throwIfDamaged() }
+      let segments = store.state.withLock { Array($0.segments.values) }
       var sealedHint: HintFile?
-      if let active = writer.active { sealedHint = try store.seal(active, writer: &writer, hintInBackground: true) }
-      let inputs = store.state.withLock { Array($0.segments.values) }.sorted { $0.order < $1.order }
+      if let active = writer.active {
+        let base = active.segment.order.base
+        if sealingActive || segments.contains(where: { $0.id != active.segment.id && $0.order.base >= base }) {
+          sealedHint = try store.seal(active, writer: &writer, hintInBackground: true)
+        }
+      }
+      let writing = writer.active?.segment.id
+      let inputs = segments.filter { $0.id != writing }.sorted { $0.order < $1.order }
       return (inputs, store.cipher, sealedHint)
     }
+    let inputIDs = Set(inputs.map(\.id))
     guard !inputs.isEmpty,
-      !(inputs.count == 1 && inputs[0].epoch == cipher.epoch && store.state.withLock({ $0.directory.deadBytes == 0 }))
+      !(inputs.count == 1 && inputs[0].epoch == cipher.epoch
+        && store.state.withLock({ $0.directory.usage(of: inputIDs.contains).dead == 0 }))
     else {
       return nil
     }

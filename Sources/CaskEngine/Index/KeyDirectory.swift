@@ -387,4 +387,14 @@ struct KeyDirectory: Sendable {
 
   var liveBytes: UInt64 { usage.values.reduce(0) { $0 + $1.totalBytes - min($1.totalBytes, $1.deadBytes) } }
   var deadBytes: UInt64 { usage.values.reduce(0) { $0 + min($1.totalBytes, $1.deadBytes) } }
+
+  /// Live and dead bytes of the segments `include` accepts.
+  func usage(of include: (UInt32) -> Bool) -> (live: UInt64, dead: UInt64) {
+    usage.reduce(into: (live: UInt64(0), dead: UInt64(0))) { sum, entry in
+      guard include(entry.key) else { return }
+      let dead = min(entry.value.totalBytes, entry.value.deadBytes)
+      sum.live += entry.value.totalBytes - dead
+      sum.dead += dead
+    }
+  }
 }

@@ -58,14 +58,17 @@ final class BackgroundWork: Sendable {
       return true
     }
     guard due else { return }
-    let stats = store.stats()
-    let total = stats.liveBytes + stats.deadBytes
+    // The sealed segments' bytes only: automatic compaction leaves the active segment to the
+    // writer, so its dead bytes wait until it fills and is sealed. Prevents: a run of deletes
+    // within one segment setting off a compaction that frees nothing it could reach.
+    let sealed = store.sealedSegmentUsage()
+    let total = sealed.live + sealed.dead
     // Segments under an older key epoch are compacted whatever their garbage: until then an
     // old header and its password still open them (a password change's rotation).
     guard
       store.hasOlderKeyEpochs
-        || (total > 0 && stats.deadBytes >= policy.minimumDeadBytes
-          && Double(stats.deadBytes) / Double(total) >= policy.deadRatio)
+        || (total > 0 && sealed.dead >= policy.minimumDeadBytes
+          && Double(sealed.dead) / Double(total) >= policy.deadRatio)
     else { return }
     let start = state.withLock { state -> Bool in
       guard !state.stopped, !state.compacting else { return false }

@@ -10,9 +10,10 @@ extension CaskStore {
     case never
   }
 
-  /// When compaction starts by itself.
+  /// When compaction starts by itself: it merges the sealed segments, and leaves the one being
+  /// written to the writer (its dead bytes are reclaimed once it fills and is sealed).
   public struct AutoCompaction: Sendable, Equatable {
-    /// Compact when dead bytes are at least this fraction of all bytes...
+    /// Compact when the sealed segments' dead bytes are at least this fraction of their bytes...
     public var deadRatio: Double
     /// ...and at least this many bytes.
     public var minimumDeadBytes: UInt64
