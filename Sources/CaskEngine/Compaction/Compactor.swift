@@ -55,9 +55,10 @@ struct Compactor {
   /// - Parameter sealingActive: whether to seal the active segment (`compact()`, and a
   ///   rotation of older key epochs), or leave it to the writer and compact the sealed
   ///   segments only (automatic compaction, as Bitcask merges only immutable files). It is
-  ///   sealed anyway when it shares its order base with a sealed segment (open resumed a
-  ///   compaction output): outputs must sort between the inputs and it, and there is no
-  ///   order left there.
+  ///   sealed anyway when a sealed segment's order base is not below its own (open resumes
+  ///   only a segment the writer started, whose base is above every other, but a crafted
+  ///   header may claim any order): outputs must sort between the inputs and it, and there
+  ///   may be no order left there.
   /// - Returns: `nil` when there is nothing to compact (no input, or a single one without dead
   ///   bytes under the current key epoch).
   ///
