@@ -3,7 +3,9 @@ import Foundation
 extension CaskStore {
   /// The collection of `type` named `name`, with secondary indexes.
   ///
-  /// Declaring is cheap: nothing is read or built here. An index the store does not hold yet
+  /// Declaring is cheap: nothing is read or built on the calling thread (the collection's
+  /// catalogue of indexes is read on a background thread, for the first save or query to
+  /// find). An index the store does not hold yet
   /// (or holds with another definition) is built by `buildIndexes(progress:)`, or by the first
   /// query that needs it; until then queries scan, and writes already keep it.
   public func collection<T: Codable & Identifiable & Sendable>(

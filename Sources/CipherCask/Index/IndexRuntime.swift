@@ -12,6 +12,10 @@ final class IndexRuntime: Sendable {
     var definitions: [ByteString: any IndexedDefinition] = [:]
     /// Catalogues as last read; dropped when a commit changes one (read again on next use).
     var catalogs: [ByteString: IndexCatalog] = [:]
+    /// How many times a commit changed a catalogue: a read begun before a change is not used.
+    var catalogGeneration: UInt64 = 0
+    /// Catalogue reads begun at declaration, not yet used (IndexRuntime+CatalogRead.swift).
+    var catalogReads: [ByteString: CatalogRead] = [:]
     /// Entries of each index group built so far. A box each, so that the change observer
     /// changes them through the reference it found (`recentGroups`) instead of through the
     /// dictionary (a lookup that hashes the group's name, byte by byte, for every key).
@@ -85,13 +89,15 @@ final class IndexRuntime: Sendable {
     }
   }
 
-  /// Declares `definition` for its collection (replacing an earlier declaration).
+  /// Declares `definition` for its collection (replacing an earlier declaration), and begins
+  /// reading its catalogue in the background (`prefetchCatalog`).
   func register(_ definition: any IndexedDefinition) {
     state.withLock { state in
       let name = ByteString(definition.collection)
       state.definitions[name] = definition
       state.staleMarked.remove(name)
     }
+    prefetchCatalog(of: definition.collection)
   }
 
   func definition(of collection: String) -> (any IndexedDefinition)? {
@@ -129,6 +135,7 @@ final class IndexRuntime: Sendable {
           guard let run = current else { return }
           if run.isCatalog {
             state.catalogs[ByteString(String(decoding: rest, as: UTF8.self))] = nil
+            state.catalogGeneration &+= 1
             return
           }
           // Entries not built are left alone: a build reads the store's keys.
@@ -179,8 +186,7 @@ final class IndexRuntime: Sendable {
     let key = ByteString(collection)
     if let catalog = state.catalogs[key] { return catalog }
     guard !state.closed else { throw CaskError.closed }
-    let catalog =
-      try store.get(IndexStoreKeys.catalogKey(collection: collection)).flatMap(IndexCatalog.decoded) ?? IndexCatalog()
+    let catalog = try prefetchedCatalog(of: collection, in: &state) ?? Self.readCatalog(of: collection, from: store)
     state.catalogs[key] = catalog
     return catalog
   }
