@@ -26,17 +26,25 @@ if [ ! -d "Fuzz/Corpus/$target" ]; then
   exit 64
 fi
 
-scratch=.build/fuzz
+# FUZZ_CONFIG=debug: an unoptimised build in .build/fuzz-debug. It instruments the same code
+# with the same checks and skips the optimiser, the bulk of a release build's CPU, so CI's short
+# runs use it; long runs, where executions a second matter, keep the default release build.
+config=${FUZZ_CONFIG:-release}
+case "$config" in
+  release) scratch=.build/fuzz ;;
+  debug) scratch=.build/fuzz-debug ;;
+  *) echo "fuzz.sh: FUZZ_CONFIG must be release or debug, not '$config'" >&2; exit 64 ;;
+esac
 # SwiftPM keeps its sanitizers in an unordered set and passes each as its own `-sanitize=`
 # flag; the Swift driver honours only the last one, so half of all builds compiled with ASan
 # but without coverage counters. The explicit flag comes last and names both.
 # FUZZ_SKIP_BUILD=1: the binary is built already (CI builds every target first, then fuzzes two
 # at a time, and two builds must not share the scratch directory at once).
 if [ "${FUZZ_SKIP_BUILD:-0}" != 1 ]; then
-  swift build -c release --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer,address \
+  swift build -c "$config" --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer,address \
     --scratch-path "$scratch" --product "fuzz-$target" >&2
 fi
-binary="$scratch/release/fuzz-$target"
+binary="$scratch/$config/fuzz-$target"
 
 work=".build/fuzz-work/corpus/$target"
 artifacts=".build/fuzz-work/artifacts/$target"

@@ -252,8 +252,9 @@ public enum CaskFormat {
   public static let checkpointMagic: [UInt8] = Array("CCCHKPT1".utf8)
   /// The layout of the checkpoint's root and pages; a reader ignores a checkpoint of another
   /// (2: the sorted keys of reserved groups; 3: sparse slot pages and prefix-compressed
-  /// chunks; 4: a sorted group's chunks made again from its sorted pages, section 18).
-  public static let checkpointLayoutVersion: UInt16 = 4
+  /// chunks; 4: a sorted group's chunks made again from its sorted pages; 5: slot pages of
+  /// `checkpointSlotsPerPage` = 256 slots, section 18).
+  public static let checkpointLayoutVersion: UInt16 = 5
   /// magic(8) + root message length(4), before the root message.
   public static let checkpointHeadLength = 12
   /// Where the root message's length starts in a checkpoint's head.
@@ -313,8 +314,10 @@ public enum CaskFormat {
   public static let slotOffsetOffset = 20
   public static let slotLengthOffset = 24
   public static let slotMetaOffset = 28
-  /// Slots in a full slots page (64 KiB of them).
-  public static let checkpointSlotsPerPage = 2048
+  /// Slots in a full slots page (8 KiB of them): the first lookup after an open reads,
+  /// authenticates, decrypts and checks one such page, so its size is a fixed cost of every
+  /// open; the root lists one 36-byte reference per page (Docs/FORMAT.md, section 13).
+  public static let checkpointSlotsPerPage = 256
   /// A tombstones page is closed once its entries reach this many plaintext bytes.
   public static let checkpointPageTarget = 64 << 10
   /// Longest page message a reader accepts: a page of slots, a chunk (at most 64 KiB), or the

@@ -62,3 +62,38 @@ struct OpenFromCheckpointCostTests {
     }
   }
 }
+
+extension OpenFromCheckpointCostTests {
+  @Test("a first get after open reads one small page of slots (or two at a page's end), not a large one")
+  func firstGetReadsOneSmallPage() throws {
+    try withTemporaryDirectory("open-first-page") { directory in
+      let path = directory.file("store.cask")
+      let keys = try RNCryptor.Keys.random()
+      var options = CaskStore.Options(durability: .never, autoCompaction: nil)
+      options.checkpoints = CaskStore.Checkpoints(minimumKeys: 1)
+      var store = try CaskStore(path: path, keys: keys, options: options)
+      try store.batch { batch in
+        for index in 0..<6_000 { try batch.put(Data("value \(index)".utf8), forKey: "key \(index)") }
+      }
+      try store.close()
+
+      store = try CaskStore(path: path, keys: keys, options: options)
+      defer { try? store.close() }
+      let pages = try #require(store.state.withLock { $0.directory.pages })
+      let lazy = try #require(store.state.withLock { $0.directory.ungrouped.storage.lazy })
+      #expect(pages.reads.load(ordering: .relaxed) == 0, "open read a page of slots")
+      // 6,000 keys in at least 8,192 slots: 32 pages of 256 slots or more (4 of 2,048 before,
+      // each about 40 KB).
+      let capacity = store.state.withLock { $0.directory.ungrouped.capacity }
+      #expect(capacity >= 8_192 && lazy.pageCount * CaskFormat.checkpointSlotsPerPage >= capacity)
+      #expect(lazy.pageCount >= 32)
+      #expect(try store.get("key 4321") == Data("value 4321".utf8))
+      let read = pages.reads.load(ordering: .relaxed)
+      #expect(read >= 1 && read <= 2 && lazy.loadedPageCount == read)
+      for page in 0..<lazy.pageCount - 1 {
+        let length = pages.positions[lazy.source.firstPage + page + 1] - pages.positions[lazy.source.firstPage + page]
+        #expect(length < 10_000, "slot page \(page) is \(length) bytes")
+      }
+    }
+  }
+}

@@ -37,6 +37,21 @@ struct IndexEntriesTests {
       }
       #expect(found == expected, "ids of \(Array(text.utf8))")
       #expect(entries.count(in: .equal(text)) == expected.count)
+      // Skips are counted by rank (the chunks' counts), not walked.
+      for skip in [1, expected.count / 2, expected.count] {
+        var after: [String] = []
+        entries.ids(in: .equal(text), skipping: skip) { id in
+          after.append(String(id))
+          return true
+        }
+        #expect(after == Array(expected.dropFirst(skip)), "ids of \(Array(text.utf8)) after \(skip)")
+        var before: [String] = []
+        entries.ids(in: .equal(text), descending: true, skipping: skip) { id in
+          before.append(String(id))
+          return true
+        }
+        #expect(before == Array(expected.reversed().dropFirst(skip)), "ids of \(Array(text.utf8)) down after \(skip)")
+      }
     }
     let ordered = model.map(\.entry).sorted(by: byBytes)
     var walked: [String] = []
@@ -56,7 +71,7 @@ struct IndexEntriesTests {
     var random = SeededRandom.make(test: "IndexEntriesTests.randomInsertsAndRemovals")
     var entries = IndexEntries()
     var model = Set<Pair>()
-    // Enough distinct pairs to split chunks of 1,024 entries and to empty some again.
+    // Enough distinct pairs to split chunks of `SortedEntries.maximumChunk` entries and to empty some again.
     let ids = Self.ids + (0..<400).map { "id\($0)" }
     for step in 0..<testIterations(6_000) {
       let pair = Pair(text: Self.texts.randomElement(using: &random)!, id: ids.randomElement(using: &random)!)

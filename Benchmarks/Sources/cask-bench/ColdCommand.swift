@@ -22,7 +22,10 @@ enum ColdCommand: BenchCommand {
     ("--runs N", "Fresh processes of each kind per size; every figure is their median (default 5)."),
     ("--dir DIR", "Where the scratch stores go (default /tmp)."),
     ResultsDestination.option,
-    ("--child PART --store DIR", "One fresh process's part (open, keys, save) on a built store; prints JSON."),
+    (
+      "--child PART --store DIR",
+      "One fresh process's part (open, keys, save) on a built store, or the indexed store built and kept (build); prints JSON."
+    ),
   ]
 
   /// The indexes of the cold store: what an events app declares.
@@ -73,12 +76,17 @@ enum ColdCommand: BenchCommand {
   static func run(arguments: [String]) throws {
     var options = Options(arguments, of: Self.self)
     if let part = try options.value("--child") {
-      guard parts.contains(part) else {
-        throw UsageError("'--child' takes \(parts.joined(separator: ", ")), not '\(part)'")
+      guard (parts + ["build"]).contains(part) else {
+        throw UsageError("'--child' takes \(parts.joined(separator: ", ")) or build, not '\(part)'")
       }
       guard let store = try options.value("--store") else { throw UsageError("'--child' needs '--store DIR'") }
       let events = try options.number("--events", atLeast: 1) ?? 0
       try options.finish()
+      // A store kept for profiling one part again and again, without a build per run.
+      if part == "build" {
+        print(try PeerMain.json(try build(store, events: events, indexes: indexes)))
+        return
+      }
       print(try child(part, store: store, events: events))
       return
     }

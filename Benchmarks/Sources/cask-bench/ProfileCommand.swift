@@ -29,7 +29,11 @@ enum ProfileCommand: BenchCommand {
     ("batch", "Puts in batches of 500 into a new store."),
     ("get", "Gets of random keys of a store of --keys keys, after it is built."),
     ("delete", "Deletes of every key of a store of --keys keys once, in random order (--ops is ignored)."),
-    ("open", "Opens from hints of a store of --keys keys of 16 bytes, with its keys (no key derivation)."),
+    (
+      "open",
+      "Opens (each plus one get) of a filled and overwritten store of --keys keys of 16 bytes, with its keys"
+        + " (no key derivation); --ops opens (default 3)."
+    ),
     (
       "event-save",
       "Saves of new events, one per call, into a collection of --keys events with --indexes (queries' write costs)."
@@ -49,7 +53,8 @@ enum ProfileCommand: BenchCommand {
 
   static func run(arguments: [String]) throws {
     var options = Options(arguments, of: Self.self)
-    let operations = try options.positive("--ops") ?? 100_000
+    let opsGiven = try options.positive("--ops")
+    let operations = opsGiven ?? 100_000
     let keysGiven = try options.positive("--keys")
     let base = try options.value("--dir") ?? FileManager.default.temporaryDirectory.path
     let control = try options.value("--perf-control").map { try PerfControl(path: $0) }
@@ -67,7 +72,8 @@ enum ProfileCommand: BenchCommand {
     let profile = Profile(operations: operations, keys: keysGiven ?? 10_000, control: control)
     switch workload {
     case "open":
-      try profile.opens(of: kept ?? "\(scratch.path)/open.cask", keys: keysGiven ?? 1_000_000)
+      try profile.opens(
+        of: kept ?? "\(scratch.path)/open.cask", keys: keysGiven ?? 1_000_000, repeats: opsGiven ?? 3)
     case "event-save":
       try profile.eventSaves(indexes: indexes, label: indexSet, directory: "\(scratch.path)/events.cask")
     default:
@@ -163,31 +169,51 @@ struct Profile {
   }
 
   /// Builds (unless `directory` exists) a store of `count` keys of 16 bytes with 1 KiB values,
-  /// and opens it three times.
-  func opens(of directory: String, keys count: Int) throws {
+  /// each then overwritten once and read once (as `peers` leaves its store before `open`), and opens it
+  /// `--ops` times (3 unless given), each open followed by one get (as `peers` times it) and a
+  /// close. Prints the first open (in a process that has not opened a filled store yet, as
+  /// `peers` measures it) and the median and lowest of the rest.
+  func opens(of directory: String, keys count: Int, repeats: Int) throws {
     let keys = try Self.storeKeys()
+    var random = SeededGenerator(seed: 0x0BE7)
+    let values = EngineCommand.makeValues(count: 64, bytes: 1024, using: &random)
+    let names = EngineCommand.makeKeys(count: count, length: 16, using: &random)
     if !FileManager.default.fileExists(atPath: directory) {
       printToStandardError("profile: building \(Number.grouped(Double(count))) keys in \(directory)")
       let store = try CaskStore(path: directory, keys: keys, options: Self.fixedKeyOptions)
-      var random = SeededGenerator(seed: 0x0BE7)
-      let values = EngineCommand.makeValues(count: 64, bytes: 1024, using: &random)
-      try EngineCommand.fill(
-        store, keys: EngineCommand.makeKeys(count: count, length: 16, using: &random), values: values)
+      try EngineCommand.fill(store, keys: names, values: values)
+      for (index, name) in names.enumerated().shuffled(using: &random) {
+        try store.put(values[(index &+ 7) % values.count], forKey: name)
+      }
+      // Every key read once, as `peers` reads before it reopens: the read path is warm.
+      for name in names where try store.get(name) == nil { throw BenchError("profile: \(name) has no value") }
       try store.close()
     }
-    for _ in 0..<3 {
+    var times: [Double] = []
+    var cpuTimes: [Double] = []
+    for _ in 0..<repeats {
       control?.send("enable")
       let cpuBefore = CPUTime.thread()
       let (store, open) = try Stopwatch.timed {
-        try ProfileCommand.loop { try CaskStore(path: directory, keys: keys, options: Self.fixedKeyOptions) }
+        try ProfileCommand.loop {
+          let store = try CaskStore(path: directory, keys: keys, options: Self.fixedKeyOptions)
+          guard try store.get(names[0]) != nil else { throw BenchError("open: the first key has no value") }
+          return store
+        }
       }
-      let openCPU = CPUTime.thread() - cpuBefore
+      cpuTimes.append(CPUTime.thread() - cpuBefore)
       control?.send("disable")
-      defer { try? store.close() }
-      print(
-        "open: \(Number.fixed(open, 3)) s (CPU \(Number.fixed(openCPU, 3)) s), "
-          + "\(Number.grouped(Double(store.count))) keys")
+      times.append(open)
+      try store.close()
     }
+    let rest = times.dropFirst().sorted()
+    let restCPU = cpuTimes.dropFirst().sorted()
+    print(
+      "open plus one get: first \(Number.fixed(times[0] * 1e3, 3)) ms (CPU \(Number.fixed(cpuTimes[0] * 1e3, 3)) ms)"
+        + (rest.isEmpty
+          ? ""
+          : ", then median \(Number.fixed(rest[rest.count / 2] * 1e3, 3)) ms, lowest \(Number.fixed(rest[0] * 1e3, 3)) ms"
+            + " (CPU median \(Number.fixed(restCPU[restCPU.count / 2] * 1e3, 3)) ms) of \(rest.count)"))
   }
 }
 

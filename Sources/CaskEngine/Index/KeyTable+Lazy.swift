@@ -2,8 +2,8 @@ import Foundation
 import Synchronization
 
 /// A table loaded from a checkpoint page by page (Docs/FORMAT.md, section 18): its slots are
-/// reserved whole at open (memory that is never touched costs nothing), and each page of 2,048
-/// slots is read, checked and decrypted the first time a lookup, an insert, a removal or a
+/// reserved whole at open (memory that is never touched costs nothing), and each page of
+/// `CaskFormat.checkpointSlotsPerPage` slots is read, checked and decrypted the first time a lookup, an insert, a removal or a
 /// walk over the table touches it. No slot of a page is read before its page is loaded.
 extension KeyTable {
   /// Where a table's slot pages are in a checkpoint, and what its root says of the table.

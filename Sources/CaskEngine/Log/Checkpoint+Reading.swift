@@ -131,7 +131,7 @@ extension Checkpoint {
       guard let length = reader.readUInt32(), let digest = reader.readBytes(RNCryptor.Format.hmacLength),
         length <= CaskFormat.maximumCheckpointPageLength
       else { return nil }
-      pages.append(PageReference(length: length, digest: Array(digest)))
+      pages.append(PageReference(length: length, digest: digest))
     }
     guard reader.remaining == 0, keys == keyCount else { return nil }
     // The covered segment is the last one described, at the length the root gives it.

@@ -17,8 +17,8 @@ extension Checkpoint {
     var sortedPage = CaskFormat.checkpointSortedPageTarget
   }
 
-  /// The pages the root implies for the tables, in order: each table's slots (2,048 to a
-  /// page), then its chunks (one to a page; none for a sorted group, whose chunks are made
+  /// The pages the root implies for the tables, in order: each table's slots
+  /// (`CaskFormat.checkpointSlotsPerPage` to a page), then its chunks (one to a page; none for a sorted group, whose chunks are made
   /// again from its sorted pages). The sorted pages and the tombstone pages follow them.
   var tablePagePlans: [PagePlan] {
     var plans: [PagePlan] = []
@@ -81,7 +81,7 @@ extension Checkpoint {
       page.append(contentsOf: contents)
       let message = Array(try cipher.seal(Data(page.bytes)))
       root.pages.append(
-        PageReference(length: UInt32(message.count), digest: Array(message.suffix(RNCryptor.Format.hmacLength))))
+        PageReference(length: UInt32(message.count), digest: message.suffix(RNCryptor.Format.hmacLength)))
       body.append(contentsOf: message)
     }
     for (number, (_, table)) in named.enumerated() {

@@ -44,7 +44,44 @@ struct Checkpoint: Sendable, Equatable {
   /// One page as the root lists it.
   struct PageReference: Sendable, Equatable {
     var length: UInt32
-    var digest: [UInt8]
+    var digest: PageDigest
+
+    init(length: UInt32, digest: some Collection<UInt8>) {
+      self.length = length
+      self.digest = PageDigest(digest)
+    }
+  }
+
+  /// A page message's HMAC (`RNCryptor.Format.hmacLength` bytes) held inline: a root lists one
+  /// for every page, and a separate array for each would be an allocation per page at every
+  /// open (thousands for a large table).
+  struct PageDigest: Sendable, Equatable {
+    private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+
+    /// The first `hmacLength` bytes of `bytes` (zeros after a shorter collection).
+    init(_ bytes: some Collection<UInt8>) {
+      withUnsafeMutableBytes(of: &words) { buffer in
+        for (index, byte) in zip(buffer.indices, bytes) { buffer[index] = byte }
+      }
+    }
+
+    /// Calls `body` with the digest's bytes.
+    func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+      try Swift.withUnsafeBytes(of: words, body)
+    }
+
+    /// Whether `message` ends with this digest, compared in constant time.
+    func ends(_ message: [UInt8]) -> Bool {
+      guard message.count >= RNCryptor.Format.hmacLength else { return false }
+      return message.withUnsafeBytes { whole in
+        let tail = UnsafeRawBufferPointer(rebasing: whole.suffix(RNCryptor.Format.hmacLength))
+        return withUnsafeBytes { constantTimeEqual(tail, $0) }
+      }
+    }
+
+    static func == (lhs: PageDigest, rhs: PageDigest) -> Bool {
+      lhs.withUnsafeBytes { left in rhs.withUnsafeBytes { right in left.elementsEqual(right) } }
+    }
   }
 
   var recordVersion: UInt16
@@ -118,7 +155,7 @@ struct Checkpoint: Sendable, Equatable {
     appendSortedGroups(to: &root)
     for page in pages {
       root.append(page.length)
-      root.append(contentsOf: page.digest)
+      page.digest.withUnsafeBytes { root.append(contentsOf: $0) }
     }
     return root.bytes
   }

@@ -119,7 +119,7 @@ extension Checkpoint {
     count: Int?, cipher: RecordCipher
   ) throws(Rejection) -> Data {
     guard let message,
-      constantTimeEqual(Array(message.suffix(RNCryptor.Format.hmacLength)), reference.digest),
+      reference.digest.ends(message),
       let plaintext = try? cipher.open(Data(message), file: CaskFormat.checkpointFileName, offset: position)
     else { throw Rejection(reason: "page \(number) is missing, damaged or not the root's") }
     let head = CaskFormat.checkpointPageHeadLength

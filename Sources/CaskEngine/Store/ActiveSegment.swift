@@ -23,16 +23,12 @@ extension CaskStore {
     var keepsDamage = false
     /// Whether a hint on disk describes the segment at `end` exactly, the manifest listing the
     /// segment as active: set by an open that resumes a segment as a clean close left it. The
-    /// first append only queues the hint's removal (`resumeAppending`): once the segment grows
-    /// the hint no longer states its length, and open trusts no hint that does not, so neither
-    /// the removal nor anything else needs to be durable before the append. Prevents: a
-    /// manifest write and a directory sync (two syncs, 5 ms and more on a busy disk) in the
-    /// first write after every open.
+    /// first append writes nothing else (`resumeAppending`): once the segment grows the hint
+    /// no longer states its length, and open trusts no hint that does not, so the hint stays
+    /// until the segment's next hint replaces it, and nothing needs to be durable before the
+    /// append. Prevents: a manifest write and a directory sync (two syncs, 5 ms and more on a
+    /// busy disk) in the first write after every open.
     var hintCoversEnd = false
-    /// Whether the hint's removal was queued on the hint queue and may not have run yet: a hint
-    /// written for this segment other than through that queue waits for it first, or the
-    /// queued removal would take the new hint away.
-    var hintRemovalQueued = false
     /// Whether the manifest on disk lists the segment as sealed at `end`, its hint in place: a
     /// clean close by a version of the engine that sealed every segment at close. The first
     /// append then retires the hint and lists the segment as active before the segment grows

@@ -94,6 +94,9 @@ extension CaskStore {
     try writer.throwIfFailed()
     // Untouched since open: the hints and the manifest on disk describe the store already.
     if writer.untouchedSinceOpen {
+      // A checkpoint open could not use (one of an older layout, say) is replaced, or a store
+      // that is only read from would read every hint at every open until its next write.
+      if state.withLock({ $0.recovery.checkpointIgnored != nil }) { takeCheckpoint(writer: &writer, closing: true) }
       writer.active = nil
       return false
     }

@@ -3,7 +3,9 @@ import Foundation
 extension CaskStore {
   /// The collection of `type` named `name`, with secondary indexes.
   ///
-  /// Declaring is cheap: nothing is read or built here. An index the store does not hold yet
+  /// Declaring is cheap: nothing is read or built on the calling thread (the collection's
+  /// catalogue of indexes is read on a background thread, for the first save or query to
+  /// find). An index the store does not hold yet
   /// (or holds with another definition) is built by `buildIndexes(progress:)`, or by the first
   /// query that needs it; until then queries scan, and writes already keep it.
   public func collection<T: Codable & Identifiable & Sendable>(
@@ -113,9 +115,10 @@ extension CaskCollection {
   /// Does now what the first save or query after opening would otherwise pay for: builds the
   /// declared indexes the store does not hold complete (`buildIndexes`), then loads every
   /// declared index's entries into memory. A save keeps the in-memory entries of each index
-  /// current, so without this the first save after open loads them all (proportional to the
-  /// index entries: hundreds of milliseconds for 100,000 objects with five indexes), and every
-  /// later save costs what saves cost. Call it (or its `async` form) at launch, off the main
+  /// current, so without this the first save of a stored object after open loads them all
+  /// (proportional to the index entries: hundreds of milliseconds for 100,000 objects with five
+  /// indexes; a new object's save loads only the unique ones), and every later save costs what
+  /// saves cost. Call it (or its `async` form) at launch, off the main
   /// thread.
   ///
   /// - Throws: as `buildIndexes`; `CollectionError.invalidIndex` for a declaration that

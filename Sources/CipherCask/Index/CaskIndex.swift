@@ -98,9 +98,16 @@ public struct CaskIndex<T>: @unchecked Sendable {
     let path = UncheckedSendable(keyPath)
     return CaskIndex(
       name: name, kind: .each, keyPath: keyPath, valueType: "[\(E.caskIndexTypeName)]", version: version,
-      // A closure, not `map(\.caskIndexText)`: a key path through the generic element type is
-      // instantiated at run time on every call, which cost an `each:` save more than its texts.
-      extract: { object in IndexText.distinct(object[keyPath: path.value].map { $0.caskIndexText }) })
+      // A loop, not `map(\.caskIndexText)` nor `map { }`: a key path through the generic
+      // element type is instantiated at run time on every call, and the generic `map` is not
+      // specialized for `[E]` here; each cost an `each:` save more than its texts.
+      extract: { object in
+        let values = object[keyPath: path.value]
+        var texts: [String] = []
+        texts.reserveCapacity(values.count)
+        for index in values.indices { texts.append(values[index].caskIndexText) }
+        return IndexText.distinct(texts)
+      })
   }
 
   /// A composite index on two fields: one entry per object, sorted by `first`, then by

@@ -15,8 +15,6 @@ public protocol CaskIndexable: Sendable {
 
 /// How values become order-preserving text.
 enum IndexText {
-  private static let hexDigits = Array("0123456789abcdef".utf8)
-
   /// `texts` without repeats (`==`), first occurrences in order: the texts of an `each:`
   /// index. A few elements, as most arrays hold, are compared pairwise rather than hashed
   /// into a set, which cost a save more than the comparisons.
@@ -33,13 +31,17 @@ enum IndexText {
 
   /// 16 lower-case hexadecimal digits: sorted as the numbers.
   static func hex(_ value: UInt64) -> String {
-    var bytes = [UInt8](repeating: 0, count: 16)
-    var rest = value
-    for position in stride(from: 15, through: 0, by: -1) {
-      bytes[position] = hexDigits[Int(rest & 0xF)]
-      rest >>= 4
+    // Written into the string's own storage. Prevents: an array of the digits made and
+    // copied into a string for every date or number a save indexes.
+    String(unsafeUninitializedCapacity: 16) { digits in
+      var rest = value
+      for position in stride(from: 15, through: 0, by: -1) {
+        let digit = UInt8(truncatingIfNeeded: rest & 0xF)
+        digits[position] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
+        rest >>= 4
+      }
+      return 16
     }
-    return String(decoding: bytes, as: UTF8.self)
   }
 
   /// Signed integers, the sign bit flipped so that negative numbers sort first.

@@ -12,14 +12,33 @@ final class IndexRuntime: Sendable {
     var definitions: [ByteString: any IndexedDefinition] = [:]
     /// Catalogues as last read; dropped when a commit changes one (read again on next use).
     var catalogs: [ByteString: IndexCatalog] = [:]
-    /// Entries of each index group built so far.
-    var caches: [ByteString: IndexEntries] = [:]
+    /// How many times a commit changed a catalogue: a read begun before a change is not used.
+    var catalogGeneration: UInt64 = 0
+    /// Catalogue reads begun at declaration, not yet used (IndexRuntime+CatalogRead.swift).
+    var catalogReads: [ByteString: CatalogRead] = [:]
+    /// Entries of each index group built so far. A box each, so that the change observer
+    /// changes them through the reference it found (`recentGroups`) instead of through the
+    /// dictionary (a lookup that hashes the group's name, byte by byte, for every key).
+    var caches: [ByteString: EntriesBox] = [:] {
+      // A box or its absence remembered is wrong once the table changes.
+      didSet { recentGroups.removeAll() }
+    }
+    /// The groups the observer applied changes to since `caches` last changed, by their names'
+    /// bytes, with their boxes (`nil`: not built, so nothing to apply).
+    var recentGroups: [(group: [UInt8], box: EntriesBox?)] = []
     /// Collections whose undeclared catalogued indexes were marked stale in this process.
     var staleMarked: Set<ByteString> = []
     /// Index groups whose automatic build failed (a unique violation among the stored
     /// objects): queries scan instead of trying again; `buildIndexes` tries again.
     var failedBuilds: Set<ByteString> = []
     var closed = false
+  }
+
+  /// One index's entries in `State.caches`. Unchecked: read and changed only under the
+  /// runtime's `state` lock; readers outside it get a copy of `entries` (copy on write).
+  final class EntriesBox: @unchecked Sendable {
+    var entries: IndexEntries
+    init(_ entries: IndexEntries) { self.entries = entries }
   }
 
   private let storeBox: WeakStore
@@ -70,13 +89,15 @@ final class IndexRuntime: Sendable {
     }
   }
 
-  /// Declares `definition` for its collection (replacing an earlier declaration).
+  /// Declares `definition` for its collection (replacing an earlier declaration), and begins
+  /// reading its catalogue in the background (`prefetchCatalog`).
   func register(_ definition: any IndexedDefinition) {
     state.withLock { state in
       let name = ByteString(definition.collection)
       state.definitions[name] = definition
       state.staleMarked.remove(name)
     }
+    prefetchCatalog(of: definition.collection)
   }
 
   func definition(of collection: String) -> (any IndexedDefinition)? {
@@ -96,31 +117,34 @@ final class IndexRuntime: Sendable {
     }
     guard touched else { return }
     state.withLock { state in
-      // A commit's index keys come group by group: the group's key is made once per run of
-      // them, not once per key. Each key is read as bytes. Prevents: a search for its U+0000
+      // A commit's index keys come group by group: the group is found once per run of them,
+      // not once per key. Each key is read as bytes. Prevents: a search for its U+0000
       // through the generic `String.UTF8View` and two substrings per key (a sixth of keeping
-      // the entries of a save).
-      var current: (group: String, key: ByteString, isCatalog: Bool, cached: Bool)?
+      // the entries of a save). `current`: the run's place in `recentGroups`, and whether it
+      // is the catalogues' group.
+      var current: (recent: Int, isCatalog: Bool)?
       for change in changes where change.key.utf8.first == IndexStoreKeys.reservedPrefix {
         withUTF8Bytes(change.key) { key in
           guard let (group, rest) = IndexStoreKeys.splitKey(bytes: key) else { return }
-          if current.map({ withUTF8Bytes($0.group) { compareRaw($0, group) != 0 } }) ?? true {
-            let name = String(decoding: group, as: UTF8.self)
-            let groupKey = ByteString(name)
+          let sameGroup =
+            current.map { state.recentGroups[$0.recent].group.withUnsafeBytes { compareRaw($0, group) == 0 } } ?? false
+          if !sameGroup {
             let isCatalog = withUTF8Bytes(IndexStoreKeys.catalogGroup) { compareRaw($0, group) == 0 }
-            current = (name, groupKey, isCatalog, true)
+            current = (state.recentGroup(group), isCatalog)
           }
-          guard let (_, groupKey, isCatalog, cached) = current, cached else { return }
-          if isCatalog {
+          guard let run = current else { return }
+          if run.isCatalog {
             state.catalogs[ByteString(String(decoding: rest, as: UTF8.self))] = nil
+            state.catalogGeneration &+= 1
             return
           }
-          // One lookup per key: the optional chain changes the entries if they are built and
-          // tells when they are not, which leaves the rest of the run alone.
-          let applied: Void? =
-            change.kind == .deleted
-            ? state.caches[groupKey]?.remove(entryBytes: rest) : state.caches[groupKey]?.insert(entryBytes: rest)
-          if applied == nil { current?.cached = false }
+          // Entries not built are left alone: a build reads the store's keys.
+          guard let box = state.recentGroups[run.recent].box else { return }
+          if change.kind == .deleted {
+            box.entries.remove(entryBytes: rest)
+          } else {
+            box.entries.insert(entryBytes: rest)
+          }
         }
       }
     }
@@ -129,10 +153,10 @@ final class IndexRuntime: Sendable {
   /// The entries of `group`, built from the store's keys if not yet in memory.
   func entries(_ group: String, in state: inout State) throws -> IndexEntries {
     let key = ByteString(group)
-    if let entries = state.caches[key] { return entries }
+    if let box = state.caches[key] { return box.entries }
     guard !state.closed else { throw CaskError.closed }
     let entries = IndexEntries(keys: try store.packedKeys(inGroup: group), prefixLength: group.utf8.count + 1)
-    state.caches[key] = entries
+    state.caches[key] = EntriesBox(entries)
     return entries
   }
 
@@ -142,7 +166,7 @@ final class IndexRuntime: Sendable {
   func source(
     _ descriptor: IndexDescriptor, at position: Int, of definition: any IndexedDefinition, in state: inout State
   ) throws -> IndexSource {
-    if let entries = state.caches[ByteString(descriptor.group)] { return .memory(entries) }
+    if let box = state.caches[ByteString(descriptor.group)] { return .memory(box.entries) }
     guard !state.closed else { throw CaskError.closed }
     guard let view = try store.sortedView(ofGroup: descriptor.group) else {
       return .memory(try entries(descriptor.group, in: &state))
@@ -162,10 +186,26 @@ final class IndexRuntime: Sendable {
     let key = ByteString(collection)
     if let catalog = state.catalogs[key] { return catalog }
     guard !state.closed else { throw CaskError.closed }
-    let catalog =
-      try store.get(IndexStoreKeys.catalogKey(collection: collection)).flatMap(IndexCatalog.decoded) ?? IndexCatalog()
+    let catalog = try prefetchedCatalog(of: collection, in: &state) ?? Self.readCatalog(of: collection, from: store)
     state.catalogs[key] = catalog
     return catalog
+  }
+}
+
+extension IndexRuntime.State {
+  /// The place in `recentGroups` of the group named by `group`'s bytes, with the box of its
+  /// entries (`nil` when they are not built): found by comparing bytes, else looked up once and
+  /// remembered. Valid until the next call. Prevents: every index key of every commit hashing
+  /// its group's name for a lookup in `caches`.
+  mutating func recentGroup(_ group: UnsafeRawBufferPointer) -> Int {
+    for index in recentGroups.indices where recentGroups[index].group.count == group.count {
+      if recentGroups[index].group.withUnsafeBytes({ compareRaw($0, group) == 0 }) { return index }
+    }
+    let box = caches[ByteString(String(decoding: group, as: UTF8.self))]
+    // A bound, for a store whose commits touch ever new groups.
+    if recentGroups.count >= 64 { recentGroups.removeAll() }
+    recentGroups.append((Array(group), box))
+    return recentGroups.count - 1
   }
 }
 

@@ -35,9 +35,13 @@ func withUTF8Bytes<S: StringProtocol, R>(_ string: S, _ body: (UnsafeRawBufferPo
 /// a position is found by two binary searches.
 ///
 /// - Complexity: insert, remove, `lowerBound`: O(log n + c) for chunks of c elements; `rank`:
-///   O(n / c).
+///   O(n / c), over one array of counts.
 struct SortedEntries: Sendable {
-  static let maximumChunk = 1024
+  /// Small, so that an insert under the writer lock moves little: the bytes and ends after the
+  /// new element are moved and shifted, and with chunks of up to 1,024 elements that was most
+  /// of keeping an index's entries on a save. What more chunks cost, a rank summing their
+  /// counts, reads `counts` side by side rather than each chunk's own arrays.
+  static let maximumChunk = 128
   /// A chunk over this many bytes is split even with fewer elements (long entries), so that
   /// an insert never moves much more than this.
   static let maximumChunkBytes = 64 * 1024
@@ -47,6 +51,8 @@ struct SortedEntries: Sendable {
   /// Prevents: a cache miss or two per step of that search (each chunk's arrays are
   /// allocations of their own), the largest share of an insert into an index of many entries.
   private var lastPrefixes: [UInt64] = []
+  /// Each chunk's element count, side by side: what `rank` and `position(atRank:)` sum.
+  private var counts: [Int] = []
   private(set) var count = 0
 
   init() {}
@@ -69,6 +75,7 @@ struct SortedEntries: Sendable {
     count = ranges.count
     lastPrefixes.reserveCapacity(chunks.count)
     for chunk in chunks.indices { lastPrefixes.append(lastPrefix(of: chunk)) }
+    counts = chunks.map(\.count)
   }
 
   /// The fence prefix of chunk `index` (`lastPrefixes`).
@@ -179,19 +186,23 @@ struct SortedEntries: Sendable {
   ///
   /// - Complexity: O(n / c) for chunks of c elements.
   func position(atRank rank: Int) -> Position {
-    var left = rank
-    for chunk in chunks.indices {
-      if left < chunks[chunk].count { return Position(chunk: chunk, index: left) }
-      left -= chunks[chunk].count
+    counts.withUnsafeBufferPointer { counts in
+      var left = rank
+      for chunk in counts.indices {
+        if left < counts[chunk] { return Position(chunk: chunk, index: left) }
+        left -= counts[chunk]
+      }
+      return endPosition
     }
-    return endPosition
   }
 
   /// How many elements precede `position`.
   func rank(of position: Position) -> Int {
-    var total = position.index
-    for chunk in 0..<min(position.chunk, chunks.count) { total += chunks[chunk].count }
-    return total
+    counts.withUnsafeBufferPointer { counts in
+      var total = position.index
+      for chunk in 0..<min(position.chunk, counts.count) { total += counts[chunk] }
+      return total
+    }
   }
 
   func contains(_ key: UnsafeRawBufferPointer) -> Bool {
@@ -227,6 +238,7 @@ struct SortedEntries: Sendable {
       chunk.insert(key, at: 0)
       chunks = [chunk]
       lastPrefixes = [lastPrefix(of: 0)]
+      counts = [1]
       count = 1
       return true
     }
@@ -236,12 +248,15 @@ struct SortedEntries: Sendable {
     if index < chunks[chunk].count, chunks[chunk].compare(index, key) == 0 { return false }
     chunks[chunk].insert(key, at: index)
     count += 1
+    counts[chunk] += 1
     if chunks[chunk].count > Self.maximumChunk
       || (chunks[chunk].count > 1 && chunks[chunk].bytes.count > Self.maximumChunkBytes)
     {
       let upper = chunks[chunk].splitOff()
       chunks.insert(upper, at: chunk + 1)
       lastPrefixes.insert(lastPrefix(of: chunk + 1), at: chunk + 1)
+      counts[chunk] = chunks[chunk].count
+      counts.insert(upper.count, at: chunk + 1)
     }
     lastPrefixes[chunk] = lastPrefix(of: chunk)
     return true
@@ -256,8 +271,10 @@ struct SortedEntries: Sendable {
     if chunks[position.chunk].count == 0 {
       chunks.remove(at: position.chunk)
       lastPrefixes.remove(at: position.chunk)
+      counts.remove(at: position.chunk)
     } else {
       lastPrefixes[position.chunk] = lastPrefix(of: position.chunk)
+      counts[position.chunk] -= 1
     }
     count -= 1
     return true
