@@ -1,6 +1,28 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// CI's sanitizer runs test a few modules each. CASK_TESTS declares only the test targets such a
+// run uses, with the modules and tools they need, so that a build instrumented for it compiles
+// nothing it does not run (.ci/run). Unset, the package is whole; no product changes meaning.
+//   CASK_TESTS=engine   the codec's and the engine's tests, with the crash writer and the fuzz
+//                       targets they start (no sync module, no `cask`, no other tests)
+//   CASK_TESTS=library  the codec's, engine's, collections' and sync's tests, with the crash
+//                       writer (no `cask`, its parser, its tests or the fuzz targets)
+let testScope = Context.environment["CASK_TESTS"]
+let leftOut: Set<String> =
+  switch testScope {
+  case "engine":
+    ["CipherCaskSync", "cask", "CipherCaskTests", "CaskCLITests", "CipherCaskSyncTests", "CaskCLIKitTests"]
+  case "library":
+    [
+      "cask", "CaskCLIKit", "CaskCLITests", "CaskCLIKitTests", "FuzzSupport", "fuzz-rncryptor", "fuzz-segment",
+      "fuzz-hint", "fuzz-checkpoint", "fuzz-header", "fuzz-store", "fuzz-import", "fuzz-binary-decoder",
+      "fuzz-cli-args",
+    ]
+  case nil, "": []
+  case let other?: fatalError("CASK_TESTS=\(other): use engine or library, or leave it unset")
+  }
+
 let package = Package(
   name: "CipherCask",
   products: [
@@ -123,3 +145,6 @@ let package = Package(
   ],
   swiftLanguageModes: [.v6]
 )
+
+package.targets.removeAll { leftOut.contains($0.name) }
+package.products.removeAll { leftOut.contains($0.name) }
