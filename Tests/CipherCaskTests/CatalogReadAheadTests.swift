@@ -38,15 +38,23 @@ struct CatalogReadAheadTests {
     return read
   }
 
+  /// The store `makeStore` made, opened again with "events" declared, and the catalogue read
+  /// its declaration began, once it has run.
+  static func reopenedWithFinishedRead(at path: String) throws -> (
+    store: CaskStore, events: CaskCollection<Event>, read: IndexRuntime.CatalogRead
+  ) {
+    let store = try CaskStore(path: path, keys: keys, options: options)
+    let events = store.collection(Event.self, named: "events", indexes: indexes)
+    return (store, events, try finishedRead(in: store))
+  }
+
   @Test("the first save uses the catalogue read in the background, and every index keeps the save")
   func firstSaveUsesTheRead() throws {
     try withTemporaryDirectory("catalog-read-ahead") { directory in
       let path = directory.file("store")
       try Self.makeStore(at: path)
-      let store = try CaskStore(path: path, keys: Self.keys, options: Self.options)
+      let (store, events, read) = try Self.reopenedWithFinishedRead(at: path)
       defer { try? store.close() }
-      let events = store.collection(Event.self, named: "events", indexes: Self.indexes)
-      let read = try Self.finishedRead(in: store)
       // Read by the background thread: a read here would have no catalogue.
       let readAhead = try #require(read.take { nil })
       #expect(readAhead["city"]?.state == .ready)
@@ -64,10 +72,8 @@ struct CatalogReadAheadTests {
     try withTemporaryDirectory("catalog-read-overtaken") { directory in
       let path = directory.file("store")
       try Self.makeStore(at: path)
-      let store = try CaskStore(path: path, keys: Self.keys, options: Self.options)
+      let (store, events, read) = try Self.reopenedWithFinishedRead(at: path)
       defer { try? store.close() }
-      let events = store.collection(Event.self, named: "events", indexes: Self.indexes)
-      let read = try Self.finishedRead(in: store)
       #expect(read.take { nil }?["city"]?.state == .ready)
       // The catalogue goes after the read: nothing is ready any more.
       try store.delete(IndexStoreKeys.catalogKey(collection: "events"))
