@@ -12,6 +12,14 @@ import Testing
 /// launch) from a file read twice or a hint authenticated that the checkpoint already covers.
 @Suite("An open from a checkpoint reads each file once and writes nothing")
 struct OpenFromCheckpointCostTests {
+  /// No syncs or compaction, and a checkpoint also for a small store (the default leaves stores
+  /// under 10,000 keys to their hints).
+  static var checkpointed: CaskStore.Options {
+    var options = CaskStore.Options(durability: .never, autoCompaction: nil)
+    options.checkpoints = CaskStore.Checkpoints(minimumKeys: 1)
+    return options
+  }
+
   /// Forwards everything to a `RecordingFileSystem` and counts the files opened, by name.
   final class OpenCounter: ForwardingFileSystem, @unchecked Sendable {
     let opened = Mutex<[String: Int]>([:])
@@ -28,10 +36,7 @@ struct OpenFromCheckpointCostTests {
     try withTemporaryDirectory("open-cost") { directory in
       let path = directory.file("store.cask")
       let keys = try RNCryptor.Keys.random()
-      var options = CaskStore.Options(durability: .never, autoCompaction: nil)
-      // A checkpoint also for this small store (the default leaves stores under 10,000 keys to
-      // their hints).
-      options.checkpoints = CaskStore.Checkpoints(minimumKeys: 1)
+      let options = Self.checkpointed
       let store = try CaskStore(path: path, keys: keys, options: options)
       try store.batch { batch in
         for index in 0..<2_000 { try batch.put(Data("value \(index)".utf8), forKey: "key \(index)") }
@@ -69,8 +74,7 @@ extension OpenFromCheckpointCostTests {
     try withTemporaryDirectory("open-first-page") { directory in
       let path = directory.file("store.cask")
       let keys = try RNCryptor.Keys.random()
-      var options = CaskStore.Options(durability: .never, autoCompaction: nil)
-      options.checkpoints = CaskStore.Checkpoints(minimumKeys: 1)
+      let options = Self.checkpointed
       var store = try CaskStore(path: path, keys: keys, options: options)
       try store.batch { batch in
         for index in 0..<6_000 { try batch.put(Data("value \(index)".utf8), forKey: "key \(index)") }
