@@ -201,19 +201,26 @@ struct IndexEntries: Sendable {
     sorted.elementsEqual(other.sorted) && byID.elementsEqual(other.byID)
   }
 
-  /// The id of the entry at `position`, if it has one.
-  private func id(at position: SortedEntries.Position) -> Substring? {
-    sorted.withElement(at: position) { element in
-      EntryIDKey.split(entry: element).map { Substring(String(decoding: $0.id, as: UTF8.self)) }
-    }
-  }
-
   /// The ids whose entries lie in `bounds`, in entry order (an id twice when two of its
   /// elements do).
   ///
   /// - Parameter skipping: entries left out first, counted by rank rather than walked.
   func ids(
     in bounds: EntryBounds, descending: Bool = false, skipping: Int = 0, body: (Substring) throws -> Bool
+  ) rethrows {
+    try idBytes(in: bounds, descending: descending, skipping: skipping) { id in
+      try body(Substring(String(decoding: id, as: UTF8.self)))
+    }
+  }
+
+  /// `ids(in:descending:skipping:body:)` with each id as the UTF-8 bytes it has in its entry,
+  /// valid during the call.
+  ///
+  /// - Complexity: O(log n + n / c) to find the start (a rank over chunks of c entries,
+  ///   whatever `skipping` is), then O(1) per entry handed over.
+  func idBytes(
+    in bounds: EntryBounds, descending: Bool = false, skipping: Int = 0,
+    body: (UnsafeRawBufferPointer) throws -> Bool
   ) rethrows {
     var (start, end) = positions(of: bounds)
     if skipping > 0 {
@@ -226,21 +233,24 @@ struct IndexEntries: Sendable {
         start = sorted.position(atRank: first + skipping)
       }
     }
+    // Whether to go on after the entry at `position` (one without an id is passed over).
+    func visit(_ position: SortedEntries.Position) throws -> Bool {
+      try sorted.withElement(at: position) { element in
+        guard let (_, id) = EntryIDKey.split(entry: element) else { return true }
+        return try body(id)
+      }
+    }
     if descending {
       var position = end
       while position != start, let previous = sorted.position(before: position) {
         position = previous
-        if let id = id(at: position) {
-          guard try body(id) else { return }
-        }
+        guard try visit(position) else { return }
       }
       return
     }
     var position = start
     while position != end {
-      if let id = id(at: position) {
-        guard try body(id) else { return }
-      }
+      guard try visit(position) else { return }
       position = sorted.position(after: position)
     }
   }

@@ -34,16 +34,32 @@ enum IndexSource: Sendable {
   func ids(
     in bounds: EntryBounds, descending: Bool = false, skipping: Int = 0, body: (Substring) throws -> Bool
   ) throws {
+    try idBytes(in: bounds, descending: descending, skipping: skipping) { id in
+      try body(Substring(String(decoding: id, as: UTF8.self)))
+    }
+  }
+
+  /// `ids(in:descending:skipping:body:)` with each id as the UTF-8 bytes it has in its entry,
+  /// valid during the call.
+  ///
+  /// - Throws: what `body` throws; `CaskError.corrupt` when a page of the view fails its checks.
+  /// - Complexity: the skip is a rank, whatever `skipping` is: O(log n + n / c) over the
+  ///   counts of the in-memory chunks of c entries, or, for a view, a search of its pages'
+  ///   counts and at most a few page reads; then one entry per id handed over.
+  func idBytes(
+    in bounds: EntryBounds, descending: Bool = false, skipping: Int = 0,
+    body: (UnsafeRawBufferPointer) throws -> Bool
+  ) throws {
     switch self {
     case .memory(let entries):
-      try entries.ids(in: bounds, descending: descending, skipping: skipping, body: body)
+      try entries.idBytes(in: bounds, descending: descending, skipping: skipping, body: body)
     case .view(let view):
       try view.entries.walk(
         from: bounds.lower.map { Array($0.utf8) }, to: bounds.upper.map { Array($0.utf8) }, descending: descending,
         skipping: skipping
       ) { entry in
         guard let (_, id) = EntryIDKey.split(entry: entry) else { return true }
-        return try body(Substring(String(decoding: id, as: UTF8.self)))
+        return try body(id)
       }
     }
   }

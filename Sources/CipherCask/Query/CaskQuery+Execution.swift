@@ -8,7 +8,8 @@ extension CaskQuery {
     let plan = try makePlan()
     var parts: [String] = []
     if let driver = plan.driver {
-      parts.append("index '\(driver.index.name)' (\(driver.predicate.kind.rawValue))")
+      let collected = plan.testsDriverByIDs ? ", its ids collected first" : ""
+      parts.append("index '\(driver.index.name)' (\(driver.predicate.kind.rawValue)\(collected))")
       if plan.orderedDriverPrefix != nil { parts.append("order from index '\(driver.index.name)'") }
     }
     for check in plan.checks {
@@ -117,11 +118,18 @@ extension CaskQuery {
         let total = max(1, sortIndex.entries.count)
         let candidates = max(1, first.entryCount)
         if let limitCount, plan.residual.isEmpty, filters.isEmpty {
-          // A walked entry costs about four comparisons of a sort: each needs a lookup of its
-          // id's texts per condition, where a comparison reads two texts already in hand.
-          let walk = 4 * Double(offsetCount + limitCount) * Double(total) / Double(candidates)
-          let sort = Double(candidates) * max(1, log2(Double(candidates)))
-          plan.walksSortIndex = walk < sort
+          // In units of a comparison of a sort: a lookup of an id's texts costs about four
+          // (a search of the entries by id), a test of an id against a set of the driver's
+          // ids about one, as does putting an id into that set. The sort looks up each
+          // candidate's sort text, then compares; the walk visits about
+          // (offset + limit) * n / m entries to find offset + limit of the m candidates.
+          let walked = Double(offsetCount + limitCount) * Double(total) / Double(candidates)
+          let lookups = 4 * Double(plan.checks.count)
+          let byLookup = walked * (4 + lookups)
+          let bySet = Double(candidates) + walked * (1 + lookups)
+          let sort = Double(candidates) * (4 + max(1, log2(Double(candidates))))
+          plan.walksSortIndex = min(byLookup, bySet) < sort
+          plan.testsDriverByIDs = plan.walksSortIndex && bySet < byLookup
         }
       } else {
         plan.walksSortIndex = true
@@ -156,109 +164,9 @@ extension CaskQuery {
     try body(try makePlan())
   }
 
-  /// Whether an id passes the indexed conditions other than the walked one.
-  private func passesChecks(_ id: String, _ checks: [QueryPlan<T>.IndexedCondition]) throws -> Bool {
-    for check in checks where !check.predicate.accepts(try check.index.entries.textSlices(of: id)) { return false }
-    return true
-  }
-
   /// Where `descriptor` is among the declared indexes (what their texts are listed by).
   private func indexPosition(of descriptor: IndexDescriptor, in definition: TypedIndexDefinition<T>) -> Int {
     definition.descriptors.firstIndex { $0.name == descriptor.name } ?? 0
-  }
-
-  /// The ids the indexed part selects, in no set order, each once; `nil` when nothing is
-  /// indexed.
-  private func candidateIDs(_ plan: QueryPlan<T>) throws -> [String]? {
-    guard let driver = plan.driver else { return nil }
-    var result: [String] = []
-    var seen = Set<ByteString>()
-    let multiple = driver.predicate.kind == .contains || driver.predicate.kind == .range
-    try driver.index.entries.ids(in: driver.predicate.bounds) { id in
-      let id = String(id)
-      if multiple, !seen.insert(ByteString(id)).inserted { return true }
-      if try passesChecks(id, plan.checks) { result.append(id) }
-      return true
-    }
-    return result
-  }
-
-  /// `forEachOrderedID(_:_:)` without the first `skipping` ids. A composite index that orders
-  /// the results and no other indexed condition: skipped by rank, not walked.
-  private func forEachOrderedID(_ plan: QueryPlan<T>, skipping: Int, _ body: (String) throws -> Bool) throws -> Bool {
-    if skipping > 0, plan.orderedDriverPrefix != nil, plan.checks.isEmpty, let driver = plan.driver, let order {
-      try driver.index.entries.ids(in: driver.predicate.bounds, descending: !order.ascending, skipping: skipping) {
-        try body(String($0))
-      }
-      return true
-    }
-    var left = skipping
-    return try forEachOrderedID(plan) { id in
-      guard left == 0 else {
-        left -= 1
-        return true
-      }
-      return try body(id)
-    }
-  }
-
-  /// Calls `body` with the ids the query's conditions and order select, in result order,
-  /// before objects are looked at (the residual conditions and filters are the caller's), until
-  /// it returns false. Returns false when nothing is indexed or ordered by an index and the
-  /// caller must scan.
-  private func forEachOrderedID(_ plan: QueryPlan<T>, _ body: (String) throws -> Bool) throws -> Bool {
-    // A composite index's entries already come in the query's order.
-    if plan.orderedDriverPrefix != nil, let driver = plan.driver, let order {
-      try driver.index.entries.ids(in: driver.predicate.bounds, descending: !order.ascending) { id in
-        let id = String(id)
-        guard try passesChecks(id, plan.checks) else { return true }
-        return try body(id)
-      }
-      return true
-    }
-    if plan.walksSortIndex, let sortIndex = plan.sortIndex, let order {
-      var allChecks = plan.checks
-      if let driver = plan.driver { allChecks.insert(driver, at: 0) }
-      try sortIndex.entries.ids(in: EntryBounds(lower: nil, upper: nil), descending: !order.ascending) { id in
-        let id = String(id)
-        guard try passesChecks(id, allChecks) else { return true }
-        return try body(id)
-      }
-      return true
-    }
-    // One text per driver: its entries already come in id order, so a page stops early.
-    if order == nil, let driver = plan.driver, driver.predicate.kind != .range {
-      try driver.index.entries.ids(in: driver.predicate.bounds) { id in
-        let id = String(id)
-        guard try passesChecks(id, plan.checks) else { return true }
-        return try body(id)
-      }
-      return true
-    }
-    guard var ids = try candidateIDs(plan) else { return false }
-    if let order, let sortIndex = plan.sortIndex {
-      // Sorted by the texts' first 16 bytes as two integers (the whole text of a number or a
-      // date), the texts themselves only where those are equal: String comparisons cost
-      // several times more.
-      let keyed = try ids.map { id -> (UInt64, UInt64, Substring, String) in
-        let text = try sortIndex.entries.firstText(of: id) ?? ""
-        let (high, low) = Self.prefixKey(text)
-        return (high, low, text, id)
-      }
-      let sorted = keyed.sorted { a, b in
-        if a.0 != b.0 { return a.0 < b.0 }
-        if a.1 != b.1 { return a.1 < b.1 }
-        let byText = compareBytes(a.2, b.2)
-        return byText != 0 ? byText < 0 : bytesPrecede(a.3, b.3)
-      }
-      ids = order.ascending ? sorted.map(\.3) : sorted.reversed().map(\.3)
-    } else if order == nil {
-      ids.sort(by: bytesPrecede)
-    } else {
-      return false  // ordered by a field without an index: the objects must be read first
-    }
-    for id in ids where try !body(id) { break }
-    return true
   }
 
   private var needsObjects: Bool { !filters.isEmpty }

@@ -27,6 +27,10 @@ struct QueryPlan<T>: Sendable {
   var sortIndex: Indexed?
   /// Whether results are produced by walking the sort index (rather than sorting candidates).
   var walksSortIndex = false
+  /// Whether that walk tests the driver's condition against the set of the driver's ids,
+  /// collected first (`IDSet`), rather than by a lookup of each walked id's texts: set when
+  /// the walk is expected to visit more entries than a third of the driver's.
+  var testsDriverByIDs = false
   /// Set when the driver is a composite index whose entries come in the query's order: the
   /// UTF-8 length of the leading texts before the order field's text in each entry.
   var orderedDriverPrefix: Int?

@@ -1,0 +1,156 @@
+import Foundation
+
+/// The ids a plan selects, in the query's order, worked out from index entries alone: the
+/// walks of a driver or a sort index, the sort of candidates, and the skip of an offset.
+extension CaskQuery {
+  /// Whether an id passes the indexed conditions other than the walked one.
+  func passesChecks(_ id: String, _ checks: [QueryPlan<T>.IndexedCondition]) throws -> Bool {
+    for check in checks where !check.predicate.accepts(try check.index.entries.textSlices(of: id)) { return false }
+    return true
+  }
+
+  /// The ids the indexed part selects, in no set order, each once; `nil` when nothing is
+  /// indexed.
+  func candidateIDs(_ plan: QueryPlan<T>) throws -> [String]? {
+    guard let driver = plan.driver else { return nil }
+    var result: [String] = []
+    var seen = Set<ByteString>()
+    let multiple = driver.predicate.kind == .contains || driver.predicate.kind == .range
+    try driver.index.entries.ids(in: driver.predicate.bounds) { id in
+      let id = String(id)
+      if multiple, !seen.insert(ByteString(id)).inserted { return true }
+      if try passesChecks(id, plan.checks) { result.append(id) }
+      return true
+    }
+    return result
+  }
+
+  /// A range of entries whose ids are the results one for one, in result order (reversed
+  /// with `descending`), when a plan walks one and no other condition is checked per id:
+  /// there, the k-th entry of the range is the k-th result, so an offset is skipped by rank.
+  struct RankedWalk {
+    var entries: IndexSource
+    var bounds: EntryBounds
+    var descending: Bool
+  }
+
+  /// The walk a plan's results come from without a check per id, if it has one: a composite
+  /// index that orders them, the sort index alone (no condition), or, without an order, one
+  /// text of the driver (its entries come in id order, one per id).
+  func rankedWalk(_ plan: QueryPlan<T>) -> RankedWalk? {
+    guard plan.checks.isEmpty else { return nil }
+    if plan.orderedDriverPrefix != nil, let driver = plan.driver, let order {
+      return RankedWalk(entries: driver.index.entries, bounds: driver.predicate.bounds, descending: !order.ascending)
+    }
+    if plan.walksSortIndex, plan.driver == nil, let sortIndex = plan.sortIndex, let order {
+      return RankedWalk(
+        entries: sortIndex.entries, bounds: EntryBounds(lower: nil, upper: nil), descending: !order.ascending)
+    }
+    if order == nil, let driver = plan.driver, driver.predicate.kind != .range {
+      return RankedWalk(entries: driver.index.entries, bounds: driver.predicate.bounds, descending: false)
+    }
+    return nil
+  }
+
+  /// Calls `body` with the ids the query's conditions and order select, in result order and
+  /// without the first `skipping`, before objects are looked at (the residual conditions and
+  /// filters are the caller's), until it returns false. Returns false when nothing is indexed
+  /// or ordered by an index and the caller must scan.
+  ///
+  /// - Complexity: where no id is checked (`rankedWalk`), the skip costs O(log n + n / c)
+  ///   (a rank over chunks of c entries, or over the pages' counts of a sorted view), whatever
+  ///   `skipping` is; a walk that checks ids visits each skipped one.
+  func forEachOrderedID(_ plan: QueryPlan<T>, skipping: Int, _ body: (String) throws -> Bool) throws -> Bool {
+    if let walk = rankedWalk(plan) {
+      try walk.entries.ids(in: walk.bounds, descending: walk.descending, skipping: skipping) { try body(String($0)) }
+      return true
+    }
+    var left = skipping
+    // What is left after the skip, for the walks that check each id.
+    func handOver(_ id: String) throws -> Bool {
+      guard left == 0 else {
+        left -= 1
+        return true
+      }
+      return try body(id)
+    }
+    // A composite index's entries already come in the query's order.
+    if plan.orderedDriverPrefix != nil, let driver = plan.driver, let order {
+      try driver.index.entries.ids(in: driver.predicate.bounds, descending: !order.ascending) { id in
+        let id = String(id)
+        guard try passesChecks(id, plan.checks) else { return true }
+        return try handOver(id)
+      }
+      return true
+    }
+    if plan.walksSortIndex, let sortIndex = plan.sortIndex, let order {
+      var checks = plan.checks
+      var members: IDSet?
+      if let driver = plan.driver {
+        if plan.testsDriverByIDs { members = try driverIDs(driver) } else { checks.insert(driver, at: 0) }
+      }
+      try sortIndex.entries.idBytes(in: EntryBounds(lower: nil, upper: nil), descending: !order.ascending) { bytes in
+        if let members, !members.contains(bytes) { return true }
+        // Nothing else to test: a skipped id is counted, not made into a `String`.
+        if checks.isEmpty, left > 0 {
+          left -= 1
+          return true
+        }
+        let id = String(decoding: bytes, as: UTF8.self)
+        guard try passesChecks(id, checks) else { return true }
+        return try handOver(id)
+      }
+      return true
+    }
+    // One text per driver: its entries already come in id order, so a page stops early.
+    if order == nil, let driver = plan.driver, driver.predicate.kind != .range {
+      try driver.index.entries.ids(in: driver.predicate.bounds) { id in
+        let id = String(id)
+        guard try passesChecks(id, plan.checks) else { return true }
+        return try handOver(id)
+      }
+      return true
+    }
+    guard var ids = try candidateIDs(plan) else { return false }
+    if let order, let sortIndex = plan.sortIndex {
+      ids = try sortedByIndex(ids, sortIndex, ascending: order.ascending)
+    } else if order == nil {
+      ids.sort(by: bytesPrecede)
+    } else {
+      return false  // ordered by a field without an index: the objects must be read first
+    }
+    for id in ids.dropFirst(skipping) where try !body(id) { break }
+    return true
+  }
+
+  /// The ids of the driver's entries in its bounds, as a set.
+  ///
+  /// - Complexity: O(m) for the m entries in the bounds.
+  private func driverIDs(_ driver: QueryPlan<T>.IndexedCondition) throws -> IDSet {
+    var set = IDSet(capacity: driver.entryCount)
+    try driver.index.entries.idBytes(in: driver.predicate.bounds) { id in
+      set.insert(id)
+      return true
+    }
+    return set
+  }
+
+  /// `ids` in the order of their first text in `sortIndex`, then by id.
+  private func sortedByIndex(_ ids: [String], _ sortIndex: QueryPlan<T>.Indexed, ascending: Bool) throws -> [String] {
+    // Sorted by the texts' first 16 bytes as two integers (the whole text of a number or a
+    // date), the texts themselves only where those are equal: String comparisons cost
+    // several times more.
+    let keyed = try ids.map { id -> (UInt64, UInt64, Substring, String) in
+      let text = try sortIndex.entries.firstText(of: id) ?? ""
+      let (high, low) = Self.prefixKey(text)
+      return (high, low, text, id)
+    }
+    let sorted = keyed.sorted { a, b in
+      if a.0 != b.0 { return a.0 < b.0 }
+      if a.1 != b.1 { return a.1 < b.1 }
+      let byText = compareBytes(a.2, b.2)
+      return byText != 0 ? byText < 0 : bytesPrecede(a.3, b.3)
+    }
+    return ascending ? sorted.map(\.3) : sorted.reversed().map(\.3)
+  }
+}
