@@ -56,6 +56,28 @@ struct EntryChunk: Sendable {
     return try bytes.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[range])) }
   }
 
+  /// Calls `body` with the bytes of the elements at `indices`, in order (the reverse with
+  /// `descending`), until it returns false; returns whether it never did. The arrays are
+  /// opened once for the run. Prevents: a retain and a release of them per element.
+  func withElements(
+    _ indices: Range<Int>, descending: Bool, _ body: (UnsafeRawBufferPointer) throws -> Bool
+  ) rethrows -> Bool {
+    try bytes.withUnsafeBytes { all in
+      try ends.withUnsafeBufferPointer { ends in
+        func visit(_ index: Int) throws -> Bool {
+          let start = index == 0 ? 0 : Int(ends[index - 1])
+          return try body(UnsafeRawBufferPointer(rebasing: all[start..<Int(ends[index])]))
+        }
+        if descending {
+          for index in indices.reversed() where try !visit(index) { return false }
+        } else {
+          for index in indices where try !visit(index) { return false }
+        }
+        return true
+      }
+    }
+  }
+
   func element(_ index: Int) -> [UInt8] {
     Array(bytes[range(of: index)])
   }

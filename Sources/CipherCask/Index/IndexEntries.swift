@@ -223,6 +223,7 @@ struct IndexEntries: Sendable {
     body: (UnsafeRawBufferPointer) throws -> Bool
   ) rethrows {
     var (start, end) = positions(of: bounds)
+    guard start != end else { return }
     if skipping > 0 {
       let first = sorted.rank(of: start)
       let last = sorted.rank(of: end)
@@ -233,25 +234,10 @@ struct IndexEntries: Sendable {
         start = sorted.position(atRank: first + skipping)
       }
     }
-    // Whether to go on after the entry at `position` (one without an id is passed over).
-    func visit(_ position: SortedEntries.Position) throws -> Bool {
-      try sorted.withElement(at: position) { element in
-        guard let (_, id) = EntryIDKey.split(entry: element) else { return true }
-        return try body(id)
-      }
-    }
-    if descending {
-      var position = end
-      while position != start, let previous = sorted.position(before: position) {
-        position = previous
-        guard try visit(position) else { return }
-      }
-      return
-    }
-    var position = start
-    while position != end {
-      guard try visit(position) else { return }
-      position = sorted.position(after: position)
+    try sorted.walk(from: start, to: end, descending: descending) { element in
+      // An element without an id (none is written so) is passed over.
+      guard let (_, id) = EntryIDKey.split(entry: element) else { return true }
+      return try body(id)
     }
   }
 

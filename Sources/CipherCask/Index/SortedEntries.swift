@@ -182,6 +182,27 @@ struct SortedEntries: Sendable {
     return Position(chunk: position.chunk - 1, index: chunks[position.chunk - 1].count - 1)
   }
 
+  /// Calls `body` with the elements from `start` up to (not including) `end`, in order (the
+  /// reverse with `descending`), until it returns false: a chunk at a time, each chunk's
+  /// arrays opened once.
+  func walk(
+    from start: Position, to end: Position, descending: Bool, _ body: (UnsafeRawBufferPointer) throws -> Bool
+  ) rethrows {
+    guard start.chunk < chunks.count else { return }
+    let last = min(end.chunk, chunks.count - 1)
+    guard start.chunk <= last else { return }
+    // The part of chunk `chunk` inside the range.
+    func indices(_ chunk: Int) -> Range<Int> {
+      let lower = chunk == start.chunk ? start.index : 0
+      let upper = chunk == end.chunk ? end.index : chunks[chunk].count
+      return lower..<max(lower, upper)
+    }
+    for step in 0...(last - start.chunk) {
+      let chunk = descending ? last - step : start.chunk + step
+      guard try chunks[chunk].withElements(indices(chunk), descending: descending, body) else { return }
+    }
+  }
+
   /// The position with `rank` elements before it (`endPosition` when `rank` is `count`).
   ///
   /// - Complexity: O(n / c) for chunks of c elements.

@@ -85,12 +85,13 @@ extension CaskQuery {
     }
     if plan.walksSortIndex, let sortIndex = plan.sortIndex, let order {
       var checks = plan.checks
-      var members: IDSet?
+      var members = IDSet(capacity: 0)
+      let testsMembers = plan.driver != nil && plan.testsDriverByIDs
       if let driver = plan.driver {
-        if plan.testsDriverByIDs { members = try driverIDs(driver) } else { checks.insert(driver, at: 0) }
+        if testsMembers { members = try driverIDs(driver) } else { checks.insert(driver, at: 0) }
       }
       try sortIndex.entries.idBytes(in: EntryBounds(lower: nil, upper: nil), descending: !order.ascending) { bytes in
-        if let members, !members.contains(bytes) { return true }
+        if testsMembers, !members.contains(bytes) { return true }
         // Nothing else to test: a skipped id is counted, not made into a `String`.
         if checks.isEmpty, left > 0 {
           left -= 1

@@ -12,6 +12,12 @@ struct IDSet {
   /// Per slot, 0 for empty or the id's number plus one; a power of two of slots, at most
   /// half of them full.
   private var slots: [Int32]
+  /// One bit per hash value's top bits, set for each id's: most ids a walk tests are not in
+  /// the set, and are told so by one bit of an array that stays in the cache, where the slots
+  /// (four times the bytes per id) would miss it.
+  private var filter: [UInt64]
+  /// The right shift of a hash that leaves its bit's number in `filter`.
+  private var filterShift: UInt64
   /// Mixed into every hash, so that which ids share a slot differs from set to set.
   private let seed = UInt64.random(in: 0...UInt64.max)
 
@@ -20,6 +26,11 @@ struct IDSet {
     var size = 16
     while size < 2 * capacity { size *= 2 }
     slots = [Int32](repeating: 0, count: size)
+    starts.reserveCapacity(capacity + 1)
+    bytes.reserveCapacity(capacity * 16)
+    // Eight bits per slot: about one id in 16 not in the set passes the filter.
+    filter = [UInt64](repeating: 0, count: size / 8)
+    filterShift = UInt64(64 - (size * 8).trailingZeroBitCount)
   }
 
   /// The number of ids.
@@ -30,38 +41,58 @@ struct IDSet {
     bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[starts[number]..<starts[number + 1]])) }
   }
 
-  /// The slot holding `id`, or the empty slot where it would go.
-  private func slot(of id: UnsafeRawBufferPointer) -> Int {
-    let mask = slots.count - 1
-    var slot = Int(truncatingIfNeeded: Self.hash(id, seed: seed)) & mask
-    while slots[slot] != 0 {
-      if withID(Int(slots[slot]) - 1, { compareRaw($0, id) == 0 }) { return slot }
-      slot = (slot + 1) & mask
+  /// The slot holding the id of hash `hash` and bytes `id`, or the empty slot where it would go.
+  private func slot(of id: UnsafeRawBufferPointer, hash: UInt64) -> Int {
+    slots.withUnsafeBufferPointer { slots in
+      let mask = slots.count - 1
+      var slot = Int(truncatingIfNeeded: hash) & mask
+      while slots[slot] != 0 {
+        if withID(Int(slots[slot]) - 1, { compareRaw($0, id) == 0 }) { return slot }
+        slot = (slot + 1) & mask
+      }
+      return slot
     }
-    return slot
+  }
+
+  /// The word of `filter` and the bit in it for `hash`.
+  private func filterBit(_ hash: UInt64) -> (word: Int, bit: UInt64) {
+    let number = Int(truncatingIfNeeded: hash >> filterShift)
+    return (number >> 6, 1 << UInt64(number & 63))
   }
 
   /// Adds `id` (its UTF-8 bytes) if it is not there.
   mutating func insert(_ id: UnsafeRawBufferPointer) {
-    let found = slot(of: id)
+    let hash = Self.hash(id, seed: seed)
+    let found = slot(of: id, hash: hash)
     guard slots[found] == 0 else { return }
     bytes.append(contentsOf: id)
     starts.append(bytes.count)
     slots[found] = Int32(count)
+    let (word, bit) = filterBit(hash)
+    filter[word] |= bit
     if 2 * count > slots.count { grow() }
   }
 
   /// Whether `id` (its UTF-8 bytes) is in the set.
   func contains(_ id: UnsafeRawBufferPointer) -> Bool {
-    slots[slot(of: id)] != 0
+    let hash = Self.hash(id, seed: seed)
+    let (word, bit) = filterBit(hash)
+    guard filter.withUnsafeBufferPointer({ $0[word] & bit != 0 }) else { return false }
+    return slots[slot(of: id, hash: hash)] != 0
   }
 
-  /// Doubles the slots and places every id again.
+  /// Doubles the slots (and the filter) and places every id again.
   private mutating func grow() {
-    slots = [Int32](repeating: 0, count: slots.count * 2)
+    let size = slots.count * 2
+    slots = [Int32](repeating: 0, count: size)
+    filter = [UInt64](repeating: 0, count: size / 8)
+    filterShift = UInt64(64 - (size * 8).trailingZeroBitCount)
     for number in 0..<count {
-      let place = withID(number) { slot(of: $0) }
+      let hash = withID(number) { Self.hash($0, seed: seed) }
+      let place = withID(number) { slot(of: $0, hash: hash) }
       slots[place] = Int32(number + 1)
+      let (word, bit) = filterBit(hash)
+      filter[word] |= bit
     }
   }
 
