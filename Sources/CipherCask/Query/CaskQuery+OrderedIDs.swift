@@ -90,10 +90,13 @@ extension CaskQuery {
       if let driver = plan.driver {
         if testsMembers { members = try driverIDs(driver) } else { checks.insert(driver, at: 0) }
       }
+      // Read once: in this generic code, `isEmpty` of an array of a generic type looks up its
+      // metadata each time, which cost more than the rest of a walked entry's test.
+      let noChecks = checks.isEmpty
       try sortIndex.entries.idBytes(in: EntryBounds(lower: nil, upper: nil), descending: !order.ascending) { bytes in
         if testsMembers, !members.contains(bytes) { return true }
         // Nothing else to test: a skipped id is counted, not made into a `String`.
-        if checks.isEmpty, left > 0 {
+        if noChecks, left > 0 {
           left -= 1
           return true
         }

@@ -55,6 +55,7 @@ struct IDSet {
   }
 
   /// The word of `filter` and the bit in it for `hash`.
+  @inline(__always)
   private func filterBit(_ hash: UInt64) -> (word: Int, bit: UInt64) {
     let number = Int(truncatingIfNeeded: hash >> filterShift)
     return (number >> 6, 1 << UInt64(number & 63))
@@ -65,7 +66,8 @@ struct IDSet {
     let hash = Self.hash(id, seed: seed)
     let found = slot(of: id, hash: hash)
     guard slots[found] == 0 else { return }
-    bytes.append(contentsOf: id)
+    // As typed bytes: a raw buffer is appended a byte at a time, a typed one copied whole.
+    bytes.append(contentsOf: id.assumingMemoryBound(to: UInt8.self))
     starts.append(bytes.count)
     slots[found] = Int32(count)
     let (word, bit) = filterBit(hash)
@@ -74,6 +76,7 @@ struct IDSet {
   }
 
   /// Whether `id` (its UTF-8 bytes) is in the set.
+  @inline(__always)
   func contains(_ id: UnsafeRawBufferPointer) -> Bool {
     let hash = Self.hash(id, seed: seed)
     let (word, bit) = filterBit(hash)
@@ -96,20 +99,30 @@ struct IDSet {
     }
   }
 
-  /// A 64-bit hash of `bytes`: eight bytes at a time, each word multiplied in and folded.
+  /// A 64-bit hash of `bytes`: eight bytes at a time, each word multiplied in and folded; an
+  /// id of 8 to 16 bytes (most are) as its first and last eight, two loads and no loop.
+  @inline(__always)
   private static func hash(_ bytes: UnsafeRawBufferPointer, seed: UInt64) -> UInt64 {
     var hash = seed ^ (UInt64(bytes.count) &* 0x9E37_79B9_7F4A_7C15)
-    var start = 0
-    while start < bytes.count {
-      var word: UInt64 = 0
-      if bytes.count - start >= 8 {
-        word = bytes.loadUnaligned(fromByteOffset: start, as: UInt64.self)
-      } else {
-        for index in start..<bytes.count { word |= UInt64(bytes[index]) << (8 * UInt64(index - start)) }
-      }
+    @inline(__always) func mix(_ word: UInt64) {
       hash = (hash ^ word) &* 0xBF58_476D_1CE4_E5B9
       hash ^= hash >> 31
-      start += 8
+    }
+    if bytes.count >= 8, bytes.count <= 16 {
+      mix(bytes.loadUnaligned(as: UInt64.self))
+      mix(bytes.loadUnaligned(fromByteOffset: bytes.count - 8, as: UInt64.self))
+    } else {
+      var start = 0
+      while start < bytes.count {
+        var word: UInt64 = 0
+        if bytes.count - start >= 8 {
+          word = bytes.loadUnaligned(fromByteOffset: start, as: UInt64.self)
+        } else {
+          for index in start..<bytes.count { word |= UInt64(bytes[index]) << (8 * UInt64(index - start)) }
+        }
+        mix(word)
+        start += 8
+      }
     }
     hash &*= 0x94D0_49BB_1331_11EB
     return hash ^ (hash >> 29)
