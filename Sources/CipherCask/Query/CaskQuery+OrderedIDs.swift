@@ -88,18 +88,19 @@ extension CaskQuery {
       var members = IDSet(capacity: 0)
       let testsMembers = plan.driver != nil && plan.testsDriverByIDs
       if let driver = plan.driver {
-        if testsMembers { members = try driverIDs(driver) } else { checks.insert(driver, at: 0) }
-      }
-      // Read once: in this generic code, `isEmpty` of an array of a generic type looks up its
-      // metadata each time, which cost more than the rest of a walked entry's test.
-      let noChecks = checks.isEmpty
-      try sortIndex.entries.idBytes(in: EntryBounds(lower: nil, upper: nil), descending: !order.ascending) { bytes in
-        if testsMembers, !members.contains(bytes) { return true }
-        // Nothing else to test: a skipped id is counted, not made into a `String`.
-        if noChecks, left > 0 {
-          left -= 1
-          return true
+        if testsMembers {
+          members = try IDSet(driver.index.entries, in: driver.predicate.bounds, capacity: driver.entryCount)
+        } else {
+          checks.insert(driver, at: 0)
         }
+      }
+      // Nothing else to test: the skipped ids are counted in the walk, not made into `String`s.
+      let skippedInWalk = checks.isEmpty ? skipping : 0
+      left -= skippedInWalk
+      try sortIndex.entries.idBytes(
+        in: EntryBounds(lower: nil, upper: nil), descending: !order.ascending, members: members,
+        testsMembers: testsMembers, skipping: skippedInWalk
+      ) { bytes in
         let id = String(decoding: bytes, as: UTF8.self)
         guard try passesChecks(id, checks) else { return true }
         return try handOver(id)
@@ -125,18 +126,6 @@ extension CaskQuery {
     }
     for id in ids.dropFirst(skipping) where try !body(id) { break }
     return true
-  }
-
-  /// The ids of the driver's entries in its bounds, as a set.
-  ///
-  /// - Complexity: O(m) for the m entries in the bounds.
-  private func driverIDs(_ driver: QueryPlan<T>.IndexedCondition) throws -> IDSet {
-    var set = IDSet(capacity: driver.entryCount)
-    try driver.index.entries.idBytes(in: driver.predicate.bounds) { id in
-      set.insert(id)
-      return true
-    }
-    return set
   }
 
   /// `ids` in the order of their first text in `sortIndex`, then by id.

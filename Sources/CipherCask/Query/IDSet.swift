@@ -33,6 +33,17 @@ struct IDSet {
     filterShift = UInt64(64 - (size * 8).trailingZeroBitCount)
   }
 
+  /// The ids of `source`'s entries in `bounds`, of which there are about `capacity`.
+  ///
+  /// - Complexity: O(m) for the m entries in the bounds.
+  init(_ source: IndexSource, in bounds: EntryBounds, capacity: Int) throws {
+    self.init(capacity: capacity)
+    try source.idBytes(in: bounds) { id in
+      insert(id)
+      return true
+    }
+  }
+
   /// The number of ids.
   var count: Int { starts.count - 1 }
 
@@ -126,5 +137,26 @@ struct IDSet {
     }
     hash &*= 0x94D0_49BB_1331_11EB
     return hash ^ (hash >> 29)
+  }
+}
+
+extension IndexSource {
+  /// `idBytes(in:descending:skipping:body:)` for the ids in `members` only (every id unless
+  /// `testsMembers`), the first `skipping` of those left out. Not generic, unlike the query
+  /// that calls it, so that the test of each walked id is compiled into the walk: through a
+  /// generic closure it cost several times the test itself.
+  func idBytes(
+    in bounds: EntryBounds, descending: Bool, members: IDSet, testsMembers: Bool, skipping: Int,
+    body: (UnsafeRawBufferPointer) throws -> Bool
+  ) throws {
+    var left = skipping
+    try idBytes(in: bounds, descending: descending) { id in
+      if testsMembers, !members.contains(id) { return true }
+      guard left == 0 else {
+        left -= 1
+        return true
+      }
+      return try body(id)
+    }
   }
 }
