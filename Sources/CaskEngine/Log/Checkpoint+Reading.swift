@@ -38,12 +38,13 @@ extension Checkpoint {
     // Every page the tables imply, each no longer than its contents can make it and no
     // shorter than a slot page's bitmap or one key of a chunk: so a table's slots and chunks
     // are reserved only for pages the file holds.
-    let plans = root.tablePagePlans
-    let before = plans.count + root.sortedPageCount
+    let before = root.tablePageCount + root.sortedPageCount
     guard before <= root.pages.count, root.tombstoneCount > 0 || before == root.pages.count else {
       throw Rejection(reason: "malformed root")
     }
-    for (plan, page) in zip(plans, root.pages) {
+    var number = 0
+    var fits = true
+    root.forEachTablePagePlan { plan in
       let slots = plan.kind == CaskFormat.checkpointPageSlots
       let count = Int(plan.count)
       let least = slots ? CheckpointTableImage.bitmapLength(slots: count) : CaskFormat.checkpointSortedKeyHeadLength + 1
@@ -52,10 +53,14 @@ extension Checkpoint {
         ? CheckpointTableImage.maximumSlotPageLength(slots: count)
         : CheckpointTableImage.maximumChunkPageLength(length: count)
       let head = CaskFormat.checkpointPageHeadLength
-      guard page.length >= RecordCipher.messageLength(plaintextLength: head + least),
-        page.length <= RecordCipher.messageLength(plaintextLength: head + most)
-      else { throw Rejection(reason: "malformed root") }
+      let length = root.pages[number].length
+      number += 1
+      fits =
+        length >= RecordCipher.messageLength(plaintextLength: head + least)
+        && length <= RecordCipher.messageLength(plaintextLength: head + most)
+      return fits
     }
+    guard fits else { throw Rejection(reason: "malformed root") }
     let pageBytes = root.pages.reduce(UInt64(0)) { $0 + UInt64($1.length) }
     guard UInt64(headLength) + UInt64(rootLength) + pageBytes == size else {
       throw Rejection(reason: "the file is not as long as its root says")

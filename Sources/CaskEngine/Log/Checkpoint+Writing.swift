@@ -17,23 +17,38 @@ extension Checkpoint {
     var sortedPage = CaskFormat.checkpointSortedPageTarget
   }
 
-  /// The pages the root implies for the tables, in order: each table's slots
-  /// (`CaskFormat.checkpointSlotsPerPage` to a page), then its chunks (one to a page; none for a sorted group, whose chunks are made
-  /// again from its sorted pages). The sorted pages and the tombstone pages follow them.
-  var tablePagePlans: [PagePlan] {
-    var plans: [PagePlan] = []
-    for (number, table) in tables.enumerated() {
+  /// Calls `body` with the page each table implies, in order, until it returns `false`: each
+  /// table's slots (`CaskFormat.checkpointSlotsPerPage` to a page), then its chunks (one to a
+  /// page; none for a sorted group, whose chunks are made again from its sorted pages). The
+  /// sorted pages and the tombstone pages follow them. No array is built: open checks every
+  /// page's length against its plan.
+  func forEachTablePagePlan(_ body: (PagePlan) -> Bool) {
+    for number in tables.indices {
+      let table = tables[number]
       var left = table.capacity
       while left > 0 {
         let slots = min(left, UInt64(CaskFormat.checkpointSlotsPerPage))
-        plans.append(PagePlan(kind: CaskFormat.checkpointPageSlots, table: UInt32(number), count: UInt32(slots)))
+        guard body(PagePlan(kind: CaskFormat.checkpointPageSlots, table: UInt32(number), count: UInt32(slots))) else {
+          return
+        }
         left -= slots
       }
-      for length in table.chunkLengths where !Self.isSorted(name: table.name) {
-        plans.append(PagePlan(kind: CaskFormat.checkpointPageChunk, table: UInt32(number), count: length))
+      guard !Self.isSorted(name: table.name) else { continue }
+      for length in table.chunkLengths {
+        guard body(PagePlan(kind: CaskFormat.checkpointPageChunk, table: UInt32(number), count: length)) else { return }
       }
     }
-    return plans
+  }
+
+  /// How many pages `forEachTablePagePlan` hands out.
+  var tablePageCount: Int {
+    var count = 0
+    for table in tables {
+      count += Int(
+        (table.capacity + UInt64(CaskFormat.checkpointSlotsPerPage) - 1) / UInt64(CaskFormat.checkpointSlotsPerPage))
+      if !Self.isSorted(name: table.name) { count += table.chunkLengths.count }
+    }
+    return count
   }
 
   /// The whole file for `directory`'s tables (the ungrouped one, then each group's), the

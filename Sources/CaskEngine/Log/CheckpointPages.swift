@@ -54,7 +54,10 @@ final class CheckpointPages: @unchecked Sendable {
       position += UInt64(page.length)
     }
     self.positions = positions
-    segmentLengths = Dictionary(root.segments.map { ($0.id, $0.length) }, uniquingKeysWith: { first, _ in first })
+    var lengths: [UInt32: UInt64] = [:]
+    lengths.reserveCapacity(root.segments.count)
+    for segment in root.segments where lengths[segment.id] == nil { lengths[segment.id] = segment.length }
+    segmentLengths = lengths
     self.removal = removal
   }
 

@@ -33,13 +33,19 @@ extension Manifest {
     func violation(_ file: String, _ reason: String) {
       found.append(CorruptRegion(file: file, offset: 0, length: 0, reason: reason))
     }
-    let byID = Dictionary(present.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+    // Positions in `present`, the first for an id: no array of pairs is built (open runs this
+    // once, and every new generic type costs its metadata at first use).
+    var byID: [UInt32: Int] = [:]
+    byID.reserveCapacity(present.count)
+    for (position, item) in zip(present.indices, present) where byID[item.id] == nil { byID[item.id] = position }
     for entry in segments {
-      let name = Segment.fileName(id: entry.id)
-      guard let item = byID[entry.id] else {
+      guard let position = byID[entry.id] else {
+        let name = Segment.fileName(id: entry.id)
         if !unreadable.contains(name) { violation(name, "a segment the manifest lists is missing") }
         continue
       }
+      let item = present[position]
+      var name: String { Segment.fileName(id: entry.id) }
       if item.order != entry.order {
         violation(name, "the segment's order differs from the manifest's (another file under its name)")
       }

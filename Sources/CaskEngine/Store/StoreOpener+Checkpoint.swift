@@ -51,11 +51,12 @@ extension StoreOpener {
         limit: options.checkpoints?.sortedPageCacheBytes ?? CaskFormat.defaultSortedPageCacheBytes)
       var (directory, tombstones) = try root.load(from: pages, cache: cache)
       directory.setSortedGroups(root.sortedBases(pages: pages, cache: cache), cache: cache)
-      directory.restoreUsage(
-        Dictionary(
-          uniqueKeysWithValues: root.segments.map {
-            ($0.id, SegmentUsage(totalBytes: $0.totalBytes, deadBytes: $0.deadBytes))
-          }))
+      var usage: [UInt32: SegmentUsage] = [:]
+      usage.reserveCapacity(root.segments.count)
+      for segment in root.segments {
+        usage[segment.id] = SegmentUsage(totalBytes: segment.totalBytes, deadBytes: segment.deadBytes)
+      }
+      directory.restoreUsage(usage)
       indexState.directory = directory
       return LoadedCheckpoint(root: root, tombstones: tombstones, listed: Set(root.segments.map(\.id)))
     } catch {
@@ -82,9 +83,14 @@ extension StoreOpener {
     guard root.generation <= manifest.generation else {
       throw Checkpoint.Rejection(reason: "ahead of the manifest (a manifest rolled back)")
     }
-    let byID = Dictionary(found.map { ($0.segment.id, $0) }, uniquingKeysWith: { first, _ in first })
+    var byID: [UInt32: Int] = [:]
+    byID.reserveCapacity(found.count)
+    for position in found.indices where byID[found[position].segment.id] == nil {
+      byID[found[position].segment.id] = position
+    }
     for listed in root.segments {
-      guard let segment = byID[listed.id], segment.segment.order == listed.order, segment.segment.epoch == listed.epoch
+      guard let segment = byID[listed.id].map({ found[$0] }), segment.segment.order == listed.order,
+        segment.segment.epoch == listed.epoch
       else { throw Checkpoint.Rejection(reason: "a segment it describes is gone or replaced") }
       if listed.id == root.coveredSegment {
         guard segment.length >= listed.length else {

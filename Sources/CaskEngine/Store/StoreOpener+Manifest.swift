@@ -50,9 +50,13 @@ extension StoreOpener {
     report.integrityViolations += manifest.disagreements(
       with: present, unreadable: Set(report.unreadableSegments), currentEpoch: ring.current.epoch)
     if let identity = ring.identity {
-      let files = Dictionary(kept.map { ($0.segment.id, $0.segment) }, uniquingKeysWith: { first, _ in first })
+      var positions: [UInt32: Int] = [:]
+      positions.reserveCapacity(kept.count)
+      for (position, item) in zip(kept.indices, kept) where positions[item.segment.id] == nil {
+        positions[item.segment.id] = position
+      }
       report.integrityViolations += manifest.chainDisagreements(with: present, identity: identity) { item in
-        files[item.id].flatMap { try? SegmentLink.tail(of: $0, length: item.length) }
+        positions[item.id].flatMap { try? SegmentLink.tail(of: kept[$0].segment, length: item.length) }
       }
     }
     return kept
