@@ -21,8 +21,9 @@ public final class SecureBytes: @unchecked Sendable {
     let destination = UnsafeMutableRawBufferPointer(start: pointer, count: count)
     // Callers outside this module reach the unspecialised generic: one copy of contiguous
     // bytes instead of a witness call per byte.
-    let copied = bytes.withContiguousStorageIfAvailable { source in
+    let copied = bytes.withContiguousStorageIfAvailable { source -> Bool in
       destination.copyMemory(from: UnsafeRawBufferPointer(source))
+      return true
     }
     if copied == nil { _ = destination.initializeMemory(as: UInt8.self, from: bytes) }
   }

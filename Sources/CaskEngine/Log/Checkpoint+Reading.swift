@@ -79,7 +79,8 @@ extension Checkpoint {
       let coveredSegment = reader.readUInt32(), let coveredOffset = reader.readUInt64(),
       let lastSequence = reader.readUInt64(), let keyCount = reader.readUInt64(), let k0 = reader.readUInt64(),
       let k1 = reader.readUInt64(), let tombstoneCount = reader.readUInt32(), let segmentCount = reader.readUInt32(),
-      let tableCount = reader.readUInt32(), let pageCount = reader.readUInt32(), tableCount > 0,
+      let tableCount = reader.readUInt32(), let pageCount = reader.readUInt32(), let nonceFirst = reader.readUInt64(),
+      let nonceSecond = reader.readUInt64(), tableCount > 0,
       // Every count bounded by the bytes left, before anything is reserved for it.
       UInt64(segmentCount) * UInt64(CaskFormat.checkpointSegmentLength)
         + UInt64(tableCount) * UInt64(CaskFormat.checkpointTableFixedLength)
@@ -133,10 +134,8 @@ extension Checkpoint {
     var pages: [PageReference] = []
     pages.reserveCapacity(Int(pageCount))
     for _ in 0..<pageCount {
-      guard let length = reader.readUInt32(), let digest = reader.readBytes(RNCryptor.Format.hmacLength),
-        length <= CaskFormat.maximumCheckpointPageLength
-      else { return nil }
-      pages.append(PageReference(length: length, digest: digest))
+      guard let length = reader.readUInt32(), length <= CaskFormat.maximumCheckpointPageLength else { return nil }
+      pages.append(PageReference(length: length))
     }
     guard reader.remaining == 0, keys == keyCount else { return nil }
     // The covered segment is the last one described, at the length the root gives it.
@@ -147,6 +146,7 @@ extension Checkpoint {
       hashKey: KeyHashKey(k0: k0, k1: k1), tombstoneCount: tombstoneCount, segments: segments, tables: tables,
       pages: pages, sortedGroups: sortedGroups)
     root.carriesNoAttachedKeys = flags & CaskFormat.checkpointFlagNoAttachedKeys != 0
+    root.nonce = Nonce(first: nonceFirst, second: nonceSecond)
     return root
   }
 }

@@ -55,12 +55,15 @@ extension Checkpoint {
   /// sorted groups' keys in order, and the covered segment's `tombstones`; the root's table, page and tombstone fields are filled
   /// in here.
   ///
+  /// - Parameter nonce: the file's nonce; fresh random bytes unless given (the fuzz seeds fix it,
+  ///   so that making them again gives the same bytes).
   /// - Throws: the directory's `damage` when a page of the checkpoint it was loaded from
   ///   fails as it is loaded here (every page is, through the same path as a lookup's).
   /// - Complexity: O(capacity of the tables), one encryption of each page (and one read and
   ///   decryption of each page of the previous checkpoint not loaded yet).
   func encoded(
-    directory: KeyDirectory, tombstones: HintEntries, cipher: RecordCipher, limits: PageLimits = PageLimits()
+    directory: KeyDirectory, tombstones: HintEntries, cipher: RecordCipher, limits: PageLimits = PageLimits(),
+    nonce: Nonce? = nil
   ) throws -> [UInt8] {
     guard directory.loadAllPages() else {
       throw directory.damage
@@ -84,6 +87,7 @@ extension Checkpoint {
           arenaDead: 0, arenaUsed: lengths.last ?? 0, chunkLengths: lengths))
     }
     root.pages = []
+    root.nonce = try nonce ?? Nonce.random()
     var body: [UInt8] = []
     func seal(_ plan: PagePlan, _ contents: UnsafeRawBufferPointer) throws {
       var page = ByteWriter(capacity: CaskFormat.checkpointPageHeadLength + contents.count)
@@ -93,10 +97,11 @@ extension Checkpoint {
       page.append(UInt32(root.pages.count))
       page.append(plan.table)
       page.append(plan.count)
+      page.append(root.nonce.first)
+      page.append(root.nonce.second)
       page.append(contentsOf: contents)
-      let message = Array(try cipher.seal(Data(page.bytes)))
-      root.pages.append(
-        PageReference(length: UInt32(message.count), digest: message.suffix(RNCryptor.Format.hmacLength)))
+      let message = try cipher.seal(Data(page.bytes))
+      root.pages.append(PageReference(length: UInt32(message.count)))
       body.append(contentsOf: message)
     }
     for (number, (_, table)) in named.enumerated() {
