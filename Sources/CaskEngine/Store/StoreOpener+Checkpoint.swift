@@ -13,27 +13,29 @@ extension StoreOpener {
     var listed: Set<UInt32>
   }
 
-  /// Step 5b: reads and checks the checkpoint's root and, if it matches the segments found and
-  /// the manifest, makes `indexState.directory` (which must be empty) its tables, whose slot
-  /// pages load when first touched (the file stays open for them). Otherwise leaves the index
-  /// empty and records why in `checkpointIgnored`.
+  /// Step 5b (`listed`: the directory's listing holds `CHECKPOINT`): reads and checks the
+  /// checkpoint's root and, if it matches the segments found and the manifest, makes
+  /// `indexState.directory` (which must be empty) its tables, whose slot pages load when first
+  /// touched (the file stays open for them). Otherwise leaves the index empty and records why
+  /// in `checkpointIgnored`.
   ///
   /// - Returns: the checkpoint loaded, or `nil` (none, or ignored).
   func loadCheckpoint(
-    found: [FoundSegment], manifest: Manifest, ring: KeyRing, header: StoreHeader?,
+    found: [FoundSegment], manifest: Manifest, ring: KeyRing, header: StoreHeader?, listed: Bool,
     indexState: inout CaskStore.IndexState
   ) -> LoadedCheckpoint? {
     let checkpointPath = "\(path)/\(CaskFormat.checkpointFileName)"
-    let kind = fileSystem.fileKind(checkpointPath)
-    guard kind != .missing else { return nil }
+    // The directory's listing, read under the lock, says whether there is one; opening it
+    // refuses anything but a regular file (no symbolic link is followed).
+    guard listed else { return nil }
     do throws(Checkpoint.Rejection) {
-      guard kind == .file, let file = try? fileSystem.open(checkpointPath, mode: .readOnly) else {
+      guard let file = try? fileSystem.open(checkpointPath, mode: .readOnly) else {
         throw Checkpoint.Rejection(reason: "not a regular file")
       }
       var keepsFile = false
       defer { if !keepsFile { file.close() } }
       // A planted sparse file costs nothing: the pages are read one at a time, each bounded.
-      guard let size = try? file.size(), file.nextHole(from: 0) >= size else {
+      guard let size = try? file.size(), file.nextHole(from: 0, size: size) >= size else {
         throw Checkpoint.Rejection(reason: "the file has a hole")
       }
       let read = { (offset: UInt64, count: Int) -> [UInt8]? in

@@ -5,10 +5,12 @@ import Foundation
 extension StoreOpener {
   /// The store's manifest, `nil` when there is none.
   ///
+  /// - Parameter listed: whether the directory's listing, read under the lock, holds its name
+  ///   (so that open does not look the path up again).
   /// - Throws: `CaskError.integrityViolation` when it is there but damaged or forged.
-  func readManifest(ring: KeyRing) throws -> Manifest? {
+  func readManifest(ring: KeyRing, listed: Bool) throws -> Manifest? {
     let manifestPath = "\(path)/\(CaskFormat.manifestFileName)"
-    guard fileSystem.fileKind(manifestPath) != .missing else { return nil }
+    guard listed else { return nil }
     let file = try fileSystem.open(manifestPath, mode: .readOnly)
     defer { file.close() }
     return try Manifest.decode(try file.readWhole(limit: CaskFormat.maximumManifestLength), ring: ring)

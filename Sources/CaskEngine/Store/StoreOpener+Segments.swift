@@ -27,7 +27,7 @@ extension StoreOpener {
     }
     if cipher.bindsRecords {
       do {
-        manifest = try readManifest(ring: ring)
+        manifest = try readManifest(ring: ring, listed: names.contains(CaskFormat.manifestFileName))
         found = try applyManifest(manifest, to: found, ring: ring, report: &indexState.recovery)
       } catch CaskError.integrityViolation(let file, let reason) {
         indexState.recovery.integrityViolations.append(CorruptRegion(file: file, offset: 0, length: 0, reason: reason))
@@ -51,7 +51,9 @@ extension StoreOpener {
     // 5b. The checkpoint, when it matches the log, gives the index as of a place in it.
     var checkpoint: LoadedCheckpoint?
     if let manifest, indexState.recovery.integrityViolations.isEmpty, indexState.recovery.unreadableSegments.isEmpty {
-      checkpoint = loadCheckpoint(found: found, manifest: manifest, ring: ring, header: header, indexState: &indexState)
+      checkpoint = loadCheckpoint(
+        found: found, manifest: manifest, ring: ring, header: header,
+        listed: names.contains(CaskFormat.checkpointFileName), indexState: &indexState)
     }
     try indexSegments(
       found, checkpoint: checkpoint, currentEpoch: cipher.epoch, identity: ring.identity, indexState: &indexState,
@@ -92,7 +94,8 @@ extension StoreOpener {
   private func removeLeftovers(_ names: [String]) throws -> Set<String> {
     var removed: Set<String> = []
     guard !options.readOnly else { return removed }
-    let segmentIDs = Set(names.compactMap { Segment.id(fromFileName: $0, extension: CaskFormat.segmentExtension) })
+    let segmentIDs = SortedSegmentIDs(
+      names.compactMap { Segment.id(fromFileName: $0, extension: CaskFormat.segmentExtension) })
     for name in names {
       let orphanHint = Segment.id(fromFileName: name, extension: CaskFormat.hintExtension).map {
         !segmentIDs.contains($0)
