@@ -83,10 +83,11 @@ public enum PeerMain {
   }
 }
 
-struct PeerUsageError: Error, CustomStringConvertible {
-  let description: String
+/// A command line (or request) that cannot be understood: exit 64.
+public struct PeerUsageError: Error, CustomStringConvertible {
+  public let description: String
 
-  init(_ description: String) {
+  public init(_ description: String) {
     self.description = description
   }
 }

@@ -183,7 +183,7 @@ enum ColdCommand: BenchCommand {
   }
 
   /// SQLCipher with the same columns and indexes as the five-index store.
-  static let diskPeer = PeerEngine(name: "sqlcipher+citydate", executable: "peer-sqlcipher")
+  static let diskPeer: PeerEngine = "sqlcipher+citydate"
 
   /// The disk of `count` events with five indexes (`queries --composite`'s), without indexes,
   /// and in SQLCipher (filled by its peer process, which also runs its queries once).

@@ -29,14 +29,10 @@ enum ObjectsCommand: BenchCommand {
   ]
 
   static let cipherCask = PeerEngine.cipherCask
-  static let engines = [
-    cipherCask,
-    PeerEngine(name: "ciphercask+json", executable: "peer-cask"),
-    PeerEngine(name: "ciphercask+plist", executable: "peer-cask"),
-    PeerEngine(name: "sqlite+rncryptor", executable: "peer-sqlite"),
-    PeerEngine(name: "sqlcipher", executable: "peer-sqlcipher"),
+  static let engines: [PeerEngine] = [
+    cipherCask, "ciphercask+json", "ciphercask+plist", "sqlite+rncryptor", "sqlcipher",
   ]
-  static let seedDesign = PeerEngine(name: "sqlite+pbkdf2", executable: "peer-sqlite")
+  static let seedDesign = PeersCommand.seedDesign
   static let workloads = ["save", "save-batch", "get", "all", "filter"]
 
   struct Settings: Codable {

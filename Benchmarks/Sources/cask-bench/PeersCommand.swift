@@ -27,17 +27,12 @@ enum PeersCommand: BenchCommand {
   ]
 
   static let cipherCask = PeerEngine.cipherCask
-  static let peers = [
-    PeerEngine(name: "sqlite+rncryptor", executable: "peer-sqlite"),
-    PeerEngine(name: "sqlcipher", executable: "peer-sqlcipher"),
-    PeerEngine(name: "lmdb", executable: "peer-lmdb"),
-    PeerEngine(name: "lmdb+rncryptor", executable: "peer-lmdb"),
-    PeerEngine(name: "leveldb", executable: "peer-leveldb"),
-    PeerEngine(name: "leveldb+rncryptor", executable: "peer-leveldb"),
+  static let peers: [PeerEngine] = [
+    "sqlite+rncryptor", "sqlcipher", "lmdb", "lmdb+rncryptor", "leveldb", "leveldb+rncryptor",
   ]
   static var peerNames: [String] { peers.map(\.name) }
   /// The per-value PBKDF2 design, measured on `Settings.seedSample` keys only.
-  static let seedDesign = PeerEngine(name: "sqlite+pbkdf2", executable: "peer-sqlite")
+  static let seedDesign: PeerEngine = "sqlite+pbkdf2"
 
   struct Settings: Codable {
     let quick: Bool

@@ -26,10 +26,7 @@ enum QueriesCommand: BenchCommand {
   ]
 
   /// The SQL peers of the comparison.
-  static let peers = [
-    PeerEngine(name: "sqlcipher", executable: "peer-sqlcipher"),
-    PeerEngine(name: "sqlite+rncryptor", executable: "peer-sqlite"),
-  ]
+  static let peers: [PeerEngine] = ["sqlcipher", "sqlite+rncryptor"]
 
   /// Whether a peer's queries are scans, run `scanRuns` times rather than `--runs`: the
   /// sealed rows of SQLite+RNCryptor are read and decrypted whole.

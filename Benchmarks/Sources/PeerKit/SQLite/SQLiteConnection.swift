@@ -10,9 +10,9 @@ final class SQLiteConnection {
   init(path: String, library: SQLiteLibrary, pragmas: [String]) throws {
     self.library = library
     var handle: OpaquePointer?
-    let flags = library.codes.openReadWrite | library.codes.openCreate | library.codes.openNoMutex
+    let flags = SQLiteLibrary.openFlags
     let status = library.openV2(path, &handle, flags, nil)
-    guard status == library.codes.ok, let handle else {
+    guard status == SQLiteLibrary.ok, let handle else {
       _ = library.closeV2(handle)
       throw PeerError("sqlite: cannot open the database (status \(status))")
     }
@@ -52,7 +52,7 @@ final class SQLiteConnection {
   func prepare(_ sql: String) throws -> SQLiteStatement {
     var statement: OpaquePointer?
     let status = library.prepareV2(handle, sql, -1, &statement, nil)
-    guard status == library.codes.ok, let statement else { throw error("prepare", status) }
+    guard status == SQLiteLibrary.ok, let statement else { throw error("prepare", status) }
     return SQLiteStatement(connection: self, handle: statement)
   }
 
@@ -82,8 +82,8 @@ final class SQLiteStatement {
   /// - Returns: `true` when a row is ready, `false` when the statement is done.
   func step() throws -> Bool {
     let status = library.step(handle)
-    if status == library.codes.row { return true }
-    if status == library.codes.done { return false }
+    if status == SQLiteLibrary.row { return true }
+    if status == SQLiteLibrary.done { return false }
     throw connection.error("step", status)
   }
 
@@ -95,11 +95,11 @@ final class SQLiteStatement {
     return try text.withUTF8 { utf8 in
       try utf8.withMemoryRebound(to: CChar.self) { characters in
         let status = library.bindText(handle, 1, characters.baseAddress, Int32(characters.count), nil)
-        guard status == library.codes.ok else { throw connection.error("bind", status) }
+        guard status == SQLiteLibrary.ok else { throw connection.error("bind", status) }
         guard let blob else { return try body() }
         return try blob.withUnsafeBytes { bytes in
           let status = library.bindBlob(handle, 2, bytes.baseAddress, Int32(bytes.count), nil)
-          guard status == library.codes.ok else { throw connection.error("bind", status) }
+          guard status == SQLiteLibrary.ok else { throw connection.error("bind", status) }
           return try body()
         }
       }
