@@ -7,7 +7,6 @@ enum AsyncBridge {
   /// Runs `work` in a detached task and blocks this thread until it ends.
   ///
   /// - Returns: what `work` returned.
-  /// - Throws: what `work` threw.
   static func wait<R: Sendable>(_ work: @escaping @Sendable () async throws -> R) throws -> R {
     let done = DispatchSemaphore(value: 0)
     let result = ResultBox<R>()

@@ -3,15 +3,12 @@ import Foundation
 import PeerKit
 import Synchronization
 
-/// `cask-bench engine`: CaskEngine's operations on stores of 10k, 100k and 1M keys (random
-/// 16-byte keys, 1 KiB random values), each figure printed beside its target.
-///
-/// Measured per size: put, get (hot, random order; also from 2 threads at once), overwrite and delete with `.never`
-/// durability; open with and without hint files; the index's memory per key (process RSS and
-/// heap in use before and after open, and the figure the index table's layout gives), also with
-/// 15-byte keys, which the memory target is about; compaction throughput after overwriting half the
-/// keys, and put latency while a compaction runs in another thread. Once per run: durable puts
-/// (`.always`) with 1 and 8 writer threads beside the disk's own `fdatasync` rate.
+/// `cask-bench engine`: CaskEngine on stores of 10k, 100k and 1M keys (random 16-byte keys,
+/// 1 KiB random values). Per size, with `.never`: put, get (also from 2 threads), overwrite,
+/// delete; open with and without hints; the index's memory per key (RSS, heap, the table
+/// layout's figure; also with the 15-byte keys of the memory target); compaction after
+/// overwriting half the keys, and put latency beside it. Once: durable puts (`.always`) from 1
+/// and 8 writers beside the disk's own `fdatasync` rate.
 enum EngineCommand: BenchCommand {
   static let name = "engine"
   static let abstract = "CaskEngine put/get/delete/overwrite, durable puts, open, index memory and compaction."
@@ -28,10 +25,9 @@ enum EngineCommand: BenchCommand {
     ResultsDestination.option,
   ]
 
-  /// The password of every benchmark store.
-  static let password = "cask-bench password"
-  /// Reader threads of the concurrent get row (no target: the get target is for one
-  /// thread; the row shows whether readers hold each other up).
+  static let password = ValueCipher.password
+  /// Reader threads of the concurrent get row (no target: it shows whether readers hold each
+  /// other up).
   static let concurrentReaders = 2
 
   static func run(arguments: [String]) throws {
@@ -48,8 +44,8 @@ enum EngineCommand: BenchCommand {
     }
   }
 
-  /// One results file per store size (`engine-10000.json`) and one for durable puts
-  /// (`engine-durable.json`); a run of an older format version names it (`engine-format2-10000.json`).
+  /// `engine-10000.json` per size and `engine-durable.json`; an older format version names
+  /// itself (`engine-format2-10000.json`).
   static func write(_ report: Report, to results: ResultsDestination) throws {
     let format =
       report.settings.formatVersion == CaskFormat.formatVersion ? "" : "format\(report.settings.formatVersion)-"
@@ -69,67 +65,44 @@ enum EngineCommand: BenchCommand {
   // MARK: Settings
 
   struct Settings: Codable {
-    let quick: Bool
-    /// Store sizes, in keys.
-    let sizes: [Int]
-    /// Runs behind each median for sizes up to `largeSize` keys...
-    let runs: Int
-    /// ...and above it, where one run writes gigabytes.
-    let largeRuns: Int
-    let largeSize: Int
+    var quick: Bool
+    var sizes: [Int]
+    /// Runs behind each median up to `largeSize` keys, and above it (a run writes gigabytes).
+    var runs: Int
+    var largeRuns = 3
+    var largeSize = 200_000
     /// UTF-8 bytes of the keys measured throughout, and of the second memory figure.
-    let keyBytes: Int
-    let inlineKeyBytes: Int
-    let valueBytes: Int
+    var keyBytes = 16
+    var inlineKeyBytes = 15
+    var valueBytes = 1024
     /// Distinct random values the puts cycle through (each is encrypted afresh with its own IV).
-    let valuePool: Int
+    var valuePool = 256
     /// Durable puts: the writer-thread counts, the puts of one run for each, and the runs.
-    let durableWriters: [Int]
-    let durableOperations: [Int]
-    let durableRuns: Int
-    /// Appends of one record each, each followed by `fdatasync`, for the disk's own rate.
-    let syncProbeWrites: Int
-    /// Seconds after which a put, overwrite or delete phase stops, so that a run ends even
-    /// when single puts slow down as the store grows.
-    let phaseBudget: Double
+    var durableWriters = [1, 8]
+    var durableOperations: [Int]
+    var durableRuns: Int
+    /// Appends of one record, each followed by `fdatasync`, for the disk's own rate.
+    var syncProbeWrites: Int
+    /// Seconds after which a put, overwrite or delete phase stops, however slow single puts get.
+    var phaseBudget: Double
     /// Single puts timed with and without a compaction running, per compaction run.
-    let compactionPuts: Int
-    /// Compaction is skipped at a size when the previous size's compaction, scaled by the
-    /// number of keys, predicts more seconds than this for one; and no further run starts once
-    /// the compactions at a size have taken `compactionSeconds` in all.
-    let compactionLimit: Double
-    let compactionSeconds: Double
+    var compactionPuts: Int
+    /// Compaction is skipped at a size where the previous size's, scaled by the keys, predicts
+    /// more seconds than `compactionLimit`; no run starts after `compactionSeconds` in all.
+    var compactionLimit: Double
+    var compactionSeconds: Double
     /// Where the stores were, and its file system.
-    let directory: String
-    let fileSystem: String
-    /// The seed of the generator behind every key, value and order.
-    let seed: UInt64
-    /// The format version of the stores measured (`--format`).
-    let formatVersion: UInt16
+    var directory: String
+    var fileSystem: String
+    var seed = UInt64.random(in: 0...UInt64.max)
+    var formatVersion = EngineCommand.formatVersion.load(ordering: .relaxed)
 
     init(quick: Bool, sizes: [Int], directory: String) {
-      self.quick = quick
-      self.sizes = sizes
-      runs = quick ? 3 : 5
-      largeRuns = 3
-      largeSize = 200_000
-      keyBytes = 16
-      inlineKeyBytes = 15
-      valueBytes = 1024
-      valuePool = 256
-      durableWriters = [1, 8]
-      durableOperations = quick ? [100, 400] : [1_000, 8_000]
-      durableRuns = quick ? 3 : 5
-      syncProbeWrites = quick ? 100 : 500
-      phaseBudget = quick ? 1 : 120
-      compactionPuts = quick ? 2_000 : 10_000
-      compactionLimit = quick ? 30 : 300
-      compactionSeconds = quick ? 10 : 60
-      self.directory = directory
+      (self.quick, self.sizes, self.directory) = (quick, sizes, directory)
+      (runs, durableOperations, durableRuns) = quick ? (3, [100, 400], 3) : (5, [1_000, 8_000], 5)
+      (syncProbeWrites, phaseBudget, compactionPuts) = quick ? (100, 1, 2_000) : (500, 120, 10_000)
+      (compactionLimit, compactionSeconds) = quick ? (30, 10) : (300, 60)
       fileSystem = ScratchDirectory.fileSystemName(of: directory)
-      var system = SystemRandomNumberGenerator()
-      seed = system.next()
-      formatVersion = EngineCommand.formatVersion.load(ordering: .relaxed)
     }
 
     /// Runs behind each median at a store size.
@@ -140,7 +113,6 @@ enum EngineCommand: BenchCommand {
 
   // MARK: Targets
 
-  /// The targets; each is printed beside its figure and listed at the end.
   enum Goal {
     static let putOpsPerSecond = 200_000.0
     static let getOpsPerSecond = 300_000.0

@@ -23,8 +23,6 @@ final class KintoLauncher: @unchecked Sendable {
   ///   - postgres: a PostgreSQL URL for storage and permissions (migrated first), or `nil` for
   ///     the memory backend.
   ///   - directory: where the settings and the server's log go.
-  /// - Throws: `BenchError` when Kinto is not installed, cannot migrate, or does not answer
-  ///   within 30 s (with the end of its log).
   init(postgres: String?, directory: String) throws {
     // The venv's `kinto` in the repository this binary was built from.
     let executable = ResultsDestination.repository + "/.venv-kinto/bin/kinto"
@@ -131,8 +129,6 @@ enum Loopback {
   }
 
   /// A TCP socket bound to a free port (port 0, the system's choice), and that port.
-  ///
-  /// - Throws: `BenchError` when no socket can be made or bound.
   static func bind() throws -> (descriptor: Int32, port: Int) {
     let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard descriptor >= 0 else { throw BenchError("socket() failed: \(String(cString: strerror(errno)))") }

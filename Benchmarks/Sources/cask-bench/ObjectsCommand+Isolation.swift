@@ -47,8 +47,6 @@ extension ObjectsCommand {
   static let isolationObjects = 10_000
 
   /// Fills the two stores in `directory` and times `all()` in each `runs` times.
-  ///
-  /// - Throws: `BenchError` when `all()` returns the wrong number of objects; store errors.
   static func measureIsolation(storeKeys: Int, runs: Int, seed: UInt64, directory: String) throws -> Isolation {
     let objects = isolationObjects
     let options = CaskStore.Options(durability: .never)

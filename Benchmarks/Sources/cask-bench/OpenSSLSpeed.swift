@@ -28,7 +28,6 @@ enum OpenSSLSpeed {
   /// Runs `openssl speed` for one primitive and block size.
   ///
   /// - Returns: bytes per second.
-  /// - Throws: `BenchError` when openssl is missing, fails, or prints something unexpected.
   static func measure(_ primitive: Primitive, bytes: Int, seconds: Int) throws -> Double {
     let output = try Subprocess.output("openssl", arguments(primitive, bytes: bytes, seconds: seconds))
     return try parse(output, bytes: bytes)
@@ -41,8 +40,6 @@ enum OpenSSLSpeed {
   /// +H:1024:16384
   /// +F:25:AES-256-CBC:764406784.00:783941632.00
   /// ```
-  ///
-  /// - Throws: `BenchError` when either line is missing or has no figure for `bytes`.
   static func parse(_ output: String, bytes: Int) throws -> Double {
     let lines = output.split(whereSeparator: \.isNewline)
     guard let header = lines.first(where: { $0.hasPrefix("+H:") }),

@@ -71,10 +71,6 @@ enum ReportCommand: BenchCommand {
   }
 
   /// `text` with the part between each pair of markers replaced by its section.
-  ///
-  /// - Throws: `BenchError` for a marker without its end, a name no section has, or a section
-  ///   the document has no markers for: a part silently left stale or dropped is what this
-  ///   command exists to prevent.
   static func splice(_ text: String, sections: [String: String]) throws -> String {
     var out: [Substring] = []
     var lines = text.split(separator: "\n", omittingEmptySubsequences: false)[...]

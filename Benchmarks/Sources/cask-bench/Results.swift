@@ -45,8 +45,6 @@ final class ResultsDestination {
   /// Where `subcommand` run with `arguments` writes: `folder` (`--results`), or by default
   /// Benchmarks/results; a `quick` run keeps no results unless told where, so that CI's short,
   /// noisy runs never replace the committed ones.
-  ///
-  /// - Throws: `BenchError` when the folder cannot be created or written.
   init(_ subcommand: String, arguments: [String], folder given: String?, quick: Bool) throws {
     self.subcommand = subcommand
     command = (["cask-bench", subcommand] + arguments).joined(separator: " ")
@@ -76,8 +74,6 @@ final class ResultsDestination {
 
   /// Writes `figures` as `<subcommand>-<size>.json` (or `<subcommand>.json`, or with `name` in
   /// place of the size) in the folder, replacing the file of the previous run.
-  ///
-  /// - Throws: `BenchError` when the file cannot be written.
   func write<Figures: Encodable>(_ figures: Figures, size: Int? = nil, name: String? = nil) throws {
     let suffix = name ?? size.map(String.init)
     let file = subcommand + (suffix.map { "-" + $0 } ?? "") + ".json"
@@ -145,8 +141,6 @@ final class ResultsDestination {
 }
 
 /// Writes `data` to `path` atomically: a results file, the document, a chart.
-///
-/// - Throws: `BenchError` when it cannot be written.
 func writeAtomically(_ data: Data, to path: String) throws {
   do {
     try data.write(to: URL(fileURLWithPath: path), options: .atomic)

@@ -28,8 +28,6 @@ struct ResultsSet {
   }
 
   /// Reads every `*.json` in `folder`, in name order.
-  ///
-  /// - Throws: `BenchError` naming a file that cannot be read or decoded.
   static func load(_ folder: String) throws -> ResultsSet {
     let names: [String]
     do {
@@ -52,8 +50,6 @@ struct ResultsSet {
 
   /// Adds one results file, `name` in `folder`, after checking that it decodes as its
   /// subcommand's figures.
-  ///
-  /// - Throws: `BenchError` when it is not a results file of its subcommand.
   mutating func add(_ name: String, data: Data, folder: String) throws {
     func decode<Figures: Decodable>(_ type: Figures.Type) throws -> ResultsFile<Figures> {
       do {

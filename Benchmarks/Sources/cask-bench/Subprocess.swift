@@ -6,8 +6,6 @@ enum Subprocess {
   /// returns its standard output. Its standard error is discarded, or passed through to this
   /// process's when `passingErrors` (a peer's progress lines); `input`, if any, is its standard
   /// input (a short script: it is written whole before the output is read).
-  ///
-  /// - Throws: `BenchError` when it cannot start, exits with a non-zero status or is killed.
   static func output(
     _ program: String, _ arguments: [String], executable: URL? = nil, passingErrors: Bool = false,
     environment: [String: String]? = nil, input: String? = nil
