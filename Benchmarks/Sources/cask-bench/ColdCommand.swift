@@ -3,13 +3,10 @@ import Foundation
 import PeerKit
 
 /// `cask-bench cold`: what an app pays at launch for an indexed collection. Builds N events with
-/// indexes on city, date, each attendee and (city, date), and the same events without indexes,
-/// closes both, then, round by round, in fresh processes of this executable (`--child`): opens
-/// the indexed store with fixed keys (no key derivation), counts one city and reads the first
-/// page of its 20 newest events (the composite index's order), and reads the process's memory;
-/// opens the store without indexes, whose heap growth is the key directory's own figure; opens
-/// the indexed store and saves one event. Also the disk of a collection with five indexes
-/// beside the same events without indexes and in SQLCipher with the same columns and indexes.
+/// indexes on city, date, each attendee and (city, date), and without, then in fresh processes
+/// of this executable (`--child`), round by round: open with fixed keys, count one city and
+/// read its 20 newest, and the memory; open without indexes (the key directory's own heap);
+/// open and save. Also the disk with five indexes, without, and in SQLCipher.
 enum ColdCommand: BenchCommand {
   static let name = "cold"
   static let abstract =

@@ -1,13 +1,10 @@
 import Foundation
 import PeerKit
 
-/// `cask-bench objects`: typed collections of a 10-field Codable struct (`BenchObject`) in
-/// CipherCask (the default binary coder, JSON and property lists) beside SQLite storing the same JSON
-/// encrypted per row with RNCryptor, SQLCipher storing it as plain rows of its encrypted pages,
-/// and the per-object PBKDF2 design on a small sample. Workloads: save (one per transaction), save-batch
-/// (`save(contentsOf:)`, 1,000 objects a transaction), get (random order), all, filter.
-/// Then, in this process, the isolation cost rule: `all()` of 10,000 objects alone in a store and
-/// in a crowded store (ObjectsCommand+Isolation.swift).
+/// `cask-bench objects`: collections of `BenchObject` in CipherCask (binary coder, JSON,
+/// property lists) beside SQLite with RNCryptor rows, SQLCipher's plain rows, and the
+/// per-object PBKDF2 design on a small sample (`ObjectRunner`'s workloads); then, in this
+/// process, `all()` of 10,000 objects alone in a store and in a crowded one (+Isolation).
 enum ObjectsCommand: BenchCommand {
   static let name = "objects"
   static let abstract =

@@ -1,9 +1,6 @@
-/// The machine's own speed for a primitive, measured with `openssl speed` in the same run as
-/// the figures it bounds.
-///
-/// Each measurement is `openssl speed -elapsed -seconds S -bytes B -mr <primitive>`: wall-clock
-/// time (`-elapsed`, like our own timings), one block size per call so a run stays short, and
-/// the machine-readable output, which gives bytes per second.
+/// The machine's own speed for a primitive in the same run as the figures it bounds:
+/// `openssl speed -elapsed -seconds S -bytes B -mr <primitive>`, wall-clock time like ours, one
+/// block size per call, machine-readable bytes per second.
 enum OpenSSLSpeed {
   enum Primitive: String, Codable, CaseIterable {
     case aes256CBCEncrypt = "aes-256-cbc-encrypt"
