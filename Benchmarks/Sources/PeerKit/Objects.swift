@@ -48,7 +48,6 @@ public protocol ObjectStore: AnyObject {
   func close() throws
 }
 
-/// Opens one engine's object store (one row of the `objects` comparison).
 public protocol ObjectStoreOpener: PeerOpener {
   func open(directory: String, durability: Durability) throws -> any ObjectStore
 }

@@ -34,10 +34,8 @@ final class KintoLauncher: @unchecked Sendable {
     self.directory = directory
     let ini = directory + "/kinto.ini"
     let log = directory + "/kinto.log"
-    do {
+    try explained("cannot write '\(ini)'") {
       try Self.settings(port: port, postgres: postgres).write(toFile: ini, atomically: true, encoding: .utf8)
-    } catch {
-      throw BenchError("cannot write '\(ini)': \(error.localizedDescription)")
     }
     if postgres != nil {
       guard (try? Subprocess.output(executable, ["migrate", "--ini", ini])) != nil else {
@@ -54,11 +52,7 @@ final class KintoLauncher: @unchecked Sendable {
     process.standardInput = lifeline
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
-    do {
-      try process.run()
-    } catch {
-      throw BenchError("cannot start kinto: \(error.localizedDescription)")
-    }
+    try explained("cannot start kinto") { try process.run() }
     let deadline = Date().addingTimeInterval(30)
     while Date() < deadline {
       if Self.answers(url.appendingPathComponent("/")) { return }

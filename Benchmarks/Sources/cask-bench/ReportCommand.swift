@@ -26,17 +26,10 @@ enum ReportCommand: BenchCommand {
     let results = try ResultsSet.load(folder)
     guard !results.sources.isEmpty else { throw BenchError("no results files in '\(folder)'") }
 
-    let text: String
-    do {
-      text = try String(contentsOfFile: doc, encoding: .utf8)
-    } catch {
-      throw BenchError("cannot read '\(doc)': \(error.localizedDescription)")
-    }
+    let text = try explained("cannot read '\(doc)'") { try String(contentsOfFile: doc, encoding: .utf8) }
     try writeAtomically(Data(try splice(text, sections: sections(results)).utf8), to: doc)
-    do {
+    try explained("cannot create '\(charts)'") {
       try FileManager.default.createDirectory(atPath: charts, withIntermediateDirectories: true)
-    } catch {
-      throw BenchError("cannot create '\(charts)': \(error.localizedDescription)")
     }
     printToStandardError("report: wrote \(doc) from \(results.sources.count) results files")
     for written in try drawCharts(results, in: charts) {

@@ -50,10 +50,8 @@ final class ResultsDestination {
     command = (["cask-bench", subcommand] + arguments).joined(separator: " ")
     folder = given ?? (quick ? nil : Self.defaultFolder)
     guard let folder else { return }
-    do {
+    try explained("cannot create the results folder '\(folder)'") {
       try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-    } catch {
-      throw BenchError("cannot create the results folder '\(folder)': \(error.localizedDescription)")
     }
     guard FileManager.default.isWritableFile(atPath: folder) else {
       throw BenchError("cannot write results: '\(folder)' is not a writable folder")
@@ -83,12 +81,7 @@ final class ResultsDestination {
       loadAtEnd: LoadAverage.current(), figures: figures)
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-    let data: Data
-    do {
-      data = try encoder.encode(results) + Data("\n".utf8)
-    } catch {
-      throw BenchError("cannot encode a results file: \(error.localizedDescription)")
-    }
+    let data = try explained("cannot encode a results file") { try encoder.encode(results) + Data("\n".utf8) }
     try written.add(file, data: data, folder: folder ?? "(not kept)")
     guard let folder else {
       printToStandardError("\(subcommand): \(file) not written (a --quick run keeps results only with --results DIR)")
@@ -142,10 +135,15 @@ final class ResultsDestination {
 
 /// Writes `data` to `path` atomically: a results file, the document, a chart.
 func writeAtomically(_ data: Data, to path: String) throws {
+  try explained("cannot write '\(path)'") { try data.write(to: URL(fileURLWithPath: path), options: .atomic) }
+}
+
+/// What `body` returns; when it throws, a `BenchError` of `failure` with the reason.
+func explained<Result>(_ failure: @autoclosure () -> String, _ body: () throws -> Result) throws -> Result {
   do {
-    try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+    return try body()
   } catch {
-    throw BenchError("cannot write '\(path)': \(error.localizedDescription)")
+    throw BenchError("\(failure()): \(error.localizedDescription)")
   }
 }
 

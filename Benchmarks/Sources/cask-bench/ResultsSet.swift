@@ -29,19 +29,13 @@ struct ResultsSet {
 
   /// Reads every `*.json` in `folder`, in name order.
   static func load(_ folder: String) throws -> ResultsSet {
-    let names: [String]
-    do {
-      names = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".json") }.sorted()
-    } catch {
-      throw BenchError("cannot list the results folder '\(folder)': \(error.localizedDescription)")
+    let names = try explained("cannot list the results folder '\(folder)'") {
+      try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".json") }.sorted()
     }
     var set = ResultsSet()
     for name in names {
-      let data: Data
-      do {
-        data = try Data(contentsOf: URL(fileURLWithPath: folder + "/" + name))
-      } catch {
-        throw BenchError("cannot read '\(folder)/\(name)': \(error.localizedDescription)")
+      let data = try explained("cannot read '\(folder)/\(name)'") {
+        try Data(contentsOf: URL(fileURLWithPath: folder + "/" + name))
       }
       try set.add(name, data: data, folder: folder)
     }
