@@ -4,6 +4,8 @@ import Foundation
 final class SQLiteConnection {
   let library: SQLiteLibrary
   let handle: OpaquePointer
+  /// The statements prepared to be kept, which `close()` finalizes.
+  private var kept: [SQLiteStatement] = []
 
   /// Opens `path` read-write (creating it), then runs `pragmas` in order (`PRAGMA key` first
   /// for SQLCipher).
@@ -23,7 +25,7 @@ final class SQLiteConnection {
 
   /// Runs `sql` to completion, ignoring any rows.
   func execute(_ sql: String) throws {
-    let statement = try prepare(sql)
+    let statement = try prepare(sql, kept: false)
     defer { statement.finalize() }
     while try statement.step() {}
   }
@@ -32,7 +34,7 @@ final class SQLiteConnection {
   /// missing): a peer asked again for the same events keeps the ones it wrote.
   func wasFilled() throws -> Bool {
     try execute("CREATE TABLE IF NOT EXISTS marker (filled INTEGER)")
-    let marker = try prepare("SELECT count(*) FROM marker")
+    let marker = try prepare("SELECT count(*) FROM marker", kept: false)
     defer { marker.finalize() }
     var markers: Int64 = 0
     try marker.run([]) { markers = marker.int64(0) }
@@ -49,11 +51,14 @@ final class SQLiteConnection {
     try execute("INSERT INTO marker (filled) VALUES (1)")
   }
 
-  func prepare(_ sql: String) throws -> SQLiteStatement {
+  /// Prepares `sql`; a statement not `kept` is finalized by its user.
+  func prepare(_ sql: String, kept keep: Bool = true) throws -> SQLiteStatement {
     var statement: OpaquePointer?
     let status = library.prepareV2(handle, sql, -1, &statement, nil)
     guard status == SQLiteLibrary.ok, let statement else { throw error("prepare", status) }
-    return SQLiteStatement(connection: self, handle: statement)
+    let prepared = SQLiteStatement(connection: self, handle: statement)
+    if keep { kept.append(prepared) }
+    return prepared
   }
 
   func error(_ what: String, _ status: Int32) -> PeerError {
@@ -62,6 +67,7 @@ final class SQLiteConnection {
   }
 
   func close() {
+    for statement in kept { statement.finalize() }
     _ = library.closeV2(handle)
   }
 }
