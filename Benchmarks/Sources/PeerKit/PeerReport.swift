@@ -54,15 +54,6 @@ public struct WorkloadFigures: Codable, Sendable {
   public var p99: Double
   /// What an operation is, when it is not obvious (a batch's share, a reader's get).
   public var note: String?
-
-  public init(name: String, operations: Int, seconds: [Double], p50: Double, p99: Double, note: String? = nil) {
-    self.name = name
-    self.operations = operations
-    self.seconds = seconds
-    self.p50 = p50
-    self.p99 = p99
-    self.note = note
-  }
 }
 
 /// Disk usage of the store a `kv` run filled and overwrote, medians over the runs.
@@ -78,17 +69,6 @@ public struct SpaceFigures: Codable, Sendable {
   public var compactionSupported: Bool
   /// What the compaction was (`compact()`, `VACUUM`, `CompactRange`, none).
   public var compaction: String
-
-  public init(
-    logicalBytes: Int, bytesAfterOverwrite: Int, bytesAfterCompaction: Int, compactionSupported: Bool,
-    compaction: String
-  ) {
-    self.logicalBytes = logicalBytes
-    self.bytesAfterOverwrite = bytesAfterOverwrite
-    self.bytesAfterCompaction = bytesAfterCompaction
-    self.compactionSupported = compactionSupported
-    self.compaction = compaction
-  }
 }
 
 /// The statistics every figure of a peer and of `cask-bench` is made with.

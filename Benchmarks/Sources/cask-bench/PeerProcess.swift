@@ -112,12 +112,6 @@ struct GatheredEngine: Codable {
   var peakRSSBytes = 0
   var harnessRSSBytes = 0
 
-  init(engine: String, setup: String, keys: Int) {
-    self.engine = engine
-    self.setup = setup
-    self.keys = keys
-  }
-
   /// Adds the runs of one peer report.
   mutating func add(_ report: PeerReport) {
     runs += report.runs
