@@ -17,8 +17,8 @@ enum IndexCommand: BenchCommand {
 
   static let keyLengths = [16, 30, 60]
   static let opens = 3
-  /// The targets: index memory at most 48 bytes plus the key's own, open from hints
-  /// of 1,000,000 keys at most 0.5 s.
+  /// The targets: index memory at most 48 bytes plus the key's own; open of 1,000,000 keys from
+  /// hints at most 0.5 s.
   static let overheadTarget = 48.0
   static let openTarget = 0.5
 
