@@ -247,16 +247,10 @@ enum EngineCommand: BenchCommand {
       try store.close()
     }
     let operations = [
-      OperationFigure(keys: count, operation: "put", durability: "never", writers: 1, runs: lifecycles.map(\.put)),
-      OperationFigure(keys: count, operation: "get", durability: "never", writers: 1, runs: gets),
-      OperationFigure(
-        keys: count, operation: "get, \(Self.concurrentReaders) threads", durability: "never",
-        writers: Self.concurrentReaders, runs: concurrentGets),
-      OperationFigure(
-        keys: count, operation: "overwrite", durability: "never", writers: 1, runs: lifecycles.map(\.overwrite)),
-      OperationFigure(
-        keys: count, operation: "delete", durability: "never", writers: 1, runs: lifecycles.map(\.delete)),
-    ]
+      ("put", 1, lifecycles.map(\.put)), ("get", 1, gets),
+      ("get, \(Self.concurrentReaders) threads", Self.concurrentReaders, concurrentGets),
+      ("overwrite", 1, lifecycles.map(\.overwrite)), ("delete", 1, lifecycles.map(\.delete)),
+    ].map { OperationFigure(keys: count, operation: $0, durability: "never", writers: $1, runs: $2) }
     progress("\(label): open with hints, \(runs) times")
     let withHints = try measureOpens(main, keys: count, keyBytes: settings.keyBytes, hints: true, repeats: runs)
     progress("\(label): open without hints, \(runs) times")

@@ -177,7 +177,7 @@ struct Profile {
     if !FileManager.default.fileExists(atPath: directory) {
       printToStandardError("profile: building \(Number.grouped(Double(count))) keys in \(directory)")
       let store = try CaskStore(path: directory, keys: keys, options: Self.fixedKeyOptions)
-      try EngineCommand.fill(store, keys: names, values: values)
+      try EngineCommand.fill(store, keys: names[...], values: values)
       for (index, name) in names.enumerated().shuffled(using: &random) {
         try store.put(values[(index &+ 7) % values.count], forKey: name)
       }
