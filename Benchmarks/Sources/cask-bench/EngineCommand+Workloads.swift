@@ -14,8 +14,8 @@ extension EngineCommand {
     return options
   }
 
-  /// The format version of the stores this run creates (`--format`): 3, or 2 to measure what
-  /// version 3's record binding costs a put and a get by comparing two runs.
+  /// The format version of the stores this run creates (`--format`): the current one, or an
+  /// older one to measure what the newer format costs a put and a get by comparing two runs.
   static let formatVersion = Atomic<UInt16>(CaskFormat.formatVersion)
 
   /// Puts per batch where a store is only being filled (not timed).
