@@ -110,14 +110,14 @@ enum ColdCommand: BenchCommand {
     defer { scratch.remove() }
     let indexed = "\(scratch.path)/indexed.cask"
     let plain = "\(scratch.path)/plain.cask"
-    printToStandardError("cold: building \(Number.grouped(Double(count))) events with \(indexes.count) indexes")
+    printToStandardError("cold: building \(Number.grouped(count)) events with \(indexes.count) indexes")
     let expected = try build(indexed, events: count, indexes: indexes)
     printToStandardError("cold: building the same events without indexes")
     _ = try build(plain, events: count, indexes: [])
     var children: [String: [Child]] = [:]
     for round in 1...runs {
       for part in PeerProcess.rotated(parts, round: round) {
-        printToStandardError("cold: round \(round) of \(runs), \(part), \(Number.grouped(Double(count))) events")
+        printToStandardError("cold: round \(round) of \(runs), \(part), \(Number.grouped(count)) events")
         let figures: Child = try PeerProcess.output(
           "cask-bench", [name, "--child", part, "--store", part == "keys" ? plain : indexed, "--events", "\(count)"])
         if part == "open", figures.answers != expected {
@@ -188,7 +188,7 @@ enum ColdCommand: BenchCommand {
     let scratch = try ScratchDirectory(in: base)
     defer { scratch.remove() }
     let indexes = CaskQuerySide.compositeIndexes
-    printToStandardError("cold: disk of \(Number.grouped(Double(count))) events, \(indexes.count) indexes and none")
+    printToStandardError("cold: disk of \(Number.grouped(count)) events, \(indexes.count) indexes and none")
     _ = try build("\(scratch.path)/indexed.cask", events: count, indexes: indexes)
     _ = try build("\(scratch.path)/plain.cask", events: count, indexes: [])
     let report = try PeerProcess.run(

@@ -133,11 +133,11 @@ enum EngineCommand: BenchCommand {
     for size in report.sizes {
       targets.append(
         Target(
-          "put (.never), \(Number.grouped(Double(size.keys))) keys >= 200,000 ops/s",
+          "put (.never), \(Number.grouped(size.keys)) keys >= 200,000 ops/s",
           required: Goal.putOpsPerSecond, measured: size.operation("put")?.opsPerSecond))
       targets.append(
         Target(
-          "get, \(Number.grouped(Double(size.keys))) keys >= 300,000 ops/s", required: Goal.getOpsPerSecond,
+          "get, \(Number.grouped(size.keys)) keys >= 300,000 ops/s", required: Goal.getOpsPerSecond,
           atMost: false, measured: size.operation("get")?.opsPerSecond))
     }
     let eight = report.durable.first { $0.writers == Goal.durableWriters }
@@ -153,7 +153,7 @@ enum EngineCommand: BenchCommand {
     for size in report.sizes {
       targets.append(
         Target(
-          "index memory, 15-byte keys, \(Number.grouped(Double(size.keys))) keys <= 64 B/key (RSS)",
+          "index memory, 15-byte keys, \(Number.grouped(size.keys)) keys <= 64 B/key (RSS)",
           required: Goal.indexBytesPerKey, atMost: true, measured: size.inlineKeyMemory.rssBytesPerKey))
     }
     let small = report.sizes.first { $0.keys == Goal.latencySizes.small }?.operation("get")
@@ -217,7 +217,7 @@ enum EngineCommand: BenchCommand {
     random: inout SeededGenerator, sink: Sink
   ) throws -> SizeFigures {
     let runs = settings.runs(for: count)
-    let label = "\(Number.grouped(Double(count))) keys"
+    let label = "\(Number.grouped(count)) keys"
     progress("\(label): generating keys")
     let keys = makeKeys(count: count, length: settings.keyBytes, using: &random)
 
@@ -259,7 +259,7 @@ enum EngineCommand: BenchCommand {
     var compactionNote: String?
     var reference = previous?.compaction.map { (keys: $0.keys, seconds: $0.medianSeconds) }
     if reference == nil && count > calibrationKeys {
-      progress("\(label): timing one compaction of \(Number.grouped(Double(calibrationKeys))) keys first")
+      progress("\(label): timing one compaction of \(Number.grouped(calibrationKeys)) keys first")
       reference = try compactionReference(root: root, settings: settings, values: values, random: &random)
     }
     if let reference {
@@ -267,7 +267,7 @@ enum EngineCommand: BenchCommand {
       if predicted > settings.compactionLimit {
         compactionNote =
           "skipped: compaction took \(Number.fixed(reference.seconds, 1)) s at "
-          + "\(Number.grouped(Double(reference.keys))) keys, so at least \(Number.grouped(predicted)) s here"
+          + "\(Number.grouped(reference.keys)) keys, so at least \(Number.grouped(predicted)) s here"
       }
     }
     if let compactionNote {

@@ -51,7 +51,7 @@ enum IndexCommand: BenchCommand {
     let values = EngineCommand.makeValues(count: 64, bytes: 16, using: &random)
     for length in keyLengths {
       let directory = "\(scratch)/keys-\(length).cask"
-      printToStandardError("index: building \(Number.grouped(Double(count))) keys of \(length) bytes")
+      printToStandardError("index: building \(Number.grouped(count)) keys of \(length) bytes")
       let keys = EngineCommand.makeKeys(count: count, length: length, using: &random)
       try EngineCommand.build(directory, keys: keys, values: values)
       printToStandardError("index: opening from hints, \(opens) times")
@@ -77,7 +77,7 @@ enum IndexCommand: BenchCommand {
       // The open target is set for 1,000,000 keys; a smaller store's open says nothing of it.
       let openMet = row.keys < 1_000_000 || row.openMedianSeconds <= figures.openTarget
       table.append([
-        "\(row.keyBytes)", Number.grouped(Double(row.keys)), Number.fixed(row.openMedianSeconds, 3),
+        "\(row.keyBytes)", Number.grouped(row.keys), Number.fixed(row.openMedianSeconds, 3),
         Number.fixed(row.heapBytesPerKey, 1), Number.fixed(overhead, 1), Number.fixed(row.rssBytesPerKey, 1),
         overhead <= figures.overheadTarget && openMet ? "yes" : "**no**",
       ])

@@ -125,6 +125,10 @@ enum Number {
   }
 
   /// A whole number with thousands separated by commas: 123,456.
+  static func grouped<Whole: BinaryInteger>(_ value: Whole) -> String {
+    grouped(Double(value))
+  }
+
   static func grouped(_ value: Double) -> String {
     let digits = String(Int(value.rounded()))
     var groups: [Substring] = []

@@ -97,7 +97,7 @@ enum ObjectsCommand: BenchCommand {
   }
 
   static func targets(_ report: Report) -> [Target] {
-    let objects = "\(Number.grouped(Double(report.settings.objects))) objects"
+    let objects = "\(Number.grouped(report.settings.objects)) objects"
     let ours = report.engines.first { $0.engine == cipherCask.name }
     let seedTargets = ["save", "get"].map { workload in
       Target(
@@ -134,7 +134,7 @@ enum ObjectsCommand: BenchCommand {
   static func panel(_ report: Report) -> RatioChart.Panel {
     let peers = peers(report)
     return RatioChart.Panel(
-      title: "\(Number.grouped(Double(report.settings.objects))) objects", groups: workloads,
+      title: "\(Number.grouped(report.settings.objects)) objects", groups: workloads,
       series: peers.map(\.engine),
       values: workloads.map { workload in peers.map { ratio(report, workload, $0) } })
   }

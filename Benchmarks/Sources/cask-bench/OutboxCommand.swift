@@ -53,7 +53,7 @@ enum OutboxCommand: BenchCommand {
 
       var report = Report(durability: "never")
       for backlog in quick ? [1_000] : [1_000, 10_000] {
-        printToStandardError("outbox: a backlog of \(Number.grouped(Double(backlog))) changes")
+        printToStandardError("outbox: a backlog of \(Number.grouped(backlog)) changes")
         let figures = try AsyncBridge.wait {
           try await measure(backlog: backlog, server: server, directory: scratch)
         }

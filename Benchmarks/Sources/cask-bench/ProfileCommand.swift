@@ -109,7 +109,7 @@ struct Profile {
     let cpu = CPUTime.process() - cpuStart
     control?.send("disable")
     print(
-      "\(label): \(Number.grouped(Double(count))) operations in \(Number.fixed(seconds, 3)) s, "
+      "\(label): \(Number.grouped(count)) operations in \(Number.fixed(seconds, 3)) s, "
         + "\(Number.fixed(seconds * 1e6 / Double(count), 2)) µs each, "
         + "\(Number.fixed(cpu * 1e6 / Double(count), 2)) µs of CPU each, every thread (\(done) \(checked))")
   }
@@ -175,7 +175,7 @@ struct Profile {
     let values = EngineCommand.makeValues(count: 64, bytes: 1024, using: &random)
     let names = EngineCommand.makeKeys(count: count, length: 16, using: &random)
     if !FileManager.default.fileExists(atPath: directory) {
-      printToStandardError("profile: building \(Number.grouped(Double(count))) keys in \(directory)")
+      printToStandardError("profile: building \(Number.grouped(count)) keys in \(directory)")
       let store = try CaskStore(path: directory, keys: keys, options: Self.fixedKeyOptions)
       try EngineCommand.fill(store, keys: names[...], values: values)
       for (index, name) in names.enumerated().shuffled(using: &random) {

@@ -43,7 +43,7 @@ enum RatioChart {
       }
       panels.append(
         Panel(
-          title: "\(Number.grouped(Double(size.keys))) keys", groups: workloads, series: series, values: values))
+          title: "\(Number.grouped(size.keys)) keys", groups: workloads, series: series, values: values))
     }
     if let cask = report.durable.named(PeersCommand.cipherCask.name) {
       let values = KVWorkload.durable.map { workload in

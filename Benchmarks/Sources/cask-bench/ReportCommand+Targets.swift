@@ -25,7 +25,7 @@ extension ReportCommand {
       recorded(source.file, at: "codec")
     }
     for file in results.engine + (results.engineDurable.map { [$0] } ?? []) {
-      let at = file.size.map { Number.grouped(Double($0)) + " keys" } ?? "durable puts"
+      let at = file.size.map { Number.grouped($0) + " keys" } ?? "durable puts"
       recorded("engine-" + (file.size.map(String.init) ?? "durable") + ".json", at: at)
     }
     // The engine writes one file per size, so the growth of get latency between two sizes is
@@ -64,7 +64,7 @@ extension ReportCommand {
   }
 
   static func queryTargets(_ figures: QueriesCommand.Results) -> [Target] {
-    let at = "\(Number.grouped(Double(figures.events))) events"
+    let at = "\(Number.grouped(figures.events)) events"
     var targets: [Target] = []
     for name in ["page0", "page1000"] {
       guard let query = figures.queries.first(where: { $0.name == name }) else { continue }
@@ -106,7 +106,7 @@ extension ReportCommand {
 
   static func importTargets(_ paths: [ImportCommand.Measured]) -> [Target] {
     guard let library = paths.first(where: { $0.path == "importJSON(contentsOf:)" }) else { return [] }
-    let at = "\(Number.grouped(Double(library.objects))) events"
+    let at = "\(Number.grouped(library.objects)) events"
     var targets = [
       Target(
         "importJSON(contentsOf:), objects/s", at: at, required: 60_000,

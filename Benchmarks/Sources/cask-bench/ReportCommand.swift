@@ -118,7 +118,7 @@ enum ReportCommand: BenchCommand {
   static func queriesPanel(_ file: ResultsFile<QueriesCommand.Results>) -> RatioChart.Panel {
     let queries = file.figures.queries
     return RatioChart.Panel(
-      title: "\(Number.grouped(Double(file.figures.events))) events", groups: queries.map(\.name),
+      title: "\(Number.grouped(file.figures.events)) events", groups: queries.map(\.name),
       series: queryEngines,
       values: queries.map { query in queryEngines.map { QueriesCommand.seconds(of: query, $0) } }, unit: .seconds)
   }
