@@ -30,16 +30,9 @@ extension ReportCommand {
     }
     // The engine writes one file per size, so the growth of get latency between two sizes is
     // worked out here, from both files.
-    let sizes = results.engine.flatMap(\.figures.sizes)
-    let goal = EngineCommand.Goal.latencySizes
-    if let small = sizes.first(where: { $0.keys == goal.small })?.operation("get"),
-      let large = sizes.first(where: { $0.keys == goal.large })?.operation("get"), small.p50 > 0
-    {
-      targets.append(
-        Target(
-          EngineCommand.getLatencyGrowthTarget, at: "engine-\(goal.small).json, engine-\(goal.large).json",
-          required: EngineCommand.Goal.getLatencyGrowth, atMost: true, measured: large.p50 / small.p50))
-    }
+    let growth = EngineCommand.latencyGrowth(
+      results.engine.flatMap(\.figures.sizes), at: "engine-10000.json, engine-1000000.json")
+    if growth.measured != nil { targets.append(growth) }
     if let peers = results.mergedPeers { targets += PeersCommand.targets(peers) }
     for file in results.objects { targets += file.figures.targets }
     for file in results.queries { targets += queryTargets(file.figures) }
