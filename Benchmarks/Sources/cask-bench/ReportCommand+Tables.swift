@@ -15,19 +15,16 @@ extension ReportCommand {
   }
 
   static func sourcesTable(_ results: ResultsSet) -> String {
-    var table = Table([
-      ("file", .left), ("command", .left), ("version", .left), ("commit", .left), ("load, start → end", .right),
-    ])
-    for source in results.sources {
-      let header = source.header
-      let commit =
-        header.commit.hasSuffix("+dirty")
-        ? String(header.commit.prefix(12)) + "+dirty" : String(header.commit.prefix(12))
-      table.append([
-        "`\(source.file)`", "`\(header.command)`", header.version, commit,
-        "\(load(header.loadAtStart)) → \(load(header.loadAtEnd))",
-      ])
-    }
+    let table = Table(
+      [("file", .left), ("command", .left), ("version", .left), ("commit", .left), ("load, start → end", .right)],
+      rows: results.sources.map { source in
+        let header = source.header
+        let commit = String(header.commit.prefix(12)) + (header.commit.hasSuffix("+dirty") ? "+dirty" : "")
+        return [
+          "`\(source.file)`", "`\(header.command)`", header.version, commit,
+          "\(load(header.loadAtStart)) → \(load(header.loadAtEnd))",
+        ]
+      })
     let machines = Set(results.sources.map(\.header.machine.summary)).sorted()
     return table.render() + "\n\nMachine: " + machines.joined(separator: "; ") + "."
   }
