@@ -4,7 +4,7 @@ import RNCryptorCodec
 
 /// A `CHECKPOINT` file made from its plaintexts, for the targets that fuzz checkpoints behind
 /// their MACs (`fuzz-checkpoint`, `fuzz-store`): each page sealed with a fixed IV, the root's
-/// page references (its last 36 bytes per page) set to the sealed pages' lengths and digests,
+/// page references (its last 4 bytes per page) set to the sealed pages' lengths,
 /// and the root sealed behind the file's head (Docs/FORMAT.md, section 18).
 package enum CheckpointFile {
   /// A checkpoint file from a length-prefixed list of plaintexts (`list`), the root's first,
@@ -29,8 +29,8 @@ package enum CheckpointFile {
     return file
   }
 
-  /// `root` with its last page references naming `pages` (each its length and last 32
-  /// bytes); unchanged when it is too short to hold them.
+  /// `root` with its last page references naming `pages` (each its length); unchanged when it
+  /// is too short to hold them.
   package static func withReferences(_ root: Data, to pages: [Data]) -> Data {
     var root = root
     let references = CaskFormat.checkpointPageRefLength * pages.count
@@ -38,7 +38,6 @@ package enum CheckpointFile {
     var at = root.endIndex - references
     for page in pages {
       withUnsafeBytes(of: UInt32(page.count).littleEndian) { root.replaceSubrange(at..<at + 4, with: $0) }
-      root.replaceSubrange(at + 4..<at + 36, with: page.suffix(32))
       at += CaskFormat.checkpointPageRefLength
     }
     return root

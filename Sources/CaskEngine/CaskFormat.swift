@@ -253,8 +253,9 @@ public enum CaskFormat {
   /// The layout of the checkpoint's root and pages; a reader ignores a checkpoint of another
   /// (2: the sorted keys of reserved groups; 3: sparse slot pages and prefix-compressed
   /// chunks; 4: a sorted group's chunks made again from its sorted pages; 5: slot pages of
-  /// `checkpointSlotsPerPage` = 256 slots, section 18).
-  public static let checkpointLayoutVersion: UInt16 = 5
+  /// `checkpointSlotsPerPage` = 256 slots; 6: pages bound to their file by a nonce in the root
+  /// and in every page instead of a digest of each page in the root, section 18).
+  public static let checkpointLayoutVersion: UInt16 = 6
   /// magic(8) + root message length(4), before the root message.
   public static let checkpointHeadLength = 12
   /// Where the root message's length starts in a checkpoint's head.
@@ -270,19 +271,22 @@ public enum CaskFormat {
   /// The root's plaintext before its lists: tag(1) + flags(1) + layout version(2) + record
   /// version(2) + reserved(2) + key epoch(4) + store identity(32) + manifest generation(8) +
   /// covered segment(4) + covered offset(8) + last sequence(8) + keys(8) + hash key(16) +
-  /// tombstones(4) + segment count(4) + table count(4) + page count(4).
-  public static let checkpointRootFixedLength = 112
+  /// tombstones(4) + segment count(4) + table count(4) + page count(4) + file nonce(16).
+  public static let checkpointRootFixedLength = 128
+  /// The random bytes a checkpoint file's root and each of its pages carry, new for every file
+  /// written: a page is this file's only if its nonce is the root's.
+  public static let checkpointNonceLength = 16
   /// One segment of the root: id(4) + order base(4) + order sub(4) + key epoch(4) + length(8) +
   /// total bytes(8) + dead bytes(8).
   public static let checkpointSegmentLength = 40
   /// One table of the root, before its name and chunk lengths: capacity(8) + keys(8) + long-key
   /// bytes live(8) + dead(8) + bytes used in the last chunk(4) + chunk count(4) + name length(2).
   public static let checkpointTableFixedLength = 42
-  /// One page of the root: message length(4) + digest(32).
-  public static let checkpointPageRefLength = 36
+  /// One page of the root: its message's length(4).
+  public static let checkpointPageRefLength = 4
   /// A page's plaintext before its contents: tag(1) + kind(1) + reserved(2) + page number(4) +
-  /// table(4) + count(4).
-  public static let checkpointPageHeadLength = 16
+  /// table(4) + count(4) + the file's nonce(16).
+  public static let checkpointPageHeadLength = 32
   /// Page kind: `count` slots of a table: a bitmap of the used ones, then each used slot's
   /// 32 bytes as the table holds them (a long key's position the one the file's chunks give).
   public static let checkpointPageSlots: UInt8 = 1
@@ -316,7 +320,7 @@ public enum CaskFormat {
   public static let slotMetaOffset = 28
   /// Slots in a full slots page (8 KiB of them): the first lookup after an open reads,
   /// authenticates, decrypts and checks one such page, so its size is a fixed cost of every
-  /// open; the root lists one 36-byte reference per page (Docs/FORMAT.md, section 13).
+  /// open; the root lists each page's 4-byte length (Docs/FORMAT.md, section 13).
   public static let checkpointSlotsPerPage = 256
   /// A tombstones page is closed once its entries reach this many plaintext bytes.
   public static let checkpointPageTarget = 64 << 10

@@ -110,7 +110,9 @@ extension FuzzingEntry {
       ], tables: [])
     var tombstones = HintEntries()
     IndexKey.withUTF8(of: "gone") { tombstones.append(isDelete: true, offset: 32, length: 60, key: $0) }
-    let file = try checkpoint.encoded(directory: directory, tombstones: tombstones, cipher: cipher, limits: limits)
+    let file = try checkpoint.encoded(
+      directory: directory, tombstones: tombstones, cipher: cipher, limits: limits,
+      nonce: Checkpoint.Nonce(first: 0x0706_0504_0302_0100, second: 0x0F0E_0D0C_0B0A_0908))
     let rootLength = Int(
       file.withUnsafeBytes { loadLittleEndian($0, at: CaskFormat.checkpointRootLengthOffset, as: UInt32.self) })
     var position = CaskFormat.checkpointHeadLength

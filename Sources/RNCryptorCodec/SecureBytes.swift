@@ -19,7 +19,21 @@ public final class SecureBytes: @unchecked Sendable {
     count = bytes.count
     pointer = UnsafeMutableRawPointer.allocate(byteCount: Swift.max(count, 1), alignment: 16)
     let destination = UnsafeMutableRawBufferPointer(start: pointer, count: count)
-    _ = destination.initializeMemory(as: UInt8.self, from: bytes)
+    // Callers outside this module reach the unspecialised generic: one copy of contiguous
+    // bytes instead of a witness call per byte.
+    let copied = bytes.withContiguousStorageIfAvailable { source -> Bool in
+      destination.copyMemory(from: UnsafeRawBufferPointer(source))
+      return true
+    }
+    if copied == nil { _ = destination.initializeMemory(as: UInt8.self, from: bytes) }
+  }
+
+  /// Copies `bytes` into a new wiping buffer: the non-generic form, which a store opening
+  /// takes for the data key it unwraps (no generic metadata or witness lookups on that path).
+  public init(_ bytes: UnsafeRawBufferPointer) {
+    count = bytes.count
+    pointer = UnsafeMutableRawPointer.allocate(byteCount: Swift.max(count, 1), alignment: 16)
+    UnsafeMutableRawBufferPointer(start: pointer, count: count).copyMemory(from: bytes)
   }
 
   /// Allocates `count` bytes and lets `fill` write them (for example a key derivation).

@@ -16,7 +16,7 @@ struct CheckpointReaderTests {
   static let seedKeys = 17
 
   /// The file made of `plaintexts` (the root's first), each sealed under `keys`, the root's
-  /// page references set to the sealed pages.
+  /// page references set to the sealed pages' lengths.
   static func assemble(_ plaintexts: [Data]) throws -> Data {
     let cipher = RecordCipher(keys: keys, version: CaskFormat.boundRecordsVersion)
     var root = plaintexts[0]
@@ -24,8 +24,7 @@ struct CheckpointReaderTests {
     var at = root.endIndex - CaskFormat.checkpointPageRefLength * pages.count
     for page in pages {
       withUnsafeBytes(of: UInt32(page.count).littleEndian) { root.replaceSubrange(at..<at + 4, with: $0) }
-      root.replaceSubrange(at + 4..<at + 36, with: page.suffix(32))
-      at += 36
+      at += CaskFormat.checkpointPageRefLength
     }
     let sealedRoot = try cipher.seal(root)
     var file = Data(CaskFormat.checkpointMagic)

@@ -61,7 +61,7 @@ struct SortedPageTests {
       } == nil)
   }
 
-  @Test("a sorted page asked for as another page number or another group's is refused")
+  @Test("a sorted page asked for as another page number, another group's or another file's is refused")
   func pageBoundToNumberAndGroup() throws {
     let cipher = RecordCipher(keys: CheckpointFixture.keys, version: CaskFormat.formatVersion, epoch: 1)
     var page = ByteWriter()
@@ -71,21 +71,24 @@ struct SortedPageTests {
     page.append(UInt32(5))
     page.append(UInt32(2))
     page.append(UInt32(1))
+    let nonce = Checkpoint.Nonce(first: 0x0102_0304_0506_0708, second: 0x1112_1314_1516_1718)
+    page.append(nonce.first)
+    page.append(nonce.second)
     page.append(UInt16(0))
     page.append(UInt16(1))
     page.append(UInt8(0x61))
     let message = Array(try cipher.seal(Data(page.bytes)))
-    let reference = Checkpoint.PageReference(
-      length: UInt32(message.count), digest: Array(message.suffix(RNCryptor.Format.hmacLength)))
-    func open(number: Int, table: Int, count: Int) -> Bool {
+    func open(number: Int, table: Int, count: Int, nonce: Checkpoint.Nonce = nonce) -> Bool {
       (try? Checkpoint.openPage(
-        message, reference: reference, number: number, at: 0, kind: CaskFormat.checkpointPageSorted, table: table,
+        message, nonce: nonce, number: number, at: 0, kind: CaskFormat.checkpointPageSorted, table: table,
         count: count, cipher: cipher)) != nil
     }
     #expect(open(number: 5, table: 2, count: 1))
     #expect(!open(number: 6, table: 2, count: 1))
     #expect(!open(number: 5, table: 3, count: 1))
     #expect(!open(number: 5, table: 2, count: 2))
+    #expect(!open(number: 5, table: 2, count: 1, nonce: Checkpoint.Nonce(first: nonce.first, second: 0)))
+    #expect(!open(number: 5, table: 2, count: 1, nonce: Checkpoint.Nonce(first: 0, second: nonce.second)))
   }
 
   /// A store whose checkpoint holds `count` keys of the sorted group, reopened from it.

@@ -1,10 +1,8 @@
 import Foundation
 
 /// Runs `EventQueries` against one engine's `EventStore`: fills it once (a store already filled
-/// in the folder is reused, so that `cask-bench queries` can call the peer once per round),
-/// then times each query `runs` times and the saves once, and reports each query's answer so
-/// that `cask-bench` can check it against CipherCask's. CipherCask's stores are timed by the
-/// same `queries`, in `cask-bench`'s process.
+/// in the folder is reused, as `cask-bench queries` calls the peer once per round), times each
+/// query `runs` times and the saves once, and reports each answer, checked against CipherCask's.
 public enum EventQueryRunner {
   public static func run(
     opener: any EventStoreOpener, request: PeerRequest, progress: (String) -> Void
@@ -29,11 +27,8 @@ public enum EventQueryRunner {
     return report
   }
 
-  /// Times each query of `EventQueries` `runs` times on a filled store, then, with `saves`, the
-  /// saves once (removed again untimed): the same for every engine, in its process or in
-  /// `cask-bench`'s.
-  ///
-  /// - Returns: each workload's runs, and each query's answer, for the check across engines.
+  /// Times each query `runs` times on a filled store, then, with `saves`, the saves once (removed
+  /// again untimed): the same for every engine, CipherCask's in `cask-bench`'s process.
   public static func queries(
     _ store: any EventStore, events: Int, runs: Int, seed: UInt64, saves: Bool = true
   ) throws -> (figures: [WorkloadFigures], answers: [String: String]) {

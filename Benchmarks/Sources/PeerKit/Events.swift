@@ -95,27 +95,23 @@ public struct EventQueries: Sendable {
   ]
 }
 
-/// One engine's answers to `EventQueries`; each returns what the comparison checks.
+/// One engine's answers to `EventQueries`. `fill` writes transactions of at most 2,000;
+/// `equality` any `limit` events of the city; `newest` newest first (ties: larger id first);
+/// `save` one transaction that keeps every index, `remove` undoes it.
 public protocol EventStore: AnyObject {
-  /// Adds `events` in transactions of at most 2,000.
   func fill(_ events: [BenchEvent]) throws
-  /// Up to `limit` events of `city` (any of them).
   func equality(city: String, limit: Int) throws -> [BenchEvent]
   func dateRange(_ range: Range<Date>) throws -> [BenchEvent]
   func attended(by person: String) throws -> [BenchEvent]
-  /// The events of `city`, newest first (ties: larger id first), `limit` from `offset`.
   func newest(city: String, offset: Int, limit: Int) throws -> [BenchEvent]
   func count(city: String) throws -> Int
   func isTaken(title: String) throws -> Bool
-  /// Saves one event as one transaction, keeping every index.
   func save(_ event: BenchEvent) throws
-  /// Removes what `save` added.
   func remove(_ event: BenchEvent) throws
   func close() throws
 }
 
-/// Opens one engine's event store (one column of the `queries` comparison).
+/// Opens one engine's event store in `directory`, and says whether it was filled there before.
 public protocol EventStoreOpener: PeerOpener {
-  /// Opens the store in `directory`, and whether it was already filled there.
   func open(directory: String) throws -> (store: any EventStore, filled: Bool)
 }

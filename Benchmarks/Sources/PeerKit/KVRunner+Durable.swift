@@ -16,9 +16,7 @@ extension KVRunner {
       for writers in counts {
         let puts = durablePuts[writers] ?? 0
         progress("\(opener.name): durable puts, \(writers) writers, run \(run) of \(request.runs)")
-        let path = request.directory + "/durable"
-        try? FileManager.default.removeItem(atPath: path)
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        let path = try request.freshDirectory("durable")
         let store = try opener.open(directory: path, durability: .always)
         let share = puts / writers
         var (seconds, samples) = try timedOnThreads(writers, perThread: share) { thread, index in

@@ -20,19 +20,15 @@ public enum KVWorkload {
   ]
   public static let durable = [durable1, durable8]
 
-  /// The pace of `readwhilewriting`'s writer, in puts a second, the same load for every engine:
-  /// below the slowest engine's unpaced rate (SQLCipher's), so that every writer keeps it.
+  /// `readwhilewriting`'s writer's puts a second, the same for every engine: below the slowest
+  /// engine's unpaced rate (SQLCipher's), so that every writer keeps it.
   public static let readWhileWritingRate = 1_000
 }
 
-/// Runs the key-value workloads against one engine and returns its figures.
-///
-/// One run: `fillseq` into a fresh store (then removed); `fillrandom` into a fresh store;
-/// `overwrite` of every key once, in random order, one put per transaction; disk usage;
-/// `readrandom` (every key once, random order: hot, just written); `readmissing`; close, then
-/// `open` (open plus one get, so lazy work is counted); `compact` and disk usage again;
-/// `readwhilewriting` (one thread overwrites random keys while this one reads; the reader is
-/// timed); `deleterandom` (every key, random order, one delete per transaction).
+/// Runs the key-value workloads against one engine. One run: `fillseq` into a fresh store
+/// (then removed); `fillrandom` into a fresh store; `overwrite` (every key once, random order,
+/// a put per transaction) and disk usage; `readrandom`; `readmissing`; `open` (plus one get, so
+/// lazy work is counted); `compact` and disk usage; `readwhilewriting`; `deleterandom`.
 public struct KVRunner {
   let opener: any StoreOpener
   let request: PeerRequest
@@ -43,9 +39,9 @@ public struct KVRunner {
   var compactionSupported = true
   /// Puts per transaction in `fillseq` and `fillrandom`.
   static let batchSize = 1000
-  /// The workloads to record (a store is still filled when a later one needs it).
+  /// The workloads to record (a store is still filled when a later one needs it), and the gets
+  /// `readwhilewriting`'s reader times.
   let workloads: Set<String>
-  /// Gets the reader of `readwhilewriting` times.
   let readWhileWritingReads: Int
 
   public init(opener: any StoreOpener, request: PeerRequest) {
@@ -61,7 +57,6 @@ public struct KVRunner {
     workloads.contains(workload)
   }
 
-  /// Runs every selected workload `request.runs` times.
   public mutating func run(progress: (String) -> Void) throws -> PeerReport {
     let harnessRSS = ProcessFigures.currentRSS()
     for run in 1...Swift.max(1, request.runs) {
@@ -83,19 +78,12 @@ public struct KVRunner {
       harnessRSSBytes: harnessRSS)
   }
 
-  func freshDirectory(_ name: String) throws -> String {
-    let path = request.directory + "/" + name
-    try? FileManager.default.removeItem(atPath: path)
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return path
-  }
-
   /// One run of every selected workload, each on the store the one before it left.
   mutating func runOnce(seed: UInt64, progress: (String) -> Void) throws {
     if wants(KVWorkload.fillseq) { try fillSequential() }
     let later = KVWorkload.all.dropFirst(2)
     guard wants(KVWorkload.fillrandom) || later.contains(where: wants) else { return }
-    let directory = try freshDirectory("main")
+    let directory = try request.freshDirectory("main")
     var store = try opener.open(directory: directory, durability: request.durability)
     var holds = try fillRandom(store, seed: seed)
     if wants(KVWorkload.overwrite) { try overwrite(store, seed: seed &+ 1, holds: &holds, directory: directory) }
@@ -113,10 +101,10 @@ public struct KVRunner {
     "puts in transactions of \(Self.batchSize); latency is a transaction's time / its puts"
   }
 
-  /// `fillseq`: every key in ascending order into a fresh store, which is then removed.
+  /// Every key in ascending order into a fresh store, which is then removed.
   mutating func fillSequential() throws {
     let data = data
-    let directory = try freshDirectory("fillseq")
+    let directory = try request.freshDirectory("fillseq")
     let store = try opener.open(directory: directory, durability: request.durability)
     let order = data.sortedIndexes()
     try recorder.timeGroups(
@@ -128,11 +116,8 @@ public struct KVRunner {
     try FileManager.default.removeItem(atPath: directory)
   }
 
-  /// `fillrandom`: every key in random order into the run's store.
-  ///
-  /// - Returns: the value each key holds now, as its index in `data.values`: reads compare
-  ///   every byte they get back with it, so that an engine returning the wrong value fails
-  ///   instead of looking fast.
+  /// Every key in random order into the run's store. Returns the value each key holds, as its
+  /// index in `data.values`: reads compare every byte with it, so a wrong value fails the run.
   mutating func fillRandom(_ store: any KeyValueStore, seed: UInt64) throws -> [UInt8] {
     let data = data
     let order = data.shuffledIndexes(seed: seed)
@@ -146,7 +131,6 @@ public struct KVRunner {
     return holds
   }
 
-  /// `overwrite`: keys in random order, one put per transaction; then the disk usage.
   mutating func overwrite(_ store: any KeyValueStore, seed: UInt64, holds: inout [UInt8], directory: String) throws {
     let data = data
     let order = data.shuffledIndexes(seed: seed)
@@ -158,7 +142,6 @@ public struct KVRunner {
     bytesAfterOverwrite.append(Double(ProcessFigures.diskBytes(directory)))
   }
 
-  /// `readrandom`: every key once, in random order, each value checked.
   mutating func readRandom(_ store: any KeyValueStore, seed: UInt64, holds: [UInt8]) throws {
     let data = data
     let order = data.shuffledIndexes(seed: seed)
@@ -170,7 +153,6 @@ public struct KVRunner {
     }
   }
 
-  /// `readmissing`: keys never written, each checked to have no value.
   mutating func readMissing(_ store: any KeyValueStore) throws {
     let missing = data.missingKeys
     try recorder.timeEach(KVWorkload.readmissing, count: missing.count) { index in
@@ -180,10 +162,8 @@ public struct KVRunner {
     }
   }
 
-  /// `open`: closes the store and opens it again, plus one get so that lazy work is counted.
-  /// The keys were derived when the store was made, in this process: the time is the engine's.
-  ///
-  /// - Returns: the store opened again.
+  /// Closes the store and opens it again, plus one get; the keys were derived when the store was
+  /// made, in this process, so the time is the engine's.
   mutating func reopen(_ store: any KeyValueStore, directory: String, holds: [UInt8]) throws -> any KeyValueStore {
     try store.close()
     let opener = opener
@@ -199,15 +179,13 @@ public struct KVRunner {
     return reopened
   }
 
-  /// `compact`: the engine's own compaction; then the disk usage again.
   mutating func compact(_ store: any KeyValueStore, directory: String) throws {
     compactionSupported = try recorder.timeOnce(KVWorkload.compact) { try store.compact() }
     try store.sync()
     bytesAfterCompaction.append(Double(ProcessFigures.diskBytes(directory)))
   }
 
-  /// `deleterandom`: keys in random order, one delete per transaction; the first thousand
-  /// deleted are checked to be gone.
+  /// Keys in random order, one delete per transaction; the first thousand checked to be gone.
   mutating func deleteRandom(_ store: any KeyValueStore, seed: UInt64) throws {
     let keys = data.keys
     let order = data.shuffledIndexes(seed: seed)
@@ -221,11 +199,9 @@ public struct KVRunner {
     }
   }
 
-  /// One writer thread overwrites random keys, one put per transaction, at
-  /// `KVWorkload.readWhileWritingRate` puts a second (the same load for every engine), until the
-  /// reader (this thread, with its own handle) has timed its gets. Only the reader's rate is
-  /// recorded; the writer's is reported through `progress`, with a warning when it fell behind
-  /// its pace (the engine's reader then had an easier time than the others').
+  /// One thread overwrites random keys at `readWhileWritingRate` puts a second until the reader
+  /// (this thread, its own handle) has timed its gets. Only the reader is recorded; the writer's
+  /// rate goes to `progress`, with a warning when it fell behind (an easier time for the reader).
   mutating func readWhileWriting(_ store: any KeyValueStore, seed: UInt64, progress: (String) -> Void) throws {
     let data = self.data
     let reader = try store.makeReader()

@@ -10,51 +10,38 @@ import Foundation
 /// | LMDB       | `MDB_NOSYNC`                     | default (sync at commit)           |
 /// | LevelDB    | `WriteOptions.sync = false`      | `WriteOptions.sync = true`         |
 public enum Durability: String, Codable, Sendable, CaseIterable {
-  /// The operating system decides when writes reach the disk.
-  case never
-  /// Every write is on disk before it returns.
-  case always
+  case never, always
 }
 
-/// One engine opened on one directory, as the workload driver sees it.
-///
-/// Implementations are `Sendable`: the multi-threaded workloads (`readwhilewriting`, durable
-/// puts with 8 writers) call `put` from several threads at once, and an engine that needs it
-/// serializes them itself, as an application would (a connection behind a lock for SQLite).
+/// One engine opened on one directory, as `KVRunner` sees it. `Sendable`: `readwhilewriting`
+/// and durable puts call `put` from several threads, and an engine that needs it serializes
+/// them itself, as an application would (a connection behind a lock for SQLite).
 public protocol KeyValueStore: AnyObject, Sendable, KeyValueReader {
-  /// Writes one value, as one transaction of its own.
+  /// `put` and `delete` are one transaction each; `write` is one transaction (SQLite, LMDB),
+  /// write batch (LevelDB) or batch (CipherCask): the engines' recommended way to load data.
   func put(_ value: Data, forKey key: String) throws
-  /// Removes a key, as one transaction of its own.
   func delete(_ key: String) throws
-  /// Writes every pair as one transaction (SQLite, LMDB), write batch (LevelDB) or batch
-  /// (CipherCask): the engines' recommended way to load data.
   func write(_ pairs: [(key: String, value: Data)]) throws
   /// A handle for reads on another thread while this store is written: a second connection for
   /// SQLite, the store itself where the engine's handle is thread-safe.
   func makeReader() throws -> any KeyValueReader
-  /// Runs the engine's own compaction and waits for it.
-  ///
-  /// - Returns: `false` when the engine has none (LMDB).
+  /// Runs the engine's own compaction and waits for it; `false` when it has none (LMDB).
   func compact() throws -> Bool
-  /// Makes everything written so far durable (used before disk usage is measured).
+  /// Makes everything written so far durable (before disk usage is measured).
   func sync() throws
-  /// Closes the store; no call follows.
   func close() throws
 }
 
 /// Reads from one thread.
 public protocol KeyValueReader: AnyObject {
-  /// The value of `key`, or `nil` if it has none.
   func get(_ key: String) throws -> Data?
 }
 
-/// One engine of a comparison, as a `peer-*` executable offers it: each kind of comparison
-/// (key-value, objects, queries) has its protocol below this one, and a peer lists every
-/// engine it has, of whatever kind, in one array for `PeerMain.run`.
+/// One engine of a comparison, as a `peer-*` executable offers it to `PeerMain.run`: each kind
+/// of comparison (key-value, objects, queries) has its protocol below this one.
 public protocol PeerOpener: Sendable {
-  /// The engine's name in tables and reports ("lmdb", "lmdb+rncryptor", ...).
+  /// The engine's name in tables and reports ("lmdb+rncryptor"), and how it is set up.
   var name: String { get }
-  /// One line on how the engine is set up, printed in reports.
   var setup: String { get }
 }
 
@@ -62,9 +49,8 @@ public protocol PeerOpener: Sendable {
 public protocol StoreOpener: PeerOpener {
   /// What `KeyValueStore.compact()` runs (`VACUUM`, `CompactRange`), or `none`.
   var compaction: String { get }
-  /// Opens (creating if needed) the store in `directory`, which exists. Keys derived from a
-  /// password are derived at most once per process, so that `open` times the engine's own
-  /// work, as an application that keeps its derived keys would see it.
+  /// Opens (creating if needed) the store in `directory`. Keys from a password are derived at
+  /// most once per process, so that `open` times the engine's own work.
   func open(directory: String, durability: Durability) throws -> any KeyValueStore
 }
 

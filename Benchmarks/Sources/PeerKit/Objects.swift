@@ -39,9 +39,8 @@ public struct BenchObject: Codable, Identifiable, Sendable, Equatable {
 
 /// A collection of `BenchObject`s, as the `objects` workload sees it.
 public protocol ObjectStore: AnyObject {
-  /// Inserts or replaces one object, as one transaction of its own.
+  /// Inserts or replaces one object, or `objects`, in one transaction.
   func save(_ object: BenchObject) throws
-  /// Inserts or replaces `objects` in one transaction.
   func save(contentsOf objects: ArraySlice<BenchObject>) throws
   func get(id: String) throws -> BenchObject?
   func all() throws -> [BenchObject]
@@ -49,7 +48,6 @@ public protocol ObjectStore: AnyObject {
   func close() throws
 }
 
-/// Opens one engine's object store (one row of the `objects` comparison).
 public protocol ObjectStoreOpener: PeerOpener {
   func open(directory: String, durability: Durability) throws -> any ObjectStore
 }
@@ -70,15 +68,12 @@ public enum ObjectJSON {
   }
 }
 
-/// Runs the `objects` workloads: `save` (each object its own transaction) into a fresh
-/// store, `get` (every object once, random order), `all` and `filter` (the whole collection
-/// decoded, `allCalls` times each; one operation is one object), then `save-batch` (every
-/// object again, `batchSize` to a transaction, into a second fresh store; an operation is one
-/// object).
+/// Runs the `objects` workloads: `save` (a transaction each) into a fresh store, `get` (every
+/// object, random order), `all` and `filter` (`allCalls` calls over the whole collection), then
+/// `save-batch` (`batchSize` to a transaction, into a second fresh store); an operation is one
+/// object.
 public struct ObjectRunner {
-  /// `all()` and `filter` calls of a run, each over the whole collection.
   static let allCalls = 3
-  /// Objects in each transaction of `save-batch`.
   static let batchSize = 1_000
 
   public static func run(
@@ -91,9 +86,7 @@ public struct ObjectRunner {
     var recorder = Recorder(capacity: request.size)
     for run in 1...Swift.max(1, request.runs) {
       progress("\(opener.name): objects run \(run) of \(request.runs), \(request.size) objects")
-      let path = request.directory + "/objects"
-      try? FileManager.default.removeItem(atPath: path)
-      try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+      let path = try request.freshDirectory("objects")
       let store = try opener.open(directory: path, durability: request.durability)
       try recorder.timeEach("save", count: objects.count, note: "one save per transaction") { index in
         try store.save(objects[index])
@@ -104,36 +97,33 @@ public struct ObjectRunner {
         let object = objects[shuffled[index]]
         guard try store.get(id: object.id) == object else { throw PeerError("get: an object came back different") }
       }
-      if !(request.saveAndGetOnly ?? false) {
-        // One group a call over the whole collection: a sample is one object's share of a call.
-        let whole = "\(allCalls) calls over the whole collection; an operation is one object"
-        try recorder.timeGroups("all", count: allCalls * objects.count, groupSize: objects.count, note: whole) { _ in
-          let all = try store.all()
-          guard all.count == objects.count else { throw PeerError("all: \(all.count) of \(objects.count) objects") }
-        }
-        try recorder.timeGroups("filter", count: allCalls * objects.count, groupSize: objects.count, note: whole) {
-          _ in
-          let selected = try store.filter(BenchObject.isSelected)
-          guard selected.count == expected else { throw PeerError("filter: \(selected.count), not \(expected)") }
-        }
+      if request.saveAndGetOnly ?? false {
+        try store.close()
+        try FileManager.default.removeItem(atPath: path)
+        continue
+      }
+      // One group a call over the whole collection: a sample is one object's share of a call.
+      let whole = "\(allCalls) calls over the whole collection; an operation is one object"
+      try recorder.timeGroups("all", count: allCalls * objects.count, groupSize: objects.count, note: whole) { _ in
+        let all = try store.all()
+        guard all.count == objects.count else { throw PeerError("all: \(all.count) of \(objects.count) objects") }
+      }
+      try recorder.timeGroups("filter", count: allCalls * objects.count, groupSize: objects.count, note: whole) { _ in
+        let selected = try store.filter(BenchObject.isSelected)
+        guard selected.count == expected else { throw PeerError("filter: \(selected.count), not \(expected)") }
       }
       try store.close()
-      try FileManager.default.removeItem(atPath: path)
-      if !(request.saveAndGetOnly ?? false) {
-        // `save(contentsOf:)` into a second fresh store; a sample is one object's share of its
-        // transaction.
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        let batches = try opener.open(directory: path, durability: request.durability)
-        try recorder.timeGroups(
-          "save-batch", count: objects.count, groupSize: batchSize,
-          note: "\(batchSize) objects a transaction; an operation is one object"
-        ) { range in try batches.save(contentsOf: objects[range]) }
-        guard let last = objects.last, try batches.get(id: last.id) == last else {
-          throw PeerError("save-batch: the last object did not come back")
-        }
-        try batches.close()
-        try FileManager.default.removeItem(atPath: path)
+      // `save(contentsOf:)` into a second fresh store; a sample is one object's share of its transaction.
+      let batches = try opener.open(directory: try request.freshDirectory("objects"), durability: request.durability)
+      try recorder.timeGroups(
+        "save-batch", count: objects.count, groupSize: batchSize,
+        note: "\(batchSize) objects a transaction; an operation is one object"
+      ) { range in try batches.save(contentsOf: objects[range]) }
+      guard let last = objects.last, try batches.get(id: last.id) == last else {
+        throw PeerError("save-batch: the last object did not come back")
       }
+      try batches.close()
+      try FileManager.default.removeItem(atPath: path)
     }
     return PeerReport(
       engine: opener.name, setup: opener.setup, mode: "objects", keys: request.size,

@@ -1,15 +1,9 @@
 import Foundation
 
-/// What every `peer-*` executable runs: `cask-bench peers`, `objects` and `queries` start one
-/// with a `PeerRequest` as its one argument and decode the `PeerReport` it prints on standard
-/// output; `list` prints the kind and name of each engine it has.
-///
-/// Progress goes to standard error. Exit 0 on success, 1 when a workload fails, 64 on a usage
-/// error.
+/// What every `peer-*` executable runs: given a `PeerRequest`, prints the `PeerReport`; given
+/// `list`, the kind and name of each engine it has. Progress goes to standard error; exit 0,
+/// 1 when a workload fails, 64 on a usage error.
 public enum PeerMain {
-  /// Reads the request, runs it, prints the report, and exits.
-  ///
-  /// - Parameter peers: every engine this executable has, of any kind.
   public static func run(_ peers: [any PeerOpener]) -> Never {
     do {
       print(try run(arguments: Array(CommandLine.arguments.dropFirst()), peers: peers))
@@ -25,8 +19,6 @@ public enum PeerMain {
   }
 
   /// The engine named `name` of the kind `type` (a key-value, object or event store opener).
-  ///
-  /// - Throws: `PeerUsageError` when this executable has none.
   static func opener<Opener>(_ name: String, _ peers: [any PeerOpener], as type: Opener.Type) throws -> Opener {
     guard let opener = peers.first(where: { $0.name == name && $0 is Opener }) as? Opener else {
       throw PeerUsageError("no engine '\(name)' of that kind here; see 'list'")
@@ -71,7 +63,7 @@ public enum PeerMain {
     return try json(report)
   }
 
-  /// `value` as one line of JSON with sorted keys: a request, a report, a child's figures.
+  /// `value` as one line of JSON with sorted keys.
   public static func json<Value: Encodable>(_ value: Value) throws -> String {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys]
@@ -83,10 +75,11 @@ public enum PeerMain {
   }
 }
 
-struct PeerUsageError: Error, CustomStringConvertible {
-  let description: String
+/// A command line (or request) that cannot be understood: exit 64.
+public struct PeerUsageError: Error, CustomStringConvertible {
+  public let description: String
 
-  init(_ description: String) {
+  public init(_ description: String) {
     self.description = description
   }
 }

@@ -54,15 +54,6 @@ public struct WorkloadFigures: Codable, Sendable {
   public var p99: Double
   /// What an operation is, when it is not obvious (a batch's share, a reader's get).
   public var note: String?
-
-  public init(name: String, operations: Int, seconds: [Double], p50: Double, p99: Double, note: String? = nil) {
-    self.name = name
-    self.operations = operations
-    self.seconds = seconds
-    self.p50 = p50
-    self.p99 = p99
-    self.note = note
-  }
 }
 
 /// Disk usage of the store a `kv` run filled and overwrote, medians over the runs.
@@ -78,17 +69,6 @@ public struct SpaceFigures: Codable, Sendable {
   public var compactionSupported: Bool
   /// What the compaction was (`compact()`, `VACUUM`, `CompactRange`, none).
   public var compaction: String
-
-  public init(
-    logicalBytes: Int, bytesAfterOverwrite: Int, bytesAfterCompaction: Int, compactionSupported: Bool,
-    compaction: String
-  ) {
-    self.logicalBytes = logicalBytes
-    self.bytesAfterOverwrite = bytesAfterOverwrite
-    self.bytesAfterCompaction = bytesAfterCompaction
-    self.compactionSupported = compactionSupported
-    self.compaction = compaction
-  }
 }
 
 /// The statistics every figure of a peer and of `cask-bench` is made with.
@@ -104,19 +84,17 @@ public enum Statistics {
   /// The nearest-rank percentile: the smallest value with at least `percent`% of the values at
   /// or below it (p50, p99); 0 for none.
   public static func percentile(_ values: [Double], _ percent: Double) -> Double {
-    guard !values.isEmpty else { return 0 }
     let sorted = values.sorted()
-    let rank = Int((percent / 100 * Double(sorted.count)).rounded(.up))
-    return sorted[Swift.min(Swift.max(rank, 1), sorted.count) - 1]
+    return sorted.isEmpty ? 0 : sorted[rank(percent, of: sorted.count)]
   }
 
-  /// The nearest-rank percentile of nanosecond samples, in seconds; sorts `samples` in place.
+  /// `percentile` of nanosecond samples, in seconds; sorts `samples` in place.
   public static func percentiles(_ samples: inout [UInt64], _ percents: [Double]) -> [Double] {
-    guard !samples.isEmpty else { return percents.map { _ in 0 } }
     samples.sort()
-    return percents.map { percent in
-      let rank = Int((percent / 100 * Double(samples.count)).rounded(.up))
-      return Double(samples[Swift.min(Swift.max(rank, 1), samples.count) - 1]) / 1e9
-    }
+    return percents.map { samples.isEmpty ? 0 : Double(samples[rank($0, of: samples.count)]) / 1e9 }
+  }
+
+  static func rank(_ percent: Double, of count: Int) -> Int {
+    Swift.min(Swift.max(Int((percent / 100 * Double(count)).rounded(.up)), 1), count) - 1
   }
 }

@@ -118,10 +118,8 @@ final class Shared<Value>: Sendable {
   }
 }
 
-/// Runs `body(index)` on `count` new threads at once and waits for all of them.
-///
-/// - Returns: what each thread returned, in thread order.
-/// - Throws: the first error a thread threw.
+/// Runs `body(index)` on `count` new threads at once, waits for all of them, and returns what
+/// each returned, in thread order; throws the first error a thread threw.
 public func onThreads<Result: Sendable>(_ count: Int, _ body: @escaping @Sendable (Int) throws -> Result) throws
   -> [Result]
 {
@@ -148,12 +146,8 @@ public func onThreads<Result: Sendable>(_ count: Int, _ body: @escaping @Sendabl
 }
 
 /// Runs `perThread` calls of `body(thread, index)` on each of `threads` threads started
-/// together, timing every call on its own: the threaded workloads of the peers (durable puts)
-/// and of `cask-bench engine` (concurrent gets, durable puts) time the same way.
-///
-/// - Returns: the wall seconds from the start until the last thread is done, and each call's
-///   nanoseconds, thread after thread.
-/// - Throws: the first error a call threw.
+/// together, timing every call: the threaded workloads of the peers and of `cask-bench engine`.
+/// Returns the seconds until the last thread is done, and each call's nanoseconds.
 public func timedOnThreads(
   _ threads: Int, perThread: Int, _ body: @escaping @Sendable (_ thread: Int, _ index: Int) throws -> Void
 ) throws -> (seconds: Double, samples: [UInt64]) {
@@ -176,7 +170,6 @@ final class JoinableThread: Sendable {
   private let done = DispatchSemaphore(value: 0)
   private let failure = Shared<(any Error)?>(nil)
 
-  /// Starts `body` on a new thread.
   init(_ body: @escaping @Sendable () throws -> Void) {
     let thread = Thread { [done, failure] in
       do {
@@ -189,9 +182,7 @@ final class JoinableThread: Sendable {
     thread.start()
   }
 
-  /// Waits for the thread to end.
-  ///
-  /// - Throws: what its body threw.
+  /// Waits for the thread to end; throws what its body threw.
   func wait() throws {
     done.wait()
     if let error = failure.mutex.withLock({ $0 }) { throw error }

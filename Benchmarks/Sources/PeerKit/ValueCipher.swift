@@ -5,26 +5,21 @@ import Synchronization
 /// How a peer encrypts each value it stores (the CoreDataGenericModule design: the database
 /// is plain, each value is an RNCryptor message).
 public enum ValueCipher: Sendable {
-  /// Password messages whose keys are derived once and cached (`PasswordKeyCache`): the
-  /// strongest form of that design, and the same AES and HMAC work per value as CipherCask.
-  /// Every value is written under `writing`, the store's one salt pair.
+  /// Password messages whose keys are derived once and cached: the strongest form of that
+  /// design, the same AES and HMAC work per value as CipherCask; written under `writing`.
   case derivedOnce(RNCryptor.PasswordKeyCache, writing: RNCryptor.PasswordKeys)
-  /// The per-value PBKDF2 design: `RNCryptor.encrypt(_:password:)` per value, so every write and
-  /// every read runs PBKDF2 twice (10,000 iterations each).
+  /// `RNCryptor.encrypt(_:password:)` per value: every write and read runs PBKDF2 twice.
   case pbkdf2PerValue(String)
 
-  /// The password every benchmark store is opened with.
+  /// The password of every benchmark store and message.
   public static let password = "cask-bench password"
 
   /// The file in a store's folder that keeps the salt pair its values are written under.
   public static let saltsFile = "rncryptor-salts"
 
-  /// A cipher whose keys are already derived, as an application derives them at open.
-  ///
-  /// With `directory`, the salt pair is kept in `saltsFile` there and reused when the store is
-  /// opened again; its keys are derived once per process (`derivedKeys`), so that a timed
-  /// reopen leaves the derivation out, as CipherCask's does (its peer opens with keys derived
-  /// once); without, a fresh pair is drawn.
+  /// A cipher whose keys are already derived, as an application derives them at open. With
+  /// `directory`, the salt pair is kept there and its keys derived once per process, so that a
+  /// timed reopen leaves the derivation out, as CipherCask's peer does.
   public static func derivedOnce(saltsIn directory: String? = nil) throws -> ValueCipher {
     let cache = try RNCryptor.PasswordKeyCache(password: password)
     let path = directory.map { $0 + "/" + saltsFile }

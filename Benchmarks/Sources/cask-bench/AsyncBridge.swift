@@ -4,10 +4,7 @@ import Foundation
 /// Runs async work (CipherCaskSync's API) from a synchronous subcommand and waits for it: the
 /// dispatcher is synchronous, and a benchmark runs one thing at a time anyway.
 enum AsyncBridge {
-  /// Runs `work` in a detached task and blocks this thread until it ends.
-  ///
-  /// - Returns: what `work` returned.
-  /// - Throws: what `work` threw.
+  /// Runs `work` in a detached task, blocks this thread until it ends, and returns its result.
   static func wait<R: Sendable>(_ work: @escaping @Sendable () async throws -> R) throws -> R {
     let done = DispatchSemaphore(value: 0)
     let result = ResultBox<R>()

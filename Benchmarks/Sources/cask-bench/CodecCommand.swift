@@ -2,13 +2,10 @@ import Foundation
 import PeerKit
 import RNCryptorCodec
 
-/// `cask-bench codec`: the RNCryptor v3 codec's throughput beside the machine's own AES-256-CBC
-/// and HMAC-SHA256 speed from `openssl speed`, measured in the same run.
-///
-/// A message costs one AES-256-CBC pass and one HMAC-SHA256 pass over (about) the same bytes,
-/// one after the other, so the most a codec on this libcrypto can do is
-/// `bound = 1 / (1/aes + 1/hmac)`. Encryption is bounded with openssl's AES encryption speed and
-/// decryption with its (much faster, parallel) AES-CBC decryption speed.
+/// `cask-bench codec`: the RNCryptor v3 codec's throughput beside `openssl speed`'s AES-256-CBC
+/// and HMAC-SHA256 in the same run. A message is one AES pass and one HMAC pass over about the
+/// same bytes, so the most a codec on this libcrypto can do is `1 / (1/aes + 1/hmac)`, with
+/// AES encryption's speed for encryption and AES-CBC decryption's (much faster) for decryption.
 enum CodecCommand: BenchCommand {
   static let name = "codec"
   static let abstract = "RNCryptor v3 codec throughput against openssl speed's AES-256-CBC + HMAC-SHA256 bound."
@@ -23,23 +20,15 @@ enum CodecCommand: BenchCommand {
     try options.measure { results, _ in try results.write(measure(quick ? .quick : .full)) }
   }
 
-  // MARK: Settings
-
   struct Settings: Codable {
-    /// Whether these are `--quick`'s settings.
     let quick: Bool
-    /// Runs behind each median.
     let runs: Int
-    /// About how long one run of one workload lasts.
     let secondsPerRun: Double
-    /// `openssl speed -seconds`.
     let opensslSeconds: Int
-    /// How many times each openssl figure is measured: once before our runs, the others spread
-    /// between and after them.
+    /// Each openssl figure's rounds: one before our runs, the others between and after them.
     let opensslRounds: Int
-    /// Single 1 KiB messages timed one by one for p50/p99.
+    /// Single 1 KiB messages timed one by one for p50/p99; messages with a PBKDF2 pair each.
     let latencySamples: Int
-    /// Messages encrypted and decrypted with one PBKDF2 pair each.
     let pbkdf2Samples: Int
 
     static let quick = Settings(
@@ -55,8 +44,6 @@ enum CodecCommand: BenchCommand {
   static let sizes: [(label: String, bytes: Int, opensslBytes: Int)] = [
     ("1 KiB", 1024, 1024), ("16 KiB", 16 * 1024, 16 * 1024), ("1 MiB", 1024 * 1024, 16 * 1024),
   ]
-
-  // MARK: Report
 
   struct Bound: Codable {
     let primitive: OpenSSLSpeed.Primitive
@@ -98,10 +85,7 @@ enum CodecCommand: BenchCommand {
     let targets: [Target]
   }
 
-  // MARK: Measuring
-
-  /// The password every benchmark message is encrypted under.
-  static let password = "cask-bench password"
+  static let password = ValueCipher.password
 
   /// One throughput figure: a message size, a format and an operation.
   struct Case {
@@ -117,7 +101,8 @@ enum CodecCommand: BenchCommand {
     }
   }
 
-  /// The openssl figures of every round, in MB/s, per primitive and block size.
+  /// The openssl figures of every round, in MB/s, per primitive and block size; a failed
+  /// measurement leaves its figure out (the table then shows n/a) rather than failing the run.
   final class BoundRounds {
     private let seconds: Int
     private var rounds: [OpenSSLSpeed.Primitive: [Int: [Double]]] = [:]
@@ -126,8 +111,6 @@ enum CodecCommand: BenchCommand {
       self.seconds = seconds
     }
 
-    /// Measures every primitive at every openssl block size once; a failure leaves the figure
-    /// out (the table then shows n/a) rather than failing the run.
     func measureRound() {
       for primitive in OpenSSLSpeed.Primitive.allCases {
         for bytes in Set(sizes.map(\.opensslBytes)).sorted() {
@@ -142,7 +125,6 @@ enum CodecCommand: BenchCommand {
       }
     }
 
-    /// The median over the rounds, if any round succeeded.
     func median(_ primitive: OpenSSLSpeed.Primitive, _ bytes: Int) -> Double? {
       rounds[primitive]?[bytes].map(Statistics.median)
     }
@@ -218,7 +200,6 @@ enum CodecCommand: BenchCommand {
     }
   }
 
-  /// A throughput figure with its bound.
   static func throughputFigure(_ figure: Case, runs: Runs, openssl: BoundRounds) -> Throughput {
     func combined(_ aes: Double?, _ hmac: Double?) -> Double? {
       guard let aes, let hmac else { return nil }
@@ -280,8 +261,6 @@ enum CodecCommand: BenchCommand {
     ]
   }
 
-  /// The targets: at 1 MiB, at least 80% of the bound; 1 KiB password-format messages
-  /// with keys derived once, at least 100,000 a second.
   static func targets(throughput: [Throughput], messageRates: [MessageRate]) -> [Target] {
     let large = throughput.filter { $0.messageBytes == 1024 * 1024 }.map { row in
       Target(

@@ -2,17 +2,12 @@ import CipherCask
 import Foundation
 import PeerKit
 
-/// `cask-bench coders`: what a collection's `CaskCoder` costs on its own, outside any store.
-/// Encode and decode of a 10-field struct with `BinaryCaskCoder` (the default), `JSONCaskCoder`
-/// and `PropertyListCaskCoder` (binary), the bytes each writes, and whether each still reads old
-/// objects after the model gains an optional field or loses one.
-///
-/// The default is the fastest coder that keeps old objects readable when a field is added as
-/// optional; this prints the figures side by side, with the ratios of the first two. The
-/// work is single-threaded and CPU-bound, so rates are per second of the thread's CPU time,
-/// which moves far less than wall-clock time when other work shares the cores (wall-clock
-/// rates are in the JSON report). A third row, JSON with the plain `.iso8601` date strategy
-/// that `JSONCaskCoder` used before it kept fractions of a second, shows what that costs.
+/// `cask-bench coders`: a collection's `CaskCoder` on its own, outside any store: encode and
+/// decode of a 10-field struct with `BinaryCaskCoder` (the default), `JSONCaskCoder`,
+/// `PropertyListCaskCoder` and JSON with plain `.iso8601` dates (which drop fractions of a
+/// second), the bytes each writes, and whether each reads old objects after the model gains an
+/// optional field or loses one. Rates are per second of the thread's CPU time, which moves far
+/// less than wall time on a shared machine (wall-clock rates are in the JSON).
 enum CodersCommand: BenchCommand {
   static let name = "coders"
   static let abstract =
@@ -27,8 +22,6 @@ enum CodersCommand: BenchCommand {
     let quick = options.flag("--quick")
     try options.measure { results, _ in try results.write(measure(quick ? .quick : .full)) }
   }
-
-  // MARK: The model and its later versions
 
   /// The `objects` workload's model, with a date that has a fraction of a second (which a coder
   /// must keep to round-trip exactly).
@@ -53,7 +46,7 @@ enum CodersCommand: BenchCommand {
     var nickname: String?
   }
 
-  /// A version of `BenchObject` without `notes`.
+  /// `BenchObject` without `notes`.
   struct SampleRemovedField: Codable {
     var id: String
     var name: String
@@ -66,13 +59,9 @@ enum CodersCommand: BenchCommand {
     var score: Int
   }
 
-  // MARK: Settings and report
-
   struct Settings: Codable {
     let quick: Bool
-    /// Runs behind each median.
     let runs: Int
-    /// About how long one run of one workload lasts.
     let secondsPerRun: Double
     /// Distinct samples cycled through (one operation is one object).
     let samples: Int
@@ -84,21 +73,18 @@ enum CodersCommand: BenchCommand {
   struct CoderFigures: Codable {
     let coder: String
     let isDefault: Bool
-    /// Median objects a second of thread CPU time.
+    /// Median objects a second of thread CPU time; per workload, the CPU seconds of each run and
+    /// the median objects a second of wall-clock time.
     let encodePerSecond: Double
     let decodePerSecond: Double
     let roundTripPerSecond: Double
-    /// Per workload, the CPU seconds of each run.
     let runs: [String: Runs]
-    /// Per workload, the median objects a second of wall-clock time.
     let wallClockPerSecond: [String: Double]
-    /// Mean encoded size of a sample.
+    /// Mean encoded size; every sample decodes equal to itself (dates to the bit); old objects
+    /// decode as the model with an added optional field (as nil) and with a field removed.
     let meanBytes: Double
-    /// Every sample decodes equal to itself (dates to the bit).
     let roundTripsExactly: Bool
-    /// Old objects decode as the model with an added optional field, which reads as nil.
     let readsOldAfterOptionalFieldAdded: Bool
-    /// Old objects decode as the model with a field removed.
     let readsOldAfterFieldRemoved: Bool
   }
 
@@ -106,8 +92,6 @@ enum CodersCommand: BenchCommand {
     let settings: Settings
     let coders: [CoderFigures]
   }
-
-  // MARK: Measuring
 
   static func measure(_ settings: Settings) throws -> Report {
     var generator = SeededGenerator(seed: 0xC0DE)
@@ -182,8 +166,7 @@ enum CodersCommand: BenchCommand {
   }
 }
 
-/// JSON with JSONEncoder's plain `.iso8601` dates, which drop fractions of a second: what
-/// `JSONCaskCoder` did before it kept them, measured for reference only.
+/// JSON with JSONEncoder's plain `.iso8601` dates, which drop fractions of a second: for reference.
 struct PlainISO8601JSONCoder: CaskCoder {
   func encode<T: Encodable>(_ value: T) throws -> Data {
     let encoder = JSONEncoder()

@@ -23,8 +23,6 @@ extension ColdCommand {
 
   /// Runs `part` on the store at `path` (`events` is the size it was built with) and returns
   /// its figures as JSON.
-  ///
-  /// - Throws: `BenchError` when the store cannot be opened, read or written.
   static func child(_ part: String, store path: String, events count: Int) throws -> String {
     var figures = Child()
     ProcessMemory.releaseFreeMemory()

@@ -20,7 +20,7 @@ extension ColdCommand {
 
   /// One size's times, memory and disk; and the disk comparison, if this size has it.
   static func table(_ figures: Figures) -> String {
-    let title = "\(Number.grouped(Double(figures.events))) events, \(figures.indexes.count) indexes, ms"
+    let title = "\(Number.grouped(figures.events)) events, \(figures.indexes.count) indexes, ms"
     let times = ReportCommand.timedTable(title, figures.timed, unit: 1e3, decimals: 1)
     // The same layout as the times: each row's "seconds" are bytes here, drawn in MiB.
     let memory = ReportCommand.timedTable(
@@ -37,12 +37,12 @@ extension ColdCommand {
       ], unit: 1 / Double(1 << 20), decimals: 1)
     var text =
       times.render() + "\n\n" + memory.render() + "\n\n"
-      + "\(Number.grouped(Double(figures.keys))) keys, \(figures.segmentsFromCheckpoint) segments from the"
+      + "\(Number.grouped(figures.keys)) keys, \(figures.segmentsFromCheckpoint) segments from the"
       + " checkpoint; on disk \(megabytes(figures.diskIndexedBytes)) MB with the indexes, "
       + "\(megabytes(figures.diskPlainBytes)) MB without. The page's plan: `\(figures.plan)`."
     if let disk = figures.disk {
       var table = Table([
-        ("\(Number.grouped(Double(disk.events))) events on disk", .left), ("MB", .right), ("÷ without indexes", .right),
+        ("\(Number.grouped(disk.events)) events on disk", .left), ("MB", .right), ("÷ without indexes", .right),
       ])
       for (label, bytes) in [
         ("CipherCask, \(disk.indexes.count) indexes (\(disk.indexes.joined(separator: ", ")))", disk.indexedBytes),
@@ -60,7 +60,7 @@ extension ColdCommand {
   /// of the target's size is.
   static func targets(_ files: [ResultsFile<Figures>]) -> [Target] {
     guard !files.isEmpty else { return [] }
-    let at = "\(Number.grouped(Double(targetEvents))) events"
+    let at = "\(Number.grouped(targetEvents)) events"
     let cold = files.first { $0.figures.events == targetEvents }?.figures
     func milliseconds(_ name: String) -> Double? {
       cold?.timed.first { $0.name == name }.map { $0.median * 1e3 }
@@ -78,7 +78,7 @@ extension ColdCommand {
         measured: milliseconds("first save after open")),
       Target(
         "disk with \(CaskQuerySide.compositeIndexes.count) indexes ÷ without (cold)",
-        at: "\(Number.grouped(Double(diskTargetEvents))) events", required: 2.5, atMost: true,
+        at: "\(Number.grouped(diskTargetEvents)) events", required: 2.5, atMost: true,
         measured: disk.map { Double($0.indexedBytes) / Double(Swift.max($0.plainBytes, 1)) }),
     ]
   }

@@ -3,13 +3,10 @@ import Foundation
 import PeerKit
 
 /// `cask-bench cold`: what an app pays at launch for an indexed collection. Builds N events with
-/// indexes on city, date, each attendee and (city, date), and the same events without indexes,
-/// closes both, then, round by round, in fresh processes of this executable (`--child`): opens
-/// the indexed store with fixed keys (no key derivation), counts one city and reads the first
-/// page of its 20 newest events (the composite index's order), and reads the process's memory;
-/// opens the store without indexes, whose heap growth is the key directory's own figure; opens
-/// the indexed store and saves one event. Also the disk of a collection with five indexes
-/// beside the same events without indexes and in SQLCipher with the same columns and indexes.
+/// indexes on city, date, each attendee and (city, date), and without, then in fresh processes
+/// of this executable (`--child`), round by round: open with fixed keys, count one city and
+/// read its 20 newest, and the memory; open without indexes (the key directory's own heap);
+/// open and save. Also the disk with five indexes, without, and in SQLCipher.
 enum ColdCommand: BenchCommand {
   static let name = "cold"
   static let abstract =
@@ -113,14 +110,14 @@ enum ColdCommand: BenchCommand {
     defer { scratch.remove() }
     let indexed = "\(scratch.path)/indexed.cask"
     let plain = "\(scratch.path)/plain.cask"
-    printToStandardError("cold: building \(Number.grouped(Double(count))) events with \(indexes.count) indexes")
+    printToStandardError("cold: building \(Number.grouped(count)) events with \(indexes.count) indexes")
     let expected = try build(indexed, events: count, indexes: indexes)
     printToStandardError("cold: building the same events without indexes")
     _ = try build(plain, events: count, indexes: [])
     var children: [String: [Child]] = [:]
     for round in 1...runs {
       for part in PeerProcess.rotated(parts, round: round) {
-        printToStandardError("cold: round \(round) of \(runs), \(part), \(Number.grouped(Double(count))) events")
+        printToStandardError("cold: round \(round) of \(runs), \(part), \(Number.grouped(count)) events")
         let figures: Child = try PeerProcess.output(
           "cask-bench", [name, "--child", part, "--store", part == "keys" ? plain : indexed, "--events", "\(count)"])
         if part == "open", figures.answers != expected {
@@ -183,7 +180,7 @@ enum ColdCommand: BenchCommand {
   }
 
   /// SQLCipher with the same columns and indexes as the five-index store.
-  static let diskPeer = PeerEngine(name: "sqlcipher+citydate", executable: "peer-sqlcipher")
+  static let diskPeer: PeerEngine = "sqlcipher+citydate"
 
   /// The disk of `count` events with five indexes (`queries --composite`'s), without indexes,
   /// and in SQLCipher (filled by its peer process, which also runs its queries once).
@@ -191,7 +188,7 @@ enum ColdCommand: BenchCommand {
     let scratch = try ScratchDirectory(in: base)
     defer { scratch.remove() }
     let indexes = CaskQuerySide.compositeIndexes
-    printToStandardError("cold: disk of \(Number.grouped(Double(count))) events, \(indexes.count) indexes and none")
+    printToStandardError("cold: disk of \(Number.grouped(count)) events, \(indexes.count) indexes and none")
     _ = try build("\(scratch.path)/indexed.cask", events: count, indexes: indexes)
     _ = try build("\(scratch.path)/plain.cask", events: count, indexes: [])
     let report = try PeerProcess.run(

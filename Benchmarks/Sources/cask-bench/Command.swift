@@ -1,22 +1,18 @@
 import Foundation
+import PeerKit
 
-/// A `cask-bench` subcommand. To add one (engine, peers, ...), write a type in its own file that
-/// conforms, and list it in `subcommands` in main.swift; the dispatcher handles `--help`,
-/// `help <name>` and the exit codes.
+/// A `cask-bench` subcommand: a type in its own file, listed in `subcommands` (main.swift); the
+/// dispatcher handles `--help`, `help <name>` and the exit codes.
 protocol BenchCommand {
-  /// The word after `cask-bench`, for example `codec`.
+  /// The word after `cask-bench`, and one line for the root help.
   static var name: String { get }
-  /// One line for the root help's SUBCOMMANDS list.
   static var abstract: String { get }
   /// The usage line; by default every option in brackets, in the order `options` lists them.
   static var usage: String { get }
-  /// The OPTIONS section of the help, one option a line (`-h, --help` is added after them).
+  /// The help's OPTIONS, one a line (`-h, --help` is added after them).
   static var options: [(flag: String, help: String)] { get }
 
-  /// Runs the subcommand with the arguments after its name (`--help` is handled before).
-  ///
-  /// - Throws: `UsageError` for arguments it does not accept (exit 64); any other error is a
-  ///   failure of the run (exit 1).
+  /// Runs with the arguments after the name; throws `UsageError` (exit 64) or a failure (exit 1).
   static func run(arguments: [String]) throws
 }
 
@@ -41,24 +37,9 @@ extension BenchCommand {
   }
 }
 
-/// Thrown when the command line cannot be understood; the dispatcher prints it after `Error: `
-/// with a usage hint and exits with 64.
-struct UsageError: Error, CustomStringConvertible {
-  let description: String
-
-  init(_ description: String) {
-    self.description = description
-  }
-}
-
-/// Thrown when a benchmark cannot run (a sanity check failed, a file cannot be written).
-struct BenchError: Error, CustomStringConvertible {
-  let description: String
-
-  init(_ description: String) {
-    self.description = description
-  }
-}
+/// A command line that cannot be understood (exit 64), and a benchmark that cannot run.
+typealias UsageError = PeerUsageError
+typealias BenchError = PeerError
 
 /// The options after a subcommand's name, consumed one by one; whatever is left over is an
 /// error, so a misspelt flag never passes silently.
@@ -68,7 +49,6 @@ struct Options {
   private let subcommand: String
   /// The first word of each option the subcommand lists (`--dir`, `--quick`).
   private let listed: Set<String>
-  /// Whether `--quick` was given.
   private var quick = false
 
   init<Command: BenchCommand>(_ arguments: [String], of command: Command.Type) {
@@ -86,12 +66,9 @@ struct Options {
     return remaining.count != count
   }
 
-  /// The end of a measuring subcommand's command line and what it does around its work: reads
-  /// `--dir DIR` (where it lists it; default /tmp) and `--results DIR`, fails on an argument
-  /// nobody consumed, runs `body` with where the results go and a fresh folder under `--dir`
-  /// (removed after), then prints the tables of what it wrote.
-  ///
-  /// - Throws: `UsageError` for an argument left over; what `body` throws.
+  /// The end of a measuring subcommand's command line: reads `--dir DIR` (where listed; default
+  /// /tmp) and `--results DIR`, fails on an argument nobody consumed, runs `body` with where the
+  /// results go and a fresh folder under `--dir` (removed after), then prints what it wrote.
   mutating func measure(_ body: (ResultsDestination, String) throws -> Void) throws {
     let base = listed.contains("--dir") ? try value("--dir") ?? "/tmp" : "/tmp"
     let results = try ResultsDestination(
@@ -104,8 +81,6 @@ struct Options {
   }
 
   /// The value of `name FILE` or `name=FILE`; consumes both. The last one given wins.
-  ///
-  /// - Throws: `UsageError` when `name` is last or followed by another option.
   mutating func value(_ name: String) throws -> String? {
     var found: String?
     var index = 0
@@ -128,10 +103,7 @@ struct Options {
     return found
   }
 
-  /// The whole number given as `name N`, if any, at least `minimum` (`100,000` reads as
-  /// `100000`); consumes both.
-  ///
-  /// - Throws: `UsageError` when the value is missing, not a whole number or below `minimum`.
+  /// The whole number given as `name N`, at least `minimum` (`100,000` reads as `100000`).
   mutating func number(_ name: String, atLeast minimum: Int) throws -> Int? {
     guard let text = try value(name) else { return nil }
     guard let number = Int(text.replacingOccurrences(of: ",", with: "")), number >= minimum else {
@@ -140,14 +112,11 @@ struct Options {
     return number
   }
 
-  /// The positive whole number given as `name N`, if any; consumes both.
   mutating func positive(_ name: String) throws -> Int? {
     try number(name, atLeast: 1)
   }
 
-  /// The whole number given as `name N`, if any, which must lie in `range`; consumes both.
-  ///
-  /// - Throws: `UsageError` when the value is missing, not a number or outside `range`.
+  /// The whole number given as `name N`, which must lie in `range`.
   mutating func number(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
     guard let text = try value(name) else { return nil }
     guard let number = Int(text), range.contains(number) else {
@@ -156,38 +125,31 @@ struct Options {
     return number
   }
 
-  /// The comma-separated whole numbers given as `name N,N...`, if any, each at least `minimum`;
-  /// consumes both.
-  ///
-  /// - Throws: `UsageError` when the value is missing or one of them is not such a number.
+  /// The comma-separated whole numbers given as `name N,N...`, each at least `minimum`.
   mutating func numbers(_ name: String, atLeast minimum: Int) throws -> [Int]? {
-    try value(name).map { text in
-      try text.split(separator: ",", omittingEmptySubsequences: false).map { part in
-        guard let number = Int(part), number >= minimum else {
-          throw UsageError("'\(name)' takes whole numbers of at least \(minimum), not '\(part)'")
-        }
-        return number
+    try list(name) { part in
+      guard let number = Int(part), number >= minimum else {
+        throw UsageError("'\(name)' takes whole numbers of at least \(minimum), not '\(part)'")
       }
+      return number
     }
   }
 
-  /// The comma-separated names given as `name A,B...`, if any, each one of `allowed`; consumes
-  /// both.
-  ///
-  /// - Throws: `UsageError` naming the first that is not allowed, and the ones that are.
+  /// The comma-separated names given as `name A,B...`, each one of `allowed`.
   mutating func names(_ name: String, from allowed: [String]) throws -> [String]? {
-    try value(name).map { text in
-      let names = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-      if let unknown = names.first(where: { !allowed.contains($0) }) {
-        throw UsageError("'\(name)' takes \(allowed.joined(separator: ", ")), not '\(unknown)'")
+    try list(name) { part in
+      guard allowed.contains(part) else {
+        throw UsageError("'\(name)' takes \(allowed.joined(separator: ", ")), not '\(part)'")
       }
-      return names
+      return part
     }
   }
 
-  /// Call after consuming every known option.
-  ///
-  /// - Throws: `UsageError` naming the first argument nobody consumed.
+  private mutating func list<Item>(_ name: String, _ item: (String) throws -> Item) throws -> [Item]? {
+    try value(name).map { try $0.split(separator: ",", omittingEmptySubsequences: false).map { try item(String($0)) } }
+  }
+
+  /// Call after consuming every known option; throws naming the first argument left over.
   func finish() throws {
     guard let first = remaining.first else { return }
     throw UsageError(first.hasPrefix("-") ? "unknown option '\(first)'" : "unexpected argument '\(first)'")

@@ -14,8 +14,8 @@ extension EngineCommand {
     return options
   }
 
-  /// The format version of the stores this run creates (`--format`): 3, or 2 to measure what
-  /// version 3's record binding costs a put and a get by comparing two runs.
+  /// The format version of the stores this run creates (`--format`): the current one, or an
+  /// older one to measure what the newer format costs a put and a get by comparing two runs.
   static let formatVersion = Atomic<UInt16>(CaskFormat.formatVersion)
 
   /// Puts per batch where a store is only being filled (not timed).
@@ -170,17 +170,18 @@ extension EngineCommand {
   /// Fills a store with every key (batches of `batchSize`) and closes it cleanly, hints written.
   static func build(_ directory: String, keys: [String], values: [Data]) throws {
     let store = try CaskStore(path: directory, password: password, options: unsynced)
-    try fill(store, keys: keys, values: values)
+    try fill(store, keys: keys[...], values: values)
     guard store.count == keys.count else { throw BenchError("\(store.count) keys after building \(keys.count)") }
     try store.close()
   }
 
-  /// Puts every key into `store`, in batches of `batchSize`.
-  static func fill(_ store: CaskStore, keys: [String], values: [Data]) throws {
-    for start in stride(from: 0, to: keys.count, by: batchSize) {
+  /// Puts every key into `store` in batches of `batchSize`, the one at `index` with the value
+  /// `index + shift` of `values` (cycling).
+  static func fill(_ store: CaskStore, keys: ArraySlice<String>, values: [Data], shift: Int = 0) throws {
+    for start in stride(from: keys.startIndex, to: keys.endIndex, by: batchSize) {
       try store.batch { batch in
-        for index in start..<min(start + batchSize, keys.count) {
-          try batch.put(values[index % values.count], forKey: keys[index])
+        for index in start..<min(start + batchSize, keys.endIndex) {
+          try batch.put(values[(index + shift) % values.count], forKey: keys[index])
         }
       }
     }
@@ -322,14 +323,7 @@ extension EngineCommand {
 
   /// Overwrites a random half of the keys, in batches of `batchSize`.
   static func overwriteHalf(_ store: CaskStore, keys: [String], values: [Data], random: inout SeededGenerator) throws {
-    let half = keys.shuffled(using: &random).prefix(keys.count / 2)
-    for start in stride(from: half.startIndex, to: half.endIndex, by: batchSize) {
-      try store.batch { batch in
-        for index in start..<min(start + batchSize, half.endIndex) {
-          try batch.put(values[(index + 7) % values.count], forKey: half[index])
-        }
-      }
-    }
+    try fill(store, keys: keys.shuffled(using: &random).prefix(keys.count / 2), values: values, shift: 7)
   }
 
   /// A compaction started on its own thread.

@@ -3,15 +3,12 @@ import Foundation
 import PeerKit
 import Synchronization
 
-/// `cask-bench engine`: CaskEngine's operations on stores of 10k, 100k and 1M keys (random
-/// 16-byte keys, 1 KiB random values), each figure printed beside its target.
-///
-/// Measured per size: put, get (hot, random order; also from 2 threads at once), overwrite and delete with `.never`
-/// durability; open with and without hint files; the index's memory per key (process RSS and
-/// heap in use before and after open, and the figure the index table's layout gives), also with
-/// 15-byte keys, which the memory target is about; compaction throughput after overwriting half the
-/// keys, and put latency while a compaction runs in another thread. Once per run: durable puts
-/// (`.always`) with 1 and 8 writer threads beside the disk's own `fdatasync` rate.
+/// `cask-bench engine`: CaskEngine on stores of 10k, 100k and 1M keys (random 16-byte keys,
+/// 1 KiB random values). Per size, with `.never`: put, get (also from 2 threads), overwrite,
+/// delete; open with and without hints; the index's memory per key (RSS, heap, the table
+/// layout's figure; also with the 15-byte keys of the memory target); compaction after
+/// overwriting half the keys, and put latency beside it. Once: durable puts (`.always`) from 1
+/// and 8 writers beside the disk's own `fdatasync` rate.
 enum EngineCommand: BenchCommand {
   static let name = "engine"
   static let abstract = "CaskEngine put/get/delete/overwrite, durable puts, open, index memory and compaction."
@@ -28,10 +25,9 @@ enum EngineCommand: BenchCommand {
     ResultsDestination.option,
   ]
 
-  /// The password of every benchmark store.
-  static let password = "cask-bench password"
-  /// Reader threads of the concurrent get row (no target: the get target is for one
-  /// thread; the row shows whether readers hold each other up).
+  static let password = ValueCipher.password
+  /// Reader threads of the concurrent get row (no target: it shows whether readers hold each
+  /// other up).
   static let concurrentReaders = 2
 
   static func run(arguments: [String]) throws {
@@ -48,8 +44,8 @@ enum EngineCommand: BenchCommand {
     }
   }
 
-  /// One results file per store size (`engine-10000.json`) and one for durable puts
-  /// (`engine-durable.json`); a run of an older format version names it (`engine-format2-10000.json`).
+  /// `engine-10000.json` per size and `engine-durable.json`; an older format version names
+  /// itself (`engine-format2-10000.json`).
   static func write(_ report: Report, to results: ResultsDestination) throws {
     let format =
       report.settings.formatVersion == CaskFormat.formatVersion ? "" : "format\(report.settings.formatVersion)-"
@@ -69,67 +65,44 @@ enum EngineCommand: BenchCommand {
   // MARK: Settings
 
   struct Settings: Codable {
-    let quick: Bool
-    /// Store sizes, in keys.
-    let sizes: [Int]
-    /// Runs behind each median for sizes up to `largeSize` keys...
-    let runs: Int
-    /// ...and above it, where one run writes gigabytes.
-    let largeRuns: Int
-    let largeSize: Int
+    var quick: Bool
+    var sizes: [Int]
+    /// Runs behind each median up to `largeSize` keys, and above it (a run writes gigabytes).
+    var runs: Int
+    var largeRuns = 3
+    var largeSize = 200_000
     /// UTF-8 bytes of the keys measured throughout, and of the second memory figure.
-    let keyBytes: Int
-    let inlineKeyBytes: Int
-    let valueBytes: Int
+    var keyBytes = 16
+    var inlineKeyBytes = 15
+    var valueBytes = 1024
     /// Distinct random values the puts cycle through (each is encrypted afresh with its own IV).
-    let valuePool: Int
+    var valuePool = 256
     /// Durable puts: the writer-thread counts, the puts of one run for each, and the runs.
-    let durableWriters: [Int]
-    let durableOperations: [Int]
-    let durableRuns: Int
-    /// Appends of one record each, each followed by `fdatasync`, for the disk's own rate.
-    let syncProbeWrites: Int
-    /// Seconds after which a put, overwrite or delete phase stops, so that a run ends even
-    /// when single puts slow down as the store grows.
-    let phaseBudget: Double
+    var durableWriters = [1, 8]
+    var durableOperations: [Int]
+    var durableRuns: Int
+    /// Appends of one record, each followed by `fdatasync`, for the disk's own rate.
+    var syncProbeWrites: Int
+    /// Seconds after which a put, overwrite or delete phase stops, however slow single puts get.
+    var phaseBudget: Double
     /// Single puts timed with and without a compaction running, per compaction run.
-    let compactionPuts: Int
-    /// Compaction is skipped at a size when the previous size's compaction, scaled by the
-    /// number of keys, predicts more seconds than this for one; and no further run starts once
-    /// the compactions at a size have taken `compactionSeconds` in all.
-    let compactionLimit: Double
-    let compactionSeconds: Double
+    var compactionPuts: Int
+    /// Compaction is skipped at a size where the previous size's, scaled by the keys, predicts
+    /// more seconds than `compactionLimit`; no run starts after `compactionSeconds` in all.
+    var compactionLimit: Double
+    var compactionSeconds: Double
     /// Where the stores were, and its file system.
-    let directory: String
-    let fileSystem: String
-    /// The seed of the generator behind every key, value and order.
-    let seed: UInt64
-    /// The format version of the stores measured (`--format`).
-    let formatVersion: UInt16
+    var directory: String
+    var fileSystem: String
+    var seed = UInt64.random(in: 0...UInt64.max)
+    var formatVersion = EngineCommand.formatVersion.load(ordering: .relaxed)
 
     init(quick: Bool, sizes: [Int], directory: String) {
-      self.quick = quick
-      self.sizes = sizes
-      runs = quick ? 3 : 5
-      largeRuns = 3
-      largeSize = 200_000
-      keyBytes = 16
-      inlineKeyBytes = 15
-      valueBytes = 1024
-      valuePool = 256
-      durableWriters = [1, 8]
-      durableOperations = quick ? [100, 400] : [1_000, 8_000]
-      durableRuns = quick ? 3 : 5
-      syncProbeWrites = quick ? 100 : 500
-      phaseBudget = quick ? 1 : 120
-      compactionPuts = quick ? 2_000 : 10_000
-      compactionLimit = quick ? 30 : 300
-      compactionSeconds = quick ? 10 : 60
-      self.directory = directory
+      (self.quick, self.sizes, self.directory) = (quick, sizes, directory)
+      (runs, durableOperations, durableRuns) = quick ? (3, [100, 400], 3) : (5, [1_000, 8_000], 5)
+      (syncProbeWrites, phaseBudget, compactionPuts) = quick ? (100, 1, 2_000) : (500, 120, 10_000)
+      (compactionLimit, compactionSeconds) = quick ? (30, 10) : (300, 60)
       fileSystem = ScratchDirectory.fileSystemName(of: directory)
-      var system = SystemRandomNumberGenerator()
-      seed = system.next()
-      formatVersion = EngineCommand.formatVersion.load(ordering: .relaxed)
     }
 
     /// Runs behind each median at a store size.
@@ -140,59 +113,42 @@ enum EngineCommand: BenchCommand {
 
   // MARK: Targets
 
-  /// The targets; each is printed beside its figure and listed at the end.
-  enum Goal {
-    static let putOpsPerSecond = 200_000.0
-    static let getOpsPerSecond = 300_000.0
-    static let durableWriters = 8
-    static let durableOpsPerSecond = 20_000.0
-    static let openKeys = 1_000_000
-    static let openSeconds = 1.0
-    static let indexBytesPerKey = 64.0
-    /// Get latency at the largest size over the smallest, at most.
-    static let getLatencyGrowth = 1.25
-    static let latencySizes = (small: 10_000, large: 1_000_000)
+  /// The targets each engine file records: put and get rates and index memory at each size,
+  /// durable puts from 8 writers, the open of 1,000,000 keys, and `latencyGrowth`.
+  static func targets(_ report: Report) -> [Target] {
+    let rates = report.sizes.flatMap { size in
+      [
+        Target(
+          "put (.never), \(Number.grouped(size.keys)) keys >= 200,000 ops/s", required: 200_000,
+          measured: size.operation("put")?.opsPerSecond),
+        Target(
+          "get, \(Number.grouped(size.keys)) keys >= 300,000 ops/s", required: 300_000,
+          measured: size.operation("get")?.opsPerSecond),
+      ]
+    }
+    let memory = report.sizes.map { size in
+      Target(
+        "index memory, 15-byte keys, \(Number.grouped(size.keys)) keys <= 64 B/key (RSS)", required: 64,
+        atMost: true, measured: size.inlineKeyMemory.rssBytesPerKey)
+    }
+    let durable = Target(
+      "durable puts (.always), 8 writers >= 20,000 ops/s", required: 20_000,
+      measured: report.durable.first { $0.writers == 8 }?.opsPerSecond)
+    let open = Target(
+      "open 1,000,000 keys with hints <= 1 s", required: 1, atMost: true,
+      measured: report.sizes.first { $0.keys == 1_000_000 }?.openWithHints.medianSeconds)
+    return rates + [durable, open] + memory + [latencyGrowth(report.sizes)]
   }
 
-  static let getLatencyGrowthTarget = "get p50 latency, 1,000,000 keys / 10,000 keys <= 1.25"
-
-  static func targets(_ report: Report) -> [Target] {
-    var targets: [Target] = []
-    for size in report.sizes {
-      targets.append(
-        Target(
-          "put (.never), \(Number.grouped(Double(size.keys))) keys >= 200,000 ops/s",
-          required: Goal.putOpsPerSecond, measured: size.operation("put")?.opsPerSecond))
-      targets.append(
-        Target(
-          "get, \(Number.grouped(Double(size.keys))) keys >= 300,000 ops/s", required: Goal.getOpsPerSecond,
-          atMost: false, measured: size.operation("get")?.opsPerSecond))
-    }
-    let eight = report.durable.first { $0.writers == Goal.durableWriters }
-    targets.append(
-      Target(
-        "durable puts (.always), 8 writers >= 20,000 ops/s", required: Goal.durableOpsPerSecond,
-        measured: eight?.opsPerSecond))
-    let large = report.sizes.first { $0.keys == Goal.openKeys }
-    targets.append(
-      Target(
-        "open 1,000,000 keys with hints <= 1 s", required: Goal.openSeconds, atMost: true,
-        measured: large?.openWithHints.medianSeconds))
-    for size in report.sizes {
-      targets.append(
-        Target(
-          "index memory, 15-byte keys, \(Number.grouped(Double(size.keys))) keys <= 64 B/key (RSS)",
-          required: Goal.indexBytesPerKey, atMost: true, measured: size.inlineKeyMemory.rssBytesPerKey))
-    }
-    let small = report.sizes.first { $0.keys == Goal.latencySizes.small }?.operation("get")
-    let big = report.sizes.first { $0.keys == Goal.latencySizes.large }?.operation("get")
+  /// Get p50 latency at 1,000,000 keys over that at 10,000, from whichever sizes `sizes` hold:
+  /// one engine file's, or (in the report) every file's.
+  static func latencyGrowth(_ sizes: [SizeFigures], at: String? = nil) -> Target {
+    let small = sizes.first { $0.keys == 10_000 }?.operation("get")
+    let large = sizes.first { $0.keys == 1_000_000 }?.operation("get")
     var growth: Double?
-    if let small, let big, small.p50 > 0 { growth = big.p50 / small.p50 }
-    targets.append(
-      Target(
-        getLatencyGrowthTarget, required: Goal.getLatencyGrowth,
-        atMost: true, measured: growth))
-    return targets
+    if let small, let large, small.p50 > 0 { growth = large.p50 / small.p50 }
+    return Target(
+      "get p50 latency, 1,000,000 keys / 10,000 keys <= 1.25", at: at, required: 1.25, atMost: true, measured: growth)
   }
 
   // MARK: Measuring
@@ -245,7 +201,7 @@ enum EngineCommand: BenchCommand {
     random: inout SeededGenerator, sink: Sink
   ) throws -> SizeFigures {
     let runs = settings.runs(for: count)
-    let label = "\(Number.grouped(Double(count))) keys"
+    let label = "\(Number.grouped(count)) keys"
     progress("\(label): generating keys")
     let keys = makeKeys(count: count, length: settings.keyBytes, using: &random)
 
@@ -275,16 +231,10 @@ enum EngineCommand: BenchCommand {
       try store.close()
     }
     let operations = [
-      OperationFigure(keys: count, operation: "put", durability: "never", writers: 1, runs: lifecycles.map(\.put)),
-      OperationFigure(keys: count, operation: "get", durability: "never", writers: 1, runs: gets),
-      OperationFigure(
-        keys: count, operation: "get, \(Self.concurrentReaders) threads", durability: "never",
-        writers: Self.concurrentReaders, runs: concurrentGets),
-      OperationFigure(
-        keys: count, operation: "overwrite", durability: "never", writers: 1, runs: lifecycles.map(\.overwrite)),
-      OperationFigure(
-        keys: count, operation: "delete", durability: "never", writers: 1, runs: lifecycles.map(\.delete)),
-    ]
+      ("put", 1, lifecycles.map(\.put)), ("get", 1, gets),
+      ("get, \(Self.concurrentReaders) threads", Self.concurrentReaders, concurrentGets),
+      ("overwrite", 1, lifecycles.map(\.overwrite)), ("delete", 1, lifecycles.map(\.delete)),
+    ].map { OperationFigure(keys: count, operation: $0, durability: "never", writers: $1, runs: $2) }
     progress("\(label): open with hints, \(runs) times")
     let withHints = try measureOpens(main, keys: count, keyBytes: settings.keyBytes, hints: true, repeats: runs)
     progress("\(label): open without hints, \(runs) times")
@@ -293,7 +243,7 @@ enum EngineCommand: BenchCommand {
     var compactionNote: String?
     var reference = previous?.compaction.map { (keys: $0.keys, seconds: $0.medianSeconds) }
     if reference == nil && count > calibrationKeys {
-      progress("\(label): timing one compaction of \(Number.grouped(Double(calibrationKeys))) keys first")
+      progress("\(label): timing one compaction of \(Number.grouped(calibrationKeys)) keys first")
       reference = try compactionReference(root: root, settings: settings, values: values, random: &random)
     }
     if let reference {
@@ -301,7 +251,7 @@ enum EngineCommand: BenchCommand {
       if predicted > settings.compactionLimit {
         compactionNote =
           "skipped: compaction took \(Number.fixed(reference.seconds, 1)) s at "
-          + "\(Number.grouped(Double(reference.keys))) keys, so at least \(Number.grouped(predicted)) s here"
+          + "\(Number.grouped(reference.keys)) keys, so at least \(Number.grouped(predicted)) s here"
       }
     }
     if let compactionNote {

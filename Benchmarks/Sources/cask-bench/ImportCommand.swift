@@ -4,13 +4,10 @@ import Foundation
 import PeerKit
 import RNCryptorCodec
 
-/// `cask-bench import`: a large JSON Lines file imported as one atomic batch. Writes N events
-/// (`BenchEvent`, in the Core Data events example's JSON: snake_case keys, ISO 8601 dates) to
-/// a scratch directory,
-/// imports them with `importJSON(contentsOf:)` and reports objects a second and how much the
-/// process's peak resident set (`VmHWM`) grew; then, given `--cask`, the same file through the
-/// `cask import` binary, whose peak is the child's `ru_maxrss`. The run fails unless every
-/// object is in the store afterwards.
+/// `cask-bench import`: a JSON Lines file of N events (snake_case keys, ISO 8601 dates) imported
+/// as one atomic batch with `importJSON(contentsOf:)`: objects a second and the growth of the
+/// peak resident set (`VmHWM`); then, given `--cask`, through `cask import` (the child's
+/// `ru_maxrss`), and the SQLCipher shell's `.import`. Every object must be stored.
 enum ImportCommand: BenchCommand {
   static let name = "import"
   static let abstract = "importJSON(contentsOf:) and cask import of N events: objects/s and peak memory growth."

@@ -17,8 +17,8 @@ enum IndexCommand: BenchCommand {
 
   static let keyLengths = [16, 30, 60]
   static let opens = 3
-  /// The targets: index memory at most 48 bytes plus the key's own, open from hints
-  /// of 1,000,000 keys at most 0.5 s.
+  /// The targets: index memory at most 48 bytes plus the key's own; open of 1,000,000 keys from
+  /// hints at most 0.5 s.
   static let overheadTarget = 48.0
   static let openTarget = 0.5
 
@@ -51,7 +51,7 @@ enum IndexCommand: BenchCommand {
     let values = EngineCommand.makeValues(count: 64, bytes: 16, using: &random)
     for length in keyLengths {
       let directory = "\(scratch)/keys-\(length).cask"
-      printToStandardError("index: building \(Number.grouped(Double(count))) keys of \(length) bytes")
+      printToStandardError("index: building \(Number.grouped(count)) keys of \(length) bytes")
       let keys = EngineCommand.makeKeys(count: count, length: length, using: &random)
       try EngineCommand.build(directory, keys: keys, values: values)
       printToStandardError("index: opening from hints, \(opens) times")
@@ -77,7 +77,7 @@ enum IndexCommand: BenchCommand {
       // The open target is set for 1,000,000 keys; a smaller store's open says nothing of it.
       let openMet = row.keys < 1_000_000 || row.openMedianSeconds <= figures.openTarget
       table.append([
-        "\(row.keyBytes)", Number.grouped(Double(row.keys)), Number.fixed(row.openMedianSeconds, 3),
+        "\(row.keyBytes)", Number.grouped(row.keys), Number.fixed(row.openMedianSeconds, 3),
         Number.fixed(row.heapBytesPerKey, 1), Number.fixed(overhead, 1), Number.fixed(row.rssBytesPerKey, 1),
         overhead <= figures.overheadTarget && openMet ? "yes" : "**no**",
       ])

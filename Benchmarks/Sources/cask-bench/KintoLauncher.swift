@@ -23,8 +23,6 @@ final class KintoLauncher: @unchecked Sendable {
   ///   - postgres: a PostgreSQL URL for storage and permissions (migrated first), or `nil` for
   ///     the memory backend.
   ///   - directory: where the settings and the server's log go.
-  /// - Throws: `BenchError` when Kinto is not installed, cannot migrate, or does not answer
-  ///   within 30 s (with the end of its log).
   init(postgres: String?, directory: String) throws {
     // The venv's `kinto` in the repository this binary was built from.
     let executable = ResultsDestination.repository + "/.venv-kinto/bin/kinto"
@@ -36,10 +34,8 @@ final class KintoLauncher: @unchecked Sendable {
     self.directory = directory
     let ini = directory + "/kinto.ini"
     let log = directory + "/kinto.log"
-    do {
+    try explained("cannot write '\(ini)'") {
       try Self.settings(port: port, postgres: postgres).write(toFile: ini, atomically: true, encoding: .utf8)
-    } catch {
-      throw BenchError("cannot write '\(ini)': \(error.localizedDescription)")
     }
     if postgres != nil {
       guard (try? Subprocess.output(executable, ["migrate", "--ini", ini])) != nil else {
@@ -56,11 +52,7 @@ final class KintoLauncher: @unchecked Sendable {
     process.standardInput = lifeline
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
-    do {
-      try process.run()
-    } catch {
-      throw BenchError("cannot start kinto: \(error.localizedDescription)")
-    }
+    try explained("cannot start kinto") { try process.run() }
     let deadline = Date().addingTimeInterval(30)
     while Date() < deadline {
       if Self.answers(url.appendingPathComponent("/")) { return }
@@ -131,8 +123,6 @@ enum Loopback {
   }
 
   /// A TCP socket bound to a free port (port 0, the system's choice), and that port.
-  ///
-  /// - Throws: `BenchError` when no socket can be made or bound.
   static func bind() throws -> (descriptor: Int32, port: Int) {
     let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard descriptor >= 0 else { throw BenchError("socket() failed: \(String(cString: strerror(errno)))") }

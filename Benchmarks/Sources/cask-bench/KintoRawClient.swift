@@ -28,7 +28,6 @@ final class KintoRawClient: Sendable {
   /// Sends one request; `body` is JSON.
   ///
   /// - Returns: the status, the response body and its headers (names in lower case).
-  /// - Throws: `BenchError` when no answer comes.
   func send(
     _ method: String, _ url: URL, body: Data? = nil, headers extra: [String: String] = [:], traffic: inout Traffic
   ) async throws
@@ -68,7 +67,6 @@ final class KintoRawClient: Sendable {
   /// `Next-Page`), changes since `since` only when given, tombstones included.
   ///
   /// - Returns: every record listed and the first page's `ETag` (the collection's timestamp).
-  /// - Throws: `BenchError` for an answer other than 200 or a page that is not a listing.
   func list(_ bucket: String, _ collection: String, since: String?, pageSize: Int, traffic: inout Traffic)
     async throws -> (records: [[String: Any]], etag: String?)
   {
@@ -91,8 +89,6 @@ final class KintoRawClient: Sendable {
   }
 
   /// Creates `collection` in `bucket` (and the bucket) if missing.
-  ///
-  /// - Throws: `BenchError` when the server refuses.
   func create(_ bucket: String, _ collection: String) async throws {
     var traffic = Traffic()
     for path in ["/buckets/\(bucket)", "/buckets/\(bucket)/collections/\(collection)"] {
@@ -105,8 +101,6 @@ final class KintoRawClient: Sendable {
 
   /// Puts `records` (each with its `id`) into `collection` as new records, in batches of
   /// `batchLimit` requests with `If-None-Match: *`, one batch after the other.
-  ///
-  /// - Throws: `BenchError` when a batch or one of its requests fails.
   func push(
     _ records: [[String: Any]], to bucket: String, _ collection: String, batchLimit: Int, traffic: inout Traffic
   )

@@ -23,12 +23,7 @@ enum LineChart {
     func x(_ size: Double) -> Double { left + plotWidth * (log10(size) - xLow) / (xHigh - xLow) }
     func y(_ seconds: Double) -> Double { top + plotHeight * (1 - (log10(seconds) - yLow) / (yHigh - yLow)) }
     let f = RatioChart.f
-    var out: [String] = [
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(width))\" height=\"\(Int(height))\""
-        + " viewBox=\"0 0 \(Int(width)) \(Int(height))\" font-family=\"sans-serif\" font-size=\"12\">",
-      "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>",
-      "<text x=\"\(Int(width / 2))\" y=\"24\" text-anchor=\"middle\" font-size=\"16\">\(RatioChart.escape(title))</text>",
-    ]
+    var out = RatioChart.header(width: width, height: height, title: title)
     for power in Int(yLow)...Int(yHigh) {
       let lineY = y(pow(10, Double(power)))
       out.append(

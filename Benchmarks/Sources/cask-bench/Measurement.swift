@@ -29,17 +29,15 @@ struct Workload {
   let body: (Int) throws -> Void
 }
 
-/// The runs of one workload: how many operations each run did and how long each took.
+/// How many operations each run of a workload did and how long each run took.
 struct Runs: Codable {
   let iterations: Int
   let seconds: [Double]
 
-  /// Operations per second of each run.
   var rates: [Double] {
     seconds.map { Double(iterations) / $0 }
   }
 
-  /// The median of the runs' operations per second.
   var medianRate: Double {
     Statistics.median(rates)
   }
@@ -58,17 +56,11 @@ enum Timing {
     }
   }
 
-  /// Times every workload `runs` times, round-robin: run 1 of each workload, then run 2 of each,
-  /// and so on, so that a burst of noise on a shared machine is spread over the workloads
-  /// instead of landing on one. Each workload is calibrated (and so warmed up) first.
+  /// Times every workload `runs` times, round-robin (run 1 of each, then run 2 of each...), so
+  /// that a burst of noise is spread over the workloads; each is calibrated (and warmed up)
+  /// first, and `afterRound(round)` runs after each round (a bound measured in the same stretch).
   ///
-  /// - Parameters:
-  ///   - secondsPerRun: about how long one run of one workload lasts.
-  ///   - progress: told the name of each workload as its first run starts.
-  ///   - afterRound: called with the round's number (1...runs) after every workload has run in it,
-  ///     for example to measure a bound in the same stretch of time.
-  /// - Returns: the runs of each workload, in the order given, on the wall clock and on the
-  ///   calling thread's CPU clock (for single-threaded work on a shared machine).
+  /// - Returns: each workload's runs on the wall clock and on the calling thread's CPU clock.
   static func interleavedRuns(
     _ workloads: [Workload], runs: Int, secondsPerRun: Double, progress: (String) -> Void = { _ in },
     afterRound: (Int) -> Void = { _ in }
@@ -94,9 +86,7 @@ enum Timing {
     )
   }
 
-  /// Times `count` single operations one by one, for latency percentiles.
-  ///
-  /// - Returns: the seconds of each operation.
+  /// The seconds of each of `count` single operations timed one by one.
   static func latencies(count: Int, _ operation: () throws -> Void) rethrows -> [Double] {
     var samples: [Double] = []
     samples.reserveCapacity(count)
@@ -109,8 +99,7 @@ enum Timing {
 
 // MARK: Statistics
 
-/// p50 and p99 of single operations (seconds), and the rate their total time gives: codec's
-/// message latencies, engine's puts beside a compaction.
+/// p50 and p99 of single operations (seconds), and the rate their total time gives.
 struct Latency: Codable {
   let count: Int
   let p50: Double
@@ -131,12 +120,15 @@ struct Latency: Codable {
 
 /// Number formatting for tables.
 enum Number {
-  /// `value` with `decimals` digits after the point.
   static func fixed(_ value: Double, _ decimals: Int) -> String {
     String(format: "%.\(decimals)f", value)
   }
 
   /// A whole number with thousands separated by commas: 123,456.
+  static func grouped<Whole: BinaryInteger>(_ value: Whole) -> String {
+    grouped(Double(value))
+  }
+
   static func grouped(_ value: Double) -> String {
     let digits = String(Int(value.rounded()))
     var groups: [Substring] = []
@@ -155,8 +147,8 @@ enum Number {
   }
 }
 
-/// A table printed as GitHub Markdown with padded columns, so that it reads well in a terminal
-/// and is what `cask-bench report` writes into Docs/BENCHMARKS.md.
+/// A GitHub Markdown table with padded columns: it reads well in a terminal, and is what
+/// `cask-bench report` writes into Docs/BENCHMARKS.md.
 struct Table {
   enum Alignment {
     case left
@@ -171,7 +163,6 @@ struct Table {
     for row in rows { append(row) }
   }
 
-  /// Adds a row; it must have one cell per column.
   mutating func append(_ row: [String]) {
     precondition(row.count == columns.count, "Table: \(row.count) cells for \(columns.count) columns")
     rows.append(row)
@@ -197,8 +188,7 @@ struct Table {
   }
 }
 
-/// Keeps a count of the bytes each timed operation produced, so the optimiser cannot drop the
-/// work, and so a run can check it did what it claims.
+/// A count of the bytes the timed operations produced, so the optimiser cannot drop the work.
 final class Sink {
   var bytes = 0
 }

@@ -47,8 +47,6 @@ extension ObjectsCommand {
   static let isolationObjects = 10_000
 
   /// Fills the two stores in `directory` and times `all()` in each `runs` times.
-  ///
-  /// - Throws: `BenchError` when `all()` returns the wrong number of objects; store errors.
   static func measureIsolation(storeKeys: Int, runs: Int, seed: UInt64, directory: String) throws -> Isolation {
     let objects = isolationObjects
     let options = CaskStore.Options(durability: .never)
@@ -63,7 +61,7 @@ extension ObjectsCommand {
       try alone.collection(BenchObject.self).save(contentsOf: listed[start..<Swift.min(objects, start + 1_000)])
     }
 
-    printToStandardError("objects: filling a store of \(Number.grouped(Double(storeKeys))) keys")
+    printToStandardError("objects: filling a store of \(Number.grouped(storeKeys)) keys")
     let others = Swift.max(0, storeKeys - objects)
     let fillSeconds = try Stopwatch.seconds {
       try fillCrowded(crowded, listed: listed, others: others, generator: &generator)
@@ -116,8 +114,8 @@ extension ObjectsCommand {
   }
 
   static func isolationTarget(_ isolation: Isolation) -> Target {
-    let objects = Number.grouped(Double(isolation.objects))
-    let keys = Number.grouped(Double(isolation.storeKeys))
+    let objects = Number.grouped(isolation.objects)
+    let keys = Number.grouped(isolation.storeKeys)
     return Target(
       "all() crowded ÷ alone", at: "\(objects) objects in a \(keys)-key store",
       required: 2, atMost: true, measured: isolation.ratio)

@@ -1,13 +1,10 @@
 import Foundation
 import PeerKit
 
-/// `cask-bench objects`: typed collections of a 10-field Codable struct (`BenchObject`) in
-/// CipherCask (the default binary coder, JSON and property lists) beside SQLite storing the same JSON
-/// encrypted per row with RNCryptor, SQLCipher storing it as plain rows of its encrypted pages,
-/// and the per-object PBKDF2 design on a small sample. Workloads: save (one per transaction), save-batch
-/// (`save(contentsOf:)`, 1,000 objects a transaction), get (random order), all, filter.
-/// Then, in this process, the isolation cost rule: `all()` of 10,000 objects alone in a store and
-/// in a crowded store (ObjectsCommand+Isolation.swift).
+/// `cask-bench objects`: collections of `BenchObject` in CipherCask (binary coder, JSON,
+/// property lists) beside SQLite with RNCryptor rows, SQLCipher's plain rows, and the
+/// per-object PBKDF2 design on a small sample (`ObjectRunner`'s workloads); then, in this
+/// process, `all()` of 10,000 objects alone in a store and in a crowded one (+Isolation).
 enum ObjectsCommand: BenchCommand {
   static let name = "objects"
   static let abstract =
@@ -29,14 +26,10 @@ enum ObjectsCommand: BenchCommand {
   ]
 
   static let cipherCask = PeerEngine.cipherCask
-  static let engines = [
-    cipherCask,
-    PeerEngine(name: "ciphercask+json", executable: "peer-cask"),
-    PeerEngine(name: "ciphercask+plist", executable: "peer-cask"),
-    PeerEngine(name: "sqlite+rncryptor", executable: "peer-sqlite"),
-    PeerEngine(name: "sqlcipher", executable: "peer-sqlcipher"),
+  static let engines: [PeerEngine] = [
+    cipherCask, "ciphercask+json", "ciphercask+plist", "sqlite+rncryptor", "sqlcipher",
   ]
-  static let seedDesign = PeerEngine(name: "sqlite+pbkdf2", executable: "peer-sqlite")
+  static let seedDesign = PeersCommand.seedDesign
   static let workloads = ["save", "save-batch", "get", "all", "filter"]
 
   struct Settings: Codable {
@@ -104,7 +97,7 @@ enum ObjectsCommand: BenchCommand {
   }
 
   static func targets(_ report: Report) -> [Target] {
-    let objects = "\(Number.grouped(Double(report.settings.objects))) objects"
+    let objects = "\(Number.grouped(report.settings.objects)) objects"
     let ours = report.engines.first { $0.engine == cipherCask.name }
     let seedTargets = ["save", "get"].map { workload in
       Target(
@@ -141,7 +134,7 @@ enum ObjectsCommand: BenchCommand {
   static func panel(_ report: Report) -> RatioChart.Panel {
     let peers = peers(report)
     return RatioChart.Panel(
-      title: "\(Number.grouped(Double(report.settings.objects))) objects", groups: workloads,
+      title: "\(Number.grouped(report.settings.objects)) objects", groups: workloads,
       series: peers.map(\.engine),
       values: workloads.map { workload in peers.map { ratio(report, workload, $0) } })
   }

@@ -1,9 +1,6 @@
-/// The machine's own speed for a primitive, measured with `openssl speed` in the same run as
-/// the figures it bounds.
-///
-/// Each measurement is `openssl speed -elapsed -seconds S -bytes B -mr <primitive>`: wall-clock
-/// time (`-elapsed`, like our own timings), one block size per call so a run stays short, and
-/// the machine-readable output, which gives bytes per second.
+/// The machine's own speed for a primitive in the same run as the figures it bounds:
+/// `openssl speed -elapsed -seconds S -bytes B -mr <primitive>`, wall-clock time like ours, one
+/// block size per call, machine-readable bytes per second.
 enum OpenSSLSpeed {
   enum Primitive: String, Codable, CaseIterable {
     case aes256CBCEncrypt = "aes-256-cbc-encrypt"
@@ -28,7 +25,6 @@ enum OpenSSLSpeed {
   /// Runs `openssl speed` for one primitive and block size.
   ///
   /// - Returns: bytes per second.
-  /// - Throws: `BenchError` when openssl is missing, fails, or prints something unexpected.
   static func measure(_ primitive: Primitive, bytes: Int, seconds: Int) throws -> Double {
     let output = try Subprocess.output("openssl", arguments(primitive, bytes: bytes, seconds: seconds))
     return try parse(output, bytes: bytes)
@@ -41,8 +37,6 @@ enum OpenSSLSpeed {
   /// +H:1024:16384
   /// +F:25:AES-256-CBC:764406784.00:783941632.00
   /// ```
-  ///
-  /// - Throws: `BenchError` when either line is missing or has no figure for `bytes`.
   static func parse(_ output: String, bytes: Int) throws -> Double {
     let lines = output.split(whereSeparator: \.isNewline)
     guard let header = lines.first(where: { $0.hasPrefix("+H:") }),

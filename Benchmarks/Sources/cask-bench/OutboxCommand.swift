@@ -7,12 +7,9 @@ import PeerKit
   import FoundationNetworking
 #endif
 
-/// `cask-bench outbox`: the cost of a backlog in CipherCaskSync's outbox. For each backlog of n
-/// changes (n/2 objects, each saved twice, all queued while "offline"), times the n
-/// `saveAndQueue` calls, then one `pushPending` that sends them all to the tests' REST server
-/// (Tests/CipherCaskSyncTests/Server/rest_server.py, started on 127.0.0.1 for each backlog).
-/// Both wall time and this process's CPU time are reported: the CPU time leaves the server's
-/// own work out, so it is the client's cost.
+/// `cask-bench outbox`: a backlog of n changes (n/2 objects saved twice, queued "offline"): the n
+/// `saveAndQueue` calls, then one `pushPending` to the tests' REST server on 127.0.0.1. Wall and
+/// this process's CPU time: the CPU time leaves the server's work out.
 enum OutboxCommand: BenchCommand {
   static let name = "outbox"
   static let abstract = "CipherCaskSync's outbox: queueing and pushing backlogs of 1,000 and 10,000 changes."
@@ -56,7 +53,7 @@ enum OutboxCommand: BenchCommand {
 
       var report = Report(durability: "never")
       for backlog in quick ? [1_000] : [1_000, 10_000] {
-        printToStandardError("outbox: a backlog of \(Number.grouped(Double(backlog))) changes")
+        printToStandardError("outbox: a backlog of \(Number.grouped(backlog)) changes")
         let figures = try AsyncBridge.wait {
           try await measure(backlog: backlog, server: server, directory: scratch)
         }

@@ -1,32 +1,34 @@
 import Foundation
 import PeerKit
 
-/// An engine of a comparison and the `peer-*` executable that runs it.
-struct PeerEngine {
+/// An engine of a comparison, run by the `peer-*` executable of its library: the part of its
+/// name before `+` (`lmdb+rncryptor` runs in `peer-lmdb`, `ciphercask+json` in `peer-cask`).
+struct PeerEngine: ExpressibleByStringLiteral {
   let name: String
-  let executable: String
 
-  static let cipherCask = PeerEngine(name: "ciphercask", executable: "peer-cask")
+  init(stringLiteral name: String) {
+    self.name = name
+  }
+
+  var executable: String {
+    let library = name.prefix { $0 != "+" }
+    return "peer-" + (library == "ciphercask" ? "cask" : library)
+  }
+
+  static let cipherCask: PeerEngine = "ciphercask"
 }
 
 /// Runs the `peer-*` executables built beside `cask-bench` and decodes the report each prints.
 enum PeerProcess {
-  /// `items` starting at the `round`th (from 1), so that no engine always runs first in its
-  /// round (right after the previous round's last engine, and its disk writes).
+  /// `items` starting at the `round`th (from 1): no engine always runs first in its round, right
+  /// after the previous round's last engine and its disk writes.
   static func rotated<Item>(_ items: [Item], round: Int) -> [Item] {
     let start = (round - 1) % Swift.max(items.count, 1)
     return Array(items[start...] + items[..<start])
   }
 
-  /// Runs every engine once per round, one process a run, round after round, each round
-  /// starting with the next engine, so that each engine's runs are spread over the whole
-  /// measurement and a burst of noise lands on all of them.
-  ///
-  /// - Parameters:
-  ///   - label: what the progress line says the rounds are for (`peers: 10000 keys`).
-  ///   - request: what the peer is asked for one run of `engine`.
-  /// - Returns: each engine's runs gathered, in the order of `engines`.
-  /// - Throws: `BenchError` when a peer fails.
+  /// Runs every engine once per round, one process a run, each round starting with the next
+  /// engine, so that a burst of noise lands on all of them; returns each engine's runs gathered.
   static func rounds(
     _ engines: [PeerEngine], rounds: Int, label: String, request: (PeerEngine) -> PeerRequest
   ) throws -> [GatheredEngine] {
@@ -47,9 +49,7 @@ enum PeerProcess {
     URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
   }
 
-  /// Fails early when a peer executable is missing.
-  ///
-  /// - Throws: `BenchError` naming it and the build command.
+  /// Fails early, naming the build command, when a peer executable is missing.
   static func checkBuilt(_ executables: [String]) throws {
     for executable in Set(executables).sorted() {
       let path = binaryFolder.appendingPathComponent(executable).path
@@ -60,19 +60,12 @@ enum PeerProcess {
     }
   }
 
-  /// Runs `executable` with `request`; its progress lines pass through to standard error.
-  ///
-  /// - Returns: the report it printed.
-  /// - Throws: `BenchError` when it fails or prints something that is not a report.
   static func run(_ executable: String, _ request: PeerRequest) throws -> PeerReport {
     try output(executable, [try PeerMain.json(request)])
   }
 
-  /// Runs `executable`, built beside this one, with `arguments`; its progress lines pass
-  /// through to standard error.
-  ///
-  /// - Returns: the JSON it printed, decoded.
-  /// - Throws: `BenchError` when it fails or prints something else.
+  /// Runs `executable`, built beside this one, and decodes the JSON it prints; its progress
+  /// lines pass through to standard error.
   static func output<Output: Decodable>(_ executable: String, _ arguments: [String]) throws -> Output {
     let output = try Subprocess.output(
       executable, arguments, executable: binaryFolder.appendingPathComponent(executable), passingErrors: true)
@@ -118,12 +111,6 @@ struct GatheredEngine: Codable {
   /// The largest peak resident set of its processes, and the harness's own share of it.
   var peakRSSBytes = 0
   var harnessRSSBytes = 0
-
-  init(engine: String, setup: String, keys: Int) {
-    self.engine = engine
-    self.setup = setup
-    self.keys = keys
-  }
 
   /// Adds the runs of one peer report.
   mutating func add(_ report: PeerReport) {

@@ -18,7 +18,7 @@ extension PeersCommand {
   static func targets(_ report: Report) -> [Target] {
     guard !report.sizes.isEmpty else { return [] }
     let sizes = report.sizes.sorted { $0.keys > $1.keys }
-    func keys(_ count: Int) -> String { "\(Number.grouped(Double(count))) keys" }
+    func keys(_ count: Int) -> String { "\(Number.grouped(count)) keys" }
     func target(
       _ name: String, required: Double, atMost: Bool = false, _ measure: (GatheredEngine?, SizeResult) -> Double?
     ) -> Target {

@@ -1,14 +1,10 @@
 import Foundation
 import PeerKit
 
-/// `cask-bench peers`: CipherCask side by side with SQLite+RNCryptor, SQLCipher, LMDB and
-/// LevelDB (plain and with RNCryptor per value), each in its own process (`peer-*`), on the
-/// same keys, values and orders, with the same durability, in the same run.
-///
-/// Workloads (db_bench's names): fillseq, fillrandom, overwrite, readrandom, readmissing, open,
-/// compact, readwhilewriting, deleterandom at each store size with `.never` durability; durable
-/// puts from 1 and 8 writers with `.always`; disk usage after overwrite and after compaction;
-/// peak RSS; and, on a small sample, the per-value PBKDF2 design.
+/// `cask-bench peers`: CipherCask beside SQLite+RNCryptor, SQLCipher, LMDB and LevelDB (plain
+/// and with RNCryptor per value), each in its own process, on the same keys, values, orders and
+/// durability: `KVRunner`'s workloads at each size, durable puts from 1 and 8 writers, disk
+/// usage, peak RSS, and on a small sample the per-value PBKDF2 design.
 enum PeersCommand: BenchCommand {
   static let name = "peers"
   static let abstract = "CipherCask beside SQLite, SQLCipher, LMDB and LevelDB: db_bench workloads, ratios."
@@ -27,17 +23,12 @@ enum PeersCommand: BenchCommand {
   ]
 
   static let cipherCask = PeerEngine.cipherCask
-  static let peers = [
-    PeerEngine(name: "sqlite+rncryptor", executable: "peer-sqlite"),
-    PeerEngine(name: "sqlcipher", executable: "peer-sqlcipher"),
-    PeerEngine(name: "lmdb", executable: "peer-lmdb"),
-    PeerEngine(name: "lmdb+rncryptor", executable: "peer-lmdb"),
-    PeerEngine(name: "leveldb", executable: "peer-leveldb"),
-    PeerEngine(name: "leveldb+rncryptor", executable: "peer-leveldb"),
+  static let peers: [PeerEngine] = [
+    "sqlite+rncryptor", "sqlcipher", "lmdb", "lmdb+rncryptor", "leveldb", "leveldb+rncryptor",
   ]
   static var peerNames: [String] { peers.map(\.name) }
   /// The per-value PBKDF2 design, measured on `Settings.seedSample` keys only.
-  static let seedDesign = PeerEngine(name: "sqlite+pbkdf2", executable: "peer-sqlite")
+  static let seedDesign: PeerEngine = "sqlite+pbkdf2"
 
   struct Settings: Codable {
     let quick: Bool
@@ -47,8 +38,7 @@ enum PeersCommand: BenchCommand {
     let largeSize: Int
     /// readwhilewriting's writer's puts a second.
     let readWhileWritingRate: Int
-    /// The key-value workloads run at each size, and whether durable puts and the per-value
-    /// PBKDF2 design are measured.
+    /// The workloads run at each size; whether durable puts and the PBKDF2 design are measured.
     let workloads: [String]
     let durablePuts: Bool
     let seedDesign: Bool
@@ -115,8 +105,7 @@ enum PeersCommand: BenchCommand {
     }
   }
 
-  /// One results file per store size, and one for durable puts and the per-value PBKDF2 design
-  /// (measured apart from the sizes): `peers-10000.json`, `peers-durable.json`.
+  /// `peers-10000.json` per size, and `peers-durable.json` for durable puts and the PBKDF2 design.
   static func write(_ report: Report, to results: ResultsDestination) throws {
     for size in report.sizes {
       var one = report
@@ -134,10 +123,7 @@ enum PeersCommand: BenchCommand {
     }
   }
 
-  // MARK: Measuring
-
-  /// Runs every engine once per round (`PeerProcess.rounds`): each size's workloads, the
-  /// durable puts, then the per-value PBKDF2 design on its small sample.
+  /// Each size's workloads, the durable puts, then the PBKDF2 design on its small sample.
   static func measure(_ settings: Settings, engines: [PeerEngine], scratch: String) throws -> Report {
     var report = Report(settings: settings)
     func request(_ mode: PeerRequest.Mode, _ engine: PeerEngine, size: Int) -> PeerRequest {

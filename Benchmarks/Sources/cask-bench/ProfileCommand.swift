@@ -4,13 +4,10 @@ import Foundation
 import PeerKit
 import RNCryptorCodec
 
-/// `cask-bench profile`: one engine workload alone, for a profiler to look at.
-/// The store is built first; the timed work runs inside `ProfileCommand.loop`, a function of its
-/// own, so that `valgrind --tool=callgrind --toggle-collect='*ProfileCommand*loop*'` counts only
-/// the workload's instructions and `perf record -g -e cpu-clock` shows it as one subtree. Prints
-/// the microseconds per operation (no bound or peer: the profile is the result). The stores are
-/// opened with `.never`; the event and open workloads with fixed keys, so that no key
-/// derivation is profiled.
+/// `cask-bench profile`: one engine workload alone, for a profiler. The store is built first;
+/// the timed work runs inside `ProfileCommand.loop`, so that callgrind's `--toggle-collect`
+/// counts only it and `perf record -g` shows it as one subtree. Prints the microseconds per
+/// operation. Stores use `.never`; the event and open workloads fixed keys (no key derivation).
 ///
 /// ```sh
 /// perf record -g -e cpu-clock -o put.data -- cask-bench profile put --ops 200000
@@ -112,7 +109,7 @@ struct Profile {
     let cpu = CPUTime.process() - cpuStart
     control?.send("disable")
     print(
-      "\(label): \(Number.grouped(Double(count))) operations in \(Number.fixed(seconds, 3)) s, "
+      "\(label): \(Number.grouped(count)) operations in \(Number.fixed(seconds, 3)) s, "
         + "\(Number.fixed(seconds * 1e6 / Double(count), 2)) µs each, "
         + "\(Number.fixed(cpu * 1e6 / Double(count), 2)) µs of CPU each, every thread (\(done) \(checked))")
   }
@@ -168,20 +165,19 @@ struct Profile {
     }
   }
 
-  /// Builds (unless `directory` exists) a store of `count` keys of 16 bytes with 1 KiB values,
-  /// each then overwritten once and read once (as `peers` leaves its store before `open`), and opens it
-  /// `--ops` times (3 unless given), each open followed by one get (as `peers` times it) and a
-  /// close. Prints the first open (in a process that has not opened a filled store yet, as
-  /// `peers` measures it) and the median and lowest of the rest.
+  /// Builds (unless `directory` exists) a store of `count` 16-byte keys with 1 KiB values, each
+  /// overwritten and read once (as `peers` leaves its store before `open`), and opens it
+  /// `repeats` times, each plus one get, as `peers` times it. Prints the first open (as `peers`
+  /// measures it) and the median and lowest of the rest.
   func opens(of directory: String, keys count: Int, repeats: Int) throws {
     let keys = try Self.storeKeys()
     var random = SeededGenerator(seed: 0x0BE7)
     let values = EngineCommand.makeValues(count: 64, bytes: 1024, using: &random)
     let names = EngineCommand.makeKeys(count: count, length: 16, using: &random)
     if !FileManager.default.fileExists(atPath: directory) {
-      printToStandardError("profile: building \(Number.grouped(Double(count))) keys in \(directory)")
+      printToStandardError("profile: building \(Number.grouped(count)) keys in \(directory)")
       let store = try CaskStore(path: directory, keys: keys, options: Self.fixedKeyOptions)
-      try EngineCommand.fill(store, keys: names, values: values)
+      try EngineCommand.fill(store, keys: names[...], values: values)
       for (index, name) in names.enumerated().shuffled(using: &random) {
         try store.put(values[(index &+ 7) % values.count], forKey: name)
       }

@@ -2,15 +2,12 @@ import CipherCask
 import Foundation
 import PeerKit
 
-/// `cask-bench queries`: indexed queries of a collection of events (title, date, venue, city,
-/// country, attendees, two URLs) with indexes on city, date, each attendee and a unique title,
-/// beside, in the same run, the closure scan over the same collection and two SQL peers on the
-/// same events: SQLCipher with SQL indexes on the same fields (`peer-sqlcipher`), and SQLite
-/// with RNCryptor rows whose only plain column is the id, so that every query decrypts
-/// (`peer-sqlite`). The engines take turns round by round; every answer is checked against
-/// CipherCask's. Also saves and updates with 0, 1 and 3 indexes (their CPU ÷ a save without
-/// indexes is a target), open time, what an index entry costs in memory, and the store's disk
-/// with its indexes ÷ without (a target).
+/// `cask-bench queries`: indexed queries of a collection of events (indexes on city, date, each
+/// attendee, a unique title) beside the closure scan and two SQL peers on the same events:
+/// SQLCipher with SQL indexes on the same fields, and SQLite with RNCryptor rows whose only
+/// plain column is the id. Engines take turns round by round; every answer is checked against
+/// CipherCask's. Also saves and updates with 0, 1 and 3 indexes, open time, an index entry's
+/// memory, and the disk with indexes ÷ without.
 enum QueriesCommand: BenchCommand {
   static let name = "queries"
   static let abstract = "Indexed queries beside the closure scan, SQLCipher's SQL indexes and SQLite+RNCryptor rows."
@@ -26,21 +23,16 @@ enum QueriesCommand: BenchCommand {
   ]
 
   /// The SQL peers of the comparison.
-  static let peers = [
-    PeerEngine(name: "sqlcipher", executable: "peer-sqlcipher"),
-    PeerEngine(name: "sqlite+rncryptor", executable: "peer-sqlite"),
-  ]
+  static let peers: [PeerEngine] = ["sqlcipher", "sqlite+rncryptor"]
 
-  /// Whether a peer's queries are scans, run `scanRuns` times rather than `--runs`: the
-  /// sealed rows of SQLite+RNCryptor are read and decrypted whole.
+  /// Whether a peer's queries are scans (sealed rows read whole), run `scanRuns` times.
   static func scans(_ peer: PeerEngine) -> Bool {
     peer.name == "sqlite+rncryptor"
   }
 
   struct Settings {
     var runs: Int
-    /// Runs of each scan per round (the closure scan and SQLite+RNCryptor): a scan of the whole
-    /// collection is slow and steady enough for one.
+    /// Runs of each scan per round: a scan of the whole collection is slow and steady enough for one.
     var scanRuns = 1
     var rounds: Int
     var peers: [PeerEngine]

@@ -12,14 +12,8 @@ enum Ratio {
     return value < 10 ? Number.fixed(value, 2) + "×" : Number.grouped(value) + "×"
   }
 
-  /// A table with a row per workload: CipherCask's operations a second, then CipherCask ÷ each
-  /// peer.
-  ///
-  /// - Parameters:
-  ///   - title: the first column's heading.
-  ///   - ours: CipherCask's figures.
-  ///   - peers: the peers, in column order; a peer without figures shows `—`.
-  ///   - rows: each row's label and the workload it shows.
+  /// A table with a row per workload (its label and name): CipherCask's operations a second,
+  /// then CipherCask ÷ each peer (`—` for a peer without figures).
   static func table(
     _ title: String, ours: GatheredEngine?, peers: [(name: String, figures: GatheredEngine?)],
     rows: [(label: String, workload: String)]

@@ -43,7 +43,7 @@ enum RatioChart {
       }
       panels.append(
         Panel(
-          title: "\(Number.grouped(Double(size.keys))) keys", groups: workloads, series: series, values: values))
+          title: "\(Number.grouped(size.keys)) keys", groups: workloads, series: series, values: values))
     }
     if let cask = report.durable.named(PeersCommand.cipherCask.name) {
       let values = KVWorkload.durable.map { workload in
@@ -86,12 +86,7 @@ enum RatioChart {
     let top = 56.0
     let legendHeight = 28.0
     let height = top + legendHeight + Double(panels.count) * panelHeight + 8
-    var out: [String] = []
-    out.append(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(width))\" height=\"\(Int(height))\""
-        + " viewBox=\"0 0 \(Int(width)) \(Int(height))\" font-family=\"sans-serif\" font-size=\"12\">")
-    out.append("<rect width=\"100%\" height=\"100%\" fill=\"white\"/>")
-    out.append("<text x=\"\(Int(width / 2))\" y=\"24\" text-anchor=\"middle\" font-size=\"16\">\(escape(title))</text>")
+    var out = header(width: width, height: height, title: title)
     let series = panels.first?.series ?? []
     var x = left
     for (index, name) in series.enumerated() {
@@ -151,6 +146,16 @@ enum RatioChart {
           + " text-anchor=\"middle\">\(escape(name))</text>")
     }
     return out
+  }
+
+  /// The opening of a chart of either kind: its size, a white ground and the title.
+  static func header(width: Double, height: Double, title: String) -> [String] {
+    [
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(width))\" height=\"\(Int(height))\""
+        + " viewBox=\"0 0 \(Int(width)) \(Int(height))\" font-family=\"sans-serif\" font-size=\"12\">",
+      "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>",
+      "<text x=\"\(Int(width / 2))\" y=\"24\" text-anchor=\"middle\" font-size=\"16\">\(escape(title))</text>",
+    ]
   }
 
   static func f(_ value: Double) -> String {

@@ -4,12 +4,10 @@ import PeerKit
 import RNCryptorCodec
 
 /// `cask-bench recovery`: what a damaged stretch inside a segment costs an open. A store of
-/// 1 MiB values in one segment is opened read-only without its hint, intact and then with a
-/// stretch of pseudo-random bytes written over records in its middle; open scans the segment
-/// and, at the damage, tries every later offset for the next valid record
-/// (Docs/FORMAT.md, section 9). The damaged open must find exactly the records outside the
-/// stretch and report one region, or the run fails. Then what the password's key derivation
-/// costs an open, scrypt against RNCryptor's PBKDF2 (`measureKeyDerivation`).
+/// 1 MiB values in one segment is opened read-only without its hint, intact and then with
+/// pseudo-random bytes over records in its middle, which the scan crosses offset by offset
+/// (Docs/FORMAT.md, section 9); the damaged open must find exactly the records outside them.
+/// Then what the password's key derivation costs an open, scrypt against PBKDF2.
 enum RecoveryCommand: BenchCommand {
   static let name = "recovery"
   static let abstract =

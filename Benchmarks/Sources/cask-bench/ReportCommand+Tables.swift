@@ -15,19 +15,16 @@ extension ReportCommand {
   }
 
   static func sourcesTable(_ results: ResultsSet) -> String {
-    var table = Table([
-      ("file", .left), ("command", .left), ("version", .left), ("commit", .left), ("load, start → end", .right),
-    ])
-    for source in results.sources {
-      let header = source.header
-      let commit =
-        header.commit.hasSuffix("+dirty")
-        ? String(header.commit.prefix(12)) + "+dirty" : String(header.commit.prefix(12))
-      table.append([
-        "`\(source.file)`", "`\(header.command)`", header.version, commit,
-        "\(load(header.loadAtStart)) → \(load(header.loadAtEnd))",
-      ])
-    }
+    let table = Table(
+      [("file", .left), ("command", .left), ("version", .left), ("commit", .left), ("load, start → end", .right)],
+      rows: results.sources.map { source in
+        let header = source.header
+        let commit = String(header.commit.prefix(12)) + (header.commit.hasSuffix("+dirty") ? "+dirty" : "")
+        return [
+          "`\(source.file)`", "`\(header.command)`", header.version, commit,
+          "\(load(header.loadAtStart)) → \(load(header.loadAtEnd))",
+        ]
+      })
     let machines = Set(results.sources.map(\.header.machine.summary)).sorted()
     return table.render() + "\n\nMachine: " + machines.joined(separator: "; ") + "."
   }
@@ -62,7 +59,7 @@ extension ReportCommand {
       ("index B/key (RSS)", .right), ("after malloc_trim", .right), ("heap", .right),
     ])
     for size in results.engine.flatMap(\.figures.sizes) {
-      let keys = Number.grouped(Double(size.keys))
+      let keys = Number.grouped(size.keys)
       for operation in size.operations {
         table.append([
           keys, operation.operation, Number.grouped(operation.opsPerSecond), Number.microseconds(operation.p50),
@@ -103,14 +100,14 @@ extension ReportCommand {
     for size in report.sizes {
       guard let ours = size.engine(cask) else { continue }
       var table = Ratio.table(
-        "\(Number.grouped(Double(size.keys))) keys, \(size.runs) run\(size.runs == 1 ? "" : "s")", ours: ours,
+        "\(Number.grouped(size.keys)) keys, \(size.runs) run\(size.runs == 1 ? "" : "s")", ours: ours,
         peers: peers.map { ($0, size.engine($0)) }, rows: PeersCommand.throughputWorkloads.map { ($0, $0) })
       let open = openWithoutDerivation(ours)
       table.append(
         ["open, derivation left out (ms; ratio: theirs ÷ ours)", milliseconds(open)]
           + peers.map { peer in openRatio(ours, size.engine(peer)).map(Ratio.text) ?? "—" })
       var space = Table([
-        ("\(Number.grouped(Double(size.keys))) keys", .left), ("disk ÷ data after overwrite", .right),
+        ("\(Number.grouped(size.keys)) keys", .left), ("disk ÷ data after overwrite", .right),
         ("after compaction", .right), ("compaction", .left), ("peak RSS MiB", .right),
       ])
       for engine in size.engines {
@@ -157,14 +154,14 @@ extension ReportCommand {
   /// CipherCask ÷ each collection peer in every workload, and the isolation rule's figure.
   static func objectsTable(_ report: ObjectsCommand.Report) -> String {
     let table = Ratio.table(
-      "\(Number.grouped(Double(report.settings.objects))) objects, \(report.settings.runs) runs",
+      "\(Number.grouped(report.settings.objects)) objects, \(report.settings.runs) runs",
       ours: report.engines.named(ObjectsCommand.cipherCask.name),
       peers: ObjectsCommand.peers(report).map { ($0.engine, $0) }, rows: ObjectsCommand.workloads.map { ($0, $0) })
     var text = table.render()
     if let isolation = report.isolation {
       text +=
-        "\n\n`all()` of \(Number.grouped(Double(isolation.objects))) objects in a store of "
-        + "\(Number.grouped(Double(isolation.storeKeys))) keys ÷ the same collection alone: "
+        "\n\n`all()` of \(Number.grouped(isolation.objects)) objects in a store of "
+        + "\(Number.grouped(isolation.storeKeys)) keys ÷ the same collection alone: "
         + "\(Number.fixed(isolation.ratio, 2))× (\(milliseconds(isolation.crowdedMedian)) ms ÷ "
         + "\(milliseconds(isolation.aloneMedian)) ms)."
     }
@@ -175,7 +172,7 @@ extension ReportCommand {
   static func queriesTable(_ figures: QueriesCommand.Results) -> String {
     let engines = queryEngines.dropFirst()
     var table = Table(
-      [("\(Number.grouped(Double(figures.events))) events", .left), ("CipherCask µs", .right)]
+      [("\(Number.grouped(figures.events)) events", .left), ("CipherCask µs", .right)]
         + engines.map { ("\($0) µs", .right) } + engines.map { ("\($0) ÷ CC", .right) } + [("plan", .left)])
     for query in figures.queries {
       let ours = QueriesCommand.seconds(of: query, "ciphercask")
@@ -205,7 +202,7 @@ extension ReportCommand {
     for file in results.imports {
       for path in file.figures {
         table.append([
-          path.path, Number.grouped(Double(path.objects)), Number.fixed(path.seconds, 2),
+          path.path, Number.grouped(path.objects), Number.fixed(path.seconds, 2),
           Number.grouped(Double(path.objects) / Swift.max(path.seconds, 1e-9)),
           path.cpuSeconds.map { Number.grouped(Double(path.objects) / Swift.max($0, 1e-9)) } ?? "—",
           path.peakGrowthBytes.map { Number.fixed(Double($0) / Double(1 << 20), 1) } ?? "—", path.note,
@@ -244,9 +241,9 @@ extension ReportCommand {
       let changes = Double(Swift.max(backlog.backlog, 1))
       let sent = Double(Swift.max(backlog.sent, 1))
       table.append([
-        Number.grouped(Double(backlog.backlog)), Number.microseconds(backlog.enqueueSeconds / changes),
+        Number.grouped(backlog.backlog), Number.microseconds(backlog.enqueueSeconds / changes),
         Number.microseconds(backlog.enqueueCPUSeconds / changes), Number.fixed(backlog.pushSeconds / sent * 1e3, 2),
-        Number.fixed(backlog.pushCPUSeconds / sent * 1e3, 2), Number.grouped(Double(backlog.sent)),
+        Number.fixed(backlog.pushCPUSeconds / sent * 1e3, 2), Number.grouped(backlog.sent),
         backlog.complete ? "yes" : "**no** (stopped at the push limit)",
       ])
     }
@@ -279,7 +276,7 @@ extension ReportCommand {
   static func backupTable(_ figures: BackupCommand.Figures) -> String {
     let megabytes = Number.fixed(Double(figures.storeBytes) / 1e6, 1)
     var table = Table([
-      ("\(Number.grouped(Double(figures.keys))) keys, \(megabytes) MB", .left), ("median s", .right),
+      ("\(Number.grouped(figures.keys)) keys, \(megabytes) MB", .left), ("median s", .right),
       ("MB/s", .right), ("÷ cp -r + sync (time)", .right),
     ])
     let copy = figures.copies.first?.median ?? 0

@@ -25,21 +25,14 @@ extension ReportCommand {
       recorded(source.file, at: "codec")
     }
     for file in results.engine + (results.engineDurable.map { [$0] } ?? []) {
-      let at = file.size.map { Number.grouped(Double($0)) + " keys" } ?? "durable puts"
+      let at = file.size.map { Number.grouped($0) + " keys" } ?? "durable puts"
       recorded("engine-" + (file.size.map(String.init) ?? "durable") + ".json", at: at)
     }
     // The engine writes one file per size, so the growth of get latency between two sizes is
     // worked out here, from both files.
-    let sizes = results.engine.flatMap(\.figures.sizes)
-    let goal = EngineCommand.Goal.latencySizes
-    if let small = sizes.first(where: { $0.keys == goal.small })?.operation("get"),
-      let large = sizes.first(where: { $0.keys == goal.large })?.operation("get"), small.p50 > 0
-    {
-      targets.append(
-        Target(
-          EngineCommand.getLatencyGrowthTarget, at: "engine-\(goal.small).json, engine-\(goal.large).json",
-          required: EngineCommand.Goal.getLatencyGrowth, atMost: true, measured: large.p50 / small.p50))
-    }
+    let growth = EngineCommand.latencyGrowth(
+      results.engine.flatMap(\.figures.sizes), at: "engine-10000.json, engine-1000000.json")
+    if growth.measured != nil { targets.append(growth) }
     if let peers = results.mergedPeers { targets += PeersCommand.targets(peers) }
     for file in results.objects { targets += file.figures.targets }
     for file in results.queries { targets += queryTargets(file.figures) }
@@ -64,7 +57,7 @@ extension ReportCommand {
   }
 
   static func queryTargets(_ figures: QueriesCommand.Results) -> [Target] {
-    let at = "\(Number.grouped(Double(figures.events))) events"
+    let at = "\(Number.grouped(figures.events)) events"
     var targets: [Target] = []
     for name in ["page0", "page1000"] {
       guard let query = figures.queries.first(where: { $0.name == name }) else { continue }
@@ -106,7 +99,7 @@ extension ReportCommand {
 
   static func importTargets(_ paths: [ImportCommand.Measured]) -> [Target] {
     guard let library = paths.first(where: { $0.path == "importJSON(contentsOf:)" }) else { return [] }
-    let at = "\(Number.grouped(Double(library.objects))) events"
+    let at = "\(Number.grouped(library.objects)) events"
     var targets = [
       Target(
         "importJSON(contentsOf:), objects/s", at: at, required: 60_000,

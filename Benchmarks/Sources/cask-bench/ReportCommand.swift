@@ -26,17 +26,10 @@ enum ReportCommand: BenchCommand {
     let results = try ResultsSet.load(folder)
     guard !results.sources.isEmpty else { throw BenchError("no results files in '\(folder)'") }
 
-    let text: String
-    do {
-      text = try String(contentsOfFile: doc, encoding: .utf8)
-    } catch {
-      throw BenchError("cannot read '\(doc)': \(error.localizedDescription)")
-    }
+    let text = try explained("cannot read '\(doc)'") { try String(contentsOfFile: doc, encoding: .utf8) }
     try writeAtomically(Data(try splice(text, sections: sections(results)).utf8), to: doc)
-    do {
+    try explained("cannot create '\(charts)'") {
       try FileManager.default.createDirectory(atPath: charts, withIntermediateDirectories: true)
-    } catch {
-      throw BenchError("cannot create '\(charts)': \(error.localizedDescription)")
     }
     printToStandardError("report: wrote \(doc) from \(results.sources.count) results files")
     for written in try drawCharts(results, in: charts) {
@@ -71,10 +64,6 @@ enum ReportCommand: BenchCommand {
   }
 
   /// `text` with the part between each pair of markers replaced by its section.
-  ///
-  /// - Throws: `BenchError` for a marker without its end, a name no section has, or a section
-  ///   the document has no markers for: a part silently left stale or dropped is what this
-  ///   command exists to prevent.
   static func splice(_ text: String, sections: [String: String]) throws -> String {
     var out: [Substring] = []
     var lines = text.split(separator: "\n", omittingEmptySubsequences: false)[...]
@@ -129,7 +118,7 @@ enum ReportCommand: BenchCommand {
   static func queriesPanel(_ file: ResultsFile<QueriesCommand.Results>) -> RatioChart.Panel {
     let queries = file.figures.queries
     return RatioChart.Panel(
-      title: "\(Number.grouped(Double(file.figures.events))) events", groups: queries.map(\.name),
+      title: "\(Number.grouped(file.figures.events)) events", groups: queries.map(\.name),
       series: queryEngines,
       values: queries.map { query in queryEngines.map { QueriesCommand.seconds(of: query, $0) } }, unit: .seconds)
   }

@@ -45,17 +45,13 @@ final class ResultsDestination {
   /// Where `subcommand` run with `arguments` writes: `folder` (`--results`), or by default
   /// Benchmarks/results; a `quick` run keeps no results unless told where, so that CI's short,
   /// noisy runs never replace the committed ones.
-  ///
-  /// - Throws: `BenchError` when the folder cannot be created or written.
   init(_ subcommand: String, arguments: [String], folder given: String?, quick: Bool) throws {
     self.subcommand = subcommand
     command = (["cask-bench", subcommand] + arguments).joined(separator: " ")
     folder = given ?? (quick ? nil : Self.defaultFolder)
     guard let folder else { return }
-    do {
+    try explained("cannot create the results folder '\(folder)'") {
       try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-    } catch {
-      throw BenchError("cannot create the results folder '\(folder)': \(error.localizedDescription)")
     }
     guard FileManager.default.isWritableFile(atPath: folder) else {
       throw BenchError("cannot write results: '\(folder)' is not a writable folder")
@@ -76,8 +72,6 @@ final class ResultsDestination {
 
   /// Writes `figures` as `<subcommand>-<size>.json` (or `<subcommand>.json`, or with `name` in
   /// place of the size) in the folder, replacing the file of the previous run.
-  ///
-  /// - Throws: `BenchError` when the file cannot be written.
   func write<Figures: Encodable>(_ figures: Figures, size: Int? = nil, name: String? = nil) throws {
     let suffix = name ?? size.map(String.init)
     let file = subcommand + (suffix.map { "-" + $0 } ?? "") + ".json"
@@ -87,12 +81,7 @@ final class ResultsDestination {
       loadAtEnd: LoadAverage.current(), figures: figures)
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-    let data: Data
-    do {
-      data = try encoder.encode(results) + Data("\n".utf8)
-    } catch {
-      throw BenchError("cannot encode a results file: \(error.localizedDescription)")
-    }
+    let data = try explained("cannot encode a results file") { try encoder.encode(results) + Data("\n".utf8) }
     try written.add(file, data: data, folder: folder ?? "(not kept)")
     guard let folder else {
       printToStandardError("\(subcommand): \(file) not written (a --quick run keeps results only with --results DIR)")
@@ -145,13 +134,16 @@ final class ResultsDestination {
 }
 
 /// Writes `data` to `path` atomically: a results file, the document, a chart.
-///
-/// - Throws: `BenchError` when it cannot be written.
 func writeAtomically(_ data: Data, to path: String) throws {
+  try explained("cannot write '\(path)'") { try data.write(to: URL(fileURLWithPath: path), options: .atomic) }
+}
+
+/// What `body` returns; when it throws, a `BenchError` of `failure` with the reason.
+func explained<Result>(_ failure: @autoclosure () -> String, _ body: () throws -> Result) throws -> Result {
   do {
-    try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+    return try body()
   } catch {
-    throw BenchError("cannot write '\(path)': \(error.localizedDescription)")
+    throw BenchError("\(failure()): \(error.localizedDescription)")
   }
 }
 

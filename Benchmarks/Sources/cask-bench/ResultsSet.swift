@@ -28,22 +28,14 @@ struct ResultsSet {
   }
 
   /// Reads every `*.json` in `folder`, in name order.
-  ///
-  /// - Throws: `BenchError` naming a file that cannot be read or decoded.
   static func load(_ folder: String) throws -> ResultsSet {
-    let names: [String]
-    do {
-      names = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".json") }.sorted()
-    } catch {
-      throw BenchError("cannot list the results folder '\(folder)': \(error.localizedDescription)")
+    let names = try explained("cannot list the results folder '\(folder)'") {
+      try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".json") }.sorted()
     }
     var set = ResultsSet()
     for name in names {
-      let data: Data
-      do {
-        data = try Data(contentsOf: URL(fileURLWithPath: folder + "/" + name))
-      } catch {
-        throw BenchError("cannot read '\(folder)/\(name)': \(error.localizedDescription)")
+      let data = try explained("cannot read '\(folder)/\(name)'") {
+        try Data(contentsOf: URL(fileURLWithPath: folder + "/" + name))
       }
       try set.add(name, data: data, folder: folder)
     }
@@ -52,8 +44,6 @@ struct ResultsSet {
 
   /// Adds one results file, `name` in `folder`, after checking that it decodes as its
   /// subcommand's figures.
-  ///
-  /// - Throws: `BenchError` when it is not a results file of its subcommand.
   mutating func add(_ name: String, data: Data, folder: String) throws {
     func decode<Figures: Decodable>(_ type: Figures.Type) throws -> ResultsFile<Figures> {
       do {

@@ -10,8 +10,6 @@ struct ScratchDirectory {
   let path: String
 
   /// Creates `<base>/cask-bench.XXXXXX`.
-  ///
-  /// - Throws: `BenchError` when `base` does not exist or cannot be written.
   init(in base: String) throws {
     var template = Array("\(base)/cask-bench.XXXXXX".utf8CString)
     let made = template.withUnsafeMutableBufferPointer { buffer -> String? in

@@ -2,12 +2,8 @@ import Foundation
 
 /// Runs other programs (openssl, git, the `peer-*` executables) and captures what they print.
 enum Subprocess {
-  /// Runs `program` (looked up in `PATH`, or at `executable` when given) with `arguments` and
-  /// returns its standard output. Its standard error is discarded, or passed through to this
-  /// process's when `passingErrors` (a peer's progress lines); `input`, if any, is its standard
-  /// input (a short script: it is written whole before the output is read).
-  ///
-  /// - Throws: `BenchError` when it cannot start, exits with a non-zero status or is killed.
+  /// Runs `program` (from `PATH`, or at `executable`) and returns its standard output; its
+  /// standard error is discarded or passed through; `input` (a short script) is written whole.
   static func output(
     _ program: String, _ arguments: [String], executable: URL? = nil, passingErrors: Bool = false,
     environment: [String: String]? = nil, input: String? = nil

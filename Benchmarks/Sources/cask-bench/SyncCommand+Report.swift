@@ -6,7 +6,7 @@ extension SyncCommand {
   static let bound: [Phase: Phase] = [.push: .rawPush, .fullPull: .rawList, .incrementalPull: .rawSince]
 
   static func label(_ phase: Phase, _ report: Report) -> String {
-    let events = Number.grouped(Double(report.events))
+    let events = Number.grouped(report.events)
     let changes = "\(report.changes) changes (\(report.deletions) deletions)"
     switch phase {
     case .push: return "A's first sync: push of \(events) events"
@@ -75,9 +75,9 @@ extension SyncCommand {
       for exchange in exchanges {
         table.append([
           shortened(exchange.request), exchange.query.isEmpty ? "—" : exchange.query, "\(exchange.status)",
-          Number.grouped(Double(exchange.requestHead)), Number.grouped(Double(exchange.requestBody)),
-          Number.grouped(Double(exchange.responseHead)), Number.grouped(Double(exchange.responseBody)),
-          Number.grouped(Double(exchange.total)),
+          Number.grouped(exchange.requestHead), Number.grouped(exchange.requestBody),
+          Number.grouped(exchange.responseHead), Number.grouped(exchange.responseBody),
+          Number.grouped(exchange.total),
         ])
       }
       func sum(_ value: (SyncExchange) -> Int) -> Double { Double(exchanges.map(value).reduce(0, +)) }
@@ -113,7 +113,7 @@ extension SyncCommand {
   /// requests, and at most twice the bytes of the changes listed by plain HTTP (the sync's
   /// bytes on the wire, headers included, over the listing's body).
   static func targets(_ report: Report) -> [Target] {
-    let at = "\(Number.grouped(Double(report.events))) events"
+    let at = "\(Number.grouped(report.events)) events"
     var targets: [Target] = []
     let changes = "\(report.changes) changes"
     let syncs = [(Phase.incrementalPush, "push", 0, report.changes), (.incrementalPull, "pull", report.changes, 0)]

@@ -9,8 +9,6 @@ import Foundation
 /// `fdatasync`, as a store with `.always` does for each commit (or group of commits).
 enum SyncProbe {
   /// Times `writes` appends of `recordBytes` bytes, each with its `fdatasync`.
-  ///
-  /// - Throws: `BenchError` when the file cannot be created, written or synced.
   static func measure(directory: String, writes: Int, recordBytes: Int) throws -> EngineCommand.RunFigure {
     let path = "\(directory)/sync-probe"
     let descriptor = open(path, O_RDWR | O_CREAT | O_EXCL, 0o600)

@@ -19,8 +19,6 @@ final class SyncWireCounter: @unchecked Sendable {
   private var bytes = 0
 
   /// Listens on a free port and relays each connection to `server` (a `/v1` root on 127.0.0.1).
-  ///
-  /// - Throws: `BenchError` when no port can be bound.
   init(server: URL) throws {
     guard let port = server.port else { throw BenchError("the server's URL has no port") }
     target = Loopback.address(port: port)

@@ -1,6 +1,5 @@
-/// A row of the report's targets table: a ratio (or a figure) measured in a run, where, and
-/// whether it was met. The codec and the engine record theirs in their results files; the
-/// report works out the others from the figures.
+/// A row of the report's targets table: a figure measured, where, and whether it was met. The
+/// codec and the engine record theirs in their results files; the report works out the others.
 struct Target: Codable {
   let target: String
   /// Where it was measured (`1,000,000 keys`, `durable`); a target recorded in a results file

@@ -59,29 +59,23 @@ func usageError(_ message: String, usage: String, helpCommand: String) -> Int32 
 
 @MainActor
 func dispatch(_ arguments: [String]) -> Int32 {
-  guard let first = arguments.first else {
-    return usageError("missing subcommand", usage: rootUsage, helpCommand: "cask-bench --help")
+  func rootError(_ message: String) -> Int32 {
+    usageError(message, usage: rootUsage, helpCommand: "cask-bench --help")
   }
-  if isHelp(first) {
+  guard let first = arguments.first else { return rootError("missing subcommand") }
+  if isHelp(first) || arguments == ["help"] {
     print(rootHelp)
     return 0
   }
   if first == "help" {
-    guard arguments.count > 1 else {
-      print(rootHelp)
-      return 0
-    }
     guard arguments.count == 2, let command = subcommands.first(where: { $0.name == arguments[1] }) else {
-      return usageError(
-        "unknown subcommand '\(arguments.dropFirst().joined(separator: " "))'", usage: rootUsage,
-        helpCommand: "cask-bench --help")
+      return rootError("unknown subcommand '\(arguments.dropFirst().joined(separator: " "))'")
     }
     print(command.help)
     return 0
   }
   guard let command = subcommands.first(where: { $0.name == first }) else {
-    let what = first.hasPrefix("-") ? "unknown option" : "unknown subcommand"
-    return usageError("\(what) '\(first)'", usage: rootUsage, helpCommand: "cask-bench --help")
+    return rootError("\(first.hasPrefix("-") ? "unknown option" : "unknown subcommand") '\(first)'")
   }
   let rest = Array(arguments.dropFirst())
   if rest.contains(where: isHelp) {

@@ -38,61 +38,46 @@ final class LevelDBStore: KeyValueStore, @unchecked Sendable {
     throw PeerError("leveldb: \(what) failed: \(message)")
   }
 
-  func put(_ value: Data, forKey key: String) throws {
+  /// Runs `body` with `key`'s UTF-8 bytes as the C API takes them.
+  private func key<Result>(_ key: String, _ body: (UnsafePointer<CChar>?, Int) -> Result) -> Result {
     var key = key
-    var error: UnsafeMutablePointer<CChar>?
-    key.withUTF8 { utf8 in
-      value.withUnsafeBytes { bytes in
-        utf8.withMemoryRebound(to: CChar.self) { characters in
-          leveldb_put(
-            database, writeOptions, characters.baseAddress, characters.count,
-            bytes.baseAddress?.assumingMemoryBound(to: CChar.self), bytes.count, &error)
-        }
-      }
+    return key.withUTF8 { utf8 in utf8.withMemoryRebound(to: CChar.self) { body($0.baseAddress, $0.count) } }
+  }
+
+  /// Runs `body` with `key`'s and `value`'s bytes as the C API takes them.
+  private func pair(
+    _ key: String, _ value: Data, _ body: (UnsafePointer<CChar>?, Int, UnsafePointer<CChar>?, Int) -> Void
+  ) {
+    self.key(key) { key, count in
+      value.withUnsafeBytes { body(key, count, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count) }
     }
+  }
+
+  func put(_ value: Data, forKey key: String) throws {
+    var error: UnsafeMutablePointer<CChar>?
+    pair(key, value) { leveldb_put(database, writeOptions, $0, $1, $2, $3, &error) }
     try LevelDBStore.check(error, "put")
   }
 
   func write(_ pairs: [(key: String, value: Data)]) throws {
     guard let batch = leveldb_writebatch_create() else { throw PeerError("leveldb: no write batch") }
     defer { leveldb_writebatch_destroy(batch) }
-    for pair in pairs {
-      var key = pair.key
-      key.withUTF8 { utf8 in
-        pair.value.withUnsafeBytes { bytes in
-          utf8.withMemoryRebound(to: CChar.self) { characters in
-            leveldb_writebatch_put(
-              batch, characters.baseAddress, characters.count, bytes.baseAddress?.assumingMemoryBound(to: CChar.self),
-              bytes.count)
-          }
-        }
-      }
-    }
+    for item in pairs { pair(item.key, item.value) { leveldb_writebatch_put(batch, $0, $1, $2, $3) } }
     var error: UnsafeMutablePointer<CChar>?
     leveldb_write(database, writeOptions, batch, &error)
     try LevelDBStore.check(error, "write")
   }
 
   func delete(_ key: String) throws {
-    var key = key
     var error: UnsafeMutablePointer<CChar>?
-    key.withUTF8 { utf8 in
-      utf8.withMemoryRebound(to: CChar.self) { characters in
-        leveldb_delete(database, writeOptions, characters.baseAddress, characters.count, &error)
-      }
-    }
+    self.key(key) { leveldb_delete(database, writeOptions, $0, $1, &error) }
     try LevelDBStore.check(error, "delete")
   }
 
   func get(_ key: String) throws -> Data? {
-    var key = key
     var error: UnsafeMutablePointer<CChar>?
     var length = 0
-    let found = key.withUTF8 { utf8 in
-      utf8.withMemoryRebound(to: CChar.self) { characters in
-        leveldb_get(database, readOptions, characters.baseAddress, characters.count, &length, &error)
-      }
-    }
+    let found = self.key(key) { leveldb_get(database, readOptions, $0, $1, &length, &error) }
     try LevelDBStore.check(error, "get")
     guard let found else { return nil }
     defer { leveldb_free(found) }

@@ -12,10 +12,7 @@ let library = SQLiteLibrary(
   reset: sqlite3_reset, finalize: sqlite3_finalize, bindText: sqlite3_bind_text, bindBlob: sqlite3_bind_blob,
   bindDouble: sqlite3_bind_double, bindInt64: sqlite3_bind_int64, columnBlob: sqlite3_column_blob,
   columnInt64: sqlite3_column_int64, columnBytes: sqlite3_column_bytes, errmsg: sqlite3_errmsg,
-  busyTimeout: sqlite3_busy_timeout,
-  codes: .init(
-    ok: SQLITE_OK, row: SQLITE_ROW, done: SQLITE_DONE, openReadWrite: SQLITE_OPEN_READWRITE,
-    openCreate: SQLITE_OPEN_CREATE, openNoMutex: SQLITE_OPEN_NOMUTEX))
+  busyTimeout: sqlite3_busy_timeout)
 
 // A raw 256-bit key (`x'…'`): SQLCipher then runs no PBKDF2 (64,000 iterations in SQLCipher 3)
 // at open, as every other engine here opens with keys derived before, so that `open` compares

@@ -112,6 +112,10 @@ public protocol StorageFile: AnyObject, Sendable {
   /// file's size when there is none before its end or the file system does not say. The
   /// default knows of no holes.
   func nextHole(from offset: UInt64) -> UInt64
+  /// `nextHole(from:)` for a file the caller has just found to be `size` bytes long, which
+  /// spares reading the size again (open reads every file it reads whole this way). The
+  /// default is `nextHole(from:)`.
+  func nextHole(from offset: UInt64, size: UInt64) -> UInt64
   /// Cuts or extends the file to `length` bytes.
   func truncate(to length: UInt64) throws
   /// Releases the descriptor; later calls fail. Also done on deinit.
@@ -188,6 +192,8 @@ extension StorageFile {
 
   public func nextHole(from offset: UInt64) -> UInt64 { (try? size()) ?? offset }
 
+  public func nextHole(from offset: UInt64, size: UInt64) -> UInt64 { nextHole(from: offset) }
+
   /// The whole file, which the store wrote in one piece and never longer than `limit`
   /// bytes: its length and its holes are checked before a byte is read, so that a planted
   /// file (a valid header with a sparse tail of 200 GiB, say) costs neither memory nor time
@@ -203,7 +209,7 @@ extension StorageFile {
       throw CaskError.corrupt(
         file: path, offset: limit, reason: "file of \(length) bytes is longer than the store writes (\(limit) at most)")
     }
-    let hole = nextHole(from: 0)
+    let hole = nextHole(from: 0, size: length)
     guard hole >= length else {
       throw CaskError.corrupt(
         file: path, offset: hole, reason: "file has a hole (a sparse file the store did not write)")

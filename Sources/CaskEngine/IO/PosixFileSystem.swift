@@ -221,7 +221,12 @@ final class PosixFile: StorageFile {
 
   func nextHole(from offset: UInt64) -> UInt64 {
     // A file whose size cannot be read has no hole anyone knows of; the read that follows fails.
-    guard let descriptor = try? current(), let end = try? size() else { return .max }
+    guard let end = try? size() else { return .max }
+    return nextHole(from: offset, size: end)
+  }
+
+  func nextHole(from offset: UInt64, size end: UInt64) -> UInt64 {
+    guard let descriptor = try? current() else { return .max }
     guard offset < end else { return end }
     return Syscall.seek(descriptor, toNext: true, from: offset, end: end).map { min(max($0, offset), end) } ?? end
   }

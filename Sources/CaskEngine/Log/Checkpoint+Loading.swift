@@ -22,7 +22,10 @@ extension Checkpoint {
     var named: [(name: IndexKey, table: KeyTable)] = []
     var ungrouped: KeyTable?
     var number = 0
-    for (position, entry) in tables.enumerated() {
+    // Indices rather than `enumerated()`: open runs this once per process too, and an
+    // enumerated pair of a new element type costs its generic metadata at first use.
+    for position in tables.indices {
+      let entry = tables[position]
       guard entry.name.firstIndex(of: CaskFormat.keyGroupSeparator) == nil,
         entry.name.withUnsafeBytes({ HintPayload.isValidUTF8($0) })
       else { throw Rejection(reason: "a group name is malformed") }

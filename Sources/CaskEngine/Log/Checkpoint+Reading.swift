@@ -38,12 +38,13 @@ extension Checkpoint {
     // Every page the tables imply, each no longer than its contents can make it and no
     // shorter than a slot page's bitmap or one key of a chunk: so a table's slots and chunks
     // are reserved only for pages the file holds.
-    let plans = root.tablePagePlans
-    let before = plans.count + root.sortedPageCount
+    let before = root.tablePageCount + root.sortedPageCount
     guard before <= root.pages.count, root.tombstoneCount > 0 || before == root.pages.count else {
       throw Rejection(reason: "malformed root")
     }
-    for (plan, page) in zip(plans, root.pages) {
+    var number = 0
+    var fits = true
+    root.forEachTablePagePlan { plan in
       let slots = plan.kind == CaskFormat.checkpointPageSlots
       let count = Int(plan.count)
       let least = slots ? CheckpointTableImage.bitmapLength(slots: count) : CaskFormat.checkpointSortedKeyHeadLength + 1
@@ -52,10 +53,14 @@ extension Checkpoint {
         ? CheckpointTableImage.maximumSlotPageLength(slots: count)
         : CheckpointTableImage.maximumChunkPageLength(length: count)
       let head = CaskFormat.checkpointPageHeadLength
-      guard page.length >= RecordCipher.messageLength(plaintextLength: head + least),
-        page.length <= RecordCipher.messageLength(plaintextLength: head + most)
-      else { throw Rejection(reason: "malformed root") }
+      let length = root.pages[number].length
+      number += 1
+      fits =
+        length >= RecordCipher.messageLength(plaintextLength: head + least)
+        && length <= RecordCipher.messageLength(plaintextLength: head + most)
+      return fits
     }
+    guard fits else { throw Rejection(reason: "malformed root") }
     let pageBytes = root.pages.reduce(UInt64(0)) { $0 + UInt64($1.length) }
     guard UInt64(headLength) + UInt64(rootLength) + pageBytes == size else {
       throw Rejection(reason: "the file is not as long as its root says")
@@ -74,7 +79,8 @@ extension Checkpoint {
       let coveredSegment = reader.readUInt32(), let coveredOffset = reader.readUInt64(),
       let lastSequence = reader.readUInt64(), let keyCount = reader.readUInt64(), let k0 = reader.readUInt64(),
       let k1 = reader.readUInt64(), let tombstoneCount = reader.readUInt32(), let segmentCount = reader.readUInt32(),
-      let tableCount = reader.readUInt32(), let pageCount = reader.readUInt32(), tableCount > 0,
+      let tableCount = reader.readUInt32(), let pageCount = reader.readUInt32(), let nonceFirst = reader.readUInt64(),
+      let nonceSecond = reader.readUInt64(), tableCount > 0,
       // Every count bounded by the bytes left, before anything is reserved for it.
       UInt64(segmentCount) * UInt64(CaskFormat.checkpointSegmentLength)
         + UInt64(tableCount) * UInt64(CaskFormat.checkpointTableFixedLength)
@@ -128,10 +134,8 @@ extension Checkpoint {
     var pages: [PageReference] = []
     pages.reserveCapacity(Int(pageCount))
     for _ in 0..<pageCount {
-      guard let length = reader.readUInt32(), let digest = reader.readBytes(RNCryptor.Format.hmacLength),
-        length <= CaskFormat.maximumCheckpointPageLength
-      else { return nil }
-      pages.append(PageReference(length: length, digest: digest))
+      guard let length = reader.readUInt32(), length <= CaskFormat.maximumCheckpointPageLength else { return nil }
+      pages.append(PageReference(length: length))
     }
     guard reader.remaining == 0, keys == keyCount else { return nil }
     // The covered segment is the last one described, at the length the root gives it.
@@ -142,6 +146,7 @@ extension Checkpoint {
       hashKey: KeyHashKey(k0: k0, k1: k1), tombstoneCount: tombstoneCount, segments: segments, tables: tables,
       pages: pages, sortedGroups: sortedGroups)
     root.carriesNoAttachedKeys = flags & CaskFormat.checkpointFlagNoAttachedKeys != 0
+    root.nonce = Nonce(first: nonceFirst, second: nonceSecond)
     return root
   }
 }

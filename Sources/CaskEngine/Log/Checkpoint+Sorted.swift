@@ -84,7 +84,7 @@ extension Checkpoint {
   }
 
   /// The sorted groups' bases, reading their pages from `pages` through `cache`; the first
-  /// sorted page is number `tablePagePlans.count`.
+  /// sorted page is number `tablePageCount`.
   func sortedBases(pages: CheckpointPages, cache: SortedPageCache) -> [IndexKey: SortedGroupBase] {
     var bases: [IndexKey: SortedGroupBase] = [:]
     for (table, base) in sortedBasesByTable(pages: pages, cache: cache) {
@@ -95,7 +95,7 @@ extension Checkpoint {
 
   /// `sortedBases`, by the number of their table in the root.
   func sortedBasesByTable(pages: CheckpointPages, cache: SortedPageCache) -> [Int: SortedGroupBase] {
-    var number = tablePagePlans.count
+    var number = tablePageCount
     var bases: [Int: SortedGroupBase] = [:]
     for group in sortedGroups {
       bases[Int(group.table)] = SortedGroupBase(

@@ -17,35 +17,53 @@ extension Checkpoint {
     var sortedPage = CaskFormat.checkpointSortedPageTarget
   }
 
-  /// The pages the root implies for the tables, in order: each table's slots
-  /// (`CaskFormat.checkpointSlotsPerPage` to a page), then its chunks (one to a page; none for a sorted group, whose chunks are made
-  /// again from its sorted pages). The sorted pages and the tombstone pages follow them.
-  var tablePagePlans: [PagePlan] {
-    var plans: [PagePlan] = []
-    for (number, table) in tables.enumerated() {
+  /// Calls `body` with the page each table implies, in order, until it returns `false`: each
+  /// table's slots (`CaskFormat.checkpointSlotsPerPage` to a page), then its chunks (one to a
+  /// page; none for a sorted group, whose chunks are made again from its sorted pages). The
+  /// sorted pages and the tombstone pages follow them. No array is built: open checks every
+  /// page's length against its plan.
+  func forEachTablePagePlan(_ body: (PagePlan) -> Bool) {
+    for number in tables.indices {
+      let table = tables[number]
       var left = table.capacity
       while left > 0 {
         let slots = min(left, UInt64(CaskFormat.checkpointSlotsPerPage))
-        plans.append(PagePlan(kind: CaskFormat.checkpointPageSlots, table: UInt32(number), count: UInt32(slots)))
+        guard body(PagePlan(kind: CaskFormat.checkpointPageSlots, table: UInt32(number), count: UInt32(slots))) else {
+          return
+        }
         left -= slots
       }
-      for length in table.chunkLengths where !Self.isSorted(name: table.name) {
-        plans.append(PagePlan(kind: CaskFormat.checkpointPageChunk, table: UInt32(number), count: length))
+      guard !Self.isSorted(name: table.name) else { continue }
+      for length in table.chunkLengths {
+        guard body(PagePlan(kind: CaskFormat.checkpointPageChunk, table: UInt32(number), count: length)) else { return }
       }
     }
-    return plans
+  }
+
+  /// How many pages `forEachTablePagePlan` hands out.
+  var tablePageCount: Int {
+    var count = 0
+    for table in tables {
+      count += Int(
+        (table.capacity + UInt64(CaskFormat.checkpointSlotsPerPage) - 1) / UInt64(CaskFormat.checkpointSlotsPerPage))
+      if !Self.isSorted(name: table.name) { count += table.chunkLengths.count }
+    }
+    return count
   }
 
   /// The whole file for `directory`'s tables (the ungrouped one, then each group's), the
   /// sorted groups' keys in order, and the covered segment's `tombstones`; the root's table, page and tombstone fields are filled
   /// in here.
   ///
+  /// - Parameter nonce: the file's nonce; fresh random bytes unless given (the fuzz seeds fix it,
+  ///   so that making them again gives the same bytes).
   /// - Throws: the directory's `damage` when a page of the checkpoint it was loaded from
   ///   fails as it is loaded here (every page is, through the same path as a lookup's).
   /// - Complexity: O(capacity of the tables), one encryption of each page (and one read and
   ///   decryption of each page of the previous checkpoint not loaded yet).
   func encoded(
-    directory: KeyDirectory, tombstones: HintEntries, cipher: RecordCipher, limits: PageLimits = PageLimits()
+    directory: KeyDirectory, tombstones: HintEntries, cipher: RecordCipher, limits: PageLimits = PageLimits(),
+    nonce: Nonce? = nil
   ) throws -> [UInt8] {
     guard directory.loadAllPages() else {
       throw directory.damage
@@ -69,6 +87,7 @@ extension Checkpoint {
           arenaDead: 0, arenaUsed: lengths.last ?? 0, chunkLengths: lengths))
     }
     root.pages = []
+    root.nonce = try nonce ?? Nonce.random()
     var body: [UInt8] = []
     func seal(_ plan: PagePlan, _ contents: UnsafeRawBufferPointer) throws {
       var page = ByteWriter(capacity: CaskFormat.checkpointPageHeadLength + contents.count)
@@ -78,10 +97,11 @@ extension Checkpoint {
       page.append(UInt32(root.pages.count))
       page.append(plan.table)
       page.append(plan.count)
+      page.append(root.nonce.first)
+      page.append(root.nonce.second)
       page.append(contentsOf: contents)
-      let message = Array(try cipher.seal(Data(page.bytes)))
-      root.pages.append(
-        PageReference(length: UInt32(message.count), digest: message.suffix(RNCryptor.Format.hmacLength)))
+      let message = try cipher.seal(Data(page.bytes))
+      root.pages.append(PageReference(length: UInt32(message.count)))
       body.append(contentsOf: message)
     }
     for (number, (_, table)) in named.enumerated() {

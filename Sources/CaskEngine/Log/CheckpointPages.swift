@@ -4,8 +4,8 @@ import Synchronization
 
 /// The pages of one `CHECKPOINT` file, read on demand (Docs/FORMAT.md, section 18): open
 /// authenticates the root alone, which gives every page's length (so its place in the file)
-/// and digest, and a page is read, checked and decrypted the first time the index touches
-/// it. Shared by every table loaded from the file and by their copies.
+/// and the file's nonce, and a page is read, checked and decrypted the first time the index
+/// touches it. Shared by every table loaded from the file and by their copies.
 ///
 /// The file stays open until the last table that may still read from it goes away: a new
 /// checkpoint renamed over it leaves this one readable (a rename keeps the inode), and
@@ -23,6 +23,7 @@ final class CheckpointPages: @unchecked Sendable {
   private let path: String
   private let cipher: RecordCipher
   private let references: [Checkpoint.PageReference]
+  private let nonce: Checkpoint.Nonce
   /// Where each page's message starts in the file.
   let positions: [UInt64]
   /// The lengths of the segments the root lists: a loaded slot's location must lie inside.
@@ -46,6 +47,7 @@ final class CheckpointPages: @unchecked Sendable {
     self.path = path
     self.cipher = cipher
     references = root.pages
+    nonce = root.nonce
     var position = UInt64(CaskFormat.checkpointHeadLength + root.rootMessageLength)
     var positions: [UInt64] = []
     positions.reserveCapacity(root.pages.count)
@@ -54,7 +56,10 @@ final class CheckpointPages: @unchecked Sendable {
       position += UInt64(page.length)
     }
     self.positions = positions
-    segmentLengths = Dictionary(root.segments.map { ($0.id, $0.length) }, uniquingKeysWith: { first, _ in first })
+    var lengths: [UInt32: UInt64] = [:]
+    lengths.reserveCapacity(root.segments.count)
+    for segment in root.segments where lengths[segment.id] == nil { lengths[segment.id] = segment.length }
+    segmentLengths = lengths
     self.removal = removal
   }
 
@@ -69,8 +74,8 @@ final class CheckpointPages: @unchecked Sendable {
   /// The contents (after the page head) of page `number`, which must be of `kind` and `table`
   /// and hold `count` slots or bytes (any number of tombstones for `nil`).
   ///
-  /// - Throws: `Checkpoint.Rejection` when it cannot be read whole, its digest is not the
-  ///   root's, it does not authenticate, or its head is not the expected one.
+  /// - Throws: `Checkpoint.Rejection` when it cannot be read whole, it does not authenticate,
+  ///   or its head (number, kind, table, count, the file's nonce) is not the expected one.
   /// - Complexity: one positioned read and one decryption of the page.
   func contents(of number: Int, kind: UInt8, table: Int, count: Int?) throws(Checkpoint.Rejection) -> Data {
     guard number < references.count else {
@@ -78,9 +83,8 @@ final class CheckpointPages: @unchecked Sendable {
     }
     reads.add(1, ordering: .relaxed)
     return try Checkpoint.openPage(
-      read(positions[number], Int(references[number].length)), reference: references[number], number: number,
-      at: positions[number], kind: kind, table: table,
-      count: count, cipher: cipher)
+      read(positions[number], Int(references[number].length)), nonce: nonce, number: number,
+      at: positions[number], kind: kind, table: table, count: count, cipher: cipher)
   }
 
   /// Records that page `number` failed (only the first failure is kept) and, for a writable
@@ -108,23 +112,28 @@ final class CheckpointPages: @unchecked Sendable {
 }
 
 extension Checkpoint {
-  /// Checks and decrypts one page's `message` (`nil`: it could not be read whole) against the
-  /// root's `reference` for page `number`, read at `position`.
+  /// Checks and decrypts one page's `message` (`nil`: it could not be read whole), page
+  /// `number` of the file whose root holds `nonce`, read at `position`.
   ///
-  /// - Throws: `Rejection` unless the message ends with the root's digest, authenticates, and
-  ///   holds a page of `kind`, `number` and `table` that states `count` (for `nil`, any
-  ///   number above 0); the contents are the caller's to decode and check.
+  /// - Throws: `Rejection` unless the message authenticates and holds a page of `kind`,
+  ///   `number` and `table` that states `count` (for `nil`, any number above 0) and carries
+  ///   `nonce`; the contents are the caller's to decode and check.
   static func openPage(
-    _ message: [UInt8]?, reference: PageReference, number: Int, at position: UInt64, kind: UInt8, table: Int,
+    _ message: [UInt8]?, nonce: Nonce, number: Int, at position: UInt64, kind: UInt8, table: Int,
     count: Int?, cipher: RecordCipher
   ) throws(Rejection) -> Data {
     guard let message,
-      reference.digest.ends(message),
       let plaintext = try? cipher.open(Data(message), file: CaskFormat.checkpointFileName, offset: position)
     else { throw Rejection(reason: "page \(number) is missing, damaged or not the root's") }
     let head = CaskFormat.checkpointPageHeadLength
-    let matches = plaintext.withUnsafeBytes { buffer -> Bool in
+    let ownNonce = plaintext.withUnsafeBytes { buffer -> Bool in
       guard buffer.count >= head else { return false }
+      let at = head - CaskFormat.checkpointNonceLength
+      return loadLittleEndian(buffer, at: at, as: UInt64.self) == nonce.first
+        && loadLittleEndian(buffer, at: at + 8, as: UInt64.self) == nonce.second
+    }
+    guard ownNonce else { throw Rejection(reason: "page \(number) is missing, damaged or not the root's") }
+    let matches = plaintext.withUnsafeBytes { buffer -> Bool in
       var header = ByteReader(buffer)
       guard header.readUInt8() == CaskFormat.messageTagCheckpointPage, header.readUInt8() == kind,
         header.readUInt16() == 0, header.readUInt32() == UInt32(number), header.readUInt32() == UInt32(table),

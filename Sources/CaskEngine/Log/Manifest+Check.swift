@@ -25,7 +25,7 @@ extension Manifest {
   /// - Parameters:
   ///   - unreadable: segments whose header is damaged, reported as such already.
   ///   - currentEpoch: the header's current key epoch.
-  /// - Complexity: O(n) in the number of segments.
+  /// - Complexity: O(n log n) in the number of segments.
   func disagreements(
     with present: [PresentSegment], unreadable: Set<String>, currentEpoch: UInt32
   ) -> [CorruptRegion] {
@@ -33,13 +33,22 @@ extension Manifest {
     func violation(_ file: String, _ reason: String) {
       found.append(CorruptRegion(file: file, offset: 0, length: 0, reason: reason))
     }
-    let byID = Dictionary(present.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+    // Positions in `present` by id (the first for an id), and the id lists, sorted: open runs
+    // this once per process too, and sorted arrays of integers cost no new generic types
+    // (whose metadata is made at first use) where dictionaries and sets of them would.
+    let byID = present.indices.sorted { (present[$0].id, $0) < (present[$1].id, $1) }
+    func position(of id: UInt32) -> Int? {
+      let at = SortedSegmentIDs.lowerBound(of: id, in: byID.count) { present[byID[$0]].id }
+      return at < byID.count && present[byID[at]].id == id ? byID[at] : nil
+    }
     for entry in segments {
-      let name = Segment.fileName(id: entry.id)
-      guard let item = byID[entry.id] else {
+      guard let position = position(of: entry.id) else {
+        let name = Segment.fileName(id: entry.id)
         if !unreadable.contains(name) { violation(name, "a segment the manifest lists is missing") }
         continue
       }
+      let item = present[position]
+      var name: String { Segment.fileName(id: entry.id) }
       if item.order != entry.order {
         violation(name, "the segment's order differs from the manifest's (another file under its name)")
       }
@@ -59,9 +68,9 @@ extension Manifest {
             + "(cut short, grown, or an older copy)")
       }
     }
-    let listed = Set(segments.map(\.id))
-    let retired = Set(retired)
-    let pending = Set(pending)
+    let listed = SortedSegmentIDs(segments.map(\.id))
+    let retired = SortedSegmentIDs(retired)
+    let pending = SortedSegmentIDs(pending)
     for item in present where !listed.contains(item.id) {
       // Started after the manifest was written, a compaction output it named as pending, or
       // an input it retired that is on its way out.
@@ -86,5 +95,31 @@ extension Manifest {
       violation(Segment.fileName(id: item.id), "a segment the manifest does not list (an older or planted copy)")
     }
     return found
+  }
+}
+
+/// Segment ids in ascending order, looked up by binary search: what open's checks use instead
+/// of a `Set<UInt32>`, one generic type fewer for a process's first open to make.
+struct SortedSegmentIDs {
+  private let ids: [UInt32]
+
+  init(_ ids: [UInt32]) {
+    self.ids = ids.sorted()
+  }
+
+  func contains(_ id: UInt32) -> Bool {
+    let at = Self.lowerBound(of: id, in: ids.count) { ids[$0] }
+    return at < ids.count && ids[at] == id
+  }
+
+  /// The first position in `0..<count` whose id (`idAt`, ascending) is not below `id`.
+  static func lowerBound(of id: UInt32, in count: Int, idAt: (Int) -> UInt32) -> Int {
+    var low = 0
+    var high = count
+    while low < high {
+      let middle = (low + high) / 2
+      if idAt(middle) < id { low = middle + 1 } else { high = middle }
+    }
+    return low
   }
 }

@@ -62,14 +62,29 @@ final class Segment: Sendable {
 
   /// Parses `0000002a.seg` or `0000002a.hint` into 42.
   static func id(fromFileName name: String, extension ext: String) -> UInt32? {
-    let suffix = "." + ext
-    guard name.hasSuffix(suffix) else { return nil }
-    let stem = name.utf8.dropLast(suffix.utf8.count)
-    // Exactly the names `fileName(id:)` makes: eight lower-case hex digits. (`UInt32(_:radix:)`
-    // also takes upper case and a sign, and compaction, which removes its inputs by the name
-    // made from the id, then left such a file behind to be read again at the next open.)
-    guard stem.count == 8, stem.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else { return nil }
-    return UInt32(String(decoding: stem, as: UTF8.self), radix: 16)
+    // Exactly the names `fileName(id:)` makes: eight lower-case hex digits, a dot and the
+    // extension. (`UInt32(_:radix:)` also takes upper case and a sign, and compaction, which
+    // removes its inputs by the name made from the id, then left such a file behind to be
+    // read again at the next open.) Read byte by byte: open parses every name in the
+    // directory, and this costs no allocation.
+    let bytes = name.utf8
+    let suffix = ext.utf8
+    guard bytes.count == 9 + suffix.count else { return nil }
+    var id: UInt32 = 0
+    var index = bytes.startIndex
+    for _ in 0..<8 {
+      let byte = bytes[index]
+      switch byte {
+      case 48...57: id = id << 4 | UInt32(byte - 48)
+      case 97...102: id = id << 4 | UInt32(byte - 87)
+      default: return nil
+      }
+      bytes.formIndex(after: &index)
+    }
+    guard bytes[index] == UInt8(ascii: "."), bytes[bytes.index(after: index)...].elementsEqual(suffix) else {
+      return nil
+    }
+    return id
   }
 
   /// For a name that is not a segment name but would be one in lower case (`0000000A.seg`):

@@ -13,27 +13,29 @@ extension StoreOpener {
     var listed: Set<UInt32>
   }
 
-  /// Step 5b: reads and checks the checkpoint's root and, if it matches the segments found and
-  /// the manifest, makes `indexState.directory` (which must be empty) its tables, whose slot
-  /// pages load when first touched (the file stays open for them). Otherwise leaves the index
-  /// empty and records why in `checkpointIgnored`.
+  /// Step 5b (`listed`: the directory's listing holds `CHECKPOINT`): reads and checks the
+  /// checkpoint's root and, if it matches the segments found and the manifest, makes
+  /// `indexState.directory` (which must be empty) its tables, whose slot pages load when first
+  /// touched (the file stays open for them). Otherwise leaves the index empty and records why
+  /// in `checkpointIgnored`.
   ///
   /// - Returns: the checkpoint loaded, or `nil` (none, or ignored).
   func loadCheckpoint(
-    found: [FoundSegment], manifest: Manifest, ring: KeyRing, header: StoreHeader?,
+    found: [FoundSegment], manifest: Manifest, ring: KeyRing, header: StoreHeader?, listed: Bool,
     indexState: inout CaskStore.IndexState
   ) -> LoadedCheckpoint? {
     let checkpointPath = "\(path)/\(CaskFormat.checkpointFileName)"
-    let kind = fileSystem.fileKind(checkpointPath)
-    guard kind != .missing else { return nil }
+    // The directory's listing, read under the lock, says whether there is one; opening it
+    // refuses anything but a regular file (no symbolic link is followed).
+    guard listed else { return nil }
     do throws(Checkpoint.Rejection) {
-      guard kind == .file, let file = try? fileSystem.open(checkpointPath, mode: .readOnly) else {
+      guard let file = try? fileSystem.open(checkpointPath, mode: .readOnly) else {
         throw Checkpoint.Rejection(reason: "not a regular file")
       }
       var keepsFile = false
       defer { if !keepsFile { file.close() } }
       // A planted sparse file costs nothing: the pages are read one at a time, each bounded.
-      guard let size = try? file.size(), file.nextHole(from: 0) >= size else {
+      guard let size = try? file.size(), file.nextHole(from: 0, size: size) >= size else {
         throw Checkpoint.Rejection(reason: "the file has a hole")
       }
       let read = { (offset: UInt64, count: Int) -> [UInt8]? in
@@ -51,11 +53,12 @@ extension StoreOpener {
         limit: options.checkpoints?.sortedPageCacheBytes ?? CaskFormat.defaultSortedPageCacheBytes)
       var (directory, tombstones) = try root.load(from: pages, cache: cache)
       directory.setSortedGroups(root.sortedBases(pages: pages, cache: cache), cache: cache)
-      directory.restoreUsage(
-        Dictionary(
-          uniqueKeysWithValues: root.segments.map {
-            ($0.id, SegmentUsage(totalBytes: $0.totalBytes, deadBytes: $0.deadBytes))
-          }))
+      var usage: [UInt32: SegmentUsage] = [:]
+      usage.reserveCapacity(root.segments.count)
+      for segment in root.segments {
+        usage[segment.id] = SegmentUsage(totalBytes: segment.totalBytes, deadBytes: segment.deadBytes)
+      }
+      directory.restoreUsage(usage)
       indexState.directory = directory
       return LoadedCheckpoint(root: root, tombstones: tombstones, listed: Set(root.segments.map(\.id)))
     } catch {
@@ -82,9 +85,14 @@ extension StoreOpener {
     guard root.generation <= manifest.generation else {
       throw Checkpoint.Rejection(reason: "ahead of the manifest (a manifest rolled back)")
     }
-    let byID = Dictionary(found.map { ($0.segment.id, $0) }, uniquingKeysWith: { first, _ in first })
+    var byID: [UInt32: Int] = [:]
+    byID.reserveCapacity(found.count)
+    for position in found.indices where byID[found[position].segment.id] == nil {
+      byID[found[position].segment.id] = position
+    }
     for listed in root.segments {
-      guard let segment = byID[listed.id], segment.segment.order == listed.order, segment.segment.epoch == listed.epoch
+      guard let segment = byID[listed.id].map({ found[$0] }), segment.segment.order == listed.order,
+        segment.segment.epoch == listed.epoch
       else { throw Checkpoint.Rejection(reason: "a segment it describes is gone or replaced") }
       if listed.id == root.coveredSegment {
         guard segment.length >= listed.length else {

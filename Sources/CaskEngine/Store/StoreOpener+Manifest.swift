@@ -5,10 +5,12 @@ import Foundation
 extension StoreOpener {
   /// The store's manifest, `nil` when there is none.
   ///
+  /// - Parameter listed: whether the directory's listing, read under the lock, holds its name
+  ///   (so that open does not look the path up again).
   /// - Throws: `CaskError.integrityViolation` when it is there but damaged or forged.
-  func readManifest(ring: KeyRing) throws -> Manifest? {
+  func readManifest(ring: KeyRing, listed: Bool) throws -> Manifest? {
     let manifestPath = "\(path)/\(CaskFormat.manifestFileName)"
-    guard fileSystem.fileKind(manifestPath) != .missing else { return nil }
+    guard listed else { return nil }
     let file = try fileSystem.open(manifestPath, mode: .readOnly)
     defer { file.close() }
     return try Manifest.decode(try file.readWhole(limit: CaskFormat.maximumManifestLength), ring: ring)
@@ -50,9 +52,13 @@ extension StoreOpener {
     report.integrityViolations += manifest.disagreements(
       with: present, unreadable: Set(report.unreadableSegments), currentEpoch: ring.current.epoch)
     if let identity = ring.identity {
-      let files = Dictionary(kept.map { ($0.segment.id, $0.segment) }, uniquingKeysWith: { first, _ in first })
+      var positions: [UInt32: Int] = [:]
+      positions.reserveCapacity(kept.count)
+      for (position, item) in zip(kept.indices, kept) where positions[item.segment.id] == nil {
+        positions[item.segment.id] = position
+      }
       report.integrityViolations += manifest.chainDisagreements(with: present, identity: identity) { item in
-        files[item.id].flatMap { try? SegmentLink.tail(of: $0, length: item.length) }
+        positions[item.id].flatMap { try? SegmentLink.tail(of: kept[$0].segment, length: item.length) }
       }
     }
     return kept

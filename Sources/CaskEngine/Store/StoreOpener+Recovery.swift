@@ -22,7 +22,7 @@ extension StoreOpener {
     // `loadHint` would read may plan any (not longer than its segment allows, no hole in it).
     // Prevents: header-only segments with forged sparse hints sizing the index at gigabytes.
     guard let size = try? file.size(), size >= UInt64(HintPayload.headLength),
-      size <= length + CaskFormat.hintOverheadBound, file.nextHole(from: 0) >= size
+      size <= length + CaskFormat.hintOverheadBound, file.nextHole(from: 0, size: size) >= size
     else { return nil }
     var head = [UInt8](repeating: 0, count: Int(min(size, UInt64(HintPayload.sizingHeadLength))))
     guard let received = try? head.withUnsafeMutableBytes({ try file.readFully(into: $0, at: 0) }),
@@ -42,7 +42,8 @@ extension StoreOpener {
     // Read into a mapped buffer, returned to the system afterwards (see `TransientBuffer`);
     // only a hint that could be its segment's (`readWhole`'s rule: no longer than its segment
     // allows, no hole), so that a planted sparse hint costs nothing to pass over.
-    guard let size = try? file.size(), size <= length + CaskFormat.hintOverheadBound, file.nextHole(from: 0) >= size,
+    guard let size = try? file.size(), size <= length + CaskFormat.hintOverheadBound,
+      file.nextHole(from: 0, size: size) >= size,
       let buffer = try? TransientBuffer(count: Int(size), purpose: hintPath),
       let received = try? file.readFully(into: buffer.bytes, at: 0), received == Int(size),
       let hint = try? HintPayload(

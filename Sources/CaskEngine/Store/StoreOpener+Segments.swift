@@ -27,7 +27,7 @@ extension StoreOpener {
     }
     if cipher.bindsRecords {
       do {
-        manifest = try readManifest(ring: ring)
+        manifest = try readManifest(ring: ring, listed: names.contains(CaskFormat.manifestFileName))
         found = try applyManifest(manifest, to: found, ring: ring, report: &indexState.recovery)
       } catch CaskError.integrityViolation(let file, let reason) {
         indexState.recovery.integrityViolations.append(CorruptRegion(file: file, offset: 0, length: 0, reason: reason))
@@ -37,12 +37,12 @@ extension StoreOpener {
     // not be taken for the hint of a new segment with the same number. (The files removed
     // in step 4 are gone for good: the directory was synced.)
     for name in names where !removed.contains(name) {
-      let stem =
-        name.hasSuffix(CaskFormat.temporarySuffix) ? String(name.dropLast(CaskFormat.temporarySuffix.count)) : name
-      if let id = Segment.id(fromFileName: stem, extension: CaskFormat.segmentExtension)
-        ?? Segment.id(fromFileName: stem, extension: CaskFormat.hintExtension)
-      {
-        numbers.reserve(id, for: name)
+      let temporary = name.hasSuffix(CaskFormat.temporarySuffix)
+      let stem = temporary ? String(name.dropLast(CaskFormat.temporarySuffix.count)) : name
+      if let id = Segment.id(fromFileName: stem, extension: CaskFormat.segmentExtension) {
+        numbers.reserve(id, for: name, isSegment: !temporary)
+      } else if let id = Segment.id(fromFileName: stem, extension: CaskFormat.hintExtension) {
+        numbers.reserve(id, for: name, isSegment: false)
       }
     }
     // The last number is never handed out, so a file named ffffffff cannot overflow it.
@@ -51,7 +51,9 @@ extension StoreOpener {
     // 5b. The checkpoint, when it matches the log, gives the index as of a place in it.
     var checkpoint: LoadedCheckpoint?
     if let manifest, indexState.recovery.integrityViolations.isEmpty, indexState.recovery.unreadableSegments.isEmpty {
-      checkpoint = loadCheckpoint(found: found, manifest: manifest, ring: ring, header: header, indexState: &indexState)
+      checkpoint = loadCheckpoint(
+        found: found, manifest: manifest, ring: ring, header: header,
+        listed: names.contains(CaskFormat.checkpointFileName), indexState: &indexState)
     }
     try indexSegments(
       found, checkpoint: checkpoint, currentEpoch: cipher.epoch, identity: ring.identity, indexState: &indexState,
@@ -92,7 +94,8 @@ extension StoreOpener {
   private func removeLeftovers(_ names: [String]) throws -> Set<String> {
     var removed: Set<String> = []
     guard !options.readOnly else { return removed }
-    let segmentIDs = Set(names.compactMap { Segment.id(fromFileName: $0, extension: CaskFormat.segmentExtension) })
+    let segmentIDs = SortedSegmentIDs(
+      names.compactMap { Segment.id(fromFileName: $0, extension: CaskFormat.segmentExtension) })
     for name in names {
       let orphanHint = Segment.id(fromFileName: name, extension: CaskFormat.hintExtension).map {
         !segmentIDs.contains($0)
@@ -112,12 +115,15 @@ extension StoreOpener {
     /// The file with the highest number (a segment rather than its hint), which the refusal
     /// names when no number is left above it.
     var highestNumberHolder: String?
+    /// Whether `highestNumberHolder` is a segment's own name.
+    private var holderIsSegment = false
 
-    mutating func reserve(_ id: UInt32, for name: String) {
-      let isSegment = name.lowercased().hasSuffix(CaskFormat.segmentExtension)
-      let holderIsSegment = highestNumberHolder?.lowercased().hasSuffix(CaskFormat.segmentExtension) ?? false
+    /// Reserves `id`, the number of the file `name` (`isSegment`: a segment, not its hint or
+    /// a temporary file).
+    mutating func reserve(_ id: UInt32, for name: String, isSegment: Bool) {
       if id > maxID || highestNumberHolder == nil || (id == maxID && isSegment && !holderIsSegment) {
         highestNumberHolder = name
+        holderIsSegment = isSegment
       }
       maxID = max(maxID, id)
     }
@@ -139,12 +145,12 @@ extension StoreOpener {
     for name in names {
       if let id = Segment.id(fromForeignName: name, extension: CaskFormat.segmentExtension) {
         // Not written by the engine (upper case): reported, and its number never reused.
-        numbers.reserve(id, for: name)
+        numbers.reserve(id, for: name, isSegment: true)
         report.unreadableSegments.append(name)
         continue
       }
       guard let id = Segment.id(fromFileName: name, extension: CaskFormat.segmentExtension) else { continue }
-      numbers.reserve(id, for: name)
+      numbers.reserve(id, for: name, isSegment: true)
       let file = try fileSystem.open("\(path)/\(name)", mode: options.readOnly ? .readOnly : .readWrite)
       let fullLength = try file.size()
       // No valid segment is longer than 32-bit offsets reach; anything beyond is not read.
@@ -162,7 +168,7 @@ extension StoreOpener {
         // A base is a number handed out earlier (a writer's own id, or the newest input's for
         // a compaction output): new ids go above every base too, so that a segment started
         // after this open sorts after this one even if its header claims a base beyond the ids.
-        numbers.reserve(decoded.order.base, for: name)
+        numbers.reserve(decoded.order.base, for: name, isSegment: true)
         guard let cipher = ring.cipher(forEpoch: decoded.epoch) else {
           report.unreadableSegments.append(name)
           if ring.current.bindsRecords {

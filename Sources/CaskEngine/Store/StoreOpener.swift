@@ -36,7 +36,10 @@ struct StoreOpener {
       break
     }
     let headerPath = "\(path)/\(CaskFormat.headerFileName)"
-    if fileSystem.fileKind(headerPath) == .missing {
+    // A header once there stays (nothing removes it), so only a missing one is looked for
+    // again under the lock.
+    let headerFound = fileSystem.fileKind(headerPath) != .missing
+    if !headerFound {
       // An empty directory becomes a store; anything else is not ours to write into.
       // (A header left as CASK.tmp by a crash during creation does not make it foreign.)
       let names = try fileSystem.contentsOfDirectory(path).filter {
@@ -55,7 +58,7 @@ struct StoreOpener {
       var ring: KeyRing
       let keyDerivation: CaskStore.KeyDerivation?
       var header: StoreHeader?
-      if fileSystem.fileKind(headerPath) == .missing {
+      if !headerFound && fileSystem.fileKind(headerPath) == .missing {
         let version = options.newStoreFormatVersion
         guard (CaskFormat.oldestReadableVersion...CaskFormat.formatVersion).contains(version),
           version != CaskFormat.keyEpochsVersion

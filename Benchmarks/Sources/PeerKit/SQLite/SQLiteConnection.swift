@@ -4,15 +4,17 @@ import Foundation
 final class SQLiteConnection {
   let library: SQLiteLibrary
   let handle: OpaquePointer
+  /// The statements prepared to be kept, which `close()` finalizes.
+  private var kept: [SQLiteStatement] = []
 
   /// Opens `path` read-write (creating it), then runs `pragmas` in order (`PRAGMA key` first
   /// for SQLCipher).
   init(path: String, library: SQLiteLibrary, pragmas: [String]) throws {
     self.library = library
     var handle: OpaquePointer?
-    let flags = library.codes.openReadWrite | library.codes.openCreate | library.codes.openNoMutex
+    let flags = SQLiteLibrary.openFlags
     let status = library.openV2(path, &handle, flags, nil)
-    guard status == library.codes.ok, let handle else {
+    guard status == SQLiteLibrary.ok, let handle else {
       _ = library.closeV2(handle)
       throw PeerError("sqlite: cannot open the database (status \(status))")
     }
@@ -23,7 +25,7 @@ final class SQLiteConnection {
 
   /// Runs `sql` to completion, ignoring any rows.
   func execute(_ sql: String) throws {
-    let statement = try prepare(sql)
+    let statement = try prepare(sql, kept: false)
     defer { statement.finalize() }
     while try statement.step() {}
   }
@@ -32,7 +34,7 @@ final class SQLiteConnection {
   /// missing): a peer asked again for the same events keeps the ones it wrote.
   func wasFilled() throws -> Bool {
     try execute("CREATE TABLE IF NOT EXISTS marker (filled INTEGER)")
-    let marker = try prepare("SELECT count(*) FROM marker")
+    let marker = try prepare("SELECT count(*) FROM marker", kept: false)
     defer { marker.finalize() }
     var markers: Int64 = 0
     try marker.run([]) { markers = marker.int64(0) }
@@ -49,11 +51,14 @@ final class SQLiteConnection {
     try execute("INSERT INTO marker (filled) VALUES (1)")
   }
 
-  func prepare(_ sql: String) throws -> SQLiteStatement {
+  /// Prepares `sql`; a statement not `kept` is finalized by its user.
+  func prepare(_ sql: String, kept keep: Bool = true) throws -> SQLiteStatement {
     var statement: OpaquePointer?
     let status = library.prepareV2(handle, sql, -1, &statement, nil)
-    guard status == library.codes.ok, let statement else { throw error("prepare", status) }
-    return SQLiteStatement(connection: self, handle: statement)
+    guard status == SQLiteLibrary.ok, let statement else { throw error("prepare", status) }
+    let prepared = SQLiteStatement(connection: self, handle: statement)
+    if keep { kept.append(prepared) }
+    return prepared
   }
 
   func error(_ what: String, _ status: Int32) -> PeerError {
@@ -62,6 +67,7 @@ final class SQLiteConnection {
   }
 
   func close() {
+    for statement in kept { statement.finalize() }
     _ = library.closeV2(handle)
   }
 }
@@ -82,8 +88,8 @@ final class SQLiteStatement {
   /// - Returns: `true` when a row is ready, `false` when the statement is done.
   func step() throws -> Bool {
     let status = library.step(handle)
-    if status == library.codes.row { return true }
-    if status == library.codes.done { return false }
+    if status == SQLiteLibrary.row { return true }
+    if status == SQLiteLibrary.done { return false }
     throw connection.error("step", status)
   }
 
@@ -95,11 +101,11 @@ final class SQLiteStatement {
     return try text.withUTF8 { utf8 in
       try utf8.withMemoryRebound(to: CChar.self) { characters in
         let status = library.bindText(handle, 1, characters.baseAddress, Int32(characters.count), nil)
-        guard status == library.codes.ok else { throw connection.error("bind", status) }
+        guard status == SQLiteLibrary.ok else { throw connection.error("bind", status) }
         guard let blob else { return try body() }
         return try blob.withUnsafeBytes { bytes in
           let status = library.bindBlob(handle, 2, bytes.baseAddress, Int32(bytes.count), nil)
-          guard status == library.codes.ok else { throw connection.error("bind", status) }
+          guard status == SQLiteLibrary.ok else { throw connection.error("bind", status) }
           return try body()
         }
       }

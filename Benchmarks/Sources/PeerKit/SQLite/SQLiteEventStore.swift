@@ -127,11 +127,6 @@ final class SQLiteEventStore: EventStore {
   }
 
   func close() throws {
-    for statement in [
-      insert, attend, deleteEvent, deleteAttendance, equality, range, attended, newest, counting, taken, begin, commit,
-    ] {
-      statement.finalize()
-    }
     connection.close()
   }
 }

@@ -5,89 +5,59 @@
 /// is therefore written once against this table, and each peer executable fills it from its own
 /// C module: `peer-sqlite` from `CSQLite`, `peer-sqlcipher` from `CSQLCipher`.
 public struct SQLiteLibrary: Sendable {
+  public typealias Handle = OpaquePointer?
   public typealias Destructor = @convention(c) (UnsafeMutableRawPointer?) -> Void
-
-  public var openV2:
-    @convention(c) (UnsafePointer<CChar>?, UnsafeMutablePointer<OpaquePointer?>?, Int32, UnsafePointer<CChar>?) -> Int32
-  public var closeV2: @convention(c) (OpaquePointer?) -> Int32
-  public var prepareV2:
+  public typealias Open =
     @convention(c) (
-      OpaquePointer?, UnsafePointer<CChar>?, Int32, UnsafeMutablePointer<OpaquePointer?>?,
-      UnsafeMutablePointer<UnsafePointer<CChar>?>?
+      UnsafePointer<CChar>?, UnsafeMutablePointer<Handle>?, Int32, UnsafePointer<CChar>?
     ) -> Int32
-  public var step: @convention(c) (OpaquePointer?) -> Int32
-  public var reset: @convention(c) (OpaquePointer?) -> Int32
-  public var finalize: @convention(c) (OpaquePointer?) -> Int32
-  public var bindText: @convention(c) (OpaquePointer?, Int32, UnsafePointer<CChar>?, Int32, Destructor?) -> Int32
-  public var bindBlob: @convention(c) (OpaquePointer?, Int32, UnsafeRawPointer?, Int32, Destructor?) -> Int32
-  public var bindDouble: @convention(c) (OpaquePointer?, Int32, Double) -> Int32
-  public var bindInt64: @convention(c) (OpaquePointer?, Int32, Int64) -> Int32
-  public var columnBlob: @convention(c) (OpaquePointer?, Int32) -> UnsafeRawPointer?
-  public var columnInt64: @convention(c) (OpaquePointer?, Int32) -> Int64
-  public var columnBytes: @convention(c) (OpaquePointer?, Int32) -> Int32
-  public var errmsg: @convention(c) (OpaquePointer?) -> UnsafePointer<CChar>?
-  public var busyTimeout: @convention(c) (OpaquePointer?, Int32) -> Int32
-  /// The result codes and open flags, from the same header.
-  public var codes: Codes
+  public typealias Prepare =
+    @convention(c) (
+      Handle, UnsafePointer<CChar>?, Int32, UnsafeMutablePointer<Handle>?, UnsafeMutablePointer<UnsafePointer<CChar>?>?
+    ) -> Int32
+  public typealias Call = @convention(c) (Handle) -> Int32
+  public typealias BindText = @convention(c) (Handle, Int32, UnsafePointer<CChar>?, Int32, Destructor?) -> Int32
+  public typealias BindBlob = @convention(c) (Handle, Int32, UnsafeRawPointer?, Int32, Destructor?) -> Int32
+  public typealias BindDouble = @convention(c) (Handle, Int32, Double) -> Int32
+  public typealias BindInt64 = @convention(c) (Handle, Int32, Int64) -> Int32
+  public typealias ColumnBlob = @convention(c) (Handle, Int32) -> UnsafeRawPointer?
+  public typealias ColumnInt64 = @convention(c) (Handle, Int32) -> Int64
+  public typealias WithInt32 = @convention(c) (Handle, Int32) -> Int32
+  public typealias Message = @convention(c) (Handle) -> UnsafePointer<CChar>?
 
-  public struct Codes: Sendable {
-    public var ok: Int32
-    public var row: Int32
-    public var done: Int32
-    public var openReadWrite: Int32
-    public var openCreate: Int32
-    public var openNoMutex: Int32
-
-    public init(ok: Int32, row: Int32, done: Int32, openReadWrite: Int32, openCreate: Int32, openNoMutex: Int32) {
-      self.ok = ok
-      self.row = row
-      self.done = done
-      self.openReadWrite = openReadWrite
-      self.openCreate = openCreate
-      self.openNoMutex = openNoMutex
-    }
-  }
+  let openV2: Open
+  let closeV2: Call
+  let prepareV2: Prepare
+  let step: Call
+  let reset: Call
+  let finalize: Call
+  let bindText: BindText
+  let bindBlob: BindBlob
+  let bindDouble: BindDouble
+  let bindInt64: BindInt64
+  let columnBlob: ColumnBlob
+  let columnInt64: ColumnInt64
+  let columnBytes: WithInt32
+  let errmsg: Message
+  let busyTimeout: WithInt32
 
   public init(
-    openV2:
-      @escaping @convention(c) (
-        UnsafePointer<CChar>?, UnsafeMutablePointer<OpaquePointer?>?, Int32, UnsafePointer<CChar>?
-      ) -> Int32,
-    closeV2: @escaping @convention(c) (OpaquePointer?) -> Int32,
-    prepareV2:
-      @escaping @convention(c) (
-        OpaquePointer?, UnsafePointer<CChar>?, Int32, UnsafeMutablePointer<OpaquePointer?>?,
-        UnsafeMutablePointer<UnsafePointer<CChar>?>?
-      ) -> Int32,
-    step: @escaping @convention(c) (OpaquePointer?) -> Int32,
-    reset: @escaping @convention(c) (OpaquePointer?) -> Int32,
-    finalize: @escaping @convention(c) (OpaquePointer?) -> Int32,
-    bindText: @escaping @convention(c) (OpaquePointer?, Int32, UnsafePointer<CChar>?, Int32, Destructor?) -> Int32,
-    bindBlob: @escaping @convention(c) (OpaquePointer?, Int32, UnsafeRawPointer?, Int32, Destructor?) -> Int32,
-    bindDouble: @escaping @convention(c) (OpaquePointer?, Int32, Double) -> Int32,
-    bindInt64: @escaping @convention(c) (OpaquePointer?, Int32, Int64) -> Int32,
-    columnBlob: @escaping @convention(c) (OpaquePointer?, Int32) -> UnsafeRawPointer?,
-    columnInt64: @escaping @convention(c) (OpaquePointer?, Int32) -> Int64,
-    columnBytes: @escaping @convention(c) (OpaquePointer?, Int32) -> Int32,
-    errmsg: @escaping @convention(c) (OpaquePointer?) -> UnsafePointer<CChar>?,
-    busyTimeout: @escaping @convention(c) (OpaquePointer?, Int32) -> Int32,
-    codes: Codes
+    openV2: @escaping Open, closeV2: @escaping Call, prepareV2: @escaping Prepare, step: @escaping Call,
+    reset: @escaping Call, finalize: @escaping Call, bindText: @escaping BindText, bindBlob: @escaping BindBlob,
+    bindDouble: @escaping BindDouble, bindInt64: @escaping BindInt64, columnBlob: @escaping ColumnBlob,
+    columnInt64: @escaping ColumnInt64, columnBytes: @escaping WithInt32, errmsg: @escaping Message,
+    busyTimeout: @escaping WithInt32
   ) {
-    self.openV2 = openV2
-    self.closeV2 = closeV2
-    self.prepareV2 = prepareV2
-    self.step = step
-    self.reset = reset
-    self.finalize = finalize
-    self.bindText = bindText
-    self.bindBlob = bindBlob
-    self.bindDouble = bindDouble
-    self.bindInt64 = bindInt64
-    self.columnBlob = columnBlob
-    self.columnInt64 = columnInt64
-    self.columnBytes = columnBytes
-    self.errmsg = errmsg
-    self.busyTimeout = busyTimeout
-    self.codes = codes
+    (self.openV2, self.closeV2, self.prepareV2, self.step, self.reset) = (openV2, closeV2, prepareV2, step, reset)
+    (self.finalize, self.bindText, self.bindBlob, self.bindDouble) = (finalize, bindText, bindBlob, bindDouble)
+    (self.bindInt64, self.columnBlob, self.columnInt64) = (bindInt64, columnBlob, columnInt64)
+    (self.columnBytes, self.errmsg, self.busyTimeout) = (columnBytes, errmsg, busyTimeout)
   }
+
+  /// SQLite's result codes and open flags: part of its stable C interface, the same in
+  /// SQLCipher (SQLITE_OK, SQLITE_ROW, SQLITE_DONE; SQLITE_OPEN_READWRITE | CREATE | NOMUTEX).
+  static let ok: Int32 = 0
+  static let row: Int32 = 100
+  static let done: Int32 = 101
+  static let openFlags: Int32 = 0x2 | 0x4 | 0x8000
 }

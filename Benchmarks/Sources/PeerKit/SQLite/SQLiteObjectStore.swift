@@ -47,7 +47,7 @@ final class SQLiteObjectStore: ObjectStore {
   }
 
   func filter(_ isIncluded: (BenchObject) throws -> Bool) throws -> [BenchObject] {
-    let scan = try connection.prepare("SELECT body FROM objects")
+    let scan = try connection.prepare("SELECT body FROM objects", kept: false)
     defer { scan.finalize() }
     var objects: [BenchObject] = []
     while try scan.step() {
@@ -59,8 +59,6 @@ final class SQLiteObjectStore: ObjectStore {
   }
 
   func close() throws {
-    insert.finalize()
-    select.finalize()
     connection.close()
   }
 }

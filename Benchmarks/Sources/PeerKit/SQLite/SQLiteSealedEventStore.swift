@@ -102,7 +102,6 @@ final class SQLiteSealedEventStore: EventStore {
   }
 
   func close() throws {
-    for statement in [insert, delete, scan] { statement.finalize() }
     connection.close()
   }
 }

@@ -32,7 +32,7 @@ extension SQLiteStatement {
           library.bindBlob(handle, parameter, bytes.baseAddress, Int32(bytes.count), Self.transient)
         }
       }
-      guard status == library.codes.ok else { throw connection.error("bind", status) }
+      guard status == SQLiteLibrary.ok else { throw connection.error("bind", status) }
     }
     while try step() { try row() }
   }

@@ -97,10 +97,7 @@ final class SQLiteStore: KeyValueStore, @unchecked Sendable {
   func sync() throws {}
 
   func close() throws {
-    lock.withLock { _ in
-      for statement in [insert, select, remove, begin, commit] { statement.finalize() }
-      connection.close()
-    }
+    lock.withLock { _ in connection.close() }
   }
 }
 
@@ -119,7 +116,6 @@ final class SQLiteReader: KeyValueReader {
   }
 
   deinit {
-    select.finalize()
     connection.close()
   }
 }
