@@ -13,26 +13,33 @@
 /// and both are valid UTF-8; every key spelled out is at most 65,535 bytes. The writer lists
 /// groups and texts in byte order, each once.
 enum AttachedKeys {
-  /// The section for `keys` attached to `owner`, or `nil` when `keys` is empty.
+  /// The section for `keys` and `entries` attached to `owner`, or `nil` when both are empty.
   ///
   /// The keys' bytes are gathered into one buffer and their (group, text) parts sorted as
   /// ranges of it. Prevents: a byte array per key and per group, hashed byte by byte into sets
   /// (about a tenth of a save with three indexes).
   ///
+  /// - Parameters:
+  ///   - keys: whole keys, each `group U+0000 text U+0000 id` with the owner's id.
+  ///   - entries: keys given as their group and text (the id is the owner's). Prevents: a
+  ///     layer that has the parts joining them into a string for this function to split again.
   /// - Throws: `CaskError.invalidKey` when the owner has no group, or a key is not
   ///   `group U+0000 text U+0000 id` with the owner's id and a non-empty group.
   /// - Complexity: O(n log n) comparisons for n keys.
-  static func encode(_ keys: [String], owner: String) throws -> [UInt8]? {
-    guard !keys.isEmpty else { return nil }
+  static func encode(_ keys: [String], entries: [AttachedEntry] = [], owner: String) throws -> [UInt8]? {
+    guard !keys.isEmpty || !entries.isEmpty else { return nil }
     var bytes: [UInt8] = []
-    bytes.reserveCapacity(keys.reduce(owner.utf8.count) { $0 + $1.utf8.count })
+    let partsBytes = entries.reduce(keys.reduce(0) { $0 + $1.utf8.count }) {
+      $0 + $1.group.utf8.count + $1.text.utf8.count
+    }
+    bytes.reserveCapacity(owner.utf8.count + partsBytes)
     bytes.append(contentsOf: owner.utf8)
     guard let separator = bytes.firstIndex(of: CaskFormat.keyGroupSeparator) else {
       throw CaskError.invalidKey(reason: "a key without a group carries no attached keys")
     }
     let id = (separator + 1)..<bytes.count
     var parts: [(group: Range<Int>, text: Range<Int>)] = []
-    parts.reserveCapacity(keys.count)
+    parts.reserveCapacity(keys.count + entries.count)
     for key in keys {
       let start = bytes.count
       bytes.append(contentsOf: key.utf8)
@@ -44,6 +51,26 @@ enum AttachedKeys {
       }
       parts.append((split.group.shifted(by: start), split.text.shifted(by: start)))
     }
+    for entry in entries {
+      let groupStart = bytes.count
+      bytes.append(contentsOf: entry.group.utf8)
+      let textStart = bytes.count
+      bytes.append(contentsOf: entry.text.utf8)
+      let valid = bytes.withUnsafeBytes { all in
+        textStart > groupStart
+          && firstZero(in: UnsafeRawBufferPointer(rebasing: all[groupStart...]), before: all.count - groupStart) == nil
+      }
+      guard valid, bytes.count - groupStart + id.count + 2 <= CaskFormat.maximumKeyLength else {
+        throw CaskError.invalidKey(reason: "an attached key is not its group, a text and its owner's id")
+      }
+      parts.append((groupStart..<textStart, textStart..<bytes.count))
+    }
+    return try section(of: parts, in: bytes)
+  }
+
+  /// The section listing `parts`, ranges of `bytes`, each group's texts in byte order, once.
+  private static func section(of parts: [(group: Range<Int>, text: Range<Int>)], in bytes: [UInt8]) throws -> [UInt8] {
+    var parts = parts
     return try bytes.withUnsafeBytes { all in
       func part(_ range: Range<Int>) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: all[range]) }
       parts.sort { left, right in
