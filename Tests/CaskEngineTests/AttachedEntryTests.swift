@@ -24,7 +24,7 @@ struct AttachedEntryTests {
       for write in writes {
         guard let value = write.value else { continue }
         if write.key.hasPrefix("own\u{0}") {
-          additions.entries[write.key] = [AttachedEntry(group: "obj", text: "t")]
+          additions.entries.append((write.key, [AttachedEntry(group: "obj", text: "t")]))
           continue
         }
         guard write.key.hasPrefix("obj\u{0}") else { continue }
@@ -32,7 +32,7 @@ struct AttachedEntryTests {
           let pieces = part.split(separator: "|", maxSplits: 1, omittingEmptySubsequences: false)
           return AttachedEntry(group: String(pieces[0]), text: pieces.count > 1 ? String(pieces[1]) : "")
         }
-        if !entries.isEmpty { additions.entries[write.key] = entries }
+        if !entries.isEmpty { additions.entries.append((write.key, entries)) }
       }
       return additions
     }
@@ -69,6 +69,12 @@ struct AttachedEntryTests {
       owner: owner)
     #expect(mixed != nil)
     #expect(mixed == (try AttachedKeys.encode(whole, owner: owner)))
+    // Entries alone, out of order and one twice: the same section.
+    let entries = [
+      AttachedEntry(group: "\u{1}h", text: ""), AttachedEntry(group: "\u{1}g", text: "u"),
+      AttachedEntry(group: "\u{1}g", text: "t"), AttachedEntry(group: "\u{1}g", text: "u"),
+    ]
+    #expect((try AttachedKeys.encode([], entries: entries, owner: owner)) == mixed)
   }
 
   @Test("an entry holding U+0000, one without a group, or one spelling a key over the limit fails the put")

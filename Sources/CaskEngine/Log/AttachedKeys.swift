@@ -28,6 +28,7 @@ enum AttachedKeys {
   /// - Complexity: O(n log n) comparisons for n keys.
   static func encode(_ keys: [String], entries: [AttachedEntry] = [], owner: String) throws -> [UInt8]? {
     guard !keys.isEmpty || !entries.isEmpty else { return nil }
+    if keys.isEmpty { return try encode(entries, owner: owner) }
     var bytes: [UInt8] = []
     let partsBytes = entries.reduce(keys.reduce(0) { $0 + $1.utf8.count }) {
       $0 + $1.group.utf8.count + $1.text.utf8.count
@@ -66,6 +67,89 @@ enum AttachedKeys {
       parts.append((groupStart..<textStart, textStart..<bytes.count))
     }
     return try section(of: parts, in: bytes)
+  }
+
+  /// The section for `entries` alone, written from their strings' bytes. Prevents: the parts
+  /// copied into a buffer of their own and sorted as ranges of it for the few entries of a save.
+  private static func encode(_ entries: [AttachedEntry], owner: String) throws -> [UInt8] {
+    guard let separator = owner.utf8.firstIndex(of: CaskFormat.keyGroupSeparator) else {
+      throw CaskError.invalidKey(reason: "a key without a group carries no attached keys")
+    }
+    let idLength = owner.utf8.distance(from: owner.utf8.index(after: separator), to: owner.utf8.endIndex)
+    var total = 2
+    for entry in entries {
+      let group = entry.group.utf8.count
+      let text = entry.text.utf8.count
+      guard group > 0, group + text + 2 + idLength <= CaskFormat.maximumKeyLength,
+        !hasZero(entry.group), !hasZero(entry.text)
+      else { throw CaskError.invalidKey(reason: "an attached key is not its group, a text and its owner's id") }
+      total += group + text + 6
+    }
+    // In byte order of group, then text: by insertion, as a save gives one entry per index
+    // (a few more for an `each:` index).
+    func precedes(_ left: AttachedEntry, _ right: AttachedEntry) -> Bool {
+      let byGroup = compareUTF8(left.group, right.group)
+      return byGroup != 0 ? byGroup < 0 : compareUTF8(left.text, right.text) < 0
+    }
+    var sorted = entries
+    if sorted.count > 16 {
+      sorted.sort(by: precedes)
+    } else {
+      for index in sorted.indices.dropFirst() {
+        var position = index
+        while position > 0, precedes(sorted[index], sorted[position - 1]) { position -= 1 }
+        if position < index { sorted.insert(sorted.remove(at: index), at: position) }
+      }
+    }
+    var section: [UInt8] = []
+    section.reserveCapacity(total)
+    section.append(0)
+    section.append(0)
+    var groups = 0
+    var textsAt = 0
+    var texts = 0
+    var previous: AttachedEntry?
+    for entry in sorted {
+      let sameGroup = previous.map { compareUTF8($0.group, entry.group) == 0 } ?? false
+      if sameGroup, let previous, compareUTF8(previous.text, entry.text) == 0 { continue }
+      if !sameGroup {
+        if groups > 0 { try Self.store(texts, at: textsAt, in: &section, what: "keys attached in one group") }
+        groups += 1
+        append(UInt16(entry.group.utf8.count), to: &section)
+        section.append(contentsOf: entry.group.utf8)
+        textsAt = section.count
+        section.append(0)
+        section.append(0)
+        texts = 0
+      }
+      texts += 1
+      append(UInt16(entry.text.utf8.count), to: &section)
+      section.append(contentsOf: entry.text.utf8)
+      previous = entry
+    }
+    try Self.store(texts, at: textsAt, in: &section, what: "keys attached in one group")
+    try Self.store(groups, at: 0, in: &section, what: "groups of attached keys")
+    return section
+  }
+
+  /// Compares two strings' UTF-8 bytes as the store orders keys.
+  private static func compareUTF8(_ left: String, _ right: String) -> Int {
+    let compared = left.utf8.withContiguousStorageIfAvailable { left in
+      right.utf8.withContiguousStorageIfAvailable {
+        compareBytes(UnsafeRawBufferPointer(left), UnsafeRawBufferPointer($0))
+      }
+    }
+    if let compared, let compared { return compared }
+    if left.utf8.elementsEqual(right.utf8) { return 0 }
+    return left.utf8.lexicographicallyPrecedes(right.utf8) ? -1 : 1
+  }
+
+  /// Whether `string` holds a U+0000.
+  private static func hasZero(_ string: String) -> Bool {
+    let found = string.utf8.withContiguousStorageIfAvailable {
+      firstZero(in: UnsafeRawBufferPointer($0), before: $0.count) != nil
+    }
+    return found ?? string.utf8.contains(CaskFormat.keyGroupSeparator)
   }
 
   /// The section listing `parts`, ranges of `bytes`, each group's texts in byte order, once.

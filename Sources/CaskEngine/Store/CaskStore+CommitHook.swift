@@ -34,13 +34,15 @@ package struct CommitAdditions: Sendable {
   /// store before version 5 the engine writes each key of the set the store lacks as a put of
   /// an empty value instead.
   package var attachments: [String: [String]]
-  /// For a key the batch puts: keys of its set given as their group and text. Prevents: a
-  /// hook that has the parts (the typed collections' index entries) joining each key into a
-  /// string that the engine splits again.
-  package var entries: [String: [AttachedEntry]]
+  /// For keys the batch puts (`owner`): keys of their sets given as their groups and texts (an
+  /// owner listed twice gets both lists). A list, not a dictionary. Prevents: a hook that has
+  /// the parts (the typed collections' index entries) joining each key into a string that the
+  /// engine splits again, and a dictionary made and hashed for the one object of a save.
+  package var entries: [(owner: String, entries: [AttachedEntry])]
 
   package init(
-    writes: [CommitWrite] = [], attachments: [String: [String]] = [:], entries: [String: [AttachedEntry]] = [:]
+    writes: [CommitWrite] = [], attachments: [String: [String]] = [:],
+    entries: [(owner: String, entries: [AttachedEntry])] = []
   ) {
     self.writes = writes
     self.attachments = attachments
@@ -176,14 +178,14 @@ extension CaskStore {
   /// - Throws: `CaskError.invalidKey` when a set names a key the batch does not put, or a key
   ///   that is not its group, a text and the owner's id.
   private func attach(
-    _ attachments: [String: [String]], entries: [String: [AttachedEntry]], to prepared: inout [Prepared],
-    orPutInto added: inout CaskBatch
+    _ attachments: [String: [String]], entries: [(owner: String, entries: [AttachedEntry])],
+    to prepared: inout [Prepared], orPutInto added: inout CaskBatch
   ) throws {
     guard !attachments.isEmpty || !entries.isEmpty else { return }
     let cipher = self.cipher
     var owners: [(owner: String, keys: [String], entries: [AttachedEntry])]
-    if attachments.isEmpty {
-      owners = entries.map { ($0.key, [], $0.value) }
+    if attachments.isEmpty, entries.count == 1 {
+      owners = [(entries[0].owner, [], entries[0].entries)]
     } else {
       var merged = attachments.mapValues { (keys: $0, entries: [AttachedEntry]()) }
       for (owner, parts) in entries { merged[owner, default: (keys: [], entries: [])].entries += parts }

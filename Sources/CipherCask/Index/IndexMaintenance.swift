@@ -171,7 +171,7 @@ extension IndexRuntime {
       for (object, entries) in zip(objects, attached) {
         // An object with no entry attaches nothing (its record then carries no section, which
         // drops what the record it replaces carried), as a save without indexes.
-        if let entries, !entries.isEmpty { additions.entries[object.key, default: []] += entries }
+        if let entries, !entries.isEmpty { additions.entries.append((object.key, entries)) }
       }
     }
     for (position, descriptor) in definition.descriptors.enumerated() {
