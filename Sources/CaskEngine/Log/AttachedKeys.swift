@@ -85,21 +85,11 @@ enum AttachedKeys {
       else { throw CaskError.invalidKey(reason: "an attached key is not its group, a text and its owner's id") }
       total += group + text + 6
     }
-    // In byte order of group, then text: by insertion, as a save gives one entry per index
-    // (a few more for an `each:` index).
-    func precedes(_ left: AttachedEntry, _ right: AttachedEntry) -> Bool {
-      let byGroup = compareUTF8(left.group, right.group)
-      return byGroup != 0 ? byGroup < 0 : compareUTF8(left.text, right.text) < 0
-    }
-    var sorted = entries
-    if sorted.count > 16 {
-      sorted.sort(by: precedes)
-    } else {
-      for index in sorted.indices.dropFirst() {
-        var position = index
-        while position > 0, precedes(sorted[index], sorted[position - 1]) { position -= 1 }
-        if position < index { sorted.insert(sorted.remove(at: index), at: position) }
-      }
+    // In byte order of group, then text, each once: their positions sorted in a buffer on the
+    // stack. Prevents: the entries copied into an array of their own to be sorted.
+    func precedes(_ left: Int, _ right: Int) -> Bool {
+      let byGroup = compareUTF8(entries[left].group, entries[right].group)
+      return byGroup != 0 ? byGroup < 0 : compareUTF8(entries[left].text, entries[right].text) < 0
     }
     var section: [UInt8] = []
     section.reserveCapacity(total)
@@ -108,24 +98,30 @@ enum AttachedKeys {
     var groups = 0
     var textsAt = 0
     var texts = 0
-    var previous: AttachedEntry?
-    for entry in sorted {
-      let sameGroup = previous.map { compareUTF8($0.group, entry.group) == 0 } ?? false
-      if sameGroup, let previous, compareUTF8(previous.text, entry.text) == 0 { continue }
-      if !sameGroup {
-        if groups > 0 { try Self.store(texts, at: textsAt, in: &section, what: "keys attached in one group") }
-        groups += 1
-        append(UInt16(entry.group.utf8.count), to: &section)
-        section.append(contentsOf: entry.group.utf8)
-        textsAt = section.count
-        section.append(0)
-        section.append(0)
-        texts = 0
+    try withUnsafeTemporaryAllocation(of: Int.self, capacity: entries.count) { buffer in
+      var order = buffer
+      _ = order.initialize(fromContentsOf: entries.indices)
+      order.sort(by: precedes)
+      var previous: Int?
+      for index in order {
+        let entry = entries[index]
+        let sameGroup = previous.map { compareUTF8(entries[$0].group, entry.group) == 0 } ?? false
+        if sameGroup, let previous, compareUTF8(entries[previous].text, entry.text) == 0 { continue }
+        if !sameGroup {
+          if groups > 0 { try Self.store(texts, at: textsAt, in: &section, what: "keys attached in one group") }
+          groups += 1
+          append(UInt16(entry.group.utf8.count), to: &section)
+          section.append(contentsOf: entry.group.utf8)
+          textsAt = section.count
+          section.append(0)
+          section.append(0)
+          texts = 0
+        }
+        texts += 1
+        append(UInt16(entry.text.utf8.count), to: &section)
+        section.append(contentsOf: entry.text.utf8)
+        previous = index
       }
-      texts += 1
-      append(UInt16(entry.text.utf8.count), to: &section)
-      section.append(contentsOf: entry.text.utf8)
-      previous = entry
     }
     try Self.store(texts, at: textsAt, in: &section, what: "keys attached in one group")
     try Self.store(groups, at: 0, in: &section, what: "groups of attached keys")
