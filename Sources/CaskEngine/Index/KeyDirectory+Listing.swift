@@ -70,4 +70,35 @@ extension KeyDirectory {
     for table in groups.tables { table.forEachLocation(add) }
     return (count, bytes)
   }
+
+  /// The live keys whose newest record is in segment `id` as put entries of a hint, in
+  /// hash order, making no `String`.
+  ///
+  /// - Complexity: O(n) in the number of keys.
+  ///
+  /// A put whose record carries attached keys that still point at it lists them as its
+  /// attachment section (the keys themselves get no entries).
+  func hintEntries(inSegment id: UInt32) -> HintEntries {
+    var entries = HintEntries()
+    var attached: [UInt32: [String]] = [:]
+    let collect = { (key: UnsafeRawBufferPointer, location: RecordLocation) in
+      guard location.length > 0 else {
+        attached[location.offset, default: []].append(String(decoding: key, as: UTF8.self))
+        return
+      }
+      entries.append(isDelete: false, offset: location.offset, length: location.length, key: key)
+    }
+    ungrouped.forEachEntryBytes(inSegment: id, collect)
+    for table in groups.tables { table.forEachEntryBytes(inSegment: id, collect) }
+    guard !attached.isEmpty else { return entries }
+    var withSections = HintEntries()
+    entries.forEachEntryWithSection { isDelete, offset, length, key, _ in
+      let keys = attached[offset] ?? []
+      let section = (try? AttachedKeys.encode(keys, owner: String(decoding: key, as: UTF8.self))) ?? nil
+      (section ?? []).withUnsafeBytes {
+        withSections.append(isDelete: isDelete, offset: offset, length: length, key: key, attached: $0)
+      }
+    }
+    return withSections
+  }
 }

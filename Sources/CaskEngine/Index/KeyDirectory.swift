@@ -282,6 +282,16 @@ struct KeyDirectory: Sendable {
     return true
   }
 
+  /// `applyPut` of an attached key (`location` of length 0, no bytes of its own in the usage
+  /// figures) given as valid UTF-8 bytes.
+  ///
+  /// - Returns: the key's location before, if it had one.
+  mutating func applyAttachedPut(keyBytes: UnsafeRawBufferPointer, at location: RecordLocation) -> RecordLocation? {
+    let old = setLocation(location, forBytes: keyBytes)
+    if let old, old.length > 0 { usage[old.segment, default: SegmentUsage()].deadBytes += UInt64(old.length) }
+    return old
+  }
+
   /// `applyDelete` for a key given as valid UTF-8 bytes.
   @discardableResult
   mutating func applyDelete(keyBytes: UnsafeRawBufferPointer, at location: RecordLocation) -> Bool {
@@ -332,37 +342,6 @@ struct KeyDirectory: Sendable {
   mutating func addDeadBytes(_ bytes: UInt64, in id: UInt32) {
     usage[id, default: SegmentUsage()].totalBytes += bytes
     usage[id, default: SegmentUsage()].deadBytes += bytes
-  }
-
-  /// The live keys whose newest record is in segment `id` as put entries of a hint, in
-  /// hash order, making no `String`.
-  ///
-  /// - Complexity: O(n) in the number of keys.
-  ///
-  /// A put whose record carries attached keys that still point at it lists them as its
-  /// attachment section (the keys themselves get no entries).
-  func hintEntries(inSegment id: UInt32) -> HintEntries {
-    var entries = HintEntries()
-    var attached: [UInt32: [String]] = [:]
-    let collect = { (key: UnsafeRawBufferPointer, location: RecordLocation) in
-      guard location.length > 0 else {
-        attached[location.offset, default: []].append(String(decoding: key, as: UTF8.self))
-        return
-      }
-      entries.append(isDelete: false, offset: location.offset, length: location.length, key: key)
-    }
-    ungrouped.forEachEntryBytes(inSegment: id, collect)
-    for table in groups.tables { table.forEachEntryBytes(inSegment: id, collect) }
-    guard !attached.isEmpty else { return entries }
-    var withSections = HintEntries()
-    entries.forEachEntryWithSection { isDelete, offset, length, key, _ in
-      let keys = attached[offset] ?? []
-      let section = (try? AttachedKeys.encode(keys, owner: String(decoding: key, as: UTF8.self))) ?? nil
-      (section ?? []).withUnsafeBytes {
-        withSections.append(isDelete: isDelete, offset: offset, length: length, key: key, attached: $0)
-      }
-    }
-    return withSections
   }
 
   /// Counts every byte of a segment as dead (compaction copied its live records but could

@@ -13,26 +13,34 @@
 /// and both are valid UTF-8; every key spelled out is at most 65,535 bytes. The writer lists
 /// groups and texts in byte order, each once.
 enum AttachedKeys {
-  /// The section for `keys` attached to `owner`, or `nil` when `keys` is empty.
+  /// The section for `keys` and `entries` attached to `owner`, or `nil` when both are empty.
   ///
   /// The keys' bytes are gathered into one buffer and their (group, text) parts sorted as
   /// ranges of it. Prevents: a byte array per key and per group, hashed byte by byte into sets
   /// (about a tenth of a save with three indexes).
   ///
+  /// - Parameters:
+  ///   - keys: whole keys, each `group U+0000 text U+0000 id` with the owner's id.
+  ///   - entries: keys given as their group and text (the id is the owner's). Prevents: a
+  ///     layer that has the parts joining them into a string for this function to split again.
   /// - Throws: `CaskError.invalidKey` when the owner has no group, or a key is not
   ///   `group U+0000 text U+0000 id` with the owner's id and a non-empty group.
   /// - Complexity: O(n log n) comparisons for n keys.
-  static func encode(_ keys: [String], owner: String) throws -> [UInt8]? {
-    guard !keys.isEmpty else { return nil }
+  static func encode(_ keys: [String], entries: [AttachedEntry] = [], owner: String) throws -> [UInt8]? {
+    guard !keys.isEmpty || !entries.isEmpty else { return nil }
+    if keys.isEmpty { return try encode(entries, owner: owner) }
     var bytes: [UInt8] = []
-    bytes.reserveCapacity(keys.reduce(owner.utf8.count) { $0 + $1.utf8.count })
+    let partsBytes = entries.reduce(keys.reduce(0) { $0 + $1.utf8.count }) {
+      $0 + $1.group.utf8.count + $1.text.utf8.count
+    }
+    bytes.reserveCapacity(owner.utf8.count + partsBytes)
     bytes.append(contentsOf: owner.utf8)
     guard let separator = bytes.firstIndex(of: CaskFormat.keyGroupSeparator) else {
       throw CaskError.invalidKey(reason: "a key without a group carries no attached keys")
     }
     let id = (separator + 1)..<bytes.count
     var parts: [(group: Range<Int>, text: Range<Int>)] = []
-    parts.reserveCapacity(keys.count)
+    parts.reserveCapacity(keys.count + entries.count)
     for key in keys {
       let start = bytes.count
       bytes.append(contentsOf: key.utf8)
@@ -44,6 +52,105 @@ enum AttachedKeys {
       }
       parts.append((split.group.shifted(by: start), split.text.shifted(by: start)))
     }
+    for entry in entries {
+      let groupStart = bytes.count
+      bytes.append(contentsOf: entry.group.utf8)
+      let textStart = bytes.count
+      bytes.append(contentsOf: entry.text.utf8)
+      let valid = bytes.withUnsafeBytes { all in
+        textStart > groupStart
+          && firstZero(in: UnsafeRawBufferPointer(rebasing: all[groupStart...]), before: all.count - groupStart) == nil
+      }
+      guard valid, bytes.count - groupStart + id.count + 2 <= CaskFormat.maximumKeyLength else {
+        throw CaskError.invalidKey(reason: "an attached key is not its group, a text and its owner's id")
+      }
+      parts.append((groupStart..<textStart, textStart..<bytes.count))
+    }
+    return try section(of: parts, in: bytes)
+  }
+
+  /// The section for `entries` alone, written from their strings' bytes. Prevents: the parts
+  /// copied into a buffer of their own and sorted as ranges of it for the few entries of a save.
+  private static func encode(_ entries: [AttachedEntry], owner: String) throws -> [UInt8] {
+    guard let separator = owner.utf8.firstIndex(of: CaskFormat.keyGroupSeparator) else {
+      throw CaskError.invalidKey(reason: "a key without a group carries no attached keys")
+    }
+    let idLength = owner.utf8.distance(from: owner.utf8.index(after: separator), to: owner.utf8.endIndex)
+    var total = 2
+    for entry in entries {
+      let group = entry.group.utf8.count
+      let text = entry.text.utf8.count
+      guard group > 0, group + text + 2 + idLength <= CaskFormat.maximumKeyLength,
+        !hasZero(entry.group), !hasZero(entry.text)
+      else { throw CaskError.invalidKey(reason: "an attached key is not its group, a text and its owner's id") }
+      total += group + text + 6
+    }
+    // In byte order of group, then text, each once: their positions sorted in a buffer on the
+    // stack. Prevents: the entries copied into an array of their own to be sorted.
+    func precedes(_ left: Int, _ right: Int) -> Bool {
+      let byGroup = compareUTF8(entries[left].group, entries[right].group)
+      return byGroup != 0 ? byGroup < 0 : compareUTF8(entries[left].text, entries[right].text) < 0
+    }
+    var section: [UInt8] = []
+    section.reserveCapacity(total)
+    section.append(0)
+    section.append(0)
+    var groups = 0
+    var textsAt = 0
+    var texts = 0
+    try withUnsafeTemporaryAllocation(of: Int.self, capacity: entries.count) { buffer in
+      var order = buffer
+      _ = order.initialize(fromContentsOf: entries.indices)
+      order.sort(by: precedes)
+      var previous: Int?
+      for index in order {
+        let entry = entries[index]
+        let sameGroup = previous.map { compareUTF8(entries[$0].group, entry.group) == 0 } ?? false
+        if sameGroup, let previous, compareUTF8(entries[previous].text, entry.text) == 0 { continue }
+        if !sameGroup {
+          if groups > 0 { try Self.store(texts, at: textsAt, in: &section, what: "keys attached in one group") }
+          groups += 1
+          append(UInt16(entry.group.utf8.count), to: &section)
+          section.append(contentsOf: entry.group.utf8)
+          textsAt = section.count
+          section.append(0)
+          section.append(0)
+          texts = 0
+        }
+        texts += 1
+        append(UInt16(entry.text.utf8.count), to: &section)
+        section.append(contentsOf: entry.text.utf8)
+        previous = index
+      }
+    }
+    try Self.store(texts, at: textsAt, in: &section, what: "keys attached in one group")
+    try Self.store(groups, at: 0, in: &section, what: "groups of attached keys")
+    return section
+  }
+
+  /// Compares two strings' UTF-8 bytes as the store orders keys.
+  private static func compareUTF8(_ left: String, _ right: String) -> Int {
+    let compared = left.utf8.withContiguousStorageIfAvailable { left in
+      right.utf8.withContiguousStorageIfAvailable {
+        compareBytes(UnsafeRawBufferPointer(left), UnsafeRawBufferPointer($0))
+      }
+    }
+    if let compared, let compared { return compared }
+    if left.utf8.elementsEqual(right.utf8) { return 0 }
+    return left.utf8.lexicographicallyPrecedes(right.utf8) ? -1 : 1
+  }
+
+  /// Whether `string` holds a U+0000.
+  private static func hasZero(_ string: String) -> Bool {
+    let found = string.utf8.withContiguousStorageIfAvailable {
+      firstZero(in: UnsafeRawBufferPointer($0), before: $0.count) != nil
+    }
+    return found ?? string.utf8.contains(CaskFormat.keyGroupSeparator)
+  }
+
+  /// The section listing `parts`, ranges of `bytes`, each group's texts in byte order, once.
+  private static func section(of parts: [(group: Range<Int>, text: Range<Int>)], in bytes: [UInt8]) throws -> [UInt8] {
+    var parts = parts
     return try bytes.withUnsafeBytes { all in
       func part(_ range: Range<Int>) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: all[range]) }
       parts.sort { left, right in

@@ -12,19 +12,41 @@ package struct CommitWrite: Sendable {
   }
 }
 
+/// One key a put's record attaches, given as its parts: the key is `group U+0000 text U+0000
+/// id`, with the id of the key that owns the record.
+package struct AttachedEntry: Sendable {
+  package var group: String
+  package var text: String
+
+  package init(group: String, text: String) {
+    self.group = group
+    self.text = text
+  }
+}
+
 /// What a commit hook adds to a batch: writes of its own, and for puts of the batch the keys
 /// their records carry (Docs/FORMAT.md, "Version 5: attached keys").
 package struct CommitAdditions: Sendable {
   package var writes: [CommitWrite]
   /// For a key the batch puts: the whole set of keys its record attaches, each `group U+0000
-  /// text U+0000 id` with the key's id. Keys the record it replaces attached and this set
-  /// lacks are dropped with no record. In a store before version 5 the engine writes each key
-  /// of the set the store lacks as a put of an empty value instead.
+  /// text U+0000 id` with the key's id, here or in `entries` (the set is the two together).
+  /// Keys the record it replaces attached and this set lacks are dropped with no record. In a
+  /// store before version 5 the engine writes each key of the set the store lacks as a put of
+  /// an empty value instead.
   package var attachments: [String: [String]]
+  /// For keys the batch puts (`owner`): keys of their sets given as their groups and texts (an
+  /// owner listed twice gets both lists). A list, not a dictionary. Prevents: a hook that has
+  /// the parts (the typed collections' index entries) joining each key into a string that the
+  /// engine splits again, and a dictionary made and hashed for the one object of a save.
+  package var entries: [(owner: String, entries: [AttachedEntry])]
 
-  package init(writes: [CommitWrite] = [], attachments: [String: [String]] = [:]) {
+  package init(
+    writes: [CommitWrite] = [], attachments: [String: [String]] = [:],
+    entries: [(owner: String, entries: [AttachedEntry])] = []
+  ) {
     self.writes = writes
     self.attachments = attachments
+    self.entries = entries
   }
 }
 
@@ -142,7 +164,7 @@ extension CaskStore {
     var extra = additions.writes
     if tracking { extra += try extensions.changeTracker.marks(for: writes, in: self) }
     var added = CaskBatch()
-    try attach(additions.attachments, to: &prepared, orPutInto: &added)
+    try attach(additions.attachments, entries: additions.entries, to: &prepared, orPutInto: &added)
     for write in extra {
       if let value = write.value { try added.put(value, forKey: write.key) } else { try added.delete(write.key) }
     }
@@ -150,29 +172,54 @@ extension CaskStore {
     prepared += try prepare(added)
   }
 
-  /// Gives each put of `prepared` named in `attachments` its attached keys; before version 5,
-  /// adds to `added` a put of an empty value for each of them the store lacks instead.
+  /// Gives each put of `prepared` named in `attachments` or `entries` its attached keys; before
+  /// version 5, adds to `added` a put of an empty value for each of them the store lacks instead.
   ///
   /// - Throws: `CaskError.invalidKey` when a set names a key the batch does not put, or a key
   ///   that is not its group, a text and the owner's id.
   private func attach(
-    _ attachments: [String: [String]], to prepared: inout [Prepared], orPutInto added: inout CaskBatch
+    _ attachments: [String: [String]], entries: [(owner: String, entries: [AttachedEntry])],
+    to prepared: inout [Prepared], orPutInto added: inout CaskBatch
   ) throws {
-    guard !attachments.isEmpty else { return }
+    guard !attachments.isEmpty || !entries.isEmpty else { return }
     let cipher = self.cipher
+    var owners: [(owner: String, keys: [String], entries: [AttachedEntry])]
+    if attachments.isEmpty, entries.count == 1 {
+      owners = [(entries[0].owner, [], entries[0].entries)]
+    } else {
+      var merged = attachments.mapValues { (keys: $0, entries: [AttachedEntry]()) }
+      for (owner, parts) in entries { merged[owner, default: (keys: [], entries: [])].entries += parts }
+      owners = merged.map { ($0.key, $0.value.keys, $0.value.entries) }
+    }
+    // A commit of one or a few objects finds each owner's put by comparing keys. Prevents: a
+    // dictionary of every write's position made (and each key hashed) for a single save.
     var positions: [IndexKey: Int] = [:]
-    for (index, operation) in prepared.enumerated() where !operation.isDelete { positions[operation.key] = index }
-    for (owner, keys) in attachments {
-      guard let index = positions[IndexKey(owner)] else {
+    if owners.count > 4 {
+      for (index, operation) in prepared.enumerated() where !operation.isDelete { positions[operation.key] = index }
+    }
+    for (owner, keys, parts) in owners {
+      let key = IndexKey(owner)
+      let position = owners.count > 4 ? positions[key] : prepared.lastIndex { !$0.isDelete && $0.key == key }
+      guard let index = position else {
         throw CaskError.invalidKey(reason: "attached keys name a key the batch does not put")
       }
-      guard let section = try AttachedKeys.encode(keys, owner: owner) else { continue }
+      guard let section = try AttachedKeys.encode(keys, entries: parts, owner: owner) else { continue }
       if cipher.attachesKeys {
         prepared[index] = try attaching(section, to: prepared[index], cipher: cipher)
         continue
       }
-      for key in keys where try !contains(key) { try added.put(Data(), forKey: key) }
+      let separator = CaskFormat.keyGroupSeparatorText
+      let spelled = parts.map { $0.group + separator + $0.text + separator + owner.idPart }
+      for key in keys + spelled where try !contains(key) { try added.put(Data(), forKey: key) }
     }
+  }
+}
+
+extension String {
+  /// The part after the first U+0000 (a collection's id in its key); empty without one.
+  fileprivate var idPart: Substring {
+    guard let separator = utf8.firstIndex(of: CaskFormat.keyGroupSeparator) else { return "" }
+    return self[index(after: separator)...]
   }
 }
 

@@ -155,22 +155,23 @@ extension IndexRuntime {
     // twelfth of the hook's work on a save with three indexes), for one lookup of its key.
     let stored = definition.descriptors.isEmpty ? [] : try objects.map { try store.contains($0.key) }
     let anyStored = stored.contains(true)
-    // Each written object's attached keys, gathered over the indexes and handed over once.
-    // Prevents: the owner's key made, hashed and looked up again for every index.
+    // Each written object's attached keys, gathered over the indexes and handed over once,
+    // as their groups and texts. Prevents: the owner's key made, hashed and looked up again
+    // for every index, and each entry's key joined into a string the engine splits again.
     // Each set made with room for one key per index (more for `each:`). Prevents: the array
     // grown from nothing by its first appends on every save.
     let room = definition.descriptors.count
-    var attached: [[String]?] = objects.map { object in
+    var attached: [[AttachedEntry]?] = objects.map { object in
       guard attaching, object.texts != nil else { return nil }
-      var keys: [String] = []
-      keys.reserveCapacity(room)
-      return keys
+      var entries: [AttachedEntry] = []
+      entries.reserveCapacity(room)
+      return entries
     }
     defer {
-      for (object, keys) in zip(objects, attached) {
+      for (object, entries) in zip(objects, attached) {
         // An object with no entry attaches nothing (its record then carries no section, which
         // drops what the record it replaces carried), as a save without indexes.
-        if let keys, !keys.isEmpty { additions.attachments[object.key, default: []] += keys }
+        if let entries, !entries.isEmpty { additions.entries.append((object.key, entries)) }
       }
     }
     for (position, descriptor) in definition.descriptors.enumerated() {
@@ -199,7 +200,10 @@ extension IndexRuntime {
         let new = object.texts?[position] ?? []
         if attached[number] != nil {
           // The whole set, every time: the engine replaces the set the old record carried.
-          for text in new { attached[number]?.append(try entryKey(descriptor, text, object.id, name)) }
+          for text in new {
+            try checkEntryLength(descriptor, text, object.id, name)
+            attached[number]?.append(AttachedEntry(group: descriptor.group, text: text))
+          }
           continue
         }
         // Every entry of a written object, also one it had: the record it replaces may attach
@@ -255,10 +259,15 @@ extension IndexRuntime {
   }
 
   func entryKey(_ descriptor: IndexDescriptor, _ text: String, _ id: String, _ collection: String) throws -> String {
+    try checkEntryLength(descriptor, text, id, collection)
+    return IndexStoreKeys.entryKey(group: descriptor.group, text: text, id: id)
+  }
+
+  /// Throws `CollectionError.indexValueTooLong` unless the entry's key fits in a store key.
+  func checkEntryLength(_ descriptor: IndexDescriptor, _ text: String, _ id: String, _ collection: String) throws {
     let length = descriptor.group.utf8.count + text.utf8.count + id.utf8.count + 2
     guard length <= CaskFormat.maximumKeyLength else {
       throw CollectionError.indexValueTooLong(collection: collection, index: descriptor.name)
     }
-    return IndexStoreKeys.entryKey(group: descriptor.group, text: text, id: id)
   }
 }
