@@ -1,3 +1,4 @@
+import CaskPlatform
 import Foundation
 
 /// Spreads the sealing of a large batch over several threads.
@@ -18,11 +19,11 @@ enum SealingLanes {
   /// cost) are sealed on the calling thread alone (each further lane gets at least this many).
   static let minimumRecordsPerLane = 128
 
-  /// The default number of lanes: the cores this process may use, at most four (beyond that the
-  /// write of the joined records dominates). Read once per process: Foundation reads the
-  /// control group's CPU quota files on every `activeProcessorCount`, which cost every
-  /// `CaskStore.Options()` (so every open) tens of microseconds.
-  static let defaultLimit = max(1, min(4, ProcessInfo.processInfo.activeProcessorCount))
+  /// The default number of lanes: the CPUs this process may run on, at most four (beyond that the
+  /// write of the joined records dominates). Read once per process, from the affinity mask
+  /// (`Processors.usable`: Foundation's count costs a fresh process's first open a seventh of
+  /// its time).
+  static let defaultLimit = max(1, min(4, Processors.usable))
 
   /// How many lanes `count` items holding `bytes` bytes in all are worth, at most `limit`.
   static func lanes(count: Int, bytes: Int, limit: Int) -> Int {
