@@ -43,7 +43,7 @@ extension StoreFiles {
     // Left open after a checkpoint taken in the background (every 200 bytes of log), which
     // covers the active segment up to a record: open loads it and scans only what follows.
     var often = options
-    often.checkpoints = CaskStore.Checkpoints(interval: 200, minimumKeys: 1)
+    often.checkpoints = CaskStore.Checkpoints(interval: 200, minimumKeys: 1, spacing: 0)
     store = try CaskStore(path: FuzzStore.path, keys: FuzzStore.userKeys, options: often)
     try write(store, round: 3)
     let midLog = try filesOnceCheckpointed(fileSystem, after: compacted)

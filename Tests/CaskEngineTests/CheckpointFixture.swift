@@ -12,13 +12,13 @@ enum CheckpointFixture {
     encryptionKey: Data(repeating: 0x5A, count: 32), hmacKey: Data(repeating: 0xA5, count: 32))
 
   /// Small segments, no automatic compaction, a checkpoint at every seal and close (and after
-  /// `interval` bytes), whatever the store's size.
+  /// `interval` bytes), whatever the store's size and however close together.
   static func options(interval: UInt64 = 1 << 40, segmentSize: UInt64 = 16 << 10, readOnly: Bool = false)
     -> CaskStore.Options
   {
     var options = CaskStore.Options(durability: .never, segmentSizeLimit: segmentSize, autoCompaction: nil)
     options.readOnly = readOnly
-    options.checkpoints = CaskStore.Checkpoints(interval: interval, minimumKeys: 1)
+    options.checkpoints = CaskStore.Checkpoints(interval: interval, minimumKeys: 1, spacing: 0)
     return options
   }
 

@@ -10,11 +10,12 @@ import Testing
 /// opens with every acknowledged write and nothing else.
 @Suite("Crash states: checkpoint writing")
 struct CrashStateCheckpointTests {
-  /// Small segments and a checkpoint at every seal, every 1 KiB of log and at close.
+  /// Small segments and a checkpoint at every seal, every 1 KiB of log and at close
+  /// (not spaced out by the store's size).
   static var options: CaskStore.Options {
     var options = CrashStateWorkload.defaultOptions
     options.segmentSizeLimit = 2048
-    options.checkpoints = CaskStore.Checkpoints(interval: 1024, minimumKeys: 1)
+    options.checkpoints = CaskStore.Checkpoints(interval: 1024, minimumKeys: 1, spacing: 0)
     return options
   }
 

@@ -121,7 +121,7 @@ struct IndexPropertyTests {
   private func options(version: UInt16) -> CaskStore.Options {
     var options = testStoreOptions
     options.newStoreFormatVersion = version
-    options.checkpoints = CaskStore.Checkpoints(interval: 8 << 10, minimumKeys: 1)
+    options.checkpoints = CaskStore.Checkpoints(interval: 8 << 10, minimumKeys: 1, spacing: 0)
     return options
   }
 

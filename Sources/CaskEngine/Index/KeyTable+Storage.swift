@@ -3,7 +3,8 @@
 #endif
 
 extension KeyTable {
-  /// The table's slots: one block of `capacity` 32-byte slots, zeroed (empty) when made.
+  /// The table's slots: one block of `capacity` 32-byte slots, zeroed (empty) when made or
+  /// another's copied.
   final class Storage: @unchecked Sendable {
     let capacity: Int
     let slots: UnsafeMutableRawPointer?
@@ -17,7 +18,18 @@ extension KeyTable {
 
     /// `capacity` empty slots or, with `lazy`, slots left as they are allocated, each page
     /// written whole by its load before anything reads it (pages never touched cost nothing).
-    init(capacity: Int, lazy: LazyPages? = nil) {
+    convenience init(capacity: Int, lazy: LazyPages? = nil) {
+      self.init(capacity: capacity, lazy: lazy, copying: nil)
+    }
+
+    /// `capacity` slots that are a copy of `source`'s (which has as many), written once.
+    /// Prevents: a copy of a large table zeroing its whole new block first, a second pass over
+    /// it (64 MiB at a million keys) that the copy then overwrites.
+    private convenience init(copyOf source: Storage) {
+      self.init(capacity: source.capacity, lazy: nil, copying: source.slots.map { UnsafeRawPointer($0) })
+    }
+
+    private init(capacity: Int, lazy: LazyPages?, copying source: UnsafeRawPointer?) {
       self.capacity = capacity
       self.lazy = lazy
       guard capacity > 0 else {
@@ -40,7 +52,11 @@ extension KeyTable {
       #else
         let pointer = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 16)
       #endif
-      if lazy == nil { pointer.initializeMemory(as: UInt8.self, repeating: 0, count: bytes) }
+      if let source {
+        pointer.copyMemory(from: source, byteCount: bytes)
+      } else if lazy == nil {
+        pointer.initializeMemory(as: UInt8.self, repeating: 0, count: bytes)
+      }
       slots = pointer
     }
 
@@ -62,11 +78,7 @@ extension KeyTable {
 
     func copy() -> Storage {
       if let lazy { return lazy.copy(of: self) }
-      let copy = Storage(capacity: capacity)
-      if let slots, let target = copy.slots {
-        target.copyMemory(from: slots, byteCount: capacity * KeyTable.slotLength)
-      }
-      return copy
+      return Storage(copyOf: self)
     }
   }
 }

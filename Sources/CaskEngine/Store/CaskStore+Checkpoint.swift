@@ -21,17 +21,29 @@ extension CaskStore {
   }
 
   /// Counts `bytes` appended and takes a checkpoint once `Options.Checkpoints.interval` is
-  /// reached. Called under the writer lock after an append.
+  /// reached, and the spacing after the last one (`spacedLog`). Called under the writer lock
+  /// after an append.
   func noteAppended(_ bytes: UInt64, writer: inout WriterState) {
     guard let settings = options.checkpoints else { return }
     writer.checkpointDebt += bytes
-    if writer.checkpointDebt >= settings.interval { takeCheckpoint(writer: &writer) }
+    if writer.checkpointDebt >= max(settings.interval, spacedLog(settings, writer: writer)) {
+      takeCheckpoint(writer: &writer)
+    }
+  }
+
+  /// The log a checkpoint other than close's waits for after the last one:
+  /// `Options.Checkpoints.spacing` times the slots of the keys that one held.
+  func spacedLog(_ settings: Checkpoints, writer: WriterState) -> UInt64 {
+    UInt64(settings.spacing).multipliedReportingOverflow(
+      by: UInt64(writer.checkpointedKeys) * UInt64(KeyTable.slotLength)
+    ).partialValue
   }
 
   /// Takes a checkpoint of the state under the writer lock, to be written on `hintQueue`:
   /// after a seal, at close (with `sealed`, the segment close just sealed and its
   /// tombstones, or, when there was none, the newest segment if open never appends to it),
-  /// and every `interval` bytes. Nothing when checkpoints are off, the store is
+  /// and every `interval` bytes, the last two only once the log since the last checkpoint
+  /// reaches `spacedLog`. Nothing when checkpoints are off, the store is
   /// read-only or of version 2 (no manifest to bind), open found damage that stays (a
   /// checkpoint would hide it from the next open's report), the store holds fewer than
   /// `minimumKeys` keys, or a checkpoint is still being written.
@@ -47,6 +59,7 @@ extension CaskStore {
     else { return }
     let cipher = self.cipher
     guard cipher.bindsRecords else { return }
+    guard closing || writer.checkpointDebt >= spacedLog(settings, writer: writer) else { return }
     // Close waits for the one being written (the queue never takes the writer lock); the
     // writer's other callers go on without one rather than wait.
     if closing { hintQueue.drain() }
@@ -79,6 +92,7 @@ extension CaskStore {
     // The covered segment is the newest: a compaction output being written is not listed yet.
     guard segments.last?.id == covered.id, writer.nextSequence > 0 else { return }
     writer.checkpointDebt = 0
+    writer.checkpointedKeys = directory.count
     checkpointPending.withLock { $0 = true }
     let snapshot = CheckpointSnapshot(
       directory: directory, segments: segments, coveredEnd: covered.end, tombstones: covered.tombstones,
@@ -97,9 +111,11 @@ extension CaskStore {
 
   /// Removes the checkpoint before a change it would no longer describe (a compaction
   /// retiring segments, a new key epoch), so that no later open has to tell it apart. A
-  /// failure is ignored: open checks every checkpoint against the log anyway.
-  func retireCheckpoint() {
+  /// failure is ignored: open checks every checkpoint against the log anyway. The next
+  /// checkpoint is then not spaced from it: the store has none until it is taken.
+  func retireCheckpoint(writer: inout WriterState) {
     try? fileSystem.removeFile("\(path)/\(CaskFormat.checkpointFileName)")
+    writer.checkpointedKeys = 0
   }
 }
 

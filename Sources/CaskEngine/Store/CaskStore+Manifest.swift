@@ -110,7 +110,7 @@ extension CaskStore {
       writer.untouchedSinceOpen = false
       // A checkpoint lists the segments a compaction retires: it goes first, so that no
       // checkpoint describing them outlives them (open would refuse it all the same).
-      if !retiring.isEmpty { retireCheckpoint() }
+      if !retiring.isEmpty { retireCheckpoint(writer: &writer) }
       let digest = try manifest.write(in: path, fileSystem: fileSystem, cipher: ring.current)
       writer.manifestGeneration = manifest.generation
       return digest

@@ -71,7 +71,7 @@ extension CaskStore {
       // 1. The epoch's last segment is sealed: from here on, writes go to a new segment.
       if let active = writer.active { try seal(active, writer: &writer) }
       // The checkpoint is sealed under the old key, which open no longer reads it with.
-      retireCheckpoint()
+      retireCheckpoint(writer: &writer)
       // 2. A manifest under the old key: the one the new header pins, so that a crash before
       // the first manifest under the new key is not taken for tampering.
       guard let digest = try writeManifest(&writer) else { throw CaskError.closed }

@@ -148,6 +148,9 @@ public final class CaskStore: Sendable {
     var untouchedSinceOpen = false
     /// Bytes appended since the last checkpoint was taken (`Options.Checkpoints.interval`).
     var checkpointDebt: UInt64 = 0
+    /// Keys the last checkpoint taken held (0 before the first, and once it is removed):
+    /// the next waits for `Options.Checkpoints.spacing` times their slots of log.
+    var checkpointedKeys = 0
     /// Version 5: the newest ordinary segment, which the next segment started links to
     /// (`SegmentLink`): the one sealed last, or the newest open found. Kept while compaction
     /// removes it: the link names it as it was, and the manifest then lists nothing newer.
