@@ -116,8 +116,13 @@ struct IndexEntries: Sendable {
   /// Calls `body` with the text of each of `id`'s entries, in text order, until it returns
   /// false.
   private func walkTexts(of id: String, _ body: (UnsafeRawBufferPointer) -> Bool) {
-    let prefix = withUTF8Bytes(id) { EntryIDKey.prefix(id: $0) }
-    prefix.withUnsafeBytes { prefix in
+    withUTF8Bytes(id) { walkTexts(ofID: $0, body) }
+  }
+
+  /// `walkTexts(of:_:)` for the id whose UTF-8 bytes are `id`. The key prefix searched for is
+  /// made on the stack (`EntryIDKey.withKey`, with no text).
+  private func walkTexts(ofID id: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Bool) {
+    EntryIDKey.withKey(text: UnsafeRawBufferPointer(start: nil, count: 0), id: id) { prefix in
       var position = byID.lowerBound(prefix)
       while position != byID.endPosition {
         let more = byID.withElement(at: position) { element -> Bool in
@@ -130,6 +135,20 @@ struct IndexEntries: Sendable {
         position = byID.position(after: position)
       }
     }
+  }
+
+  /// Whether one of the texts of the id whose UTF-8 bytes are `id` satisfies `accepts`, given
+  /// each text's bytes: `texts(of:)` and a test of each, with no `String` made. What a walk of
+  /// a sort index asks of every id it passes.
+  ///
+  /// - Complexity: O(log n) to find the id's entries, then one test per text until one passes.
+  func hasText(ofID id: UnsafeRawBufferPointer, where accepts: (UnsafeRawBufferPointer) -> Bool) -> Bool {
+    var found = false
+    walkTexts(ofID: id) { text in
+      found = accepts(text)
+      return !found
+    }
+    return found
   }
 
   /// The texts of `id`'s entries.
@@ -247,7 +266,8 @@ struct IndexEntries: Sendable {
     return sorted.rank(of: end) - sorted.rank(of: start)
   }
 
-  private func positions(of bounds: EntryBounds) -> (SortedEntries.Position, SortedEntries.Position) {
+  /// The positions of the first entry in `bounds` and of the first after them.
+  func positions(of bounds: EntryBounds) -> (SortedEntries.Position, SortedEntries.Position) {
     let start = bounds.lower.map { sorted.lowerBound($0) } ?? sorted.startPosition
     let end = bounds.upper.map { sorted.lowerBound($0) } ?? sorted.endPosition
     if sorted.rank(of: end) < sorted.rank(of: start) { return (start, start) }

@@ -3,23 +3,23 @@ import Foundation
 /// The ids a plan selects, in the query's order, worked out from index entries alone: the
 /// walks of a driver or a sort index, the sort of candidates, and the skip of an offset.
 extension CaskQuery {
-  /// Whether an id passes the indexed conditions other than the walked one.
-  func passesChecks(_ id: String, _ checks: [QueryPlan<T>.IndexedCondition]) throws -> Bool {
-    for check in checks where !check.predicate.accepts(try check.index.entries.textSlices(of: id)) { return false }
-    return true
-  }
-
   /// The ids the indexed part selects, in no set order, each once; `nil` when nothing is
   /// indexed.
   func candidateIDs(_ plan: QueryPlan<T>) throws -> [String]? {
     guard let driver = plan.driver else { return nil }
     var result: [String] = []
     var seen = Set<ByteString>()
+    let checks = IDChecks(plan.checks)
     let multiple = driver.predicate.kind == .contains || driver.predicate.kind == .range
-    try driver.index.entries.ids(in: driver.predicate.bounds) { id in
-      let id = String(id)
-      if multiple, !seen.insert(ByteString(id)).inserted { return true }
-      if try passesChecks(id, plan.checks) { result.append(id) }
+    try driver.index.entries.idBytes(in: driver.predicate.bounds) { bytes in
+      if multiple {
+        // An id with two texts in the bounds is checked once.
+        let id = String(decoding: bytes, as: UTF8.self)
+        guard seen.insert(ByteString(id)).inserted, try checks.passes(bytes) else { return true }
+        result.append(id)
+      } else if try checks.passes(bytes) {
+        result.append(String(decoding: bytes, as: UTF8.self))
+      }
       return true
     }
     return result
@@ -66,19 +66,20 @@ extension CaskQuery {
       return true
     }
     var left = skipping
-    // What is left after the skip, for the walks that check each id.
-    func handOver(_ id: String) throws -> Bool {
+    let planChecks = IDChecks(plan.checks)
+    // What is left after the skip, for the walks that check each id: an id is made a `String`
+    // only once it is handed over.
+    func handOver(_ id: UnsafeRawBufferPointer) throws -> Bool {
       guard left == 0 else {
         left -= 1
         return true
       }
-      return try body(id)
+      return try body(String(decoding: id, as: UTF8.self))
     }
     // A composite index's entries already come in the query's order.
     if plan.orderedDriverPrefix != nil, let driver = plan.driver, let order {
-      try driver.index.entries.ids(in: driver.predicate.bounds, descending: !order.ascending) { id in
-        let id = String(id)
-        guard try passesChecks(id, plan.checks) else { return true }
+      try driver.index.entries.idBytes(in: driver.predicate.bounds, descending: !order.ascending) { id in
+        guard try planChecks.passes(id) else { return true }
         return try handOver(id)
       }
       return true
@@ -97,21 +98,20 @@ extension CaskQuery {
       // Nothing else to test: the skipped ids are counted in the walk, not made into `String`s.
       let skippedInWalk = checks.isEmpty ? skipping : 0
       left -= skippedInWalk
+      let walkChecks = IDChecks(checks)
       try sortIndex.entries.idBytes(
         in: EntryBounds(lower: nil, upper: nil), descending: !order.ascending, members: members,
         testsMembers: testsMembers, skipping: skippedInWalk
-      ) { bytes in
-        let id = String(decoding: bytes, as: UTF8.self)
-        guard try passesChecks(id, checks) else { return true }
+      ) { id in
+        guard try walkChecks.passes(id) else { return true }
         return try handOver(id)
       }
       return true
     }
     // One text per driver: its entries already come in id order, so a page stops early.
     if order == nil, let driver = plan.driver, driver.predicate.kind != .range {
-      try driver.index.entries.ids(in: driver.predicate.bounds) { id in
-        let id = String(id)
-        guard try passesChecks(id, plan.checks) else { return true }
+      try driver.index.entries.idBytes(in: driver.predicate.bounds) { id in
+        guard try planChecks.passes(id) else { return true }
         return try handOver(id)
       }
       return true
@@ -145,5 +145,50 @@ extension CaskQuery {
       return byText != 0 ? byText < 0 : bytesPrecede(a.3, b.3)
     }
     return ascending ? sorted.map(\.3) : sorted.reversed().map(\.3)
+  }
+}
+
+/// Indexed conditions as a walk tests each id against them: each index's entries with the
+/// condition's bounds as bytes (`TextBounds`), nothing generic. Entries in memory are tested
+/// as bytes (`IndexEntries.hasText`), with no `String` made: a walk of a sort index tests
+/// every id it passes, and a `String`, an array of texts and the generic conditions' metadata
+/// per id were most of such a walk.
+struct IDChecks {
+  private struct Check {
+    /// The entries when in memory; else `view`.
+    var memory: IndexEntries?
+    var view: IndexSource?
+    var bounds: TextBounds
+  }
+  private let checks: [Check]
+
+  init<T>(_ conditions: [QueryPlan<T>.IndexedCondition]) {
+    checks = conditions.map { condition in
+      let source = condition.index.entries
+      if case .memory(let entries) = source {
+        return Check(memory: entries, view: nil, bounds: condition.predicate.textBounds)
+      }
+      return Check(memory: nil, view: source, bounds: condition.predicate.textBounds)
+    }
+  }
+
+  /// Whether the id whose UTF-8 bytes are `id` has, in each index, a text within its bounds.
+  ///
+  /// - Throws: `CaskError` when an object read for a view's texts fails.
+  func passes(_ id: UnsafeRawBufferPointer) throws -> Bool {
+    try checks.withUnsafeBufferPointer { checks in
+      for index in checks.indices {
+        // Through the buffer and optional chaining, the entries are borrowed in place: a copy
+        // of them (six arrays retained and released) per id was a fifth of the test.
+        if let found = checks[index].memory?.hasText(ofID: id, where: { checks[index].bounds.accepts($0) }) {
+          guard found else { return false }
+        } else if let view = checks[index].view {
+          let texts = try view.texts(of: String(decoding: id, as: UTF8.self))
+          let bounds = checks[index].bounds
+          guard texts.contains(where: { text in withUTF8Bytes(text) { bounds.accepts($0) } }) else { return false }
+        }
+      }
+      return true
+    }
   }
 }

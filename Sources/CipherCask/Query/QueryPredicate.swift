@@ -22,6 +22,8 @@ struct QueryPredicate<T>: @unchecked Sendable {
   let lowerInclusive: Bool
   let upperText: String?
   let upperInclusive: Bool
+  /// The same bounds as UTF-8 bytes, to test a text as it lies in an entry.
+  let textBounds: TextBounds
 
   init(
     keyPath: AnyKeyPath, kind: Kind, lower: String?, lowerInclusive: Bool = true, upper: String?,
@@ -33,6 +35,9 @@ struct QueryPredicate<T>: @unchecked Sendable {
     self.lowerInclusive = lowerInclusive
     self.upperText = upper
     self.upperInclusive = upperInclusive
+    self.textBounds = TextBounds(
+      lower: lower.map { Array($0.utf8) }, lowerInclusive: lowerInclusive, upper: upper.map { Array($0.utf8) },
+      upperInclusive: upperInclusive)
     self.bounds = .range(lower: lower, lowerInclusive: lowerInclusive, upper: upper, upperInclusive: upperInclusive)
     self.extract = extract
   }
@@ -60,6 +65,29 @@ struct QueryPredicate<T>: @unchecked Sendable {
   func canUse(_ descriptor: IndexDescriptor) -> Bool {
     guard !descriptor.isComposite, descriptor.keyPath == keyPath else { return false }
     return kind == .contains ? descriptor.kind == .each : descriptor.kind != .each
+  }
+}
+
+/// A condition's bounds on a text as UTF-8 bytes: `QueryPredicate.accepts(_:)` for one text
+/// given as the bytes it has in an entry, with the same comparisons and no `String` made. Not
+/// generic, so that a walk testing every id it passes calls it directly.
+struct TextBounds: Sendable {
+  let lower: [UInt8]?
+  let lowerInclusive: Bool
+  let upper: [UInt8]?
+  let upperInclusive: Bool
+
+  /// Whether `text` (UTF-8 bytes) lies within the bounds.
+  func accepts(_ text: UnsafeRawBufferPointer) -> Bool {
+    if let lower {
+      let order = lower.withUnsafeBytes { compareRaw(text, $0) }
+      if order < 0 || (order == 0 && !lowerInclusive) { return false }
+    }
+    if let upper {
+      let order = upper.withUnsafeBytes { compareRaw(text, $0) }
+      if order > 0 || (order == 0 && !upperInclusive) { return false }
+    }
+    return true
   }
 }
 
