@@ -265,8 +265,24 @@ enum AttachedKeys {
   static func forEachKey(
     in section: UnsafeRawBufferPointer, owner: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Void
   ) -> Bool {
-    guard let separator = owner.firstIndex(of: CaskFormat.keyGroupSeparator), isWellFormed(section, owner: owner)
-    else { return false }
+    guard isWellFormed(section, owner: owner) else { return false }
+    return forEachKey(inChecked: section, owner: owner, body)
+  }
+
+  /// `forEachKey(in:owner:_:)` for a section already found well formed for `owner` (every
+  /// section is checked where it comes in: made by `encode`, opened from a record's key
+  /// message, decoded from a hint). Prevents: a save's own section checked again, byte by byte,
+  /// as its keys go into the directory. A section that is not well formed stops the walk where
+  /// it goes wrong; every key spelled still fits the buffer (a group and a text are disjoint
+  /// parts of the section).
+  ///
+  /// - Returns: `false`, having called `body` for nothing, when the owner has no group.
+  @discardableResult
+  static func forEachKey(
+    inChecked section: UnsafeRawBufferPointer, owner: UnsafeRawBufferPointer,
+    _ body: (UnsafeRawBufferPointer) -> Void
+  ) -> Bool {
+    guard let separator = owner.firstIndex(of: CaskFormat.keyGroupSeparator) else { return false }
     let id = UnsafeRawBufferPointer(rebasing: owner[(separator + 1)...])
     // Every key spelled is a group and a text of the section, two separators and the id: sized
     // by the section rather than the longest key there can be. Prevents: a 64 KiB allocation
