@@ -77,6 +77,26 @@ struct AttachedEntryTests {
     #expect((try AttachedKeys.encode([], entries: entries, owner: owner)) == mixed)
   }
 
+  @Test("entries in any order and repeated, few or many, make the section their whole keys make")
+  func entriesInAnyOrderMakeTheKeysSection() throws {
+    var random = SeededRandom.make(test: "entriesInAnyOrderMakeTheKeysSection")
+    let owner = "obj\u{0}42"
+    for _ in 0..<testIterations(200) {
+      // Up to 20 entries: a save's handful and more, over few groups and texts, so that
+      // groups, texts and whole entries repeat.
+      let count = Int.random(in: 1...20, using: &random)
+      let entries = (0..<count).map { _ in
+        AttachedEntry(
+          group: "\u{1}g\(Int.random(in: 0..<3, using: &random))",
+          text: String(repeating: "t", count: Int.random(in: 0...3, using: &random)))
+      }
+      let whole = Set(entries.map { $0.group + "\u{0}" + $0.text + "\u{0}42" }).sorted()
+      let expected = try AttachedKeys.encode(whole, owner: owner)
+      #expect((try AttachedKeys.encode([], entries: entries, owner: owner)) == expected)
+      #expect((try AttachedKeys.encode([], entries: entries.shuffled(using: &random), owner: owner)) == expected)
+    }
+  }
+
   @Test("an entry holding U+0000, one without a group, or one spelling a key over the limit fails the put")
   func malformedEntriesAreRefused() throws {
     try withTemporaryDirectory { directory in

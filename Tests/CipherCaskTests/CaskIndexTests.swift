@@ -138,6 +138,29 @@ struct CaskIndexTests {
     }
   }
 
+  @Test("a save marks ready only the indexes of a collection it finds empty; a ready index stays ready")
+  func saveMarksReadyOnlyOnEmptyCollections() throws {
+    try withIndexStore { store, _ in
+      // Empty when the index is declared: the first save's entries are all of them.
+      let fresh = store.collection(Gig.self, named: "fresh", indexes: [.index("city", \.city)])
+      try fresh.save(.make("a", city: "Lisbon"))
+      #expect(try fresh.readyIndexes() == ["city"])
+      try fresh.save(.make("b", city: "Porto"))
+      #expect(try fresh.readyIndexes() == ["city"])
+      // A second index declared once the collection holds objects: saves keep it but cannot
+      // make it complete, while the first stays ready.
+      let more = store.collection(
+        Gig.self, named: "fresh", indexes: [.index("city", \.city), .index("seats", \.seats)])
+      try more.save(.make("c", city: "Lisbon", seats: 3))
+      #expect(try more.readyIndexes() == ["city"])
+      #expect(try more.buildIndexes() == ["seats"])
+      try more.save(.make("d", city: "Porto", seats: 4))
+      #expect(Set(try more.readyIndexes()) == ["city", "seats"])
+      #expect(try more.query().where(\.seats, in: 3...4).ids() == ["c", "d"])
+      #expect(try more.verifyIndexes().isConsistent)
+    }
+  }
+
   @Test("a changed definition is detected and rebuilt; the old entries are removed")
   func changedDefinitionIsRebuilt() throws {
     try withIndexStore { store, _ in

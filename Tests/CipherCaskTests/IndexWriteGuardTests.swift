@@ -97,6 +97,33 @@ struct IndexWriteGuardTests {
     }
   }
 
+  @Test("raw writes are refused by the name of the collection they write, among few or many declared")
+  func rawWritesRefusedByExactName() throws {
+    let directory = try TemporaryDirectory("guard-names")
+    defer { directory.remove() }
+    let path = directory.file("s.cask")
+    try launch(path) { store throws in try store.gigs().save(.make("g1", city: "Braga")) }
+    // "gigs" recorded but declared in neither launch; other names declared around it: one that
+    // begins with it, one it begins with, and then more than a handful.
+    for declared in [["gigsx", "gig"], ["gigsx", "gig"] + (0..<10).map { "c\($0)" }] {
+      try launch(path) { store throws in
+        for name in declared {
+          let other = store.collection(Gig.self, named: name, indexes: [.index("city", \.city)])
+          try other.save(.make("o1", city: "Porto"))
+        }
+        expectRefused { try store.put(Data("x".utf8), forKey: "gigs\u{0}g2") }
+        expectRefused {
+          try store.batch { batch in
+            try batch.put(Data("y".utf8), forKey: "gigsx\u{0}o2")
+            try batch.put(Data("x".utf8), forKey: "gigs\u{0}g3")
+          }
+        }
+        #expect(try store.get("gigs\u{0}g2") == nil)
+        #expect(try store.get("gigsx\u{0}o2") == nil)
+      }
+    }
+  }
+
   @Test("store.count counts the objects written, not the index entries kept for them")
   func storeCountLeavesOutIndexEntries() throws {
     try withIndexStore("count-index") { store, _ in

@@ -114,7 +114,8 @@ extension KeyDirectory {
   ) {
     guard section.count > 0 else { return }
     let attached = Self.attachedLocation(of: location)
-    AttachedKeys.forEachKey(in: section, owner: owner) { key in
+    // Checked where it came in (the writer's encode, an opened record, a decoded hint).
+    AttachedKeys.forEachKey(inChecked: section, owner: owner) { key in
       // One lookup per key: the key is pointed at the record first, then the record it owned
       // before, if any, loses its attached keys. None of those is the key itself (an attached
       // key ends in its owner's id after two separators, so it never spells its owner's key),

@@ -101,7 +101,19 @@ enum AttachedKeys {
     try withUnsafeTemporaryAllocation(of: Int.self, capacity: entries.count) { buffer in
       var order = buffer
       _ = order.initialize(fromContentsOf: entries.indices)
-      order.sort(by: precedes)
+      // An insertion sort for the few entries of a save (a handful of indexes), the library's
+      // sort beyond. Prevents: the library's stable sort set up for three entries.
+      if order.count <= 8 {
+        for end in order.indices.dropFirst() {
+          var at = end
+          while at > 0, precedes(order[at], order[at - 1]) {
+            order.swapAt(at, at - 1)
+            at -= 1
+          }
+        }
+      } else {
+        order.sort(by: precedes)
+      }
       var previous: Int?
       for index in order {
         let entry = entries[index]
@@ -111,7 +123,7 @@ enum AttachedKeys {
           if groups > 0 { try Self.store(texts, at: textsAt, in: &section, what: "keys attached in one group") }
           groups += 1
           append(UInt16(entry.group.utf8.count), to: &section)
-          section.append(contentsOf: entry.group.utf8)
+          appendUTF8(entry.group, to: &section)
           textsAt = section.count
           section.append(0)
           section.append(0)
@@ -119,7 +131,7 @@ enum AttachedKeys {
         }
         texts += 1
         append(UInt16(entry.text.utf8.count), to: &section)
-        section.append(contentsOf: entry.text.utf8)
+        appendUTF8(entry.text, to: &section)
         previous = index
       }
     }
@@ -138,6 +150,13 @@ enum AttachedKeys {
     if let compared, let compared { return compared }
     if left.utf8.elementsEqual(right.utf8) { return 0 }
     return left.utf8.lexicographicallyPrecedes(right.utf8) ? -1 : 1
+  }
+
+  /// Appends `string`'s UTF-8 bytes in one copy when they are contiguous. Prevents: the generic
+  /// append of a `String.UTF8View`, byte by byte, for every group and text of every save.
+  private static func appendUTF8(_ string: String, to bytes: inout [UInt8]) {
+    let copied: Void? = string.utf8.withContiguousStorageIfAvailable { bytes.append(contentsOf: $0) }
+    if copied == nil { bytes.append(contentsOf: string.utf8) }
   }
 
   /// Whether `string` holds a U+0000.
@@ -246,8 +265,24 @@ enum AttachedKeys {
   static func forEachKey(
     in section: UnsafeRawBufferPointer, owner: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Void
   ) -> Bool {
-    guard let separator = owner.firstIndex(of: CaskFormat.keyGroupSeparator), isWellFormed(section, owner: owner)
-    else { return false }
+    guard isWellFormed(section, owner: owner) else { return false }
+    return forEachKey(inChecked: section, owner: owner, body)
+  }
+
+  /// `forEachKey(in:owner:_:)` for a section already found well formed for `owner` (every
+  /// section is checked where it comes in: made by `encode`, opened from a record's key
+  /// message, decoded from a hint). Prevents: a save's own section checked again, byte by byte,
+  /// as its keys go into the directory. A section that is not well formed stops the walk where
+  /// it goes wrong; every key spelled still fits the buffer (a group and a text are disjoint
+  /// parts of the section).
+  ///
+  /// - Returns: `false`, having called `body` for nothing, when the owner has no group.
+  @discardableResult
+  static func forEachKey(
+    inChecked section: UnsafeRawBufferPointer, owner: UnsafeRawBufferPointer,
+    _ body: (UnsafeRawBufferPointer) -> Void
+  ) -> Bool {
+    guard let separator = owner.firstIndex(of: CaskFormat.keyGroupSeparator) else { return false }
     let id = UnsafeRawBufferPointer(rebasing: owner[(separator + 1)...])
     // Every key spelled is a group and a text of the section, two separators and the id: sized
     // by the section rather than the longest key there can be. Prevents: a 64 KiB allocation

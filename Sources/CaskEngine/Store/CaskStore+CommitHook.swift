@@ -183,35 +183,53 @@ extension CaskStore {
   ) throws {
     guard !attachments.isEmpty || !entries.isEmpty else { return }
     let cipher = self.cipher
-    var owners: [(owner: String, keys: [String], entries: [AttachedEntry])]
+    // The one object of a save handed over as it came. Prevents: a list of owners made (an
+    // allocation, and every string of the entry retained and released) for a single save.
     if attachments.isEmpty, entries.count == 1 {
-      owners = [(entries[0].owner, [], entries[0].entries)]
-    } else {
-      var merged = attachments.mapValues { (keys: $0, entries: [AttachedEntry]()) }
-      for (owner, parts) in entries { merged[owner, default: (keys: [], entries: [])].entries += parts }
-      owners = merged.map { ($0.key, $0.value.keys, $0.value.entries) }
+      let index = try putPosition(of: IndexKey(entries[0].owner), in: prepared, positions: nil)
+      try attach([], entries[0].entries, owner: entries[0].owner, to: &prepared, at: index, cipher, &added)
+      return
     }
+    var merged = attachments.mapValues { (keys: $0, entries: [AttachedEntry]()) }
+    for (owner, parts) in entries { merged[owner, default: (keys: [], entries: [])].entries += parts }
+    let owners = merged.map { ($0.key, $0.value.keys, $0.value.entries) }
     // A commit of one or a few objects finds each owner's put by comparing keys. Prevents: a
     // dictionary of every write's position made (and each key hashed) for a single save.
-    var positions: [IndexKey: Int] = [:]
+    var positions: [IndexKey: Int]?
     if owners.count > 4 {
-      for (index, operation) in prepared.enumerated() where !operation.isDelete { positions[operation.key] = index }
+      var table: [IndexKey: Int] = [:]
+      for (index, operation) in prepared.enumerated() where !operation.isDelete { table[operation.key] = index }
+      positions = table
     }
     for (owner, keys, parts) in owners {
-      let key = IndexKey(owner)
-      let position = owners.count > 4 ? positions[key] : prepared.lastIndex { !$0.isDelete && $0.key == key }
-      guard let index = position else {
-        throw CaskError.invalidKey(reason: "attached keys name a key the batch does not put")
-      }
-      guard let section = try AttachedKeys.encode(keys, entries: parts, owner: owner) else { continue }
-      if cipher.attachesKeys {
-        prepared[index] = try attaching(section, to: prepared[index], cipher: cipher)
-        continue
-      }
-      let separator = CaskFormat.keyGroupSeparatorText
-      let spelled = parts.map { $0.group + separator + $0.text + separator + owner.idPart }
-      for key in keys + spelled where try !contains(key) { try added.put(Data(), forKey: key) }
+      let index = try putPosition(of: IndexKey(owner), in: prepared, positions: positions)
+      try attach(keys, parts, owner: owner, to: &prepared, at: index, cipher, &added)
     }
+  }
+
+  /// The position in `prepared` of the last put of `key`, looked up in `positions` when given.
+  ///
+  /// - Throws: `CaskError.invalidKey` when the batch does not put it.
+  private func putPosition(of key: IndexKey, in prepared: [Prepared], positions: [IndexKey: Int]?) throws -> Int {
+    let position = positions.map { $0[key] } ?? prepared.lastIndex { !$0.isDelete && $0.key == key }
+    guard let position else { throw CaskError.invalidKey(reason: "attached keys name a key the batch does not put") }
+    return position
+  }
+
+  /// Gives the put at `index` of `prepared`, of `owner`, the section of `keys` and `parts`;
+  /// before version 5, adds to `added` a put of an empty value for each of them the store lacks.
+  private func attach(
+    _ keys: [String], _ parts: [AttachedEntry], owner: String, to prepared: inout [Prepared], at index: Int,
+    _ cipher: RecordCipher, _ added: inout CaskBatch
+  ) throws {
+    guard let section = try AttachedKeys.encode(keys, entries: parts, owner: owner) else { return }
+    if cipher.attachesKeys {
+      prepared[index] = try attaching(section, to: prepared[index], cipher: cipher)
+      return
+    }
+    let separator = CaskFormat.keyGroupSeparatorText
+    let spelled = parts.map { $0.group + separator + $0.text + separator + owner.idPart }
+    for key in keys + spelled where try !contains(key) { try added.put(Data(), forKey: key) }
   }
 }
 

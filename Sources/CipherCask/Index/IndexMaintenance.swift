@@ -146,21 +146,30 @@ extension IndexRuntime {
       }
       state.staleMarked.insert(ByteString(name))
     }
-    // An index that no object has yet is complete once this commit's entries are written.
-    let wasEmpty = try store.count(inGroup: name) == 0
+    let descriptors = definition.descriptors
+    // An index that no object has yet is complete once this commit's entries are written. The
+    // store is asked whether the collection is empty only when an index is not marked ready
+    // already (the catalogue's entries read in place). Prevents: the collection's group looked
+    // up in the store, its name hashed under the store's lock, on every save into a collection
+    // whose indexes are all ready, where the answer changes nothing.
+    let allReady = descriptors.allSatisfy { descriptor in
+      guard let at = catalog.indexes.firstIndex(where: { $0.name == descriptor.name }) else { return false }
+      return catalog.indexes[at].hash == descriptor.hash && catalog.indexes[at].state == .ready
+    }
+    let wasEmpty = try !allReady && store.count(inGroup: name) == 0
     // An object the store does not hold has no entries: every write of an indexed collection
     // keeps them, a delete drops them with the object's record, and an index whose writes
     // were not kept is marked stale and rebuilt before it is used. So a new object's old texts
     // are not looked up. Prevents: a search of each index's by-id order per new object (a
     // twelfth of the hook's work on a save with three indexes), for one lookup of its key.
-    let stored = definition.descriptors.isEmpty ? [] : try objects.map { try store.contains($0.key) }
+    let stored = descriptors.isEmpty ? [] : try objects.map { try store.contains($0.key) }
     let anyStored = stored.contains(true)
     // Each written object's attached keys, gathered over the indexes and handed over once,
     // as their groups and texts. Prevents: the owner's key made, hashed and looked up again
     // for every index, and each entry's key joined into a string the engine splits again.
     // Each set made with room for one key per index (more for `each:`). Prevents: the array
     // grown from nothing by its first appends on every save.
-    let room = definition.descriptors.count
+    let room = descriptors.count
     var attached: [[AttachedEntry]?] = objects.map { object in
       guard attaching, object.texts != nil else { return nil }
       var entries: [AttachedEntry] = []
@@ -168,13 +177,13 @@ extension IndexRuntime {
       return entries
     }
     defer {
-      for (object, entries) in zip(objects, attached) {
+      for number in objects.indices {
         // An object with no entry attaches nothing (its record then carries no section, which
         // drops what the record it replaces carried), as a save without indexes.
-        if let entries, !entries.isEmpty { additions.entries.append((object.key, entries)) }
+        if let entries = attached[number], !entries.isEmpty { additions.entries.append((objects[number].key, entries)) }
       }
     }
-    for (position, descriptor) in definition.descriptors.enumerated() {
+    for (position, descriptor) in descriptors.enumerated() {
       if wasEmpty, catalog[descriptor.name].map({ $0.hash != descriptor.hash || $0.state != .ready }) ?? true {
         catalog.set(descriptor.catalogEntry(state: .ready))
         catalogChanged = true
@@ -196,20 +205,23 @@ extension IndexRuntime {
             descriptor, objects: objects, position: position, positions: positions, entries: entries, name)
         }
       }
-      for (number, object) in objects.enumerated() {
-        let new = object.texts?[position] ?? []
+      // The objects read in place, by position. Prevents: each object (two strings and its
+      // texts) copied, retained and released, once per index.
+      for number in objects.indices {
+        // A delete has no texts, and so no entry to write.
+        guard let texts = objects[number].texts else { continue }
         if attached[number] != nil {
           // The whole set, every time: the engine replaces the set the old record carried.
-          for text in new {
-            try checkEntryLength(descriptor, text, object.id, name)
+          for text in texts[position] {
+            try checkEntryLength(descriptor, text, objects[number].id, name)
             attached[number]?.append(AttachedEntry(group: descriptor.group, text: text))
           }
           continue
         }
         // Every entry of a written object, also one it had: the record it replaces may attach
         // it, and a record without attached keys drops those (FORMAT.md section 5.4).
-        for text in new where object.texts != nil {
-          added.append(CommitWrite(key: try entryKey(descriptor, text, object.id, name), value: Data()))
+        for text in texts[position] {
+          added.append(CommitWrite(key: try entryKey(descriptor, text, objects[number].id, name), value: Data()))
         }
       }
     }

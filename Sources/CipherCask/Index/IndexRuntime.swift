@@ -74,7 +74,7 @@ final class IndexRuntime: Sendable {
         try self?.commitWrites(for: writes) ?? CommitAdditions()
       }
       store.extensions.setKeeper { [weak self] group in
-        self?.state.withLock { $0.definitions[ByteString(group)] != nil } ?? false
+        self?.state.withLock { $0.declares(group) } ?? false
       }
       store.extensions.setStreamedCommitHook { [weak self] in
         self.flatMap(StreamedIndexHook.init(runtime:))
@@ -193,6 +193,17 @@ final class IndexRuntime: Sendable {
 }
 
 extension IndexRuntime.State {
+  /// Whether a collection named `group` is declared (the keeper's answer, on every commit
+  /// into a store with indexes): the few declared names compared as bytes, a lookup beyond.
+  /// Prevents: the group made into a `String` and hashed byte by byte for a table of one or
+  /// two collections.
+  func declares(_ group: Substring) -> Bool {
+    guard definitions.count <= 8 else { return definitions[ByteString(group)] != nil }
+    return withUTF8Bytes(group) { group in
+      definitions.keys.contains { name in withUTF8Bytes(name.string) { compareRaw($0, group) == 0 } }
+    }
+  }
+
   /// The place in `recentGroups` of the group named by `group`'s bytes, with the box of its
   /// entries (`nil` when they are not built): found by comparing bytes, else looked up once and
   /// remembered. Valid until the next call. Prevents: every index key of every commit hashing
