@@ -213,7 +213,7 @@ extension CaskStore {
     _ operations: [Prepared], at start: UInt64, in active: inout ActiveSegment, replaced: [RecordLocation: [UInt8]],
     result: inout CommitResult, kinds: UnsafeMutableBufferPointer<CaskChange.Kind?>
   ) -> [(operation: Int, change: CaskChange)] {
-    var attachedChanges: [(operation: Int, change: CaskChange)] = []
+    let log = AttachedChangeLog()
     let observed = observers.isObserved
     withUnsafeTemporaryAllocation(of: RecordLocation.self, capacity: operations.count) { locations in
       var offset = start
@@ -237,15 +237,15 @@ extension CaskStore {
         let reader = attaching ? Self.sectionReader(known: replaced, segments: state.segments) : nil
         for index in operations.indices {
           let operation = operations[index]
-          var detached = DetachedKeys()
+          // `log.detached` is empty here: `record(into:)` below empties it for every operation.
           let onChange: KeyDirectory.AttachedChange? =
             reader == nil
             ? nil
             : { key, added, existed in
-              detached.note(key, added: added)
+              log.detached.note(key, added: added)
               guard observed else { return }
               let kind: CaskChange.Kind = added ? (existed ? .updated : .inserted) : .deleted
-              attachedChanges.append((index, CaskChange(key: String(decoding: key, as: UTF8.self), kind: kind)))
+              log.changes.append((index, CaskChange(key: String(decoding: key, as: UTF8.self), kind: kind)))
             }
           if let reader {
             IndexKey.withUTF8(of: operation.key.string) {
@@ -268,12 +268,23 @@ extension CaskStore {
               }
             }
           }
-          detached.record(into: &active.tombstones, offset: locations[index].offset)
+          log.detached.record(into: &active.tombstones, offset: locations[index].offset)
           (kinds.baseAddress! + index).initialize(to: kind)
         }
       }
     }
-    return attachedChanges
+    return log.changes
+  }
+
+  /// What the directory's callback gathers while `publish` applies a commit's attached keys:
+  /// the keys an operation dropped and added, and the changes for the observers. Fields not
+  /// checked for exclusive access at run time: the callback runs on the writing thread, inside
+  /// `publish`, and nothing else reaches them. Prevents: the variables the callback captured
+  /// boxed on the heap for every operation, and two run-time exclusivity checks
+  /// (`swift_beginAccess`) for every attached key of every save.
+  private final class AttachedChangeLog {
+    @exclusivity(unchecked) var detached = DetachedKeys()
+    @exclusivity(unchecked) var changes: [(operation: Int, change: CaskChange)] = []
   }
 
   /// How many zero bytes `reserveSpace` writes ahead of the writer at a time under `.always`:
