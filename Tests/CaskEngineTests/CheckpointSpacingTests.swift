@@ -72,7 +72,8 @@ struct CheckpointSpacingTests {
         let log = Double(later - earlier) * perPut
         #expect(log >= wanted - 2 * perPut, "\(earlier) → \(later): \(log) bytes of log, \(wanted) wanted")
         #expect(
-          log <= (wanted + 16 * 32) * 1.02 + 2 * perPut, "\(earlier) → \(later): \(log) bytes of log, a late checkpoint")
+          log <= (wanted + 16 * 32) * 1.02 + 2 * perPut, "\(earlier) → \(later): \(log) bytes of log, a late checkpoint"
+        )
       }
       try store.close()
       #expect(fileSystem.written.withLock { $0.count } == during.count + 1, "close writes one")
