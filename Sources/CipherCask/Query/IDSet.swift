@@ -5,23 +5,19 @@
 ///
 /// - Complexity: insert and `contains`, O(length of the id) expected.
 struct IDSet {
-  /// The ids' bytes, one after another, in the first `used` bytes: the array is made longer
-  /// (zeroed) ahead of need, and an id copied into it, which costs a fraction of an append.
+  /// The ids' bytes, one after another.
   private var bytes: [UInt8] = []
-  private var used = 0
-  /// Where each id starts in `bytes`; the last element is `used`.
+  /// Where each id starts in `bytes`; the last element is `bytes.count`.
   private var starts: [Int] = [0]
   /// Per slot, 0 for empty, or `slotValue`: the id's number and part of its hash, so that a
   /// probe passes over another id by comparing hashes and reads the id's bytes (elsewhere in
-  /// memory) only when they agree. A power of two of slots, at most three quarters full:
-  /// with the hashes in the slots a longer probe costs little, and fewer slots are fewer
-  /// bytes to zero and to keep in the cache.
+  /// memory) only when they agree. A power of two of slots, at most half of them full.
   private var slots: [UInt64]
-  /// One bit per hash value's top bits, set for each id's, 16 bits per slot: most ids a walk
-  /// tests are not in the set, and are told so (all but about one in 20 of them) by one bit
-  /// of an array that stays in the cache, where the slots would miss it.
+  /// One bit per `filterHash` value's top bits, set for each id's: most ids a walk tests are
+  /// not in the set, and are told so by one bit of an array that stays in the cache, where
+  /// the slots (eight times the bytes per id) would miss it.
   private var filter: [UInt64]
-  /// The right shift of a hash that leaves its bit's number in `filter`.
+  /// The right shift of a `filterHash` that leaves its bit's number in `filter`.
   private var filterShift: UInt64
   /// Mixed into every hash, so that which ids share a slot differs from set to set.
   private let seed = UInt64.random(in: 0...UInt64.max)
@@ -29,12 +25,13 @@ struct IDSet {
   /// An empty set with room for about `capacity` ids before it grows.
   init(capacity: Int) {
     var size = 16
-    while 3 * size < 4 * capacity { size *= 2 }
+    while size < 2 * capacity { size *= 2 }
     slots = [UInt64](repeating: 0, count: size)
     starts.reserveCapacity(capacity + 1)
-    bytes = [UInt8](repeating: 0, count: capacity * 16)
-    filter = [UInt64](repeating: 0, count: size / 4)
-    filterShift = UInt64(64 - (size * 16).trailingZeroBitCount)
+    bytes.reserveCapacity(capacity * 16)
+    // Eight bits per slot: about one id in 16 not in the set passes the filter.
+    filter = [UInt64](repeating: 0, count: size / 8)
+    filterShift = UInt64(64 - (size * 8).trailingZeroBitCount)
   }
 
   /// The ids of `source`'s entries in `bounds`, of which there are about `capacity`.
@@ -88,19 +85,13 @@ struct IDSet {
     let hash = Self.hash(id, seed: seed)
     let (found, present) = slot(of: id, hash: hash)
     guard !present else { return }
-    if used + id.count > bytes.count {
-      bytes.append(contentsOf: repeatElement(0, count: Swift.max(bytes.count, id.count, 64)))
-    }
-    if let source = id.baseAddress {
-      bytes.withUnsafeMutableBytes { $0.baseAddress?.advanced(by: used).copyMemory(from: source, byteCount: id.count) }
-    }
-    used += id.count
-    starts.append(used)
-    let number = count - 1
-    slots.withUnsafeMutableBufferPointer { $0[found] = Self.slotValue(hash: hash, number: number) }
+    // As typed bytes: a raw buffer is appended a byte at a time, a typed one copied whole.
+    bytes.append(contentsOf: id.assumingMemoryBound(to: UInt8.self))
+    starts.append(bytes.count)
+    slots[found] = Self.slotValue(hash: hash, number: count - 1)
     let (word, bit) = filterBit(Self.filterHash(id, seed: seed))
-    filter.withUnsafeMutableBufferPointer { $0[word] |= bit }
-    if 4 * count > 3 * slots.count { grow() }
+    filter[word] |= bit
+    if 2 * count > slots.count { grow() }
   }
 
   /// Whether `id` (its UTF-8 bytes) is in the set.
@@ -115,8 +106,8 @@ struct IDSet {
   private mutating func grow() {
     let size = slots.count * 2
     var placed = [UInt64](repeating: 0, count: size)
-    filter = [UInt64](repeating: 0, count: size / 4)
-    filterShift = UInt64(64 - (size * 16).trailingZeroBitCount)
+    filter = [UInt64](repeating: 0, count: size / 8)
+    filterShift = UInt64(64 - (size * 8).trailingZeroBitCount)
     for number in 0..<count {
       let (hash, filterHash) = bytes.withUnsafeBytes {
         let id = UnsafeRawBufferPointer(rebasing: $0[starts[number]..<starts[number + 1]])
@@ -147,9 +138,9 @@ struct IDSet {
   }
 
   /// The hash whose top bits choose an id's bit of `filter`: its last eight bytes (all of a
-  /// shorter id, zero-padded) and its length, multiplied in once. Cheaper than `hash`, which
-  /// only the ids that pass the filter need; ids that share their last eight bytes share a
-  /// bit, and are told apart by the slots.
+  /// shorter id, zero-padded) and its length, multiplied in. Cheaper than `hash`, which only
+  /// the ids that pass the filter need; ids that share their last eight bytes share a bit,
+  /// and are told apart by the slots.
   @inline(__always)
   private static func filterHash(_ bytes: UnsafeRawBufferPointer, seed: UInt64) -> UInt64 {
     var word: UInt64 = 0
