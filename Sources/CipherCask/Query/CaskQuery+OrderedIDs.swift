@@ -144,7 +144,7 @@ extension CaskQuery {
       let byText = compareBytes(a.2, b.2)
       return byText != 0 ? byText < 0 : bytesPrecede(a.3, b.3)
     }
-    return ascending ? sorted.map(\.3) : sorted.reversed().map(\.3)
+    return ascending ? sorted.map { $0.3 } : sorted.reversed().map { $0.3 }
   }
 }
 
