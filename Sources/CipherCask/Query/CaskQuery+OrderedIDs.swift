@@ -154,9 +154,10 @@ extension CaskQuery {
 /// every id it passes, and a `String`, an array of texts and the generic conditions' metadata
 /// per id were most of such a walk.
 struct IDChecks {
-  /// Entries in memory, in a box: a method called on them through it borrows them in place,
-  /// where one called through an optional or an enum's payload copied them first (six arrays
-  /// retained and released per id, a fifth of the test).
+  /// Entries in memory, in a box whose own method tests them: there they are borrowed in
+  /// place, where a test called through an optional, an enum's payload or the box's property
+  /// from outside copied them first (six arrays retained and released per id, about a tenth
+  /// of the test).
   private final class Entries {
     let entries: IndexEntries
     init(_ entries: IndexEntries) { self.entries = entries }
