@@ -63,7 +63,9 @@ struct SortWalkTestTests {
   @Test("an id's texts tested as bytes and the walk that keeps members agree with texts(of:) and a filtered walk")
   func memberWalkAgainstModel() {
     var random = SeededRandom.make(test: "SortWalkTestTests.memberWalkAgainstModel")
-    let texts = ["", "a", "b", "é", "0001", "0002", "zz"]
+    // Texts shorter and longer than the eight bytes an entry's separator is looked for in at
+    // a time, and of exactly eight and sixteen.
+    let texts = ["", "a", "b", "é", "0001", "0002", "zz", "8 bytes!", "0123456789abcdef", "a text of 19 bytes."]
     for _ in 0..<testIterations(10) {
       // Enough entries to span several chunks, so that a walk crosses their ends both ways.
       var entries = IndexEntries()

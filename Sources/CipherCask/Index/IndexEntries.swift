@@ -270,7 +270,9 @@ struct IndexEntries: Sendable {
   func positions(of bounds: EntryBounds) -> (SortedEntries.Position, SortedEntries.Position) {
     let start = bounds.lower.map { sorted.lowerBound($0) } ?? sorted.startPosition
     let end = bounds.upper.map { sorted.lowerBound($0) } ?? sorted.endPosition
-    if sorted.rank(of: end) < sorted.rank(of: start) { return (start, start) }
+    // Positions from `lowerBound` are each element's one (an index within its chunk, or the
+    // end): compared as (chunk, index), they are in rank order without summing counts.
+    if (end.chunk, end.index) < (start.chunk, start.index) { return (start, start) }
     return (start, end)
   }
 }

@@ -90,7 +90,9 @@ extension CaskQuery {
       // ids (a condition checked per candidate, a sort index walked or sorted by) reads built
       // entries instead, built under the same lock as the views were taken, so all agree.
       let conditions = indexed.count + (composite == nil ? 0 : 1)
-      let candidates = composite?.condition.entryCount ?? indexed.map(\.entryCount).min() ?? 0
+      // Closures rather than key paths here and below: a key path into a generic type is made
+      // at run time on every call, which cost a page as much as walking a few hundred entries.
+      let candidates = composite?.condition.entryCount ?? indexed.map { $0.entryCount }.min() ?? 0
       if candidates > Self.viewLookupLimit, conditions > 1 || (conditions > 0 && plan.sortIndex != nil) {
         func build(_ index: inout QueryPlan<T>.Indexed) throws {
           if case .view = index.entries { index.entries = .memory(try runtime.entries(index.group, in: &state)) }
@@ -247,7 +249,7 @@ extension CaskQuery {
         let byText = compareBytes(a.0, b.0)
         return byText != 0 ? byText < 0 : bytesPrecede(a.1.id, b.1.id)
       }
-      matches = order.ascending ? sorted.map(\.1) : sorted.reversed().map(\.1)
+      matches = order.ascending ? sorted.map { $0.1 } : sorted.reversed().map { $0.1 }
     } else {
       matches.sort { bytesPrecede($0.id, $1.id) }
     }
@@ -261,7 +263,7 @@ extension CaskQuery {
   /// - Complexity: with an index for the conditions (or the order): O(log n + k) entries
   ///   visited and one read and decode per result; without one, a scan of every object.
   public func fetch() throws -> [T] {
-    try run(loadObjects: true).compactMap(\.object)
+    try run(loadObjects: true).compactMap { $0.object }
   }
 
   /// The first object the query selects, or `nil`.

@@ -9,15 +9,15 @@ struct IDSet {
   private var bytes: [UInt8] = []
   /// Where each id starts in `bytes`; the last element is `bytes.count`.
   private var starts: [Int] = [0]
-  /// Per slot, 0 for empty, or `slotValue`: the id's number and the top of its hash, so that
-  /// a probe passes over another id by comparing hashes and reads the id's bytes (elsewhere in
+  /// Per slot, 0 for empty, or `slotValue`: the id's number and part of its hash, so that a
+  /// probe passes over another id by comparing hashes and reads the id's bytes (elsewhere in
   /// memory) only when they agree. A power of two of slots, at most half of them full.
   private var slots: [UInt64]
-  /// One bit per hash value's top bits, set for each id's: most ids a walk tests are not in
-  /// the set, and are told so by one bit of an array that stays in the cache, where the slots
-  /// (eight times the bytes per id) would miss it.
+  /// One bit per `filterHash` value's top bits, set for each id's: most ids a walk tests are
+  /// not in the set, and are told so by one bit of an array that stays in the cache, where
+  /// the slots (eight times the bytes per id) would miss it.
   private var filter: [UInt64]
-  /// The right shift of a hash that leaves its bit's number in `filter`.
+  /// The right shift of a `filterHash` that leaves its bit's number in `filter`.
   private var filterShift: UInt64
   /// Mixed into every hash, so that which ids share a slot differs from set to set.
   private let seed = UInt64.random(in: 0...UInt64.max)
@@ -89,7 +89,7 @@ struct IDSet {
     bytes.append(contentsOf: id.assumingMemoryBound(to: UInt8.self))
     starts.append(bytes.count)
     slots[found] = Self.slotValue(hash: hash, number: count - 1)
-    let (word, bit) = filterBit(hash)
+    let (word, bit) = filterBit(Self.filterHash(id, seed: seed))
     filter[word] |= bit
     if 2 * count > slots.count { grow() }
   }
@@ -97,10 +97,9 @@ struct IDSet {
   /// Whether `id` (its UTF-8 bytes) is in the set.
   @inline(__always)
   func contains(_ id: UnsafeRawBufferPointer) -> Bool {
-    let hash = Self.hash(id, seed: seed)
-    let (word, bit) = filterBit(hash)
+    let (word, bit) = filterBit(Self.filterHash(id, seed: seed))
     guard filter.withUnsafeBufferPointer({ $0[word] & bit != 0 }) else { return false }
-    return slot(of: id, hash: hash).found
+    return slot(of: id, hash: Self.hash(id, seed: seed)).found
   }
 
   /// Doubles the slots (and the filter) and places every id again.
@@ -110,14 +109,15 @@ struct IDSet {
     filter = [UInt64](repeating: 0, count: size / 8)
     filterShift = UInt64(64 - (size * 8).trailingZeroBitCount)
     for number in 0..<count {
-      let hash = bytes.withUnsafeBytes {
-        Self.hash(UnsafeRawBufferPointer(rebasing: $0[starts[number]..<starts[number + 1]]), seed: seed)
+      let (hash, filterHash) = bytes.withUnsafeBytes {
+        let id = UnsafeRawBufferPointer(rebasing: $0[starts[number]..<starts[number + 1]])
+        return (Self.hash(id, seed: seed), Self.filterHash(id, seed: seed))
       }
       // The ids are distinct: the first empty slot is the place.
       var slot = Int(truncatingIfNeeded: hash) & (size - 1)
       while placed[slot] != 0 { slot = (slot + 1) & (size - 1) }
       placed[slot] = Self.slotValue(hash: hash, number: number)
-      let (word, bit) = filterBit(hash)
+      let (word, bit) = filterBit(filterHash)
       filter[word] |= bit
     }
     slots = placed
@@ -130,11 +130,27 @@ struct IDSet {
     tag(hash) << 40 | UInt64(number + 1)
   }
 
-  /// 24 bits of `hash` that neither the slot (the low bits, in a set of up to 65,536 slots)
-  /// nor the filter (the top bits) is chosen by: ids that share those still differ here.
+  /// 24 bits of `hash` that the slot (the low bits, in a set of up to 65,536 slots) is not
+  /// chosen by: ids that share a slot mostly differ here.
   @inline(__always)
   private static func tag(_ hash: UInt64) -> UInt64 {
     (hash >> 16) & 0xFF_FFFF
+  }
+
+  /// The hash whose top bits choose an id's bit of `filter`: its last eight bytes (all of a
+  /// shorter id, zero-padded) and its length, multiplied in. Cheaper than `hash`, which only
+  /// the ids that pass the filter need; ids that share their last eight bytes share a bit,
+  /// and are told apart by the slots.
+  @inline(__always)
+  private static func filterHash(_ bytes: UnsafeRawBufferPointer, seed: UInt64) -> UInt64 {
+    var word: UInt64 = 0
+    if bytes.count >= 8 {
+      word = bytes.loadUnaligned(fromByteOffset: bytes.count - 8, as: UInt64.self)
+    } else {
+      for index in 0..<bytes.count { word |= UInt64(bytes[index]) << (8 * UInt64(index)) }
+    }
+    let mixed = (word ^ seed) &* 0x9E37_79B9_7F4A_7C15 &+ UInt64(truncatingIfNeeded: bytes.count)
+    return mixed &* 0xBF58_476D_1CE4_E5B9
   }
 
   /// A 64-bit hash of `bytes`: eight bytes at a time, each word multiplied in and folded; an

@@ -22,8 +22,6 @@ struct QueryPredicate<T>: @unchecked Sendable {
   let lowerInclusive: Bool
   let upperText: String?
   let upperInclusive: Bool
-  /// The same bounds as UTF-8 bytes, to test a text as it lies in an entry.
-  let textBounds: TextBounds
 
   init(
     keyPath: AnyKeyPath, kind: Kind, lower: String?, lowerInclusive: Bool = true, upper: String?,
@@ -35,11 +33,16 @@ struct QueryPredicate<T>: @unchecked Sendable {
     self.lowerInclusive = lowerInclusive
     self.upperText = upper
     self.upperInclusive = upperInclusive
-    self.textBounds = TextBounds(
-      lower: lower.map { Array($0.utf8) }, lowerInclusive: lowerInclusive, upper: upper.map { Array($0.utf8) },
-      upperInclusive: upperInclusive)
     self.bounds = .range(lower: lower, lowerInclusive: lowerInclusive, upper: upper, upperInclusive: upperInclusive)
     self.extract = extract
+  }
+
+  /// The same bounds as UTF-8 bytes, to test a text as it lies in an entry. Made when asked
+  /// (once per walk that tests ids), not with every condition: most queries never need it.
+  var textBounds: TextBounds {
+    TextBounds(
+      lower: lowerText.map { Array($0.utf8) }, lowerInclusive: lowerInclusive, upper: upperText.map { Array($0.utf8) },
+      upperInclusive: upperInclusive)
   }
 
   /// Whether an object with these texts satisfies it.
