@@ -191,6 +191,42 @@ struct CheckpointDamageTests {
     try Self.expectIgnored(older, pristine.model)
   }
 
+  @Test("a checkpoint a writable open ignored is removed before its writes, which would make it pass later")
+  func ignoredIsRemovedBeforeWrites() throws {
+    let pristine = try Pristine("checkpoint-ignored-removed")
+    defer { pristine.directory.remove() }
+    let older = try pristine.copy("older")
+    // One record more than the copy in the same segment: ahead of the copy's log only by the
+    // covered segment's length and the manifest's generation, both of which writes catch up.
+    let newer = try CheckpointFixture.open(pristine.path)
+    try newer.put(Data("newer".utf8), forKey: "only-in-the-newer-state")
+    try newer.close()
+    try Data(contentsOf: URL(fileURLWithPath: CheckpointFixture.file(pristine.path)))
+      .write(to: URL(fileURLWithPath: CheckpointFixture.file(older)))
+
+    // Checkpoints off: nothing the store writes replaces the planted one (as when damage that
+    // stays keeps a store from taking one, or a crash comes first).
+    var options = CheckpointFixture.options()
+    options.checkpoints = nil
+    let store = try CaskStore(path: older, keys: CheckpointFixture.keys, options: options)
+    #expect(store.stats().recovery.checkpointIgnored != nil)
+    #expect(!FileManager.default.fileExists(atPath: CheckpointFixture.file(older)))
+    // Enough log to seal the segment (a manifest of a later generation) and go on past it.
+    var model = pristine.model
+    var random = SeededRandom(seed: 21)
+    for index in 0..<120 {
+      let value = random.bytes(300)
+      try store.put(value, forKey: "older-\(index)")
+      model["older-\(index)"] = value
+    }
+    try store.close()
+    let reopened = try CheckpointFixture.open(older, readOnly: true)
+    #expect(reopened.stats().recovery.segmentsFromCheckpoint == 0)
+    let served = Self.serves(reopened, model)
+    #expect(served, "the next open trusted the checkpoint the writes caught up with")
+    try reopened.close()
+  }
+
   /// The checkpoint of another store opened with the same keys (its own data key).
   private static func otherStoreCheckpoint(_ pristine: Pristine) throws -> Data {
     let other = pristine.directory.file("other")
