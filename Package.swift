@@ -6,6 +6,8 @@ import PackageDescription
 // nothing it does not run (.ci/run). Unset, the package is whole; no product changes meaning.
 //   CASK_TESTS=engine   the codec's and the engine's tests, with the crash writer and the fuzz
 //                       targets they start (no sync module, no `cask`, no other tests)
+//   CASK_TESTS=collections  the codec's, engine's and collections' tests, with what the
+//                       engine's start (no sync module, no `cask`, no other tests)
 //   CASK_TESTS=library  the codec's, engine's, collections' and sync's tests, with the crash
 //                       writer (no `cask`, its parser, its tests or the fuzz targets)
 let testScope = Context.environment["CASK_TESTS"]
@@ -13,6 +15,8 @@ let leftOut: Set<String> =
   switch testScope {
   case "engine":
     ["CipherCaskSync", "cask", "CipherCaskTests", "CaskCLITests", "CipherCaskSyncTests", "CaskCLIKitTests"]
+  case "collections":
+    ["CipherCaskSync", "cask", "CaskCLITests", "CipherCaskSyncTests", "CaskCLIKitTests"]
   case "library":
     [
       "cask", "CaskCLIKit", "CaskCLITests", "CaskCLIKitTests", "FuzzSupport", "fuzz-rncryptor", "fuzz-segment",
@@ -20,7 +24,7 @@ let leftOut: Set<String> =
       "fuzz-cli-args",
     ]
   case nil, "": []
-  case let other?: fatalError("CASK_TESTS=\(other): use engine or library, or leave it unset")
+  case let other?: fatalError("CASK_TESTS=\(other): use engine, collections or library, or leave it unset")
   }
 
 let package = Package(
