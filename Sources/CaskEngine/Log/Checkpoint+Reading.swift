@@ -92,7 +92,10 @@ extension Checkpoint {
       guard let id = reader.readUInt32(), let base = reader.readUInt32(), let sub = reader.readUInt32(),
         let segmentEpoch = reader.readUInt32(), let length = reader.readUInt64(), let total = reader.readUInt64(),
         let dead = reader.readUInt64(), length >= UInt64(CaskFormat.segmentHeaderLength),
-        length <= CaskFormat.maximumSegmentLength
+        length <= CaskFormat.maximumSegmentLength,
+        // A segment's records lie inside it and its dead bytes among them: counts beyond
+        // would overflow the usage that later records add to.
+        total <= length, dead <= total
       else { return nil }
       let entry = SegmentEntry(
         id: id, order: SegmentOrder(base: base, sub: sub), epoch: segmentEpoch, length: length, totalBytes: total,
