@@ -47,18 +47,13 @@ extension StoreOpener {
       if options.checksCheckpoint { try check(root, found: found, manifest: manifest, cipher: cipher, header: header) }
       let pages = CheckpointPages(
         root: root, cipher: cipher, path: checkpointPath, read: read, closeFile: { file.close() },
-        removal: options.readOnly ? nil : (fileSystem, checkpointPath))
+        removing: options.readOnly ? nil : checkpointPath, in: fileSystem)
       keepsFile = true
       let cache = SortedPageCache(
         limit: options.checkpoints?.sortedPageCacheBytes ?? CaskFormat.defaultSortedPageCacheBytes)
       var (directory, tombstones) = try root.load(from: pages, cache: cache)
       directory.setSortedGroups(root.sortedBases(pages: pages, cache: cache), cache: cache)
-      var usage: [UInt32: SegmentUsage] = [:]
-      usage.reserveCapacity(root.segments.count)
-      for segment in root.segments {
-        usage[segment.id] = SegmentUsage(totalBytes: segment.totalBytes, deadBytes: segment.deadBytes)
-      }
-      directory.restoreUsage(usage)
+      directory.restoreUsage(root.segments)
       indexState.directory = directory
       return LoadedCheckpoint(root: root, tombstones: tombstones, listed: Set(root.segments.map(\.id)))
     } catch {
