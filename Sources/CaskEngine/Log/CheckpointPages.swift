@@ -28,21 +28,21 @@ final class CheckpointPages: @unchecked Sendable {
   let positions: [UInt64]
   /// The lengths of the segments the root lists: a loaded slot's location must lie inside.
   let segmentLengths: SegmentLengths
-  /// What to remove when a page fails: `nil` for a read-only store (or a reader that only
-  /// checks a file). Two optionals rather than an optional pair: an optional tuple is a
-  /// generic type of its own, whose metadata a process makes at its first open.
-  private let removalFileSystem: (any FileSystem)?
-  private let removalPath: String?
+  /// Removes the file when a page fails: `nil` for a read-only store (or a reader that only
+  /// checks a file). A closure rather than an optional file system and path: an optional
+  /// pair, or an optional existential, is a generic type of its own, whose metadata a process
+  /// makes at its first open.
+  private let removeFile: (() -> Void)?
   private let failure = Locked<CaskError?>(nil)
   /// How many pages have been read from the file: what shows which loads open and each
   /// operation cost (the tests count them).
   let reads = Atomic<Int>(0)
 
   /// Pages of `root`'s file read through `read`; `closeFile` runs when the last table that
-  /// may read from it goes away; `removing` is removed through `fileSystem` when a page fails.
+  /// may read from it goes away, `removeFile` when the first page fails.
   init(
     root: Checkpoint, cipher: RecordCipher, path: String, read: @escaping (UInt64, Int) -> [UInt8]?,
-    closeFile: (() -> Void)? = nil, removing removalPath: String? = nil, in fileSystem: (any FileSystem)? = nil
+    closeFile: (() -> Void)? = nil, removeFile: (() -> Void)? = nil
   ) {
     self.read = read
     self.closeFile = closeFile
@@ -59,8 +59,7 @@ final class CheckpointPages: @unchecked Sendable {
     }
     self.positions = positions
     segmentLengths = SegmentLengths(root.segments)
-    removalFileSystem = fileSystem
-    self.removalPath = removalPath
+    self.removeFile = removeFile
   }
 
   deinit {
@@ -103,9 +102,9 @@ final class CheckpointPages: @unchecked Sendable {
       kept = error
       return true
     }
-    if first, let removalFileSystem, let removalPath {
+    if first, let removeFile {
       // The log holds every record the checkpoint described: the next open reads it instead.
-      try? removalFileSystem.removeFile(removalPath)
+      removeFile()
     }
     return damage ?? error
   }
