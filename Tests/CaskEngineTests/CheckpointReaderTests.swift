@@ -229,4 +229,18 @@ extension CheckpointReaderTests {
       #expect(FuzzingEntry.readCheckpoint(try Self.assemble(plaintexts), dataKeys: Self.keys) == nil)
     }
   }
+
+  @Test("the root's segment lengths give each listed id's first entry and nothing for an id it does not list")
+  func segmentLengthsByID() {
+    func entry(_ id: UInt32, _ length: UInt64) -> Checkpoint.SegmentEntry {
+      Checkpoint.SegmentEntry(
+        id: id, order: SegmentOrder(base: id, sub: 0), epoch: 0, length: length, totalBytes: 0, deadBytes: 0)
+    }
+    let lengths = SegmentLengths([entry(9, 900), entry(2, 200), entry(9, 1), entry(5, 500)])
+    #expect(lengths[2] == 200)
+    #expect(lengths[5] == 500)
+    #expect(lengths[9] == 900)
+    for missing: UInt32 in [0, 3, 6, 10, .max] { #expect(lengths[missing] == nil) }
+    #expect(SegmentLengths([])[1] == nil)
+  }
 }

@@ -33,6 +33,8 @@ struct FileMappingTests {
       let first = Data((0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
       try file.write(first, at: 0)
       var buffer = [UInt8](repeating: 0, count: 300)
+      // The first read is left to `pread`: a file read once is never mapped.
+      #expect(!buffer.withUnsafeMutableBytes { file.readMapped(into: $0, at: 4000) })
       #expect(buffer.withUnsafeMutableBytes { file.readMapped(into: $0, at: 4000) })
       #expect(buffer == Array(first[4000..<4300]))
 
@@ -62,6 +64,9 @@ struct FileMappingTests {
       let expected = [UInt8](bytes)
       for _ in 0..<testIterations(20) {
         let file = try PosixFileSystem().open(path, mode: .readOnly)
+        // The first read maps nothing; the threads race to make the mapping at the second.
+        var first = [UInt8](repeating: 0, count: 16)
+        #expect(!first.withUnsafeMutableBytes { file.readMapped(into: $0, at: 0) })
         let failures = Locked<Int>(0)
         DispatchQueue.concurrentPerform(iterations: 8) { (thread: Int) in
           var buffer = [UInt8](repeating: 0, count: 512)
@@ -134,13 +139,35 @@ struct FileMappingTests {
     }
   }
 
+  @Test("a store opened for one get reads its record without mapping the segment; the next get maps it")
+  func oneGetAfterOpenMapsNothing() throws {
+    let fileSystem = SegmentCallCounter()
+    var options = Self.uncachedOptions
+    options.fileSystem = fileSystem
+    try withTemporaryDirectory("mapped-first-read") { directory throws in
+      let path = directory.file("store.cask")
+      let store = try CaskStore(path: path, password: testPassword, options: options)
+      for index in 0..<50 { try store.put(Data(repeating: UInt8(index), count: 500), forKey: "key-\(index)") }
+      try store.close()
+      let reopened = try CaskStore(path: path, password: testPassword, options: options)
+      defer { try? reopened.close() }
+      fileSystem.calls.withLock { $0 = SegmentCallCounter.Calls() }
+      #expect(try reopened.get("key-7") == Data(repeating: 7, count: 500))
+      #expect(fileSystem.calls.withLock { $0.mappedReads } == 0)
+      #expect(try reopened.get("key-8") == Data(repeating: 8, count: 500))
+      #expect(fileSystem.calls.withLock { $0.mappedReads } == 1)
+    }
+  }
+
   @Test("a get whose record a segment cut short no longer holds is a corrupt-record error; records before the cut read")
   func getPastACut() throws {
     try withStore(options: Self.uncachedOptions, label: "mapped-cut") { store, _ throws in
       let keys = (0..<120).map { "key-\($0)" }
       let values = keys.map { key in Data((key + String(repeating: "v", count: 1000)).utf8) }
       for (key, value) in zip(keys, values) { try store.put(value, forKey: key) }
-      #expect(try store.get(keys[0]) == values[0])  // the segment is mapped now
+      // The segment is mapped now: by the appends, or at its second read.
+      #expect(try store.get(keys[0]) == values[0])
+      #expect(try store.get(keys[1]) == values[1])
       let (cutRecord, segmentPath) = try Self.location(of: keys[100], in: store)
       let cut = Int(cutRecord.offset) / 4096 * 4096
       try FileDamage.truncate(segmentPath, to: cut)

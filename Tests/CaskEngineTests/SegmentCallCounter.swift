@@ -7,6 +7,7 @@ final class SegmentCallCounter: ForwardingFileSystem, @unchecked Sendable {
   struct Calls {
     var writes = 0
     var mappedWrites = 0
+    var mappedReads = 0
     var syncs = 0
     /// Each `startWriteback` range as offset and count, in call order.
     var writeback: [(offset: UInt64, count: UInt64)] = []
@@ -34,7 +35,9 @@ final class SegmentCallCounter: ForwardingFileSystem, @unchecked Sendable {
     }
 
     func readMapped(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) -> Bool {
-      base.readMapped(into: buffer, at: offset)
+      let done = base.readMapped(into: buffer, at: offset)
+      if done { calls.withLock { $0.mappedReads += 1 } }
+      return done
     }
 
     func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {

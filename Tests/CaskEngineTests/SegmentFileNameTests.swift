@@ -42,4 +42,30 @@ struct SegmentFileNameTests {
       for probe in UInt32(0)...64 { #expect(sorted.contains(probe) == model.contains(probe)) }
     }
   }
+
+  @Test("a foreign name is a name that is no segment's but lower-cases into one, as `lowercased()` decides")
+  func foreignNamesMatchLowercasing() {
+    var random = SeededRandom.make(test: "foreign segment names")
+    let pool: [String] = [
+      "0", "9", "a", "f", "A", "F", "g", "G", ".", "s", "S", "e", "E", "h", "H", "I", "n", "N", "t", "T",
+      "\u{212A}", "\u{130}", "\u{FF41}",
+    ]
+    for _ in 0..<testIterations(3_000) {
+      let ext = Bool.random(using: &random) ? CaskFormat.segmentExtension : CaskFormat.hintExtension
+      let digits = (0..<8).map { _ in pool[Int.random(in: 0..<6, using: &random)] }.joined()
+      var name = digits + "." + (Bool.random(using: &random) ? ext.uppercased() : ext)
+      if Int.random(in: 0..<3, using: &random) == 0 {
+        var characters = Array(name)
+        characters[Int.random(in: 0..<characters.count, using: &random)] = Character(
+          pool.randomElement(using: &random)!)
+        name = String(characters)
+      }
+      let model =
+        Segment.id(fromFileName: name, extension: ext) == nil
+        ? Segment.id(fromFileName: name.lowercased(), extension: ext) : nil
+      #expect(Segment.id(fromForeignName: name, extension: ext) == model, "\(name)")
+    }
+    #expect(Segment.id(fromForeignName: "0000000A.SEG", extension: CaskFormat.segmentExtension) == 10)
+    #expect(Segment.id(fromForeignName: "0000000a.seg", extension: CaskFormat.segmentExtension) == nil)
+  }
 }

@@ -43,8 +43,8 @@ enum SigbusChain {
     }
     let value = Data(repeating: 0x61, count: 1000)
     for index in 0..<100 { guard (try? store.put(value, forKey: "key-\(index)")) != nil else { exit(2) } }
-    // The first get maps the segment.
-    guard (try? store.get("key-0")) == value,
+    // The second read of the segment maps it (the first is a `pread`).
+    guard (try? store.get("key-0")) == value, (try? store.get("key-1")) == value,
       let names = try? FileManager.default.contentsOfDirectory(atPath: path),
       let segment = names.first(where: { $0.hasSuffix(".seg") }),
       truncate(path + "/" + segment, 4096) == 0

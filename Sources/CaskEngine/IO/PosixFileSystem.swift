@@ -49,8 +49,9 @@ public struct PosixFileSystem: FileSystem {
       Syscall.close(descriptor)
       throw CaskError.io(operation: "open (not a regular file)", path: path, errno: EINVAL)
     }
-    // Regular files ignore O_NONBLOCK; cleared all the same, so the descriptor is as asked.
-    Syscall.clearNonBlocking(descriptor, openFlags: opened)
+    // Left set: Linux ignores O_NONBLOCK on a regular file (reads, writes, syncs and `flock`,
+    // which takes LOCK_NB on its own, behave the same), and clearing it was one more system
+    // call for every file an open reads.
     return (descriptor, file)
   }
 
@@ -157,6 +158,11 @@ final class PosixFile: StorageFile {
   /// and a release of the slot and of the mapping on every mapped read and append (with
   /// `AtomicLazyReference`, about a twentieth of a delete's time).
   private let mappingSlot = Atomic<UInt>(0)
+  /// Whether `readMapped` has been called once: the first read of a file is a `pread`, and
+  /// only a second one maps it. Prevents: a store opened for one read (an open plus a get)
+  /// paying a gigabyte's `mmap`, the signal handler's set-up and the page faults of a new
+  /// mapping, about a twentieth of that open, for a record one `pread` copies.
+  private let readOnce = Atomic<Bool>(false)
 
   private final class MappingSlot: Sendable {
     let mapping: FileMapping?
@@ -210,7 +216,8 @@ final class PosixFile: StorageFile {
   }
 
   func readMapped(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) -> Bool {
-    withMapping { $0.copy(into: buffer, at: offset) }
+    if mappingSlot.load(ordering: .relaxed) == 0 && !readOnce.exchange(true, ordering: .relaxed) { return false }
+    return withMapping { $0.copy(into: buffer, at: offset) }
   }
 
   func nextData(from offset: UInt64) -> UInt64 {

@@ -145,15 +145,6 @@ enum Syscall {
     return FileID(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
   }
 
-  /// Clears `O_NONBLOCK` (set while opening, so that a FIFO at the path does not block `open`)
-  /// from a descriptor opened with `openFlags`, in one `fcntl`: `F_SETFL` changes only the
-  /// status flags (`O_NONBLOCK`, `O_NOATIME`, `O_APPEND`, `O_ASYNC`, `O_DIRECT`) and ignores
-  /// the access mode and the creation flags, so the flags `open` was given, less
-  /// `O_NONBLOCK`, are the flags it left, less `O_NONBLOCK`: no `F_GETFL` is needed.
-  static func clearNonBlocking(_ descriptor: Int32, openFlags: Int32) {
-    _ = retrying { fcntl(descriptor, F_SETFL, openFlags & ~O_NONBLOCK) }
-  }
-
   /// Whether anything is at `path`, a symbolic link (dangling or not) included.
   static func exists(_ path: String) -> Bool {
     var info = stat()

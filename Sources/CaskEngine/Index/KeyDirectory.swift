@@ -354,9 +354,13 @@ struct KeyDirectory: Sendable {
   }
 
   /// Sets the usage figures of the segments a checkpoint describes, which it counted over the
-  /// records before it, replacing what loading its entries added.
-  mutating func restoreUsage(_ figures: [UInt32: SegmentUsage]) {
-    for (id, figure) in figures { usage[id] = figure }
+  /// records before it, replacing what loading its entries added. Taken from the root's list
+  /// as it is: a dictionary built for it at open was a generic type of its own, whose metadata
+  /// a process makes at its first use.
+  mutating func restoreUsage(_ segments: [Checkpoint.SegmentEntry]) {
+    for segment in segments {
+      usage[segment.id] = SegmentUsage(totalBytes: segment.totalBytes, deadBytes: segment.deadBytes)
+    }
   }
 
   /// Forgets a segment's usage once compaction has removed it.

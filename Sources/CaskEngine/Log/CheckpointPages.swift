@@ -27,20 +27,22 @@ final class CheckpointPages: @unchecked Sendable {
   /// Where each page's message starts in the file.
   let positions: [UInt64]
   /// The lengths of the segments the root lists: a loaded slot's location must lie inside.
-  let segmentLengths: [UInt32: UInt64]
-  /// What to remove when a page fails: `nil` for a read-only store (or a reader that only
-  /// checks a file).
-  private let removal: (fileSystem: any FileSystem, path: String)?
+  let segmentLengths: SegmentLengths
+  /// Removes the file when a page fails: `nil` for a read-only store (or a reader that only
+  /// checks a file). A closure rather than an optional file system and path: an optional
+  /// pair, or an optional existential, is a generic type of its own, whose metadata a process
+  /// makes at its first open.
+  private let removeFile: (() -> Void)?
   private let failure = Locked<CaskError?>(nil)
   /// How many pages have been read from the file: what shows which loads open and each
   /// operation cost (the tests count them).
   let reads = Atomic<Int>(0)
 
   /// Pages of `root`'s file read through `read`; `closeFile` runs when the last table that
-  /// may read from it goes away.
+  /// may read from it goes away, `removeFile` when the first page fails.
   init(
     root: Checkpoint, cipher: RecordCipher, path: String, read: @escaping (UInt64, Int) -> [UInt8]?,
-    closeFile: (() -> Void)? = nil, removal: (fileSystem: any FileSystem, path: String)? = nil
+    closeFile: (() -> Void)? = nil, removeFile: (() -> Void)? = nil
   ) {
     self.read = read
     self.closeFile = closeFile
@@ -56,11 +58,8 @@ final class CheckpointPages: @unchecked Sendable {
       position += UInt64(page.length)
     }
     self.positions = positions
-    var lengths: [UInt32: UInt64] = [:]
-    lengths.reserveCapacity(root.segments.count)
-    for segment in root.segments where lengths[segment.id] == nil { lengths[segment.id] = segment.length }
-    segmentLengths = lengths
-    self.removal = removal
+    segmentLengths = SegmentLengths(root.segments)
+    self.removeFile = removeFile
   }
 
   deinit {
@@ -103,9 +102,9 @@ final class CheckpointPages: @unchecked Sendable {
       kept = error
       return true
     }
-    if first, let removal {
+    if first, let removeFile {
       // The log holds every record the checkpoint described: the next open reads it instead.
-      try? removal.fileSystem.removeFile(removal.path)
+      removeFile()
     }
     return damage ?? error
   }
@@ -145,5 +144,36 @@ extension Checkpoint {
     }
     guard matches else { throw Rejection(reason: "page \(number) is malformed") }
     return plaintext.subdata(in: plaintext.startIndex + head..<plaintext.endIndex)
+  }
+}
+
+/// The lengths of the segments a checkpoint's root lists, by id (the first entry of an id),
+/// in two sorted arrays of integers: a dictionary of them was a generic type of its own, whose
+/// metadata a process makes at its first open.
+struct SegmentLengths: Sendable {
+  private let ids: [UInt32]
+  private let lengths: [UInt64]
+
+  init(_ segments: [Checkpoint.SegmentEntry]) {
+    // Sorted by id, then by position, so that the first entry of an id comes first.
+    let order = segments.indices.sorted { (segments[$0].id, $0) < (segments[$1].id, $1) }
+    var ids: [UInt32] = []
+    var lengths: [UInt64] = []
+    ids.reserveCapacity(order.count)
+    lengths.reserveCapacity(order.count)
+    for position in order where ids.last != segments[position].id {
+      ids.append(segments[position].id)
+      lengths.append(segments[position].length)
+    }
+    self.ids = ids
+    self.lengths = lengths
+  }
+
+  /// The length of segment `id`, `nil` when the root does not list it.
+  ///
+  /// - Complexity: O(log s) for the s segments listed.
+  subscript(id: UInt32) -> UInt64? {
+    let at = SortedSegmentIDs.lowerBound(of: id, in: ids.count) { ids[$0] }
+    return at < ids.count && ids[at] == id ? lengths[at] : nil
   }
 }

@@ -17,11 +17,12 @@ extension Manifest {
   /// - Parameters:
   ///   - present: the segments in the directory, with their links (unreadable ones left out).
   ///   - identity: the store's identity, from its authenticated header.
-  ///   - tail: the last bytes of a present segment at its present length, `nil` if unreadable.
+  ///   - tail: the last bytes of the present segment at a position of `present`, at its
+  ///     present length; `nil` if unreadable.
   /// - Complexity: O(n log n) in the number of segments; one small read per segment started
   ///   after the manifest.
   func chainDisagreements(
-    with present: [PresentSegment], identity: [UInt8], tail: (PresentSegment) -> [UInt8]?
+    with present: [PresentSegment], identity: [UInt8], tail: (Int) -> [UInt8]?
   ) -> [CorruptRegion] {
     var found: [CorruptRegion] = []
     func violation(_ id: UInt32, _ reason: String) {
@@ -29,10 +30,12 @@ extension Manifest {
     }
     let listed = Set(segments.map(\.id))
     let skipped = Set(retired).union(pending)
-    let newer = present.filter {
-      $0.order.sub == 0 && !listed.contains($0.id) && !skipped.contains($0.id) && $0.id >= nextSegmentID
-    }.sorted { ($0.order, $0.id) < ($1.order, $1.id) }
-    let byID = Dictionary(present.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+    // Positions in `present`, not copies or a dictionary by id: those were generic types of
+    // their own, whose metadata a process makes at its first open.
+    let newer = present.indices.filter {
+      let item = present[$0]
+      return item.order.sub == 0 && !listed.contains(item.id) && !skipped.contains(item.id) && item.id >= nextSegmentID
+    }.sorted { (present[$0].order, present[$0].id) < (present[$1].order, present[$1].id) }
     let listedOrdinary = segments.filter { $0.order.sub == 0 }
     let newestListed = listedOrdinary.max { $0.order < $1.order }
     // A compaction names its outputs as pending in a manifest before it puts any in place:
@@ -41,14 +44,16 @@ extension Manifest {
     for item in present where item.order.sub != 0 && !listed.contains(item.id) && !skipped.contains(item.id) {
       violation(item.id, "a compaction output the manifest neither lists nor names as pending")
     }
-    var before: PresentSegment?
-    for item in newer {
-      defer { before = item }
+    var beforePosition: Int?
+    for position in newer {
+      let item = present[position]
+      defer { beforePosition = position }
       guard let link = item.link, link.identity == identity else {
         violation(item.id, "a segment newer than the manifest written by another store or copy")
         continue
       }
-      if let before {
+      if let beforePosition {
+        let before = present[beforePosition]
         guard let previous = link.previous, previous.id == before.id, previous.order == before.order else {
           violation(
             item.id,
@@ -56,7 +61,7 @@ extension Manifest {
               + "or their order was changed)")
           continue
         }
-        if previous.length != before.length || tail(before) != previous.tail {
+        if previous.length != before.length || tail(beforePosition) != previous.tail {
           violation(
             before.id, "the segment is not as it was when the next one was started (cut short, grown or replaced)")
         }
@@ -75,12 +80,12 @@ extension Manifest {
           "the segment follows \(Segment.fileName(id: previous.id)), which is missing (a segment was removed)")
       } else if listed.contains(previous.id) {
         guard let newestListed, newestListed.id == previous.id, newestListed.order == previous.order,
-          let current = byID[previous.id]
+          let current = present.firstIndex(where: { $0.id == previous.id })
         else {
           violation(item.id, "the segment does not follow the newest segment the manifest lists")
           continue
         }
-        if previous.length != current.length || tail(current) != previous.tail {
+        if previous.length != present[current].length || tail(current) != previous.tail {
           violation(
             previous.id, "the segment is not as it was when the next one was started (cut short, grown or replaced)")
         }

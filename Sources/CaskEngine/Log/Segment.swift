@@ -67,13 +67,32 @@ final class Segment: Sendable {
     // removes its inputs by the name made from the id, then left such a file behind to be
     // read again at the next open.) Read byte by byte: open parses every name in the
     // directory, and this costs no allocation.
+    parse(name, extension: ext, foldingCase: false)
+  }
+
+  /// For a name that is not a segment name but would be one in lower case (`0000000A.seg`):
+  /// its id. Open reports such a file instead of reading it or passing over it in silence.
+  static func id(fromForeignName name: String, extension ext: String) -> UInt32? {
+    guard id(fromFileName: name, extension: ext) == nil else { return nil }
+    // ASCII letters folded byte by byte, no lower-cased copy of every name of the directory:
+    // the same answer, since the only character outside ASCII that lower-cases into it (the
+    // Kelvin sign, into `k`) is in no segment or hint name.
+    return parse(name, extension: ext, foldingCase: true)
+  }
+
+  /// Eight hex digits, a dot and `ext` (lower case, ASCII), and nothing else; with
+  /// `foldingCase`, upper-case ASCII letters read as lower-case ones.
+  private static func parse(_ name: String, extension ext: String, foldingCase: Bool) -> UInt32? {
     let bytes = name.utf8
     let suffix = ext.utf8
     guard bytes.count == 9 + suffix.count else { return nil }
+    func folded(_ byte: UInt8) -> UInt8 {
+      foldingCase && (65...90).contains(byte) ? byte | 0x20 : byte
+    }
     var id: UInt32 = 0
     var index = bytes.startIndex
     for _ in 0..<8 {
-      let byte = bytes[index]
+      let byte = folded(bytes[index])
       switch byte {
       case 48...57: id = id << 4 | UInt32(byte - 48)
       case 97...102: id = id << 4 | UInt32(byte - 87)
@@ -81,17 +100,10 @@ final class Segment: Sendable {
       }
       bytes.formIndex(after: &index)
     }
-    guard bytes[index] == UInt8(ascii: "."), bytes[bytes.index(after: index)...].elementsEqual(suffix) else {
-      return nil
-    }
+    guard bytes[index] == UInt8(ascii: "."),
+      bytes[bytes.index(after: index)...].elementsEqual(suffix, by: { folded($0) == $1 })
+    else { return nil }
     return id
-  }
-
-  /// For a name that is not a segment name but would be one in lower case (`0000000A.seg`):
-  /// its id. Open reports such a file instead of reading it or passing over it in silence.
-  static func id(fromForeignName name: String, extension ext: String) -> UInt32? {
-    guard id(fromFileName: name, extension: ext) == nil else { return nil }
-    return id(fromFileName: name.lowercased(), extension: ext)
   }
 
   private static func hexName(_ id: UInt32) -> String {

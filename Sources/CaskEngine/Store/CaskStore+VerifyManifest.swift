@@ -43,9 +43,8 @@ extension CaskStore {
       }
       found += manifest.disagreements(with: present, unreadable: unreadable, currentEpoch: ring.current.epoch)
       if let identity = ring.identity {
-        let files = Dictionary(segments.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        found += manifest.chainDisagreements(with: present, identity: identity) { item in
-          files[item.id].flatMap { try? SegmentLink.tail(of: $0, length: item.length) }
+        found += manifest.chainDisagreements(with: present, identity: identity) { position in
+          try? SegmentLink.tail(of: segments[position], length: present[position].length)
         }
       }
       return found

@@ -47,18 +47,13 @@ extension StoreOpener {
       if options.checksCheckpoint { try check(root, found: found, manifest: manifest, cipher: cipher, header: header) }
       let pages = CheckpointPages(
         root: root, cipher: cipher, path: checkpointPath, read: read, closeFile: { file.close() },
-        removal: options.readOnly ? nil : (fileSystem, checkpointPath))
+        removeFile: options.readOnly ? nil : { [fileSystem] in try? fileSystem.removeFile(checkpointPath) })
       keepsFile = true
       let cache = SortedPageCache(
         limit: options.checkpoints?.sortedPageCacheBytes ?? CaskFormat.defaultSortedPageCacheBytes)
       var (directory, tombstones) = try root.load(from: pages, cache: cache)
       directory.setSortedGroups(root.sortedBases(pages: pages, cache: cache), cache: cache)
-      var usage: [UInt32: SegmentUsage] = [:]
-      usage.reserveCapacity(root.segments.count)
-      for segment in root.segments {
-        usage[segment.id] = SegmentUsage(totalBytes: segment.totalBytes, deadBytes: segment.deadBytes)
-      }
-      directory.restoreUsage(usage)
+      directory.restoreUsage(root.segments)
       indexState.directory = directory
       return LoadedCheckpoint(root: root, tombstones: tombstones, listed: Set(root.segments.map(\.id)))
     } catch {
@@ -85,13 +80,15 @@ extension StoreOpener {
     guard root.generation <= manifest.generation else {
       throw Checkpoint.Rejection(reason: "ahead of the manifest (a manifest rolled back)")
     }
-    var byID: [UInt32: Int] = [:]
-    byID.reserveCapacity(found.count)
-    for position in found.indices where byID[found[position].segment.id] == nil {
-      byID[found[position].segment.id] = position
+    // Positions in `found` sorted by id (the first for an id), not a dictionary by id: a
+    // generic type of its own, whose metadata a process makes at its first open.
+    let byID = found.indices.sorted { (found[$0].segment.id, $0) < (found[$1].segment.id, $1) }
+    func position(of id: UInt32) -> Int? {
+      let at = SortedSegmentIDs.lowerBound(of: id, in: byID.count) { found[byID[$0]].segment.id }
+      return at < byID.count && found[byID[at]].segment.id == id ? byID[at] : nil
     }
     for listed in root.segments {
-      guard let segment = byID[listed.id].map({ found[$0] }), segment.segment.order == listed.order,
+      guard let segment = position(of: listed.id).map({ found[$0] }), segment.segment.order == listed.order,
         segment.segment.epoch == listed.epoch
       else { throw Checkpoint.Rejection(reason: "a segment it describes is gone or replaced") }
       if listed.id == root.coveredSegment {

@@ -52,13 +52,11 @@ extension StoreOpener {
     report.integrityViolations += manifest.disagreements(
       with: present, unreadable: Set(report.unreadableSegments), currentEpoch: ring.current.epoch)
     if let identity = ring.identity {
-      var positions: [UInt32: Int] = [:]
-      positions.reserveCapacity(kept.count)
-      for (position, item) in zip(kept.indices, kept) where positions[item.segment.id] == nil {
-        positions[item.segment.id] = position
-      }
-      report.integrityViolations += manifest.chainDisagreements(with: present, identity: identity) { item in
-        positions[item.id].flatMap { try? SegmentLink.tail(of: kept[$0].segment, length: item.length) }
+      // `present` is `kept`, position for position: the segment of an entry is at its own
+      // position (no dictionary by id, a generic type whose metadata a process makes at its
+      // first open).
+      report.integrityViolations += manifest.chainDisagreements(with: present, identity: identity) { position in
+        try? SegmentLink.tail(of: kept[position].segment, length: present[position].length)
       }
     }
     return kept
