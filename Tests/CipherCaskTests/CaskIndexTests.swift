@@ -283,7 +283,7 @@ struct CaskIndexTests {
           try batch.save(.make("g0", city: "Porto0", email: "taken@example.com"), in: gigs)
         }
         let evens = stride(from: 0, to: count, by: 2).map { "g\($0)" }.sorted()
-        #expect(try gigs.query().where(\.city, equals: "Lisbon").count() == 0)
+        #expect(try gigs.query().where(\.city, equals: "Lisbon").ids() == ["held"])
         #expect(try gigs.query().where(\.city, equals: "Porto0").ids().sorted() == evens)
         #expect(try gigs.query().where(\.email, equals: "taken@example.com").ids() == ["g0"])
         #expect(try gigs.query().where(\.email, equals: "m0r1@example.com").count() == 0)
