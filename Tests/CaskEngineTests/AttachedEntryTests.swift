@@ -77,6 +77,21 @@ struct AttachedEntryTests {
     #expect((try AttachedKeys.encode([], entries: entries, owner: owner)) == mixed)
   }
 
+  @Test("entries make the section's bytes: groups, then each group's texts, in byte order, each once")
+  func entriesSectionBytes() throws {
+    let entries = [
+      AttachedEntry(group: "\u{1}b", text: "é"), AttachedEntry(group: "\u{1}a", text: "xy"),
+      AttachedEntry(group: "\u{1}a", text: "x"), AttachedEntry(group: "\u{1}b", text: "é"),
+    ]
+    let section = try AttachedKeys.encode([], entries: entries, owner: "obj\u{0}9")
+    let expected: [UInt8] = [
+      2, 0,  // groups
+      2, 0, 1, 0x61, 2, 0, 1, 0, 0x78, 2, 0, 0x78, 0x79,  // "\u{1}a": "x", "xy"
+      2, 0, 1, 0x62, 1, 0, 2, 0, 0xC3, 0xA9,  // "\u{1}b": "é" once
+    ]
+    #expect(section == expected)
+  }
+
   @Test("entries in any order and repeated, few or many, make the section their whole keys make")
   func entriesInAnyOrderMakeTheKeysSection() throws {
     var random = SeededRandom.make(test: "entriesInAnyOrderMakeTheKeysSection")

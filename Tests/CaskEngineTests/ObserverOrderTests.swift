@@ -41,4 +41,31 @@ struct ObserverOrderTests {
       observations.removeAll()
     }
   }
+
+  @Test(
+    "a cancelled observer is no longer called; the others keep their order, and a later one joins the end of its kind")
+  func cancelKeepsTheOrder() throws {
+    try withStore(options: CaskStore.Options(durability: .never), label: "observer-cancel") { store, _ throws in
+      let calls = Locked<[String]>([])
+      func observe(_ name: String, first: Bool = false) -> CaskObservation {
+        let record: @Sendable ([CaskChange]) -> Void = { _ in calls.withLock { $0.append(name) } }
+        return first ? store.observeChangesFirst(record) : store.observeChanges(record)
+      }
+      var observations = [observe("o1"), observe("f1", first: true), observe("o2"), observe("o3")]
+      observations.append(observe("f2", first: true))
+      try store.put(Data("1".utf8), forKey: "a")
+      #expect(calls.withLock { $0 } == ["f1", "f2", "o1", "o2", "o3"])
+      observations[2].cancel()
+      observations[1].cancel()
+      observations.append(observe("o4"))
+      observations.append(observe("f3", first: true))
+      calls.withLock { $0.removeAll() }
+      try store.put(Data("2".utf8), forKey: "a")
+      #expect(calls.withLock { $0 } == ["f2", "f3", "o1", "o3", "o4"])
+      observations.removeAll()
+      calls.withLock { $0.removeAll() }
+      try store.put(Data("3".utf8), forKey: "a")
+      #expect(calls.withLock { $0 }.isEmpty)
+    }
+  }
 }

@@ -261,4 +261,48 @@ struct CaskIndexTests {
       #expect(try plain.get(id: "g2")?.city == "Porto")
     }
   }
+
+  @Test("a batch writing ids twice keeps each one's last texts, for a few ids and for many, in two collections")
+  func batchKeepsEachIDsLastWrite() throws {
+    try withIndexStore { store, _ in
+      let gigs = store.gigs()
+      let others = store.gigs(named: "others")
+      // 3 ids are found in the batch by comparing them, 30 through a table: both must agree.
+      for count in [3, 30] {
+        try gigs.save(.make("held", email: "taken@example.com"))
+        try store.batch { batch in
+          for round in 0..<2 {
+            for number in 0..<count {
+              let city = round == 0 ? "Lisbon" : "Porto\(number % 2)"
+              try batch.save(.make("g\(number)", city: city, email: "m\(number)r\(round)@example.com"), in: gigs)
+              try batch.save(.make("o\(number)", city: round == 0 ? "Faro" : "Braga"), in: others)
+            }
+          }
+          // The holder gives its value up in the batch, and an object written before takes it.
+          try batch.save(.make("held", email: "free@example.com"), in: gigs)
+          try batch.save(.make("g0", city: "Porto0", email: "taken@example.com"), in: gigs)
+        }
+        let evens = stride(from: 0, to: count, by: 2).map { "g\($0)" }.sorted()
+        #expect(try gigs.query().where(\.city, equals: "Lisbon").ids() == ["held"])
+        #expect(try gigs.query().where(\.city, equals: "Porto0").ids().sorted() == evens)
+        #expect(try gigs.query().where(\.email, equals: "taken@example.com").ids() == ["g0"])
+        #expect(try gigs.query().where(\.email, equals: "m0r1@example.com").count() == 0)
+        #expect(try gigs.query().where(\.email, equals: "m1r0@example.com").count() == 0)
+        #expect(try others.query().where(\.city, equals: "Faro").count() == 0)
+        #expect(try others.query().where(\.city, equals: "Braga").count() == count)
+        // Two ids of one batch taking one value are refused, however many ids the batch has.
+        #expect(throws: CollectionError.uniqueViolation(collection: "gigs", index: "email")) {
+          try store.batch { batch in
+            for number in 0..<count { try batch.save(.make("n\(number)", email: "n\(number)@example.com"), in: gigs) }
+            try batch.save(.make("n0", email: "same@example.com"), in: gigs)
+            try batch.save(.make("n\(count - 1)", email: "same@example.com"), in: gigs)
+          }
+        }
+        #expect(try gigs.verifyIndexes().isConsistent)
+        #expect(try others.verifyIndexes().isConsistent)
+        try gigs.removeAll()
+        try others.removeAll()
+      }
+    }
+  }
 }

@@ -39,7 +39,7 @@ enum AttachedKeys {
       throw CaskError.invalidKey(reason: "a key without a group carries no attached keys")
     }
     let id = (separator + 1)..<bytes.count
-    var parts: [(group: Range<Int>, text: Range<Int>)] = []
+    var parts: [Part] = []
     parts.reserveCapacity(keys.count + entries.count)
     for key in keys {
       let start = bytes.count
@@ -66,97 +66,61 @@ enum AttachedKeys {
       }
       parts.append((groupStart..<textStart, textStart..<bytes.count))
     }
-    return try section(of: parts, in: bytes)
+    return try parts.withUnsafeMutableBufferPointer { parts in
+      try bytes.withUnsafeBytes { try section(of: parts, in: $0) }
+    }
   }
 
-  /// The section for `entries` alone, written from their strings' bytes. Prevents: the parts
-  /// copied into a buffer of their own and sorted as ranges of it for the few entries of a save.
+  /// The section for `entries` alone: their groups' and texts' bytes copied once into a
+  /// buffer on the stack, and their positions sorted beside them. Prevents: the entries' strings
+  /// read (each a retain and a release) at every comparison of the sort and again as the
+  /// section is written, a tenth of the atomic reference counting of a save with three indexes.
   private static func encode(_ entries: [AttachedEntry], owner: String) throws -> [UInt8] {
     guard let separator = owner.utf8.firstIndex(of: CaskFormat.keyGroupSeparator) else {
       throw CaskError.invalidKey(reason: "a key without a group carries no attached keys")
     }
     let idLength = owner.utf8.distance(from: owner.utf8.index(after: separator), to: owner.utf8.endIndex)
-    var total = 2
+    var total = 0
     for entry in entries {
       let group = entry.group.utf8.count
       let text = entry.text.utf8.count
       guard group > 0, group + text + 2 + idLength <= CaskFormat.maximumKeyLength,
         !hasZero(entry.group), !hasZero(entry.text)
       else { throw CaskError.invalidKey(reason: "an attached key is not its group, a text and its owner's id") }
-      total += group + text + 6
+      total += group + text
     }
-    // In byte order of group, then text, each once: their positions sorted in a buffer on the
-    // stack. Prevents: the entries copied into an array of their own to be sorted.
-    func precedes(_ left: Int, _ right: Int) -> Bool {
-      let byGroup = compareUTF8(entries[left].group, entries[right].group)
-      return byGroup != 0 ? byGroup < 0 : compareUTF8(entries[left].text, entries[right].text) < 0
-    }
-    var section: [UInt8] = []
-    section.reserveCapacity(total)
-    section.append(0)
-    section.append(0)
-    var groups = 0
-    var textsAt = 0
-    var texts = 0
-    try withUnsafeTemporaryAllocation(of: Int.self, capacity: entries.count) { buffer in
-      var order = buffer
-      _ = order.initialize(fromContentsOf: entries.indices)
-      // An insertion sort for the few entries of a save (a handful of indexes), the library's
-      // sort beyond. Prevents: the library's stable sort set up for three entries.
-      if order.count <= 8 {
-        for end in order.indices.dropFirst() {
-          var at = end
-          while at > 0, precedes(order[at], order[at - 1]) {
-            order.swapAt(at, at - 1)
-            at -= 1
-          }
+    return try withUnsafeTemporaryAllocation(byteCount: max(total, 1), alignment: 1) { bytes in
+      try withUnsafeTemporaryAllocation(of: Part.self, capacity: entries.count) { parts in
+        var end = 0
+        for (index, entry) in entries.enumerated() {
+          let groupStart = end
+          end = copyUTF8(entry.group, to: bytes, at: end)
+          let textStart = end
+          end = copyUTF8(entry.text, to: bytes, at: end)
+          (parts.baseAddress! + index).initialize(to: (groupStart..<textStart, textStart..<end))
         }
-      } else {
-        order.sort(by: precedes)
-      }
-      var previous: Int?
-      for index in order {
-        let entry = entries[index]
-        let sameGroup = previous.map { compareUTF8(entries[$0].group, entry.group) == 0 } ?? false
-        if sameGroup, let previous, compareUTF8(entries[previous].text, entry.text) == 0 { continue }
-        if !sameGroup {
-          if groups > 0 { try Self.store(texts, at: textsAt, in: &section, what: "keys attached in one group") }
-          groups += 1
-          append(UInt16(entry.group.utf8.count), to: &section)
-          appendUTF8(entry.group, to: &section)
-          textsAt = section.count
-          section.append(0)
-          section.append(0)
-          texts = 0
-        }
-        texts += 1
-        append(UInt16(entry.text.utf8.count), to: &section)
-        appendUTF8(entry.text, to: &section)
-        previous = index
+        return try section(of: parts, in: UnsafeRawBufferPointer(rebasing: bytes[..<end]))
       }
     }
-    try Self.store(texts, at: textsAt, in: &section, what: "keys attached in one group")
-    try Self.store(groups, at: 0, in: &section, what: "groups of attached keys")
-    return section
   }
 
-  /// Compares two strings' UTF-8 bytes as the store orders keys.
-  private static func compareUTF8(_ left: String, _ right: String) -> Int {
-    let compared = left.utf8.withContiguousStorageIfAvailable { left in
-      right.utf8.withContiguousStorageIfAvailable {
-        compareBytes(UnsafeRawBufferPointer(left), UnsafeRawBufferPointer($0))
-      }
-    }
-    if let compared, let compared { return compared }
-    if left.utf8.elementsEqual(right.utf8) { return 0 }
-    return left.utf8.lexicographicallyPrecedes(right.utf8) ? -1 : 1
-  }
+  /// A key's group and text, as ranges of a buffer of their bytes.
+  private typealias Part = (group: Range<Int>, text: Range<Int>)
 
-  /// Appends `string`'s UTF-8 bytes in one copy when they are contiguous. Prevents: the generic
-  /// append of a `String.UTF8View`, byte by byte, for every group and text of every save.
-  private static func appendUTF8(_ string: String, to bytes: inout [UInt8]) {
-    let copied: Void? = string.utf8.withContiguousStorageIfAvailable { bytes.append(contentsOf: $0) }
-    if copied == nil { bytes.append(contentsOf: string.utf8) }
+  /// Copies `string`'s UTF-8 bytes into `buffer` at `offset`; returns where they end.
+  private static func copyUTF8(_ string: String, to buffer: UnsafeMutableRawBufferPointer, at offset: Int) -> Int {
+    let copied = string.utf8.withContiguousStorageIfAvailable { source -> Int in
+      UnsafeMutableRawBufferPointer(rebasing: buffer[offset..<(offset + source.count)])
+        .copyMemory(from: UnsafeRawBufferPointer(source))
+      return offset + source.count
+    }
+    if let copied { return copied }
+    var end = offset
+    for byte in string.utf8 {
+      buffer[end] = byte
+      end += 1
+    }
+    return end
   }
 
   /// Whether `string` holds a U+0000.
@@ -167,46 +131,60 @@ enum AttachedKeys {
     return found ?? string.utf8.contains(CaskFormat.keyGroupSeparator)
   }
 
-  /// The section listing `parts`, ranges of `bytes`, each group's texts in byte order, once.
-  private static func section(of parts: [(group: Range<Int>, text: Range<Int>)], in bytes: [UInt8]) throws -> [UInt8] {
+  /// The section listing `parts`, ranges of `all`, each group's texts in byte order, once.
+  /// Sorts `parts` in place.
+  private static func section(of parts: UnsafeMutableBufferPointer<Part>, in all: UnsafeRawBufferPointer) throws
+    -> [UInt8]
+  {
     var parts = parts
-    return try bytes.withUnsafeBytes { all in
-      func part(_ range: Range<Int>) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: all[range]) }
-      parts.sort { left, right in
-        let byGroup = compareBytes(part(left.group), part(right.group))
-        return byGroup != 0 ? byGroup < 0 : compareBytes(part(left.text), part(right.text)) < 0
-      }
-      // Each group's name, then its distinct texts; the counts are written when known. Room
-      // for all of it at once (no key's parts take more than the key and its two counts).
-      // Prevents: the section grown and copied again as each part is appended.
-      var section: [UInt8] = []
-      section.reserveCapacity(2 + all.count + 4 * parts.count)
-      section += [0, 0]
-      var groups = 0
-      var textsAt = 0
-      var texts = 0
-      var previous: (group: Range<Int>, text: Range<Int>)?
-      for (group, text) in parts {
-        let sameGroup = previous.map { compareBytes(part($0.group), part(group)) == 0 } ?? false
-        if sameGroup, let previous, compareBytes(part(previous.text), part(text)) == 0 { continue }
-        if !sameGroup {
-          if groups > 0 { try Self.store(texts, at: textsAt, in: &section, what: "keys attached in one group") }
-          groups += 1
-          append(UInt16(group.count), to: &section)
-          section.append(contentsOf: part(group))
-          textsAt = section.count
-          section += [0, 0]
-          texts = 0
-        }
-        texts += 1
-        append(UInt16(text.count), to: &section)
-        section.append(contentsOf: part(text))
-        previous = (group, text)
-      }
-      try Self.store(texts, at: textsAt, in: &section, what: "keys attached in one group")
-      try Self.store(groups, at: 0, in: &section, what: "groups of attached keys")
-      return section
+    func part(_ range: Range<Int>) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: all[range]) }
+    func precedes(_ left: Part, _ right: Part) -> Bool {
+      let byGroup = compareBytes(part(left.group), part(right.group))
+      return byGroup != 0 ? byGroup < 0 : compareBytes(part(left.text), part(right.text)) < 0
     }
+    // An insertion sort for the few keys of a save (a handful of indexes), the library's sort
+    // beyond. Prevents: the library's stable sort set up for three keys.
+    if parts.count <= 8 {
+      for end in parts.indices.dropFirst() {
+        var at = end
+        while at > 0, precedes(parts[at], parts[at - 1]) {
+          parts.swapAt(at, at - 1)
+          at -= 1
+        }
+      }
+    } else {
+      parts.sort(by: precedes)
+    }
+    // Each group's name, then its distinct texts; the counts are written when known. Room
+    // for all of it at once (no key's parts take more than the key and its two counts).
+    // Prevents: the section grown and copied again as each part is appended.
+    var section: [UInt8] = []
+    section.reserveCapacity(2 + all.count + 4 * parts.count)
+    section += [0, 0]
+    var groups = 0
+    var textsAt = 0
+    var texts = 0
+    var previous: Part?
+    for (group, text) in parts {
+      let sameGroup = previous.map { compareBytes(part($0.group), part(group)) == 0 } ?? false
+      if sameGroup, let previous, compareBytes(part(previous.text), part(text)) == 0 { continue }
+      if !sameGroup {
+        if groups > 0 { try Self.store(texts, at: textsAt, in: &section, what: "keys attached in one group") }
+        groups += 1
+        append(UInt16(group.count), to: &section)
+        section.append(contentsOf: part(group))
+        textsAt = section.count
+        section += [0, 0]
+        texts = 0
+      }
+      texts += 1
+      append(UInt16(text.count), to: &section)
+      section.append(contentsOf: part(text))
+      previous = (group, text)
+    }
+    try Self.store(texts, at: textsAt, in: &section, what: "keys attached in one group")
+    try Self.store(groups, at: 0, in: &section, what: "groups of attached keys")
+    return section
   }
 
   /// Writes `count` as 2 bytes at `offset` of `bytes`.

@@ -59,7 +59,12 @@ final class ChangeObservers: Sendable {
     let onClose: CloseHandler?
     let first: Bool
   }
-  private let handlers = Locked<(next: UInt64, table: [UInt64: Observer], closed: Bool)>((0, [:], false))
+  /// The registered observers with their ids, in the order they are called: the `first` ones,
+  /// then the others, each in the order they were registered. Kept in that order as they come
+  /// and go. Prevents: every commit of an observed store sorting a table of its observers into
+  /// a new array (a lock held, two arrays made and each closure retained) to call them.
+  private let handlers = Locked<(next: UInt64, ordered: [(id: UInt64, observer: Observer)], closed: Bool)>(
+    (0, [], false))
   /// How many observers are registered; changed under `handlers`' lock.
   private let registered = Atomic<Int>(0)
 
@@ -71,8 +76,11 @@ final class ChangeObservers: Sendable {
     let id = handlers.withLock { state -> UInt64? in
       guard !state.closed else { return nil }
       state.next += 1
-      state.table[state.next] = Observer(onChange: handler, onClose: onClose, first: first)
-      registered.store(state.table.count, ordering: .releasing)
+      let observer = Observer(onChange: handler, onClose: onClose, first: first)
+      // After the last observer of its kind: ids grow, so each kind stays in registration order.
+      let at = first ? (state.ordered.firstIndex { !$0.observer.first } ?? state.ordered.count) : state.ordered.count
+      state.ordered.insert((state.next, observer), at: at)
+      registered.store(state.ordered.count, ordering: .releasing)
       return state.next
     }
     guard let id else {
@@ -84,35 +92,28 @@ final class ChangeObservers: Sendable {
 
   func remove(_ id: UInt64) {
     handlers.withLock { state in
-      state.table[id] = nil
-      registered.store(state.table.count, ordering: .releasing)
+      state.ordered.removeAll { $0.id == id }
+      registered.store(state.ordered.count, ordering: .releasing)
     }
   }
 
   func notify(_ changes: [CaskChange]) {
     guard !changes.isEmpty else { return }
-    let current = handlers.withLock { Self.ordered($0.table) }
-    for observer in current { observer.onChange(changes) }
+    let current = handlers.withLock { $0.ordered }
+    for entry in current { entry.observer.onChange(changes) }
   }
 
   /// Unregisters every observer and calls their `onClose`, once: the store is closed.
   func closeAll() {
-    let closing = handlers.withLock { state -> [Observer] in
+    let closing = handlers.withLock { state -> [(id: UInt64, observer: Observer)] in
       state.closed = true
       defer {
-        state.table.removeAll()
+        state.ordered.removeAll()
         registered.store(0, ordering: .releasing)
       }
-      return Self.ordered(state.table)
+      return state.ordered
     }
-    for observer in closing { observer.onClose?() }
-  }
-
-  /// The observers in the order they are called: the `first` ones, then by registration.
-  private static func ordered(_ table: [UInt64: Observer]) -> [Observer] {
-    table.sorted { lhs, rhs in
-      lhs.value.first != rhs.value.first ? lhs.value.first : lhs.key < rhs.key
-    }.map(\.value)
+    for entry in closing { entry.observer.onClose?() }
   }
 }
 

@@ -9,13 +9,58 @@ struct IndexedObject {
   var texts: [[String]]?
 }
 
+/// The objects a commit writes in one collection with declared indexes, each id once (its last
+/// write wins).
+struct IndexedGroup {
+  /// The most ids found by comparing bytes; beyond, they are looked up in `positions`.
+  static let scanLimit = 8
+
+  let collection: ByteString
+  private(set) var objects: [IndexedObject] = []
+  /// Each id's place in `objects`, made once they are more than `scanLimit`. Prevents: a
+  /// dictionary made, and the id hashed byte by byte, for the one object of a save.
+  private var positions: [ByteString: Int]?
+
+  init(collection: ByteString) { self.collection = collection }
+
+  /// The place in `objects` of the object whose id has the bytes of `id`, if it is there.
+  func position<S: StringProtocol>(of id: S) -> Int? {
+    if let positions { return positions[ByteString(String(id))] }
+    return withUTF8Bytes(id) { id in
+      objects.firstIndex { object in withUTF8Bytes(object.id) { compareRaw($0, id) == 0 } }
+    }
+  }
+
+  /// Whether the commit writes the object with id `id`.
+  func writes<S: StringProtocol>(id: S) -> Bool { position(of: id) != nil }
+
+  /// Records the texts of the object `id` with key `key`, replacing those of an earlier write.
+  mutating func set(id: Substring, key: String, texts: [[String]]?) {
+    if let position = position(of: id) {
+      objects[position].texts = texts
+      return
+    }
+    objects.append(IndexedObject(id: String(id), key: key, texts: texts))
+    if positions != nil {
+      positions?[ByteString(objects[objects.count - 1].id)] = objects.count - 1
+    } else if objects.count > Self.scanLimit {
+      var table: [ByteString: Int] = [:]
+      table.reserveCapacity(objects.count * 2)
+      for (position, object) in objects.enumerated() { table[ByteString(object.id)] = position }
+      positions = table
+    }
+  }
+}
+
 /// The objects a commit writes in collections with declared indexes: their final index texts
 /// per collection and id (the last write of a key wins); `nil` texts for a delete. An object
 /// that does not decode as the declared type fails the commit. What a streamed batch keeps of
 /// its objects.
 struct IndexedChanges {
-  var changed: [ByteString: [IndexedObject]] = [:]
-  var positions: [ByteString: [ByteString: Int]] = [:]
+  /// One group per collection, in the order of their first writes. A commit writes to one or
+  /// a few collections: each is found by comparing names. Prevents: the name hashed byte by
+  /// byte for every lookup (three per written object).
+  var groups: [IndexedGroup] = []
 
   /// Collections written without declared indexes.
   var undeclared: Set<ByteString> = []
@@ -23,9 +68,8 @@ struct IndexedChanges {
   mutating func add(_ write: CommitWrite, definitions: [ByteString: any IndexedDefinition]) throws {
     guard write.key.utf8.first != IndexStoreKeys.reservedPrefix, let (group, id) = IndexStoreKeys.splitKey(write.key)
     else { return }
-    let collection = ByteString(group)
-    guard let definition = definitions[collection] else {
-      undeclared.insert(collection)
+    guard let definition = Self.definition(named: group, in: definitions) else {
+      undeclared.insert(ByteString(group))
       return
     }
     // Prevents: every save into a collection declared with no index decoding its object for
@@ -34,21 +78,27 @@ struct IndexedChanges {
       definition.descriptors.isEmpty
       ? write.value.map { _ in [] }
       : try write.value.map { try definition.texts(from: $0, id: String(id)) }
-    // Three lookups of the collection, not five: its name is hashed byte by byte each time.
-    let count = changed[collection]?.count ?? 0
-    let position = Self.position(of: ByteString(id), next: count, in: &positions[collection, default: [:]])
-    if position < count {
-      changed[collection]?[position].texts = texts
+    let at = withUTF8Bytes(group) { group in
+      groups.firstIndex { withUTF8Bytes($0.collection.string) { compareRaw($0, group) == 0 } }
+    }
+    if let at {
+      groups[at].set(id: id, key: write.key, texts: texts)
     } else {
-      changed[collection, default: []].append(IndexedObject(id: String(id), key: write.key, texts: texts))
+      var new = IndexedGroup(collection: ByteString(group))
+      new.set(id: id, key: write.key, texts: texts)
+      groups.append(new)
     }
   }
 
-  /// The position of `id` in `positions`, where it gets `next` when it is not there yet.
-  private static func position(of id: ByteString, next: Int, in positions: inout [ByteString: Int]) -> Int {
-    if let position = positions[id] { return position }
-    positions[id] = next
-    return next
+  /// The definition of the collection `name` in `definitions`: the few declared names compared
+  /// as bytes, a lookup beyond (as `IndexRuntime.State.declares`).
+  static func definition<S: StringProtocol>(named name: S, in definitions: [ByteString: any IndexedDefinition])
+    -> (any IndexedDefinition)?
+  {
+    guard definitions.count <= 8 else { return definitions[ByteString(String(name))] }
+    return withUTF8Bytes(name) { name in
+      definitions.first { withUTF8Bytes($0.key.string) { compareRaw($0, name) == 0 } }?.value
+    }
   }
 }
 
@@ -111,22 +161,22 @@ extension IndexRuntime {
   ///   (as its attached keys) instead of puts of their own.
   func entryWrites(for changes: IndexedChanges, attaching: Bool, state: inout State) throws -> CommitAdditions {
     var added = CommitAdditions()
-    for (collection, objects) in changes.changed {
-      guard let definition = state.definitions[collection] else { continue }
+    for group in changes.groups {
+      guard let definition = IndexedChanges.definition(named: group.collection.string, in: state.definitions)
+      else { continue }
       if let reason = definition.invalidReason {
         throw CollectionError.invalidIndex(collection: definition.collection, reason: reason)
       }
-      try addEntryWrites(
-        for: objects, of: definition, positions: changes.positions[collection] ?? [:], attaching: attaching,
-        state: &state, into: &added)
+      try addEntryWrites(for: group, of: definition, attaching: attaching, state: &state, into: &added)
     }
     return added
   }
 
   private func addEntryWrites(
-    for objects: [IndexedObject], of definition: any IndexedDefinition,
-    positions: [ByteString: Int], attaching: Bool, state: inout State, into additions: inout CommitAdditions
+    for group: IndexedGroup, of definition: any IndexedDefinition, attaching: Bool, state: inout State,
+    into additions: inout CommitAdditions
   ) throws {
+    let objects = group.objects
     var added: [CommitWrite] = []
     defer { additions.writes += added }
     let name = definition.collection
@@ -202,7 +252,7 @@ extension IndexRuntime {
         }
         if descriptor.isUnique {
           try checkUnique(
-            descriptor, objects: objects, position: position, positions: positions, entries: entries, name)
+            descriptor, position: position, group: group, entries: entries, name)
         }
       }
       // The objects read in place, by position. Prevents: each object (two strings and its
@@ -233,11 +283,11 @@ extension IndexRuntime {
   /// Throws unless every value the objects get in a unique index is held by one object after
   /// the commit: the stored holders the commit does not change, plus the commit's own.
   private func checkUnique(
-    _ descriptor: IndexDescriptor, objects: [IndexedObject], position: Int,
-    positions: [ByteString: Int], entries: IndexSource, _ collection: String
+    _ descriptor: IndexDescriptor, position: Int, group: IndexedGroup, entries: IndexSource,
+    _ collection: String
   ) throws {
     var holders: [ByteString: ByteString] = [:]
-    for object in objects {
+    for object in group.objects {
       // `nil` never collides, as NULL in SQL's unique indexes: many objects may lack a value.
       for text in object.texts?[position] ?? [] where !(descriptor.isOptional && text == "0") {
         let key = ByteString(text)
@@ -247,7 +297,7 @@ extension IndexRuntime {
         holders[key] = ByteString(object.id)
         try entries.ids(in: .equal(text)) { stored in
           // A stored holder that this commit changes counts with its new texts above.
-          if positions[ByteString(stored)] == nil {
+          if !group.writes(id: stored) {
             throw CollectionError.uniqueViolation(collection: collection, index: descriptor.name)
           }
           return true
