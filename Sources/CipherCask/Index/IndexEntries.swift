@@ -94,23 +94,33 @@ struct IndexEntries: Sendable {
   var count: Int { sorted.count }
 
   mutating func insert<S: StringProtocol>(entry: S) {
-    withUTF8Bytes(entry) { insert(entryBytes: $0) }
+    _ = withUTF8Bytes(entry) { insert(entryBytes: $0) }
   }
 
   mutating func remove<S: StringProtocol>(entry: S) {
-    withUTF8Bytes(entry) { remove(entryBytes: $0) }
+    _ = withUTF8Bytes(entry) { remove(entryBytes: $0) }
   }
 
-  /// Inserts the entry `text + U+0000 + id` given as its UTF-8 bytes.
-  mutating func insert(entryBytes entry: UnsafeRawBufferPointer) {
-    guard sorted.insert(entry), let (text, id) = EntryIDKey.split(entry: entry) else { return }
-    EntryIDKey.withKey(text: text, id: id) { _ = byID.insert($0) }
+  /// Inserts the entry `text + U+0000 + id` given as its UTF-8 bytes; returns false if it
+  /// was there.
+  @discardableResult
+  mutating func insert(entryBytes entry: UnsafeRawBufferPointer) -> Bool {
+    guard sorted.insert(entry) else { return false }
+    if let (text, id) = EntryIDKey.split(entry: entry) {
+      EntryIDKey.withKey(text: text, id: id) { _ = byID.insert($0) }
+    }
+    return true
   }
 
-  /// Removes the entry `text + U+0000 + id` given as its UTF-8 bytes.
-  mutating func remove(entryBytes entry: UnsafeRawBufferPointer) {
-    guard sorted.remove(entry), let (text, id) = EntryIDKey.split(entry: entry) else { return }
-    EntryIDKey.withKey(text: text, id: id) { _ = byID.remove($0) }
+  /// Removes the entry `text + U+0000 + id` given as its UTF-8 bytes; returns false if it
+  /// was not there.
+  @discardableResult
+  mutating func remove(entryBytes entry: UnsafeRawBufferPointer) -> Bool {
+    guard sorted.remove(entry) else { return false }
+    if let (text, id) = EntryIDKey.split(entry: entry) {
+      EntryIDKey.withKey(text: text, id: id) { _ = byID.remove($0) }
+    }
+    return true
   }
 
   /// Calls `body` with the text of each of `id`'s entries, in text order, until it returns

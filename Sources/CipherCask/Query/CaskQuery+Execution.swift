@@ -101,6 +101,14 @@ extension CaskQuery {
         if composite != nil { try build(&composite!.condition.index) }
         if plan.sortIndex != nil { try build(&plan.sortIndex!) }
       }
+      // The generation of the entries copied above, read under the same lock: a set of ids
+      // kept for it is exactly the ids of that copy.
+      for position in indexed.indices {
+        guard case .memory = indexed[position].index.entries,
+          let box = state.caches[ByteString(indexed[position].index.group)]
+        else { continue }
+        indexed[position].index.idSets = IDSetCache(runtime: runtime, box: box, generation: box.generation)
+      }
     }
     indexed.sort { $0.entryCount < $1.entryCount }
     // A composite index drives whenever it matches: it answers at least as many conditions

@@ -90,7 +90,7 @@ extension CaskQuery {
       let testsMembers = plan.driver != nil && plan.testsDriverByIDs
       if let driver = plan.driver {
         if testsMembers {
-          members = try IDSet(driver.index.entries, in: driver.predicate.bounds, capacity: driver.entryCount)
+          members = try driver.index.idSet(in: driver.predicate.bounds, capacity: driver.entryCount)
         } else {
           checks.insert(driver, at: 0)
         }

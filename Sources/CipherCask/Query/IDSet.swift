@@ -4,7 +4,7 @@
 /// no `String` made and no search of the driver's entries.
 ///
 /// - Complexity: insert and `contains`, O(length of the id) expected.
-struct IDSet {
+struct IDSet: Sendable {
   /// The ids' bytes, one after another.
   private var bytes: [UInt8] = []
   /// Where each id starts in `bytes`; the last element is `bytes.count`.
@@ -19,6 +19,10 @@ struct IDSet {
   private var filter: [UInt64]
   /// The right shift of a `filterHash` that leaves its bit's number in `filter`.
   private var filterShift: UInt64
+  /// How many ids are shorter than eight bytes. With none, every id's bit in `filter` is that
+  /// of its last eight bytes alone, which are an entry's last eight bytes: a walk tests an
+  /// entry without finding where its id starts (`mayHoldID(endingWith:)`).
+  private(set) var shortIDCount = 0
   /// Mixed into every hash, so that which ids share a slot differs from set to set.
   private let seed = UInt64.random(in: 0...UInt64.max)
 
@@ -88,6 +92,7 @@ struct IDSet {
     // As typed bytes: a raw buffer is appended a byte at a time, a typed one copied whole.
     bytes.append(contentsOf: id.assumingMemoryBound(to: UInt8.self))
     starts.append(bytes.count)
+    if id.count < 8 { shortIDCount += 1 }
     slots[found] = Self.slotValue(hash: hash, number: count - 1)
     let (word, bit) = filterBit(Self.filterHash(id, seed: seed))
     filter[word] |= bit
@@ -100,6 +105,15 @@ struct IDSet {
     let (word, bit) = filterBit(Self.filterHash(id, seed: seed))
     guard filter.withUnsafeBufferPointer({ $0[word] & bit != 0 }) else { return false }
     return slot(of: id, hash: Self.hash(id, seed: seed)).found
+  }
+
+  /// Whether an id of at least eight bytes whose last eight are `last` (as loaded, unaligned,
+  /// in the machine's order) may be in the set: false only when none is. Answers for every
+  /// id only while `shortIDCount` is 0.
+  @inline(__always)
+  func mayHoldID(endingWith last: UInt64) -> Bool {
+    let (word, bit) = filterBit(Self.filterHash(lastWord: last, seed: seed))
+    return filter.withUnsafeBufferPointer { $0[word] & bit != 0 }
   }
 
   /// Doubles the slots (and the filter) and places every id again.
@@ -137,20 +151,25 @@ struct IDSet {
     (hash >> 16) & 0xFF_FFFF
   }
 
-  /// The hash whose top bits choose an id's bit of `filter`: its last eight bytes (all of a
-  /// shorter id, zero-padded) and its length, multiplied in. Cheaper than `hash`, which only
-  /// the ids that pass the filter need; ids that share their last eight bytes share a bit,
-  /// and are told apart by the slots.
+  /// The hash whose top bits choose an id's bit of `filter`: its last eight bytes alone, or
+  /// all of a shorter id, zero-padded, with its length multiplied in. Cheaper than `hash`,
+  /// which only the ids that pass the filter need; ids that share their last eight bytes
+  /// share a bit, and are told apart by the slots.
   @inline(__always)
   private static func filterHash(_ bytes: UnsafeRawBufferPointer, seed: UInt64) -> UInt64 {
-    var word: UInt64 = 0
     if bytes.count >= 8 {
-      word = bytes.loadUnaligned(fromByteOffset: bytes.count - 8, as: UInt64.self)
-    } else {
-      for index in 0..<bytes.count { word |= UInt64(bytes[index]) << (8 * UInt64(index)) }
+      return filterHash(lastWord: bytes.loadUnaligned(fromByteOffset: bytes.count - 8, as: UInt64.self), seed: seed)
     }
+    var word: UInt64 = 0
+    for index in 0..<bytes.count { word |= UInt64(bytes[index]) << (8 * UInt64(index)) }
     let mixed = (word ^ seed) &* 0x9E37_79B9_7F4A_7C15 &+ UInt64(truncatingIfNeeded: bytes.count)
     return mixed &* 0xBF58_476D_1CE4_E5B9
+  }
+
+  /// `filterHash` of an id of at least eight bytes whose last eight are `word`.
+  @inline(__always)
+  private static func filterHash(lastWord word: UInt64, seed: UInt64) -> UInt64 {
+    ((word ^ seed) &* 0x9E37_79B9_7F4A_7C15) &* 0xBF58_476D_1CE4_E5B9
   }
 
   /// A 64-bit hash of `bytes`: eight bytes at a time, each word multiplied in and folded; an
@@ -180,6 +199,37 @@ struct IDSet {
     }
     hash &*= 0x94D0_49BB_1331_11EB
     return hash ^ (hash >> 29)
+  }
+}
+
+/// The sets of ids kept with one index's entries in memory (`IndexRuntime.EntriesBox`), as a
+/// plan found them: the generation of its copy of the entries, which a kept set must be of.
+struct IDSetCache: Sendable {
+  let runtime: IndexRuntime
+  let box: IndexRuntime.EntriesBox
+  let generation: UInt64
+
+  /// The set of the ids in `bounds` kept for the plan's generation, if any.
+  func set(in bounds: EntryBounds) -> IDSet? {
+    runtime.state.withLock { _ in box.idSet(in: bounds, at: generation) }
+  }
+
+  /// Keeps `set`, collected from the plan's copy of the entries, unless they changed since.
+  func keep(_ set: IDSet, in bounds: EntryBounds) {
+    runtime.state.withLock { _ in box.keep(set, in: bounds, at: generation) }
+  }
+}
+
+extension QueryPlan.Indexed {
+  /// The ids of the entries in `bounds`, of which there are about `capacity`: kept from an
+  /// earlier query of the same entries (none changed since), else collected and kept.
+  ///
+  /// - Complexity: O(1) when kept; else O(m) for the m entries in the bounds.
+  func idSet(in bounds: EntryBounds, capacity: Int) throws -> IDSet {
+    if let kept = idSets?.set(in: bounds) { return kept }
+    let set = try IDSet(entries, in: bounds, capacity: capacity)
+    idSets?.keep(set, in: bounds)
+    return set
   }
 }
 
@@ -226,6 +276,10 @@ extension IndexEntries {
     let last = min(end.chunk, chunks.count - 1)
     guard start.chunk <= last else { return }
     var left = skipping
+    // Without ids under eight bytes in the set, an entry is first tested by its last eight
+    // bytes, which end its id: most entries a walk passes are not members, and are passed
+    // over without a search for the U+0000 that starts their id.
+    let byLastWord = members.shortIDCount == 0
     for step in 0...(last - start.chunk) {
       let chunk = descending ? last - step : start.chunk + step
       let lower = chunk == start.chunk ? start.index : 0
@@ -238,6 +292,12 @@ extension IndexEntries {
             let entry = UnsafeRawBufferPointer(
               rebasing: all[(index == 0 ? 0 : Int(ends[index - 1]))..<Int(ends[index])])
             index += descending ? -1 : 1
+            if byLastWord {
+              // Shorter, its id is too: not a member.
+              guard entry.count >= 8,
+                members.mayHoldID(endingWith: entry.loadUnaligned(fromByteOffset: entry.count - 8, as: UInt64.self))
+              else { continue }
+            }
             // An element without an id (none is written so) is passed over.
             guard let (_, id) = EntryIDKey.split(entry: entry), members.contains(id) else { continue }
             guard left == 0 else {
