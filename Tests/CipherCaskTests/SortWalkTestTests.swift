@@ -113,8 +113,11 @@ struct SortWalkTestTests {
         for skipping in [0, 1, expected.count / 2, expected.count, expected.count + 1] {
           for limit in [1, 3, Int.max] {
             var found: [String] = []
-            entries.memberIDs(in: bounds, descending: descending, members: members, skipping: skipping) { id in
-              found.append(String(decoding: id, as: UTF8.self))
+            entries.memberIDs(in: bounds, descending: descending, members: members, skipping: skipping) { text, id in
+              let id = String(decoding: id, as: UTF8.self)
+              // The text handed over beside an id is that of the entry walked.
+              #expect(entries.texts(of: id).contains(String(decoding: text, as: UTF8.self)), "id \(Array(id.utf8))")
+              found.append(id)
               return found.count < limit
             }
             #expect(

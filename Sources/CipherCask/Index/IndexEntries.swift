@@ -251,6 +251,14 @@ struct IndexEntries: Sendable {
     in bounds: EntryBounds, descending: Bool = false, skipping: Int = 0,
     body: (UnsafeRawBufferPointer) throws -> Bool
   ) rethrows {
+    try entryBytes(in: bounds, descending: descending, skipping: skipping) { _, id in try body(id) }
+  }
+
+  /// `idBytes(in:descending:skipping:body:)` with each entry's text beside its id.
+  func entryBytes(
+    in bounds: EntryBounds, descending: Bool = false, skipping: Int = 0,
+    body: (_ text: UnsafeRawBufferPointer, _ id: UnsafeRawBufferPointer) throws -> Bool
+  ) rethrows {
     var (start, end) = positions(of: bounds)
     guard start != end else { return }
     if skipping > 0 {
@@ -265,8 +273,8 @@ struct IndexEntries: Sendable {
     }
     try sorted.walk(from: start, to: end, descending: descending) { element in
       // An element without an id (none is written so) is passed over.
-      guard let (_, id) = EntryIDKey.split(entry: element) else { return true }
-      return try body(id)
+      guard let (text, id) = EntryIDKey.split(entry: element) else { return true }
+      return try body(text, id)
     }
   }
 

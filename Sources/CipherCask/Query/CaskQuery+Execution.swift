@@ -199,12 +199,12 @@ extension CaskQuery {
       // Without conditions on objects the offset is skipped before any id is handed over.
       let skipping = mustTest ? 0 : offsetCount
       var skipped = skipping
-      let walked = try forEachOrderedID(plan, skipping: skipping) { id in
+      let walked = try forEachOrderedID(plan, skipping: skipping) { id, walkedText in
         var object: T?
         if mustTest {
           guard let key = CaskCollection<T>.parseID(id), let found = try collection.get(id: key) else { return true }
           guard predicates.allSatisfy({ $0.matches(found) }), try accepts(found, plan) else { return true }
-          if let order, let text = try plan.sortText(of: id),
+          if let order, let text = try walkedText ?? plan.sortText(of: id),
             compareBytes(order.text(found), text) != 0
           {
             return true  // moved in the order since the entries were read
@@ -217,7 +217,7 @@ extension CaskQuery {
           return true
         }
         results.append((id, object))
-        if order != nil, object == nil { sortTexts[id] = try plan.sortText(of: id).map(String.init) }
+        if order != nil, object == nil { sortTexts[id] = try (walkedText ?? plan.sortText(of: id)).map(String.init) }
         return results.count < wanted
       }
       return walked

@@ -234,33 +234,34 @@ extension QueryPlan.Indexed {
 }
 
 extension IndexSource {
-  /// `idBytes(in:descending:skipping:body:)` for the ids in `members` only (every id unless
-  /// `testsMembers`), the first `skipping` of those left out. Not generic, unlike the query
-  /// that calls it, so that the test of each walked id is compiled into the walk: through a
-  /// generic closure it cost several times the test itself.
-  func idBytes(
+  /// `entryBytes(in:descending:skipping:body:)` for the ids in `members` only (every id
+  /// unless `testsMembers`), the first `skipping` of those left out. Not generic, unlike the
+  /// query that calls it, so that the test of each walked id is compiled into the walk:
+  /// through a generic closure it cost several times the test itself.
+  func entryBytes(
     in bounds: EntryBounds, descending: Bool, members: IDSet, testsMembers: Bool, skipping: Int,
-    body: (UnsafeRawBufferPointer) throws -> Bool
+    body: (_ text: UnsafeRawBufferPointer, _ id: UnsafeRawBufferPointer) throws -> Bool
   ) throws {
     if testsMembers, case .memory(let entries) = self {
       try entries.memberIDs(in: bounds, descending: descending, members: members, skipping: skipping, body: body)
       return
     }
     var left = skipping
-    try idBytes(in: bounds, descending: descending) { id in
+    try entryBytes(in: bounds, descending: descending) { text, id in
       if testsMembers, !members.contains(id) { return true }
       guard left == 0 else {
         left -= 1
         return true
       }
-      return try body(id)
+      return try body(text, id)
     }
   }
 }
 
 extension IndexEntries {
-  /// The ids of the entries in `bounds` that `members` holds, in entry order (the reverse
-  /// with `descending`), the first `skipping` of them left out, until `body` returns false.
+  /// The texts and ids of the entries in `bounds` whose ids `members` holds, in entry order
+  /// (the reverse with `descending`), the first `skipping` of them left out, until `body`
+  /// returns false.
   /// Each chunk's bytes are read in place and each entry's id tested in one loop, with no call
   /// per entry: such a walk passes about 20 entries per id handed over when the members are a
   /// twentieth of the entries, and the calls per entry were half of its cost.
@@ -268,7 +269,7 @@ extension IndexEntries {
   /// - Complexity: O(log n) to find the bounds, then O(1) expected per entry passed.
   func memberIDs(
     in bounds: EntryBounds, descending: Bool, members: IDSet, skipping: Int,
-    body: (UnsafeRawBufferPointer) throws -> Bool
+    body: (_ text: UnsafeRawBufferPointer, _ id: UnsafeRawBufferPointer) throws -> Bool
   ) rethrows {
     let (start, end) = positions(of: bounds)
     let chunks = sorted.chunks
@@ -299,12 +300,12 @@ extension IndexEntries {
               else { continue }
             }
             // An element without an id (none is written so) is passed over.
-            guard let (_, id) = EntryIDKey.split(entry: entry), members.contains(id) else { continue }
+            guard let (text, id) = EntryIDKey.split(entry: entry), members.contains(id) else { continue }
             guard left == 0 else {
               left -= 1
               continue
             }
-            guard try body(id) else { return false }
+            guard try body(text, id) else { return false }
           }
           return true
         }
