@@ -9,9 +9,11 @@ struct IDSet: Sendable {
   private var bytes: [UInt8] = []
   /// Where each id starts in `bytes`; the last element is `bytes.count`.
   private var starts: [Int] = [0]
-  /// Per slot, 0 for empty, or `slotValue`: the id's number and part of its hash, so that a
-  /// probe passes over another id by comparing hashes and reads the id's bytes (elsewhere in
-  /// memory) only when they agree. A power of two of slots, at most half of them full.
+  /// Two words per slot: 0 for empty, or `slotValue` (the id's number, its length and part of
+  /// its hash), then `lastWord` of the id. A probe passes over another id by comparing these,
+  /// and reads the id's bytes (elsewhere in memory, two more cache misses) only for an id of
+  /// over eight bytes that agrees in all of them: an id of at most eight is told by its slot
+  /// alone. A power of two of slots, at most half of them full.
   private var slots: [UInt64]
   /// One bit per `filterHash` value's top bits, set for each id's: most ids a walk tests are
   /// not in the set, and are told so by one bit of an array that stays in the cache, where
@@ -30,7 +32,7 @@ struct IDSet: Sendable {
   init(capacity: Int) {
     var size = 16
     while size < 2 * capacity { size *= 2 }
-    slots = [UInt64](repeating: 0, count: size)
+    slots = [UInt64](repeating: 0, count: 2 * size)
     starts.reserveCapacity(capacity + 1)
     bytes.reserveCapacity(capacity * 16)
     // Eight bits per slot: about one id in 16 not in the set passes the filter.
@@ -59,13 +61,16 @@ struct IDSet: Sendable {
     slots.withUnsafeBufferPointer { slots in
       bytes.withUnsafeBytes { bytes in
         starts.withUnsafeBufferPointer { starts in
-          let mask = slots.count - 1
-          let tag = Self.tag(hash)
+          let mask = slots.count / 2 - 1
+          let high = Self.slotValue(hash: hash, length: id.count, number: -1) >> 40
+          let last = Self.lastWord(id)
           var slot = Int(truncatingIfNeeded: hash) & mask
           while true {
-            let value = slots[slot]
+            let value = slots[2 * slot]
             if value == 0 { return (slot, false) }
-            if value >> 40 == tag {
+            if value >> 40 == high, slots[2 * slot + 1] == last {
+              // The same length and last eight bytes: all of an id of up to eight.
+              if id.count <= 8 { return (slot, true) }
               let number = Int(truncatingIfNeeded: value & 0xFF_FFFF_FFFF) - 1
               let stored = UnsafeRawBufferPointer(rebasing: bytes[starts[number]..<starts[number + 1]])
               if compareRaw(stored, id) == 0 { return (slot, true) }
@@ -93,10 +98,11 @@ struct IDSet: Sendable {
     bytes.append(contentsOf: id.assumingMemoryBound(to: UInt8.self))
     starts.append(bytes.count)
     if id.count < 8 { shortIDCount += 1 }
-    slots[found] = Self.slotValue(hash: hash, number: count - 1)
+    slots[2 * found] = Self.slotValue(hash: hash, length: id.count, number: count - 1)
+    slots[2 * found + 1] = Self.lastWord(id)
     let (word, bit) = filterBit(Self.filterHash(id, seed: seed))
     filter[word] |= bit
-    if 2 * count > slots.count { grow() }
+    if 4 * count > slots.count { grow() }
   }
 
   /// Whether `id` (its UTF-8 bytes) is in the set.
@@ -118,37 +124,45 @@ struct IDSet: Sendable {
 
   /// Doubles the slots (and the filter) and places every id again.
   private mutating func grow() {
-    let size = slots.count * 2
-    var placed = [UInt64](repeating: 0, count: size)
+    // Twice the slots: as many as there were words.
+    let size = slots.count
+    var placed = [UInt64](repeating: 0, count: 2 * size)
     filter = [UInt64](repeating: 0, count: size / 8)
     filterShift = UInt64(64 - (size * 8).trailingZeroBitCount)
     for number in 0..<count {
-      let (hash, filterHash) = bytes.withUnsafeBytes {
+      let (hash, filterHash, length, last) = bytes.withUnsafeBytes {
         let id = UnsafeRawBufferPointer(rebasing: $0[starts[number]..<starts[number + 1]])
-        return (Self.hash(id, seed: seed), Self.filterHash(id, seed: seed))
+        return (Self.hash(id, seed: seed), Self.filterHash(id, seed: seed), id.count, Self.lastWord(id))
       }
       // The ids are distinct: the first empty slot is the place.
       var slot = Int(truncatingIfNeeded: hash) & (size - 1)
-      while placed[slot] != 0 { slot = (slot + 1) & (size - 1) }
-      placed[slot] = Self.slotValue(hash: hash, number: number)
+      while placed[2 * slot] != 0 { slot = (slot + 1) & (size - 1) }
+      placed[2 * slot] = Self.slotValue(hash: hash, length: length, number: number)
+      placed[2 * slot + 1] = last
       let (word, bit) = filterBit(filterHash)
       filter[word] |= bit
     }
     slots = placed
   }
 
-  /// What a slot holds for id `number` of hash `hash`: the number plus one in the low 40
-  /// bits (more ids than memory could hold), the hash's `tag` above them.
+  /// What a slot's first word holds for id `number` of hash `hash` and `length` bytes: the
+  /// number plus one in the low 40 bits (more ids than memory could hold), the length (up to
+  /// 255) in the 8 above, and 16 bits of the hash that the slot (its low bits, in a set of up
+  /// to 65,536 slots) is not chosen by at the top: ids that share a slot mostly differ there.
   @inline(__always)
-  private static func slotValue(hash: UInt64, number: Int) -> UInt64 {
-    tag(hash) << 40 | UInt64(number + 1)
+  private static func slotValue(hash: UInt64, length: Int, number: Int) -> UInt64 {
+    let tag = (hash >> 16) & 0xFFFF
+    return tag << 48 | UInt64(min(length, 255)) << 40 | UInt64(truncatingIfNeeded: number + 1) & 0xFF_FFFF_FFFF
   }
 
-  /// 24 bits of `hash` that the slot (the low bits, in a set of up to 65,536 slots) is not
-  /// chosen by: ids that share a slot mostly differ here.
+  /// An id's last eight bytes as loaded (unaligned, in the machine's order), or all of a
+  /// shorter id, zero-padded: with its length, the whole of an id of up to eight bytes.
   @inline(__always)
-  private static func tag(_ hash: UInt64) -> UInt64 {
-    (hash >> 16) & 0xFF_FFFF
+  private static func lastWord(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+    if bytes.count >= 8 { return bytes.loadUnaligned(fromByteOffset: bytes.count - 8, as: UInt64.self) }
+    var word: UInt64 = 0
+    for index in 0..<bytes.count { word |= UInt64(bytes[index]) << (8 * UInt64(index)) }
+    return word
   }
 
   /// The hash whose top bits choose an id's bit of `filter`: its last eight bytes alone, or
