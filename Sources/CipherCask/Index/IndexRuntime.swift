@@ -49,7 +49,9 @@ final class IndexRuntime: Sendable {
 
     /// The most sets kept, and the most ids in one kept: a page of a city by date collects
     /// the city's ids on every call, and paging through one city, or a few, asks for the same
-    /// sets again; a bound keeps an index's sets to a few megabytes.
+    /// sets again. A set of 65,536 ids of 16 bytes is about 4 MB (slots of 16 bytes, half
+    /// full, and the packed ids with their starts), so an index keeps at most about 16 MB,
+    /// and that only while its sets are that large and no write has dropped them.
     static let maximumIDSets = 4
     static let maximumIDSetCount = 1 << 16
 
