@@ -35,6 +35,12 @@ struct SortWalkTestTests {
         model.insert(id)
       }
       #expect(set.count == model.count)
+      #expect(set.shortIDCount == model.filter { $0.count < 8 }.count)
+      // The test by an entry's last eight bytes never turns a member of eight bytes or more away.
+      for id in model where id.count >= 8 {
+        let last = id.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: id.count - 8, as: UInt64.self) }
+        #expect(set.mayHoldID(endingWith: last), "id \(id)")
+      }
       let others = (0..<200).map { _ in Array(Self.randomID(&random).utf8) }
       for id in Self.awkwardIDs.map({ Array($0.utf8) }) + Array(model) + others {
         #expect(id.withUnsafeBytes { set.contains($0) } == model.contains(id), "id \(id)")
@@ -86,10 +92,14 @@ struct SortWalkTestTests {
       }
       var members = IDSet(capacity: 0)
       var memberModel = Set<String>()
-      for id in ids where Bool.random(using: &random) {
+      // Members of eight bytes or more only, half the time: the walk then tests entries by
+      // their last eight bytes first, among entries whose ids are shorter.
+      let longOnly = Bool.random(using: &random)
+      for id in ids where Bool.random(using: &random) && (!longOnly || id.utf8.count >= 8) {
         withUTF8Bytes(id) { members.insert($0) }
         memberModel.insert(id)
       }
+      #expect(!longOnly || members.shortIDCount == 0)
       let lower = texts.randomElement(using: &random)!
       let bounds: EntryBounds =
         Bool.random(using: &random)
@@ -103,8 +113,11 @@ struct SortWalkTestTests {
         for skipping in [0, 1, expected.count / 2, expected.count, expected.count + 1] {
           for limit in [1, 3, Int.max] {
             var found: [String] = []
-            entries.memberIDs(in: bounds, descending: descending, members: members, skipping: skipping) { id in
-              found.append(String(decoding: id, as: UTF8.self))
+            entries.memberIDs(in: bounds, descending: descending, members: members, skipping: skipping) { text, id in
+              let id = String(decoding: id, as: UTF8.self)
+              // The text handed over beside an id is that of the entry walked.
+              #expect(entries.texts(of: id).contains(String(decoding: text, as: UTF8.self)), "id \(Array(id.utf8))")
+              found.append(id)
               return found.count < limit
             }
             #expect(

@@ -17,10 +17,10 @@ import RNCryptorCodec
 enum ProfileCommand: BenchCommand {
   static let name = "profile"
   static let abstract =
-    "One engine workload alone (puts, gets, deletes, opens, event saves), for perf or callgrind."
+    "One engine workload alone (puts, gets, deletes, opens, event saves, pages), for perf or callgrind."
   static let usage =
-    "cask-bench profile put|batch|get|delete|open|event-save [--ops N] "
-    + "[--keys N] [--indexes none|1|3|each] [--dir DIR] [--store DIR] [--perf-control FIFO]"
+    "cask-bench profile put|batch|get|delete|open|event-save|page [--ops N] "
+    + "[--keys N] [--indexes none|1|3|each] [--offset N] [--dir DIR] [--store DIR] [--perf-control FIFO]"
   static let options: [(flag: String, help: String)] = [
     ("put", "Single puts into a new store, one operation per call, durability never."),
     ("batch", "Puts in batches of 500 into a new store."),
@@ -35,6 +35,12 @@ enum ProfileCommand: BenchCommand {
       "event-save",
       "Saves of new events, one per call, into a collection of --keys events with --indexes (queries' write costs)."
     ),
+    (
+      "page",
+      "Fetches of a city's 20 newest at --offset, one per call, in a collection of --keys events with the"
+        + " indexes of 'queries' (its page0 and page1000)."
+    ),
+    ("--offset N", "page: the page's offset (default 1,000)."),
     ("--indexes SET", "event-save: none (the default), 1 (city), 3 (city, date, country) or each (attendee each:)."),
     ("--store DIR", "open: build the store there once and keep it (default: a scratch directory)."),
     ("--ops N", "Operations in the timed loop (default 100,000)."),
@@ -46,7 +52,7 @@ enum ProfileCommand: BenchCommand {
     ),
   ]
 
-  static let workloads = ["put", "batch", "get", "delete", "open", "event-save"]
+  static let workloads = ["put", "batch", "get", "delete", "open", "event-save", "page"]
 
   static func run(arguments: [String]) throws {
     var options = Options(arguments, of: Self.self)
@@ -57,6 +63,7 @@ enum ProfileCommand: BenchCommand {
     let control = try options.value("--perf-control").map { try PerfControl(path: $0) }
     let kept = try options.value("--store")
     let indexSet = try options.value("--indexes") ?? "none"
+    let offset = try options.number("--offset", atLeast: 0) ?? 1_000
     guard let indexes = QueriesCommand.writeIndexSets.first(where: { $0.name == indexSet })?.indexes else {
       throw UsageError("'--indexes' is none, 1, 3 or each, not '\(indexSet)'")
     }
@@ -73,6 +80,8 @@ enum ProfileCommand: BenchCommand {
         of: kept ?? "\(scratch.path)/open.cask", keys: keysGiven ?? 1_000_000, repeats: opsGiven ?? 3)
     case "event-save":
       try profile.eventSaves(indexes: indexes, label: indexSet, directory: "\(scratch.path)/events.cask")
+    case "page":
+      try profile.pages(offset: offset, directory: "\(scratch.path)/events.cask")
     default:
       try profile.engine(workload, directory: "\(scratch.path)/profile.cask")
     }
@@ -162,6 +171,25 @@ struct Profile {
     try time("event-save (indexes \(label))", count: operations, checked: "events saved") {
       for event in fresh { try events.save(event) }
       return events.count
+    }
+  }
+
+  /// page: `queries`' page of a city's 20 newest at `offset` (its plan, its indexes), fetched
+  /// `operations` times from a collection of `keys` events after a first fetch (the indexes'
+  /// entries in memory, as after the first query of an app).
+  func pages(offset: Int, directory: String) throws {
+    let store = try CaskStore(path: directory, keys: Self.storeKeys(), options: Self.fixedKeyOptions)
+    defer { try? store.close() }
+    let events = store.collection(BenchEvent.self, named: "events", indexes: CaskQuerySide.indexes)
+    try events.save(contentsOf: BenchEvent.sequence(0..<keys, seed: 42))
+    let queries = EventQueries(events: keys)
+    let query = events.query().where(\.city, equals: queries.city).sorted(by: \.date, ascending: false)
+      .offset(offset).limit(queries.pageSize)
+    printToStandardError("profile: \(try query.explain())")
+    let first = try query.fetch().count
+    try time("page at offset \(offset)", count: operations, checked: "events on the first page") {
+      for _ in 0..<operations where try query.fetch().count != first { throw BenchError("page: a fetch differs") }
+      return first
     }
   }
 

@@ -94,23 +94,33 @@ struct IndexEntries: Sendable {
   var count: Int { sorted.count }
 
   mutating func insert<S: StringProtocol>(entry: S) {
-    withUTF8Bytes(entry) { insert(entryBytes: $0) }
+    _ = withUTF8Bytes(entry) { insert(entryBytes: $0) }
   }
 
   mutating func remove<S: StringProtocol>(entry: S) {
-    withUTF8Bytes(entry) { remove(entryBytes: $0) }
+    _ = withUTF8Bytes(entry) { remove(entryBytes: $0) }
   }
 
-  /// Inserts the entry `text + U+0000 + id` given as its UTF-8 bytes.
-  mutating func insert(entryBytes entry: UnsafeRawBufferPointer) {
-    guard sorted.insert(entry), let (text, id) = EntryIDKey.split(entry: entry) else { return }
-    EntryIDKey.withKey(text: text, id: id) { _ = byID.insert($0) }
+  /// Inserts the entry `text + U+0000 + id` given as its UTF-8 bytes; returns false if it
+  /// was there.
+  @discardableResult
+  mutating func insert(entryBytes entry: UnsafeRawBufferPointer) -> Bool {
+    guard sorted.insert(entry) else { return false }
+    if let (text, id) = EntryIDKey.split(entry: entry) {
+      EntryIDKey.withKey(text: text, id: id) { _ = byID.insert($0) }
+    }
+    return true
   }
 
-  /// Removes the entry `text + U+0000 + id` given as its UTF-8 bytes.
-  mutating func remove(entryBytes entry: UnsafeRawBufferPointer) {
-    guard sorted.remove(entry), let (text, id) = EntryIDKey.split(entry: entry) else { return }
-    EntryIDKey.withKey(text: text, id: id) { _ = byID.remove($0) }
+  /// Removes the entry `text + U+0000 + id` given as its UTF-8 bytes; returns false if it
+  /// was not there.
+  @discardableResult
+  mutating func remove(entryBytes entry: UnsafeRawBufferPointer) -> Bool {
+    guard sorted.remove(entry) else { return false }
+    if let (text, id) = EntryIDKey.split(entry: entry) {
+      EntryIDKey.withKey(text: text, id: id) { _ = byID.remove($0) }
+    }
+    return true
   }
 
   /// Calls `body` with the text of each of `id`'s entries, in text order, until it returns
@@ -241,6 +251,14 @@ struct IndexEntries: Sendable {
     in bounds: EntryBounds, descending: Bool = false, skipping: Int = 0,
     body: (UnsafeRawBufferPointer) throws -> Bool
   ) rethrows {
+    try entryBytes(in: bounds, descending: descending, skipping: skipping) { _, id in try body(id) }
+  }
+
+  /// `idBytes(in:descending:skipping:body:)` with each entry's text beside its id.
+  func entryBytes(
+    in bounds: EntryBounds, descending: Bool = false, skipping: Int = 0,
+    body: (_ text: UnsafeRawBufferPointer, _ id: UnsafeRawBufferPointer) throws -> Bool
+  ) rethrows {
     var (start, end) = positions(of: bounds)
     guard start != end else { return }
     if skipping > 0 {
@@ -255,8 +273,8 @@ struct IndexEntries: Sendable {
     }
     try sorted.walk(from: start, to: end, descending: descending) { element in
       // An element without an id (none is written so) is passed over.
-      guard let (_, id) = EntryIDKey.split(entry: element) else { return true }
-      return try body(id)
+      guard let (text, id) = EntryIDKey.split(entry: element) else { return true }
+      return try body(text, id)
     }
   }
 

@@ -34,11 +34,62 @@ final class IndexRuntime: Sendable {
     var closed = false
   }
 
-  /// One index's entries in `State.caches`. Unchecked: read and changed only under the
-  /// runtime's `state` lock; readers outside it get a copy of `entries` (copy on write).
+  /// One index's entries in `State.caches`, with the sets of ids queries collected from them
+  /// (`IDSet`). Unchecked: read and changed only under the runtime's `state` lock; readers
+  /// outside it get a copy of `entries` (copy on write) and the `generation` it had.
   final class EntriesBox: @unchecked Sendable {
-    var entries: IndexEntries
+    private(set) var entries: IndexEntries
+    /// Bumped by every change to `entries`, in the same lock section: a set collected from a
+    /// copy of `entries` belongs to the generation the copy was taken at, and is served only
+    /// to a query whose copy is of that generation.
+    private(set) var generation: UInt64 = 0
+    /// Sets of the ids of the entries in some bounds, all of `generation`, the most recently
+    /// used last; emptied by every change.
+    private var idSets: [(bounds: EntryBounds, set: IDSet)] = []
+
+    /// The most sets kept, and the most ids in one kept: a page of a city by date collects
+    /// the city's ids on every call, and paging through one city, or a few, asks for the same
+    /// sets again. A set of 65,536 ids of 16 bytes is about 4 MB (slots of 16 bytes, half
+    /// full, and the packed ids with their starts), so an index keeps at most about 16 MB,
+    /// and that only while its sets are that large and no write has dropped them.
+    static let maximumIDSets = 4
+    static let maximumIDSetCount = 1 << 16
+
     init(_ entries: IndexEntries) { self.entries = entries }
+
+    /// Inserts the entry given as its UTF-8 bytes (`IndexEntries.insert(entryBytes:)`).
+    func insert(entryBytes entry: UnsafeRawBufferPointer) {
+      if entries.insert(entryBytes: entry) { changed() }
+    }
+
+    /// Removes the entry given as its UTF-8 bytes (`IndexEntries.remove(entryBytes:)`).
+    func remove(entryBytes entry: UnsafeRawBufferPointer) {
+      if entries.remove(entryBytes: entry) { changed() }
+    }
+
+    private func changed() {
+      generation &+= 1
+      if !idSets.isEmpty { idSets.removeAll() }
+    }
+
+    /// The set of the ids of the entries in `bounds` kept for `generation`, if any.
+    func idSet(in bounds: EntryBounds, at generation: UInt64) -> IDSet? {
+      guard generation == self.generation, let found = idSets.lastIndex(where: { $0.bounds == bounds }) else {
+        return nil
+      }
+      let kept = idSets.remove(at: found)
+      idSets.append(kept)
+      return kept.set
+    }
+
+    /// Keeps `set`, the ids of the entries in `bounds` at `generation`, unless the entries
+    /// have changed since (it would be stale) or it is too large.
+    func keep(_ set: IDSet, in bounds: EntryBounds, at generation: UInt64) {
+      guard generation == self.generation, set.count <= Self.maximumIDSetCount else { return }
+      idSets.removeAll { $0.bounds == bounds }
+      if idSets.count >= Self.maximumIDSets { idSets.removeFirst() }
+      idSets.append((bounds, set))
+    }
   }
 
   private let storeBox: WeakStore
@@ -141,9 +192,9 @@ final class IndexRuntime: Sendable {
           // Entries not built are left alone: a build reads the store's keys.
           guard let box = state.recentGroups[run.recent].box else { return }
           if change.kind == .deleted {
-            box.entries.remove(entryBytes: rest)
+            box.remove(entryBytes: rest)
           } else {
-            box.entries.insert(entryBytes: rest)
+            box.insert(entryBytes: rest)
           }
         }
       }

@@ -53,13 +53,26 @@ enum IndexSource: Sendable {
     switch self {
     case .memory(let entries):
       try entries.idBytes(in: bounds, descending: descending, skipping: skipping, body: body)
+    case .view:
+      try entryBytes(in: bounds, descending: descending, skipping: skipping) { _, id in try body(id) }
+    }
+  }
+
+  /// `idBytes(in:descending:skipping:body:)` with each entry's text beside its id.
+  func entryBytes(
+    in bounds: EntryBounds, descending: Bool = false, skipping: Int = 0,
+    body: (_ text: UnsafeRawBufferPointer, _ id: UnsafeRawBufferPointer) throws -> Bool
+  ) throws {
+    switch self {
+    case .memory(let entries):
+      try entries.entryBytes(in: bounds, descending: descending, skipping: skipping, body: body)
     case .view(let view):
       try view.entries.walk(
         from: bounds.lower.map { Array($0.utf8) }, to: bounds.upper.map { Array($0.utf8) }, descending: descending,
         skipping: skipping
       ) { entry in
-        guard let (_, id) = EntryIDKey.split(entry: entry) else { return true }
-        return try body(id)
+        guard let (text, id) = EntryIDKey.split(entry: entry) else { return true }
+        return try body(text, id)
       }
     }
   }

@@ -101,6 +101,14 @@ extension CaskQuery {
         if composite != nil { try build(&composite!.condition.index) }
         if plan.sortIndex != nil { try build(&plan.sortIndex!) }
       }
+      // The generation of the entries copied above, read under the same lock: a set of ids
+      // kept for it is exactly the ids of that copy.
+      for position in indexed.indices {
+        guard case .memory = indexed[position].index.entries,
+          let box = state.caches[ByteString(indexed[position].index.group)]
+        else { continue }
+        indexed[position].index.idSets = IDSetCache(runtime: runtime, box: box, generation: box.generation)
+      }
     }
     indexed.sort { $0.entryCount < $1.entryCount }
     // A composite index drives whenever it matches: it answers at least as many conditions
@@ -191,12 +199,12 @@ extension CaskQuery {
       // Without conditions on objects the offset is skipped before any id is handed over.
       let skipping = mustTest ? 0 : offsetCount
       var skipped = skipping
-      let walked = try forEachOrderedID(plan, skipping: skipping) { id in
+      let walked = try forEachOrderedID(plan, skipping: skipping) { id, walkedText in
         var object: T?
         if mustTest {
           guard let key = CaskCollection<T>.parseID(id), let found = try collection.get(id: key) else { return true }
           guard predicates.allSatisfy({ $0.matches(found) }), try accepts(found, plan) else { return true }
-          if let order, let text = try plan.sortText(of: id),
+          if let order, let text = try walkedText ?? plan.sortText(of: id),
             compareBytes(order.text(found), text) != 0
           {
             return true  // moved in the order since the entries were read
@@ -209,7 +217,7 @@ extension CaskQuery {
           return true
         }
         results.append((id, object))
-        if order != nil, object == nil { sortTexts[id] = try plan.sortText(of: id).map(String.init) }
+        if order != nil, object == nil { sortTexts[id] = try (walkedText ?? plan.sortText(of: id)).map(String.init) }
         return results.count < wanted
       }
       return walked

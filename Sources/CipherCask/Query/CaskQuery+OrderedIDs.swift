@@ -55,26 +55,32 @@ extension CaskQuery {
   /// Calls `body` with the ids the query's conditions and order select, in result order and
   /// without the first `skipping`, before objects are looked at (the residual conditions and
   /// filters are the caller's), until it returns false. Returns false when nothing is indexed
-  /// or ordered by an index and the caller must scan.
+  /// or ordered by an index and the caller must scan. Beside each id, its text in the sort
+  /// index when the walk read it there (`nil` elsewhere: `QueryPlan.sortText(of:)` finds it).
   ///
   /// - Complexity: where no id is checked (`rankedWalk`), the skip costs O(log n + n / c)
   ///   (a rank over chunks of c entries, or over the pages' counts of a sorted view), whatever
   ///   `skipping` is; a walk that checks ids visits each skipped one.
-  func forEachOrderedID(_ plan: QueryPlan<T>, skipping: Int, _ body: (String) throws -> Bool) throws -> Bool {
+  func forEachOrderedID(
+    _ plan: QueryPlan<T>, skipping: Int, _ body: (_ id: String, _ sortText: Substring?) throws -> Bool
+  ) throws -> Bool {
     if let walk = rankedWalk(plan) {
-      try walk.entries.ids(in: walk.bounds, descending: walk.descending, skipping: skipping) { try body(String($0)) }
+      try walk.entries.ids(in: walk.bounds, descending: walk.descending, skipping: skipping) {
+        try body(String($0), nil)
+      }
       return true
     }
     var left = skipping
     let planChecks = IDChecks(plan.checks)
     // What is left after the skip, for the walks that check each id: an id is made a `String`
     // only once it is handed over.
-    func handOver(_ id: UnsafeRawBufferPointer) throws -> Bool {
+    func handOver(_ id: UnsafeRawBufferPointer, sortText: UnsafeRawBufferPointer? = nil) throws -> Bool {
       guard left == 0 else {
         left -= 1
         return true
       }
-      return try body(String(decoding: id, as: UTF8.self))
+      return try body(
+        String(decoding: id, as: UTF8.self), sortText.map { Substring(String(decoding: $0, as: UTF8.self)) })
     }
     // A composite index's entries already come in the query's order.
     if plan.orderedDriverPrefix != nil, let driver = plan.driver, let order {
@@ -90,7 +96,7 @@ extension CaskQuery {
       let testsMembers = plan.driver != nil && plan.testsDriverByIDs
       if let driver = plan.driver {
         if testsMembers {
-          members = try IDSet(driver.index.entries, in: driver.predicate.bounds, capacity: driver.entryCount)
+          members = try driver.index.idSet(in: driver.predicate.bounds, capacity: driver.entryCount)
         } else {
           checks.insert(driver, at: 0)
         }
@@ -99,12 +105,14 @@ extension CaskQuery {
       let skippedInWalk = checks.isEmpty ? skipping : 0
       left -= skippedInWalk
       let walkChecks = IDChecks(checks)
-      try sortIndex.entries.idBytes(
+      // The sort index is never an `each` index: an entry's text is its id's only one, which
+      // the caller would otherwise look up by id.
+      try sortIndex.entries.entryBytes(
         in: EntryBounds(lower: nil, upper: nil), descending: !order.ascending, members: members,
         testsMembers: testsMembers, skipping: skippedInWalk
-      ) { id in
+      ) { text, id in
         guard try walkChecks.passes(id) else { return true }
-        return try handOver(id)
+        return try handOver(id, sortText: text)
       }
       return true
     }
@@ -124,7 +132,7 @@ extension CaskQuery {
     } else {
       return false  // ordered by a field without an index: the objects must be read first
     }
-    for id in ids.dropFirst(skipping) where try !body(id) { break }
+    for id in ids.dropFirst(skipping) where try !body(id, nil) { break }
     return true
   }
 

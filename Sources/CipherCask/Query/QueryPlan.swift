@@ -7,6 +7,8 @@ struct QueryPlan<T>: Sendable {
     /// The store group of its entries.
     var group: String
     var entries: IndexSource
+    /// Where sets of the ids of `entries` are kept between queries, when they are in memory.
+    var idSets: IDSetCache?
   }
 
   /// A condition answered by an index, with the number of entries its bounds hold (what
