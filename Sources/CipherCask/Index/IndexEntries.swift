@@ -301,6 +301,20 @@ struct EntryBounds: Sendable, Equatable {
   var lower: String?
   var upper: String?
 
+  /// Equal when the bounds' bytes are, as the entries compare them. Prevents: Swift's `==`,
+  /// which takes canonically equivalent strings ("é" as one code point and as e + accent) for
+  /// one, serving a kept set of one text's ids (`EntriesBox.idSet`) to a query for the other.
+  static func == (lhs: EntryBounds, rhs: EntryBounds) -> Bool {
+    func same(_ a: String?, _ b: String?) -> Bool {
+      switch (a, b) {
+      case (nil, nil): return true
+      case (let a?, let b?): return compareBytes(a, b) == 0
+      default: return false
+      }
+    }
+    return same(lhs.lower, rhs.lower) && same(lhs.upper, rhs.upper)
+  }
+
   /// Entries whose text is `text`.
   static func equal(_ text: String) -> EntryBounds {
     EntryBounds(lower: text + "\u{0}", upper: text + "\u{1}")
