@@ -62,6 +62,16 @@ extension StoreOpener {
     }
   }
 
+  /// Removes, from a writable store, the `CHECKPOINT` open found and did not use, before
+  /// anything is appended. Prevents: its check compares the log's lengths and the manifest's
+  /// generation, which the log written from here on can catch up with, other records in it,
+  /// so that a later open would trust a checkpoint ahead of a log rolled back.
+  func removeUnusedCheckpoint() throws {
+    guard !options.readOnly else { return }
+    try fileSystem.removeFile("\(path)/\(CaskFormat.checkpointFileName)")
+    try fileSystem.syncDirectory(path)
+  }
+
   /// Whether a checkpoint's root describes this store at a time the log reaches: the same
   /// store and key epoch, a manifest generation not ahead of the manifest's, every segment it
   /// lists present with its order, epoch and exact length (the covered one at least as

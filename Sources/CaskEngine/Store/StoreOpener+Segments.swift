@@ -55,13 +55,7 @@ extension StoreOpener {
         found: found, manifest: manifest, ring: ring, header: header,
         listed: names.contains(CaskFormat.checkpointFileName), indexState: &indexState)
     }
-    if checkpoint == nil, !options.readOnly, names.contains(CaskFormat.checkpointFileName) {
-      // A checkpoint open did not use is removed before anything is appended: its check
-      // compares the log's lengths, and the log written from here on could grow to the length
-      // of one that is ahead of it, with other records, so that a later open would trust it.
-      try fileSystem.removeFile("\(path)/\(CaskFormat.checkpointFileName)")
-      try fileSystem.syncDirectory(path)
-    }
+    if checkpoint == nil, names.contains(CaskFormat.checkpointFileName) { try removeUnusedCheckpoint() }
     try indexSegments(
       found, checkpoint: checkpoint, currentEpoch: cipher.epoch, identity: ring.identity, indexState: &indexState,
       writerState: &writerState)
